@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// command is one row of the CLI: a subcommand, its one-line help and the
+// function that runs it with the remaining arguments.
+type command struct {
+	name  string
+	usage string
+	help  string
+	run   func(args []string, stdout, stderr io.Writer) error
+}
+
+// commands is the one table of subcommands; help is generated from it.
+// Each cmd_*.go file adds its row through register in an init function so
+// that files can be added without editing this one.
+var commands = map[string]command{}
+
+func register(c command) { commands[c.name] = c }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the exit, for tests.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "tracebook: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	if err := c.run(args[1:], stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "tracebook %s: %v\n", c.name, err)
+		return 1
+	}
+	return 0
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "tracebook: evidence, a GPU/CPU cross-view and a report from PyTorch-profiler and vLLM traces")
+	fmt.Fprintln(w, "\nUsage:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		c := commands[n]
+		fmt.Fprintf(w, "  tracebook %-40s %s\n", c.usage, c.help)
+	}
+}
