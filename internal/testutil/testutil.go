@@ -1,0 +1,105 @@
+// Package testutil holds the few helpers the tests of every package share:
+// where the repository and the shared trace collection are, and golden
+// files. It is imported only from _test.go files.
+package testutil
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Update is the one -update flag: golden files are rewritten instead of compared.
+var Update = flag.Bool("update", false, "update golden files")
+
+// RepoRoot returns the module root (the directory holding go.mod).
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// SharedTraces returns ../shared/traces beside the repository, or skips the
+// test with a message where it is absent.
+func SharedTraces(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(RepoRoot(t), "..", "shared", "traces")
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST.md")); err != nil {
+		t.Skipf("shared trace collection not found at %s: skipping", dir)
+	}
+	return dir
+}
+
+// Shared returns ../shared beside the repository, or skips the test.
+func Shared(t testing.TB) string {
+	t.Helper()
+	return filepath.Dir(SharedTraces(t))
+}
+
+// Testdata returns the repository's top-level testdata folder.
+func Testdata(t testing.TB) string {
+	t.Helper()
+	return filepath.Join(RepoRoot(t), "testdata")
+}
+
+// Golden compares got with the golden file at path, or rewrites it under -update.
+func Golden(t testing.TB, path string, got []byte) {
+	t.Helper()
+	if *Update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run with -update to create it): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the output (run with -update to accept):\n%s", path, Diff(string(want), string(got)))
+	}
+}
+
+// Diff returns a short line diff of want and got: the first differing lines
+// with their numbers.
+func Diff(want, got string) string {
+	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	shown := 0
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			fmt.Fprintf(&b, "line %d:\n  want %q\n  got  %q\n", i+1, w, g)
+			if shown++; shown == 10 {
+				b.WriteString("  ...\n")
+				break
+			}
+		}
+	}
+	return b.String()
+}
