@@ -23,8 +23,14 @@ CREATE TABLE IF NOT EXISTS traces(
   rank INTEGER NOT NULL,
   -- Where the rank came from: merged_prefix, filename, distributed_info, override or default (an evidence gap). TEXT
   rank_source VARCHAR NOT NULL,
-  -- Parallel coordinates where known, else NULL. INT
-  tp INTEGER, dp INTEGER, pp INTEGER, ep INTEGER,
+  -- Tensor-parallel coordinate where known, else NULL. INT
+  tp INTEGER,
+  -- Data-parallel coordinate where known, else NULL. INT
+  dp INTEGER,
+  -- Pipeline-parallel coordinate where known, else NULL. INT
+  pp INTEGER,
+  -- Expert-parallel coordinate where known, else NULL. INT
+  ep INTEGER,
   -- World size from distributedInfo, else NULL. INT
   world_size INTEGER,
   -- training, vllm, sglang or unknown. TEXT
@@ -35,26 +41,34 @@ CREATE TABLE IF NOT EXISTS traces(
   gpu_model VARCHAR,
   -- Total memory of device 0 from deviceProperties. BYTES
   gpu_total_mem BIGINT,
-  -- Capture capabilities. BOOL
+  -- The trace shows CUDA/HIP graph launches (cudaGraphLaunch, graph id args). BOOL
   has_graphs BOOLEAN NOT NULL,
+  -- The trace has cuda_sync events (synchronization tracking was on). BOOL
   has_sync_events BOOLEAN NOT NULL,
+  -- The trace has python_function events (with_stack=True). BOOL
   has_python_stacks BOOLEAN NOT NULL,
+  -- The trace has step annotations (ProfilerStep#, execute_*, SGLang steps). BOOL
   has_steps BOOLEAN NOT NULL,
   -- kineto (current cats), kineto_2021 (Operator/Runtime/Kernel cats) or legacy (autograd profiler array). TEXT
   format VARCHAR NOT NULL,
-  -- Top-level schemaVersion, baseTimeNanoseconds and traceName. MIXED
+  -- Top-level schemaVersion as written. TEXT
   schema_version VARCHAR,
+  -- Top-level baseTimeNanoseconds: the epoch offset of ts. TIMESTAMP_NS
   base_time_ns BIGINT,
+  -- Top-level traceName. TEXT
   trace_name VARCHAR,
   -- Profiling session this file belongs to (vLLM writes several into one folder). TEXT
   session VARCHAR,
   -- Non-metadata events of this rank in this file. COUNT
   events BIGINT NOT NULL,
-  -- First ts and last ts+dur over those events. TIMESTAMP_NS
+  -- First ts over those events. TIMESTAMP_NS
   first_ts_ns BIGINT,
+  -- Last ts+dur over those events. TIMESTAMP_NS
   last_end_ns BIGINT,
   -- Top-level keys other than traceEvents (deviceProperties, distributedInfo, ...). JSON
-  metadata JSON
+  metadata JSON,
+  -- The slice loaded when the load was partial ("window 100ms..200ms", "steps 3..5"), NULL for all. TEXT
+  slice VARCHAR
 );
 
 -- One row per non-metadata event (X, i, s, f, C and the rest).
@@ -65,8 +79,9 @@ CREATE TABLE IF NOT EXISTS events(
   file_id INTEGER NOT NULL,
   -- Rank. INT
   rank INTEGER NOT NULL,
-  -- Process and thread as written (numbers in decimal; "stream 7" kept). TEXT
+  -- Process as written (numbers in decimal; strings such as "Spans" kept). TEXT
   pid VARCHAR,
+  -- Thread as written (numbers in decimal; "stream 7" kept). TEXT
   tid VARCHAR,
   -- Phase as written. TEXT
   ph VARCHAR NOT NULL,
@@ -78,31 +93,46 @@ CREATE TABLE IF NOT EXISTS events(
   api VARCHAR,
   -- Event name. TEXT
   name VARCHAR,
-  -- Start, duration, end. TIMESTAMP_NS / DURATION_NS
+  -- Start. TIMESTAMP_NS
   ts_ns BIGINT NOT NULL,
+  -- Duration, 0 when the event has none. DURATION_NS
   dur_ns BIGINT NOT NULL,
+  -- End: ts_ns + dur_ns. TIMESTAMP_NS
   end_ns BIGINT NOT NULL,
-  -- Typed args, NULL when absent. INT
+  -- Arg "correlation": links a runtime call to its GPU activity; NULL when absent. INT
   correlation BIGINT,
+  -- Arg "External id": links a CPU op to its runtime calls and kernels; NULL when absent. INT
   external_id BIGINT,
+  -- Arg "Python id" of a python_function frame; NULL when absent. INT
   python_id BIGINT,
+  -- Arg "Python parent id": the caller frame; NULL when absent. INT
   python_parent_id BIGINT,
+  -- Arg "Ev Idx"; NULL when absent. INT
   ev_idx BIGINT,
+  -- Arg "Sequence number" (autograd); NULL when absent. INT
   seq_no BIGINT,
+  -- Arg "Fwd thread id" (autograd); NULL when absent. INT
   fwd_tid BIGINT,
+  -- Arg "stream" of GPU activity; NULL when absent. INT
   stream BIGINT,
+  -- Arg "device" of GPU activity; NULL when absent. INT
   device BIGINT,
+  -- Arg "bytes" of a copy or memset; NULL when absent. BYTES
   bytes BIGINT,
-  -- memory bandwidth (GB/s) as written. DOUBLE
+  -- Arg "memory bandwidth (GB/s)" as written; NULL when absent. GBPS
   mem_bw_gbps DOUBLE,
+  -- Arg "graph id" of a CUDA graph launch or replayed kernel; NULL when absent. INT
   graph_id BIGINT,
   -- Flow events: the id that pairs s with f. INT
   flow_id BIGINT,
-  -- grid and block as written. TEXT
+  -- Arg "grid" of a kernel as written ("[x, y, z]"); NULL when absent. TEXT
   grid VARCHAR,
+  -- Arg "block" of a kernel as written; NULL when absent. TEXT
   block VARCHAR,
-  -- Every other arg. JSON
-  args JSON
+  -- Every other arg as a JSON object; NULL when none remain. JSON
+  args JSON,
+  -- Index of the event in its file, from 0 in file order (metadata events not counted); unique per (trace, file_id, rank). INT
+  idx BIGINT NOT NULL
 );
 
 -- Process and thread names from the metadata events.
@@ -113,12 +143,16 @@ CREATE TABLE IF NOT EXISTS threads(
   file_id INTEGER NOT NULL,
   -- Rank. INT
   rank INTEGER NOT NULL,
-  -- Process and thread (tid NULL for process rows). TEXT
+  -- Process as written. TEXT
   pid VARCHAR,
+  -- Thread as written; NULL for process rows. TEXT
   tid VARCHAR,
-  -- process_name / thread_name value, process_labels, sort index. MIXED
+  -- The process_name metadata value (process rows). TEXT
   process_name VARCHAR,
+  -- The thread_name metadata value (thread rows). TEXT
   thread_name VARCHAR,
+  -- The process_labels metadata value ("CPU", "GPU 0"). TEXT
   labels VARCHAR,
+  -- process_sort_index or thread_sort_index. INT
   sort_index BIGINT
 );

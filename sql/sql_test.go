@@ -1,0 +1,114 @@
+package sql
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSchemaAndViewsDocumented(t *testing.T) {
+	for _, o := range Objects() {
+		if o.Doc == "" {
+			t.Errorf("%s %s has no doc comment", o.Kind, o.Name)
+		}
+		if o.Kind == "TABLE" && len(o.Columns) == 0 {
+			t.Errorf("table %s: no documented column", o.Name)
+		}
+		for _, c := range o.Columns {
+			if c.Doc == "" {
+				t.Errorf("column %q of %s is missing a description", c.Name, o.Name)
+			}
+		}
+	}
+	if !strings.Contains(Schema(), "CREATE TABLE IF NOT EXISTS events") {
+		t.Error("Schema() does not create events")
+	}
+	if !strings.Contains(Views(), "CREATE OR REPLACE VIEW kernels") {
+		t.Error("Views() does not create kernels")
+	}
+}
+
+// Every column of every table in schema.sql is documented on its own line.
+func TestSchemaColumnsDocumented(t *testing.T) {
+	want := map[string]int{"traces": 31, "events": 30, "threads": 9}
+	for _, o := range Objects() {
+		if n, ok := want[o.Name]; ok && len(o.Columns) != n {
+			names := []string{}
+			for _, c := range o.Columns {
+				names = append(names, c.Name)
+			}
+			t.Errorf("%s: %d documented columns, want %d: %v", o.Name, len(o.Columns), n, names)
+		}
+	}
+}
+
+func TestParse(t *testing.T) {
+	src := `-- sync: synchronization waits per (rank, step, stream).
+-- INCLUDE: views, steps
+--
+-- Waits are host calls that block on the device.
+-- rank: Rank of the row. INT
+-- wait_ns: Time blocked in the call. DURATION_NS
+-- calls: Number of calls. COUNT
+-- note: free text without a unit
+
+SELECT rank, sum(dur_ns) AS wait_ns, count(*) AS calls
+FROM runtime WHERE api = 'sync' GROUP BY rank;
+`
+	p := Parse("sync", src)
+	if p.Name != "sync" || p.Doc != "synchronization waits per (rank, step, stream).\n\nWaits are host calls that block on the device." {
+		t.Errorf("Parse().Doc = %q", p.Doc)
+	}
+	if strings.Join(p.Includes, ",") != "views,steps" {
+		t.Errorf("Parse().Includes = %v", p.Includes)
+	}
+	want := []ColumnDoc{
+		{"rank", "INT", "Rank of the row."},
+		{"wait_ns", "DURATION_NS", "Time blocked in the call."},
+		{"calls", "COUNT", "Number of calls."},
+		{"note", "", "free text without a unit"},
+	}
+	if len(p.Columns) != len(want) {
+		t.Fatalf("Parse().Columns = %v, want %v", p.Columns, want)
+	}
+	for i := range want {
+		if p.Columns[i] != want[i] {
+			t.Errorf("column %d = %+v, want %+v", i, p.Columns[i], want[i])
+		}
+	}
+	if p.SQL != src {
+		t.Error("Parse().SQL is not the file")
+	}
+}
+
+func TestViewsColumns(t *testing.T) {
+	for _, o := range Objects() {
+		switch o.Name {
+		case "memops":
+			got := []string{}
+			for _, c := range o.Columns {
+				got = append(got, c.Name+":"+c.Unit)
+			}
+			if strings.Join(got, " ") != "direction:TEXT src_kind:TEXT dst_kind:TEXT" {
+				t.Errorf("memops columns = %v", got)
+			}
+		case "flows":
+			if len(o.Columns) != 15 {
+				t.Errorf("flows: %d documented columns, want 15", len(o.Columns))
+			}
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	for _, name := range []string{"schema", "views", "../sql", "nope"} {
+		if _, ok := Lookup(name); ok {
+			t.Errorf("Lookup(%q) found a preset", name)
+		}
+	}
+	for _, p := range Presets() {
+		q, ok := Lookup(p.Name)
+		if !ok || q.SQL != p.SQL {
+			t.Errorf("Lookup(%q) differs from Presets()", p.Name)
+		}
+	}
+}

@@ -1,0 +1,96 @@
+-- views: named slices of the events table that presets and users query.
+-- INCLUDE: schema
+--
+-- Each view is a plain SELECT over events (or a self-join of it), so a
+-- filter on trace, rank or time pushes down into the scan. Views are created
+-- with CREATE OR REPLACE: reopening a database made by an older tracebook
+-- refreshes them. Columns not listed under a view are those of events, with
+-- the meaning documented in schema.sql.
+
+-- GPU kernels (kind = 'kernel'), every column of events.
+CREATE OR REPLACE VIEW kernels AS
+SELECT * FROM events WHERE kind = 'kernel';
+
+-- GPU-side work: kernels, copies and memsets (kind in kernel, gpu_memcpy,
+-- gpu_memset), every column of events.
+CREATE OR REPLACE VIEW gpu_ops AS
+SELECT * FROM events WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset');
+
+-- Host operators (kind = 'cpu_op': aten::*, autograd nodes, custom ops),
+-- every column of events.
+CREATE OR REPLACE VIEW cpu_ops AS
+SELECT * FROM events WHERE kind = 'cpu_op';
+
+-- Host runtime and driver calls (kind in runtime, driver), every column of
+-- events; api says what the call does (launch, graph_launch, sync, memcpy,
+-- memset, other).
+CREATE OR REPLACE VIEW runtime AS
+SELECT * FROM events WHERE kind IN ('runtime', 'driver');
+
+-- GPU copies and memsets, with what the name says about them: a name such as
+-- `Memcpy HtoD (Pageable -> Device)` gives direction HtoD, src_kind Pageable
+-- and dst_kind Device; `Memset (Device)` gives dst_kind Device.
+CREATE OR REPLACE VIEW memops AS
+SELECT
+  *,
+  -- HtoD, DtoH, DtoD, HtoH or PtoP from the name; NULL when the name does not say. TEXT
+  NULLIF(regexp_extract(name, '^Memcpy (HtoD|DtoH|DtoD|HtoH|PtoP)', 1), '') AS direction,
+  -- Memory kind of the source (Pageable, Pinned, Device, Managed, ...); NULL when the name does not say. TEXT
+  NULLIF(regexp_extract(name, '\((\w+) -> \w+\)', 1), '') AS src_kind,
+  -- Memory kind of the destination; for a memset, the memory it writes. TEXT
+  COALESCE(NULLIF(regexp_extract(name, '\(\w+ -> (\w+)\)', 1), ''),
+           NULLIF(regexp_extract(name, '^Memset \((\w+)\)', 1), '')) AS dst_kind
+FROM events
+WHERE kind IN ('gpu_memcpy', 'gpu_memset');
+
+-- User annotations on the host (record_function, ProfilerStep#N,
+-- execute_*) and their GPU-side copies (kind in annotation, gpu_annotation),
+-- every column of events.
+CREATE OR REPLACE VIEW annotations AS
+SELECT * FROM events WHERE kind IN ('annotation', 'gpu_annotation');
+
+-- Python frames recorded with with_stack=True (kind = 'python'); the call
+-- tree links python_id to python_parent_id. Every column of events.
+CREATE OR REPLACE VIEW python_frames AS
+SELECT * FROM events WHERE kind = 'python';
+
+-- Flow arrows: each start event (ph 's') paired with every finish event
+-- (ph 'f') of the same trace, rank, cat and id. A cudaGraphLaunch has one
+-- start and many finishes, so it gives one row per replayed kernel; a start
+-- or a finish without its partner (outside the capture window) gives none.
+CREATE OR REPLACE VIEW flows AS
+SELECT
+  -- Trace name. JOINID(traces.trace)
+  s.trace AS trace,
+  -- Rank. INT
+  s.rank AS rank,
+  -- Flow category: ac2g (CPU launch to GPU), fwdbwd, async, ... TEXT
+  s.cat AS cat,
+  -- The id that pairs the two ends (the correlation id for ac2g). INT
+  s.flow_id AS flow_id,
+  -- Name of the start event. TEXT
+  s.name AS name,
+  -- File of the start event. JOINID(traces.file_id)
+  s.file_id AS src_file_id,
+  -- Index of the start event in its file. JOINID(events.idx)
+  s.idx AS src_idx,
+  -- Start time of the arrow (the launching call's start for ac2g). TIMESTAMP_NS
+  s.ts_ns AS src_ts_ns,
+  -- Process of the start (the CPU process for ac2g). TEXT
+  s.pid AS src_pid,
+  -- Thread of the start. TEXT
+  s.tid AS src_tid,
+  -- File of the finish event. JOINID(traces.file_id)
+  f.file_id AS dst_file_id,
+  -- Index of the finish event in its file. JOINID(events.idx)
+  f.idx AS dst_idx,
+  -- End time of the arrow (the GPU activity's start for ac2g). TIMESTAMP_NS
+  f.ts_ns AS dst_ts_ns,
+  -- Process of the finish (the device for ac2g). TEXT
+  f.pid AS dst_pid,
+  -- Thread of the finish (the stream for ac2g). TEXT
+  f.tid AS dst_tid
+FROM events s
+JOIN events f
+  ON f.trace = s.trace AND f.rank = s.rank AND f.cat IS NOT DISTINCT FROM s.cat AND f.flow_id = s.flow_id
+WHERE s.ph = 's' AND f.ph = 'f';
