@@ -34,9 +34,12 @@ type Event struct {
 	Bytes          int64
 	MemBWGBps      float64 // "memory bandwidth (GB/s)"
 	GraphID        int64
-	FlowID         int64  // flow events: the "id" field
+	FlowID         int64  // flow events: the "id" field (a string id is hashed, see FlowIDOf)
 	Grid           string // "[x, y, z]" as written, compacted
 	Block          string
+
+	BP    string // flow events: the binding point "bp" ("e"), as written
+	Scope string // instant events: the scope "s" ("t", "p", "g"), as written
 
 	Args []byte // the remaining args as a JSON object, or nil when none remain
 }
@@ -62,6 +65,7 @@ const (
 	HasFlowID
 	HasGrid
 	HasBlock
+	HasTs // the event has a ts; metadata-like rows without one keep TsNs 0
 )
 
 // Kind is the normalised category of an event: the current Kineto cats and
