@@ -1,0 +1,113 @@
+//go:build cgo
+
+package duck
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/tracebook/tracebook/analysis/trace"
+)
+
+// The parse cache: one entry per parsed file, keyed by the SHA-256 of the
+// file's bytes, in Options.CacheDir:
+//
+//	<sha256>.parquet   the file's events: the columns of events after rank
+//	<sha256>.json      its trace.FileInfo
+//
+// A load with --no-python that parsed the file writes <sha256>-nopython.*
+// instead (and reads a full entry when there is one). Both files are written
+// to a temporary name and renamed, the JSON last, so a reader sees a whole
+// entry or none; a concurrent writer of the same entry writes the same bytes.
+
+type cacheEntry struct {
+	parquet  string
+	info     *trace.FileInfo
+	noPython bool // the entry lacks python_function events
+}
+
+// cacheLookup hashes the file at path and returns its key and, when the
+// cache holds it, the entry. The key is "" when the cache is off or the file
+// cannot be read (the parser then reports the error).
+func (d *DB) cacheLookup(path string, noPython bool) (string, *cacheEntry) {
+	if d.cacheDir == "" {
+		return "", nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", nil
+	}
+	h := sha256.New()
+	_, err = io.Copy(h, f)
+	f.Close()
+	if err != nil {
+		return "", nil
+	}
+	key := hex.EncodeToString(h.Sum(nil))
+	variants := []string{""}
+	if noPython {
+		variants = append(variants, "-nopython")
+	}
+	for _, v := range variants {
+		base := filepath.Join(d.cacheDir, key+v)
+		b, err := os.ReadFile(base + ".json")
+		if err != nil {
+			continue
+		}
+		var info trace.FileInfo
+		if json.Unmarshal(b, &info) != nil || info.SHA256 != key {
+			continue
+		}
+		if _, err := os.Stat(base + ".parquet"); err != nil {
+			continue
+		}
+		info.Path = path
+		return key, &cacheEntry{parquet: base + ".parquet", info: &info, noPython: v != ""}
+	}
+	return key, nil
+}
+
+// cacheStore writes the entry for the file just loaded into table target.
+func (d *DB) cacheStore(ctx context.Context, tx *sql.Tx, key string, noPython bool, target, name string, fileID int, info *trace.FileInfo) error {
+	if info.SHA256 != "" && info.SHA256 != key {
+		return fmt.Errorf("the file changed while it was read")
+	}
+	if err := os.MkdirAll(d.cacheDir, 0o755); err != nil {
+		return err
+	}
+	base := key
+	if noPython && info.Skipped > 0 {
+		base += "-nopython"
+	}
+	base = filepath.Join(d.cacheDir, base)
+	tmp := base + ".tmp" + strconv.Itoa(os.Getpid())
+	q := fmt.Sprintf(`COPY (SELECT %s FROM %s WHERE trace = %s AND file_id = %d) TO %s (FORMAT parquet, COMPRESSION zstd)`,
+		eventColumns, target, quote(name), fileID, quote(tmp+".parquet"))
+	if _, err := tx.ExecContext(ctx, q); err != nil {
+		os.Remove(tmp + ".parquet")
+		return err
+	}
+	if err := os.Rename(tmp+".parquet", base+".parquet"); err != nil {
+		os.Remove(tmp + ".parquet")
+		return err
+	}
+	stored := *info
+	stored.SHA256 = key
+	b, err := json.Marshal(&stored)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(tmp+".json", b, 0o644); err != nil {
+		os.Remove(tmp + ".json")
+		return err
+	}
+	return os.Rename(tmp+".json", base+".json")
+}

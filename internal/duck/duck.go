@@ -1,0 +1,502 @@
+//go:build cgo
+
+// Package duck is tracebook's engine: the only package that links DuckDB
+// (through cgo). It opens a database, creates the schema and the views of
+// package sql, loads traces into it (parsed by analysis/trace, streamed into
+// DuckDB chunk by chunk, cached on disk as Parquet), and runs SQL, returning
+// analysis/table values.
+//
+// It owns storage and execution only. What an event means is
+// analysis/trace's; what the evidence presets compute is in sql/<area>.sql
+// and analysis/evidence; how a result is shown is the notebook layer's
+// (cells) and the report's. Built without cgo, the package compiles to a
+// stub whose Open says how to get a working build (duck_nocgo.go).
+//
+// # Files
+//
+//   - duck.go: Open, Close, Query, Exec, Columns, Traces, Drop.
+//   - load.go: Load, one transaction per load, window and step slices.
+//   - scan.go: the table function that streams parsed events into DuckDB.
+//   - cache.go: the parse cache, one Parquet file per trace file.
+//   - importer.go: the seam to analysis/trace.
+package duck
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/tracebook/tracebook/analysis/table"
+	tbsql "github.com/tracebook/tracebook/sql"
+)
+
+// Options configure Open. The zero value is a good default.
+type Options struct {
+	// MemoryLimit is DuckDB's memory_limit ("8GB", "75%" is not accepted:
+	// give bytes with a unit). "" = half of the machine's (or cgroup's) memory.
+	MemoryLimit string `json:"memory_limit,omitempty"`
+	// TempDirectory is where DuckDB spills when a load or a query needs more
+	// than MemoryLimit. "" = FILE.tmp beside a database file, or a fresh
+	// directory under os.TempDir() for an in-memory database (removed by Close).
+	TempDirectory string `json:"temp_directory,omitempty"`
+	// Threads is DuckDB's worker thread count; 0 = one per core.
+	Threads int `json:"threads,omitempty"`
+	// CacheDir holds the parse cache: "" = $XDG_CACHE_HOME/tracebook (the
+	// user cache directory), "-" = no cache.
+	CacheDir string `json:"cache_dir,omitempty"`
+}
+
+// DB is an open tracebook database. Its methods are safe for concurrent use;
+// loads and drops are serialised.
+type DB struct {
+	path      string
+	opts      Options
+	connector *duckdb.Connector
+	db        *sql.DB
+	cacheDir  string // "" = off
+	tempDir   string
+	ownTemp   bool // tempDir was created by Open and is removed by Close
+
+	mu sync.Mutex // serialises Load and Drop
+
+	scanOnce sync.Once // registers tracebook_scan
+	scanErr  error
+}
+
+// Open opens the database at path, creating it when absent; "" opens an
+// in-memory database. It creates the tables of sql.Schema() when missing and
+// (re)creates the views of sql.Views(). DuckDB is opened so that it never
+// installs or loads extensions on its own: nothing touches the network.
+//
+//	db, err := duck.Open("", duck.Options{})
+func Open(path string, opts Options) (*DB, error) {
+	d := &DB{path: path, opts: opts}
+	d.tempDir = opts.TempDirectory
+	if d.tempDir == "" {
+		if path != "" {
+			d.tempDir = path + ".tmp"
+		} else {
+			dir, err := os.MkdirTemp("", "tracebook-duckdb-")
+			if err != nil {
+				return nil, fmt.Errorf("creating the spill directory: %w", err)
+			}
+			d.tempDir, d.ownTemp = dir, true
+		}
+	}
+	switch opts.CacheDir {
+	case "-":
+	case "":
+		if dir, err := os.UserCacheDir(); err == nil {
+			d.cacheDir = filepath.Join(dir, "tracebook")
+		}
+	default:
+		d.cacheDir = opts.CacheDir
+	}
+
+	q := url.Values{}
+	q.Set("autoinstall_known_extensions", "false")
+	q.Set("autoload_known_extensions", "false")
+	q.Set("temp_directory", d.tempDir)
+	mem := opts.MemoryLimit
+	if mem == "" {
+		if total := physicalMemory(); total > 0 {
+			mem = strconv.FormatUint(total/2/(1<<20), 10) + "MB"
+		}
+	}
+	if mem != "" {
+		q.Set("memory_limit", mem)
+	}
+	if opts.Threads > 0 {
+		q.Set("threads", strconv.Itoa(opts.Threads))
+	}
+	dsn := path + "?" + q.Encode()
+	c, err := duckdb.NewConnector(dsn, nil)
+	if err != nil {
+		d.removeTemp()
+		return nil, fmt.Errorf("opening %s: %w", displayPath(path), err)
+	}
+	d.connector = c
+	d.db = sql.OpenDB(c)
+	ctx := context.Background()
+	for _, stmt := range []struct{ what, sql string }{{"schema", tbsql.Schema()}, {"views", tbsql.Views()}} {
+		if _, err := d.db.ExecContext(ctx, stmt.sql); err != nil {
+			d.Close()
+			return nil, fmt.Errorf("creating the %s in %s: %w", stmt.what, displayPath(path), err)
+		}
+	}
+	return d, nil
+}
+
+func displayPath(path string) string {
+	if path == "" {
+		return "the in-memory database"
+	}
+	return path
+}
+
+// physicalMemory returns the memory this process may use: the smaller of
+// the machine's RAM and the cgroup limit; 0 when unknown.
+func physicalMemory() uint64 {
+	var total uint64
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		s := bufio.NewScanner(f)
+		for s.Scan() {
+			if f := strings.Fields(s.Text()); len(f) >= 2 && f[0] == "MemTotal:" {
+				if kb, err := strconv.ParseUint(f[1], 10, 64); err == nil {
+					total = kb << 10
+				}
+			}
+		}
+		f.Close()
+	}
+	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		if b, err := os.ReadFile(p); err == nil {
+			if v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil && v > 0 && (total == 0 || v < total) {
+				total = v
+			}
+		}
+	}
+	return total
+}
+
+// Path returns the database file, "" for an in-memory database.
+func (d *DB) Path() string { return d.path }
+
+// Close closes the database; an in-memory one is gone.
+func (d *DB) Close() error {
+	var err error
+	if d.db != nil {
+		err = d.db.Close()
+	}
+	if d.connector != nil {
+		if cerr := d.connector.Close(); err == nil {
+			err = cerr
+		}
+	}
+	d.removeTemp()
+	return err
+}
+
+func (d *DB) removeTemp() {
+	if d.ownTemp {
+		os.RemoveAll(d.tempDir)
+	}
+}
+
+// SQL returns the database/sql handle, for callers that need rows
+// streamed (an export) rather than a table.
+func (d *DB) SQL() *sql.DB { return d.db }
+
+// Exec runs statements that return no rows (several may be separated by
+// semicolons). DuckDB's error is returned with its message intact.
+func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
+	_, err := d.db.ExecContext(ctx, query, args...)
+	return err
+}
+
+// Query runs query and returns its result as a table of at most maxRows
+// rows (maxRows <= 0: all); Total counts every row. Values are nil, bool,
+// int64, float64 or string: integers that do not fit int64 and decimals
+// become float64, times are RFC 3339 strings, lists, structs and maps are
+// JSON. A DuckDB error is returned with its message intact (it names the
+// line and the position of a syntax error).
+func (d *DB) Query(ctx context.Context, query string, maxRows int, args ...any) (*table.Table, error) {
+	rows, err := d.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return readTable(rows, maxRows)
+}
+
+func readTable(rows *sql.Rows, maxRows int) (*table.Table, error) {
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, err
+	}
+	t := &table.Table{Columns: make([]table.Column, len(types)), Rows: [][]any{}}
+	for i, ct := range types {
+		t.Columns[i] = table.Column{Name: ct.Name(), Type: ct.DatabaseTypeName()}
+	}
+	vals := make([]any, len(types))
+	ptrs := make([]any, len(types))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		t.Total++
+		if maxRows > 0 && len(t.Rows) >= maxRows {
+			continue
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		row := make([]any, len(vals))
+		for i, v := range vals {
+			row[i] = cell(v)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, rows.Err()
+}
+
+// cell converts a value scanned from DuckDB to nil, bool, int64, float64 or string.
+func cell(v any) any {
+	switch x := v.(type) {
+	case nil, bool, int64, float64, string:
+		return x
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case int:
+		return int64(x)
+	case uint8:
+		return int64(x)
+	case uint16:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case uint64:
+		if x <= math.MaxInt64 {
+			return int64(x)
+		}
+		return float64(x)
+	case uint:
+		return cell(uint64(x))
+	case float32:
+		return float64(x)
+	case *big.Int:
+		if x == nil {
+			return nil
+		}
+		if x.IsInt64() {
+			return x.Int64()
+		}
+		f, _ := new(big.Float).SetInt(x).Float64()
+		return f
+	case duckdb.Decimal:
+		if x.Value == nil {
+			return nil
+		}
+		f, _ := new(big.Float).SetInt(x.Value).Float64()
+		return f / math.Pow10(int(x.Scale))
+	case time.Time:
+		return x.Format(time.RFC3339Nano)
+	case duckdb.Interval:
+		return fmt.Sprintf("%d months %d days %d us", x.Months, x.Days, x.Micros)
+	case duckdb.UUID:
+		return x.String()
+	case []byte:
+		return hex.EncodeToString(x)
+	case driver.Valuer:
+		if vv, err := x.Value(); err == nil && vv != v {
+			return cell(vv)
+		}
+		return fmt.Sprint(x)
+	default:
+		b, err := json.Marshal(jsonable(x))
+		if err != nil {
+			return fmt.Sprint(x)
+		}
+		return string(b)
+	}
+}
+
+// jsonable makes maps with non-string keys (DuckDB MAPs) marshalable.
+func jsonable(v any) any {
+	switch x := v.(type) {
+	case duckdb.Map:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[fmt.Sprint(cell(k))] = jsonable(e)
+		}
+		return m
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = jsonable(e)
+		}
+		return m
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonable(e)
+		}
+		return out
+	case nil, bool, string, float64, int64:
+		return x
+	default:
+		c := cell(x)
+		if s, ok := c.(string); ok && s == fmt.Sprint(x) {
+			return s
+		}
+		return c
+	}
+}
+
+// Columns returns the columns of every table and view of the main schema,
+// keyed by name, with the doc and unit of schema.sql and views.sql where they
+// document them: what completion and inspection show.
+func (d *DB) Columns(ctx context.Context) (map[string][]table.Column, error) {
+	rows, err := d.db.QueryContext(ctx, `
+		SELECT table_name, column_name, data_type
+		FROM duckdb_columns()
+		WHERE schema_name = 'main' AND NOT internal AND database_name = current_database()
+		ORDER BY table_name, column_index`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	docs := map[string]map[string]tbsql.ColumnDoc{}
+	for _, o := range tbsql.Objects() {
+		m := map[string]tbsql.ColumnDoc{}
+		for _, c := range o.Columns {
+			m[c.Name] = c
+		}
+		docs[o.Name] = m
+	}
+	// Views that select * from events inherit its docs.
+	out := map[string][]table.Column{}
+	for rows.Next() {
+		var tname, cname, ctype string
+		if err := rows.Scan(&tname, &cname, &ctype); err != nil {
+			return nil, err
+		}
+		c := table.Column{Name: cname, Type: ctype}
+		doc, ok := docs[tname][cname]
+		if !ok {
+			doc, ok = docs["events"][cname]
+			if ok && !selectsFromEvents(tname) {
+				ok = false
+			}
+		}
+		if ok {
+			c.Doc, c.Unit = doc.Doc, doc.Unit
+		}
+		out[tname] = append(out[tname], c)
+	}
+	return out, rows.Err()
+}
+
+func selectsFromEvents(view string) bool {
+	switch view {
+	case "kernels", "gpu_ops", "cpu_ops", "runtime", "memops", "annotations", "python_frames":
+		return true
+	}
+	return false
+}
+
+// Trace summarises one loaded trace.
+type Trace struct {
+	Name     string   `json:"name"`
+	Files    int      `json:"files"`
+	Ranks    []int    `json:"ranks"`
+	Events   int64    `json:"events"`
+	Paths    []string `json:"paths"`
+	Session  string   `json:"session,omitempty"`
+	Producer string   `json:"producer"`
+	Platform string   `json:"platform"`
+	Slice    string   `json:"slice,omitempty"` // the --window/--steps slice loaded, "" = everything
+}
+
+// Traces lists the loaded traces, by name.
+func (d *DB) Traces(ctx context.Context) ([]Trace, error) {
+	rows, err := d.db.QueryContext(ctx, `
+		SELECT trace, count(DISTINCT file_id), list(DISTINCT rank ORDER BY rank), sum(events),
+		       list(DISTINCT path ORDER BY path), coalesce(any_value(session), ''),
+		       any_value(producer), any_value(platform), coalesce(any_value(slice), '')
+		FROM traces GROUP BY trace ORDER BY trace`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Trace
+	for rows.Next() {
+		var t Trace
+		var ranks, paths []any
+		if err := rows.Scan(&t.Name, &t.Files, &ranks, &t.Events, &paths, &t.Session, &t.Producer, &t.Platform, &t.Slice); err != nil {
+			return nil, err
+		}
+		for _, r := range ranks {
+			if v, ok := cell(r).(int64); ok {
+				t.Ranks = append(t.Ranks, int(v))
+			}
+		}
+		for _, p := range paths {
+			if s, ok := p.(string); ok {
+				t.Paths = append(t.Paths, s)
+			}
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// ErrNoTrace is returned by Drop for a name that is not loaded.
+var ErrNoTrace = errors.New("no such trace")
+
+// Drop removes a loaded trace (its traces, events and threads rows) in one
+// transaction.
+func (d *DB) Drop(ctx context.Context, name string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `DELETE FROM traces WHERE trace = ?`, name)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("dropping %q: %w", name, ErrNoTrace)
+	}
+	for _, t := range []string{"events", "threads"} {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE trace = ?`, name); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// traceNames returns the loaded trace names, sorted.
+func (d *DB) traceNames(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT DISTINCT trace FROM traces`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		names = append(names, s)
+	}
+	sort.Strings(names)
+	return names, rows.Err()
+}

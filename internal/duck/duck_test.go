@@ -1,0 +1,175 @@
+//go:build cgo
+
+package duck
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tracebook/tracebook/analysis/table"
+	"github.com/tracebook/tracebook/analysis/trace"
+)
+
+// openTest opens an in-memory database with its cache in a temporary
+// directory ("-" turns the cache off).
+func openTest(t testing.TB, cacheDir string) *DB {
+	t.Helper()
+	if cacheDir == "" {
+		cacheDir = t.TempDir()
+	}
+	db, err := Open("", Options{CacheDir: cacheDir, MemoryLimit: "2GB", TempDirectory: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func load(t testing.TB, db *DB, opts trace.LoadOptions, paths ...string) *trace.LoadResult {
+	t.Helper()
+	res, err := db.Load(context.Background(), paths, opts, nil)
+	if err != nil {
+		t.Fatalf("Load(%v) = %v", paths, err)
+	}
+	return res
+}
+
+func query(t testing.TB, db *DB, q string, args ...any) *table.Table {
+	t.Helper()
+	tb, err := db.Query(context.Background(), q, 0, args...)
+	if err != nil {
+		t.Fatalf("Query(%q) = %v", q, err)
+	}
+	return tb
+}
+
+// csv renders a table as comma-separated lines, for comparisons.
+func csv(tb *table.Table) string {
+	var b strings.Builder
+	for _, r := range tb.Rows {
+		for i, v := range r {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if v == nil {
+				b.WriteString("NULL")
+			} else {
+				fmt.Fprint(&b, v)
+			}
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+const tiny = "testdata/tiny.json"
+
+func TestLoadTiny(t *testing.T) {
+	db := openTest(t, "-")
+	res := load(t, db, trace.LoadOptions{}, tiny)
+	if res.Trace != "tiny" || res.Events != 12 || fmt.Sprint(res.Ranks) != "[3]" || res.Cached {
+		t.Errorf("Load() = %+v", res)
+	}
+	tests := []struct{ q, want string }{
+		{`SELECT kind, count(*) FROM events GROUP BY 1 ORDER BY 1`,
+			"annotation,2\ncpu_op,2\nflow,2\ngpu_memcpy,1\ngpu_memset,1\ninstant,1\nkernel,1\npython,1\nruntime,1\n"},
+		{`SELECT name, ts_ns, dur_ns, end_ns, rank, pid, tid, correlation, external_id, stream, device, grid, block, args->>'registers per thread' FROM kernels`,
+			"sgemm_128x64,1010000,20500,1030500,3,0,7,42,2,7,0,[4,1,1],[128,1,1],64\n"},
+		{`SELECT name, seq_no, correlation, args FROM cpu_ops ORDER BY ts_ns`,
+			`aten::mm,7,NULL,{"Input Dims":[[2,3],[3,4]]}` + "\naten::add,NULL,NULL,NULL\n"},
+		{`SELECT name, api, correlation FROM runtime`, "cudaLaunchKernel,launch,42\n"},
+		{`SELECT name, direction, src_kind, dst_kind, bytes, mem_bw_gbps FROM memops ORDER BY ts_ns`,
+			"Memcpy HtoD (Pageable -> Device),HtoD,Pageable,Device,4096,1.5\nMemset (Device),NULL,NULL,Device,64,NULL\n"},
+		{`SELECT cat, flow_id, src_ts_ns, src_pid, dst_ts_ns, dst_pid, dst_tid FROM flows`, "ac2g,42,1002000,10,1010000,0,7\n"},
+		{`SELECT python_id, python_parent_id FROM python_frames`, "5,4\n"},
+		{`SELECT pid, tid, process_name, thread_name, labels FROM threads ORDER BY pid, tid NULLS FIRST`,
+			"0,NULL,NULL,NULL,GPU 0\n0,7,NULL,stream 7 ,NULL\n10,NULL,python3,NULL,NULL\n"},
+		{`SELECT trace, file_id, rank, rank_source, world_size, gpu_model, events, first_ts_ns, last_end_ns, format, producer, has_steps, metadata->>'$.distributedInfo.rank' FROM traces`,
+			"tiny,0,3,distributed_info,4,NVIDIA H100 80GB HBM3,12,1000000,1300000,kineto,training,true,3\n"},
+		{`SELECT count(DISTINCT idx), min(idx), max(idx) FROM events`, "12,0,11\n"},
+	}
+	for _, tc := range tests {
+		if got := csv(query(t, db, tc.q)); got != tc.want {
+			t.Errorf("%s:\ngot  %q\nwant %q", tc.q, got, tc.want)
+		}
+	}
+}
+
+func TestQueryCapAndTypes(t *testing.T) {
+	db := openTest(t, "-")
+	tb := query(t, db, `SELECT range AS i, range * 1.5 AS f, 'x' || range AS s, range % 2 = 0 AS b, NULL AS n,
+		[range, 2] AS l, {'a': range} AS st, 12.50::DECIMAL(5,2) AS d, 7::HUGEINT AS h FROM range(10)`)
+	_ = tb
+	capped, err := db.Query(context.Background(), `SELECT * FROM range(10)`, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if capped.Total != 10 || len(capped.Rows) != 3 {
+		t.Errorf("Query(maxRows 3): %d rows, total %d; want 3 of 10", len(capped.Rows), capped.Total)
+	}
+	got := fmt.Sprintf("%#v", tb.Rows[1])
+	want := `[]interface {}{1, 1.5, "x1", false, interface {}(nil), "[1,2]", "{\"a\":1}", 12.5, 7}`
+	if got != want {
+		t.Errorf("row 1 = %s, want %s", got, want)
+	}
+	if tb.Columns[0].Type != "BIGINT" || tb.Columns[2].Type != "VARCHAR" {
+		t.Errorf("column types = %+v", tb.Columns)
+	}
+}
+
+func TestQueryErrorIntact(t *testing.T) {
+	db := openTest(t, "-")
+	_, err := db.Query(context.Background(), "SELECT * FROM nope", 0)
+	if err == nil || !strings.Contains(err.Error(), "Table with name nope does not exist") {
+		t.Errorf("Query(unknown table) = %v", err)
+	}
+	_, err = db.Query(context.Background(), "SELEC 1", 0)
+	if err == nil || !strings.Contains(err.Error(), "syntax error") {
+		t.Errorf("Query(syntax error) = %v", err)
+	}
+}
+
+func TestDuplicateNameAndDrop(t *testing.T) {
+	db := openTest(t, "-")
+	load(t, db, trace.LoadOptions{}, tiny)
+	_, err := db.Load(context.Background(), []string{tiny}, trace.LoadOptions{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "already loaded") {
+		t.Fatalf("second Load(same name) = %v, want ErrDuplicateTrace", err)
+	}
+	load(t, db, trace.LoadOptions{Name: "again"}, tiny)
+	trs, err := db.Traces(context.Background())
+	if err != nil || len(trs) != 2 || trs[0].Name != "again" || trs[1].Events != 12 {
+		t.Fatalf("Traces() = %+v, %v", trs, err)
+	}
+	if err := db.Drop(context.Background(), "tiny"); err != nil {
+		t.Fatal(err)
+	}
+	if got := csv(query(t, db, `SELECT DISTINCT trace FROM events UNION ALL SELECT DISTINCT trace FROM threads`)); got != "again\nagain\n" {
+		t.Errorf("after Drop: %q", got)
+	}
+	if err := db.Drop(context.Background(), "tiny"); err == nil {
+		t.Error("Drop(missing) = nil")
+	}
+}
+
+func TestColumns(t *testing.T) {
+	db := openTest(t, "-")
+	cols, err := db.Columns(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"traces", "events", "threads", "kernels", "memops", "flows"} {
+		if len(cols[name]) == 0 {
+			t.Errorf("Columns()[%q] is empty", name)
+		}
+	}
+	for _, c := range cols["kernels"] {
+		if c.Name == "dur_ns" && (c.Unit != "DURATION_NS" || c.Doc == "") {
+			t.Errorf("kernels.dur_ns = %+v, want the doc of events.dur_ns", c)
+		}
+	}
+	_ = filepath.Join
+}

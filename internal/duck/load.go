@@ -1,0 +1,484 @@
+//go:build cgo
+
+package duck
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/trace"
+)
+
+// ErrDuplicateTrace is returned by Load when the name is taken.
+var ErrDuplicateTrace = errors.New("a trace with this name is already loaded")
+
+// Load loads the traces at paths (files, a directory holding the per-rank
+// files of one job, or globs) as one trace named opts.Name (derived from the
+// paths when empty). It returns what was added.
+//
+// # Notes
+//
+//   - A load is atomic: it runs in one transaction, and a file that fails to
+//     parse (the error names the file and the byte offset) leaves the
+//     database exactly as it was.
+//   - Events stream from the parser into DuckDB while the file is read: the
+//     parser runs on its own goroutine, DuckDB pulls batches of 2048 events
+//     through the tracebook_scan table function.
+//   - A merged file holding several ranks gets its rank per pid from the
+//     process names ([TP00-DP00-PP00-EP00]); those are known only once the
+//     file is read, so its events are stored with the file's rank and fixed
+//     with one UPDATE ... FROM a pid map inside the transaction.
+//   - opts.WindowStartNs/WindowEndNs and opts.FirstStep/LastStep load a slice:
+//     the files are loaded into a temporary staging table, then only events
+//     that overlap the window (relative to the first timestamp of the whole
+//     trace), or the steps' time ranges (per rank: the ProfilerStep#N
+//     annotations on the host and the GPU; failing those, vLLM's execute_*
+//     step annotations numbered from 0 in time order), are copied to events.
+//     Process and thread names are kept whole.
+//   - Parsed files are cached by their SHA-256 (see Options.CacheDir): loading
+//     the same file again reads the cache instead of parsing
+//     (LoadResult.Cached). The cache holds every event of the file; the
+//     slice and the rank are applied when it is read.
+//   - Cancelling ctx stops the parser at its next batch and interrupts the
+//     running statement; the transaction is rolled back.
+func (d *DB) Load(ctx context.Context, paths []string, opts trace.LoadOptions, progress func(trace.Progress)) (*trace.LoadResult, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("load: %w", trace.ErrNoTraceFiles)
+	}
+	jobs, err := discover(paths)
+	if err != nil {
+		return nil, err
+	}
+	if len(jobs) > 1 {
+		names := make([]string, len(jobs))
+		for i, j := range jobs {
+			names[i] = j.Name
+		}
+		return nil, fmt.Errorf("load: the paths hold %d jobs (%s): load them one at a time", len(jobs), strings.Join(names, ", "))
+	}
+	j := jobs[0]
+	if opts.HasRank && len(j.Files) > 1 {
+		return nil, fmt.Errorf("load: a rank override applies to a single file; %s holds %d files", j.Name, len(j.Files))
+	}
+	name := opts.Name
+	if name == "" {
+		name = j.Name
+	}
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if err := d.ensureScan(conn); err != nil {
+		return nil, err
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+
+	var taken int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM traces WHERE trace = ?`, name).Scan(&taken); err != nil {
+		return nil, err
+	}
+	if taken > 0 {
+		return nil, fmt.Errorf("load %q: %w (drop it first, or give another name)", name, ErrDuplicateTrace)
+	}
+
+	l := &loader{d: d, ctx: ctx, tx: tx, name: name, opts: opts, progress: progress, job: j, target: "events"}
+	sliced := opts.WindowStartNs != 0 || opts.WindowEndNs != 0 || opts.FirstStep != 0 || opts.LastStep != 0
+	if sliced {
+		l.target = "tb_stage"
+		if _, err := tx.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE tb_stage AS SELECT * FROM events LIMIT 0`); err != nil {
+			return nil, err
+		}
+	}
+	res := &trace.LoadResult{Trace: name, Files: len(j.Files), Session: j.Session, OtherSessions: j.OtherSessions, Cached: len(j.Files) > 0}
+	for i, ref := range j.Files {
+		f, err := l.loadFile(i, ref)
+		if err != nil {
+			return nil, err
+		}
+		l.files = append(l.files, f)
+		res.JSONBytes += f.jsonBytes
+		res.Cached = res.Cached && f.cached
+	}
+	if sliced {
+		if err := l.slice(); err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, `DROP TABLE tb_stage`); err != nil {
+			return nil, err
+		}
+	}
+	if err := l.insertMetadata(res); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// ensureScan registers the scan function once per database.
+func (d *DB) ensureScan(conn *sql.Conn) error {
+	d.scanOnce.Do(func() { d.scanErr = registerScan(conn) })
+	return d.scanErr
+}
+
+type loader struct {
+	d        *DB
+	ctx      context.Context
+	tx       *sql.Tx
+	name     string
+	opts     trace.LoadOptions
+	progress func(trace.Progress)
+	job      job
+	target   string // events, or tb_stage for a sliced load
+	files    []*loadedFile
+	events   int64 // events parsed so far, for progress
+}
+
+// loadedFile is what the loader keeps of one file.
+type loadedFile struct {
+	index      int
+	ref        fileRef
+	info       *trace.FileInfo
+	rank       int
+	rankSource string
+	pidRank    map[string]trace.Coords // merged files: pid -> coordinates
+	cached     bool
+	jsonBytes  int64
+}
+
+func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
+	f := &loadedFile{index: i, ref: ref}
+	provisional := ref.Rank
+	if l.opts.HasRank {
+		provisional = l.opts.Rank
+	}
+	ins := fmt.Sprintf(`INSERT INTO %s (trace, file_id, rank, %s) `, l.target, eventColumns)
+
+	key, cacheHit := l.d.cacheLookup(ref.Path, l.opts.NoPython)
+	if cacheHit != nil {
+		f.info, f.cached = cacheHit.info, true
+		where := ""
+		if l.opts.NoPython && !cacheHit.noPython {
+			where = ` WHERE kind <> 'python'`
+		}
+		q := ins + fmt.Sprintf(`SELECT ?, ?, ?, %s FROM read_parquet(%s)%s`, eventColumns, quote(cacheHit.parquet), where)
+		if _, err := l.tx.ExecContext(l.ctx, q, l.name, i, provisional); err != nil {
+			return nil, fmt.Errorf("trace %s: reading the parse cache %s: %w", ref.Path, cacheHit.parquet, err)
+		}
+		if l.progress != nil {
+			l.events += f.info.Events
+			l.progress(trace.Progress{File: ref.Path, FileIndex: i, Files: len(l.job.Files), BytesRead: f.info.JSONBytes, BytesTotal: f.info.FileBytes, DiskRead: f.info.FileBytes, Events: l.events, Done: true})
+		}
+	} else {
+		var info *trace.FileInfo
+		base := l.events
+		s := startStream(l.ctx, func(emit func(*trace.Event) error) error {
+			var perr error
+			info, perr = parseFile(ref.Path, l.opts, emit, func(p trace.Progress) {
+				if l.progress != nil {
+					p.FileIndex, p.Files = i, len(l.job.Files)
+					p.Events += base
+					l.progress(p)
+				}
+			})
+			return perr
+		})
+		_, qerr := l.tx.ExecContext(l.ctx, ins+fmt.Sprintf(`SELECT ?, ?, ?, %s FROM %s(%d)`, scanSelect, scanFunction, s.id), l.name, i, provisional)
+		perr := s.close()
+		switch {
+		case perr != nil:
+			return nil, perr // the importer's error names the file and the offset
+		case qerr != nil:
+			if cerr := l.ctx.Err(); cerr != nil {
+				return nil, fmt.Errorf("trace %s: %w", ref.Path, cerr)
+			}
+			return nil, fmt.Errorf("trace %s: storing events: %w", ref.Path, qerr)
+		case info == nil:
+			return nil, fmt.Errorf("trace %s: the importer returned no file info", ref.Path)
+		}
+		f.info = info
+		f.jsonBytes = info.JSONBytes
+		l.events += info.Events - info.Skipped
+		if key != "" {
+			// A cache that cannot be written costs the next load a parse, nothing else.
+			_ = l.d.cacheStore(l.ctx, l.tx, key, l.opts.NoPython, l.target, l.name, i, info)
+		}
+	}
+
+	// Ranks.
+	f.rank, f.rankSource = resolveRank(ref, f.info)
+	if l.opts.HasRank {
+		f.rank, f.rankSource = l.opts.Rank, "override"
+	}
+	if f.rank != provisional {
+		if _, err := l.tx.ExecContext(l.ctx, fmt.Sprintf(`UPDATE %s SET rank = ? WHERE trace = ? AND file_id = ?`, l.target), f.rank, l.name, i); err != nil {
+			return nil, err
+		}
+	}
+	if len(f.info.PidCoords) > 0 && !l.opts.HasRank {
+		f.pidRank = f.info.PidCoords
+		f.rankSource = "merged_prefix"
+		var vals []string
+		var args []any
+		for pid, c := range f.info.PidCoords {
+			vals = append(vals, "(?, ?)")
+			args = append(args, pid, c.Rank)
+		}
+		args = append(args, l.name, i)
+		q := fmt.Sprintf(`UPDATE %[1]s SET rank = m.rank FROM (VALUES %[2]s) m(pid, rank)
+			WHERE %[1]s.trace = ? AND %[1]s.file_id = ? AND %[1]s.pid = m.pid`, l.target, strings.Join(vals, ", "))
+		if _, err := l.tx.ExecContext(l.ctx, q, args...); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// slice copies the events of the requested window or steps from the staging
+// table to events.
+func (l *loader) slice() error {
+	o := l.opts
+	if o.WindowStartNs != 0 || o.WindowEndNs != 0 {
+		first := int64(0)
+		found := false
+		for _, f := range l.files {
+			if f.info.Events > 0 && (!found || f.info.FirstTsNs < first) {
+				first, found = f.info.FirstTsNs, true
+			}
+		}
+		lo, hi := first+o.WindowStartNs, first+o.WindowEndNs
+		if o.WindowEndNs == 0 {
+			hi = 1<<63 - 1
+		}
+		if hi <= lo {
+			return fmt.Errorf("load: empty window %d..%d ns", o.WindowStartNs, o.WindowEndNs)
+		}
+		_, err := l.tx.ExecContext(l.ctx, `INSERT INTO events SELECT * FROM tb_stage
+			WHERE ts_ns < ? AND (end_ns > ? OR ts_ns >= ?)`, hi, lo, lo)
+		return err
+	}
+	if o.LastStep < o.FirstStep {
+		return fmt.Errorf("load: empty step range %d..%d", o.FirstStep, o.LastStep)
+	}
+	var profilerSteps int64
+	if err := l.tx.QueryRowContext(l.ctx, `SELECT count(*) FROM tb_stage
+		WHERE kind IN ('annotation', 'gpu_annotation') AND name LIKE 'ProfilerStep#%'`).Scan(&profilerSteps); err != nil {
+		return err
+	}
+	steps := `SELECT file_id, rank, TRY_CAST(substr(name, 14) AS BIGINT) AS step, ts_ns, end_ns FROM tb_stage
+		WHERE kind IN ('annotation', 'gpu_annotation') AND name LIKE 'ProfilerStep#%'`
+	if profilerSteps == 0 {
+		steps = `SELECT file_id, rank, row_number() OVER (PARTITION BY file_id, rank ORDER BY ts_ns) - 1 AS step, ts_ns, end_ns
+			FROM tb_stage WHERE kind = 'annotation' AND (name LIKE 'execute\_%' ESCAPE '\')`
+	}
+	res, err := l.tx.ExecContext(l.ctx, `INSERT INTO events
+		WITH steps AS (`+steps+`),
+		ranges AS (SELECT file_id, rank, min(ts_ns) AS lo, max(end_ns) AS hi FROM steps WHERE step BETWEEN ? AND ? GROUP BY ALL)
+		SELECT e.* FROM tb_stage e JOIN ranges r ON e.file_id = r.file_id AND e.rank = r.rank
+		WHERE e.ts_ns < r.hi AND (e.end_ns > r.lo OR e.ts_ns >= r.lo)`, o.FirstStep, o.LastStep)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("load: no events in steps %d..%d (the trace has no ProfilerStep#N or execute_* step annotations there)", o.FirstStep, o.LastStep)
+	}
+	return nil
+}
+
+func (l *loader) sliceLabel() any {
+	o := l.opts
+	switch {
+	case o.WindowStartNs != 0 || o.WindowEndNs != 0:
+		return fmt.Sprintf("window %s..%s", fmtMs(o.WindowStartNs), fmtMs(o.WindowEndNs))
+	case o.FirstStep != 0 || o.LastStep != 0:
+		return fmt.Sprintf("steps %d..%d", o.FirstStep, o.LastStep)
+	}
+	return nil
+}
+
+func fmtMs(ns int64) string {
+	if ns == 0 {
+		return ""
+	}
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.6f", float64(ns)/1e6), "0"), ".") + "ms"
+}
+
+// insertMetadata writes the traces rows (one per file and rank) and the
+// threads rows, and fills res.
+func (l *loader) insertMetadata(res *trace.LoadResult) error {
+	ranks := map[int]bool{}
+	for _, f := range l.files {
+		info := f.info
+		counts := map[int][3]int64{} // rank -> events, first ts, last end
+		rows, err := l.tx.QueryContext(l.ctx, `SELECT rank, count(*), min(ts_ns), max(end_ns) FROM events
+			WHERE trace = ? AND file_id = ? GROUP BY rank`, l.name, f.index)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var r int
+			var c [3]int64
+			if err := rows.Scan(&r, &c[0], &c[1], &c[2]); err != nil {
+				rows.Close()
+				return err
+			}
+			counts[r] = c
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(counts) == 0 {
+			counts[f.rank] = [3]int64{}
+		}
+		fileRanks := make([]int, 0, len(counts))
+		for r := range counts {
+			fileRanks = append(fileRanks, r)
+		}
+		sort.Ints(fileRanks)
+		for _, r := range fileRanks {
+			c := counts[r]
+			ranks[r] = true
+			var tp, dp, pp, ep any
+			source := f.rankSource
+			if f.pidRank != nil {
+				source = "default"
+				for _, co := range f.pidRank {
+					if co.Rank == r {
+						tp, dp, pp, ep, source = co.TP, co.DP, co.PP, co.EP, "merged_prefix"
+						break
+					}
+				}
+			}
+			if source == "default" {
+				res.Gaps = append(res.Gaps, fmt.Sprintf("%s: no rank in the file name, distributedInfo or process names; rank %d assumed", f.ref.Path, r))
+			}
+			var first, last any
+			if c[0] > 0 {
+				first, last = c[1], c[2]
+			}
+			var worldSize, gpuMem, baseTime, gpuModel, traceName, session any
+			if info.WorldSize > 0 {
+				worldSize = info.WorldSize
+			}
+			if info.GPUTotalMem > 0 {
+				gpuMem = info.GPUTotalMem
+			}
+			if info.BaseTimeNs != 0 {
+				baseTime = info.BaseTimeNs
+			}
+			if info.GPUModel != "" && info.GPUModel != "unknown" {
+				gpuModel = info.GPUModel
+			}
+			if info.TraceName != "" {
+				traceName = info.TraceName
+			}
+			if l.job.Session != "" {
+				session = l.job.Session
+			}
+			var schemaVersion any
+			if info.SchemaVersion != 0 {
+				schemaVersion = fmt.Sprint(info.SchemaVersion)
+			}
+			meta := string(info.Metadata)
+			if meta == "" {
+				meta = "{}"
+			}
+			if _, err := l.tx.ExecContext(l.ctx, `INSERT INTO traces VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::JSON, ?)`,
+				l.name, f.index, f.ref.Path, info.SHA256, info.FileBytes, info.JSONBytes, r, source,
+				tp, dp, pp, ep, worldSize, orUnknown(info.Producer), orUnknown(info.Platform), gpuModel, gpuMem,
+				info.HasGraphs, info.HasSyncEvents, info.HasPython, info.HasSteps, orUnknown(info.Format),
+				schemaVersion, baseTime, traceName, session, c[0], first, last, meta, l.sliceLabel()); err != nil {
+				return err
+			}
+			res.Events += c[0]
+		}
+		if err := l.insertThreads(f); err != nil {
+			return err
+		}
+	}
+	for r := range ranks {
+		res.Ranks = append(res.Ranks, r)
+	}
+	sort.Ints(res.Ranks)
+	return nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func (l *loader) insertThreads(f *loadedFile) error {
+	if len(f.info.Processes) == 0 && len(f.info.Threads) == 0 {
+		return nil
+	}
+	rankOf := func(pid string) int {
+		if c, ok := f.pidRank[pid]; ok {
+			return c.Rank
+		}
+		return f.rank
+	}
+	var vals []string
+	var args []any
+	flush := func() error {
+		if len(vals) == 0 {
+			return nil
+		}
+		_, err := l.tx.ExecContext(l.ctx, `INSERT INTO threads VALUES `+strings.Join(vals, ", "), args...)
+		vals, args = vals[:0], args[:0]
+		return err
+	}
+	add := func(row ...any) error {
+		vals = append(vals, "(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, row...)
+		if len(vals) == 500 {
+			return flush()
+		}
+		return nil
+	}
+	for _, p := range f.info.Processes {
+		var sortIndex any
+		if p.HasSortIndex {
+			sortIndex = p.SortIndex
+		}
+		if err := add(l.name, f.index, rankOf(p.Pid), p.Pid, nil, nullIfEmpty(p.Name), nil, nullIfEmpty(p.Labels), sortIndex); err != nil {
+			return err
+		}
+	}
+	for _, t := range f.info.Threads {
+		var sortIndex any
+		if t.HasSortIndex {
+			sortIndex = t.SortIndex
+		}
+		if err := add(l.name, f.index, rankOf(t.Pid), t.Pid, t.Tid, nil, nullIfEmpty(t.Name), nil, sortIndex); err != nil {
+			return err
+		}
+	}
+	return flush()
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// quote returns s as a SQL string literal.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -1,0 +1,343 @@
+//go:build cgo
+
+package duck
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/tracebook/tracebook/analysis/trace"
+)
+
+// The importer runs on its own goroutine and hands events over in batches of
+// one DuckDB vector (2048 rows), column by column. DuckDB pulls the batches
+// through a table function, tracebook_scan(id), on one of its threads, so
+// parsing and storing overlap:
+//
+//	INSERT INTO events SELECT ... FROM tracebook_scan(7)
+//
+// Typed args travel as plain integers with the importer's Has bit set, and
+// the SELECT turns a missing arg into NULL (CASE WHEN has & bit ...): writing
+// a NULL through the C API costs a cgo call per value, a bit test in SQL
+// costs nothing.
+
+const scanFunction = "tracebook_scan"
+
+// The scan's columns, in order.
+var scanColumns = []struct {
+	name string
+	typ  duckdb.Type
+}{
+	{"ph", duckdb.TYPE_VARCHAR}, {"cat", duckdb.TYPE_VARCHAR}, {"kind", duckdb.TYPE_VARCHAR},
+	{"api", duckdb.TYPE_VARCHAR}, {"name", duckdb.TYPE_VARCHAR}, {"pid", duckdb.TYPE_VARCHAR},
+	{"tid", duckdb.TYPE_VARCHAR}, {"ts", duckdb.TYPE_BIGINT}, {"dur", duckdb.TYPE_BIGINT},
+	{"has", duckdb.TYPE_BIGINT},
+	{"correlation", duckdb.TYPE_BIGINT}, {"external_id", duckdb.TYPE_BIGINT},
+	{"python_id", duckdb.TYPE_BIGINT}, {"python_parent_id", duckdb.TYPE_BIGINT},
+	{"ev_idx", duckdb.TYPE_BIGINT}, {"seq_no", duckdb.TYPE_BIGINT}, {"fwd_tid", duckdb.TYPE_BIGINT},
+	{"stream", duckdb.TYPE_BIGINT}, {"device", duckdb.TYPE_BIGINT}, {"bytes", duckdb.TYPE_BIGINT},
+	{"graph_id", duckdb.TYPE_BIGINT}, {"flow_id", duckdb.TYPE_BIGINT},
+	{"mem_bw", duckdb.TYPE_DOUBLE}, {"grid", duckdb.TYPE_VARCHAR}, {"block", duckdb.TYPE_VARCHAR},
+	{"args", duckdb.TYPE_VARCHAR}, {"idx", duckdb.TYPE_BIGINT},
+}
+
+// The typed integer args, in scan column order from column 10, with their bits.
+var scanInts = []struct {
+	col string
+	bit trace.Field
+}{
+	{"correlation", trace.HasCorrelation}, {"external_id", trace.HasExternalID},
+	{"python_id", trace.HasPythonID}, {"python_parent_id", trace.HasPythonParentID},
+	{"ev_idx", trace.HasEvIdx}, {"seq_no", trace.HasSeqNo}, {"fwd_tid", trace.HasFwdTid},
+	{"stream", trace.HasStream}, {"device", trace.HasDevice}, {"bytes", trace.HasBytes},
+	{"graph_id", trace.HasGraphID}, {"flow_id", trace.HasFlowID},
+}
+
+// eventColumns are the columns of events after trace, file_id and rank, in
+// the order of the SELECT lists below.
+const eventColumns = "pid, tid, ph, cat, kind, api, name, ts_ns, dur_ns, end_ns, " +
+	"correlation, external_id, python_id, python_parent_id, ev_idx, seq_no, fwd_tid, stream, device, bytes, " +
+	"mem_bw_gbps, graph_id, flow_id, grid, block, args, idx"
+
+// scanSelect is the SELECT list that turns the scan's columns into eventColumns.
+var scanSelect = func() string {
+	var b strings.Builder
+	b.WriteString("pid, tid, ph, NULLIF(cat, ''), kind, NULLIF(api, ''), name, ts, dur, ts + dur")
+	typed := map[string]string{}
+	for _, c := range scanInts {
+		typed[c.col] = fmt.Sprintf("CASE WHEN has & %d <> 0 THEN %s END", c.bit, c.col)
+	}
+	for _, c := range []string{"correlation", "external_id", "python_id", "python_parent_id", "ev_idx", "seq_no", "fwd_tid", "stream", "device", "bytes"} {
+		b.WriteString(", " + typed[c])
+	}
+	fmt.Fprintf(&b, ", CASE WHEN has & %d <> 0 THEN mem_bw END", trace.HasMemBW)
+	b.WriteString(", " + typed["graph_id"] + ", " + typed["flow_id"])
+	b.WriteString(", NULLIF(grid, ''), NULLIF(block, ''), NULLIF(args, ''), idx")
+	return b.String()
+}()
+
+// batch is up to one vector of events, column by column. Strings are kept
+// as the importer made them (immutable); Args are copied into arena.
+type batch struct {
+	n                                          int
+	ph, cat, kind, api, name, pid, tid         []string
+	grid, block                                []string
+	ts, dur, has, idx                          []int64
+	ints                                       [12][]int64
+	bw                                         []float64
+	argsEnd                                    []int // args of row i: arena[argsEnd[i-1]:argsEnd[i]]
+	arena                                      []byte
+}
+
+func newBatch(size int) *batch {
+	b := &batch{
+		ph: make([]string, size), cat: make([]string, size), kind: make([]string, size),
+		api: make([]string, size), name: make([]string, size), pid: make([]string, size),
+		tid: make([]string, size), grid: make([]string, size), block: make([]string, size),
+		ts: make([]int64, size), dur: make([]int64, size), has: make([]int64, size), idx: make([]int64, size),
+		bw: make([]float64, size), argsEnd: make([]int, size),
+	}
+	for i := range b.ints {
+		b.ints[i] = make([]int64, size)
+	}
+	return b
+}
+
+func (b *batch) reset() {
+	b.n = 0
+	b.arena = b.arena[:0]
+}
+
+// add copies e into row b.n.
+func (b *batch) add(e *trace.Event, idx int64) {
+	i := b.n
+	b.ph[i], b.cat[i], b.kind[i], b.api[i], b.name[i] = e.Ph, e.Cat, string(e.Kind), string(e.API), e.Name
+	b.pid[i], b.tid[i], b.grid[i], b.block[i] = e.Pid, e.Tid, e.Grid, e.Block
+	b.ts[i], b.dur[i], b.has[i], b.idx[i] = e.TsNs, e.DurNs, int64(e.Has), idx
+	b.ints[0][i], b.ints[1][i], b.ints[2][i], b.ints[3][i] = e.Correlation, e.ExternalID, e.PythonID, e.PythonParentID
+	b.ints[4][i], b.ints[5][i], b.ints[6][i], b.ints[7][i] = e.EvIdx, e.SeqNo, e.FwdTid, e.Stream
+	b.ints[8][i], b.ints[9][i], b.ints[10][i], b.ints[11][i] = e.Device, e.Bytes, e.GraphID, e.FlowID
+	b.bw[i] = e.MemBWGBps
+	b.arena = append(b.arena, e.Args...)
+	b.argsEnd[i] = len(b.arena)
+	b.n++
+}
+
+// fill writes the batch into a DuckDB chunk.
+func (b *batch) fill(chunk duckdb.DataChunk) error {
+	var err error
+	keep := func(e error) {
+		if e != nil && err == nil {
+			err = e
+		}
+	}
+	n := b.n
+	for c, col := range [][]string{b.ph, b.cat, b.kind, b.api, b.name, b.pid, b.tid} {
+		for i := 0; i < n; i++ {
+			keep(duckdb.SetChunkValue(chunk, c, i, col[i]))
+		}
+	}
+	for c, col := range [][]int64{b.ts, b.dur, b.has} {
+		for i := 0; i < n; i++ {
+			keep(duckdb.SetChunkValue(chunk, 7+c, i, col[i]))
+		}
+	}
+	for c := range b.ints {
+		col := b.ints[c]
+		for i := 0; i < n; i++ {
+			keep(duckdb.SetChunkValue(chunk, 10+c, i, col[i]))
+		}
+	}
+	for i := 0; i < n; i++ {
+		keep(duckdb.SetChunkValue(chunk, 22, i, b.bw[i]))
+	}
+	for c, col := range [][]string{b.grid, b.block} {
+		for i := 0; i < n; i++ {
+			keep(duckdb.SetChunkValue(chunk, 23+c, i, col[i]))
+		}
+	}
+	start := 0
+	for i := 0; i < n; i++ {
+		keep(duckdb.SetChunkValue(chunk, 25, i, b.arena[start:b.argsEnd[i]]))
+		start = b.argsEnd[i]
+	}
+	for i := 0; i < n; i++ {
+		keep(duckdb.SetChunkValue(chunk, 26, i, b.idx[i]))
+	}
+	keep(chunk.SetSize(n))
+	return err
+}
+
+// stream is one file's events on their way from the importer to DuckDB.
+type stream struct {
+	id      int64
+	batches chan *batch
+	free    chan *batch
+	done    chan struct{} // closed when the producer has returned
+	stop    chan struct{} // closed by the consumer to stop the producer early
+	once    sync.Once
+	err     error // the producer's error, valid after done
+	rows    atomic.Int64
+}
+
+var (
+	streamsMu sync.Mutex
+	streams   = map[int64]*stream{}
+	streamID  atomic.Int64
+)
+
+// startStream runs produce on its own goroutine; produce calls emit for every
+// event. The stream is registered for tracebook_scan(s.id) until close.
+func startStream(ctx context.Context, produce func(emit func(*trace.Event) error) error) *stream {
+	size := duckdb.GetDataChunkCapacity()
+	s := &stream{
+		id:      streamID.Add(1),
+		batches: make(chan *batch, 4),
+		free:    make(chan *batch, 6),
+		done:    make(chan struct{}),
+		stop:    make(chan struct{}),
+	}
+	for range 6 {
+		s.free <- newBatch(size)
+	}
+	streamsMu.Lock()
+	streams[s.id] = s
+	streamsMu.Unlock()
+
+	go func() {
+		defer close(s.done)
+		defer close(s.batches)
+		var cur *batch
+		var idx int64
+		get := func() error {
+			select {
+			case cur = <-s.free:
+				cur.reset()
+				return nil
+			case <-s.stop:
+				return errStopped
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		put := func() error {
+			select {
+			case s.batches <- cur:
+				cur = nil
+				return nil
+			case <-s.stop:
+				return errStopped
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if s.err = get(); s.err != nil {
+			return
+		}
+		s.err = produce(func(e *trace.Event) error {
+			cur.add(e, idx)
+			idx++
+			if cur.n == size {
+				if err := put(); err != nil {
+					return err
+				}
+				return get()
+			}
+			return nil
+		})
+		if s.err == nil && cur != nil && cur.n > 0 {
+			s.err = put()
+		}
+	}()
+	return s
+}
+
+var errStopped = errors.New("stopped")
+
+// close stops the producer, waits for it and unregisters the stream. It
+// returns the producer's error.
+func (s *stream) close() error {
+	s.once.Do(func() { close(s.stop) })
+	for range s.batches {
+		// Drain so that a producer blocked on send sees stop.
+	}
+	<-s.done
+	streamsMu.Lock()
+	delete(streams, s.id)
+	streamsMu.Unlock()
+	if errors.Is(s.err, errStopped) {
+		return nil
+	}
+	return s.err
+}
+
+// scanSource is the DuckDB side of a stream.
+type scanSource struct {
+	s   *stream
+	ctx context.Context
+}
+
+func (src *scanSource) ColumnInfos() []duckdb.ColumnInfo {
+	infos := make([]duckdb.ColumnInfo, len(scanColumns))
+	for i, c := range scanColumns {
+		t, _ := duckdb.NewTypeInfo(c.typ)
+		infos[i] = duckdb.ColumnInfo{Name: c.name, T: t}
+	}
+	return infos
+}
+
+func (src *scanSource) Cardinality() *duckdb.CardinalityInfo { return nil }
+
+func (src *scanSource) Init() {}
+
+func (src *scanSource) FillChunk(chunk duckdb.DataChunk) error {
+	var b *batch
+	var ok bool
+	select {
+	case b, ok = <-src.s.batches:
+	case <-src.ctx.Done():
+		return src.ctx.Err()
+	}
+	if !ok {
+		<-src.s.done
+		if src.s.err != nil && !errors.Is(src.s.err, errStopped) {
+			return src.s.err
+		}
+		return chunk.SetSize(0)
+	}
+	err := b.fill(chunk)
+	src.s.rows.Add(int64(b.n))
+	src.s.free <- b
+	return err
+}
+
+// registerScan registers tracebook_scan(id) with the database of conn.
+func registerScan(conn *sql.Conn) error {
+	bigint, err := duckdb.NewTypeInfo(duckdb.TYPE_BIGINT)
+	if err != nil {
+		return err
+	}
+	return duckdb.RegisterTableUDF(conn, scanFunction, duckdb.ChunkTableFunction{
+		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{bigint}},
+		BindArgumentsContext: func(ctx context.Context, _ map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
+			id, _ := args[0].(int64)
+			streamsMu.Lock()
+			s := streams[id]
+			streamsMu.Unlock()
+			if s == nil {
+				return nil, fmt.Errorf("%s(%d): no such event stream", scanFunction, id)
+			}
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			return &scanSource{s: s, ctx: ctx}, nil
+		},
+	})
+}
