@@ -86,14 +86,14 @@ var scanSelect = func() string {
 // batch is up to one vector of events, column by column. Strings are kept
 // as the importer made them (immutable); Args are copied into arena.
 type batch struct {
-	n                                          int
-	ph, cat, kind, api, name, pid, tid         []string
-	grid, block                                []string
-	ts, dur, has, idx                          []int64
-	ints                                       [12][]int64
-	bw                                         []float64
-	argsEnd                                    []int // args of row i: arena[argsEnd[i-1]:argsEnd[i]]
-	arena                                      []byte
+	n                                  int
+	ph, cat, kind, api, name, pid, tid []string
+	grid, block                        []string
+	ts, dur, has, idx                  []int64
+	ints                               [12][]int64
+	bw                                 []float64
+	argsEnd                            []int // args of row i: arena[argsEnd[i-1]:argsEnd[i]]
+	arena                              []byte
 }
 
 func newBatch(size int) *batch {
