@@ -1,0 +1,78 @@
+package trace
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tracebook/tracebook/internal/testutil"
+)
+
+// benchTraces are the largest shared traces.
+var benchTraces = []string{
+	"hta/mtia_single_rank/mtia_rank_0.json.gz",
+	"tracemap/vllm_h100_tp4_rank0/1_h100_1000isl_10osl_32con.pt.trace.json.gz",
+	"tracelens/xdit_sd35_mi300x/profile_trace_rank_0.json.gz",
+}
+
+func readGunzipped(b *testing.B, path string) []byte {
+	b.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		b.Skipf("%s: %v", path, err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// BenchmarkParse measures the parser alone: the JSON is already
+// uncompressed in memory. MB/s is uncompressed JSON.
+func BenchmarkParse(b *testing.B) {
+	dir := testutil.SharedTraces(b)
+	for _, rel := range benchTraces {
+		b.Run(filepath.Base(filepath.Dir(rel)), func(b *testing.B) {
+			data := readGunzipped(b, filepath.Join(dir, rel))
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := Parse(bytes.NewReader(data), rel, LoadOptions{}, func(*Event) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkParseFile measures the import from the .json.gz file on disk:
+// reading, hashing, gunzip and parsing. MB/s is uncompressed JSON.
+func BenchmarkParseFile(b *testing.B) {
+	dir := testutil.SharedTraces(b)
+	for _, rel := range benchTraces {
+		b.Run(filepath.Base(filepath.Dir(rel)), func(b *testing.B) {
+			path := filepath.Join(dir, rel)
+			fi, err := ParseFile(path, LoadOptions{}, nil, nil)
+			if err != nil {
+				b.Skipf("%s: %v", path, err)
+			}
+			b.SetBytes(fi.JSONBytes)
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := ParseFile(path, LoadOptions{}, func(*Event) error { return nil }, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
