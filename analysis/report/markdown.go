@@ -1,0 +1,234 @@
+package report
+
+import (
+	"bufio"
+	"github.com/tracebook/tracebook/analysis/table"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// printMarkdown writes d as the Markdown report (the notebook's text/markdown
+// output and --md). Names from traces go through mdText or mdCode, or sit
+// inside a fenced code block, so no raw HTML passes through.
+func printMarkdown(w io.Writer, d *Doc) error {
+	bw := bufio.NewWriter(w)
+	p := func(ss ...string) {
+		for _, s := range ss {
+			bw.WriteString(s)
+		}
+	}
+	p("# ", mdText(d.Title), "\n\n")
+	if d.Scope != "" {
+		p("_Scope: ", mdText(d.Scope), "_\n\n")
+	}
+
+	p("## Executive Summary\n\n")
+	for _, s := range d.Summary {
+		p(mdText(s), "\n\n")
+	}
+
+	p("## Trace Metadata\n\n")
+	for _, t := range d.Traces {
+		p("- Trace file: ", mdCode(t.File), "\n")
+		p("- Merged trace: ", yesNo(t.Merged), "\n")
+		p("- Event count: ", fmtInt(t.Events), "\n")
+		p("- Time span: ", fmtMs(t.SpanNs), "\n")
+		p("- Ranks: ", ranksText(t.Ranks), "\n")
+		p("- Producer: ", mdText(orUnknown(t.Producer)), "\n")
+		if t.Device != "" {
+			p("- Device: ", mdText(t.Device), "\n")
+		}
+		p("- Capture settings: ", mdText(strings.Join(orNone(t.Capture), "; ")), "\n\n")
+	}
+
+	if d.GPUTree != nil {
+		p("**Observed Call Tree -- GPU profile** (", mdText(d.GPUTree.Where), ")\n\n")
+		var tb strings.Builder
+		treeText(&tb, &d.GPUTree.Root, "", true, true)
+		text := tb.String()
+		fence := mdFence(text)
+		p(fence, "text\n", text, fence, "\n\n")
+	} else {
+		p("**Observed Call Tree -- GPU profile**: not available (no cross-view in this bundle).\n\n")
+	}
+	p("**CPU cross-check**\n\n", mdText(orDash(d.CPUCheck)), "\n\n")
+
+	p("**Key Findings**\n\n")
+	for _, s := range d.KeyFindings {
+		p(mdText(s), "\n\n")
+	}
+	p("---\n\n## 🔴 Top issues (max 3, in priority order)\n\n")
+	if len(d.Critical) == 0 {
+		p("No critical issue: nothing in this slice crosses a critical threshold.\n\n")
+	}
+	for i, is := range d.Critical {
+		p("### ", strconv.Itoa(i+1), ". ", mdText(is.Title), "\n\n")
+		p(mdText(is.Observation), " ", statusText(is.Confirmed), "\n\n")
+		p("**Fix:** ", mdText(is.Fix), "\n")
+		if is.Snippet != "" {
+			fence := mdFence(is.Snippet)
+			p("\n", fence, "\n", strings.TrimRight(is.Snippet, "\n"), "\n", fence, "\n")
+		}
+		if len(is.Evidence) > 0 {
+			p("\n_Evidence: ", mdText(strings.Join(is.Evidence, ", ")), "_\n")
+		}
+		p("\n")
+	}
+	p("---\n\n## 🟡 To consider after the above (max 2)\n\n")
+	if len(d.FollowUps) == 0 {
+		p("- Nothing further surfaced.\n")
+	}
+	for _, is := range d.FollowUps {
+		p("- ", mdText(is.Observation), " -- **Fix:** ", mdText(is.Fix), "\n")
+	}
+	p("\n---\n\n**Expected Impact**\n\n", mdText(orDash(d.Impact)), "\n\n")
+
+	p("## Confirmed evidence\n\n")
+	list(p, d.Confirmed, "Nothing is confirmed by a mechanism in this slice.")
+	p("## Hypotheses\n\n")
+	list(p, d.Hypotheses, "None.")
+
+	p("## Evidence\n\n")
+	for i := range d.Tables {
+		mdTable(p, &d.Tables[i])
+	}
+	if len(d.Tables) == 0 {
+		p("No evidence table in this bundle.\n\n")
+	}
+
+	p("## Perfetto Inspection Guide\n\n")
+	if len(d.Perfetto) == 0 {
+		p("- Open the trace in https://ui.perfetto.dev and start from the busiest GPU stream.\n")
+	}
+	for _, in := range d.Perfetto {
+		p("- ", mdText(in.What), ": process ", mdCode(in.Process), ", thread ", mdCode(in.Thread),
+			", ", fmtMs(in.StartNs), " .. ", fmtMs(in.EndNs), " from the trace start\n")
+	}
+	p("\n## Evidence Gaps\n\n")
+	list(p, d.Gaps, "None recorded.")
+	p("## Next lever\n\n", mdText(orDash(d.NextLever)), "\n")
+	return bw.Flush()
+}
+
+func list(p func(...string), items []string, empty string) {
+	if len(items) == 0 {
+		p("- ", empty, "\n\n")
+		return
+	}
+	for _, s := range items {
+		p("- ", mdText(s), "\n")
+	}
+	p("\n")
+}
+
+func mdTable(p func(...string), t *table.Table) {
+	p("**", mdText(t.Name), "**")
+	if t.Total > int64(len(t.Rows)) {
+		p(" (", fmtInt(int64(len(t.Rows))), " of ", fmtInt(t.Total), " rows)")
+	}
+	p("\n\n|")
+	for _, c := range t.Columns {
+		h := c.Name
+		if c.Unit != "" {
+			h += " (" + unitLabel(c.Unit) + ")"
+		}
+		p(" ", mdText(h), " |")
+	}
+	p("\n|")
+	for range t.Columns {
+		p("---|")
+	}
+	p("\n")
+	for _, r := range t.Rows {
+		p("|")
+		for j, c := range t.Columns {
+			var v any
+			if j < len(r) {
+				v = r[j]
+			}
+			s := cellText(v, c.Unit)
+			if _, ok := v.(string); ok && s != "" {
+				s = mdCode(s)
+			} else {
+				s = mdText(s)
+			}
+			p(" ", s, " |")
+		}
+		p("\n")
+	}
+	p("\n")
+}
+
+// treeText draws the tree with ├── / └── and the `→ kernel` leaves; sync
+// frames get ⚠️. Names stay exactly as the trace has them (inside a code
+// block they are literal).
+func treeText(b *strings.Builder, n *Node, prefix string, root, last bool) {
+	line := oneLine(n.Name)
+	if n.Kernel != "" {
+		line += "  → " + oneLine(n.Kernel)
+	}
+	line += "  [" + fmtPct(n.Share) + ", " + fmtMs(n.GPUNs) + "]"
+	if n.Sync {
+		line += "  ⚠️"
+	}
+	childPrefix := prefix
+	if root {
+		b.WriteString(line + "\n")
+	} else {
+		conn, cont := "├── ", "│   "
+		if last {
+			conn, cont = "└── ", "    "
+		}
+		b.WriteString(prefix + conn + line + "\n")
+		childPrefix = prefix + cont
+	}
+	for i := range n.Children {
+		treeText(b, &n.Children[i], childPrefix, false, i == len(n.Children)-1)
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func orNone(ss []string) []string {
+	if len(ss) == 0 {
+		return []string{"none recorded"}
+	}
+	return ss
+}
+
+func statusText(confirmed bool) string {
+	if confirmed {
+		return "(confirmed)"
+	}
+	return "(hypothesis)"
+}
+
+func unitLabel(u string) string {
+	switch u {
+	case "ns":
+		return "ms"
+	case "share", "ratio":
+		return "%"
+	}
+	return u
+}

@@ -1,0 +1,47 @@
+// Package bridge is the viewer's contract in plain Go: bytes of a Bundle
+// (msgpack) and of a View (JSON) in, the report's HTML fragment out. The
+// viewer module (wasm/viewer) calls it from its exported render function and
+// the native code calls the same function, so the browser and the wazero
+// host render exactly what the native build renders.
+//
+// Memory plumbing (alloc, pointers, lengths) is the viewer's; loading the
+// module is the host's (wasm/host) or the JS loader's. This package builds
+// for GOOS=wasip1.
+package bridge
+
+import (
+	"bytes"
+
+	"github.com/tracebook/tracebook/analysis/report"
+)
+
+// Status bytes that open every render result.
+const (
+	StatusOK    byte = 0 // the rest is the HTML fragment
+	StatusError byte = 1 // the rest is an error message (plain text)
+)
+
+// Render decodes the bundle and the view and writes the report's HTML
+// fragment for that view: the evidence is rolled up for the view's filter and
+// the findings re-ranked with its thresholds.
+func Render(bundle, view []byte) ([]byte, error) {
+	v, err := report.ParseView(view)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := report.RenderBundle(&buf, bundle, v, report.HTMLFragment); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Result frames Render's outcome the way the module returns it: a status
+// byte, then the fragment or the error message.
+func Result(bundle, view []byte) []byte {
+	out, err := Render(bundle, view)
+	if err != nil {
+		return append([]byte{StatusError}, err.Error()...)
+	}
+	return append([]byte{StatusOK}, out...)
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds the offline report's viewer module: wasm/viewer as a GOOS=wasip1
+# reactor (-buildmode=c-shared), gzip-compressed to wasm/viewer.wasm.gz,
+# which `go build -tags viewer` embeds (wasm/module_viewer.go).
+#
+#   wasm/build.sh           # from anywhere; prints the module's sizes
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=wasm/viewer.wasm
+GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -buildmode=c-shared -trimpath -ldflags="-s -w" -o "$out" ./wasm/viewer
+gzip -9 -n -c "$out" >"$out.gz.tmp"
+mv "$out.gz.tmp" "$out.gz"
+echo "wasm/build.sh: $out $(wc -c <"$out") bytes, $out.gz $(wc -c <"$out.gz") bytes" >&2

@@ -1,0 +1,149 @@
+// Package host runs the viewer module (wasm/viewer) under wazero, outside any
+// browser: the tests use it to prove that the module renders exactly what
+// the native code renders, and `tracebook report --check` uses it on a
+// written report.
+//
+// It leaves building the module to wasm/build.sh and embedding it to package
+// wasm; the ABI it drives is documented in wasm/viewer.
+package host
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/tracebook/tracebook/wasm/bridge"
+)
+
+// Viewer is one instantiated viewer module. It is not safe for concurrent use.
+type Viewer struct {
+	rt     wazero.Runtime
+	mod    api.Module
+	alloc  api.Function
+	free   api.Function
+	render api.Function
+}
+
+// Gunzip returns the module bytes of a gzip-compressed module (what the
+// binary embeds and the report carries); uncompressed input is returned as is.
+func Gunzip(module []byte) ([]byte, error) {
+	if len(module) < 2 || module[0] != 0x1f || module[1] != 0x8b {
+		return module, nil
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(module))
+	if err != nil {
+		return nil, fmt.Errorf("decompressing the viewer module: %w", err)
+	}
+	defer zr.Close()
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("decompressing the viewer module: %w", err)
+	}
+	return out, nil
+}
+
+// New compiles and instantiates module (raw or gzip-compressed wasm) with
+// the WASI imports the Go runtime needs, runs its _initialize, and finds its
+// exports. Close releases it.
+func New(ctx context.Context, module []byte) (*Viewer, error) {
+	wasmBytes, err := Gunzip(module)
+	if err != nil {
+		return nil, err
+	}
+	rt := wazero.NewRuntime(ctx)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("instantiating WASI: %w", err)
+	}
+	compiled, err := rt.CompileModule(ctx, wasmBytes)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("compiling the viewer module: %w", err)
+	}
+	cfg := wazero.NewModuleConfig().WithName("viewer").WithStartFunctions("_initialize")
+	mod, err := rt.InstantiateModule(ctx, compiled, cfg)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("instantiating the viewer module: %w", err)
+	}
+	v := &Viewer{rt: rt, mod: mod,
+		alloc: mod.ExportedFunction("alloc"), free: mod.ExportedFunction("free"), render: mod.ExportedFunction("render")}
+	if v.alloc == nil || v.free == nil || v.render == nil {
+		rt.Close(ctx)
+		return nil, errors.New("the viewer module does not export alloc, free and render")
+	}
+	return v, nil
+}
+
+// Close releases the module and its runtime.
+func (v *Viewer) Close(ctx context.Context) error { return v.rt.Close(ctx) }
+
+// Render calls the module's render with bundle and view and returns the HTML
+// fragment, or the module's error message as an error.
+func (v *Viewer) Render(ctx context.Context, bundle, view []byte) ([]byte, error) {
+	bp, err := v.put(ctx, bundle)
+	if err != nil {
+		return nil, err
+	}
+	defer v.free.Call(ctx, uint64(bp))
+	vp, err := v.put(ctx, view)
+	if err != nil {
+		return nil, err
+	}
+	defer v.free.Call(ctx, uint64(vp))
+	res, err := v.render.Call(ctx, uint64(bp), uint64(len(bundle)), uint64(vp), uint64(len(view)))
+	if err != nil {
+		return nil, fmt.Errorf("calling render: %w", err)
+	}
+	ptr, n := uint32(res[0]>>32), uint32(res[0])
+	defer v.free.Call(ctx, uint64(ptr))
+	out, ok := v.mod.Memory().Read(ptr, n)
+	if !ok || n == 0 {
+		return nil, fmt.Errorf("render returned [%d, +%d) outside memory", ptr, n)
+	}
+	body := bytes.Clone(out[1:])
+	if out[0] != bridge.StatusOK {
+		return nil, fmt.Errorf("the viewer module: %s", body)
+	}
+	return body, nil
+}
+
+func (v *Viewer) put(ctx context.Context, b []byte) (uint32, error) {
+	res, err := v.alloc.Call(ctx, uint64(len(b)))
+	if err != nil {
+		return 0, fmt.Errorf("calling alloc(%d): %w", len(b), err)
+	}
+	p := uint32(res[0])
+	if !v.mod.Memory().Write(p, b) {
+		return 0, fmt.Errorf("alloc(%d) returned %d outside memory", len(b), p)
+	}
+	return p, nil
+}
+
+// Imports lists the module's imported functions as "module.name", in the
+// order the module declares them.
+func Imports(ctx context.Context, module []byte) ([]string, error) {
+	wasmBytes, err := Gunzip(module)
+	if err != nil {
+		return nil, err
+	}
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	compiled, err := rt.CompileModule(ctx, wasmBytes)
+	if err != nil {
+		return nil, fmt.Errorf("compiling the viewer module: %w", err)
+	}
+	var out []string
+	for _, f := range compiled.ImportedFunctions() {
+		m, n, _ := f.Import()
+		out = append(out, m+"."+n)
+	}
+	return out, nil
+}

@@ -1,0 +1,73 @@
+// Package buildtest builds the viewer module for tests, once per test
+// binary, so that `go test ./...` works from a clean clone without
+// wasm/build.sh having run. Only _test.go files import it.
+package buildtest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/tracebook/tracebook/internal/testutil"
+)
+
+var (
+	once   sync.Once
+	module []byte // gzip-compressed
+	raw    int
+	err    error
+	out    []byte
+)
+
+// Module returns the viewer module (gzip-compressed wasm), built with the
+// same command as wasm/build.sh the first time a test asks for it. It skips
+// the test when the go command is missing and fails it when the build fails.
+func Module(t testing.TB) []byte {
+	t.Helper()
+	root := testutil.RepoRoot(t)
+	once.Do(func() {
+		goCmd, lerr := exec.LookPath("go")
+		if lerr != nil {
+			err = lerr
+			return
+		}
+		dir, derr := os.MkdirTemp("", "tracebook-viewer-")
+		if derr != nil {
+			err = derr
+			return
+		}
+		defer os.RemoveAll(dir)
+		path := filepath.Join(dir, "viewer.wasm")
+		cmd := exec.Command(goCmd, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", path, "./wasm/viewer")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+		if out, err = cmd.CombinedOutput(); err != nil {
+			return
+		}
+		wasmBytes, rerr := os.ReadFile(path)
+		if rerr != nil {
+			err = rerr
+			return
+		}
+		raw = len(wasmBytes)
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw.Write(wasmBytes)
+		zw.Close()
+		module = buf.Bytes()
+	})
+	if err != nil {
+		if _, lerr := exec.LookPath("go"); lerr != nil {
+			t.Skipf("go command not found, cannot build the viewer module: %v", lerr)
+		}
+		t.Fatalf("building the viewer module: %v\n%s", err, out)
+	}
+	return module
+}
+
+// RawSize is the size of the uncompressed module Module built.
+func RawSize() int { return raw }

@@ -1,0 +1,197 @@
+// tracebook offline report loader: decodes the embedded viewer module
+// (gzip + base64), instantiates it with a minimal WASI shim, and lets it
+// re-render the report for each view. No network: nothing is fetched.
+(function () {
+  "use strict";
+  var root = document.getElementById("tb-root");
+  var slot = document.getElementById("tb-slot");
+  var status = document.getElementById("tb-status");
+
+  function fail(msg) {
+    root.setAttribute("data-viewer-state", "failed");
+    status.className = "tb-status tb-failed";
+    status.textContent = "Interactive viewer unavailable: " + msg + " The static report below stays readable.";
+  }
+
+  function b64(id) {
+    var el = document.getElementById(id);
+    if (!el) return null;
+    var s = atob(el.textContent.replace(/\s+/g, ""));
+    var u = new Uint8Array(s.length);
+    for (var i = 0; i < s.length; i++) u[i] = s.charCodeAt(i);
+    return u;
+  }
+
+  var inst = null;
+  function mem() { return new DataView(inst.exports.memory.buffer); }
+  function bytes(ptr, len) { return new Uint8Array(inst.exports.memory.buffer, ptr, len); }
+
+  // WASI errno values the shim returns.
+  var OK = 0, EBADF = 8, ENOSYS = 52;
+  var decoder = new TextDecoder();
+  var encoder = new TextEncoder();
+
+  // The WASI imports of the Go wasip1 runtime. A test (wasm/shim_test.go)
+  // parses this object and checks it defines every import of the module.
+  var wasi = {
+    args_sizes_get(argc, bufSize) { var m = mem(); m.setUint32(argc, 0, true); m.setUint32(bufSize, 0, true); return OK; },
+    args_get(argv, buf) { return OK; },
+    environ_sizes_get(count, bufSize) { var m = mem(); m.setUint32(count, 0, true); m.setUint32(bufSize, 0, true); return OK; },
+    environ_get(env, buf) { return OK; },
+    clock_time_get(id, precision, out) {
+      var ns = id === 0 ? BigInt(Date.now()) * 1000000n : BigInt(Math.round(performance.now() * 1e6));
+      mem().setBigUint64(out, ns, true);
+      return OK;
+    },
+    random_get(ptr, len) {
+      for (var off = 0; off < len; off += 65536) {
+        crypto.getRandomValues(bytes(ptr + off, Math.min(65536, len - off)));
+      }
+      return OK;
+    },
+    fd_write(fd, iovs, iovsLen, nwritten) {
+      var m = mem(), n = 0, parts = [];
+      for (var i = 0; i < iovsLen; i++) {
+        var p = m.getUint32(iovs + 8 * i, true), l = m.getUint32(iovs + 8 * i + 4, true);
+        parts.push(decoder.decode(bytes(p, l).slice()));
+        n += l;
+      }
+      if (fd === 1 || fd === 2) (fd === 1 ? console.log : console.error)("viewer: " + parts.join(""));
+      mem().setUint32(nwritten, n, true);
+      return fd === 1 || fd === 2 ? OK : EBADF;
+    },
+    fd_read(fd, iovs, iovsLen, nread) { mem().setUint32(nread, 0, true); return fd === 0 ? OK : EBADF; },
+    fd_close(fd) { return EBADF; },
+    fd_fdstat_get(fd, out) {
+      if (fd > 2) return EBADF;
+      var m = mem();
+      m.setUint8(out, 2); // character device
+      m.setUint16(out + 2, 0, true);
+      m.setBigUint64(out + 8, 0xffffffffffffffffn, true);
+      m.setBigUint64(out + 16, 0xffffffffffffffffn, true);
+      return OK;
+    },
+    fd_fdstat_set_flags(fd, flags) { return ENOSYS; },
+    fd_prestat_get(fd, out) { return EBADF; },
+    fd_prestat_dir_name(fd, path, len) { return EBADF; },
+    poll_oneoff(subs, events, n, nevents) {
+      // No blocking in a page: every subscription fires at once.
+      var m = mem();
+      for (var i = 0; i < n; i++) {
+        var s = subs + 48 * i, e = events + 32 * i;
+        m.setBigUint64(e, m.getBigUint64(s, true), true);
+        m.setUint16(e + 8, 0, true);
+        m.setUint8(e + 10, m.getUint8(s + 8));
+      }
+      m.setUint32(nevents, n, true);
+      return OK;
+    },
+    sched_yield() { return OK; },
+    proc_exit(code) { throw new Error("the viewer module exited with code " + code); }
+  };
+
+  function put(u8) {
+    var p = inst.exports.alloc(u8.length);
+    bytes(p, u8.length).set(u8);
+    return p;
+  }
+
+  var bundle = null, view = null;
+  function render() {
+    var bp = put(bundle), vb = encoder.encode(JSON.stringify(view)), vp = put(vb);
+    var r = inst.exports.render(bp, bundle.length, vp, vb.length);
+    inst.exports.free(bp);
+    inst.exports.free(vp);
+    var ptr = Number(BigInt.asUintN(64, r) >> 32n), len = Number(BigInt.asUintN(32, r));
+    var out = bytes(ptr, len).slice();
+    inst.exports.free(ptr);
+    var text = decoder.decode(out.subarray(1));
+    if (out[0] !== 0) throw new Error(text);
+    return text;
+  }
+
+  function show(html) {
+    slot.innerHTML = html;
+  }
+
+  function rerender() {
+    try {
+      show(render());
+      root.setAttribute("data-viewer-state", "ready");
+    } catch (e) {
+      fail(String(e && e.message || e));
+    }
+  }
+
+  function wire() {
+    root.addEventListener("change", function (ev) {
+      var t = ev.target;
+      if (t.getAttribute("data-tb") === "rank") {
+        view.filter.has_rank = t.value !== "";
+        view.filter.rank = t.value === "" ? 0 : parseInt(t.value, 10);
+      } else if (t.getAttribute("data-tb") === "phase") {
+        if (t.value === "") delete view.filter.phase; else view.filter.phase = t.value;
+      } else if (t.hasAttribute("data-tb-rule")) {
+        var v = parseFloat(t.value);
+        if (!isFinite(v)) return;
+        view.thresholds = view.thresholds || {};
+        view.thresholds[t.getAttribute("data-tb-rule")] = v;
+      } else {
+        return;
+      }
+      rerender();
+    });
+    root.addEventListener("click", function (ev) {
+      var b = ev.target.closest ? ev.target.closest("button[data-tb-sort]") : null;
+      if (!b) return;
+      var table = b.getAttribute("data-tb-sort"), col = b.getAttribute("data-tb-col");
+      view.sort = view.sort || {};
+      view.sort[table] = view.sort[table] === "-" + col ? col : "-" + col;
+      rerender();
+    });
+    root.addEventListener("toggle", function (ev) {
+      var d = ev.target;
+      if (!d.hasAttribute || !d.hasAttribute("data-tb-node")) return;
+      var id = d.getAttribute("data-tb-node"), open = view.open || [];
+      open = open.filter(function (x) { return x !== id; });
+      if (d.open) open.push(id);
+      view.open = open;
+    }, true);
+  }
+
+  async function start() {
+    var gz = b64("tb-module");
+    if (!gz) {
+      fail("this report was written by a tracebook built without the viewer module (build it with ./install.sh).");
+      return;
+    }
+    if (typeof DecompressionStream === "undefined" || typeof WebAssembly === "undefined") {
+      fail("this browser lacks DecompressionStream or WebAssembly.");
+      return;
+    }
+    bundle = b64("tb-bundle");
+    view = JSON.parse(document.getElementById("tb-view").textContent);
+    var stream = new Blob([gz]).stream().pipeThrough(new DecompressionStream("gzip"));
+    var wasm = await new Response(stream).arrayBuffer();
+    var res = await WebAssembly.instantiate(wasm, { wasi_snapshot_preview1: wasi });
+    inst = res.instance;
+    inst.exports._initialize();
+    var html = render();
+    root.setAttribute("data-viewer-parity", sameAsStatic(html) ? "same" : "differs");
+    show(html);
+    wire();
+    status.textContent = "Interactive: filter by rank and phase, sort tables, fold the tree, change a rule's threshold — the embedded module recomputes the report.";
+    root.setAttribute("data-viewer-state", "ready");
+  }
+
+  // sameAsStatic compares the module's first rendering with the static one
+  // through the same parser, so serialisation details do not count.
+  function sameAsStatic(html) {
+    var t = document.createElement("div");
+    t.innerHTML = html;
+    var open = "<" + "!--", s = slot.innerHTML.replace(open + "tb-static-->", "").replace(open + "/tb-static-->", "");
+    return t.innerHTML === s;
+  }
+
+  start().catch(function (e) { fail(String(e && e.message || e)); });
+})();

@@ -1,0 +1,185 @@
+// Package wasm assembles the offline report: ONE self-contained HTML file
+// that holds the report rendered natively (readable without JavaScript), the
+// Bundle (base64 msgpack), the viewer module (gzip + base64) and the small
+// loader that instantiates the module from file:// with no network, under a
+// Content-Security-Policy that allows only the hashed inline script and style.
+//
+// The module itself is built from wasm/viewer by wasm/build.sh into
+// wasm/viewer.wasm.gz and embedded only in a build with the viewer tag
+// (module_viewer.go / module_noviewer.go); without it reports are static and
+// say what is missing. Running the module under wazero is wasm/host's job.
+package wasm
+
+import (
+	"bytes"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/report"
+)
+
+// Loader is the JS loader with its WASI shim, inlined into every report.
+//
+//go:embed loader.js
+var Loader string
+
+// Module returns the embedded viewer module (gzip-compressed wasm), or nil
+// in a build without the viewer tag.
+func Module() []byte { return module }
+
+// ErrNoModule says a build has no viewer module to embed.
+var ErrNoModule = errors.New("this tracebook was built without the viewer module: run ./install.sh (wasm/build.sh, then go build -tags viewer)")
+
+// Options tune WriteReport.
+type Options struct {
+	// Title of the page; the report's title when empty.
+	Title string
+	// Module overrides the embedded module (gzip-compressed wasm); tests
+	// pass one they built. nil = Module().
+	Module []byte
+}
+
+// Markers around the parts of a written report that Extract reads back.
+const (
+	staticStart = "<!--tb-static-->"
+	staticEnd   = "<!--/tb-static-->"
+)
+
+// WriteReport writes the single-file report for bundle (msgpack) and view:
+// the fragment rendered natively, then the data and the loader.
+func WriteReport(w io.Writer, bundle []byte, view report.View, opt Options) error {
+	var frag bytes.Buffer
+	if err := report.RenderBundle(&frag, bundle, view, report.HTMLFragment); err != nil {
+		return err
+	}
+	mod := opt.Module
+	if mod == nil {
+		mod = Module()
+	}
+	viewJSON, err := json.Marshal(view) // escapes <, > and & as \u003c...
+	if err != nil {
+		return fmt.Errorf("encoding the view: %w", err)
+	}
+	title := opt.Title
+	if title == "" {
+		title = "tracebook report"
+	}
+
+	var b strings.Builder
+	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n")
+	b.WriteString(`<meta http-equiv="Content-Security-Policy" content="` + CSP() + `">` + "\n")
+	b.WriteString(`<meta name="viewport" content="width=device-width, initial-scale=1">` + "\n")
+	b.WriteString("<title>" + htmlEscape(title) + "</title>\n<style>" + report.Style + "</style>\n</head>\n<body>\n")
+	b.WriteString(`<div class="tb-page" id="tb-root" data-viewer-state="static">` + "\n")
+	if len(mod) == 0 {
+		b.WriteString(`<p class="tb-status" id="tb-status">Static report: this tracebook was built without the viewer module, so the controls below are inert. Build it with ./install.sh to get the interactive report.</p>` + "\n")
+	} else {
+		b.WriteString(`<p class="tb-status" id="tb-status">Static report, rendered natively. With JavaScript on, the embedded viewer module makes the controls live.</p>` + "\n")
+	}
+	b.WriteString(`<div id="tb-slot">` + staticStart)
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	if _, err := w.Write(frag.Bytes()); err != nil {
+		return err
+	}
+	b.Reset()
+	b.WriteString(staticEnd + "</div>\n</div>\n")
+	b.WriteString(`<script type="application/json" id="tb-view">` + string(viewJSON) + "</script>\n")
+	b.WriteString(`<script type="application/octet-stream" id="tb-bundle">`)
+	b.WriteString(base64.StdEncoding.EncodeToString(bundle))
+	b.WriteString("</script>\n")
+	if len(mod) > 0 {
+		b.WriteString(`<script type="application/octet-stream" id="tb-module" data-encoding="gzip+base64">`)
+		b.WriteString(base64.StdEncoding.EncodeToString(mod))
+		b.WriteString("</script>\n")
+	}
+	b.WriteString("<script>" + Loader + "</script>\n</body></html>\n")
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+// CSP is the report's Content-Security-Policy: nothing may load, the only
+// script is the hashed loader (plus WebAssembly compilation), the only style
+// the hashed style sheet.
+func CSP() string {
+	return "default-src 'none'; script-src '" + Hash(Loader) + "' 'wasm-unsafe-eval'; style-src '" + Hash(report.Style) +
+		"'; connect-src 'none'; img-src data:; base-uri 'none'; form-action 'none'"
+}
+
+// Hash is the CSP source expression of an inline script or style: sha256-<base64>.
+func Hash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// Parts are what Extract reads back from a written report.
+type Parts struct {
+	Static []byte      // the natively rendered fragment
+	View   report.View // the view it was rendered for
+	Bundle []byte      // msgpack
+	Module []byte      // gzip-compressed wasm; nil when the report has none
+}
+
+// Extract reads the parts of a report that WriteReport wrote.
+func Extract(page []byte) (*Parts, error) {
+	s := string(page)
+	var p Parts
+	i := strings.Index(s, staticStart)
+	j := strings.Index(s, staticEnd)
+	if i < 0 || j < i {
+		return nil, errors.New("not a tracebook report: the static report markers are missing")
+	}
+	p.Static = []byte(s[i+len(staticStart) : j])
+	viewJSON, ok := scriptText(s, "tb-view")
+	if !ok {
+		return nil, errors.New("not a tracebook report: the view is missing")
+	}
+	v, err := report.ParseView([]byte(viewJSON))
+	if err != nil {
+		return nil, err
+	}
+	p.View = v
+	b64, ok := scriptText(s, "tb-bundle")
+	if !ok {
+		return nil, errors.New("not a tracebook report: the bundle is missing")
+	}
+	if p.Bundle, err = base64.StdEncoding.DecodeString(b64); err != nil {
+		return nil, fmt.Errorf("decoding the bundle's base64: %w", err)
+	}
+	if m, ok := scriptText(s, "tb-module"); ok {
+		if p.Module, err = base64.StdEncoding.DecodeString(m); err != nil {
+			return nil, fmt.Errorf("decoding the module's base64: %w", err)
+		}
+	}
+	return &p, nil
+}
+
+// scriptText returns the text of the <script> element with the given id.
+func scriptText(s, id string) (string, bool) {
+	i := strings.Index(s, ` id="`+id+`"`)
+	if i < 0 {
+		return "", false
+	}
+	k := strings.IndexByte(s[i:], '>')
+	if k < 0 {
+		return "", false
+	}
+	start := i + k + 1
+	end := strings.Index(s[start:], "</script>")
+	if end < 0 {
+		return "", false
+	}
+	return s[start : start+end], true
+}
+
+func htmlEscape(s string) string {
+	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;")
+	return r.Replace(s)
+}

@@ -1,0 +1,74 @@
+package wasm_test
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/tracebook/tracebook/wasm"
+	"github.com/tracebook/tracebook/wasm/host"
+	"github.com/tracebook/tracebook/wasm/internal/buildtest"
+)
+
+// shimFunctions returns the names the loader's WASI shim defines.
+func shimFunctions(t *testing.T) map[string]bool {
+	t.Helper()
+	src := wasm.Loader
+	i := strings.Index(src, "var wasi = {")
+	j := strings.Index(src[i:], "\n  };")
+	if i < 0 || j < 0 {
+		t.Fatal("loader.js: the `var wasi = {...};` shim object is missing")
+	}
+	names := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^    ([a-z_]+)\(`).FindAllStringSubmatch(src[i:i+j], -1) {
+		names[m[1]] = true
+	}
+	return names
+}
+
+func TestShimImplementsEveryImport(t *testing.T) {
+	mod := buildtest.Module(t)
+	imports, err := host.Imports(context.Background(), mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim := shimFunctions(t)
+	if len(imports) == 0 {
+		t.Fatal("the module imports nothing: not a Go wasip1 module?")
+	}
+	for _, imp := range imports {
+		module, name, _ := strings.Cut(imp, ".")
+		if module != "wasi_snapshot_preview1" {
+			t.Errorf("import %s: only wasi_snapshot_preview1 is shimmed", imp)
+			continue
+		}
+		if !shim[name] {
+			t.Errorf("import %s: loader.js's shim does not define %s", imp, name)
+		}
+	}
+	t.Logf("module: %d bytes raw, %d bytes gzip; imports %v", buildtest.RawSize(), len(mod), imports)
+}
+
+func TestLoaderIsInlineSafe(t *testing.T) {
+	if strings.Contains(strings.ToLower(wasm.Loader), "</script") || strings.Contains(wasm.Loader, "<!--") {
+		t.Error("loader.js must not contain </script or <!-- (it is inlined in a <script> element)")
+	}
+	for _, banned := range []string{"fetch(", "XMLHttpRequest", "WebSocket", "import(", "eval("} {
+		if strings.Contains(wasm.Loader, banned) {
+			t.Errorf("loader.js contains %q: the report must not reach the network or evaluate strings", banned)
+		}
+	}
+}
+
+func TestModuleSize(t *testing.T) {
+	mod := buildtest.Module(t)
+	const limit = 1_600_000
+	if len(mod) > limit {
+		t.Errorf("viewer module is %d bytes gzip, want at most %d (keep heavy packages out of wasm/viewer)", len(mod), limit)
+	}
+	if env := os.Getenv("TRACEBOOK_REPORT_SIZES"); env != "" {
+		t.Logf("module %d raw, %d gzip", buildtest.RawSize(), len(mod))
+	}
+}

@@ -1,0 +1,69 @@
+//go:build wasip1
+
+// Command viewer is the offline report's WebAssembly module: a GOOS=wasip1
+// reactor (built with -buildmode=c-shared) whose exported functions take a
+// Bundle and a View and return the report's HTML fragment, computed by the
+// same analysis code the native binary runs (wasm/bridge).
+//
+// The ABI, for the JS loader (wasm/loader.js) and the wazero host (wasm/host):
+//
+//	_initialize()                      run once after instantiation
+//	alloc(size i32) -> ptr i32         a buffer the caller fills; it stays alive until free
+//	free(ptr i32)                      release a buffer from alloc or a result
+//	render(bp, bl, vp, vl i32) -> i64  bundle bytes [bp, bp+bl), view JSON [vp, vp+vl);
+//	                                   the result is (ptr << 32) | len of a buffer that
+//	                                   starts with a status byte (0 ok: HTML follows;
+//	                                   1 error: a message follows); free it when read
+//
+// Memory may grow during any call: read memory.buffer again after each one.
+package main
+
+import (
+	"unsafe"
+
+	"github.com/tracebook/tracebook/wasm/bridge"
+)
+
+// live keeps the buffers handed out to the host reachable until freed: the
+// Go heap does not move, so their addresses stay valid.
+var live = map[uint32][]byte{}
+
+func pin(b []byte) uint32 {
+	if len(b) == 0 {
+		b = make([]byte, 1)
+	}
+	p := uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+	live[p] = b
+	return p
+}
+
+//go:wasmexport alloc
+func alloc(size uint32) uint32 {
+	return pin(make([]byte, size))
+}
+
+//go:wasmexport free
+func free(ptr uint32) {
+	delete(live, ptr)
+}
+
+//go:wasmexport render
+func render(bundlePtr, bundleLen, viewPtr, viewLen uint32) uint64 {
+	out := bridge.Result(view(bundlePtr, bundleLen), view(viewPtr, viewLen))
+	p := pin(out)
+	return uint64(p)<<32 | uint64(len(out))
+}
+
+// view returns the first n bytes of the buffer alloc returned at ptr.
+func view(ptr, n uint32) []byte {
+	if n == 0 {
+		return nil
+	}
+	b, ok := live[ptr]
+	if !ok || int(n) > len(b) {
+		return nil
+	}
+	return b[:n]
+}
+
+func main() {}
