@@ -353,7 +353,7 @@ func TestParse_Errors(t *testing.T) {
 		{"truncated between events", `{"traceEvents":[{"ph":"X"},`, ErrTruncated, "traceEvents[1]: the input ends inside traceEvents"},
 		{"truncated after array", `{"traceEvents":[]`, ErrTruncated, "offset 17: the input ends expected ',' or '}' after a top-level value"},
 		{"truncated metadata", `{"traceEvents":[], "x": [1, 2`, ErrTruncated, "the input ends inside a value"},
-		{"ts not a number", `{"traceEvents":[{"ph":"X","ts":"abc"}]}`, ErrBadTimestamp, `offset 30: traceEvents[0]: ts "abc" is not a number: bad timestamp`},
+		{"ts not a number", `{"traceEvents":[{"ph":"X","ts":"abc"}]}`, ErrBadTimestamp, `offset 31: traceEvents[0]: ts "abc" is not a number: bad timestamp`},
 		{"ts true", `{"traceEvents":[{"ph":"X","ts":true}]}`, ErrBadTimestamp, `ts true is not a number`},
 		{"negative dur", `{"traceEvents":[{"ph":"X","ts":1,"dur":-5}]}`, ErrBadDuration, "offset 39: traceEvents[0]: dur -5 is negative: bad duration"},
 		{"NaN dur", `{"traceEvents":[{"ph":"X","ts":1,"dur":NaN}]}`, ErrBadDuration, "dur NaN is not a number"},
