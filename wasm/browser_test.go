@@ -1,0 +1,153 @@
+package wasm_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/wasm"
+	"github.com/tracebook/tracebook/wasm/internal/buildtest"
+	"github.com/tracebook/tracebook/wasm/internal/cdp"
+)
+
+// Browser is one report opened from file:// in headless Chromium, with the
+// network requests it made.
+type Browser struct {
+	t    *testing.T
+	ctx  context.Context
+	page *cdp.Conn
+}
+
+// OpenInChromium writes nothing: it opens path and waits until the root's
+// data-viewer-state leaves "static". It skips when Chromium is absent.
+func OpenInChromium(t *testing.T, path string) *Browser {
+	t.Helper()
+	bin := cdp.Find()
+	if bin == "" {
+		t.Skip("chromium not found (/usr/bin/chromium): skipping the browser test")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	br, err := cdp.Start(ctx, bin, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(br.Close)
+	page, err := br.Page()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { page.Close() })
+	for _, m := range []string{"Network.enable", "Page.enable", "Runtime.enable"} {
+		if err := page.Call(ctx, m, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := page.Call(ctx, "Page.navigate", map[string]any{"url": "file://" + path}, nil); err != nil {
+		t.Fatal(err)
+	}
+	b := &Browser{t: t, ctx: ctx, page: page}
+	b.WaitState("static")
+	return b
+}
+
+// State returns the root's data-viewer-state.
+func (b *Browser) State() string {
+	var s string
+	raw, err := b.page.Eval(b.ctx, `(document.getElementById("tb-root")||{getAttribute(){return ""}}).getAttribute("data-viewer-state")`)
+	if err == nil {
+		json.Unmarshal(raw, &s)
+	}
+	return s
+}
+
+// WaitState waits until the state is neither "" nor not.
+func (b *Browser) WaitState(not string) string {
+	b.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if s := b.State(); s != "" && s != not {
+			return s
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.t.Fatalf("data-viewer-state stayed %q", b.State())
+	return ""
+}
+
+// Eval evaluates expr and decodes its value into a string.
+func (b *Browser) Eval(expr string) string {
+	b.t.Helper()
+	raw, err := b.page.Eval(b.ctx, expr)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return string(raw)
+	}
+	return s
+}
+
+// Requests returns the URLs the page requested other than the report itself.
+func (b *Browser) Requests(self string) []string {
+	var out []string
+	for _, e := range b.page.Events("Network.requestWillBeSent") {
+		var p struct {
+			Request struct {
+				URL string `json:"url"`
+			} `json:"request"`
+		}
+		json.Unmarshal(e.Params, &p)
+		if p.Request.URL != "file://"+self {
+			out = append(out, p.Request.URL)
+		}
+	}
+	return out
+}
+
+func TestReportInChromium(t *testing.T) {
+	if cdp.Find() == "" {
+		t.Skip("chromium not found (/usr/bin/chromium): skipping the browser test")
+	}
+	mod := buildtest.Module(t)
+	var page bytes.Buffer
+	if err := wasm.WriteReport(&page, buildtest.SampleBundle(t), report.View{}, wasm.Options{Module: mod}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := OpenInChromium(t, path)
+	if s := b.WaitState("static"); s != "ready" {
+		t.Fatalf("data-viewer-state = %q (%s), want ready", s, b.Eval(`document.getElementById("tb-status").textContent`))
+	}
+	if p := b.Eval(`document.getElementById("tb-root").getAttribute("data-viewer-parity")`); p != "same" {
+		t.Errorf("the module's first rendering differs from the static report in the browser: parity %q", p)
+	}
+	// The hostile kernel name shows as text, and no script of the trace ran.
+	if got := b.Eval(`document.querySelector(".tb-kernel").textContent`); !strings.Contains(got, buildtest.Hostile) {
+		t.Errorf("kernel text = %q, want it to contain the name as text", got)
+	}
+	if n := b.Eval(`String(document.querySelectorAll("#tb-slot img, #tb-slot script").length)`); n != "0" {
+		t.Errorf("%s img/script elements came from trace names", n)
+	}
+	// Change the rank filter: the module re-renders with rank 1 selected.
+	b.Eval(`(function(){var s=document.querySelector('select[data-tb="rank"]');s.value="1";s.dispatchEvent(new Event("change",{bubbles:true}));return "";})()`)
+	if got := b.Eval(`document.querySelector('select[data-tb="rank"]').value`); got != "1" {
+		t.Errorf("after choosing rank 1 the re-rendered select shows %q", got)
+	}
+	if s := b.State(); s != "ready" {
+		t.Errorf("after the rank change data-viewer-state = %q", s)
+	}
+	if reqs := b.Requests(path); len(reqs) != 0 {
+		t.Errorf("the report made %d requests, want none: %v", len(reqs), reqs)
+	}
+}
