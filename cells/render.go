@@ -1,0 +1,304 @@
+package cells
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+// MIME types of the bundles cells produces.
+const (
+	MIMEText = "text/plain"
+	MIMEHTML = "text/html"
+	MIMEJSON = "application/json"
+)
+
+// maxTextCell is the widest a value is shown in text/plain, in code points;
+// longer values end in "…". text/html and application/json keep them whole.
+const maxTextCell = 80
+
+// TableResult renders a table as an execute result: see TableBundle.
+func TableResult(t *table.Table) *Result {
+	return &Result{Data: TableBundle(t), Metadata: map[string]any{}}
+}
+
+// TableBundle renders a table as a MIME bundle: text/plain (an aligned
+// table), text/html (a <table>; every value is escaped, there is no script
+// and no style sheet, so it reads the same in an untrusted notebook) and
+// application/json ({"columns", "rows", "total"}). When the table holds
+// fewer rows than its Total, both text forms end with "showing N of M rows".
+// The output depends only on the table: the same table renders to the same
+// bytes.
+func TableBundle(t *table.Table) map[string]any {
+	return map[string]any{
+		MIMEText: tableText(t),
+		MIMEHTML: tableHTML(t),
+		MIMEJSON: tableJSON(t),
+	}
+}
+
+// rowNote is "showing 50 of 1234 rows", or "3 rows" when nothing was cut.
+func rowNote(t *table.Table) string {
+	total := max(t.Total, int64(len(t.Rows)))
+	if int64(len(t.Rows)) < total {
+		return fmt.Sprintf("showing %d of %d rows", len(t.Rows), total)
+	}
+	if total == 1 {
+		return "1 row"
+	}
+	return fmt.Sprintf("%d rows", total)
+}
+
+// formatValue renders one value for the text forms; right says whether it
+// is a number (right-aligned).
+func formatValue(v any) (s string, right bool) {
+	switch x := v.(type) {
+	case nil:
+		return "NULL", false
+	case bool:
+		return strconv.FormatBool(x), false
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case int:
+		return strconv.Itoa(x), true
+	case int32:
+		return strconv.FormatInt(int64(x), 10), true
+	case uint64:
+		return strconv.FormatUint(x, 10), true
+	case float64:
+		return formatFloat(x), true
+	case float32:
+		return formatFloat(float64(x)), true
+	case string:
+		return x, false
+	case []byte:
+		return string(x), false
+	}
+	return fmt.Sprint(v), false
+}
+
+// formatFloat shows at most 3 decimals for ordinary magnitudes and 6
+// significant digits for tiny or huge ones.
+func formatFloat(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "NaN"
+	case math.IsInf(x, 1):
+		return "Inf"
+	case math.IsInf(x, -1):
+		return "-Inf"
+	case x == 0:
+		return "0"
+	}
+	if a := math.Abs(x); a >= 1e-3 && a < 1e15 {
+		s := strconv.FormatFloat(x, 'f', 3, 64)
+		s = strings.TrimRight(s, "0")
+		s = strings.TrimSuffix(s, ".")
+		if s == "-0" {
+			s = "0"
+		}
+		return s
+	}
+	return strconv.FormatFloat(x, 'g', 6, 64)
+}
+
+// plainCell makes a value safe for one line of text: control characters
+// are escaped and long values cut.
+func plainCell(s string) string {
+	var b strings.Builder
+	cut := utf8.RuneCountInString(s) > maxTextCell
+	n := 0
+	for _, r := range s {
+		if cut && n == maxTextCell-1 {
+			b.WriteString("…")
+			break
+		}
+		switch {
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case unicode.IsControl(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			b.WriteRune(r)
+		}
+		n++
+	}
+	return b.String()
+}
+
+func tableText(t *table.Table) string {
+	ncol := len(t.Columns)
+	header := make([]string, ncol)
+	width := make([]int, ncol)
+	right := make([]bool, ncol)
+	for i, c := range t.Columns {
+		header[i] = plainCell(c.Name)
+		width[i] = utf8.RuneCountInString(header[i])
+	}
+	cells := make([][]string, len(t.Rows))
+	for r, row := range t.Rows {
+		cells[r] = make([]string, ncol)
+		for i := 0; i < ncol && i < len(row); i++ {
+			s, num := formatValue(row[i])
+			cells[r][i] = plainCell(s)
+			right[i] = right[i] || num
+			width[i] = max(width[i], utf8.RuneCountInString(cells[r][i]))
+		}
+	}
+	var b strings.Builder
+	writeRow := func(vals []string, alignRight bool) {
+		for i, v := range vals {
+			if i > 0 {
+				b.WriteString(" | ")
+			}
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(v))
+			switch {
+			case alignRight && right[i]:
+				b.WriteString(pad + v)
+			case i == ncol-1:
+				b.WriteString(v)
+			default:
+				b.WriteString(v + pad)
+			}
+		}
+		b.WriteString("\n")
+	}
+	if ncol > 0 {
+		writeRow(header, false)
+		for i := range width {
+			if i > 0 {
+				b.WriteString("-+-")
+			}
+			b.WriteString(strings.Repeat("-", width[i]))
+		}
+		b.WriteString("\n")
+		for _, row := range cells {
+			writeRow(row, true)
+		}
+	}
+	b.WriteString(rowNote(t))
+	b.WriteString("\n")
+	return b.String()
+}
+
+// htmlTable is what tableTemplate renders.
+type htmlTable struct {
+	Caption string
+	Columns []htmlColumn
+	Rows    [][]htmlCell
+	Note    string
+}
+
+type htmlColumn struct{ Name, Title string }
+
+type htmlCell struct {
+	Text  string
+	Right bool
+	Null  bool
+}
+
+// tableTemplate renders tables; html/template escapes every value, so a
+// string from a trace never becomes markup.
+var tableTemplate = template.Must(template.New("table").Parse(
+	`<table class="tracebook-table">` +
+		`{{with .Caption}}<caption>{{.}}</caption>{{end}}` + "\n" +
+		`<thead><tr>{{range .Columns}}<th title="{{.Title}}">{{.Name}}</th>{{end}}</tr></thead>` + "\n" +
+		`<tbody>` + "\n" +
+		`{{range .Rows}}<tr>{{range .}}<td{{if .Right}} style="text-align: right"{{end}}>{{if .Null}}<i>NULL</i>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>` + "\n" +
+		`{{end}}</tbody>` + "\n" +
+		`</table>` + "\n" +
+		`<p>{{.Note}}</p>` + "\n"))
+
+func tableHTML(t *table.Table) string {
+	ht := htmlTable{Caption: t.Name, Note: rowNote(t)}
+	for _, c := range t.Columns {
+		title := c.Type
+		if c.Unit != "" {
+			title += ", " + c.Unit
+		}
+		if c.Doc != "" {
+			title += ": " + c.Doc
+		}
+		ht.Columns = append(ht.Columns, htmlColumn{Name: c.Name, Title: title})
+	}
+	for _, row := range t.Rows {
+		var cells []htmlCell
+		for i := range t.Columns {
+			var v any
+			if i < len(row) {
+				v = row[i]
+			}
+			s, num := formatValue(v)
+			cells = append(cells, htmlCell{Text: s, Right: num, Null: v == nil})
+		}
+		ht.Rows = append(ht.Rows, cells)
+	}
+	var b bytes.Buffer
+	if err := tableTemplate.Execute(&b, ht); err != nil {
+		// The template and its data are ours: an error is a bug.
+		panic(fmt.Sprintf("cells: rendering a table: %v", err))
+	}
+	return b.String()
+}
+
+// jsonTable is the application/json form of a table.
+type jsonTable struct {
+	Columns []table.Column `json:"columns"`
+	Rows    [][]any        `json:"rows"`
+	Total   int64          `json:"total"`
+}
+
+// tableJSON returns the table as JSON bytes, kept as they are by any
+// encoder of the bundle (json.RawMessage): int64 stays exact.
+func tableJSON(t *table.Table) json.RawMessage {
+	jt := jsonTable{Columns: t.Columns, Rows: make([][]any, len(t.Rows)), Total: max(t.Total, int64(len(t.Rows)))}
+	if jt.Columns == nil {
+		jt.Columns = []table.Column{}
+	}
+	for i, row := range t.Rows {
+		out := make([]any, len(row))
+		for j, v := range row {
+			switch x := v.(type) {
+			case float64:
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					v = nil // JSON has no NaN or Inf
+				}
+			case float32:
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					v = nil
+				}
+			}
+			out[j] = v
+		}
+		jt.Rows[i] = out
+	}
+	b, err := json.Marshal(jt)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"error": err.Error()})
+	}
+	return b
+}
+
+// textResult is a result with text/plain, and text/html as an escaped <pre>.
+func textResult(text string) *Result {
+	return &Result{Data: textBundle(text), Metadata: map[string]any{}}
+}
+
+func textBundle(text string) map[string]any {
+	return map[string]any{
+		MIMEText: text,
+		MIMEHTML: "<pre>" + template.HTMLEscapeString(text) + "</pre>\n",
+	}
+}
