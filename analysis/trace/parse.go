@@ -20,8 +20,11 @@ import (
 // more, and parses that event again from its start. Nothing is reported for
 // an event before it was parsed whole.
 
+// initialBuffer is the parse buffer's first size; a variable so tests can
+// force refills at every event.
+var initialBuffer = 1 << 20
+
 const (
-	initialBuffer  = 1 << 20
 	maxEventBytes  = 256 << 20 // largest single event (or top-level value) the parser buffers
 	maxDepth       = 1000      // deepest nesting accepted inside an event
 	maxInterned    = 1 << 18   // distinct strings kept for reuse

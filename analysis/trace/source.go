@@ -17,10 +17,11 @@ import (
 // and hands the JSON to the parser in fixed-size chunks over a channel, so
 // that reading and decompression overlap with parsing.
 
-const (
-	chunkSize   = 256 << 10 // bytes per chunk handed to the parser
-	chunksAhead = 6         // chunks the reader may run ahead of the parser
-)
+// chunkSize is the bytes per chunk handed to the parser; a variable so
+// tests can make chunks tiny.
+var chunkSize = 256 << 10
+
+const chunksAhead = 6 // chunks the reader may run ahead of the parser
 
 // chunk is one piece of the uncompressed stream, or its end.
 type chunk struct {
