@@ -1,0 +1,45 @@
+// Package kernel implements the Jupyter messaging protocol (version 5.3)
+// over ZeroMQ (github.com/go-zeromq/zmq4): the connection file, the
+// HMAC-SHA256-signed wire codec, the five sockets (shell, control, stdin,
+// iopub, heartbeat), request dispatch, status and iopub publishing,
+// interrupt and shutdown.
+//
+// It knows nothing of traces, SQL or DuckDB: cells are run by an Executor
+// (implemented in package cells), and the kernel only moves its inputs and
+// outputs between Jupyter and it. Installing the kernelspec and choosing the
+// log file are the CLI's job (cmd_kernel.go and cmd_install.go at the root).
+//
+// Spec: https://jupyter-client.readthedocs.io/en/latest/messaging.html
+//
+// # Files
+//
+//   - wire.go: Decode and Encode, the pure multipart codec.
+//   - messages.go: typed content of each message type.
+//   - executor.go: the Executor and Publisher interfaces.
+//   - kernel.go: Run, sockets, dispatch, iopub queue, interrupt, shutdown.
+//   - history.go: history_request over this kernel's executed cells.
+//   - transport.go: the guarded TCP transport (see below).
+//
+// # Notes
+//
+// zmq4 v0.17.0 has faults the kernel designs around, each with a test:
+//
+//   - A TCP peer that connects and never completes the ZMTP handshake blocks
+//     zmq4's accept loop, so no later client connects. The kernel binds
+//     through its own transport, which hands a connection to zmq4 only after
+//     the peer sent the ZMTP signature (read on a separate goroutine under a
+//     deadline) and bounds the rest of the handshake.
+//   - A subscriber that stops reading blocks zmq4's one PUB writer, and with
+//     it iopub for every client; zmq4's PUB queue is unbounded by default.
+//     Here every write has a deadline after which the peer is disconnected,
+//     zmq4's queue has a high-water mark, and cells publish into the
+//     kernel's own bounded queue, drained by one goroutine: when it is full,
+//     messages are dropped with a log line; execution never blocks on iopub.
+//   - A reply to an identity with no connection (the client left) is dropped
+//     by zmq4 without an error; the kernel carries on.
+//   - zmq4 allocates a frame from the size a peer announces; frames over
+//     1 GiB close the connection instead.
+//
+// Messages with a bad signature or malformed frames are dropped with a log
+// line; Decode never panics (FuzzDecode).
+package kernel

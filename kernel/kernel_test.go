@@ -1,0 +1,634 @@
+package kernel
+
+import (
+	"io"
+	"log"
+	"net"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+)
+
+func TestExecute_IOPubSequence(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+
+	reply, iopub := c.execute("outputs", nil)
+	got := types(iopub)
+	want := []string{"status:busy", "execute_input", "stream", "display_data", "update_display_data", "execute_result", "status:idle"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("iopub = %v, want %v", got, want)
+	}
+	rc := content(t, reply)
+	if reply.Header.MsgType != "execute_reply" || rc["status"] != "ok" || rc["execution_count"] != 1.0 {
+		t.Fatalf("reply = %s %v", reply.Header.MsgType, rc)
+	}
+	if in := content(t, iopub[1]); in["code"] != "outputs" || in["execution_count"] != 1.0 {
+		t.Errorf("execute_input = %v", in)
+	}
+	if s := content(t, iopub[2]); s["name"] != "stdout" || s["text"] != "hello\n" {
+		t.Errorf("stream = %v", s)
+	}
+	if d := content(t, iopub[3]); d["transient"].(map[string]any)["display_id"] != "d1" {
+		t.Errorf("display_data = %v", d)
+	}
+	if r := content(t, iopub[5]); r["execution_count"] != 1.0 || r["data"].(map[string]any)["text/plain"] != "42" {
+		t.Errorf("execute_result = %v", r)
+	}
+	for _, m := range append(iopub, reply) {
+		if m.Header.Session != tk.k.session || m.Header.Version != ProtocolVersion {
+			t.Errorf("%s header = %+v", m.Header.MsgType, m.Header)
+		}
+	}
+
+	// execution_count counts only requests that store history.
+	reply, _ = c.execute("x", map[string]any{"store_history": false})
+	if n := content(t, reply)["execution_count"]; n != 1.0 {
+		t.Errorf("store_history=false: execution_count = %v, want 1", n)
+	}
+	reply, _ = c.execute("y", nil)
+	if n := content(t, reply)["execution_count"]; n != 2.0 {
+		t.Errorf("execution_count = %v, want 2", n)
+	}
+
+	// Silent: no execute_input and no outputs, only busy and idle.
+	reply, iopub = c.execute("outputs", map[string]any{"silent": true})
+	if got, want := types(iopub), []string{"status:busy", "status:idle"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("silent iopub = %v, want %v", got, want)
+	}
+	if n := content(t, reply)["execution_count"]; n != 2.0 {
+		t.Errorf("silent: execution_count = %v, want 2", n)
+	}
+}
+
+func TestExecute_Errors(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	tests := []struct {
+		code, ename string
+	}{
+		{"fail", "ValueError"},
+		{"plain-error", "Error"},
+		{"panic", "panic"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.code, func(t *testing.T) {
+			reply, iopub := c.execute(tc.code, nil)
+			rc := content(t, reply)
+			if rc["status"] != "error" || rc["ename"] != tc.ename {
+				t.Fatalf("reply = %v", rc)
+			}
+			if _, ok := rc["traceback"].([]any); !ok {
+				t.Errorf("traceback = %v, want a list", rc["traceback"])
+			}
+			got := types(iopub)
+			want := []string{"status:busy", "execute_input", "error", "status:idle"}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("iopub = %v, want %v", got, want)
+			}
+		})
+	}
+	// The kernel stays usable.
+	if reply, _ := c.execute("ok", nil); content(t, reply)["status"] != "ok" {
+		t.Fatalf("after errors: %v", content(t, reply))
+	}
+}
+
+func TestExecute_UserExpressions(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	reply, iopub := c.execute("x", map[string]any{"user_expressions": map[string]string{"a": "1+1", "b": "fail"}})
+	ue := content(t, reply)["user_expressions"].(map[string]any)
+	a := ue["a"].(map[string]any)
+	if a["status"] != "ok" || a["data"].(map[string]any)["text/plain"] != "1+1" {
+		t.Errorf("a = %v", a)
+	}
+	if b := ue["b"].(map[string]any); b["status"] != "error" || b["ename"] != "ValueError" {
+		t.Errorf("b = %v", b)
+	}
+	// Expressions publish nothing.
+	if got := types(iopub); len(got) != 4 {
+		t.Errorf("iopub = %v", got)
+	}
+}
+
+func TestExecute_StopOnError(t *testing.T) {
+	var queued atomic.Int32
+	ready := make(chan struct{}, 16)
+	tk := startKernel(t, func(k *kernel) {
+		k.onQueued = func() { queued.Add(1); ready <- struct{}{} }
+	})
+	c := dial(t, tk.ci, "a")
+	for range len(ready) {
+		<-ready
+	}
+	queued.Store(0)
+
+	req := func(code string, stop bool) string {
+		return c.send(c.shell, "execute_request", map[string]any{"code": code, "stop_on_error": stop})
+	}
+	// The failing cell blocks until the two behind it are queued.
+	ids := []string{req("block-fail", true), req("a", true), req("b", true)}
+	for range 3 {
+		<-ready
+	}
+	close(tk.exec.release)
+	want := []string{"error", "aborted", "aborted"}
+	for i, id := range ids {
+		if s := content(t, c.reply(c.shellIn, id))["status"]; s != want[i] {
+			t.Errorf("reply %d status = %v, want %s", i, s, want[i])
+		}
+		c.collect(id)
+	}
+	// The queue drained: the next request runs.
+	if reply, _ := c.execute("c", nil); content(t, reply)["status"] != "ok" {
+		t.Errorf("after drain: %v", content(t, reply))
+	}
+	// stop_on_error false: the next queued request runs.
+	id1 := req("fail", false)
+	id2 := req("d", true)
+	if s := content(t, c.reply(c.shellIn, id1))["status"]; s != "error" {
+		t.Errorf("status = %v", s)
+	}
+	if s := content(t, c.reply(c.shellIn, id2))["status"]; s != "ok" {
+		t.Errorf("stop_on_error=false: next status = %v, want ok", s)
+	}
+}
+
+func TestKernelInfo(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	for _, ch := range []struct {
+		s  zmq4.Socket
+		in chan Message
+	}{{c.shell, c.shellIn}, {c.control, c.controlIn}} {
+		id := c.send(ch.s, "kernel_info_request", map[string]any{})
+		r := c.reply(ch.in, id)
+		rc := content(t, r)
+		li := rc["language_info"].(map[string]any)
+		if r.Header.MsgType != "kernel_info_reply" || rc["protocol_version"] != "5.3" || rc["implementation"] != "tracebook" ||
+			li["name"] != "sql" || li["mimetype"] != "application/sql" || rc["status"] != "ok" {
+			t.Errorf("kernel_info_reply = %v", rc)
+		}
+		if got := types(c.collect(id)); !reflect.DeepEqual(got, []string{"status:busy", "status:idle"}) {
+			t.Errorf("iopub = %v", got)
+		}
+	}
+}
+
+func TestCompleteInspectIsComplete(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	ask := func(msgType string, req map[string]any) map[string]any {
+		t.Helper()
+		id := c.send(c.shell, msgType, req)
+		r := c.reply(c.shellIn, id)
+		if want := strings.TrimSuffix(msgType, "_request") + "_reply"; r.Header.MsgType != want {
+			t.Fatalf("reply type %s, want %s", r.Header.MsgType, want)
+		}
+		c.collect(id)
+		return content(t, r)
+	}
+	// Cursor in code points: "é" is one.
+	rc := ask("complete_request", map[string]any{"code": "é se", "cursor_pos": 4})
+	if !reflect.DeepEqual(rc["matches"], []any{"select", "set"}) || rc["cursor_start"] != 2.0 || rc["cursor_end"] != 4.0 {
+		t.Errorf("complete = %v", rc)
+	}
+	rc = ask("complete_request", map[string]any{"code": "zz", "cursor_pos": 99})
+	if !reflect.DeepEqual(rc["matches"], []any{}) || rc["cursor_end"] != 2.0 {
+		t.Errorf("complete past the end = %v", rc)
+	}
+	rc = ask("inspect_request", map[string]any{"code": "select 1", "cursor_pos": 3, "detail_level": 1})
+	if rc["found"] != true || rc["data"].(map[string]any)["text/plain"] != "SELECT help 3 1" {
+		t.Errorf("inspect = %v", rc)
+	}
+	rc = ask("inspect_request", map[string]any{"code": "x", "cursor_pos": 0})
+	if rc["found"] != false || len(rc["data"].(map[string]any)) != 0 {
+		t.Errorf("inspect not found = %v", rc)
+	}
+	if rc = ask("is_complete_request", map[string]any{"code": "select 1;"}); rc["status"] != "complete" || rc["indent"] != nil {
+		t.Errorf("is_complete = %v", rc)
+	}
+	if rc = ask("is_complete_request", map[string]any{"code": "select"}); rc["status"] != "incomplete" || rc["indent"] != "  " {
+		t.Errorf("is_complete = %v", rc)
+	}
+	if rc = ask("is_complete_request", map[string]any{"code": "??"}); rc["status"] != "unknown" {
+		t.Errorf("is_complete with a bad executor status = %v", rc)
+	}
+	if rc = ask("comm_info_request", map[string]any{}); rc["status"] != "ok" || len(rc["comms"].(map[string]any)) != 0 {
+		t.Errorf("comm_info = %v", rc)
+	}
+	if rc = ask("nonsense_request", map[string]any{}); rc["status"] != "error" || rc["ename"] != "UnknownMessageType" {
+		t.Errorf("unknown request = %v", rc)
+	}
+}
+
+func TestCommOpenUnknownTarget(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	id := c.send(c.shell, "comm_open", map[string]any{"comm_id": "c1", "target_name": "nope", "data": map[string]any{}})
+	got := c.collect(id)
+	if ts := types(got); !reflect.DeepEqual(ts, []string{"status:busy", "comm_close", "status:idle"}) {
+		t.Fatalf("iopub = %v", ts)
+	}
+	if cc := content(t, got[1]); cc["comm_id"] != "c1" {
+		t.Errorf("comm_close = %v", cc)
+	}
+}
+
+func TestHistoryRequest(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	for _, code := range []string{"select 1", "select 2", "show tables", "select 1"} {
+		c.execute(code, nil)
+	}
+	id := c.send(c.shell, "history_request", map[string]any{"hist_access_type": "search", "pattern": "select*", "unique": true, "output": false, "raw": true})
+	rc := content(t, c.reply(c.shellIn, id))
+	want := []any{[]any{1.0, 2.0, "select 2"}, []any{1.0, 4.0, "select 1"}}
+	if !reflect.DeepEqual(rc["history"], want) {
+		t.Errorf("history = %v, want %v", rc["history"], want)
+	}
+}
+
+func TestInterrupt(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	id := c.send(c.shell, "execute_request", map[string]any{"code": "sleep"})
+	if _, ok := c.waitIOPub(id, "execute_input", wait); !ok {
+		t.Fatal("cell did not start")
+	}
+	start := time.Now()
+	iid := c.send(c.control, "interrupt_request", map[string]any{})
+	if r := c.reply(c.controlIn, iid); r.Header.MsgType != "interrupt_reply" || content(t, r)["status"] != "ok" {
+		t.Fatalf("interrupt reply = %s %v", r.Header.MsgType, content(t, r))
+	}
+	rc := content(t, c.reply(c.shellIn, id))
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("interrupt took %v, want < 1s", d)
+	}
+	if rc["status"] != "error" || rc["ename"] != "KeyboardInterrupt" {
+		t.Errorf("reply = %v", rc)
+	}
+	if reply, _ := c.execute("after", nil); content(t, reply)["status"] != "ok" {
+		t.Errorf("after interrupt: %v", content(t, reply))
+	}
+}
+
+func TestInterrupt_SIGINT(t *testing.T) {
+	tk := startKernel(t, nil)
+	stop := tk.k.handleSIGINT()
+	defer stop()
+	c := dial(t, tk.ci, "a")
+	id := c.send(c.shell, "execute_request", map[string]any{"code": "sleep"})
+	if _, ok := c.waitIOPub(id, "execute_input", wait); !ok {
+		t.Fatal("cell did not start")
+	}
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if rc := content(t, c.reply(c.shellIn, id)); rc["ename"] != "KeyboardInterrupt" {
+		t.Errorf("reply = %v", rc)
+	}
+	if reply, _ := c.execute("after", nil); content(t, reply)["status"] != "ok" {
+		t.Errorf("after SIGINT: %v", content(t, reply))
+	}
+}
+
+func TestShutdown(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(map[bool]string{false: "shutdown", true: "restart"}[restart], func(t *testing.T) {
+			tk := startKernel(t, nil)
+			c := dial(t, tk.ci, "a")
+			// A running cell is cancelled by the shutdown.
+			eid := c.send(c.shell, "execute_request", map[string]any{"code": "sleep"})
+			if _, ok := c.waitIOPub(eid, "execute_input", wait); !ok {
+				t.Fatal("cell did not start")
+			}
+			id := c.send(c.control, "shutdown_request", map[string]any{"restart": restart})
+			r := c.reply(c.controlIn, id)
+			if rc := content(t, r); r.Header.MsgType != "shutdown_reply" || rc["status"] != "ok" || rc["restart"] != restart {
+				t.Fatalf("reply = %s %v", r.Header.MsgType, rc)
+			}
+			// iopub was flushed before exit: the broadcast and the idle arrive.
+			if got := types(c.collect(id)); !reflect.DeepEqual(got, []string{"status:busy", "shutdown_reply", "status:idle"}) {
+				t.Errorf("iopub = %v", got)
+			}
+			select {
+			case err := <-tk.done:
+				if err != nil {
+					t.Errorf("serve = %v", err)
+				}
+			case <-time.After(wait):
+				t.Fatal("serve did not return")
+			}
+			tk.exec.mu.Lock()
+			defer tk.exec.mu.Unlock()
+			if !reflect.DeepEqual(tk.exec.shutdowns, []bool{restart}) {
+				t.Errorf("Executor.Shutdown calls = %v", tk.exec.shutdowns)
+			}
+		})
+	}
+}
+
+func TestTwoClients(t *testing.T) {
+	tk := startKernel(t, nil)
+	a := dial(t, tk.ci, "alice")
+	b := dial(t, tk.ci, "bob")
+	ida := a.send(a.shell, "execute_request", map[string]any{"code": "A"})
+	idb := b.send(b.shell, "execute_request", map[string]any{"code": "B"})
+	if r := a.reply(a.shellIn, ida); content(t, r)["status"] != "ok" {
+		t.Error("alice's reply")
+	}
+	if r := b.reply(b.shellIn, idb); content(t, r)["status"] != "ok" {
+		t.Error("bob's reply")
+	}
+	// Both see both cells on iopub.
+	for _, c := range []*client{a, b} {
+		c.collect(ida)
+		c.collect(idb)
+	}
+	select {
+	case m := <-a.shellIn:
+		t.Errorf("alice got an extra reply %s", m.Header.MsgType)
+	default:
+	}
+}
+
+func TestClientGoneBeforeReply(t *testing.T) {
+	tk := startKernel(t, nil)
+	a := dial(t, tk.ci, "leaver")
+	id := a.send(a.shell, "execute_request", map[string]any{"code": "block"})
+	if _, ok := a.waitIOPub(id, "execute_input", wait); !ok {
+		t.Fatal("cell did not start")
+	}
+	a.close()
+	close(tk.exec.release) // the reply goes to an identity that left
+	b := dial(t, tk.ci, "stayer")
+	if reply, _ := b.execute("x", nil); content(t, reply)["status"] != "ok" {
+		t.Errorf("reply = %v", content(t, reply))
+	}
+}
+
+func TestBadSignatureDropped(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	bad := c.frames("execute_request", map[string]any{"code": "forged"}, []byte("wrong key"))
+	badID := c.lastID
+	if err := c.shell.SendMulti(zmq4.NewMsgFrom(bad...)); err != nil {
+		t.Fatal(err)
+	}
+	unsigned := c.frames("execute_request", map[string]any{"code": "unsigned"}, nil)
+	if err := c.shell.SendMulti(zmq4.NewMsgFrom(unsigned...)); err != nil {
+		t.Fatal(err)
+	}
+	// Requests are served in order, so a reply to the forged ones would come
+	// before this one.
+	id := c.send(c.shell, "kernel_info_request", map[string]any{})
+	c.reply(c.shellIn, id)
+	if !strings.Contains(tk.logs.String(), "bad signature") {
+		t.Errorf("no log line for the bad signature")
+	}
+	if strings.Contains(tk.logs.String(), badID) {
+		t.Errorf("the forged request was served")
+	}
+}
+
+func TestMalformedFrames(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	good := c.frames("kernel_info_request", map[string]any{}, c.key)
+	cases := [][][]byte{
+		{[]byte("no delimiter")},
+		{[]byte("<IDS|MSG>")},
+		{[]byte("<IDS|MSG>"), []byte("sig"), []byte("{}")},
+		append([][]byte{}, good[0], good[1], []byte("not json"), good[3], good[4], good[5]),
+		{[]byte("<IDS|MSG>"), nil, nil, nil, nil, nil},
+		{{}},
+	}
+	for _, frames := range cases {
+		if err := c.shell.SendMulti(zmq4.NewMsgFrom(frames...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Well-formed and signed, but the content does not fit the type.
+	id := c.send(c.shell, "execute_request", map[string]any{"code": 42})
+	if rc := content(t, c.reply(c.shellIn, id)); rc["status"] != "error" {
+		t.Errorf("ill-typed content: %v", rc)
+	}
+	c.collect(id)
+	// stdin: an input_reply the kernel never asked for is ignored.
+	c.send(c.stdin, "input_reply", map[string]any{"value": "x"})
+	id = c.send(c.shell, "kernel_info_request", map[string]any{})
+	c.reply(c.shellIn, id)
+}
+
+// TestZmq4SilentPeerBlocksAccept documents the zmq4 v0.17.0 fault the
+// guarded transport exists for: on a plain tcp:// ROUTER, one TCP peer that
+// sends nothing keeps every later client from connecting.
+func TestZmq4SilentPeerBlocksAccept(t *testing.T) {
+	r := zmq4.NewRouter(t.Context(), zmq4.WithLogger(log.New(io.Discard, "", 0)))
+	defer r.Close()
+	if err := r.Listen("tcp://127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	silent, err := net.Dial("tcp", r.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := zmq4.NewDealer(t.Context())
+	defer d.Close()
+	dialed := make(chan error, 1)
+	go func() { dialed <- d.Dial("tcp://" + r.Addr().String()) }()
+	select {
+	case err := <-dialed:
+		t.Logf("zmq4 no longer blocks accept on a silent peer (dial: %v); the guard is still harmless", err)
+		silent.Close()
+		return
+	case <-time.After(time.Second):
+	}
+	silent.Close() // unblocks zmq4's accept loop
+	select {
+	case <-dialed:
+	case <-time.After(wait):
+		t.Fatal("dial still blocked after the silent peer left")
+	}
+}
+
+func TestSilentPeer(t *testing.T) {
+	tk := startKernel(t, nil)
+	for _, port := range []int{tk.ci.ShellPort, tk.ci.ControlPort, tk.ci.StdinPort, tk.ci.IOPubPort, tk.ci.HBPort} {
+		silent, err := net.Dial("tcp", net.JoinHostPort(tk.ci.IP, itoa(port)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer silent.Close()
+	}
+	start := time.Now()
+	c := dial(t, tk.ci, "a") // probes shell and iopub
+	if r, _ := c.execute("x", nil); content(t, r)["status"] != "ok" {
+		t.Fatal("execute")
+	}
+	if d := time.Since(start); d > handshakeTimeout/2 {
+		t.Errorf("client served after %v: it waited for the silent peers' deadline", d)
+	}
+}
+
+func TestHalfHandshakePeerBounded(t *testing.T) {
+	defer setVar(&handshakeTimeout, 300*time.Millisecond)()
+	tk := startKernel(t, nil)
+	// A peer that sends the ZMTP signature and stops is closed at the
+	// handshake deadline; clients behind it connect then.
+	p, err := net.Dial("tcp", net.JoinHostPort(tk.ci.IP, itoa(tk.ci.ShellPort)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.Write([]byte{0xff, 0, 0, 0, 0, 0, 0, 0, 1, 0x7f}); err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, tk.ci, "a")
+	if r, _ := c.execute("x", nil); content(t, r)["status"] != "ok" {
+		t.Fatal("execute")
+	}
+	p.SetReadDeadline(time.Now().Add(wait))
+	if _, err := io.ReadAll(p); err != nil {
+		t.Errorf("kernel did not close the half-open peer: %v", err)
+	}
+}
+
+func TestHeartbeat(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	for i := range 3 {
+		ping := []byte("ping-" + itoa(i))
+		if err := c.hb.Send(zmq4.NewMsg(ping)); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan zmq4.Msg, 1)
+		go func() {
+			m, _ := c.hb.Recv()
+			got <- m
+		}()
+		select {
+		case m := <-got:
+			if len(m.Frames) != 1 || string(m.Frames[0]) != string(ping) {
+				t.Fatalf("heartbeat echo = %q", m.Frames)
+			}
+		case <-time.After(wait):
+			t.Fatal("no heartbeat echo")
+		}
+	}
+}
+
+func TestNoGoroutineGrowth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1000 executes")
+	}
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	for range 20 { // warm up
+		c.execute("x", nil)
+	}
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	g0 := runtime.NumGoroutine()
+	for range 1000 {
+		c.execute("select 1", nil)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	// Let goroutines that were finishing (timers of the last request) end.
+	g1 := runtime.NumGoroutine()
+	for i := 0; g1 > g0 && i < 100; i++ {
+		time.Sleep(10 * time.Millisecond)
+		g1 = runtime.NumGoroutine()
+	}
+	if g1 > g0 {
+		t.Errorf("goroutines: %d before, %d after 1000 executes", g0, g1)
+	}
+	growth := int64(m1.HeapAlloc) - int64(m0.HeapAlloc)
+	t.Logf("heap: %d KiB before, %d KiB after (history holds 1000 cells)", m0.HeapAlloc>>10, m1.HeapAlloc>>10)
+	if growth > 8<<20 {
+		t.Errorf("heap grew by %d KiB over 1000 executes", growth>>10)
+	}
+}
+
+func TestIdleUsesNoCPU(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	c.execute("x", nil)
+	runtime.GC() // leftovers of earlier tests are not the kernel's
+	var r0, r1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+	time.Sleep(time.Second)
+	syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+	used := time.Duration(r1.Utime.Nano()+r1.Stime.Nano()-r0.Utime.Nano()-r0.Stime.Nano()) * time.Nanosecond
+	t.Logf("CPU over 1 s idle: %v", used)
+	if used > 50*time.Millisecond {
+		t.Errorf("idle kernel used %v of CPU in 1 s", used)
+	}
+}
+
+func TestPublishQueueFullDrops(t *testing.T) {
+	// A kernel whose sender is not running: publish must not block.
+	k := &kernel{out: make(chan outMsg, 2), log: discardLog(), session: "s"}
+	done := make(chan struct{})
+	go func() {
+		for range 10 {
+			k.publish(Header{}, "stream", streamContent{Name: "stdout", Text: "x"})
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(wait):
+		t.Fatal("publish blocked on a full queue")
+	}
+	if n := k.dropped.Load(); n != 8 {
+		t.Errorf("dropped = %d, want 8", n)
+	}
+}
+
+func TestLateOutputDropped(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	_, iopub := c.execute("none", nil)
+	tk.exec.mu.Lock()
+	pub := tk.exec.pubs[len(tk.exec.pubs)-1]
+	tk.exec.mu.Unlock()
+	pub.Stream("stdout", "late")
+	reply, iopub2 := c.execute("y", nil)
+	if content(t, reply)["status"] != "ok" {
+		t.Fatal("execute")
+	}
+	for _, m := range append(iopub, iopub2...) {
+		if m.Header.MsgType == "stream" {
+			t.Errorf("late output was published")
+		}
+	}
+}
+
+func BenchmarkExecuteRoundTrip(b *testing.B) {
+	tk := startKernel(b, nil)
+	c := dial(b, tk.ci, "a")
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		id := c.send(c.shell, "execute_request", map[string]any{"code": "1", "silent": false, "store_history": true})
+		c.reply(c.shellIn, id)
+		lat = append(lat, time.Since(start))
+		c.collect(id)
+	}
+	b.StopTimer()
+	sortDurations(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
