@@ -195,7 +195,10 @@ func htmlNode(p func(...string), n *Node, open map[string]bool) {
 	label := func() {
 		p(esc(n.Name))
 		if n.Kernel != "" {
-			p(` <span class="tb-kernel">→ `, esc(n.Kernel), "</span>")
+			if n.Name != "" {
+				p(" ")
+			}
+			p(`<span class="tb-kernel">→ `, esc(n.Kernel), "</span>")
 		}
 		p(` <span class="tb-share">[`, fmtPct(n.Share), ", ", fmtMs(n.GPUNs), "]</span>")
 		if n.Sync {

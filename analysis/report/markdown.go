@@ -166,7 +166,10 @@ func mdTable(p func(...string), t *table.Table) {
 func treeText(b *strings.Builder, n *Node, prefix string, root, last bool) {
 	line := oneLine(n.Name)
 	if n.Kernel != "" {
-		line += "  → " + oneLine(n.Kernel)
+		if line != "" {
+			line += "  "
+		}
+		line += "→ " + oneLine(n.Kernel)
 	}
 	line += "  [" + fmtPct(n.Share) + ", " + fmtMs(n.GPUNs) + "]"
 	if n.Sync {
