@@ -311,7 +311,7 @@ func (s *Session) completeSQL(rs []rune, cursor int) ([]string, int, int) {
 	}
 	var out []string
 	if prev := previousWord(rs, start); prev == "FROM" || prev == "JOIN" || prev == "DESCRIBE" || prev == "SUMMARIZE" || prev == "TABLE" {
-		out = append(append(tables, cols...), kws...)
+		out = append(tables, kws...)
 	} else {
 		out = append(append(cols, tables...), kws...)
 	}

@@ -145,7 +145,7 @@ func tableText(t *table.Table) string {
 	right := make([]bool, ncol)
 	for i, c := range t.Columns {
 		header[i] = plainCell(c.Name)
-		width[i] = utf8.RuneCountInString(header[i])
+		width[i] = displayWidth(header[i])
 	}
 	cells := make([][]string, len(t.Rows))
 	for r, row := range t.Rows {
@@ -154,25 +154,24 @@ func tableText(t *table.Table) string {
 			s, num := formatValue(row[i])
 			cells[r][i] = plainCell(s)
 			right[i] = right[i] || num
-			width[i] = max(width[i], utf8.RuneCountInString(cells[r][i]))
+			width[i] = max(width[i], displayWidth(cells[r][i]))
 		}
 	}
 	var b strings.Builder
 	writeRow := func(vals []string, alignRight bool) {
+		var line strings.Builder
 		for i, v := range vals {
 			if i > 0 {
-				b.WriteString(" | ")
+				line.WriteString(" | ")
 			}
-			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(v))
-			switch {
-			case alignRight && right[i]:
-				b.WriteString(pad + v)
-			case i == ncol-1:
-				b.WriteString(v)
-			default:
-				b.WriteString(v + pad)
+			pad := strings.Repeat(" ", width[i]-displayWidth(v))
+			if alignRight && right[i] {
+				line.WriteString(pad + v)
+			} else {
+				line.WriteString(v + pad)
 			}
 		}
+		b.WriteString(strings.TrimRight(line.String(), " "))
 		b.WriteString("\n")
 	}
 	if ncol > 0 {
@@ -191,6 +190,36 @@ func tableText(t *table.Table) string {
 	b.WriteString(rowNote(t))
 	b.WriteString("\n")
 	return b.String()
+}
+
+// htmlSafe replaces the control characters that HTML forbids (all but
+// newline, tab and carriage return) with U+FFFD.
+func htmlSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
+}
+
+// displayWidth is the number of terminal columns s takes: East Asian wide
+// and fullwidth characters and most emoji take two, combining marks and
+// variation selectors none.
+func displayWidth(s string) int {
+	w := 0
+	for _, r := range s {
+		switch {
+		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || r == 0x200B || r >= 0xFE00 && r <= 0xFE0F:
+		case r >= 0x1100 && r <= 0x115F, r >= 0x2E80 && r <= 0xA4CF && r != 0x303F, r >= 0xAC00 && r <= 0xD7A3,
+			r >= 0xF900 && r <= 0xFAFF, r >= 0xFE30 && r <= 0xFE4F, r >= 0xFF00 && r <= 0xFF60, r >= 0xFFE0 && r <= 0xFFE6,
+			r >= 0x1F300 && r <= 0x1F64F, r >= 0x1F900 && r <= 0x1F9FF, r >= 0x20000 && r <= 0x3FFFD:
+			w += 2
+		default:
+			w++
+		}
+	}
+	return w
 }
 
 // htmlTable is what tableTemplate renders.
@@ -241,7 +270,7 @@ func tableHTML(t *table.Table) string {
 				v = row[i]
 			}
 			s, num := formatValue(v)
-			cells = append(cells, htmlCell{Text: s, Right: num, Null: v == nil})
+			cells = append(cells, htmlCell{Text: htmlSafe(s), Right: num, Null: v == nil})
 		}
 		ht.Rows = append(ht.Rows, cells)
 	}
