@@ -22,6 +22,10 @@ import (
 	"github.com/tracebook/tracebook/wasm/bridge"
 )
 
+// cache keeps compiled modules for the life of the process: compiling the
+// viewer takes seconds, instantiating a compiled one milliseconds.
+var cache = wazero.NewCompilationCache()
+
 // Viewer is one instantiated viewer module. It is not safe for concurrent use.
 type Viewer struct {
 	rt     wazero.Runtime
@@ -57,7 +61,7 @@ func New(ctx context.Context, module []byte) (*Viewer, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := wazero.NewRuntime(ctx)
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(cache))
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("instantiating WASI: %w", err)
@@ -134,7 +138,7 @@ func Imports(ctx context.Context, module []byte) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := wazero.NewRuntime(ctx)
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCompilationCache(cache))
 	defer rt.Close(ctx)
 	compiled, err := rt.CompileModule(ctx, wasmBytes)
 	if err != nil {
