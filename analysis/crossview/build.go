@@ -1,0 +1,492 @@
+package crossview
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// ErrNoInput is returned by Build when it is given no rows at all.
+var ErrNoInput = errors.New("crossview: no rows: load a trace first")
+
+type rankKey struct {
+	trace string
+	rank  int
+}
+
+// rankSlice is the slice on one rank: the host intervals frames are clipped
+// to, the selected step intervals, and the device-side intervals that the
+// wall time and the GPU gaps are measured on.
+type rankSlice struct {
+	key    rankKey
+	origin int64
+	host   []ival // frames are clipped to these
+	steps  []ival // selected steps (phase/step filter), nil otherwise
+	window []ival // the window alone, nil without one
+	dev    []ival // wall time and gaps
+}
+
+// builder holds the indexes one Build works with.
+type builder struct {
+	in     *Input
+	s      Slice
+	opts   Options
+	frames []*Frame
+	idx    map[int64]int32 // Frame.ID -> index in frames
+	parent []int32         // repaired parent index, -1 = root
+	clipNs []int64         // frame time inside the slice
+	selfNs []int64
+	class  []uint8 // 0 unknown, 1 working, 2 sync, 3 waiting
+	sync   []bool
+	depth  []int32
+	ranks  map[rankKey]*rankSlice
+	ops    []opIn // GPU operations in the slice
+	gaps   []string
+}
+
+// opIn is a GPU operation in the slice: its clipped interval and weight.
+type opIn struct {
+	op     *Op
+	launch int32 // frame index of the launching call, -1 = none
+	a, b   int64 // clipped interval
+	key    rankKey
+}
+
+const (
+	clsUnknown uint8 = iota
+	clsWorking
+	clsSync
+	clsWaiting
+)
+
+var classNames = [...]string{"", ClassWorking, ClassSync, ClassWaiting}
+
+// Build builds the GPU view, the CPU view and the cross-check of one slice
+// of the rows the crossview preset returned.
+func Build(in *Input, s Slice, opts Options) (*Result, error) {
+	if in == nil || (len(in.Frames) == 0 && len(in.Ops) == 0) {
+		return nil, ErrNoInput
+	}
+	if s.HasWindow() && s.WindowEndNs <= s.WindowStartNs {
+		return nil, fmt.Errorf("crossview: window %s..%s ms is empty", ms(s.WindowStartNs), ms(s.WindowEndNs))
+	}
+	if opts.TopGaps <= 0 {
+		opts.TopGaps = 5
+	}
+	b := &builder{in: in, s: s, opts: opts}
+	b.selectRows()
+	b.sliceRanks()
+	b.clipFrames()
+	b.selectOps()
+	res := &Result{Slice: s, Label: b.label()}
+	res.GPU = b.gpuTree()
+	res.CPU = b.cpuTree()
+	res.Check = b.check()
+	res.Gaps = append(b.gaps, b.evidenceGaps(res)...)
+	if res.Gaps == nil {
+		res.Gaps = []string{}
+	}
+	return res, nil
+}
+
+func (b *builder) inSlice(trace string, rank int) bool {
+	return (b.s.Trace == "" || trace == b.s.Trace) && (!b.s.HasRank || rank == b.s.Rank)
+}
+
+// selectRows keeps the frames of the slice's traces and ranks, indexes
+// them and repairs their parents: a parent must contain its child, else the
+// nearest ancestor that does is taken.
+func (b *builder) selectRows() {
+	for i := range b.in.Frames {
+		f := &b.in.Frames[i]
+		if b.inSlice(f.Trace, f.Rank) {
+			b.frames = append(b.frames, f)
+		}
+	}
+	n := len(b.frames)
+	b.idx = make(map[int64]int32, n)
+	for i, f := range b.frames {
+		b.idx[f.ID] = int32(i)
+	}
+	raw := make([]int32, n)
+	for i, f := range b.frames {
+		raw[i] = -1
+		if f.Parent != 0 {
+			if p, ok := b.idx[f.Parent]; ok && int(p) != i {
+				raw[i] = p
+			}
+		}
+	}
+	b.parent = make([]int32, n)
+	for i, f := range b.frames {
+		p := raw[i]
+		for steps := 0; p >= 0 && steps < 256; steps++ {
+			q := b.frames[p]
+			if q.TsNs <= f.TsNs && f.End() <= q.End() {
+				break
+			}
+			p = raw[p]
+		}
+		if p >= 0 {
+			q := b.frames[p]
+			if !(q.TsNs <= f.TsNs && f.End() <= q.End()) {
+				p = -1
+			}
+		}
+		b.parent[i] = p
+	}
+	// Break any cycle the SQL could not exclude (equal intervals pointing
+	// at each other): walking up must end.
+	b.depth = make([]int32, n)
+	for i := range b.depth {
+		b.depth[i] = -1
+	}
+	for i := range b.frames {
+		b.depthOf(int32(i))
+	}
+}
+
+// depthOf returns a frame's depth (0 for a root), cutting cycles.
+func (b *builder) depthOf(i int32) int32 {
+	if b.depth[i] >= 0 {
+		return b.depth[i]
+	}
+	var chain []int32
+	seen := map[int32]bool{}
+	j := i
+	for j >= 0 && b.depth[j] < 0 {
+		if seen[j] {
+			b.parent[j] = -1 // a cycle: cut it here and start again
+			return b.depthOf(i)
+		}
+		seen[j] = true
+		chain = append(chain, j)
+		j = b.parent[j]
+	}
+	d := int32(-1)
+	if j >= 0 && b.depth[j] >= 0 {
+		d = b.depth[j]
+	}
+	for k := len(chain) - 1; k >= 0; k-- {
+		c := chain[k]
+		if b.parent[c] < 0 {
+			d = 0
+		} else {
+			d = b.depth[b.parent[c]] + 1
+		}
+		b.depth[c] = d
+	}
+	return b.depth[i]
+}
+
+// sliceRanks works out each rank's intervals from the window and the steps.
+func (b *builder) sliceRanks() {
+	b.ranks = map[rankKey]*rankSlice{}
+	ext := map[rankKey]*ival{}
+	grow := func(k rankKey, a, e int64) {
+		if x, ok := ext[k]; ok {
+			x.a, x.b = min(x.a, a), max(x.b, e)
+		} else {
+			ext[k] = &ival{a, e}
+		}
+	}
+	for _, f := range b.frames {
+		grow(rankKey{f.Trace, f.Rank}, f.TsNs, f.End())
+	}
+	for i := range b.in.Ops {
+		o := &b.in.Ops[i]
+		if b.inSlice(o.Trace, o.Rank) {
+			grow(rankKey{o.Trace, o.Rank}, o.TsNs, o.End())
+		}
+	}
+	stepFilter := b.s.Phase != "" || b.s.HasStep
+	steps := map[rankKey][]ival{}
+	anySteps := false
+	for _, st := range b.in.Steps {
+		if !b.inSlice(st.Trace, st.Rank) {
+			continue
+		}
+		anySteps = true
+		if (b.s.Phase == "" || st.Phase == b.s.Phase) && (!b.s.HasStep || st.Number == b.s.Step) {
+			k := rankKey{st.Trace, st.Rank}
+			steps[k] = append(steps[k], ival{st.TsNs, st.TsNs + st.DurNs})
+		}
+	}
+	if stepFilter && !anySteps {
+		b.gaps = append(b.gaps, "the trace has no step annotations (ProfilerStep#N, vLLM execute_context_…_generation_…, execute_new_…_cached_…, SGLang step[…]): a phase or step cannot be selected, so the slice is empty")
+	}
+	keys := make([]rankKey, 0, len(ext))
+	for k := range ext {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].trace < keys[j].trace || (keys[i].trace == keys[j].trace && keys[i].rank < keys[j].rank)
+	})
+	for _, k := range keys {
+		e := ext[k]
+		rs := &rankSlice{key: k, origin: b.origin(k.trace, e.a)}
+		if b.s.HasWindow() {
+			rs.window = []ival{{rs.origin + b.s.WindowStartNs, rs.origin + b.s.WindowEndNs}}
+		}
+		switch {
+		case stepFilter:
+			rs.steps = mergeIvals(steps[k])
+			rs.host = rs.steps
+			if rs.window != nil {
+				rs.host = intersect(rs.steps, rs.window)
+			}
+		case rs.window != nil:
+			rs.host = rs.window
+			rs.dev = rs.window
+		default:
+			rs.host = []ival{*e}
+			rs.dev = []ival{*e}
+		}
+		b.ranks[k] = rs
+	}
+}
+
+// origin returns the first timestamp of a trace (the origin of windows).
+func (b *builder) origin(trace string, fallback int64) int64 {
+	if o, ok := b.in.Origins[trace]; ok {
+		return o
+	}
+	// No origin row: the first event of the trace over all its ranks.
+	first := int64(math.MaxInt64)
+	for i := range b.in.Frames {
+		if f := &b.in.Frames[i]; f.Trace == trace && f.TsNs < first {
+			first = f.TsNs
+		}
+	}
+	for i := range b.in.Ops {
+		if o := &b.in.Ops[i]; o.Trace == trace && o.TsNs < first {
+			first = o.TsNs
+		}
+	}
+	if first == math.MaxInt64 {
+		return fallback
+	}
+	if b.in.Origins == nil {
+		b.in.Origins = map[string]int64{}
+	}
+	b.in.Origins[trace] = first
+	return first
+}
+
+// clipFrames computes each frame's time inside the slice, its self time
+// and its class.
+func (b *builder) clipFrames() {
+	n := len(b.frames)
+	b.clipNs = make([]int64, n)
+	b.selfNs = make([]int64, n)
+	for i, f := range b.frames {
+		rs := b.ranks[rankKey{f.Trace, f.Rank}]
+		b.clipNs[i] = overlap(f.TsNs, f.End(), rs.host)
+	}
+	copy(b.selfNs, b.clipNs)
+	for i := range b.frames {
+		if p := b.parent[i]; p >= 0 {
+			b.selfNs[p] -= b.clipNs[i]
+		}
+	}
+	for i := range b.selfNs {
+		if b.selfNs[i] < 0 {
+			// Children that overlap each other: the trace's nesting is not
+			// proper. Self time cannot be negative.
+			b.selfNs[i] = 0
+		}
+	}
+	// Sync flags need the operations a memcpy call launched.
+	toHost := make(map[int32]bool)
+	for i := range b.in.Ops {
+		o := &b.in.Ops[i]
+		if o.Launch != 0 && copiesToHost(o.Kind, o.Name) {
+			if li, ok := b.idx[o.Launch]; ok {
+				toHost[li] = true
+			}
+		}
+	}
+	b.sync = make([]bool, n)
+	for i, f := range b.frames {
+		b.sync[i] = IsSync(f.Kind, f.API, f.Name, toHost[int32(i)])
+	}
+	b.class = make([]uint8, n)
+	for i := range b.frames {
+		b.classOf(int32(i))
+	}
+}
+
+func (b *builder) classOf(i int32) uint8 {
+	if c := b.class[i]; c != clsUnknown {
+		return c
+	}
+	var chain []int32
+	j := i
+	for j >= 0 && b.class[j] == clsUnknown {
+		chain = append(chain, j)
+		j = b.parent[j]
+	}
+	up := clsWorking
+	if j >= 0 {
+		up = b.class[j]
+	}
+	for k := len(chain) - 1; k >= 0; k-- {
+		c := chain[k]
+		switch {
+		case b.sync[c]:
+			up = clsSync
+		case up == clsSync || up == clsWaiting:
+		case IsWait(b.frames[c].Name):
+			up = clsWaiting
+		default:
+			up = clsWorking
+		}
+		b.class[c] = up
+	}
+	return b.class[i]
+}
+
+// selectOps keeps the GPU operations of the slice with their clipped
+// interval. With a phase or step, an operation belongs to the slice when
+// the call that launched it (else the operation itself) starts in a
+// selected step; the device intervals of the rank then run from each step's
+// start to the end of its last operation.
+func (b *builder) selectOps() {
+	devExt := map[rankKey][]ival{}
+	for i := range b.in.Ops {
+		o := &b.in.Ops[i]
+		if !b.inSlice(o.Trace, o.Rank) || (b.s.HasStream && o.Stream != b.s.Stream) {
+			continue
+		}
+		k := rankKey{o.Trace, o.Rank}
+		rs := b.ranks[k]
+		li := int32(-1)
+		if o.Launch != 0 {
+			if x, ok := b.idx[o.Launch]; ok {
+				li = x
+			}
+		}
+		a, e := o.TsNs, o.End()
+		if rs.steps != nil {
+			anchor := o.TsNs
+			if li >= 0 {
+				anchor = b.frames[li].TsNs
+			}
+			si := containing(rs.steps, anchor)
+			if si < 0 {
+				continue
+			}
+			if rs.window != nil {
+				var ok bool
+				if a, e, ok = clip(a, e, rs.window); !ok {
+					continue
+				}
+			}
+			// The step's device interval reaches the end of its operations.
+			devExt[k] = append(devExt[k], ival{rs.steps[si].a, max(rs.steps[si].b, e)})
+		} else {
+			var ok bool
+			if a, e, ok = clip(a, e, rs.host); !ok {
+				continue
+			}
+		}
+		if e <= a {
+			continue
+		}
+		b.ops = append(b.ops, opIn{op: o, launch: li, a: a, b: e, key: k})
+	}
+	for k, rs := range b.ranks {
+		if rs.steps == nil {
+			continue
+		}
+		dev := append(devExt[k], rs.steps...)
+		dev = mergeIvals(dev)
+		if rs.window != nil {
+			dev = intersect(dev, rs.window)
+		}
+		rs.dev = dev
+	}
+}
+
+// label names the slice in words.
+func (b *builder) label() string {
+	s := b.s
+	var parts []string
+	if s.Trace != "" {
+		parts = append(parts, "trace "+s.Trace)
+	} else {
+		traces := map[string]bool{}
+		for k := range b.ranks {
+			traces[k.trace] = true
+		}
+		if len(traces) == 1 {
+			for t := range traces {
+				parts = append(parts, "trace "+t)
+			}
+		} else {
+			parts = append(parts, fmt.Sprintf("%d traces", len(traces)))
+		}
+	}
+	if s.HasRank {
+		parts = append(parts, fmt.Sprintf("rank %d", s.Rank))
+	} else {
+		parts = append(parts, fmt.Sprintf("%d rank(s)", len(b.ranks)))
+	}
+	if s.HasWindow() {
+		parts = append(parts, "window "+ms(s.WindowStartNs)+".."+ms(s.WindowEndNs)+" ms")
+	}
+	if s.Phase != "" {
+		parts = append(parts, "phase "+s.Phase)
+	}
+	if s.HasStep {
+		parts = append(parts, fmt.Sprintf("step %d", s.Step))
+	}
+	if s.HasStream {
+		parts = append(parts, fmt.Sprintf("stream %d", s.Stream))
+	}
+	if !s.HasWindow() && s.Phase == "" && !s.HasStep {
+		parts = append(parts, "whole trace")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ms formats nanoseconds as milliseconds with up to three decimals.
+func ms(ns int64) string {
+	v := float64(ns) / 1e6
+	s := fmt.Sprintf("%.3f", v)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// evidenceGaps lists what the slice cannot show.
+func (b *builder) evidenceGaps(res *Result) []string {
+	var out []string
+	m := res.Check.Metrics
+	if len(b.ops) == 0 {
+		out = append(out, "no GPU operation in the slice: the GPU view is empty")
+	}
+	if m.PythonFrames == 0 && len(b.frames) > 0 {
+		out = append(out, "no python stacks in the trace (with_stack off): the host stacks start at operators and annotations")
+	}
+	var noLaunch, noLaunchN int64
+	for _, o := range b.ops {
+		if o.launch < 0 {
+			noLaunch += o.b - o.a
+			noLaunchN++
+		}
+	}
+	if noLaunchN > 0 {
+		out = append(out, fmt.Sprintf("%d GPU operations (%s ms, %.1f%% of GPU time) have no launching CPU event in the trace: shown under %q",
+			noLaunchN, ms(noLaunch), 100*share(noLaunch, res.GPU.TotalNs), NoLaunchBucket))
+	}
+	if m.GraphExpected > 0 && m.GraphCoverage() < 0.9 {
+		out = append(out, fmt.Sprintf("graph replays: the trace recorded %.1f%% of the replayed kernels (%d of %d): GPU idle time is overstated",
+			100*m.GraphCoverage(), m.GraphRecorded, m.GraphExpected))
+	}
+	if m.GraphExpected > 0 {
+		out = append(out, "kernels replayed by CUDA/HIP graphs have no per-kernel CPU attribution: they hang under the graph launch")
+	}
+	return out
+}

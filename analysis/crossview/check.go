@@ -1,0 +1,394 @@
+package crossview
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Rule is one row of the verdict's decision table: the first rule whose
+// When holds gives the verdict, labelled by Label.
+type Rule struct {
+	Name    string
+	Verdict string
+	// Doc states the condition with its thresholds, as the package doc's table does.
+	Doc   string
+	When  func(m Metrics) bool
+	Label func(m Metrics) string
+}
+
+// The thresholds of Rules.
+const (
+	// BusyGPUBound: at or above this GPU busy share the device is the constraint.
+	BusyGPUBound = 0.85
+	// BusyMostly with BlockedAhead: a mostly busy device with the host
+	// waiting on it is still the likelier constraint.
+	BusyMostly = 0.70
+	// IdleMin: below this idle share, idle causes do not decide a verdict.
+	IdleMin = 0.15
+	// WaitShareMin, SyncShareMin, HostShareMin: the share of idle time a
+	// cause must explain.
+	WaitShareMin = 0.40
+	SyncShareMin = 0.40
+	HostShareMin = 0.50
+	// CommExposedMin: exposed communication share of the wall.
+	CommExposedMin = 0.20
+	// BlockedAhead: the launching threads blocked in sync calls while the
+	// device was busy, share of the wall: the host was ahead of the device.
+	BlockedAhead = 0.05
+	// GraphCoverageMin: below it graph replays hide too many kernels to
+	// measure idle time.
+	GraphCoverageMin = 0.50
+)
+
+func always(string) func(Metrics) string { return func(Metrics) string { return "" } }
+
+func fixed(label string) func(Metrics) string { return func(Metrics) string { return label } }
+
+// Rules is the verdict's decision table, in order.
+var Rules = []Rule{
+	{Name: "no-gpu-work", Verdict: VerdictInconclusive, Doc: "no GPU operation in the slice",
+		When: func(m Metrics) bool { return m.GPUTimeNs == 0 || m.WallNs == 0 }, Label: always("")},
+	{Name: "graph-undercount", Verdict: VerdictInconclusive, Doc: "graph replays recorded < 50% of their kernels",
+		When: func(m Metrics) bool { return m.GraphExpected > 0 && m.GraphCoverage() < GraphCoverageMin }, Label: always("")},
+	{Name: "comm-exposed", Verdict: VerdictComm, Doc: "comm >= 0.20",
+		When: func(m Metrics) bool { return m.Comm() >= CommExposedMin }, Label: fixed(Hypothesis)},
+	{Name: "device-saturated", Verdict: VerdictGPU, Doc: "busy >= 0.85; confirmed when blocked >= 0.05",
+		When: func(m Metrics) bool { return m.Busy() >= BusyGPUBound },
+		Label: func(m Metrics) string {
+			if m.Blocked() >= BlockedAhead {
+				return Confirmed
+			}
+			return Hypothesis
+		}},
+	{Name: "waiting", Verdict: VerdictWaiting, Doc: "idle >= 0.15 and wait >= 0.40",
+		When: func(m Metrics) bool { return m.Idle() >= IdleMin && m.GapShare(CauseWait) >= WaitShareMin }, Label: fixed(Confirmed)},
+	{Name: "sync-gaps", Verdict: VerdictSync, Doc: "idle >= 0.15 and sync >= 0.40",
+		When: func(m Metrics) bool { return m.Idle() >= IdleMin && m.GapShare(CauseSync) >= SyncShareMin }, Label: fixed(Confirmed)},
+	{Name: "host-gaps", Verdict: VerdictHost, Doc: "idle >= 0.15 and host >= 0.50; hypothesis with python stacks",
+		When: func(m Metrics) bool { return m.Idle() >= IdleMin && m.GapShare(CauseHost) >= HostShareMin },
+		Label: func(m Metrics) string {
+			if m.PythonFrames > 0 {
+				return Hypothesis
+			}
+			return Confirmed
+		}},
+	{Name: "device-mostly-busy", Verdict: VerdictGPU, Doc: "busy >= 0.70 and blocked >= 0.05",
+		When: func(m Metrics) bool { return m.Busy() >= BusyMostly && m.Blocked() >= BlockedAhead }, Label: fixed(Hypothesis)},
+	{Name: "otherwise", Verdict: VerdictInconclusive, Doc: "no rule above holds",
+		When: func(Metrics) bool { return true }, Label: always("")},
+}
+
+// Decide applies Rules to the metrics and returns the rule that holds.
+func Decide(m Metrics) (Rule, string) {
+	for _, r := range Rules {
+		if r.When(m) {
+			return r, r.Label(m)
+		}
+	}
+	r := Rules[len(Rules)-1]
+	return r, ""
+}
+
+// rankData is what the cross-check needs about one rank.
+type rankData struct {
+	ops     []opIn
+	threads map[string]int // launching threads -> launches
+	main    string         // the thread with the most launches
+	sync    []ival         // outermost sync frames of the launching threads
+	wait    []ival         // outermost wait frames of the launching threads
+}
+
+// check computes the cross-check.
+func (b *builder) check() Check {
+	var m Metrics
+	per := map[rankKey]*rankData{}
+	for _, o := range b.ops {
+		d := per[o.key]
+		if d == nil {
+			d = &rankData{threads: map[string]int{}}
+			per[o.key] = d
+		}
+		d.ops = append(d.ops, o)
+		if o.launch >= 0 {
+			d.threads[b.frames[o.launch].Thread]++
+		}
+		m.GPUTimeNs += o.b - o.a
+	}
+	for _, d := range per {
+		best := -1
+		for t, n := range d.threads {
+			if n > best || (n == best && t < d.main) {
+				d.main, best = t, n
+			}
+		}
+	}
+	for i, f := range b.frames {
+		if f.Kind == "python" {
+			m.PythonFrames++
+		}
+		d := per[rankKey{f.Trace, f.Rank}]
+		if d == nil {
+			continue
+		}
+		if _, ok := d.threads[f.Thread]; !ok {
+			continue
+		}
+		if b.clipNs[i] > 0 {
+			switch b.class[i] {
+			case clsSync:
+				m.HostSyncNs += b.selfNs[i]
+			case clsWaiting:
+				m.HostWaitNs += b.selfNs[i]
+			default:
+				m.HostWorkNs += b.selfNs[i]
+			}
+		}
+		p := b.parent[i]
+		switch {
+		case b.class[i] == clsSync && (p < 0 || b.class[p] != clsSync):
+			d.sync = append(d.sync, ival{f.TsNs, f.End()})
+		case b.class[i] == clsWaiting && (p < 0 || b.class[p] != clsWaiting):
+			d.wait = append(d.wait, ival{f.TsNs, f.End()})
+		}
+	}
+	m.WallNs = b.wallNs()
+	var gaps []Gap
+	keys := make([]rankKey, 0, len(b.ranks))
+	for k := range b.ranks {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].trace < keys[j].trace || (keys[i].trace == keys[j].trace && keys[i].rank < keys[j].rank)
+	})
+	for _, k := range keys {
+		rs := b.ranks[k]
+		if ivalsLen(rs.dev) > 0 {
+			m.Ranks++
+		}
+		d := per[k]
+		if d == nil {
+			m.IdleNs += ivalsLen(rs.dev)
+			m.GapOtherNs += ivalsLen(rs.dev)
+			continue
+		}
+		gaps = append(gaps, b.rankCheck(rs, d, &m)...)
+	}
+	m.GraphRecorded, m.GraphExpected = b.graphCounts()
+
+	c := Check{Metrics: m, TopGaps: []Gap{}, Notes: []string{}}
+	sort.SliceStable(gaps, func(i, j int) bool { return gaps[i].DurNs > gaps[j].DurNs })
+	if len(gaps) > b.opts.TopGaps {
+		gaps = gaps[:b.opts.TopGaps]
+	}
+	for i := range gaps {
+		b.hostAt(&gaps[i], per)
+	}
+	c.TopGaps = append(c.TopGaps, gaps...)
+	if m.PythonFrames > 0 {
+		c.Notes = append(c.Notes, fmt.Sprintf("python stacks were captured (%d python frames): stack capture inflates host time, so the host-side numbers are upper bounds and host-bound is at most a hypothesis", m.PythonFrames))
+	}
+	if m.GraphExpected > 0 && m.GraphCoverage() < 1 {
+		c.Notes = append(c.Notes, fmt.Sprintf("graph replays: %.1f%% of the replayed kernels were recorded", 100*m.GraphCoverage()))
+	}
+	r, label := Decide(m)
+	c.Verdict, c.Rule, c.Label = r.Verdict, r.Name, label
+	c.Reason = reason(m, r)
+	return c
+}
+
+// rankCheck measures one rank: busy and idle time, exposed communication,
+// blocked time, and each gap's cause. It returns the rank's gaps.
+func (b *builder) rankCheck(rs *rankSlice, d *rankData, m *Metrics) []Gap {
+	var busy, comm, other []ival
+	for _, o := range d.ops {
+		iv := ival{o.a, o.b}
+		busy = append(busy, iv)
+		if IsComm(o.op.Kind, o.op.Name) {
+			comm = append(comm, iv)
+		} else {
+			other = append(other, iv)
+		}
+	}
+	busy = mergeIvals(busy)
+	busy = intersect(busy, rs.dev)
+	comm, other = mergeIvals(comm), mergeIvals(other)
+	m.BusyNs += ivalsLen(busy)
+	wall := ivalsLen(rs.dev)
+	m.IdleNs += wall - ivalsLen(busy)
+	m.CommNs += ivalsLen(comm)
+	m.CommExposedNs += ivalsLen(comm) - intersectLen(comm, other)
+	d.sync, d.wait = mergeIvals(d.sync), mergeIvals(d.wait)
+	m.BlockedWhileBusyNs += intersectLen(intersect(d.sync, rs.dev), busy)
+
+	// The operation that ends each gap: operations by clipped start.
+	ops := d.ops
+	sort.Slice(ops, func(i, j int) bool { return ops[i].a < ops[j].a })
+	var out []Gap
+	for _, g := range complement(rs.dev, busy) {
+		dur := g.b - g.a
+		cause, confirmed := b.gapCause(g, ops, d)
+		switch cause {
+		case CauseSync:
+			m.GapSyncNs += dur
+		case CauseWait:
+			m.GapWaitNs += dur
+		case CauseHost:
+			m.GapHostNs += dur
+		case CauseDevice:
+			m.GapDeviceNs += dur
+		default:
+			m.GapOtherNs += dur
+		}
+		if confirmed {
+			m.GapConfirmedNs += dur
+		}
+		out = append(out, Gap{Rank: rs.key.rank, StartNs: g.a - rs.origin, DurNs: dur, Cause: cause})
+	}
+	return out
+}
+
+// gapCause says why the device was idle in g: a sync call on a launching
+// thread open at the gap's start (the host was blocked while the device ran
+// dry); else the launch of the operation that ends the gap — issued after
+// the gap began: the device waited for the host, which was waiting for work
+// or working; issued before: the device waited on a dependency.
+func (b *builder) gapCause(g ival, ops []opIn, d *rankData) (string, bool) {
+	k := sort.Search(len(ops), func(i int) bool { return ops[i].a >= g.b })
+	var launchTs int64
+	haveLaunch := false
+	for ; k < len(ops) && ops[k].a == g.b; k++ {
+		if ops[k].launch >= 0 {
+			ts := b.frames[ops[k].launch].TsNs
+			if !haveLaunch || ts < launchTs {
+				launchTs, haveLaunch = ts, true
+			}
+		}
+	}
+	if containing(d.sync, g.a) >= 0 {
+		return CauseSync, haveLaunch && launchTs >= g.a
+	}
+	waiting := 2*overlap(g.a, g.b, d.wait) >= g.b-g.a
+	switch {
+	case haveLaunch && launchTs >= g.a && waiting:
+		return CauseWait, true
+	case haveLaunch && launchTs >= g.a:
+		return CauseHost, true
+	case haveLaunch:
+		return CauseDevice, true
+	case waiting:
+		return CauseWait, false
+	}
+	return CauseOther, false
+}
+
+// hostAt fills a gap's host stack: the innermost frame of the rank's main
+// launching thread open at the gap's middle.
+func (b *builder) hostAt(g *Gap, per map[rankKey]*rankData) {
+	var key rankKey
+	found := false
+	for k, rs := range b.ranks {
+		if k.rank == g.Rank && containing(rs.dev, g.StartNs+rs.origin) >= 0 {
+			key, found = k, true
+			break
+		}
+	}
+	d := per[key]
+	if !found || d == nil {
+		return
+	}
+	rs := b.ranks[key]
+	mid := rs.origin + g.StartNs + g.DurNs/2
+	best := int32(-1)
+	for i, f := range b.frames {
+		if f.Trace != key.trace || f.Rank != key.rank || f.Thread != d.main || f.TsNs > mid || f.End() <= mid {
+			continue
+		}
+		if best < 0 || b.depth[i] > b.depth[best] {
+			best = int32(i)
+		}
+	}
+	if best < 0 {
+		return
+	}
+	g.HostClass = classNames[b.class[best]]
+	var path []string
+	for j := best; j >= 0 && len(path) < 4; j = b.parent[j] {
+		f := b.frames[j]
+		path = append(path, frameName(f.Kind, f.Name))
+	}
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	g.Host = path
+}
+
+// graphCounts sums the graph replay coverage of the GPU tree.
+func (b *builder) graphCounts() (rec, exp int64) {
+	// Recomputed from the ops rather than the folded tree: folding may have
+	// merged graph nodes into "other".
+	launches := map[int32]int64{}
+	keys := map[int32]string{}
+	for _, o := range b.ops {
+		if o.launch >= 0 && b.frames[o.launch].API == "graph_launch" {
+			launches[o.launch]++
+			if _, ok := keys[o.launch]; !ok && o.op.GraphID != 0 {
+				keys[o.launch] = "graph " + itoa(o.op.GraphID)
+			}
+		}
+	}
+	for i, f := range b.frames {
+		if f.API == "graph_launch" && b.clipNs[i] > 0 {
+			if _, ok := launches[int32(i)]; !ok {
+				launches[int32(i)] = 0
+			}
+		}
+	}
+	most := map[string]int64{}
+	kf := func(i int32) string {
+		if k, ok := keys[i]; ok {
+			return k
+		}
+		return b.stackKey(i)
+	}
+	for i, n := range launches {
+		k := kf(i)
+		most[k] = max(most[k], n)
+	}
+	for i, n := range launches {
+		rec += n
+		exp += most[kf(i)]
+	}
+	return rec, exp
+}
+
+// stackKey names a frame's call site: the names of its stack.
+func (b *builder) stackKey(i int32) string {
+	var sb strings.Builder
+	for j := i; j >= 0; j = b.parent[j] {
+		sb.WriteString(b.frames[j].Name)
+		sb.WriteByte(';')
+	}
+	return sb.String()
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+// reason states the numbers behind a verdict.
+func reason(m Metrics, r Rule) string {
+	if m.GPUTimeNs == 0 {
+		return "no GPU operation in the slice"
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "GPU busy %s of %s ms wall (%d rank(s)); idle %s ms: gaps opened by sync calls %s, launching thread waiting for work %s, launches issued after the device went idle %s, device-side dependencies %s, other %s (mechanism-linked: %s of idle)",
+		pct(m.Busy()), ms(m.WallNs), m.Ranks, ms(m.IdleNs),
+		pct(m.GapShare(CauseSync)), pct(m.GapShare(CauseWait)), pct(m.GapShare(CauseHost)), pct(m.GapShare(CauseDevice)), pct(m.GapShare(CauseOther)),
+		pct(share(m.GapConfirmedNs, m.IdleNs)))
+	fmt.Fprintf(&sb, "; exposed communication %s of wall; launching threads blocked in sync calls while the GPU was busy %s of wall", pct(m.Comm()), pct(m.Blocked()))
+	if host := m.HostWorkNs + m.HostSyncNs + m.HostWaitNs; host > 0 {
+		fmt.Fprintf(&sb, "; launching threads' host time %s ms: working %s, blocked in sync %s, waiting for work %s",
+			ms(host), pct(share(m.HostWorkNs, host)), pct(share(m.HostSyncNs, host)), pct(share(m.HostWaitNs, host)))
+	}
+	fmt.Fprintf(&sb, ". Rule %s (%s).", r.Name, r.Doc)
+	return sb.String()
+}

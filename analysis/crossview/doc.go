@@ -1,0 +1,106 @@
+// Package crossview builds the two views of one slice of a trace and the
+// cross-check between them:
+//
+//   - the GPU view: every GPU operation (kernel, GPU memcpy, GPU memset)
+//     attributed to the host call stack that launched it — python frames,
+//     operators and user annotations enclosing the launch, the runtime call
+//     (joined by correlation), then the operation as a `→ kernel` leaf —
+//     aggregated into a call tree weighted by GPU time;
+//   - the CPU view: host self time by stack for the same slice (same ranks,
+//     threads, window, phase), split into time spent working, time blocked
+//     in synchronizing calls and time waiting for work;
+//   - the cross-check: the GPU busy share of the slice, the host frames that
+//     were active during the largest GPU idle gaps, and a verdict taken from
+//     a documented decision table (Rules).
+//
+// It works on rows that the crossview SQL preset (sql/crossview.sql) returns:
+// the containment joins (which host frame encloses which, which runtime call
+// launched which GPU operation, which step annotation a row falls in) are
+// done in DuckDB; this package filters the rows to the slice, clips them to
+// the window, builds the trees, folds small nodes, draws the trees as text,
+// HTML and folded stacks, and decides the verdict. Running the SQL is the
+// engine's job (internal/duck, through cells.CrossView); carrying a Result in
+// the evidence Bundle is analysis/evidence's; the report draws it with
+// analysis/report. The package imports the standard library and
+// analysis/table only, so it builds for the WebAssembly viewer.
+//
+// # Accounting
+//
+// Nothing is dropped. Every GPU operation in the slice ends in exactly one
+// leaf of the GPU tree: under the runtime call that launched it, under the
+// bucket "[no launching CPU event]" when no host call carries its
+// correlation, or in an "other" node when folding merged it away. The leaves
+// of the GPU tree therefore sum to the GPU time of the slice exactly, in
+// integer nanoseconds (Tree.TotalNs). Likewise the self times of the CPU tree
+// sum to the host time the profiler recorded in the slice.
+//
+// A window clips: an operation or frame that straddles an edge counts only
+// for its part inside the window. A phase or step selects the step
+// annotations of that phase (vLLM `execute_context_N(T)_generation_N(T)`,
+// `execute_new_N_cached_N`, SGLang `step[EXTEND|DECODE|MIXED ...]`,
+// `ProfilerStep#N`): host frames are clipped to those steps' host intervals,
+// and a GPU operation belongs to a step when the runtime call that launched
+// it lies inside the step (operations without a launching call: when they
+// start inside it). A stream restricts the GPU view and the device-side
+// numbers; the CPU view is the host's and is not filtered by stream.
+//
+// # Sync frames and waits
+//
+// A frame is a sync frame (⚠️) when it blocks the host on the device:
+// cuda/hip/cu Stream/Device/Event/Ctx Synchronize, a synchronous memcpy
+// (cudaMemcpy, hipMemcpy, hipMemcpyWithStream, cuMemcpyDtoH, ...), a
+// cudaMemcpyAsync whose copy is device-to-host or from pageable memory, and
+// the operators aten::item and aten::_local_scalar_dense. Its blocked host
+// time is its own duration inside the slice. Host self time inside a sync
+// frame is "sync" in the CPU view; self time inside a frame that matches
+// WaitPatterns (a vLLM worker in shm_broadcast dequeue / acquire_read /
+// sched_yield waiting on the engine core, a Condition or queue wait, an idle
+// DataLoader waiting for its workers, a zmq poll) is "waiting"; the rest is
+// "working".
+//
+// # CUDA graphs
+//
+// A cudaGraphLaunch/hipGraphLaunch node expands to the kernels it replayed
+// (same correlation). They are marked as having no per-kernel CPU
+// attribution, and the node records how many kernels each replay recorded
+// against the most any replay of the same graph recorded (the trace's
+// coverage of the replays; a profiler buffer that overflows under continuous
+// replay records only some of them).
+//
+// # The verdict
+//
+// Rules is the decision table; the first rule whose condition holds gives
+// the verdict. Its numbers are shares of the slice's wall time (the window,
+// the selected steps, or the span of the rank's events) summed over ranks:
+//
+//	busy      GPU busy time (union of GPU operations, all streams) / wall
+//	idle      1 - busy
+//	sync      idle time in gaps opened by a sync call on the same rank (the host
+//	          was blocked in it when the device ran dry) / idle
+//	wait      idle time in gaps during which the launching thread sat in a wait
+//	          frame (no work to launch) / idle
+//	host      idle time in gaps that ended with a launch issued after the gap had
+//	          begun while the host was working (the device waited for the host) / idle
+//	comm      communication kernels' time not overlapped by computation / wall
+//	blocked   launching threads' time blocked in sync calls while the device
+//	          was busy (the host ahead, waiting on the device) / wall
+//
+//	rule               verdict             condition                                        label
+//	no-gpu-work        inconclusive        no GPU operation in the slice                    -
+//	graph-undercount   inconclusive        graph replays recorded < 50% of their kernels    -
+//	comm-exposed       communication-bound comm >= 0.20                                     hypothesis
+//	device-saturated   gpu-bound           busy >= 0.85                                     confirmed when blocked >= 0.05
+//	waiting            waiting-for-work    idle >= 0.15 and wait >= 0.40                    confirmed
+//	sync-gaps          sync-bound          idle >= 0.15 and sync >= 0.40                    confirmed
+//	host-gaps          host/launch-bound   idle >= 0.15 and host >= 0.50                    confirmed; hypothesis with python stacks
+//	device-mostly-busy gpu-bound           busy >= 0.70 and blocked >= 0.05                 hypothesis
+//	otherwise          inconclusive        -                                                -
+//
+// A verdict is "confirmed" only when a mechanism links cause and effect in
+// the same rank: a sync call and the device gap it opens, a launch issued
+// after the device went idle, a wait frame that held the launching thread
+// while the device was idle. Overlap in time alone gives "hypothesis". When
+// python stacks were captured, the cross-check says that stack capture
+// inflates host time before it calls anything host-bound, and a host-bound
+// verdict is never better than a hypothesis.
+package crossview

@@ -1,0 +1,329 @@
+package crossview
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// The output formats of Write.
+const (
+	FormatTree   = "tree"   // text trees drawn with ├── └──, then the cross-check
+	FormatHTML   = "html"   // the same as foldable HTML (details/summary), no script
+	FormatFolded = "folded" // folded stacks of one view: `frame;frame;kernel N`, N in ns
+)
+
+// Write writes a Result in one format. view chooses the tree of the folded
+// format ("gpu" or "cpu"); the other formats show both.
+func Write(w io.Writer, r *Result, format, view string) error {
+	switch format {
+	case FormatTree, "":
+		return writeText(w, r)
+	case FormatHTML:
+		return writeHTML(w, r)
+	case FormatFolded:
+		switch view {
+		case "gpu", "":
+			return writeFolded(w, &r.GPU)
+		case "cpu":
+			return writeFolded(w, &r.CPU)
+		}
+		return fmt.Errorf("unexpected view %q (want gpu or cpu)", view)
+	}
+	return fmt.Errorf("unexpected output format %v", format)
+}
+
+// maxTextName is the longest name the text tree prints before eliding
+// the middle (kernel names run to hundreds of characters); HTML and folded
+// stacks keep names whole.
+const maxTextName = 160
+
+func shorten(s string) string {
+	if utf8.RuneCountInString(s) <= maxTextName {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:maxTextName-41]) + "…" + string(r[len(r)-40:])
+}
+
+func share100(a, b int64) string {
+	if b <= 0 {
+		return "0.0%"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
+}
+
+// nodeName is the node's name line: the folded chain, the arrow of GPU
+// operations, the kernel inlined when a frame launched exactly one.
+func nodeName(n *Node, short func(string) string) string {
+	var sb strings.Builder
+	switch len(n.Via) {
+	case 0:
+	case 1:
+		sb.WriteString(short(n.Via[0]) + " ▸ ")
+	default:
+		fmt.Fprintf(&sb, "%s ▸ … %d frames … ▸ ", short(n.Via[0]), len(n.Via)-1)
+	}
+	if isGPUKind(n.Kind) {
+		sb.WriteString("→ ")
+	}
+	sb.WriteString(short(n.Name))
+	return sb.String()
+}
+
+func isGPUKind(kind string) bool {
+	return kind == "kernel" || kind == "gpu_memcpy" || kind == "gpu_memset"
+}
+
+// inlineLeaf returns the only child of a frame when it is a GPU operation:
+// the text draws it on the frame's line, `frame  → kernel`, as the seed does.
+func inlineLeaf(n *Node) *Node {
+	if len(n.Children) == 1 && isGPUKind(n.Children[0].Kind) && !isGPUKind(n.Kind) && n.Graph == nil {
+		return n.Children[0]
+	}
+	return nil
+}
+
+// nodeFacts is the numbers after a node's name.
+func nodeFacts(n *Node, view string, total int64) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%s (%s ms", share100(n.Ns, total), ms(n.Ns))
+	if n.Count > 1 {
+		fmt.Fprintf(&sb, ", %d×", n.Count)
+	}
+	sb.WriteString(")")
+	if view == "cpu" && n.SelfNs > 0 && len(n.Children) > 0 {
+		fmt.Fprintf(&sb, " self %s ms", ms(n.SelfNs))
+	}
+	if view == "cpu" && n.WaitNs > 0 {
+		fmt.Fprintf(&sb, " ⏳ waiting %s ms", ms(n.WaitNs))
+	}
+	if n.Sync {
+		fmt.Fprintf(&sb, " ⚠️ sync, host blocked %s ms", ms(n.BlockedNs))
+	}
+	if g := n.Graph; g != nil {
+		fmt.Fprintf(&sb, " [graph: %d replays, %d of %d kernels recorded (%.1f%%), no per-kernel CPU attribution]",
+			g.Replays, g.Recorded, g.Expected, 100*g.Coverage())
+	}
+	if n.NoCPUAttribution {
+		sb.WriteString(" (graph replay)")
+	}
+	return sb.String()
+}
+
+func writeText(w io.Writer, r *Result) error {
+	ew := &errWriter{w: w}
+	m := r.Check.Metrics
+	fmt.Fprintf(ew, "GPU view: GPU time by the host stack that launched it (%s)\n", r.Label)
+	fmt.Fprintf(ew, "%s ms of GPU time; GPU busy %s of %s ms wall\n\n", ms(r.GPU.TotalNs), share100(m.BusyNs, m.WallNs), ms(m.WallNs))
+	textTree(ew, &r.GPU)
+	fmt.Fprintf(ew, "\nCPU view: host self time by stack (%s)\n", r.Label)
+	host := r.CPU.TotalNs
+	var syncNs, waitNs int64
+	for _, n := range r.CPU.Roots {
+		s, w := nodeClass(n)
+		syncNs += s
+		waitNs += w
+	}
+	fmt.Fprintf(ew, "%s ms of host self time: working %s ms, blocked in sync %s ms, waiting for work %s ms\n\n",
+		ms(host), ms(host-syncNs-waitNs), ms(syncNs), ms(waitNs))
+	textTree(ew, &r.CPU)
+	fmt.Fprintf(ew, "\nCross-check (%s)\n", r.Label)
+	writeCheckText(ew, r)
+	return ew.err
+}
+
+// nodeClass sums a subtree's sync and wait self time.
+func nodeClass(n *Node) (syncNs, waitNs int64) {
+	syncNs, waitNs = n.SyncNs, n.WaitNs
+	for _, c := range n.Children {
+		s, w := nodeClass(c)
+		syncNs += s
+		waitNs += w
+	}
+	return
+}
+
+func textTree(w io.Writer, t *Tree) {
+	if len(t.Roots) == 0 {
+		fmt.Fprintln(w, "(empty)")
+		return
+	}
+	var walk func(n *Node, prefix string, last, top bool)
+	walk = func(n *Node, prefix string, last, top bool) {
+		conn, next := "├── ", prefix+"│   "
+		if last {
+			conn, next = "└── ", prefix+"    "
+		}
+		if top {
+			conn, next = "", ""
+		}
+		line := nodeName(n, shorten)
+		kids := n.Children
+		if leaf := inlineLeaf(n); leaf != nil {
+			line += "  " + nodeName(leaf, shorten)
+			kids = nil
+			if leaf.NoCPUAttribution {
+				n = &Node{Ns: n.Ns, Count: n.Count, Sync: n.Sync, BlockedNs: n.BlockedNs, NoCPUAttribution: true}
+			}
+		}
+		fmt.Fprintf(w, "%s%s%s  %s\n", prefix, conn, line, nodeFacts(n, t.View, t.TotalNs))
+		for i, c := range kids {
+			walk(c, next, i == len(kids)-1, false)
+		}
+	}
+	for _, n := range t.Roots {
+		walk(n, "", true, true)
+	}
+}
+
+func writeCheckText(w io.Writer, r *Result) {
+	c := &r.Check
+	m := c.Metrics
+	fmt.Fprintf(w, "GPU busy %s of %s ms wall; GPU time %s ms; exposed communication %s ms\n",
+		share100(m.BusyNs, m.WallNs), ms(m.WallNs), ms(m.GPUTimeNs), ms(m.CommExposedNs))
+	if len(c.TopGaps) > 0 {
+		fmt.Fprintln(w, "Largest GPU idle gaps and the launching thread's host frames:")
+		for i, g := range c.TopGaps {
+			host := "no host frame open"
+			if len(g.Host) > 0 {
+				parts := make([]string, len(g.Host))
+				for k, h := range g.Host {
+					parts[k] = shorten(h)
+				}
+				host = strings.Join(parts, " ▸ ") + " [" + g.HostClass + "]"
+			}
+			fmt.Fprintf(w, "  %d. rank %d at %s ms: %s ms idle, cause %s; host in %s\n", i+1, g.Rank, ms(g.StartNs), ms(g.DurNs), g.Cause, host)
+		}
+	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(w, "Note: %s\n", n)
+	}
+	label := ""
+	if c.Label != "" {
+		label = " (" + c.Label + ")"
+	}
+	fmt.Fprintf(w, "Verdict: %s%s. %s\n", c.Verdict, label, c.Reason)
+	if len(r.Gaps) > 0 {
+		fmt.Fprintln(w, "Evidence gaps:")
+		for _, g := range r.Gaps {
+			fmt.Fprintf(w, "  - %s\n", g)
+		}
+	}
+}
+
+// HTML: every string from the trace goes through html.EscapeString; there
+// is no script, so the output is safe to show in an untrusted notebook.
+func writeHTML(w io.Writer, r *Result) error {
+	ew := &errWriter{w: w}
+	esc := html.EscapeString
+	m := r.Check.Metrics
+	fmt.Fprintf(ew, "<div class=\"tracebook-crossview\">\n")
+	fmt.Fprintf(ew, "<h3>GPU view: GPU time by the host stack that launched it</h3>\n<p>%s. %s ms of GPU time; GPU busy %s of %s ms wall.</p>\n",
+		esc(r.Label), ms(r.GPU.TotalNs), share100(m.BusyNs, m.WallNs), ms(m.WallNs))
+	htmlTree(ew, &r.GPU)
+	fmt.Fprintf(ew, "<h3>CPU view: host self time by stack</h3>\n<p>%s. %s ms of host self time.</p>\n", esc(r.Label), ms(r.CPU.TotalNs))
+	htmlTree(ew, &r.CPU)
+	fmt.Fprintf(ew, "<h3>Cross-check</h3>\n<pre>")
+	var sb strings.Builder
+	writeCheckText(&sb, r)
+	ew.WriteString(esc(sb.String()))
+	fmt.Fprintf(ew, "</pre>\n</div>\n")
+	return ew.err
+}
+
+func htmlTree(w *errWriter, t *Tree) {
+	esc := html.EscapeString
+	if len(t.Roots) == 0 {
+		w.WriteString("<p>(empty)</p>\n")
+		return
+	}
+	ident := func(s string) string { return s }
+	var walk func(n *Node, level int)
+	walk = func(n *Node, level int) {
+		line := esc(nodeName(n, ident))
+		kids := n.Children
+		facts := n
+		if leaf := inlineLeaf(n); leaf != nil {
+			line += "&nbsp;&nbsp;" + esc(nodeName(leaf, ident))
+			kids = nil
+			if leaf.NoCPUAttribution {
+				facts = &Node{Ns: n.Ns, Count: n.Count, Sync: n.Sync, BlockedNs: n.BlockedNs, NoCPUAttribution: true}
+			}
+		}
+		label := "<code>" + line + "</code> " + esc(nodeFacts(facts, t.View, t.TotalNs))
+		if len(kids) == 0 {
+			fmt.Fprintf(w, "<li>%s</li>\n", label)
+			return
+		}
+		open := ""
+		if level < 2 {
+			open = " open"
+		}
+		fmt.Fprintf(w, "<li><details%s><summary>%s</summary>\n<ul>\n", open, label)
+		for _, c := range kids {
+			walk(c, level+1)
+		}
+		w.WriteString("</ul>\n</details></li>\n")
+	}
+	w.WriteString("<ul style=\"list-style:none;padding-left:1.2em\">\n")
+	for _, n := range t.Roots {
+		walk(n, 0)
+	}
+	w.WriteString("</ul>\n")
+}
+
+// writeFolded writes one tree as folded stacks, one line per node with time
+// of its own: `frame;frame;leaf N`, N in nanoseconds. flamegraph.pl and
+// speedscope read it.
+func writeFolded(w io.Writer, t *Tree) error {
+	ew := &errWriter{w: w}
+	var path []string
+	var walk func(n *Node)
+	walk = func(n *Node) {
+		k := len(path)
+		for _, v := range n.Via {
+			path = append(path, foldedName(v))
+		}
+		path = append(path, foldedName(n.Name))
+		if n.SelfNs > 0 {
+			fmt.Fprintf(ew, "%s %d\n", strings.Join(path, ";"), n.SelfNs)
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+		path = path[:k]
+	}
+	for _, n := range t.Roots {
+		walk(n)
+	}
+	return ew.err
+}
+
+// foldedName makes a name safe for the folded format: no ';' (the frame
+// separator) and no line breaks.
+func foldedName(s string) string {
+	if !strings.ContainsAny(s, ";\n\r") {
+		return s
+	}
+	return strings.NewReplacer(";", ":", "\n", " ", "\r", " ").Replace(s)
+}
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) WriteString(s string) { _, _ = e.Write([]byte(s)) }

@@ -1,0 +1,133 @@
+package crossview
+
+import (
+	"fmt"
+
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+// The row kinds of the crossview preset (its row_kind column).
+const (
+	RowFrame  = "frame"
+	RowOp     = "op"
+	RowOrigin = "origin"
+)
+
+// Columns are the columns the crossview preset returns, in order; FromTable
+// finds them by name.
+var Columns = []string{"row_kind", "trace", "rank", "id", "parent_id", "thread", "kind", "api", "name", "ts_ns", "dur_ns", "stream", "graph_id"}
+
+// FromTable reads the crossview preset's result into an Input.
+func FromTable(t *table.Table) (*Input, error) {
+	if t == nil {
+		return nil, fmt.Errorf("crossview: no table")
+	}
+	col := make(map[string]int, len(Columns))
+	for _, name := range Columns {
+		i := t.Col(name)
+		if i < 0 {
+			return nil, fmt.Errorf("crossview: the preset's result has no column %q", name)
+		}
+		col[name] = i
+	}
+	in := &Input{Origins: map[string]int64{}}
+	for r, row := range t.Rows {
+		if len(row) < len(t.Columns) {
+			return nil, fmt.Errorf("crossview: row %d has %d cells, want %d", r, len(row), len(t.Columns))
+		}
+		str := func(c string) string { return asString(row[col[c]]) }
+		num := func(c string) int64 { return asInt(row[col[c]]) }
+		switch kind := str("row_kind"); kind {
+		case RowFrame:
+			in.Frames = append(in.Frames, Frame{
+				ID: num("id"), Parent: num("parent_id"), Trace: str("trace"), Rank: int(num("rank")),
+				Thread: str("thread"), Kind: str("kind"), API: str("api"), Name: str("name"),
+				TsNs: num("ts_ns"), DurNs: num("dur_ns"),
+			})
+		case RowOp:
+			in.Ops = append(in.Ops, Op{
+				ID: num("id"), Launch: num("parent_id"), Trace: str("trace"), Rank: int(num("rank")),
+				Stream: num("stream"), Kind: str("kind"), Name: str("name"),
+				TsNs: num("ts_ns"), DurNs: num("dur_ns"), GraphID: num("graph_id"),
+			})
+		case RowOrigin:
+			in.Origins[str("trace")] = num("ts_ns")
+		default:
+			return nil, fmt.Errorf("crossview: row %d: unknown row_kind %q", r, kind)
+		}
+	}
+	return in, nil
+}
+
+// StepColumns are the columns of the steps preset (sql/steps.sql) that
+// AddSteps reads.
+var StepColumns = []string{"trace", "rank", "step", "phase", "name", "start_ns", "wall_ns"}
+
+// AddSteps reads the steps preset's result (one row per step, its start
+// relative to the trace's first timestamp) into in.Steps. The crossview
+// preset's origin rows must have been read first: they turn the relative
+// starts into timestamps.
+func AddSteps(in *Input, t *table.Table) error {
+	if t == nil {
+		return nil
+	}
+	col := make(map[string]int, len(StepColumns))
+	for _, name := range StepColumns {
+		i := t.Col(name)
+		if i < 0 {
+			return fmt.Errorf("crossview: the steps preset's result has no column %q", name)
+		}
+		col[name] = i
+	}
+	for _, row := range t.Rows {
+		trace := asString(row[col["trace"]])
+		origin, ok := in.Origins[trace]
+		if !ok {
+			continue // a trace outside the slice
+		}
+		in.Steps = append(in.Steps, Step{
+			Trace: trace, Rank: int(asInt(row[col["rank"]])), Name: asString(row[col["name"]]),
+			Number: int(asInt(row[col["step"]])), Phase: asString(row[col["phase"]]),
+			TsNs: origin + asInt(row[col["start_ns"]]), DurNs: asInt(row[col["wall_ns"]]),
+		})
+	}
+	return nil
+}
+
+func asString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	}
+	return fmt.Sprint(v)
+}
+
+func asInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case int32:
+		return int64(x)
+	case int:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int8:
+		return int64(x)
+	case uint64:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case float64:
+		return int64(x)
+	case bool:
+		if x {
+			return 1
+		}
+	}
+	return 0
+}

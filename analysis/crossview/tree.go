@@ -1,0 +1,358 @@
+package crossview
+
+import (
+	"sort"
+)
+
+// bnode is a tree node while the tree is being built: children by kind and name.
+type bnode struct {
+	n    *Node
+	kids map[string]*bnode
+	ord  []*bnode
+	keep bool // holds a sync frame worth showing: never folded away
+}
+
+func (p *bnode) child(kind, name string) *bnode {
+	key := kind + "\x00" + name
+	if c, ok := p.kids[key]; ok {
+		return c
+	}
+	if p.kids == nil {
+		p.kids = map[string]*bnode{}
+	}
+	c := &bnode{n: &Node{Name: name, Kind: kind}}
+	p.kids[key] = c
+	p.ord = append(p.ord, c)
+	return c
+}
+
+// nodesOf maps frames to the nodes of one tree, creating the path of
+// ancestors on first use and counting each frame once.
+type nodesOf struct {
+	b    *builder
+	root *bnode
+	memo []*bnode
+}
+
+func newNodesOf(b *builder) *nodesOf {
+	return &nodesOf{b: b, root: &bnode{n: &Node{}}, memo: make([]*bnode, len(b.frames))}
+}
+
+func (t *nodesOf) of(i int32) *bnode {
+	if t.memo[i] != nil {
+		return t.memo[i]
+	}
+	var chain []int32
+	j := i
+	for j >= 0 && t.memo[j] == nil {
+		chain = append(chain, j)
+		j = t.b.parent[j]
+	}
+	cur := t.root
+	if j >= 0 {
+		cur = t.memo[j]
+	}
+	for k := len(chain) - 1; k >= 0; k-- {
+		f := t.b.frames[chain[k]]
+		cur = cur.child(f.Kind, frameName(f.Kind, f.Name))
+		cur.n.Count++
+		t.memo[chain[k]] = cur
+	}
+	return cur
+}
+
+// gpuTree builds the GPU view: each GPU operation under the stack of the
+// call that launched it.
+func (b *builder) gpuTree() Tree {
+	t := newNodesOf(b)
+	var bucket *bnode
+	var total int64
+	graphOps := map[int32]int64{} // graph launch frame -> operations recorded
+	graphKey := map[int32]string{}
+	for _, o := range b.ops {
+		w := o.b - o.a
+		total += w
+		var parent *bnode
+		viaGraph := false
+		if o.launch >= 0 {
+			parent = t.of(o.launch)
+			if f := b.frames[o.launch]; f.API == "graph_launch" {
+				viaGraph = true
+				graphOps[o.launch]++
+				if _, ok := graphKey[o.launch]; !ok && o.op.GraphID != 0 {
+					graphKey[o.launch] = "graph " + itoa(o.op.GraphID)
+				}
+			}
+		} else {
+			if bucket == nil {
+				bucket = t.root.child("bucket", NoLaunchBucket)
+			}
+			parent = bucket
+		}
+		leaf := parent.child(o.op.Kind, o.op.Name)
+		leaf.n.SelfNs += w
+		leaf.n.Count++
+		if viaGraph {
+			leaf.n.NoCPUAttribution = true
+		}
+		if bucket != nil && parent == bucket {
+			bucket.n.Count++
+		}
+	}
+	// Graph launches in the slice, also those whose kernels the trace lost.
+	for i, f := range b.frames {
+		if f.API == "graph_launch" && b.clipNs[i] > 0 {
+			if _, ok := graphOps[int32(i)]; !ok {
+				graphOps[int32(i)] = 0
+			}
+		}
+	}
+	if len(graphOps) > 0 {
+		keyOf := func(i int32) string {
+			if k, ok := graphKey[i]; ok {
+				return k
+			}
+			return b.stackKey(i)
+		}
+		most := map[string]int64{}
+		for i, n := range graphOps {
+			k := keyOf(i)
+			most[k] = max(most[k], n)
+		}
+		for i, n := range graphOps {
+			nd := t.of(i).n
+			if nd.Graph == nil {
+				nd.Graph = &GraphReplay{}
+			}
+			nd.Graph.Replays++
+			nd.Graph.Recorded += n
+			nd.Graph.Expected += most[keyOf(i)]
+		}
+	}
+	// Sync frames appear with their blocked time even when they launched nothing.
+	for i := range b.frames {
+		if b.sync[i] && b.clipNs[i] > 0 {
+			nd := t.of(int32(i))
+			nd.n.Sync = true
+			nd.n.BlockedNs += b.clipNs[i]
+		}
+	}
+	return b.finish("gpu", t.root, total)
+}
+
+// cpuTree builds the CPU view: host self time by stack.
+func (b *builder) cpuTree() Tree {
+	t := newNodesOf(b)
+	var total int64
+	for i := range b.frames {
+		if b.clipNs[i] <= 0 {
+			continue
+		}
+		nd := t.of(int32(i))
+		self := b.selfNs[i]
+		total += self
+		nd.n.SelfNs += self
+		switch b.class[i] {
+		case clsSync:
+			nd.n.SyncNs += self
+		case clsWaiting:
+			nd.n.WaitNs += self
+		}
+		if b.sync[i] {
+			nd.n.Sync = true
+			nd.n.BlockedNs += b.clipNs[i]
+		}
+	}
+	return b.finish("cpu", t.root, total)
+}
+
+// wallNs returns the slice's wall time summed over ranks.
+func (b *builder) wallNs() int64 {
+	var n int64
+	for _, rs := range b.ranks {
+		n += ivalsLen(rs.dev)
+	}
+	return n
+}
+
+// finish turns a built tree into a Tree: inclusive times, chains folded
+// into one line, the depth limit, small nodes folded into "other", and a
+// stable order.
+func (b *builder) finish(view string, root *bnode, total int64) Tree {
+	sum(root)
+	wall := b.wallNs()
+	minNs := int64(b.opts.MinPct / 100 * float64(total))
+	minBlocked := int64(b.opts.MinPct / 100 * float64(wall))
+	markKeep(root, minBlocked)
+	roots := shape(root, view, 1, b.opts.Depth, minNs)
+	if roots == nil {
+		roots = []*Node{}
+	}
+	return Tree{View: view, TotalNs: total, Roots: roots}
+}
+
+// sum computes inclusive times bottom-up.
+func sum(p *bnode) int64 {
+	ns := p.n.SelfNs
+	for _, c := range p.ord {
+		ns += sum(c)
+	}
+	p.n.Ns = ns
+	return ns
+}
+
+// markKeep marks the nodes that hold a sync frame blocking the host for at
+// least minBlocked, and their ancestors: folding keeps them.
+func markKeep(p *bnode, minBlocked int64) bool {
+	k := p.n.Sync && p.n.BlockedNs > 0 && p.n.BlockedNs >= minBlocked
+	for _, c := range p.ord {
+		if markKeep(c, minBlocked) {
+			k = true
+		}
+	}
+	p.keep = k
+	return k
+}
+
+func isLeafKind(kind string) bool {
+	return kind == "kernel" || kind == "gpu_memcpy" || kind == "gpu_memset" || kind == "other"
+}
+
+// shape returns the finished children of p at the given level (1 = top).
+func shape(p *bnode, view string, level, depth int, minNs int64) []*Node {
+	kids := p.ord
+	if len(kids) == 0 {
+		return nil
+	}
+	// Order first, so that chains and folding see the final order.
+	sort.SliceStable(kids, func(i, j int) bool { return less(kids[i].n, kids[j].n) })
+	var out []*Node
+	var small []*bnode
+	for _, c := range kids {
+		if c.n.Ns < minNs && !c.keep {
+			small = append(small, c)
+			continue
+		}
+		out = append(out, finishNode(c, view, level, depth, minNs))
+	}
+	switch len(small) {
+	case 0:
+	case 1:
+		out = append(out, finishNode(small[0], view, level, depth, minNs))
+	default:
+		o := &Node{Name: "other", Kind: "other"}
+		for _, c := range small {
+			o.Ns += c.n.Ns
+			o.SelfNs += c.n.Ns
+			o.Count += c.n.Count
+			syncNs, waitNs := classSums(c)
+			o.SyncNs += syncNs
+			o.WaitNs += waitNs
+		}
+		o.Name = "other (" + itoa(int64(len(small))) + " nodes)"
+		out = append(out, o)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return less(out[i], out[j]) })
+	return out
+}
+
+// finishNode finishes one node: its chain of only children, its depth
+// limit, its children.
+func finishNode(c *bnode, view string, level, depth int, minNs int64) *Node {
+	n := c.n
+	// Fold a chain of frames that have one child each and no time of their own.
+	for len(c.ord) == 1 && n.SelfNs == 0 && !n.Sync && n.Graph == nil && n.Kind != "bucket" && !isLeafKind(n.Kind) {
+		only := c.ord[0]
+		if isLeafKind(only.n.Kind) {
+			break
+		}
+		via := append(append(n.Via, n.Name), only.n.Via...)
+		only.n.Via = via
+		c, n = only, only.n
+	}
+	if depth > 0 && level >= depth && len(c.ord) > 0 {
+		truncate(c, view)
+	}
+	n.Children = shape(c, view, level+1, depth, minNs)
+	return n
+}
+
+// truncate folds everything under c into c: in the GPU view the GPU
+// operations become c's leaves (merged by name), in the CPU view their self
+// time becomes c's.
+func truncate(c *bnode, view string) {
+	if view == "cpu" {
+		for _, k := range c.ord {
+			syncNs, waitNs := classSums(k)
+			c.n.SelfNs += k.n.Ns
+			c.n.SyncNs += syncNs
+			c.n.WaitNs += waitNs
+		}
+		c.ord, c.kids = nil, nil
+		return
+	}
+	leaves := &bnode{}
+	var collect func(p *bnode)
+	collect = func(p *bnode) {
+		for _, k := range p.ord {
+			if isLeafKind(k.n.Kind) {
+				l := leaves.child(k.n.Kind, k.n.Name)
+				l.n.SelfNs += k.n.SelfNs
+				l.n.Ns += k.n.Ns
+				l.n.Count += k.n.Count
+				l.n.NoCPUAttribution = l.n.NoCPUAttribution || k.n.NoCPUAttribution
+				continue
+			}
+			collect(k)
+		}
+	}
+	collect(c)
+	c.ord, c.kids = leaves.ord, leaves.kids
+}
+
+// classSums returns the sync and wait self time of a subtree.
+func classSums(p *bnode) (syncNs, waitNs int64) {
+	syncNs, waitNs = p.n.SyncNs, p.n.WaitNs
+	for _, c := range p.ord {
+		s, w := classSums(c)
+		syncNs += s
+		waitNs += w
+	}
+	return
+}
+
+// less orders nodes: larger time first, then more blocked time, then by name.
+func less(a, b *Node) bool {
+	if a.Ns != b.Ns {
+		return a.Ns > b.Ns
+	}
+	if a.BlockedNs != b.BlockedNs {
+		return a.BlockedNs > b.BlockedNs
+	}
+	if a.Kind == "other" || b.Kind == "other" {
+		return b.Kind == "other" && a.Kind != "other"
+	}
+	return a.Name < b.Name
+}
+
+func itoa(v int64) string {
+	if v == 0 {
+		return "0"
+	}
+	neg := v < 0
+	if neg {
+		v = -v
+	}
+	var buf [20]byte
+	i := len(buf)
+	for v > 0 {
+		i--
+		buf[i] = byte('0' + v%10)
+		v /= 10
+	}
+	if neg {
+		i--
+		buf[i] = '-'
+	}
+	return string(buf[i:])
+}

@@ -1,0 +1,324 @@
+package crossview
+
+// Frame is one host event of the slice's ranks: a python frame, an operator,
+// a user annotation, or a runtime/driver call. Parent is the enclosing frame
+// that the SQL preset found (time containment on the same thread, falling
+// back to the Python parent id), 0 for a root.
+type Frame struct {
+	ID     int64  // > 0, unique in the Input
+	Parent int64  // 0 = root
+	Trace  string // trace name
+	Rank   int
+	Thread string // "pid/tid" as written
+	Kind   string // python, cpu_op, annotation, runtime, driver
+	API    string // runtime/driver calls: launch, graph_launch, sync, memcpy, memset, other
+	Name   string
+	TsNs   int64
+	DurNs  int64
+}
+
+// End returns the frame's end in nanoseconds.
+func (f *Frame) End() int64 { return f.TsNs + f.DurNs }
+
+// Op is one GPU operation: a kernel, a GPU memcpy or a GPU memset.
+type Op struct {
+	ID      int64
+	Launch  int64 // ID of the runtime/driver Frame with the same correlation; 0 = none
+	Trace   string
+	Rank    int
+	Stream  int64
+	Kind    string // kernel, gpu_memcpy, gpu_memset
+	Name    string
+	TsNs    int64
+	DurNs   int64
+	GraphID int64 // "graph id" when the trace records it, else 0
+}
+
+// End returns the operation's end in nanoseconds.
+func (o *Op) End() int64 { return o.TsNs + o.DurNs }
+
+// Step is one step annotation on the host: its number (ProfilerStep#N's N,
+// else the step's ordinal on its rank from 0) and its phase (prefill,
+// decode, mixed; "" when the annotation does not say).
+type Step struct {
+	Trace  string
+	Rank   int
+	Name   string
+	Number int
+	Phase  string
+	TsNs   int64
+	DurNs  int64
+}
+
+// Input is what the crossview preset returns, typed: the host frames, the
+// GPU operations with their launching frame, the step annotations, and each
+// trace's first timestamp (the origin of windows).
+type Input struct {
+	Frames  []Frame
+	Ops     []Op
+	Steps   []Step
+	Origins map[string]int64 // trace name -> first timestamp, ns
+}
+
+// Slice is the part of the loaded traces both views show. It has the fields
+// of evidence.Filter (the one filter of magics, CLI and viewer), copied by
+// the caller so that this package does not depend on the Bundle's.
+type Slice struct {
+	Trace   string `msgpack:"trace,omitempty" json:"trace,omitempty"`
+	Rank    int    `msgpack:"rank" json:"rank"`
+	HasRank bool   `msgpack:"has_rank" json:"has_rank"`
+	// Window in nanoseconds relative to the trace's first timestamp; both zero = everything.
+	WindowStartNs int64  `msgpack:"window_start_ns,omitempty" json:"window_start_ns,omitempty"`
+	WindowEndNs   int64  `msgpack:"window_end_ns,omitempty" json:"window_end_ns,omitempty"`
+	Phase         string `msgpack:"phase,omitempty" json:"phase,omitempty"`
+	Step          int    `msgpack:"step" json:"step"`
+	HasStep       bool   `msgpack:"has_step" json:"has_step"`
+	Stream        int64  `msgpack:"stream" json:"stream"`
+	HasStream     bool   `msgpack:"has_stream" json:"has_stream"`
+}
+
+// HasWindow reports whether the slice has a window.
+func (s Slice) HasWindow() bool { return s.WindowStartNs != 0 || s.WindowEndNs != 0 }
+
+// Options shape the trees that Build keeps.
+type Options struct {
+	// Depth is the number of tree levels kept below the top frames; deeper
+	// frames fold into their ancestor at that level (GPU view: their kernels
+	// become its leaves). 0 keeps every level.
+	Depth int `msgpack:"depth" json:"depth"`
+	// MinPct folds, under each node, the children whose time is under this
+	// percentage of the tree's total into one "other" node. 0 keeps all.
+	MinPct float64 `msgpack:"min_pct" json:"min_pct"`
+	// TopGaps is how many of the largest GPU idle gaps the cross-check
+	// reports with the host frames active during them. 0 means 5.
+	TopGaps int `msgpack:"top_gaps" json:"top_gaps"`
+}
+
+// DefaultOptions are the options of the %crossview magic and the CLI:
+// every level, nodes under 0.5% folded, five gaps.
+func DefaultOptions() Options { return Options{MinPct: 0.5, TopGaps: 5} }
+
+// Result is one cross-view: both trees of the same slice and the
+// cross-check. It is a plain struct that msgpack encodes, so the evidence
+// Bundle carries it and the report and the viewer draw it.
+type Result struct {
+	Slice Slice `msgpack:"slice" json:"slice"`
+	// Label names the slice in words: trace, ranks, window, phase, stream.
+	Label string `msgpack:"label" json:"label"`
+	GPU   Tree   `msgpack:"gpu" json:"gpu"`
+	CPU   Tree   `msgpack:"cpu" json:"cpu"`
+	Check Check  `msgpack:"check" json:"check"`
+	// Gaps are the evidence gaps: what this slice of the trace cannot show.
+	Gaps []string `msgpack:"gaps" json:"gaps"`
+}
+
+// Tree is one view.
+type Tree struct {
+	View string `msgpack:"view" json:"view"` // "gpu" or "cpu"
+	// TotalNs is the view's time: GPU time of the slice (GPU view), host
+	// self time recorded in the slice (CPU view). The self times of all
+	// nodes sum to it exactly.
+	TotalNs int64 `msgpack:"total_ns" json:"total_ns"`
+	// Roots are the top frames (and, in the GPU view, the bucket
+	// "[no launching CPU event]"), largest first.
+	Roots []*Node `msgpack:"roots" json:"roots"`
+}
+
+// Node is one frame of a tree: every host event with the same stack of
+// names, aggregated.
+type Node struct {
+	Name string `msgpack:"name" json:"name"`
+	// Via are the frames between the parent and this node that had no
+	// other child and no time of their own; they are folded into this
+	// line and kept for the folded stacks.
+	Via []string `msgpack:"via,omitempty" json:"via,omitempty"`
+	// Kind: python, cpu_op, annotation, runtime, driver; kernel, gpu_memcpy,
+	// gpu_memset (GPU view leaves); bucket; other (folded small nodes).
+	Kind string `msgpack:"kind" json:"kind"`
+	// Ns is the node's time including its children; SelfNs its own.
+	// GPU view: GPU time, held by the leaves. CPU view: host self time.
+	Ns     int64 `msgpack:"ns" json:"ns"`
+	SelfNs int64 `msgpack:"self_ns" json:"self_ns"`
+	// Count is the number of events aggregated into the node.
+	Count int64 `msgpack:"count" json:"count"`
+	// Sync marks a frame that blocks the host on the device (⚠️);
+	// BlockedNs is its host time in the slice.
+	Sync      bool  `msgpack:"sync,omitempty" json:"sync,omitempty"`
+	BlockedNs int64 `msgpack:"blocked_ns,omitempty" json:"blocked_ns,omitempty"`
+	// CPU view: the parts of SelfNs blocked in sync frames and waiting for
+	// work; the rest is working.
+	SyncNs int64 `msgpack:"sync_ns,omitempty" json:"sync_ns,omitempty"`
+	WaitNs int64 `msgpack:"wait_ns,omitempty" json:"wait_ns,omitempty"`
+	// Graph is set on a graph launch node of the GPU view.
+	Graph *GraphReplay `msgpack:"graph,omitempty" json:"graph,omitempty"`
+	// NoCPUAttribution marks GPU leaves replayed by a graph: the kernels
+	// have no host stack of their own.
+	NoCPUAttribution bool    `msgpack:"no_cpu_attribution,omitempty" json:"no_cpu_attribution,omitempty"`
+	Children         []*Node `msgpack:"children,omitempty" json:"children,omitempty"`
+}
+
+// GraphReplay describes the replays behind a graph launch node: how many
+// launches, how many kernels the trace recorded, and how many the fullest
+// replay of the same graph recorded times the number of replays.
+type GraphReplay struct {
+	Replays  int64 `msgpack:"replays" json:"replays"`
+	Recorded int64 `msgpack:"recorded" json:"recorded"`
+	Expected int64 `msgpack:"expected" json:"expected"`
+}
+
+// Coverage returns the share of the replays' kernels the trace recorded, 0..1.
+func (g *GraphReplay) Coverage() float64 {
+	if g == nil || g.Expected == 0 {
+		return 1
+	}
+	return float64(g.Recorded) / float64(g.Expected)
+}
+
+// Check is the cross-check: the numbers both views give together, and the verdict.
+type Check struct {
+	Metrics Metrics `msgpack:"metrics" json:"metrics"`
+	// TopGaps are the largest GPU idle gaps with the host frames active in them.
+	TopGaps []Gap `msgpack:"top_gaps" json:"top_gaps"`
+	// Verdict: gpu-bound, host/launch-bound, sync-bound,
+	// communication-bound, waiting-for-work or inconclusive.
+	Verdict string `msgpack:"verdict" json:"verdict"`
+	// Rule is the name of the Rules row that gave the verdict.
+	Rule string `msgpack:"rule" json:"rule"`
+	// Label is "confirmed" or "hypothesis" ("" for inconclusive).
+	Label string `msgpack:"label" json:"label"`
+	// Reason states the numbers that support the verdict.
+	Reason string `msgpack:"reason" json:"reason"`
+	// Notes come before the verdict: caveats such as stack-capture inflation.
+	Notes []string `msgpack:"notes" json:"notes"`
+}
+
+// Gap is one GPU idle gap of a rank.
+type Gap struct {
+	Rank    int    `msgpack:"rank" json:"rank"`
+	StartNs int64  `msgpack:"start_ns" json:"start_ns"` // relative to the trace's first timestamp
+	DurNs   int64  `msgpack:"dur_ns" json:"dur_ns"`
+	Cause   string `msgpack:"cause" json:"cause"` // sync, wait, host, device, other (see Metrics)
+	// Host is the stack of the launching thread at the gap's middle,
+	// outermost first, at most the innermost 4 frames; empty when the
+	// thread had no frame open.
+	Host []string `msgpack:"host" json:"host"`
+	// HostClass is working, sync or waiting.
+	HostClass string `msgpack:"host_class" json:"host_class"`
+}
+
+// Metrics are the cross-check's numbers, summed over the slice's ranks.
+type Metrics struct {
+	Ranks     int   `msgpack:"ranks" json:"ranks"`
+	WallNs    int64 `msgpack:"wall_ns" json:"wall_ns"`         // slice wall time, summed over ranks
+	GPUTimeNs int64 `msgpack:"gpu_time_ns" json:"gpu_time_ns"` // sum of GPU operation time (streams overlap)
+	BusyNs    int64 `msgpack:"busy_ns" json:"busy_ns"`         // union of GPU operations
+	IdleNs    int64 `msgpack:"idle_ns" json:"idle_ns"`         // wall - busy
+	// Idle time by the cause of its gap: opened by a sync call; the
+	// launching thread waiting for work; a launch issued after the device
+	// went idle while the host worked; work queued before the gap (a device
+	// dependency: another stream, an event, a collective); none of these
+	// (trailing idle, operations without a launching call).
+	GapSyncNs   int64 `msgpack:"gap_sync_ns" json:"gap_sync_ns"`
+	GapWaitNs   int64 `msgpack:"gap_wait_ns" json:"gap_wait_ns"`
+	GapHostNs   int64 `msgpack:"gap_host_ns" json:"gap_host_ns"`
+	GapDeviceNs int64 `msgpack:"gap_device_ns" json:"gap_device_ns"`
+	GapOtherNs  int64 `msgpack:"gap_other_ns" json:"gap_other_ns"`
+	// Gaps whose cause a mechanism confirms (a launch after the gap began,
+	// after the sync returned), in ns of idle time.
+	GapConfirmedNs int64 `msgpack:"gap_confirmed_ns" json:"gap_confirmed_ns"`
+	// Communication kernels' time not overlapped by other GPU work.
+	CommExposedNs int64 `msgpack:"comm_exposed_ns" json:"comm_exposed_ns"`
+	CommNs        int64 `msgpack:"comm_ns" json:"comm_ns"`
+	// Launching threads' time blocked in sync calls while the device was busy.
+	BlockedWhileBusyNs int64 `msgpack:"blocked_while_busy_ns" json:"blocked_while_busy_ns"`
+	// Launching threads' host self time by class.
+	HostWorkNs int64 `msgpack:"host_work_ns" json:"host_work_ns"`
+	HostSyncNs int64 `msgpack:"host_sync_ns" json:"host_sync_ns"`
+	HostWaitNs int64 `msgpack:"host_wait_ns" json:"host_wait_ns"`
+	// Python frames in the slice's ranks (stack capture on when > 0).
+	PythonFrames int64 `msgpack:"python_frames" json:"python_frames"`
+	// Graph replays: kernels recorded / expected; both 0 without graphs.
+	GraphRecorded int64 `msgpack:"graph_recorded" json:"graph_recorded"`
+	GraphExpected int64 `msgpack:"graph_expected" json:"graph_expected"`
+}
+
+func share(a, b int64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// Busy is the GPU busy share of the wall, 0..1.
+func (m Metrics) Busy() float64 { return share(m.BusyNs, m.WallNs) }
+
+// Idle is 1 - Busy.
+func (m Metrics) Idle() float64 { return share(m.IdleNs, m.WallNs) }
+
+// Comm is the exposed communication share of the wall.
+func (m Metrics) Comm() float64 { return share(m.CommExposedNs, m.WallNs) }
+
+// Blocked is the share of the wall the launching threads spent blocked in
+// sync calls while the device was busy.
+func (m Metrics) Blocked() float64 { return share(m.BlockedWhileBusyNs, m.WallNs) }
+
+// GapShare returns the share of idle time of one gap cause: sync, wait,
+// host, device or other.
+func (m Metrics) GapShare(cause string) float64 {
+	switch cause {
+	case CauseSync:
+		return share(m.GapSyncNs, m.IdleNs)
+	case CauseWait:
+		return share(m.GapWaitNs, m.IdleNs)
+	case CauseHost:
+		return share(m.GapHostNs, m.IdleNs)
+	case CauseDevice:
+		return share(m.GapDeviceNs, m.IdleNs)
+	}
+	return share(m.GapOtherNs, m.IdleNs)
+}
+
+// GraphCoverage is the share of graph-replayed kernels the trace recorded;
+// 1 without graphs.
+func (m Metrics) GraphCoverage() float64 {
+	if m.GraphExpected == 0 {
+		return 1
+	}
+	return share(m.GraphRecorded, m.GraphExpected)
+}
+
+// The causes of a GPU idle gap.
+const (
+	CauseSync   = "sync"
+	CauseWait   = "wait"
+	CauseHost   = "host"
+	CauseDevice = "device"
+	CauseOther  = "other"
+)
+
+// The host time classes of the CPU view.
+const (
+	ClassWorking = "working"
+	ClassSync    = "sync"
+	ClassWaiting = "waiting"
+)
+
+// The verdicts.
+const (
+	VerdictGPU          = "gpu-bound"
+	VerdictHost         = "host/launch-bound"
+	VerdictSync         = "sync-bound"
+	VerdictComm         = "communication-bound"
+	VerdictWaiting      = "waiting-for-work"
+	VerdictInconclusive = "inconclusive"
+)
+
+// The labels of a verdict.
+const (
+	Confirmed  = "confirmed"
+	Hypothesis = "hypothesis"
+)
+
+// NoLaunchBucket names the GPU view's node for operations that no host
+// call launched (no runtime call carries their correlation).
+const NoLaunchBucket = "[no launching CPU event]"
