@@ -168,8 +168,10 @@ func readErr(err error, gz bool) error {
 	return fmt.Errorf("%w: %v", ErrUnreadable, err)
 }
 
-// read fills dst with what the stream has ready (blocking only for the first
-// byte); io.EOF at its end.
+// read fills dst (waiting for the reader goroutine as needed, so that an
+// event cut by the end of the buffer is parsed again at most once per
+// buffer's worth of input); short only at the end of the stream or on an
+// error, io.EOF when nothing is left.
 func (s *source) read(dst []byte) (int, error) {
 	if s.pending != nil {
 		return 0, s.pending
@@ -190,16 +192,7 @@ func (s *source) read(dst []byte) (int, error) {
 				}
 				return 0, io.EOF
 			}
-			var c chunk
-			if n == 0 {
-				c = <-s.ch // block for the first piece
-			} else {
-				select {
-				case c = <-s.ch:
-				default:
-					return n, nil
-				}
-			}
+			c := <-s.ch
 			if c.err != nil {
 				if c.err == io.EOF {
 					s.finished = true
