@@ -632,3 +632,75 @@ func BenchmarkExecuteRoundTrip(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }
+
+// stalledSubscriber connects to the iopub port as a ZMTP SUB peer,
+// subscribes to everything and then never reads.
+func stalledSubscriber(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{Control: func(network, address string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) {
+			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		})
+	}}
+	conn, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	greeting := make([]byte, 64)
+	greeting[0], greeting[9], greeting[10] = 0xff, 0x7f, 3
+	copy(greeting[12:], "NULL")
+	ready := []byte{0x04, 25, 5}
+	ready = append(ready, "READY"...)
+	ready = append(ready, 11)
+	ready = append(ready, "Socket-Type"...)
+	ready = append(ready, 0, 0, 0, 3)
+	ready = append(ready, "SUB"...)
+	subscribe := []byte{0x00, 1, 1}
+	for _, b := range [][]byte{greeting, ready, subscribe} {
+		if _, err := conn.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return conn
+}
+
+func TestStalledSubscriber(t *testing.T) {
+	defer setVar(&writeTimeout, 300*time.Millisecond)()
+	tk := startKernel(t, nil)
+	healthy := dial(t, tk.ci, "healthy")
+	stalled := stalledSubscriber(t, net.JoinHostPort(tk.ci.IP, itoa(tk.ci.IOPubPort)))
+	defer stalled.Close()
+	// Wait until the kernel counts the stalled peer as a subscriber.
+	deadline := time.Now().Add(wait)
+	for tk.k.iopubL.activeConns() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("stalled subscriber never subscribed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	const n = 100 // 6 MiB of output, far beyond the socket buffers
+	start := time.Now()
+	reply, iopub := healthy.execute("big "+itoa(n), nil)
+	elapsed := time.Since(start)
+	if content(t, reply)["status"] != "ok" {
+		t.Fatalf("reply = %v", content(t, reply))
+	}
+	streams := 0
+	for _, m := range iopub {
+		if m.Header.MsgType == "stream" {
+			streams++
+		}
+	}
+	if streams != n {
+		t.Errorf("healthy subscriber got %d of %d streams", streams, n)
+	}
+	t.Logf("%d MiB to the healthy subscriber in %v with a stalled one connected", n/16, elapsed)
+	if !strings.Contains(tk.logs.String(), "peer stopped reading") {
+		t.Errorf("stalled subscriber was not disconnected")
+	}
+	// The kernel carries on.
+	if reply, _ := healthy.execute("x", nil); content(t, reply)["status"] != "ok" {
+		t.Fatal("execute after the stall")
+	}
+}

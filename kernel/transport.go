@@ -243,6 +243,20 @@ func (l *guardListener) waitWritten(token []byte, tail int, timeout time.Duratio
 	return true
 }
 
+// activeConns counts the connections that completed the handshake and sent
+// a first message.
+func (l *guardListener) activeConns() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for c := range l.conns {
+		if c.active.Load() {
+			n++
+		}
+	}
+	return n
+}
+
 // guardConn is an accepted connection: it replays the screened signature,
 // follows the peer's ZMTP framing to bound the handshake and frame sizes, and
 // puts a deadline on every write.
