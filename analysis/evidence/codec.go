@@ -1,0 +1,152 @@
+package evidence
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+// Encode returns the bundle's msgpack encoding. It is deterministic: map
+// keys are sorted, struct fields keep their order, integers take their
+// shortest form, so equal bundles encode to equal bytes and
+// Encode(Decode(Encode(b))) equals Encode(b).
+func Encode(b *Bundle) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.SetSortMapKeys(true)
+	enc.UseCompactInts(true)
+	if err := enc.Encode(b); err != nil {
+		return nil, fmt.Errorf("evidence: encoding the bundle: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Decode reads a bundle written by Encode. Table cells come back as the
+// types table.Table documents (nil, bool, int64, float64, string).
+func Decode(data []byte) (*Bundle, error) {
+	dec := msgpack.NewDecoder(bytes.NewReader(data))
+	dec.UseLooseInterfaceDecoding(true)
+	var b Bundle
+	if err := dec.Decode(&b); err != nil {
+		return nil, fmt.Errorf("evidence: decoding the bundle: %w", err)
+	}
+	if b.SchemaVersion > SchemaVersion {
+		return nil, fmt.Errorf("evidence: bundle schema version %d is newer than this reader's %d", b.SchemaVersion, SchemaVersion)
+	}
+	normalizeTable(b.Traces)
+	for _, t := range b.Tables {
+		normalizeTable(t)
+	}
+	if b.Tables == nil {
+		b.Tables = Tables{}
+	}
+	if b.Context == nil {
+		b.Context = map[string]string{}
+	}
+	if b.Thresholds == nil {
+		b.Thresholds = Thresholds{}
+	}
+	return &b, nil
+}
+
+// normalizeTable turns the integer and float types msgpack decodes into the
+// cell types of table.Table.
+func normalizeTable(t *table.Table) {
+	if t == nil {
+		return
+	}
+	for _, row := range t.Rows {
+		for i, v := range row {
+			row[i] = normalizeCell(v)
+		}
+	}
+}
+
+func normalizeCell(v any) any {
+	switch x := v.(type) {
+	case uint64:
+		if x <= math.MaxInt64 {
+			return int64(x)
+		}
+		return float64(x)
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case int:
+		return int64(x)
+	case uint8:
+		return int64(x)
+	case uint16:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case float32:
+		return float64(x)
+	case []byte:
+		return string(x)
+	}
+	return v
+}
+
+// Tables maps an area to its table. It encodes with its keys sorted (the
+// msgpack library sorts only maps of strings, bools and interfaces).
+type Tables map[string]*table.Table
+
+// EncodeMsgpack writes the map with sorted keys.
+func (m Tables) EncodeMsgpack(enc *msgpack.Encoder) error {
+	if m == nil {
+		return enc.EncodeNil()
+	}
+	if err := enc.EncodeMapLen(len(m)); err != nil {
+		return err
+	}
+	for _, k := range sortedKeys(m) {
+		if err := enc.EncodeString(k); err != nil {
+			return err
+		}
+		if err := enc.Encode(m[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Thresholds maps a rule threshold's name to its value. It encodes with its
+// keys sorted.
+type Thresholds map[string]float64
+
+// EncodeMsgpack writes the map with sorted keys.
+func (m Thresholds) EncodeMsgpack(enc *msgpack.Encoder) error {
+	if m == nil {
+		return enc.EncodeNil()
+	}
+	if err := enc.EncodeMapLen(len(m)); err != nil {
+		return err
+	}
+	for _, k := range sortedKeys(m) {
+		if err := enc.EncodeString(k); err != nil {
+			return err
+		}
+		if err := enc.EncodeFloat64(m[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,239 @@
+package evidence
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+// RankInfo is what the traces table says about one (trace, rank).
+type RankInfo struct {
+	Trace, Producer, Platform, GPUModel, RankSource, Format string
+	Rank                                                    int
+	GPUTotalMem                                             int64
+	HasGraphs, HasSyncEvents, HasPythonStacks, HasSteps     bool
+}
+
+// Ranks reads the traces table: one RankInfo per (trace, rank), sorted.
+// Several files of one rank merge: flags are ORed, names taken from the
+// first file that has them.
+func Ranks(traces *table.Table) []RankInfo {
+	if traces == nil {
+		return nil
+	}
+	byKey := map[string]*RankInfo{}
+	var keys []string
+	for r := range traces.Rows {
+		tr, rank := Str(traces, r, "trace"), int(Int(traces, r, "rank"))
+		k := fmt.Sprintf("%s\x00%09d", tr, rank)
+		ri := byKey[k]
+		if ri == nil {
+			ri = &RankInfo{Trace: tr, Rank: rank}
+			byKey[k] = ri
+			keys = append(keys, k)
+		}
+		set := func(dst *string, col string) {
+			if *dst == "" {
+				*dst = Str(traces, r, col)
+			}
+		}
+		set(&ri.Producer, "producer")
+		set(&ri.Platform, "platform")
+		set(&ri.GPUModel, "gpu_model")
+		set(&ri.RankSource, "rank_source")
+		set(&ri.Format, "format")
+		if m := Int(traces, r, "gpu_total_mem"); m > ri.GPUTotalMem {
+			ri.GPUTotalMem = m
+		}
+		ri.HasGraphs = ri.HasGraphs || Bool(traces, r, "has_graphs")
+		ri.HasSyncEvents = ri.HasSyncEvents || Bool(traces, r, "has_sync_events")
+		ri.HasPythonStacks = ri.HasPythonStacks || Bool(traces, r, "has_python_stacks")
+		ri.HasSteps = ri.HasSteps || Bool(traces, r, "has_steps")
+	}
+	sort.Strings(keys)
+	out := make([]RankInfo, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, *byKey[k])
+	}
+	return out
+}
+
+// DetectGaps records in b the evidence gaps that its traces table and
+// evidence tables show. A gap that holds for every rank of a trace is
+// recorded once with rank -1.
+func DetectGaps(b *Bundle) {
+	ranks := Ranks(b.Traces)
+	perTrace := map[string][]RankInfo{}
+	var traces []string
+	for _, ri := range ranks {
+		if _, ok := perTrace[ri.Trace]; !ok {
+			traces = append(traces, ri.Trace)
+		}
+		perTrace[ri.Trace] = append(perTrace[ri.Trace], ri)
+	}
+	ov := b.Table("overview")
+	kernelsOf := func(trace string, rank int) (int64, bool) {
+		if ov == nil {
+			return 0, false
+		}
+		for r := range ov.Rows {
+			if Str(ov, r, "trace") == trace && int(Int(ov, r, "rank")) == rank {
+				return Int(ov, r, "kernels"), true
+			}
+		}
+		return 0, false
+	}
+	for _, tr := range traces {
+		rs := perTrace[tr]
+		// add records a gap for the ranks where cond holds: once with rank -1 when it holds for all.
+		add := func(kind GapKind, what, why string, cond func(RankInfo) bool) {
+			var hit []int
+			for _, ri := range rs {
+				if cond(ri) {
+					hit = append(hit, ri.Rank)
+				}
+			}
+			if len(hit) == 0 {
+				return
+			}
+			if len(hit) == len(rs) {
+				b.AddGap(Gap{Kind: kind, Trace: tr, Rank: -1, What: what, Why: why})
+				return
+			}
+			for _, r := range hit {
+				b.AddGap(Gap{Kind: kind, Trace: tr, Rank: r, What: what, Why: why})
+			}
+		}
+		noGPU := func(ri RankInfo) bool { n, ok := kernelsOf(ri.Trace, ri.Rank); return ok && n == 0 }
+		add(GapNoGPUEvents, "GPU time, idle time and every kernel-level number",
+			"the trace holds no kernels (a CPU-only capture, or activities=[ProfilerActivity.CPU])", noGPU)
+		add(GapNoSyncEvents, "GPU-side synchronisation waits (Stream Sync, Event Sync, Stream Wait Event on the device)",
+			"captured without cuda_sync events; collect with torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)",
+			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) })
+		add(GapNoPythonStacks, "python frames above the operators (which line issued a sync or a copy)",
+			"captured without python stacks; collect with with_stack=True",
+			func(ri RankInfo) bool { return !ri.HasPythonStacks })
+		add(GapGraphsHideKernel, "per-kernel CPU attribution of graph-replayed kernels (no operator, no input shapes)",
+			"the trace replays CUDA/HIP graphs: their kernels carry only the cudaGraphLaunch's correlation",
+			func(ri RankInfo) bool { return ri.HasGraphs })
+		add(GapRankDefaulted, "which rank of the job this file is",
+			"no merged-pid prefix, -rank-N file name or distributedInfo: the rank defaulted to 0",
+			func(ri RankInfo) bool { return ri.RankSource == "default" })
+		add(GapNoDeviceName, "device-model verdicts (tensor cores, peak bandwidth)",
+			"deviceProperties do not name the GPU",
+			func(ri RankInfo) bool { return ri.GPUModel == "" && !noGPU(ri) })
+		if len(rs) == 1 {
+			b.AddGap(Gap{Kind: GapSingleRank, Trace: tr, Rank: -1, What: "rank imbalance, stragglers and collective wait vs transfer",
+				Why: "only one rank was loaded; load the per-rank files of the job together"})
+		}
+	}
+
+	// Steps: none, or inferred.
+	if st := b.Table("steps"); st != nil {
+		has := map[string]bool{}
+		hyp := map[string]bool{}
+		for r := range st.Rows {
+			k := fmt.Sprintf("%s\x00%d", Str(st, r, "trace"), Int(st, r, "rank"))
+			has[k] = true
+			if Bool(st, r, "hypothesis") {
+				hyp[k] = true
+			}
+		}
+		for _, ri := range ranks {
+			k := fmt.Sprintf("%s\x00%d", ri.Trace, ri.Rank)
+			switch {
+			case !has[k]:
+				b.AddGap(Gap{Kind: GapNoSteps, Trace: ri.Trace, Rank: ri.Rank, What: "per-step and per-phase evidence (step time, prefill vs decode)",
+					Why: "no ProfilerStep#, vLLM execute_* or SGLang step[ annotation; use a profiler schedule (prof.step()) or a vLLM build that annotates steps"})
+			case hyp[k]:
+				b.AddGap(Gap{Kind: GapStepsHypothesis, Trace: ri.Trace, Rank: ri.Rank, What: "annotated step boundaries or phases",
+					Why: "steps come from python execute_model frames or execute_new_N_cached_N counts: phases are a hypothesis"})
+			}
+		}
+	}
+	// Graph under-recording: launches with no recorded kernel, or far fewer kernels than the largest replay of the same graph.
+	if g := b.Table("graphs"); g != nil {
+		type acc struct{ launches, empty, kernels, maxPer int64 }
+		per := map[string]*acc{}
+		var order []string
+		for r := range g.Rows {
+			if Int(g, r, "graph") == -2 {
+				continue
+			}
+			k := fmt.Sprintf("%s\x00%d\x00%d", Str(g, r, "trace"), Int(g, r, "rank"), Int(g, r, "graph"))
+			a := per[k]
+			if a == nil {
+				a = &acc{}
+				per[k] = a
+				order = append(order, k)
+			}
+			a.launches += Int(g, r, "launches")
+			a.empty += Int(g, r, "empty_launches")
+			a.kernels += Int(g, r, "kernels")
+			if m := Int(g, r, "max_per_launch"); m > a.maxPer {
+				a.maxPer = m
+			}
+		}
+		for _, k := range order {
+			a := per[k]
+			var tr string
+			var rank, graph int
+			parts := splitKey(k)
+			tr = parts[0]
+			fmt.Sscan(parts[1], &rank)
+			fmt.Sscan(parts[2], &graph)
+			coverage := 1.0
+			if graph >= 0 && a.launches > 0 && a.maxPer > 0 {
+				coverage = float64(a.kernels) / float64(a.launches*a.maxPer)
+			}
+			if a.empty > 0 || coverage < 0.5 {
+				b.AddGap(Gap{Kind: GapGraphUnderRecord, Trace: tr, Rank: rank,
+					What: "GPU idle time and utilisation while graphs replay",
+					Why: fmt.Sprintf("%d of %d graph launches recorded no kernel (kernel coverage %.0f%%): the profiler buffer likely overflowed during replay, so idle time is inflated",
+						a.empty, a.launches, 100*coverage)})
+			}
+		}
+	}
+	// Memory kinds: copies whose names do not say pageable or pinned.
+	if m := b.Table("memcpy"); m != nil {
+		seen := map[string]bool{}
+		for r := range m.Rows {
+			if Str(m, r, "kind") == "memcpy" && Str(m, r, "src") == "" {
+				k := fmt.Sprintf("%s\x00%d", Str(m, r, "trace"), Int(m, r, "rank"))
+				if !seen[k] {
+					seen[k] = true
+					b.AddGap(Gap{Kind: GapMemoryKindHidden, Trace: Str(m, r, "trace"), Rank: int(Int(m, r, "rank")),
+						What: "whether host copies use pageable or pinned memory",
+						Why:  "the copy names do not carry the memory kinds (Pageable/Pinned) on this platform"})
+				}
+			}
+		}
+	}
+	if m := b.Table("memory"); m != nil {
+		for _, tr := range traces {
+			found := false
+			for r := range m.Rows {
+				if Str(m, r, "trace") == tr && Int(m, r, "allocs")+Int(m, r, "frees") > 0 {
+					found = true
+				}
+			}
+			if !found {
+				b.AddGap(Gap{Kind: GapNoMemoryEvents, Trace: tr, Rank: -1, What: "allocator peaks against device memory",
+					Why: "no [memory] events; collect with profile_memory=True"})
+			}
+		}
+	}
+}
+
+func splitKey(k string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(k); i++ {
+		if k[i] == 0 {
+			out = append(out, k[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, k[start:])
+}

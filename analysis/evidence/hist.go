@@ -1,0 +1,119 @@
+package evidence
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// BucketsPerOctave is the resolution of the presets' log-bucket histograms:
+// bucket b holds durations in [2^(b/8), 2^((b+1)/8)) ns, so a percentile
+// read from it is within 9% of the exact value.
+const BucketsPerOctave = 8
+
+// Hist is a log-bucket histogram: bucket -> count. Presets write it as the
+// text "b:n b:n ..." (buckets ascending), which merges by adding counts.
+type Hist map[int]int64
+
+// ParseHist reads the text form. Malformed pairs are skipped.
+func ParseHist(s string) Hist {
+	h := Hist{}
+	for _, f := range strings.Fields(s) {
+		k := strings.IndexByte(f, ':')
+		if k <= 0 {
+			continue
+		}
+		b, err1 := strconv.Atoi(f[:k])
+		n, err2 := strconv.ParseInt(f[k+1:], 10, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		h[b] += n
+	}
+	return h
+}
+
+// Add merges o into h.
+func (h Hist) Add(o Hist) {
+	for b, n := range o {
+		h[b] += n
+	}
+}
+
+// Count returns the number of values.
+func (h Hist) Count() int64 {
+	var n int64
+	for _, c := range h {
+		n += c
+	}
+	return n
+}
+
+// String returns the text form, buckets ascending.
+func (h Hist) String() string {
+	bs := make([]int, 0, len(h))
+	for b, n := range h {
+		if n != 0 {
+			bs = append(bs, b)
+		}
+	}
+	sort.Ints(bs)
+	var sb strings.Builder
+	for i, b := range bs {
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(strconv.Itoa(b))
+		sb.WriteByte(':')
+		sb.WriteString(strconv.FormatInt(h[b], 10))
+	}
+	return sb.String()
+}
+
+// BucketOf returns the bucket of a duration in ns, as the presets compute it.
+func BucketOf(ns int64) int {
+	if ns < 1 {
+		ns = 1
+	}
+	return int(math.Floor(BucketsPerOctave * math.Log2(float64(ns))))
+}
+
+// Quantile returns the q-quantile (0 < q <= 1) in ns: the geometric middle
+// of the bucket that holds it, clamped to [lo, hi] when hi > 0 (the exact
+// minimum and maximum the presets also keep). It returns 0 for an empty
+// histogram.
+func (h Hist) Quantile(q float64, lo, hi int64) int64 {
+	n := h.Count()
+	if n == 0 {
+		return 0
+	}
+	bs := make([]int, 0, len(h))
+	for b := range h {
+		bs = append(bs, b)
+	}
+	sort.Ints(bs)
+	rank := int64(math.Ceil(q * float64(n)))
+	if rank < 1 {
+		rank = 1
+	}
+	var cum int64
+	b := bs[len(bs)-1]
+	for _, x := range bs {
+		cum += h[x]
+		if cum >= rank {
+			b = x
+			break
+		}
+	}
+	v := int64(math.Round(math.Exp2((float64(b) + 0.5) / BucketsPerOctave)))
+	if hi > 0 {
+		if v > hi {
+			v = hi
+		}
+		if v < lo {
+			v = lo
+		}
+	}
+	return v
+}
