@@ -59,6 +59,9 @@ func runTraceLoad(ctx context.Context, c *call) (*Result, error) {
 		return nil, &ExecError{EName: "LoadError", EValue: msg, Traceback: strings.Split("LoadError: "+msg, "\n")}
 	}
 	elapsed := p.end(res, nil, false)
+	if c.s.opts.Deterministic {
+		return loadSummary(res, picked, -1), nil
+	}
 	return loadSummary(res, picked, elapsed), nil
 }
 
@@ -232,6 +235,8 @@ func (p *loadProgress) end(res *trace.LoadResult, err error, interrupted bool) t
 		text, frac = "load interrupted: nothing was added", 0
 	case err != nil:
 		text, frac = "load failed: nothing was added", 0
+	case p.s.opts.Deterministic:
+		text = fmt.Sprintf("loaded %s: %s events", plural(res.Files, "file"), commas(res.Events))
 	case res.Cached:
 		text = fmt.Sprintf("loaded %s from the parse cache: %s events", plural(res.Files, "file"), commas(res.Events))
 	default:
@@ -251,16 +256,19 @@ func progressBundle(text string, frac float64) map[string]any {
 	}
 }
 
-// loadSummary is the value of %trace load.
+// loadSummary is the value of %trace load. A negative elapsed (a
+// deterministic session) leaves out the time and the parse cache.
 func loadSummary(res *trace.LoadResult, picked string, elapsed time.Duration) *Result {
 	var b strings.Builder
 	fmt.Fprintf(&b, "trace %q: %s, %s, %s events\n", res.Trace, plural(res.Files, "file"), formatRanks(res.Ranks), commas(res.Events))
 	if picked != "" {
 		fmt.Fprintf(&b, "no PATH given: loaded the newest trace in the working directory, %s\n", picked)
 	}
-	if res.Cached {
+	switch {
+	case elapsed < 0:
+	case res.Cached:
 		b.WriteString("served from the parse cache (the files were not parsed again)\n")
-	} else {
+	default:
 		fmt.Fprintf(&b, "parsed %s of JSON in %.2f s%s\n", megabytes(res.JSONBytes), elapsed.Seconds(), rate(res.JSONBytes, elapsed))
 	}
 	if res.Session != "" {

@@ -70,6 +70,11 @@ type SessionOptions struct {
 	// Clock returns the time, for throttling progress and for the MB/s of a
 	// load. Default time.Now.
 	Clock func() time.Time
+	// Deterministic leaves out of the outputs whatever changes from one run
+	// to the next on the same traces: load times and rates, and whether the
+	// parse cache served a load. `tracebook run` sets it so that a re-run
+	// notebook is byte-identical.
+	Deterministic bool
 }
 
 // DefaultMaxRows is the most rows a SQL cell shows unless
