@@ -133,8 +133,8 @@ func TestReportInChromium(t *testing.T) {
 		t.Errorf("the module's first rendering differs from the static report in the browser: parity %q", p)
 	}
 	// The hostile kernel name shows as text, and no script of the trace ran.
-	if got := b.Eval(`document.querySelector(".tb-kernel").textContent`); !strings.Contains(got, buildtest.Hostile) {
-		t.Errorf("kernel text = %q, want it to contain the name as text", got)
+	if got := b.Eval(`document.querySelector("[data-tb-issue] h3").textContent`); !strings.Contains(got, buildtest.Hostile) {
+		t.Errorf("issue title = %q, want it to contain the name as text", got)
 	}
 	if n := b.Eval(`String(document.querySelectorAll("#tb-slot img, #tb-slot script").length)`); n != "0" {
 		t.Errorf("%s img/script elements came from trace names", n)

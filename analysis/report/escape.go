@@ -130,6 +130,7 @@ func fmtInt(n int64) string {
 // cellText formats one table cell value (nil, bool, int64, float64, string)
 // with the column's unit.
 func cellText(v any, unit string) string {
+	unit = normUnit(unit)
 	switch x := v.(type) {
 	case nil:
 		return ""
@@ -172,6 +173,24 @@ func cellText(v any, unit string) string {
 		return x
 	}
 	return "?"
+}
+
+// normUnit maps the presets' unit words (DURATION_NS, TIMESTAMP_NS, COUNT,
+// BYTES, ...) to the few the printers know: ns, share, pct, hist, or "".
+func normUnit(u string) string {
+	switch strings.ToLower(u) {
+	case "ns", "duration_ns", "timestamp_ns":
+		return "ns"
+	case "share", "ratio", "fraction":
+		return "share"
+	case "pct", "percent":
+		return "pct"
+	case "hist":
+		return "hist"
+	case "bytes":
+		return "bytes"
+	}
+	return ""
 }
 
 // ranksText formats a rank list compactly: "0-3, 6".

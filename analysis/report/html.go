@@ -252,7 +252,7 @@ func htmlTable(p func(...string), t *table.Table, sort string) {
 			mark = " ▼"
 		}
 		h := c.Name
-		if c.Unit != "" {
+		if unitLabel(c.Unit) != "" {
 			h += " (" + unitLabel(c.Unit) + ")"
 		}
 		p(`<th`)

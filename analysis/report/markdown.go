@@ -130,7 +130,7 @@ func mdTable(p func(...string), t *table.Table) {
 	p("\n\n|")
 	for _, c := range t.Columns {
 		h := c.Name
-		if c.Unit != "" {
+		if unitLabel(c.Unit) != "" {
 			h += " (" + unitLabel(c.Unit) + ")"
 		}
 		p(" ", mdText(h), " |")
@@ -227,11 +227,13 @@ func statusText(confirmed bool) string {
 }
 
 func unitLabel(u string) string {
-	switch u {
+	switch normUnit(u) {
 	case "ns":
 		return "ms"
-	case "share", "ratio":
+	case "share", "pct":
 		return "%"
+	case "bytes":
+		return "bytes"
 	}
-	return u
+	return ""
 }

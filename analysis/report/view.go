@@ -66,7 +66,7 @@ func sortTable(t *table.Table, spec string) {
 }
 
 func cell(r []any, i int) any {
-	if i < len(r) {
+	if i >= 0 && i < len(r) {
 		return r[i]
 	}
 	return nil

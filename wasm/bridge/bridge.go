@@ -11,6 +11,7 @@ package bridge
 
 import (
 	"bytes"
+	"fmt"
 
 	"github.com/tracebook/tracebook/analysis/report"
 )
@@ -24,7 +25,13 @@ const (
 // Render decodes the bundle and the view and writes the report's HTML
 // fragment for that view: the evidence is rolled up for the view's filter and
 // the findings re-ranked with its thresholds.
-func Render(bundle, view []byte) ([]byte, error) {
+func Render(bundle, view []byte) (out []byte, err error) {
+	defer func() {
+		// A bug must not take the viewer down: it becomes the error shown.
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("rendering the report failed: %v", r)
+		}
+	}()
 	v, err := report.ParseView(view)
 	if err != nil {
 		return nil, err

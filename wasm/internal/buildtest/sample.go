@@ -3,37 +3,54 @@ package buildtest
 import (
 	"testing"
 
-	"github.com/vmihailenco/msgpack/v5"
-
-	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // Hostile is a name a trace may carry that must show as text everywhere.
 const Hostile = `<script>alert(1)</script><img src=x onerror=alert(2)>`
 
-// SampleBundle returns a small encoded bundle whose names include Hostile.
+// SampleBundle returns a small encoded bundle of two ranks whose names
+// include Hostile.
 func SampleBundle(t testing.TB) []byte {
 	t.Helper()
-	d := report.Doc{
-		Title:   "TorchProfiler Trace Report",
-		Scope:   "trace sample, all ranks",
-		Summary: []string{"The GPU waits on the host: " + Hostile + " dominates."},
-		Traces: []report.TraceMeta{{Name: "sample", File: "runs/" + Hostile + ".json.gz", Events: 1234, SpanNs: 5_000_000,
-			Ranks: []int{0, 1}, Producer: "training", Capture: []string{"cuda_sync events"}}},
-		GPUTree: &report.Tree{Where: "pid 1, all threads", Root: report.Node{ID: "r", Name: "all", GPUNs: 100, Share: 1,
-			Children: []report.Node{
-				{ID: "r/a", Name: "aten::mm", GPUNs: 80, Share: .8, Children: []report.Node{{ID: "r/a/k", Name: "cudaLaunchKernel", Kernel: Hostile, GPUNs: 80, Share: .8}}},
-				{ID: "r/s", Name: "cudaStreamSynchronize", GPUNs: 20, Share: .2, Sync: true},
-			}}},
-		Critical: []report.Issue{{ID: "sync", Title: "Host syncs " + Hostile, Observation: "obs", Fix: "remove .item()", Snippet: "x = t.tolist()  # " + Hostile}},
-		Tables: []table.Table{{Name: "kernels", Columns: []table.Column{{Name: "name", Type: "VARCHAR"}, {Name: "total_ns", Type: "BIGINT", Unit: "ns"}},
-			Rows: [][]any{{Hostile, int64(5)}, {"b", int64(7)}}, Total: 2}},
-		Controls: report.Controls{Ranks: []int{0, 1}, Phases: []string{"decode"}},
-	}
-	b, err := msgpack.Marshal(&d)
+	b := evidence.NewBundle()
+	b.Traces = &table.Table{Name: "traces", Columns: []table.Column{
+		{Name: "trace", Type: "VARCHAR"}, {Name: "path", Type: "VARCHAR"}, {Name: "rank", Type: "INTEGER"},
+		{Name: "producer", Type: "VARCHAR"}, {Name: "platform", Type: "VARCHAR"}, {Name: "gpu_model", Type: "VARCHAR"},
+		{Name: "has_sync_events", Type: "BOOLEAN"}, {Name: "events", Type: "BIGINT"},
+		{Name: "first_ts_ns", Type: "BIGINT"}, {Name: "last_end_ns", Type: "BIGINT"}},
+		Rows: [][]any{
+			{"sample", "runs/" + Hostile + "/rank0.json.gz", int64(0), "training", "cuda", "GPU " + Hostile, true, int64(1000), int64(0), int64(5_000_000)},
+			{"sample", "runs/" + Hostile + "/rank1.json.gz", int64(1), "training", "cuda", "GPU " + Hostile, true, int64(1200), int64(0), int64(5_500_000)},
+		}, Total: 2}
+	b.Tables["kernels"] = &table.Table{Name: "kernels", Columns: []table.Column{
+		{Name: "trace", Type: "VARCHAR", Unit: "TEXT"}, {Name: "rank", Type: "INTEGER", Unit: "INT"},
+		{Name: "step", Type: "INTEGER", Unit: "INT"}, {Name: "phase", Type: "VARCHAR", Unit: "TEXT"},
+		{Name: "stream", Type: "BIGINT", Unit: "INT"}, {Name: "name", Type: "VARCHAR", Unit: "TEXT"},
+		{Name: "count", Type: "BIGINT", Unit: "COUNT"}, {Name: "total_ns", Type: "BIGINT", Unit: "DURATION_NS"},
+		{Name: "hist", Type: "VARCHAR", Unit: "HIST"}},
+		Rows: [][]any{
+			{"sample", int64(0), int64(0), "train", int64(7), Hostile, int64(10), int64(3_000_000), "80:10"},
+			{"sample", int64(1), int64(0), "train", int64(7), "void gemm<float>(float*)", int64(20), int64(1_000_000), "70:20"},
+		}, Total: 2}
+	b.Findings = []evidence.Finding{{
+		Rule: "sync_in_step", Severity: "critical", Status: "confirmed",
+		Title:       "Host syncs on " + Hostile,
+		Observation: "cudaStreamSynchronize after " + Hostile + " blocks 40.0% of step time on rank 0.",
+		Mechanism:   "each sync opens a GPU gap in the same step",
+		Fix:         "remove .item() from the hot loop", Snippet: "loss_val = loss.detach()  # " + Hostile,
+		Evidence: []evidence.Ref{{Preset: "sync", Where: map[string]string{"rank": "0"}}},
+		Trace:    "sample", Rank: 0, Step: -1, Impact: 0.4,
+	}, {
+		Rule: "small_kernels", Severity: "minor", Status: "hypothesis",
+		Title: "Many short kernels", Observation: "60% of kernels run under 10 us.", Fix: "torch.compile(mode=\"reduce-overhead\")",
+		Refute: "launch queue stays full", Trace: "sample", Rank: 1, Step: -1, Impact: 0.1,
+	}}
+	b.Gaps = []evidence.Gap{{Kind: evidence.GapNoPythonStacks, Trace: "sample", Rank: -1, What: "no python frames", Why: "with_stack=False"}}
+	data, err := evidence.Encode(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	return data
 }

@@ -1,0 +1,487 @@
+package report
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+// build fills a Doc from a bundle whose evidence and findings are already
+// those of the view (rolled up and ranked).
+func build(b *evidence.Bundle, v View) *Doc {
+	d := &Doc{
+		Title:       "TorchProfiler Trace Report",
+		Scope:       scopeText(v.Filter),
+		Summary:     []string{},
+		Traces:      traceMetas(b),
+		KeyFindings: []string{},
+		Critical:    []Issue{},
+		FollowUps:   []Issue{},
+		Confirmed:   []string{},
+		Hypotheses:  []string{},
+		Perfetto:    []Inspect{},
+		Gaps:        []string{},
+		Tables:      []table.Table{},
+		Controls:    Controls{Ranks: []int{}, Phases: []string{}, Rules: []Knob{}, Sort: map[string]string{}, Open: []string{}},
+	}
+	producer := ""
+	for _, t := range d.Traces {
+		if t.Producer != "" && t.Producer != "unknown" {
+			producer = t.Producer
+		}
+	}
+	switch producer {
+	case "vllm":
+		d.Title = "vLLM Trace Report"
+	case "sglang":
+		d.Title = "SGLang Trace Report"
+	}
+
+	// Findings: critical first by impact, at most 3; the rest become
+	// follow-ups (at most 2), demoted criticals included.
+	var crit, minor []evidence.Finding
+	for _, f := range b.Findings {
+		if f.Severity == "critical" {
+			crit = append(crit, f)
+		} else {
+			minor = append(minor, f)
+		}
+	}
+	byImpact := func(fs []evidence.Finding) {
+		sort.SliceStable(fs, func(i, j int) bool { return fs[i].Impact > fs[j].Impact })
+	}
+	byImpact(crit)
+	byImpact(minor)
+	if len(crit) > MaxCritical {
+		minor = append(append([]evidence.Finding{}, crit[MaxCritical:]...), minor...)
+		crit = crit[:MaxCritical]
+	}
+	for _, f := range crit {
+		d.Critical = append(d.Critical, issue(f))
+	}
+	for i, f := range minor {
+		if i == MaxFollowUps {
+			break
+		}
+		d.FollowUps = append(d.FollowUps, issue(f))
+	}
+	for _, f := range b.Findings {
+		claim := f.Title
+		if f.Mechanism != "" {
+			claim += ": " + f.Mechanism
+		}
+		if f.Status == "confirmed" {
+			d.Confirmed = append(d.Confirmed, claim)
+		} else {
+			h := claim
+			if f.Refute != "" {
+				h += " (refuted if: " + f.Refute + ")"
+			}
+			d.Hypotheses = append(d.Hypotheses, h)
+		}
+	}
+
+	// Executive summary and key findings.
+	ranks := 0
+	var spanNs, events int64
+	device := ""
+	for _, t := range d.Traces {
+		ranks += len(t.Ranks)
+		events += t.Events
+		if t.SpanNs > spanNs {
+			spanNs = t.SpanNs
+		}
+		if device == "" {
+			device = t.Device
+		}
+	}
+	if len(d.Critical) > 0 {
+		top := d.Critical[0]
+		d.Summary = append(d.Summary, "Most likely bottleneck: "+top.Title+" ("+statusWord(top.Confirmed)+").")
+	} else if len(d.FollowUps) > 0 {
+		d.Summary = append(d.Summary, "No critical bottleneck in this slice; the largest minor issue: "+d.FollowUps[0].Title+".")
+	} else {
+		d.Summary = append(d.Summary, "No rule flagged this slice: nothing crosses a threshold with the evidence the trace can show.")
+	}
+	if len(b.Gaps) > 0 {
+		d.Summary = append(d.Summary, strconv.Itoa(len(b.Gaps))+" evidence gap(s) limit what this trace can show; see Evidence Gaps.")
+	}
+	what := orUnknown(producer) + " workload"
+	if device != "" {
+		what += " on " + device
+	}
+	what += ", " + strconv.Itoa(ranks) + " rank(s), " + fmtInt(events) + " events over " + fmtMs(spanNs) + "."
+	d.KeyFindings = append(d.KeyFindings, what)
+	if len(d.Critical) > 0 {
+		var titles []string
+		for _, is := range d.Critical {
+			titles = append(titles, is.Title)
+		}
+		d.KeyFindings = append(d.KeyFindings, "Dominant pattern: "+strings.Join(titles, "; ")+".")
+	}
+
+	// Expected impact: what the critical issues account for, qualitatively.
+	if len(crit) > 0 {
+		sum := 0.0
+		for _, f := range crit {
+			sum += f.Impact
+		}
+		if sum > 1 {
+			sum = 1
+		}
+		d.Impact = "The critical issues account for up to " + fmtPct(sum) +
+			" of the window's time (shares overlap, so they do not add exactly); fixing them should shorten the step roughly in proportion and move the constraint to the next lever below."
+	} else {
+		d.Impact = "No critical issue: expect only small gains from the follow-ups."
+	}
+
+	// Perfetto inspection guide: each issue's place in the trace.
+	for _, f := range append(crit, minor...) {
+		d.Perfetto = append(d.Perfetto, inspect(b, f))
+		if len(d.Perfetto) == MaxCritical+MaxFollowUps {
+			break
+		}
+	}
+
+	for _, g := range b.Gaps {
+		s := g.What
+		if g.Why != "" {
+			s += ": " + g.Why
+		}
+		where := g.Trace
+		if g.Rank >= 0 {
+			where += " rank " + strconv.Itoa(g.Rank)
+		}
+		if strings.TrimSpace(where) != "" {
+			s += " (" + strings.TrimSpace(where) + ")"
+		}
+		d.Gaps = append(d.Gaps, s)
+	}
+
+	switch {
+	case len(crit) > 0 && crit[0].Verify != "":
+		d.NextLever = "Apply the fix of issue 1 (" + crit[0].Title + ") and verify: " + crit[0].Verify + " Then re-run the report on the new trace: the next issue in line becomes the lever."
+	case len(crit) > 0:
+		d.NextLever = "Apply the fix of issue 1 (" + crit[0].Title + "), capture a new trace with the same settings and re-run the report: the next issue in line becomes the lever."
+	default:
+		d.NextLever = nextFromKernels(b)
+	}
+
+	// Evidence tables, in the areas' order, without histogram columns.
+	for _, area := range evidence.Areas {
+		t := b.Tables[area]
+		if t == nil || len(t.Rows) == 0 {
+			continue
+		}
+		d.Tables = append(d.Tables, reportTable(area, t))
+		if _, ok := d.Controls.Sort[area]; !ok {
+			if s := defaultSort(t); s != "" {
+				d.Controls.Sort[area] = s
+			}
+		}
+	}
+
+	d.Controls.Ranks, d.Controls.Phases = ranksAndPhases(b)
+	return d
+}
+
+func issue(f evidence.Finding) Issue {
+	is := Issue{ID: f.Rule, Title: f.Title, Observation: f.Observation, Fix: f.Fix, Snippet: f.Snippet,
+		Confirmed: f.Status == "confirmed", Evidence: []string{}, Score: f.Impact}
+	if f.Mechanism != "" {
+		is.Observation += " Mechanism: " + f.Mechanism
+	}
+	seen := map[string]bool{}
+	for _, r := range f.Evidence {
+		ref := r.Preset
+		if len(r.Where) > 0 {
+			keys := make([]string, 0, len(r.Where))
+			for k := range r.Where {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			var kv []string
+			for _, k := range keys {
+				kv = append(kv, k+"="+r.Where[k])
+			}
+			ref += " [" + strings.Join(kv, ", ") + "]"
+		}
+		if !seen[ref] {
+			seen[ref] = true
+			is.Evidence = append(is.Evidence, ref)
+		}
+	}
+	return is
+}
+
+func statusWord(confirmed bool) string {
+	if confirmed {
+		return "confirmed"
+	}
+	return "hypothesis"
+}
+
+func scopeText(f evidence.Filter) string {
+	var parts []string
+	if f.Trace != "" {
+		parts = append(parts, "trace "+f.Trace)
+	} else {
+		parts = append(parts, "all traces")
+	}
+	if f.HasRank {
+		parts = append(parts, "rank "+strconv.Itoa(f.Rank))
+	} else {
+		parts = append(parts, "all ranks")
+	}
+	if f.WindowStartNs != 0 || f.WindowEndNs != 0 {
+		parts = append(parts, "window "+fmtMs(f.WindowStartNs)+" .. "+fmtMs(f.WindowEndNs))
+	}
+	if f.Phase != "" {
+		parts = append(parts, "phase "+f.Phase)
+	}
+	if f.HasStep {
+		parts = append(parts, "step "+strconv.Itoa(f.Step))
+	}
+	if f.HasStream {
+		parts = append(parts, "stream "+strconv.FormatInt(f.Stream, 10))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// traceMetas reads the traces table: one TraceMeta per trace, its files'
+// ranks, events and span together.
+func traceMetas(b *evidence.Bundle) []TraceMeta {
+	out := []TraceMeta{}
+	t := b.Traces
+	if t == nil {
+		return out
+	}
+	col := func(r []any, name string) any { return cell(r, t.Col(name)) }
+	str := func(v any) string { s, _ := v.(string); return s }
+	i64 := func(v any) int64 { return int64(num(v)) }
+	boolean := func(v any) bool { x, _ := v.(bool); return x }
+	byName := map[string]*TraceMeta{}
+	var order []string
+	type span struct{ first, last int64 }
+	spans := map[string]*span{}
+	paths := map[string]map[string]int{}
+	for _, r := range t.Rows {
+		name := str(col(r, "trace"))
+		m := byName[name]
+		if m == nil {
+			m = &TraceMeta{Name: name, Ranks: []int{}, Capture: []string{}}
+			byName[name] = m
+			order = append(order, name)
+			spans[name] = &span{first: 1<<63 - 1}
+			paths[name] = map[string]int{}
+		}
+		path := str(col(r, "path"))
+		paths[name][path]++
+		m.Events += i64(col(r, "events"))
+		m.Ranks = append(m.Ranks, int(i64(col(r, "rank"))))
+		if p := str(col(r, "producer")); p != "" && (m.Producer == "" || m.Producer == "unknown") {
+			m.Producer = p
+		}
+		if g := str(col(r, "gpu_model")); g != "" && m.Device == "" {
+			m.Device = g
+		}
+		sp := spans[name]
+		if v := col(r, "first_ts_ns"); v != nil && i64(v) < sp.first {
+			sp.first = i64(v)
+		}
+		if v := col(r, "last_end_ns"); v != nil && i64(v) > sp.last {
+			sp.last = i64(v)
+		}
+		add := func(ok bool, s string) {
+			if !ok {
+				return
+			}
+			for _, c := range m.Capture {
+				if c == s {
+					return
+				}
+			}
+			m.Capture = append(m.Capture, s)
+		}
+		add(boolean(col(r, "has_sync_events")), "cuda_sync events")
+		add(t.Col("has_sync_events") >= 0 && !boolean(col(r, "has_sync_events")), "no cuda_sync events")
+		add(boolean(col(r, "has_python_stacks")), "python stacks (with_stack)")
+		add(boolean(col(r, "has_graphs")), "CUDA graphs")
+		add(boolean(col(r, "has_steps")), "step annotations")
+		if pl := str(col(r, "platform")); pl != "" && pl != "unknown" {
+			add(true, "platform "+pl)
+		}
+		if s := str(col(r, "slice")); s != "" {
+			add(true, "partial load: "+s)
+		}
+	}
+	for _, name := range order {
+		m := byName[name]
+		sort.Ints(m.Ranks)
+		m.Ranks = uniqInts(m.Ranks)
+		var files []string
+		for p := range paths[name] {
+			files = append(files, p)
+		}
+		sort.Strings(files)
+		m.File = strings.Join(files, ", ")
+		if len(files) > 3 {
+			m.File = files[0] + " and " + strconv.Itoa(len(files)-1) + " more files"
+		}
+		for _, p := range files {
+			if strings.Contains(p, "merged_trace") || paths[name][p] > 1 {
+				m.Merged = true
+			}
+		}
+		if sp := spans[name]; sp.last > sp.first {
+			m.SpanNs = sp.last - sp.first
+		}
+		out = append(out, *m)
+	}
+	return out
+}
+
+func uniqInts(xs []int) []int {
+	out := xs[:0]
+	for i, x := range xs {
+		if i == 0 || x != xs[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// reportTable copies an evidence table without its histogram columns.
+func reportTable(name string, t *table.Table) table.Table {
+	var keep []int
+	out := table.Table{Name: name, Columns: []table.Column{}, Rows: make([][]any, 0, len(t.Rows)), Total: t.Total}
+	for i, c := range t.Columns {
+		if normUnit(c.Unit) == "hist" {
+			continue
+		}
+		keep = append(keep, i)
+		out.Columns = append(out.Columns, c)
+	}
+	for _, r := range t.Rows {
+		row := make([]any, len(keep))
+		for j, i := range keep {
+			row[j] = cell(r, i)
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	return out
+}
+
+// defaultSort sorts a table by its first duration column, largest first.
+func defaultSort(t *table.Table) string {
+	for _, c := range t.Columns {
+		if strings.EqualFold(c.Unit, "DURATION_NS") {
+			return "-" + c.Name
+		}
+	}
+	return ""
+}
+
+// ranksAndPhases lists the ranks and phases the bundle holds, for the
+// viewer's controls.
+func ranksAndPhases(b *evidence.Bundle) ([]int, []string) {
+	rs := map[int]bool{}
+	ps := map[string]bool{}
+	if t := b.Traces; t != nil {
+		for _, r := range t.Rows {
+			rs[int(num(cell(r, t.Col("rank"))))] = true
+		}
+	}
+	for _, t := range b.Tables {
+		if t == nil {
+			continue
+		}
+		ci, pi := t.Col("rank"), t.Col("phase")
+		for _, r := range t.Rows {
+			if ci >= 0 {
+				if v := cell(r, ci); v != nil {
+					rs[int(num(v))] = true
+				}
+			}
+			if pi >= 0 {
+				if s, ok := cell(r, pi).(string); ok && s != "" {
+					ps[s] = true
+				}
+			}
+		}
+	}
+	ranks := []int{}
+	for r := range rs {
+		ranks = append(ranks, r)
+	}
+	sort.Ints(ranks)
+	phases := []string{}
+	for p := range ps {
+		phases = append(phases, p)
+	}
+	sort.Strings(phases)
+	return ranks, phases
+}
+
+// inspect points the Perfetto guide at a finding's rank and step.
+func inspect(b *evidence.Bundle, f evidence.Finding) Inspect {
+	in := Inspect{What: f.Title, Process: "the host process", Thread: "the thread that launches kernels (cudaLaunchKernel)"}
+	if f.Rank >= 0 {
+		in.Process = "rank " + strconv.Itoa(f.Rank) + " host process (and its GPU process for the streams)"
+	}
+	if t := b.Table("steps"); t != nil && f.Step >= 0 {
+		for _, r := range t.Rows {
+			if int(num(cell(r, t.Col("step")))) == f.Step && (f.Rank < 0 || int(num(cell(r, t.Col("rank")))) == f.Rank) {
+				in.StartNs = int64(num(cell(r, t.Col("start_ns"))))
+				in.EndNs = in.StartNs + int64(num(cell(r, t.Col("wall_ns"))))
+				in.What += " (step " + strconv.Itoa(f.Step) + ")"
+				break
+			}
+		}
+	}
+	if in.EndNs == 0 {
+		for _, m := range traceMetas(b) {
+			if f.Trace == "" || m.Name == f.Trace {
+				in.EndNs = m.SpanNs
+				break
+			}
+		}
+	}
+	return in
+}
+
+// nextFromKernels names the next lever when no rule fired: the kernel with
+// the most GPU time.
+func nextFromKernels(b *evidence.Bundle) string {
+	t := b.Table("kernels")
+	if t == nil || len(t.Rows) == 0 {
+		return "Capture a trace with GPU activity, synchronisation events and step annotations: this one cannot show the next lever."
+	}
+	ni, ti := t.Col("name"), t.Col("total_ns")
+	sums := map[string]int64{}
+	var total int64
+	for _, r := range t.Rows {
+		n, _ := cell(r, ni).(string)
+		v := int64(num(cell(r, ti)))
+		sums[n] += v
+		total += v
+	}
+	best, bestNs := "", int64(-1)
+	for n, v := range sums {
+		if v > bestNs || (v == bestNs && n < best) {
+			best, bestNs = n, v
+		}
+	}
+	return "The GPU side: the kernel " + best + " holds " + fmtPct(shareOf(bestNs, total)) +
+		" of GPU time. Profile it with Nsight Compute (ncu) to see whether it is memory- or compute-bound; that gate proves or refutes a kernel-level lever."
+}
+
+func shareOf(a, b int64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
