@@ -108,8 +108,8 @@ func (r *recorder) UpdateDisplay(data, metadata map[string]any, id string) {
 // testCatalog is a small catalog for completion and inspection.
 func testCatalog() map[string][]table.Column {
 	return map[string][]table.Column{
-		"events": {{Name: "trace", Type: "VARCHAR"}, {Name: "name", Type: "VARCHAR"}, {Name: "dur_ns", Type: "BIGINT", Unit: "ns", Doc: "duration"}, {Name: "kind", Type: "VARCHAR"}},
-		"traces": {{Name: "trace", Type: "VARCHAR"}, {Name: "rank", Type: "INTEGER"}, {Name: "events", Type: "BIGINT"}},
+		"events":  {{Name: "trace", Type: "VARCHAR"}, {Name: "name", Type: "VARCHAR"}, {Name: "dur_ns", Type: "BIGINT", Unit: "ns", Doc: "duration"}, {Name: "kind", Type: "VARCHAR"}},
+		"traces":  {{Name: "trace", Type: "VARCHAR"}, {Name: "rank", Type: "INTEGER"}, {Name: "events", Type: "BIGINT"}},
 		"données": {{Name: "été", Type: "DOUBLE"}},
 	}
 }

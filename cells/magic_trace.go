@@ -44,7 +44,11 @@ func runTraceLoad(ctx context.Context, c *call) (*Result, error) {
 	if c.s.eng == nil {
 		return nil, errors.New("no database in this session")
 	}
-	p := &loadProgress{s: c.s, pub: c.pub, id: fmt.Sprintf("tracebook-load-%d", c.count), files: len(paths)}
+	what := strings.Join(pos, " ")
+	if picked != "" {
+		what = filepath.Base(picked)
+	}
+	p := &loadProgress{s: c.s, pub: c.pub, id: fmt.Sprintf("tracebook-load-%d", c.count), what: what, files: len(paths)}
 	p.begin()
 	res, err := c.s.eng.Load(ctx, paths, lo, p.update)
 	if err != nil {
@@ -172,6 +176,7 @@ type loadProgress struct {
 	s     *Session
 	pub   Publisher
 	id    string
+	what  string // the paths as written, for the first line
 	files int
 
 	mu        sync.Mutex
@@ -187,7 +192,7 @@ type loadProgress struct {
 func (p *loadProgress) begin() {
 	p.start = p.s.opts.Clock()
 	p.last = p.start
-	text := fmt.Sprintf("loading %s…", plural(p.files, "file"))
+	text := fmt.Sprintf("loading %s…", p.what)
 	p.pub.Display(progressBundle(text, 0), map[string]any{}, p.id)
 }
 
@@ -346,7 +351,13 @@ func commas(n int64) string {
 	return b.String()
 }
 
-func megabytes(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+// megabytes is a size in MB, or in kB under 1 MB.
+func megabytes(n int64) string {
+	if n < 1e6 {
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+}
 
 // rate is " (12.3 MB/s)", or "" when no time has passed.
 func rate(bytes int64, d time.Duration) string {
@@ -366,6 +377,7 @@ const traceInfoSQL = `SELECT trace, file_id, path, rank, rank_source, session, p
     CASE WHEN has_python_stacks THEN 'python stacks' END,
     CASE WHEN has_graphs THEN 'cuda graphs' END) AS capabilities,
   events,
+  slice,
   round((last_end_ns - first_ts_ns) / 1e6, 3) AS span_ms,
   concat_ws('; ',
     CASE WHEN rank_source = 'default' THEN 'rank defaulted to 0' END,
@@ -445,7 +457,7 @@ func runTraceDrop(ctx context.Context, c *call) (*Result, error) {
 		return nil, errors.New("no database in this session")
 	}
 	if err := c.s.eng.Drop(ctx, c.args[0]); err != nil {
-		return nil, fmt.Errorf("dropping trace %q: %w", c.args[0], err)
+		return nil, err // the engine's error names the trace
 	}
 	return textResult(fmt.Sprintf("dropped trace %q\n", c.args[0])), nil
 }

@@ -273,6 +273,8 @@ func toExecError(ctx context.Context, err error) *ExecError {
 		name = "UsageError"
 	case errors.Is(err, ErrNotAvailable):
 		name = "NotAvailable"
+	case errors.Is(err, ErrNoTrace):
+		name = "TraceNotFound"
 	}
 	return &ExecError{EName: name, EValue: msg, Traceback: strings.Split(name+": "+msg, "\n")}
 }

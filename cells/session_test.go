@@ -23,8 +23,8 @@ func TestDuckError(t *testing.T) {
 		tb         []string
 	}{
 		{
-			name: "binder error with position",
-			msg:  "Binder Error: Referenced column \"x\" not found in FROM clause!\nCandidate bindings: \"range\"\n\nLINE 1: SELECT x FROM range(3)\n               ^",
+			name:  "binder error with position",
+			msg:   "Binder Error: Referenced column \"x\" not found in FROM clause!\nCandidate bindings: \"range\"\n\nLINE 1: SELECT x FROM range(3)\n               ^",
 			ename: "Binder Error", val: `Referenced column "x" not found in FROM clause!`,
 			tb: []string{`Binder Error: Referenced column "x" not found in FROM clause!`, `Candidate bindings: "range"`, "", "LINE 1: SELECT x FROM range(3)", "               ^"},
 		},
@@ -289,8 +289,8 @@ func TestTraceLoad_Errors(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "a.json"), []byte("{"), 0o644)
 	s := NewSession(eng, SessionOptions{WorkDir: dir})
 	tests := []struct{ code, ename, evalue string }{
-		{"%trace load nope.json", "Error", fmt.Sprintf(`no trace found: "nope.json" does not exist (relative paths start from %s)`, dir)},
-		{"%trace load *.gz", "Error", `no trace found: no file matches "*.gz"`},
+		{"%trace load nope.json", "TraceNotFound", fmt.Sprintf(`no trace found: "nope.json" does not exist (relative paths start from %s)`, dir)},
+		{"%trace load *.gz", "TraceNotFound", `no trace found: no file matches "*.gz"`},
 		{"%trace load a.json", "LoadError", `a.json: byte 17: invalid character '}'`},
 	}
 	for _, tc := range tests {
