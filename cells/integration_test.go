@@ -308,3 +308,55 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestQuickstartNotebook runs the code cells of notebooks/quickstart.ipynb
+// through a session, as the kernel would, and checks that none fails. It
+// does not write outputs into the notebook.
+func TestQuickstartNotebook(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	raw, err := os.ReadFile(filepath.Join(root, "notebooks", "quickstart.ipynb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nb struct {
+		Cells []struct {
+			CellType string   `json:"cell_type"`
+			Source   []string `json:"source"`
+		} `json:"cells"`
+		Metadata struct {
+			Kernelspec struct{ Name, Language string } `json:"kernelspec"`
+		} `json:"metadata"`
+		NBFormat int `json:"nbformat"`
+	}
+	if err := json.Unmarshal(raw, &nb); err != nil {
+		t.Fatalf("quickstart.ipynb: %v", err)
+	}
+	if nb.NBFormat != 4 || nb.Metadata.Kernelspec.Name != "tracebook" || nb.Metadata.Kernelspec.Language != "sql" {
+		t.Errorf("quickstart.ipynb: nbformat %d, kernelspec %+v", nb.NBFormat, nb.Metadata.Kernelspec)
+	}
+	db, err := duck.Open("", duck.Options{CacheDir: "-", Threads: 2, MemoryLimit: "2GB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := cells.NewSession(db, cells.SessionOptions{WorkDir: filepath.Join(root, "notebooks")})
+	ran := 0
+	for _, c := range nb.Cells {
+		if c.CellType != "code" {
+			continue
+		}
+		code := strings.Join(c.Source, "")
+		res, err := s.Execute(context.Background(), code, &recorder{})
+		if err != nil {
+			t.Errorf("cell %q: %v", code, err)
+			continue
+		}
+		if res == nil || text(res) == "" {
+			t.Errorf("cell %q has no output", code)
+		}
+		ran++
+	}
+	if ran < 4 {
+		t.Errorf("ran %d code cells, want at least 4", ran)
+	}
+}
