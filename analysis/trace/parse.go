@@ -389,7 +389,7 @@ func (p *parser) object() error {
 			if len(p.metaBuf) > 1 {
 				p.metaBuf = append(p.metaBuf, ',')
 			}
-			p.metaBuf = strconv.AppendQuote(p.metaBuf, key)
+			p.metaBuf = AppendJSONString(p.metaBuf, key)
 			p.metaBuf = append(p.metaBuf, ':')
 			return p.value(b, i, 0, &p.metaBuf)
 		}); err != nil {
@@ -1415,29 +1415,34 @@ func (p *parser) stringValue(b []byte, i int, out *[]byte) (int, error) {
 		if q < 0 {
 			return 0, errShort
 		}
-		bs := bytes.IndexByte(b[j:j+q], '\\')
-		if bs < 0 {
-			j += q + 1
-			break
-		}
-		// An escape: check it and go on after it.
-		k := j + bs
-		if k+1 >= len(b) {
-			return 0, errShort
-		}
-		switch b[k+1] {
-		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			j = k + 2
-		case 'u':
-			if _, n, err := p.hex4(b, k); err != nil {
-				return 0, err
-			} else {
-				j = n
+		quote := j + q
+		// Check the escapes before the quote; one of them may escape the quote
+		// itself, and then the search goes on after it.
+		for j <= quote {
+			bs := bytes.IndexByte(b[j:quote], '\\')
+			if bs < 0 {
+				j = quote + 1
+				goto closed
 			}
-		default:
-			return 0, p.syntax(k+1, "invalid escape in a string")
+			k := j + bs
+			if k+1 >= len(b) {
+				return 0, errShort
+			}
+			switch b[k+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j = k + 2
+			case 'u':
+				_, n, err := p.hex4(b, k)
+				if err != nil {
+					return 0, err
+				}
+				j = n
+			default:
+				return 0, p.syntax(k+1, "invalid escape in a string")
+			}
 		}
 	}
+closed:
 	if out != nil {
 		s := b[i:j]
 		clean := true
@@ -1478,6 +1483,27 @@ func appendSanitized(out, s []byte) []byte {
 		out = append(out, c)
 	}
 	return out
+}
+
+// AppendJSONString appends s as a JSON string: quotes, backslashes and
+// control characters escaped, invalid UTF-8 replaced by U+FFFD. Writers of
+// trace JSON (package synth) use it too.
+func AppendJSONString(b []byte, s string) []byte {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, `\u00`...)
+			b = append(b, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&15])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
 }
 
 // internBytes returns b as a string, shared with earlier equal strings, and

@@ -85,7 +85,7 @@ func Scale(src io.Reader, dst io.Writer, n int) error {
 		for _, m := range []struct {
 			name, key, val string
 			ok             bool
-		}{{"process_name", "name", strconv.Quote(p.Name), p.Name != ""}, {"process_labels", "labels", strconv.Quote(p.Labels), p.Labels != ""},
+		}{{"process_name", "name", string(trace.AppendJSONString(nil, p.Name)), p.Name != ""}, {"process_labels", "labels", string(trace.AppendJSONString(nil, p.Labels)), p.Labels != ""},
 			{"process_sort_index", "sort_index", strconv.FormatInt(p.SortIndex, 10), p.HasSortIndex}} {
 			if m.ok {
 				sep()
@@ -97,7 +97,7 @@ func Scale(src io.Reader, dst io.Writer, n int) error {
 	for _, t := range fi.Threads {
 		if t.Name != "" {
 			sep()
-			w.Write(appendMeta(buf[:0], "thread_name", t.Pid, t.Tid, "name", strconv.Quote(t.Name)))
+			w.Write(appendMeta(buf[:0], "thread_name", t.Pid, t.Tid, "name", string(trace.AppendJSONString(nil, t.Name))))
 		}
 		if t.HasSortIndex {
 			sep()
@@ -149,7 +149,7 @@ func appendID(b []byte, id string) []byte {
 	if _, err := strconv.ParseFloat(id, 64); err == nil && id != "" && id[0] != '+' && id != "NaN" {
 		return append(b, id...)
 	}
-	return strconv.AppendQuote(b, id)
+	return trace.AppendJSONString(b, id)
 }
 
 // appendTime writes ns as microseconds with three decimals (exact).
@@ -168,13 +168,13 @@ func appendTime(b []byte, ns int64) []byte {
 
 func appendEvent(b []byte, e *trace.Event, dt, did int64) []byte {
 	b = append(b, `{"ph":`...)
-	b = strconv.AppendQuote(b, e.Ph)
+	b = trace.AppendJSONString(b, e.Ph)
 	if e.Cat != "" {
 		b = append(b, `,"cat":`...)
-		b = strconv.AppendQuote(b, e.Cat)
+		b = trace.AppendJSONString(b, e.Cat)
 	}
 	b = append(b, `,"name":`...)
-	b = strconv.AppendQuote(b, e.Name)
+	b = trace.AppendJSONString(b, e.Name)
 	if e.Pid != "" {
 		b = append(b, `,"pid":`...)
 		b = appendID(b, e.Pid)
@@ -197,11 +197,11 @@ func appendEvent(b []byte, e *trace.Event, dt, did int64) []byte {
 	}
 	if e.BP != "" {
 		b = append(b, `,"bp":`...)
-		b = strconv.AppendQuote(b, e.BP)
+		b = trace.AppendJSONString(b, e.BP)
 	}
 	if e.Scope != "" {
 		b = append(b, `,"s":`...)
-		b = strconv.AppendQuote(b, e.Scope)
+		b = trace.AppendJSONString(b, e.Scope)
 	}
 	start := len(b)
 	b = append(b, `,"args":{`...)
