@@ -62,6 +62,18 @@ func (e *testExec) Execute(ctx context.Context, code string, pub Publisher) (*Re
 		pub.Display(map[string]any{"text/plain": "d"}, nil, "d1")
 		pub.UpdateDisplay(map[string]any{"text/plain": "d2"}, nil, "d1")
 		return &Result{Data: map[string]any{"text/plain": "42"}}, nil
+	case code == "hammer":
+		// Publishing from many goroutines at once.
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Go(func() {
+				for i := range 100 {
+					pub.Stream("stdout", fmt.Sprintf("%d-%d\n", g, i))
+				}
+			})
+		}
+		wg.Wait()
+		return &Result{Data: map[string]any{"text/plain": "done"}}, nil
 	case code == "none":
 		return nil, nil
 	case strings.HasPrefix(code, "big "):

@@ -704,3 +704,25 @@ func TestStalledSubscriber(t *testing.T) {
 		t.Fatal("execute after the stall")
 	}
 }
+
+func TestPublishHammer(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	reply, iopub := c.execute("hammer", nil)
+	if content(t, reply)["status"] != "ok" {
+		t.Fatal("execute")
+	}
+	seen := map[string]bool{}
+	for i, m := range iopub {
+		if m.Header.MsgType != "stream" {
+			continue
+		}
+		if i < 2 || i >= len(iopub)-2 {
+			t.Errorf("stream at position %d of %d: outside execute_input .. execute_result", i, len(iopub))
+		}
+		seen[content(t, m)["text"].(string)] = true
+	}
+	if len(seen) != 800 {
+		t.Errorf("got %d distinct streams, want 800", len(seen))
+	}
+}
