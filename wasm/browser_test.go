@@ -136,6 +136,10 @@ func TestReportInChromium(t *testing.T) {
 	if got := b.Eval(`document.querySelector("[data-tb-issue] h3").textContent`); !strings.Contains(got, buildtest.Hostile) {
 		t.Errorf("issue title = %q, want it to contain the name as text", got)
 	}
+	if got := b.Eval(`document.querySelector(".tb-kernel").textContent`); !strings.Contains(got, buildtest.Hostile) {
+		t.Errorf("kernel leaf = %q, want it to contain the name as text", got)
+	}
+	nIssues := b.Eval(`String(document.querySelectorAll("[data-tb-issue]").length)`)
 	if n := b.Eval(`String(document.querySelectorAll("#tb-slot img, #tb-slot script").length)`); n != "0" {
 		t.Errorf("%s img/script elements came from trace names", n)
 	}
@@ -143,6 +147,10 @@ func TestReportInChromium(t *testing.T) {
 	b.Eval(`(function(){var s=document.querySelector('select[data-tb="rank"]');s.value="1";s.dispatchEvent(new Event("change",{bubbles:true}));return "";})()`)
 	if got := b.Eval(`document.querySelector('select[data-tb="rank"]').value`); got != "1" {
 		t.Errorf("after choosing rank 1 the re-rendered select shows %q", got)
+	}
+	// The sample's critical finding is on rank 0: on rank 1 the findings change.
+	if got := b.Eval(`String(document.querySelectorAll("[data-tb-issue]").length)`); got == nIssues {
+		t.Errorf("after choosing rank 1 the findings did not change (%s issues before and after)", got)
 	}
 	if s := b.State(); s != "ready" {
 		t.Errorf("after the rank change data-viewer-state = %q", s)

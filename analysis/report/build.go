@@ -11,7 +11,7 @@ import (
 
 // build fills a Doc from a bundle whose evidence and findings are already
 // those of the view (rolled up and ranked).
-func build(b *evidence.Bundle, v View) *Doc {
+func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, v View) *Doc {
 	d := &Doc{
 		Title:       "TorchProfiler Trace Report",
 		Scope:       scopeText(v.Filter),
@@ -43,7 +43,7 @@ func build(b *evidence.Bundle, v View) *Doc {
 	// Findings: critical first by impact, at most 3; the rest become
 	// follow-ups (at most 2), demoted criticals included.
 	var crit, minor []evidence.Finding
-	for _, f := range b.Findings {
+	for _, f := range found {
 		if f.Severity == "critical" {
 			crit = append(crit, f)
 		} else {
@@ -68,7 +68,7 @@ func build(b *evidence.Bundle, v View) *Doc {
 		}
 		d.FollowUps = append(d.FollowUps, issue(f))
 	}
-	for _, f := range b.Findings {
+	for _, f := range found {
 		claim := f.Title
 		if f.Mechanism != "" {
 			claim += ": " + f.Mechanism
@@ -140,7 +140,7 @@ func build(b *evidence.Bundle, v View) *Doc {
 
 	// Perfetto inspection guide: each issue's place in the trace.
 	for _, f := range append(crit, minor...) {
-		d.Perfetto = append(d.Perfetto, inspect(b, f))
+		d.Perfetto = append(d.Perfetto, inspect(b, ev, f))
 		if len(d.Perfetto) == MaxCritical+MaxFollowUps {
 			break
 		}
@@ -167,12 +167,12 @@ func build(b *evidence.Bundle, v View) *Doc {
 	case len(crit) > 0:
 		d.NextLever = "Apply the fix of issue 1 (" + crit[0].Title + "), capture a new trace with the same settings and re-run the report: the next issue in line becomes the lever."
 	default:
-		d.NextLever = nextFromKernels(b)
+		d.NextLever = nextFromKernels(ev)
 	}
 
 	// Evidence tables, in the areas' order, without histogram columns.
 	for _, area := range evidence.Areas {
-		t := b.Tables[area]
+		t := ev.Tables[area]
 		if t == nil || len(t.Rows) == 0 {
 			continue
 		}
@@ -427,12 +427,12 @@ func ranksAndPhases(b *evidence.Bundle) ([]int, []string) {
 }
 
 // inspect points the Perfetto guide at a finding's rank and step.
-func inspect(b *evidence.Bundle, f evidence.Finding) Inspect {
+func inspect(b *evidence.Bundle, ev *evidence.Evidence, f evidence.Finding) Inspect {
 	in := Inspect{What: f.Title, Process: "the host process", Thread: "the thread that launches kernels (cudaLaunchKernel)"}
 	if f.Rank >= 0 {
 		in.Process = "rank " + strconv.Itoa(f.Rank) + " host process (and its GPU process for the streams)"
 	}
-	if t := b.Table("steps"); t != nil && f.Step >= 0 {
+	if t := ev.Table("steps"); t != nil && f.Step >= 0 {
 		for _, r := range t.Rows {
 			if int(num(cell(r, t.Col("step")))) == f.Step && (f.Rank < 0 || int(num(cell(r, t.Col("rank")))) == f.Rank) {
 				in.StartNs = int64(num(cell(r, t.Col("start_ns"))))
@@ -455,8 +455,8 @@ func inspect(b *evidence.Bundle, f evidence.Finding) Inspect {
 
 // nextFromKernels names the next lever when no rule fired: the kernel with
 // the most GPU time.
-func nextFromKernels(b *evidence.Bundle) string {
-	t := b.Table("kernels")
+func nextFromKernels(ev *evidence.Evidence) string {
+	t := ev.Table("kernels")
 	if t == nil || len(t.Rows) == 0 {
 		return "Capture a trace with GPU activity, synchronisation events and step annotations: this one cannot show the next lever."
 	}

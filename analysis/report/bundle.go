@@ -1,40 +1,143 @@
 package report
 
 import (
+	"bytes"
+	"fmt"
 	"io"
 
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
 )
+
+// Source is what a report is made from: the evidence bundle and the
+// cross-views computed for slices of the same traces (the first for the
+// bundle's own filter; more, e.g. one per rank, let the viewer show the
+// tree of the rank it filters on). CrossViews may be empty.
+type Source struct {
+	Bundle     *evidence.Bundle
+	CrossViews []*crossview.Result
+}
 
 // Generate writes the report of bundle b, for the filter it was collected
 // under and the default thresholds, in format f.
 func Generate(w io.Writer, b *evidence.Bundle, f Format) error {
-	return GenerateView(w, b, View{Filter: b.Filter}, f)
+	return GenerateView(w, &Source{Bundle: b}, View{Filter: b.Filter}, f)
 }
 
-// GenerateView writes the report of b for view v: the evidence rolled up for
-// v's filter, the findings ranked with v's thresholds, the tables sorted and
-// capped, the tree folded as v says. This is the whole pipeline, top to
-// bottom; the native code and the viewer module both run it.
-func GenerateView(w io.Writer, b *evidence.Bundle, v View, f Format) error {
-	vb := forView(b, v)
-	d := build(vb, v)
+// GenerateView writes the report of src for view v: the evidence rolled up
+// for v's filter, the findings ranked with v's thresholds, the GPU tree of
+// the matching cross-view, the tables sorted and capped, the tree folded as
+// v says. This is the whole pipeline, top to bottom; the native code and the
+// viewer module both run it.
+func GenerateView(w io.Writer, src *Source, v View, f Format) error {
+	b := src.Bundle
+	if b == nil {
+		b = evidence.NewBundle()
+	}
+	ev := evidence.Rollup(b, v.Filter)
+	found := findingsFor(b, ev, v)
+	d := build(b, ev, found, v)
+	cv, exact := pickCrossView(src.CrossViews, v.Filter)
+	d.GPUTree = gpuTree(cv)
+	if cv != nil && !exact && d.GPUTree != nil {
+		d.GPUTree.Where += " (the cross-view was computed for this slice, not for the current filter)"
+	}
+	d.CPUCheck = cpuCheck(cv)
+	if cv != nil {
+		d.Gaps = append(d.Gaps, cv.Gaps...)
+		if cv.Check.Verdict != "" {
+			d.KeyFindings = append(d.KeyFindings, "Cross-view verdict: "+cv.Check.Verdict+" ("+orDash(cv.Check.Label)+"). "+cv.Check.Reason)
+		}
+	}
 	applyView(d, v)
 	return Print(w, d, f)
 }
 
-// RenderBundle decodes an encoded bundle (evidence.Encode) and writes its
-// report for view v in format f.
-func RenderBundle(w io.Writer, bundle []byte, v View, f Format) error {
-	b, err := evidence.Decode(bundle)
+// pickCrossView returns the cross-view whose slice has the filter's rank
+// and phase (exact), else the first one.
+func pickCrossView(cvs []*crossview.Result, f evidence.Filter) (*crossview.Result, bool) {
+	for _, cv := range cvs {
+		s := cv.Slice
+		if s.HasRank == f.HasRank && (!f.HasRank || s.Rank == f.Rank) && s.Phase == f.Phase {
+			return cv, true
+		}
+	}
+	if len(cvs) > 0 {
+		return cvs[0], false
+	}
+	return nil, false
+}
+
+// EncodeSource encodes src for the viewer: a msgpack array of the bundle's
+// own encoding (evidence.Encode) and the cross-views. A bare bundle
+// encoding is also a valid source (DecodeSource reads both).
+func EncodeSource(src *Source) ([]byte, error) {
+	bb, err := evidence.Encode(src.Bundle)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.SetSortMapKeys(true)
+	enc.UseCompactInts(true)
+	cvs := src.CrossViews
+	if cvs == nil {
+		cvs = []*crossview.Result{}
+	}
+	if err := enc.Encode([]any{bb, cvs}); err != nil {
+		return nil, fmt.Errorf("report: encoding the source: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeSource reads what EncodeSource wrote, or a bare bundle encoding.
+func DecodeSource(data []byte) (*Source, error) {
+	if len(data) > 0 && data[0] == 0x92 { // fixarray of 2: the envelope
+		var parts struct {
+			_msgpack   struct{} `msgpack:",as_array"`
+			Bundle     []byte
+			CrossViews []*crossview.Result
+		}
+		if err := msgpack.Unmarshal(data, &parts); err != nil {
+			return nil, fmt.Errorf("report: decoding the source: %w", err)
+		}
+		b, err := evidence.Decode(parts.Bundle)
+		if err != nil {
+			return nil, err
+		}
+		return &Source{Bundle: b, CrossViews: parts.CrossViews}, nil
+	}
+	b, err := evidence.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	return &Source{Bundle: b}, nil
+}
+
+// RenderBundle decodes an encoded source (EncodeSource, or a bare bundle)
+// and writes its report for view v in format f.
+func RenderBundle(w io.Writer, data []byte, v View, f Format) error {
+	src, err := DecodeSource(data)
 	if err != nil {
 		return err
 	}
-	return GenerateView(w, b, v, f)
+	return GenerateView(w, src, v, f)
 }
 
-// forView returns the bundle as the view sees it: rolled up for the view's
-// filter, findings recomputed with its thresholds.
-func forView(b *evidence.Bundle, v View) *evidence.Bundle {
-	return b
+// findingsFor returns the findings of the view: the bundle's, restricted to
+// the view's rank and phase.
+func findingsFor(b *evidence.Bundle, ev *evidence.Evidence, v View) []evidence.Finding {
+	out := []evidence.Finding{}
+	for _, f := range b.Findings {
+		if v.Filter.HasRank && f.Rank >= 0 && f.Rank != v.Filter.Rank {
+			continue
+		}
+		if v.Filter.Phase != "" && f.Phase != "" && f.Phase != v.Filter.Phase {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }

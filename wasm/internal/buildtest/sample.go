@@ -3,7 +3,9 @@ package buildtest
 import (
 	"testing"
 
+	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/analysis/table"
 )
 
@@ -48,7 +50,20 @@ func SampleBundle(t testing.TB) []byte {
 		Refute: "launch queue stays full", Trace: "sample", Rank: 1, Step: -1, Impact: 0.1,
 	}}
 	b.Gaps = []evidence.Gap{{Kind: evidence.GapNoPythonStacks, Trace: "sample", Rank: -1, What: "no python frames", Why: "with_stack=False"}}
-	data, err := evidence.Encode(b)
+	cv := &crossview.Result{Label: "trace sample, rank 0", Slice: crossview.Slice{Trace: "sample"},
+		GPU: crossview.Tree{View: "gpu", TotalNs: 4_000_000, Roots: []*crossview.Node{
+			{Name: "ProfilerStep#0", Kind: "annotation", Ns: 4_000_000, Children: []*crossview.Node{
+				{Name: "aten::" + Hostile, Kind: "cpu_op", Ns: 3_000_000, Children: []*crossview.Node{
+					{Name: "cudaLaunchKernel", Kind: "runtime", Ns: 3_000_000, Children: []*crossview.Node{
+						{Name: Hostile, Kind: "kernel", Ns: 3_000_000}}}}},
+				{Name: "cudaStreamSynchronize", Kind: "runtime", Sync: true, Ns: 1_000_000, Children: []*crossview.Node{
+					{Name: "Memcpy DtoH (Device -> Pageable)", Kind: "gpu_memcpy", Ns: 1_000_000}}},
+			}}}},
+		Check: crossview.Check{Verdict: "sync-bound", Label: "confirmed", Reason: "syncs open 40% of idle",
+			Metrics: crossview.Metrics{Ranks: 1, WallNs: 5_000_000, BusyNs: 4_000_000}},
+		Gaps: []string{},
+	}
+	data, err := report.EncodeSource(&report.Source{Bundle: b, CrossViews: []*crossview.Result{cv}})
 	if err != nil {
 		t.Fatal(err)
 	}

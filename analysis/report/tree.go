@@ -1,0 +1,87 @@
+package report
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/crossview"
+)
+
+// gpuTree turns the cross-view's GPU view into the report's tree: host
+// frames down to the runtime call, and each GPU operation as a `→ kernel`
+// leaf; sync frames carry ⚠️. Shares are of the view's GPU time.
+func gpuTree(r *crossview.Result) *Tree {
+	if r == nil || len(r.GPU.Roots) == 0 {
+		return nil
+	}
+	total := r.GPU.TotalNs
+	root := Node{ID: "gpu", Name: "GPU time", GPUNs: total, Share: 1, Children: []Node{}}
+	for i, n := range r.GPU.Roots {
+		root.Children = append(root.Children, convertNode(n, "gpu/"+strconv.Itoa(i), total))
+	}
+	where := r.Label
+	if where == "" {
+		where = "all loaded traces"
+	}
+	return &Tree{Where: where, Root: root}
+}
+
+func convertNode(n *crossview.Node, id string, total int64) Node {
+	out := Node{ID: id, GPUNs: n.Ns, Share: shareOf(n.Ns, total), Sync: n.Sync, Children: []Node{}}
+	name := n.Name
+	if len(n.Via) > 0 {
+		name = strings.Join(n.Via, " › ") + " › " + name
+	}
+	switch n.Kind {
+	case "kernel", "gpu_memcpy", "gpu_memset":
+		out.Kernel = n.Name
+		if n.NoCPUAttribution {
+			out.Kernel += " (graph replay, no per-kernel CPU attribution)"
+		}
+	default:
+		out.Name = name
+	}
+	if n.Kind == "other" {
+		out.Folded = int(n.Count)
+	}
+	if n.Graph != nil {
+		out.Name += " [graph: " + fmtInt(n.Graph.Replays) + " replays, " + fmtPct(n.Graph.Coverage()) + " of kernels recorded]"
+	}
+	// A frame with one GPU-op child and nothing else reads as "frame → kernel".
+	if len(n.Children) == 1 && isGPUOp(n.Children[0]) && out.Kernel == "" {
+		out.Kernel = n.Children[0].Name
+		return out
+	}
+	for i, c := range n.Children {
+		out.Children = append(out.Children, convertNode(c, id+"/"+strconv.Itoa(i), total))
+	}
+	return out
+}
+
+func isGPUOp(n *crossview.Node) bool {
+	return n.Kind == "kernel" || n.Kind == "gpu_memcpy" || n.Kind == "gpu_memset"
+}
+
+
+// cpuCheck words the cross-check: which side is the constraint, and why.
+func cpuCheck(r *crossview.Result) string {
+	if r == nil {
+		return "No cross-view in this bundle: run %crossview with the same filter to compare the host and the GPU."
+	}
+	c := r.Check
+	var b strings.Builder
+	m := c.Metrics
+	b.WriteString("GPU busy " + fmtPct(m.Busy()) + " of the wall (" + fmtMs(m.WallNs) + " over " + strconv.Itoa(m.Ranks) + " rank(s)); ")
+	b.WriteString("host launching threads: " + fmtMs(m.HostWorkNs) + " working, " + fmtMs(m.HostSyncNs) + " in sync calls, " + fmtMs(m.HostWaitNs) + " waiting for work. ")
+	if c.Verdict != "" {
+		b.WriteString("Verdict: " + c.Verdict)
+		if c.Label != "" {
+			b.WriteString(" (" + c.Label + ")")
+		}
+		b.WriteString(". ")
+	}
+	if c.Reason != "" {
+		b.WriteString(c.Reason)
+	}
+	return strings.TrimSpace(b.String())
+}
