@@ -62,7 +62,6 @@ func isGPUOp(n *crossview.Node) bool {
 	return n.Kind == "kernel" || n.Kind == "gpu_memcpy" || n.Kind == "gpu_memset"
 }
 
-
 // cpuCheck words the cross-check: which side is the constraint, and why.
 func cpuCheck(r *crossview.Result) string {
 	if r == nil {
