@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tracebook/tracebook/analysis/crossview"
+	"github.com/tracebook/tracebook/cells"
+	"github.com/tracebook/tracebook/internal/duck"
+	"github.com/tracebook/tracebook/kernel"
+)
+
+// sessionConfig is what differs between the sessions that the kernel and
+// `tracebook run` build; the zero value is the kernel's.
+type sessionConfig struct {
+	// workDir is where relative paths in magics start ("" = the process's).
+	workDir string
+	// cacheDir is the parse cache (duck.Options.CacheDir: "" = the user
+	// cache directory, "-" = none).
+	cacheDir string
+	// deterministic leaves timings and parse-cache use out of the outputs
+	// (cells.SessionOptions.Deterministic).
+	deterministic bool
+}
+
+// sessionHooks wire the magics whose work lives outside package cells
+// (%evidence, %crossview, %report, %diff) into a new session. A file that
+// provides one appends its wiring in an init function, so that the kernel
+// and `tracebook run` get it alike.
+var sessionHooks []func(s *cells.Session)
+
+func init() {
+	sessionHooks = append(sessionHooks, func(s *cells.Session) {
+		s.Crossview = cells.CrossViewHook(crossview.DefaultOptions())
+	})
+	newExecutor = func() (kernel.Executor, error) {
+		s, db, err := newSession(sessionConfig{})
+		if err != nil {
+			return nil, err
+		}
+		return &sessionExecutor{s: s, db: db}, nil
+	}
+}
+
+// newSession opens an in-memory DuckDB database and returns the notebook
+// session over it, with every magic wired. The caller closes the database
+// after the session's last cell.
+func newSession(cfg sessionConfig) (*cells.Session, *duck.DB, error) {
+	db, err := duck.Open("", duck.Options{CacheDir: cfg.cacheDir})
+	if err != nil {
+		return nil, nil, fmt.Errorf("open the database: %w", err)
+	}
+	s := cells.NewSession(db, cells.SessionOptions{WorkDir: cfg.workDir, Deterministic: cfg.deterministic})
+	for _, h := range sessionHooks {
+		h(s)
+	}
+	return s, db, nil
+}
+
+// sessionExecutor is a session as the kernel's Executor: the publisher
+// passes through (the two interfaces have the same methods), results and
+// errors are copied into the kernel's types.
+type sessionExecutor struct {
+	s  *cells.Session
+	db *duck.DB
+}
+
+func (e *sessionExecutor) Execute(ctx context.Context, code string, pub kernel.Publisher) (*kernel.Result, error) {
+	res, err := e.s.Execute(ctx, code, pub)
+	if err != nil {
+		var ee *cells.ExecError
+		if errors.As(err, &ee) {
+			return nil, &kernel.ExecError{EName: ee.EName, EValue: ee.EValue, Traceback: ee.Traceback}
+		}
+		return nil, err
+	}
+	if res == nil {
+		return nil, nil
+	}
+	return &kernel.Result{Data: res.Data, Metadata: res.Metadata}, nil
+}
+
+func (e *sessionExecutor) Complete(code string, cursor int) ([]string, int, int) {
+	return e.s.Complete(code, cursor)
+}
+
+func (e *sessionExecutor) Inspect(code string, cursor, detailLevel int) (map[string]any, bool) {
+	return e.s.Inspect(code, cursor, detailLevel)
+}
+
+func (e *sessionExecutor) IsComplete(code string) (string, string) { return e.s.IsComplete(code) }
+
+// Shutdown ends the session; without a restart it also closes the database.
+func (e *sessionExecutor) Shutdown(restart bool) error {
+	err := e.s.Shutdown(restart)
+	if !restart {
+		err = errors.Join(err, e.db.Close())
+	}
+	return err
+}
