@@ -39,6 +39,8 @@
 //     by zmq4 without an error; the kernel carries on.
 //   - zmq4 allocates a frame from the size a peer announces; frames over
 //     1 GiB close the connection instead.
+//   - Closing a zmq4 PUB socket leaves its writer goroutine behind; one per
+//     kernel, so one per process.
 //
 // Messages with a bad signature or malformed frames are dropped with a log
 // line; Decode never panics (FuzzDecode).

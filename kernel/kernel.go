@@ -541,7 +541,7 @@ func (k *kernel) execute(sock zmq4.Socket, msg Message, abort bool) {
 	res, err := k.run(req.Code, pub)
 	if err != nil {
 		ee := err.(*ExecError)
-		if stopOnError {
+		if stopOnError && !req.Silent {
 			k.abortUpTo = k.arrived.Load()
 		}
 		if !req.Silent {

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"errors"
 	"io"
 	"log"
 	"net"
@@ -497,7 +498,7 @@ func TestHalfHandshakePeerBounded(t *testing.T) {
 		t.Fatal("execute")
 	}
 	p.SetReadDeadline(time.Now().Add(wait))
-	if _, err := io.ReadAll(p); err != nil {
+	if _, err := io.ReadAll(p); err != nil && !errors.Is(err, syscall.ECONNRESET) {
 		t.Errorf("kernel did not close the half-open peer: %v", err)
 	}
 }
@@ -633,13 +634,16 @@ func BenchmarkExecuteRoundTrip(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }
 
-// stalledSubscriber connects to the iopub port as a ZMTP SUB peer,
-// subscribes to everything and then never reads.
-func stalledSubscriber(t *testing.T, addr string) net.Conn {
+// rawPeer connects to addr as a ZMTP peer of socket type typ (NULL
+// mechanism), completing the handshake by writing only.
+func rawPeer(t *testing.T, addr, typ string, rcvbuf int) net.Conn {
 	t.Helper()
 	d := net.Dialer{Control: func(network, address string, c syscall.RawConn) error {
+		if rcvbuf == 0 {
+			return nil
+		}
 		return c.Control(func(fd uintptr) {
-			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+			syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, rcvbuf)
 		})
 	}}
 	conn, err := d.Dial("tcp", addr)
@@ -649,17 +653,50 @@ func stalledSubscriber(t *testing.T, addr string) net.Conn {
 	greeting := make([]byte, 64)
 	greeting[0], greeting[9], greeting[10] = 0xff, 0x7f, 3
 	copy(greeting[12:], "NULL")
-	ready := []byte{0x04, 25, 5}
-	ready = append(ready, "READY"...)
-	ready = append(ready, 11)
-	ready = append(ready, "Socket-Type"...)
-	ready = append(ready, 0, 0, 0, 3)
-	ready = append(ready, "SUB"...)
-	subscribe := []byte{0x00, 1, 1}
-	for _, b := range [][]byte{greeting, ready, subscribe} {
+	body := []byte{5}
+	body = append(body, "READY"...)
+	body = append(body, 11)
+	body = append(body, "Socket-Type"...)
+	body = append(body, 0, 0, 0, byte(len(typ)))
+	body = append(body, typ...)
+	ready := append([]byte{0x04, byte(len(body))}, body...)
+	for _, b := range [][]byte{greeting, ready} {
 		if _, err := conn.Write(b); err != nil {
 			t.Fatal(err)
 		}
+	}
+	return conn
+}
+
+func TestHugeFrameClosesPeer(t *testing.T) {
+	tk := startKernel(t, nil)
+	p := rawPeer(t, net.JoinHostPort(tk.ci.IP, itoa(tk.ci.ShellPort)), "DEALER", 0)
+	defer p.Close()
+	// A long frame announcing 1 TiB: zmq4 alone would allocate it.
+	if _, err := p.Write([]byte{0x02, 0, 0, 1, 0, 0, 0, 0, 0, 'x'}); err != nil {
+		t.Fatal(err)
+	}
+	p.SetReadDeadline(time.Now().Add(wait))
+	// Closed with unread data, the kernel's side resets the connection.
+	if _, err := io.ReadAll(p); err != nil && !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("kernel did not close the peer: %v", err)
+	}
+	c := dial(t, tk.ci, "a")
+	if r, _ := c.execute("x", nil); content(t, r)["status"] != "ok" {
+		t.Fatal("execute")
+	}
+	if !strings.Contains(tk.logs.String(), "exceeds the limit") {
+		t.Errorf("no log line for the huge frame")
+	}
+}
+
+// stalledSubscriber connects to the iopub port as a ZMTP SUB peer,
+// subscribes to everything and then never reads.
+func stalledSubscriber(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	conn := rawPeer(t, addr, "SUB", 4096)
+	if _, err := conn.Write([]byte{0x00, 1, 1}); err != nil { // subscribe to all
+		t.Fatal(err)
 	}
 	return conn
 }
@@ -725,4 +762,42 @@ func TestPublishHammer(t *testing.T) {
 	if len(seen) != 800 {
 		t.Errorf("got %d distinct streams, want 800", len(seen))
 	}
+}
+
+// TestKernelLifecycleGoroutines checks that a kernel leaves no goroutine
+// behind, except the one zmq4 v0.17.0 leaks per PUB socket: Close never
+// stops its writer (pubMWriter.run waits on a condition forever). A process
+// runs one kernel, so that is one goroutine.
+func TestKernelLifecycleGoroutines(t *testing.T) {
+	g0 := countGoroutines()
+	for range 3 {
+		tk := startKernel(t, nil)
+		c := dial(t, tk.ci, "a")
+		c.execute("x", nil)
+		id := c.send(c.control, "shutdown_request", map[string]any{"restart": false})
+		c.reply(c.controlIn, id)
+		<-tk.done
+		c.close()
+	}
+	g1 := countGoroutines()
+	for i := 0; g1 > g0 && i < 200; i++ {
+		time.Sleep(10 * time.Millisecond)
+		g1 = countGoroutines()
+	}
+	if g1 > g0 {
+		buf := make([]byte, 1<<20)
+		t.Errorf("goroutines: %d before 3 kernel lifetimes, %d after\n%s", g0, g1, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// countGoroutines counts goroutines other than zmq4's leaked PUB writers.
+func countGoroutines() int {
+	buf := make([]byte, 1<<20)
+	n := 0
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if !strings.Contains(g, "(*pubMWriter).run") {
+			n++
+		}
+	}
+	return n
 }
