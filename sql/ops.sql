@@ -1,7 +1,8 @@
 -- ops: CPU operators: inclusive and self time, launches, and the GPU time they caused, keyed by (trace, rank, step, phase, name).
 -- INCLUDE: (none)
 --
--- Operators are cpu_op events (aten::*, record_param_comms, vllm::*, …).
+-- Operators are cpu_op events (aten::*, record_param_comms, vllm::*, …) and
+-- user annotations (ProfilerStep#N, enumerate(DataLoader)#…, execute_*).
 -- Self time is the inclusive time minus that of the direct child operators
 -- on the same thread (nesting by time containment: the innermost enclosing
 -- operator is the parent, found by a depth sweep). Launches are the runtime/driver calls whose
@@ -22,7 +23,7 @@
 -- launches: Runtime/driver calls linked to the operator. COUNT
 -- gpu_events: GPU events those calls produced. COUNT
 -- gpu_ns: Sum of those GPU events' durations. DURATION_NS
--- KEYED: e.kind = 'cpu_op'
+-- KEYED: e.kind IN ('cpu_op', 'annotation')
 --
 -- PARAMS: $1 trace (TEXT, '' = every trace), $2 rank (INT, -1 = every rank),
 --   $3 window start and $4 window end (DURATION_NS from the trace's first event,
@@ -125,7 +126,7 @@ _keyed AS (
     FROM _ev e LEFT JOIN _host h
       ON e.correlation IS NOT NULL AND h.trace = e.trace AND h.rank = e.rank AND h.correlation = e.correlation
         AND e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation')
-    WHERE e.kind = 'cpu_op'
+    WHERE e.kind IN ('cpu_op', 'annotation')
   ) x
   ASOF LEFT JOIN _steps s ON s.trace = x.trace AND s.rank = x.rank AND x.host_ts >= s.ts_ns
 ),

@@ -1,0 +1,305 @@
+// Package findings turns rolled-up evidence (analysis/evidence) into
+// findings: a catalogue of rules, each with named, overridable thresholds, a
+// scope (producer, platform, capture settings) outside which it offers no
+// fix, and a status that is "confirmed" only where a mechanism links cause
+// and effect in the same rank and step.
+//
+// Thresholds come from the peers' catalogue (HTA, the TensorBoard profiler
+// plugin, Nsight Systems; docs/ANCHORS.md §11) where one exists, and are named
+// so the viewer can change them and re-rank the findings in WebAssembly.
+package findings
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+// Threshold documents one named threshold.
+type Threshold struct {
+	Name    string
+	Default float64
+	Doc     string // what it compares, and its source
+}
+
+// Catalogue lists every threshold the rules read, with its default.
+var Catalogue = []Threshold{
+	{"sync_gap_critical", 0.05, "GPU gaps opened by host syncs, as a share of the rank's GPU span, that make the sync finding critical (our choice; nsys flags every sync API)"},
+	{"sync_gap_minor", 0.005, "the same share below which a sync is not reported"},
+	{"sync_blocked_minor", 0.02, "host time blocked in syncs (share of the GPU span) that is reported even without a GPU gap, as a hypothesis"},
+	{"pageable_min_bytes", 65536, "pageable copies of at most this many bytes are ignored (nsys cuda_memcpy_sync ignores HtoD <= 64 KB)"},
+	{"pageable_critical", 0.05, "host time in pageable copies, as a share of the GPU span, that makes the finding critical"},
+	{"idle_critical", 0.5, "GPU idle share of the span under which utilisation is low (tb_plugin GPU utilization < 0.5; nsys gpu_time_util < 50%)"},
+	{"host_wait_minor", 0.10, "HTA host-wait idle time as a share of the GPU span that is reported"},
+	{"host_wait_critical", 0.25, "the same share that makes host-bound idle critical"},
+	{"short_kernel_share", 0.5, "share of launches that are HTA short kernels (cpu_dur <= 50 us and gpu_dur < cpu_dur) that makes a trace launch-bound"},
+	{"launch_idle_minor", 0.2, "GPU idle share of the span needed before launch-bound is reported"},
+	{"imbalance_minor", 0.10, "compute time of the slowest rank over the median rank, minus 1, that is reported as imbalance (HTA straggler analysis ranks by start time; this is its time-share counterpart)"},
+	{"imbalance_critical", 0.25, "the same ratio that makes the straggler finding critical"},
+	{"comm_share", 0.10, "communication time as a share of GPU busy time that is reported (tb_plugin R4: > 10%)"},
+	{"comm_overlap_low", 50, "comm/comp overlap (%) under which communication counts as not overlapped"},
+	{"comm_critical", 0.25, "non-overlapped communication as a share of GPU busy time that makes the finding critical"},
+	{"dataloader_share", 0.05, "DataLoader time as a share of step time that is reported (tb_plugin R1: > 5%)"},
+	{"dataloader_critical", 0.20, "the same share that makes the finding critical"},
+	{"simt_gemm_share", 0.10, "share of GPU busy time in GEMMs whose kernel names show no tensor-core path"},
+}
+
+// Defaults returns the default thresholds.
+func Defaults() evidence.Thresholds {
+	th := evidence.Thresholds{}
+	for _, t := range Catalogue {
+		th[t.Name] = t.Default
+	}
+	return th
+}
+
+// Rule is one entry of the catalogue.
+type Rule struct {
+	ID         string
+	Doc        string
+	Thresholds []string
+	eval       func(c *ctx) []evidence.Finding
+}
+
+// Rules is the catalogue, in evaluation order.
+var Rules = []Rule{
+	{ID: "sync_bound_loop", Doc: "host syncs (.item(), DtoH copies, synchronize) that drain the GPU and open a gap", Thresholds: []string{"sync_gap_critical", "sync_gap_minor", "sync_blocked_minor"}, eval: syncBound},
+	{ID: "pageable_copies", Doc: "host copies through pageable memory (staged, effectively synchronous)", Thresholds: []string{"pageable_min_bytes", "pageable_critical"}, eval: pageable},
+	{ID: "host_bound_idle", Doc: "GPU idle while the CPU had not yet launched the next kernel (HTA host wait)", Thresholds: []string{"host_wait_minor", "host_wait_critical", "idle_critical"}, eval: hostBound},
+	{ID: "launch_bound", Doc: "kernels shorter than their launches, GPU idle between them; eager vLLM without CUDA graphs", Thresholds: []string{"short_kernel_share", "launch_idle_minor", "idle_critical"}, eval: launchBound},
+	{ID: "rank_straggler", Doc: "one rank computes longer than the others, which wait for it in collectives", Thresholds: []string{"imbalance_minor", "imbalance_critical"}, eval: straggler},
+	{ID: "comm_not_overlapped", Doc: "communication that computation does not hide", Thresholds: []string{"comm_share", "comm_overlap_low", "comm_critical"}, eval: commExposed},
+	{ID: "dataloader_share", Doc: "time in the DataLoader inside training steps", Thresholds: []string{"dataloader_share", "dataloader_critical"}, eval: dataloader},
+	{ID: "gemm_without_tensor_cores", Doc: "GEMMs on the SIMT (non tensor-core) path", Thresholds: []string{"simt_gemm_share"}, eval: simtGemm},
+}
+
+// Evaluate runs every rule on ev with th (missing names take their
+// defaults) and returns the findings: critical first, then by impact.
+func Evaluate(ev *evidence.Evidence, th evidence.Thresholds) []evidence.Finding {
+	c := newCtx(ev, th)
+	var out []evidence.Finding
+	for _, r := range Rules {
+		for _, f := range r.eval(c) {
+			f.Rule = r.ID
+			f.Step = -1
+			if ev.Filter.HasStep {
+				f.Step = ev.Filter.Step
+			}
+			if f.Phase == "" {
+				f.Phase = ev.Filter.Phase
+			}
+			out = append(out, f)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if (a.Severity == "critical") != (b.Severity == "critical") {
+			return a.Severity == "critical"
+		}
+		if a.Impact != b.Impact {
+			return a.Impact > b.Impact
+		}
+		if a.Rule != b.Rule {
+			return a.Rule < b.Rule
+		}
+		if a.Trace != b.Trace {
+			return a.Trace < b.Trace
+		}
+		return a.Rank < b.Rank
+	})
+	return out
+}
+
+// ctx is what every rule reads: the evidence, thresholds, and per-rank
+// metadata and spans.
+type ctx struct {
+	ev    *evidence.Evidence
+	th    evidence.Thresholds
+	info  map[string]evidence.RankInfo // trace\x00rank
+	ranks []rankRow
+	gaps  map[string]map[evidence.GapKind]bool // trace\x00rank -> kinds (rank -1 gaps fan out)
+}
+
+type rankRow struct {
+	trace                                                   string
+	rank                                                    int
+	busy, idle, compute, comm, commComp, stepNs, steps, evs int64
+}
+
+func key(trace string, rank int) string { return fmt.Sprintf("%s\x00%d", trace, rank) }
+
+func newCtx(ev *evidence.Evidence, th evidence.Thresholds) *ctx {
+	c := &ctx{ev: ev, th: Defaults(), info: map[string]evidence.RankInfo{}, gaps: map[string]map[evidence.GapKind]bool{}}
+	for k, v := range th {
+		c.th[k] = v
+	}
+	for _, ri := range evidence.Ranks(ev.Traces) {
+		c.info[key(ri.Trace, ri.Rank)] = ri
+	}
+	if t := ev.Table("ranks"); t != nil {
+		for r := range t.Rows {
+			c.ranks = append(c.ranks, rankRow{
+				trace: evidence.Str(t, r, "trace"), rank: int(evidence.Int(t, r, "rank")),
+				busy: evidence.Int(t, r, "busy_ns"), idle: evidence.Int(t, r, "idle_ns"),
+				compute: evidence.Int(t, r, "compute_ns"), comm: evidence.Int(t, r, "comm_ns"),
+				commComp: evidence.Int(t, r, "comm_comp_ns"), stepNs: evidence.Int(t, r, "step_ns"),
+				steps: evidence.Int(t, r, "steps"), evs: evidence.Int(t, r, "events"),
+			})
+		}
+	}
+	for _, g := range ev.Gaps {
+		for _, rr := range c.ranks {
+			if rr.trace == g.Trace && (g.Rank == -1 || g.Rank == rr.rank) {
+				k := key(rr.trace, rr.rank)
+				if c.gaps[k] == nil {
+					c.gaps[k] = map[evidence.GapKind]bool{}
+				}
+				c.gaps[k][g.Kind] = true
+			}
+		}
+	}
+	return c
+}
+
+func (c *ctx) rankInfo(trace string, rank int) evidence.RankInfo {
+	if ri, ok := c.info[key(trace, rank)]; ok {
+		return ri
+	}
+	// A trace-wide default: the first rank of the trace.
+	for _, ri := range c.info {
+		if ri.Trace == trace {
+			return ri
+		}
+	}
+	return evidence.RankInfo{Trace: trace, Rank: rank}
+}
+
+func (c *ctx) span(trace string, rank int) int64 {
+	for _, r := range c.ranks {
+		if r.trace == trace && r.rank == rank {
+			return r.busy + r.idle
+		}
+	}
+	return 0
+}
+
+func (c *ctx) hasGap(trace string, rank int, k evidence.GapKind) bool {
+	return c.gaps[key(trace, rank)][k]
+}
+
+// where describes the slice a number belongs to: trace, rank, window, step and phase.
+func (c *ctx) where(trace string, rank int) string {
+	f := c.ev.Filter
+	parts := []string{fmt.Sprintf("trace %s", trace)}
+	if rank >= 0 {
+		parts = append(parts, fmt.Sprintf("rank %d", rank))
+	} else {
+		parts = append(parts, "all ranks")
+	}
+	if f.WindowStartNs != 0 || f.WindowEndNs != 0 {
+		end := "end"
+		if f.WindowEndNs > 0 {
+			end = ms(f.WindowEndNs)
+		}
+		parts = append(parts, fmt.Sprintf("window %s..%s", ms(f.WindowStartNs), end))
+	} else {
+		parts = append(parts, "whole trace")
+	}
+	if f.HasStep {
+		parts = append(parts, fmt.Sprintf("step %d", f.Step))
+	}
+	if f.Phase != "" {
+		parts = append(parts, "phase "+f.Phase)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func ms(ns int64) string {
+	v := float64(ns) / 1e6
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f ms", v)
+	case v >= 1:
+		return fmt.Sprintf("%.1f ms", v)
+	default:
+		return fmt.Sprintf("%.3f ms", v)
+	}
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+func inScope(ri evidence.RankInfo, producers, platforms []string) bool {
+	ok := func(v string, list []string) bool {
+		if len(list) == 0 {
+			return true
+		}
+		for _, l := range list {
+			if l == v {
+				return true
+			}
+		}
+		return false
+	}
+	return ok(ri.Producer, producers) && ok(ri.Platform, platforms)
+}
+
+// worst picks, per trace, the rank with the largest score among those that
+// pass, and counts how many ranks of the trace pass.
+type cand struct {
+	trace string
+	rank  int
+	score float64
+	row   int
+}
+
+func worstPerTrace(cs []cand) (best []cand, counts map[string]int) {
+	counts = map[string]int{}
+	byTrace := map[string]cand{}
+	var order []string
+	for _, x := range cs {
+		counts[x.trace]++
+		b, ok := byTrace[x.trace]
+		if !ok {
+			order = append(order, x.trace)
+		}
+		if !ok || x.score > b.score || (x.score == b.score && x.rank < b.rank) {
+			byTrace[x.trace] = x
+		}
+	}
+	sort.Strings(order)
+	for _, t := range order {
+		best = append(best, byTrace[t])
+	}
+	return best, counts
+}
+
+func others(n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d ranks of this trace show it; rank shown is the worst)", n)
+}
+
+// sumBy sums col over the rows of t that match trace and rank and pass keep.
+func sumBy(t *table.Table, trace string, rank int, col string, keep func(r int) bool) int64 {
+	if t == nil {
+		return 0
+	}
+	var s int64
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank && (keep == nil || keep(r)) {
+			s += evidence.Int(t, r, col)
+		}
+	}
+	return s
+}
+
+func severity(share, critical float64) string {
+	if share >= critical {
+		return "critical"
+	}
+	return "minor"
+}
