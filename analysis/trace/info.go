@@ -35,10 +35,12 @@ type FileInfo struct {
 	GPUTotalMem int64  // deviceProperties[0].totalGlobalMem in bytes, 0 when absent
 	VLLMVersion string // top-level vllm_version, when present
 
-	// Producer is "training" (ProfilerStep# annotations), "vllm"
-	// (execute_context_/execute_new_ annotations, vllm_version metadata or
-	// python frames under a "vllm/" path), "sglang" (step[...] annotations or
-	// "sglang/" frames) or "unknown". vLLM wins over SGLang over training.
+	// Producer is "vllm" (vllm_version metadata or python frames under a
+	// "vllm/" path), else "sglang" ("sglang/" frames or step[...]
+	// annotations), else "vllm" (execute_…_context_…_generation_… or
+	// execute_context_/execute_new_ step annotations, which SGLang traces
+	// may carry too), else "training" (ProfilerStep# annotations), else
+	// "unknown".
 	Producer string
 	// Platform is "rocm" (hip* runtime calls, hipGraphLaunch, AMD device
 	// names), "mtia" (mtia_* cats), "cuda" (cuda*/cu* runtime or driver

@@ -87,21 +87,23 @@ type parser struct {
 	bytesNum                       int64
 	hasBytes                       bool
 
-	info     *FileInfo
-	procIdx  map[string]int
-	thrIdx   map[[2]string]int
-	hasTs    bool
-	firstTs  int64
-	lastEnd  int64
-	hip      bool
-	cuda     bool
-	mtia     bool
-	gpu      bool
-	old      bool // 2021 cats or lowercase "external id"
-	vllmMeta bool
-	training bool
-	vllm     bool
-	sglang   bool
+	info       *FileInfo
+	procIdx    map[string]int
+	thrIdx     map[[2]string]int
+	hasTs      bool
+	firstTs    int64
+	lastEnd    int64
+	hip        bool
+	cuda       bool
+	mtia       bool
+	gpu        bool
+	old        bool // 2021 cats or lowercase "external id"
+	vllmMeta   bool
+	training   bool
+	vllm       bool // vllm/ python frames
+	sglang     bool // sglang/ python frames
+	vllmStep   bool // execute_… step annotations
+	sglangStep bool // step[…] annotations
 
 	progress     func(Progress)
 	total        int64
@@ -931,15 +933,26 @@ func (p *parser) observe(e *Event) {
 				fi.HasSteps, p.training = true, true
 			}
 		case 'e':
-			if strings.HasPrefix(e.Name, "execute_context_") || strings.HasPrefix(e.Name, "execute_new_") {
-				fi.HasSteps, p.vllm = true, true
+			if isVLLMStep(e.Name) {
+				fi.HasSteps, p.vllmStep = true, true
 			}
 		case 's':
 			if strings.HasPrefix(e.Name, "step[") {
-				fi.HasSteps, p.sglang = true, true
+				fi.HasSteps, p.sglangStep = true, true
 			}
 		}
 	}
+}
+
+// isVLLMStep reports whether an annotation names a vLLM engine step:
+// execute_context_…/execute_new_… (v1 of 2025) or
+// execute_<n>_context_<n>(…)_generation_<n>(…) (later releases).
+func isVLLMStep(name string) bool {
+	if !strings.HasPrefix(name, "execute_") {
+		return false
+	}
+	return strings.HasPrefix(name, "execute_context_") || strings.HasPrefix(name, "execute_new_") ||
+		strings.Contains(name, "_context_") || strings.Contains(name, "_generation_")
 }
 
 // metadataEvent records a ph M event in Processes / Threads.
@@ -1016,8 +1029,10 @@ func (p *parser) finishInfo() {
 	switch {
 	case p.vllm || p.vllmMeta:
 		fi.Producer = "vllm"
-	case p.sglang:
+	case p.sglang || p.sglangStep:
 		fi.Producer = "sglang"
+	case p.vllmStep:
+		fi.Producer = "vllm"
 	case p.training:
 		fi.Producer = "training"
 	default:
