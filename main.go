@@ -48,7 +48,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "tracebook: evidence, a GPU/CPU cross-view and a report from PyTorch-profiler and vLLM traces")
-	fmt.Fprintln(w, "\nUsage:")
+	fmt.Fprintln(w, "\nCommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
@@ -56,6 +56,6 @@ func usage(w io.Writer) {
 	sort.Strings(names)
 	for _, n := range names {
 		c := commands[n]
-		fmt.Fprintf(w, "  tracebook %-40s %s\n", c.usage, c.help)
+		fmt.Fprintf(w, "  tracebook %s\n      %s\n", c.usage, c.help)
 	}
 }
