@@ -67,6 +67,11 @@ func startSource(r io.Reader) *source {
 		free: make(chan []byte, chunksAhead+2),
 		done: make(chan struct{}),
 	}
+	// A fixed pool: the reader waits for the parser to hand a chunk back
+	// rather than allocating (and zeroing) a new one.
+	for range chunksAhead + 2 {
+		s.free <- make([]byte, chunkSize)
+	}
 	go s.produce(r)
 	return s
 }
@@ -107,8 +112,8 @@ func (s *source) produce(r io.Reader) {
 		var buf []byte
 		select {
 		case buf = <-s.free:
-		default:
-			buf = make([]byte, chunkSize)
+		case <-s.done:
+			return
 		}
 		buf = buf[:cap(buf)]
 		n, err := fill(in, buf)
@@ -180,10 +185,7 @@ func (s *source) read(dst []byte) (int, error) {
 	for n < len(dst) {
 		if len(s.cur) == 0 {
 			if s.curFull != nil {
-				select {
-				case s.free <- s.curFull:
-				default:
-				}
+				s.free <- s.curFull // never blocks: the pool is the channel's capacity
 				s.curFull = nil
 			}
 			if s.finished {
