@@ -242,7 +242,7 @@ func dial(t testing.TB, ci ConnectionInfo, id string) *client {
 	for {
 		id := c.send(c.shell, "kernel_info_request", map[string]any{})
 		c.reply(c.shellIn, id)
-		if _, ok := c.waitIOPub(id, "status", time.Second); ok {
+		if _, ok := c.waitIOPub(id, "status", 200*time.Millisecond); ok {
 			c.collect(id) // drain to idle
 			return c
 		}

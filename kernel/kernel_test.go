@@ -1,10 +1,14 @@
 package kernel
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log"
 	"net"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"strings"
@@ -800,4 +804,79 @@ func countGoroutines() int {
 		}
 	}
 	return n
+}
+
+// freePorts returns n loopback ports that were free a moment ago.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	var ls []net.Listener
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
+
+func TestRun(t *testing.T) {
+	p := freePorts(t, 5)
+	ci := ConnectionInfo{Transport: "tcp", IP: "127.0.0.1", ShellPort: p[0], ControlPort: p[1], StdinPort: p[2], IOPubPort: p[3], HBPort: p[4],
+		SignatureScheme: "hmac-sha256", Key: testKey}
+	b, _ := json.Marshal(ci)
+	conn := filepath.Join(t.TempDir(), "kernel-run.json")
+	if err := os.WriteFile(conn, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ex := newTestExec()
+	done := make(chan error, 1)
+	go func() { done <- Run(context.Background(), conn, ex, Info{LanguageName: "sql"}, nil) }()
+	c := dial(t, ci, "a")
+	if r, _ := c.execute("x", nil); content(t, r)["status"] != "ok" {
+		t.Fatal("execute")
+	}
+	id := c.send(c.control, "shutdown_request", map[string]any{"restart": true})
+	c.reply(c.controlIn, id)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("Run did not return")
+	}
+}
+
+func TestRun_Errors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, ci ConnectionInfo) string {
+		b, _ := json.Marshal(ci)
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o600)
+		return p
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte("{"), 0o600)
+	tests := []struct {
+		name, file, want string
+	}{
+		{"missing file", filepath.Join(dir, "none.json"), "read connection file: "},
+		{"not JSON", bad, "connection file " + bad + ": "},
+		{"ipc", write("ipc.json", ConnectionInfo{Transport: "ipc"}), `transport "ipc" is not supported (only tcp)`},
+		{"md5", write("md5.json", ConnectionInfo{Key: "k", SignatureScheme: "hmac-md5"}), `unsupported signature scheme "hmac-md5" (only hmac-sha256)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Run(context.Background(), tc.file, newTestExec(), Info{}, nil)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("Run() = %v, want prefix %q", err, tc.want)
+			}
+		})
+	}
 }
