@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,6 +75,9 @@ func (e *testExec) Execute(ctx context.Context, code string, pub Publisher) (*Re
 		}
 		wg.Wait()
 		return &Result{Data: map[string]any{"text/plain": "done"}}, nil
+	case code == "nan":
+		pub.Display(map[string]any{"application/json": math.NaN()}, nil, "")
+		return &Result{Data: map[string]any{"text/plain": math.Inf(1)}}, nil
 	case code == "none":
 		return nil, nil
 	case strings.HasPrefix(code, "big "):

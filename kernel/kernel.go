@@ -117,7 +117,7 @@ var (
 	flushTimeout = 2 * time.Second
 	// shellStopTimeout bounds the wait for a running cell to return after
 	// shutdown cancelled it.
-	shellStopTimeout = 5 * time.Second
+	shellStopTimeout = 3 * time.Second
 )
 
 // kernel is one running kernel: five sockets, a shell worker and an iopub
@@ -524,7 +524,9 @@ func (k *kernel) execute(sock zmq4.Socket, msg Message, abort bool) {
 		return
 	}
 	if abort {
-		k.reply(sock, msg, "execute_reply", executeReply{Status: "aborted", ExecutionCount: k.count})
+		k.reply(sock, msg, "execute_reply", executeReply{
+			Status: "aborted", ExecutionCount: k.count, UserExpressions: map[string]any{}, Payload: []any{},
+		})
 		return
 	}
 	store := (req.StoreHistory == nil || *req.StoreHistory) && !req.Silent
@@ -719,8 +721,14 @@ func (k *kernel) newMessage(msgType string, parent Header, content any) (Message
 func (k *kernel) reply(sock zmq4.Socket, req Message, msgType string, content any) {
 	msg, err := k.newMessage(msgType, req.Header, content)
 	if err != nil {
+		// Content JSON cannot hold (NaN, say): still answer, so that the
+		// client does not wait forever.
 		k.log.Error("reply", "err", err)
-		return
+		if msg, err = k.newMessage(msgType, req.Header, errorReply{
+			Status: "error", EName: "EncodingError", EValue: err.Error(), Traceback: []string{},
+		}); err != nil {
+			return
+		}
 	}
 	msg.Identities = req.Identities
 	frames, err := Encode(msg, k.key)
@@ -742,8 +750,16 @@ func (k *kernel) reply(sock zmq4.Socket, req Message, msgType string, content an
 func (k *kernel) publish(parent Header, msgType string, content any) {
 	msg, err := k.newMessage(msgType, parent, content)
 	if err != nil {
+		// An output JSON cannot hold (NaN, say): tell the user instead.
 		k.log.Error("publish", "err", err)
-		return
+		if msgType == "stream" {
+			return
+		}
+		text := fmt.Sprintf("tracebook: cannot send the %s output: %v\n", msgType, err)
+		if msg, err = k.newMessage("stream", parent, streamContent{Name: "stderr", Text: text}); err != nil {
+			return
+		}
+		msgType = "stream"
 	}
 	msg.Identities = [][]byte{[]byte("kernel." + k.session + "." + msgType)}
 	frames, err := Encode(msg, k.key)

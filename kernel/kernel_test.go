@@ -880,3 +880,20 @@ func TestRun_Errors(t *testing.T) {
 		})
 	}
 }
+
+func TestUnencodableOutput(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	reply, iopub := c.execute("nan", map[string]any{"user_expressions": map[string]string{"v": "nan"}})
+	if got, want := types(iopub), []string{"status:busy", "execute_input", "stream", "stream", "status:idle"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("iopub = %v, want %v", got, want)
+	}
+	if s := content(t, iopub[2]); s["name"] != "stderr" || !strings.Contains(s["text"].(string), "cannot send the display_data output") {
+		t.Errorf("stream = %v", s)
+	}
+	// The user expression's NaN makes the reply unencodable: an error reply
+	// still comes.
+	if rc := content(t, reply); rc["status"] != "error" || rc["ename"] != "EncodingError" {
+		t.Errorf("reply = %v", rc)
+	}
+}

@@ -108,8 +108,8 @@ type kernelInfoReply struct {
 type executeReply struct {
 	Status          string         `json:"status"`
 	ExecutionCount  int            `json:"execution_count"`
-	UserExpressions map[string]any `json:"user_expressions,omitempty"`
-	Payload         []any          `json:"payload,omitempty"`
+	UserExpressions map[string]any `json:"user_expressions"`
+	Payload         []any          `json:"payload"`
 }
 
 // errorReply is the content of any reply with status "error", and, without
