@@ -19,7 +19,8 @@ const port = 18888 + Math.floor(Math.random() * 1000);
 function startNotebook(dir) {
   const proc = spawn('/usr/bin/python3', ['-m', 'notebook', '--no-browser', `--port=${port}`,
     '--ip=127.0.0.1', '--NotebookApp.token=', '--NotebookApp.password=',
-    '--NotebookApp.open_browser=False', `--notebook-dir=${dir}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    '--NotebookApp.open_browser=False', `--notebook-dir=${dir}`,
+    ...(process.getuid && process.getuid() === 0 ? ['--allow-root'] : [])], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   const ready = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('notebook server did not start:\n' + log)), 60000);

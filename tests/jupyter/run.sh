@@ -34,7 +34,7 @@ step "jupyter_client conformance" "$py" tests/jupyter/conformance_test.py
 mkdir -p "$root/test-artifacts"
 for nb in notebooks/*.ipynb; do
 	[ -e "$nb" ] || continue
-	step "nbconvert --execute $nb" "$py" -m jupyter nbconvert --to notebook --execute \
+	step "nbconvert --execute $nb" "$py" -m nbconvert --to notebook --execute \
 		--ExecutePreprocessor.kernel_name=tracebook --ExecutePreprocessor.timeout=300 \
 		--output-dir "$work/executed" "$nb"
 done
