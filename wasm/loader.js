@@ -171,6 +171,11 @@
     }
     bundle = b64("tb-bundle");
     view = JSON.parse(document.getElementById("tb-view").textContent);
+    if (!view.open) {
+      // Keep what the static report shows unfolded; toggles edit this list.
+      view.open = Array.prototype.map.call(slot.querySelectorAll("details[data-tb-node][open]"),
+        function (d) { return d.getAttribute("data-tb-node"); });
+    }
     var stream = new Blob([gz]).stream().pipeThrough(new DecompressionStream("gzip"));
     var wasm = await new Response(stream).arrayBuffer();
     var res = await WebAssembly.instantiate(wasm, { wasi_snapshot_preview1: wasi });

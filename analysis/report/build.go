@@ -16,7 +16,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		Title:       "TorchProfiler Trace Report",
 		Scope:       scopeText(v.Filter),
 		Summary:     []string{},
-		Traces:      traceMetas(b),
+		Traces:      traceMetas(b, v.Filter),
 		KeyFindings: []string{},
 		Critical:    []Issue{},
 		FollowUps:   []Issue{},
@@ -253,7 +253,7 @@ func scopeText(f evidence.Filter) string {
 
 // traceMetas reads the traces table: one TraceMeta per trace, its files'
 // ranks, events and span together.
-func traceMetas(b *evidence.Bundle) []TraceMeta {
+func traceMetas(b *evidence.Bundle, f evidence.Filter) []TraceMeta {
 	out := []TraceMeta{}
 	t := b.Traces
 	if t == nil {
@@ -270,6 +270,9 @@ func traceMetas(b *evidence.Bundle) []TraceMeta {
 	paths := map[string]map[string]int{}
 	for _, r := range t.Rows {
 		name := str(col(r, "trace"))
+		if f.HasRank && int(i64(col(r, "rank"))) != f.Rank {
+			continue
+		}
 		m := byName[name]
 		if m == nil {
 			m = &TraceMeta{Name: name, Ranks: []int{}, Capture: []string{}}
@@ -443,7 +446,7 @@ func inspect(b *evidence.Bundle, ev *evidence.Evidence, f evidence.Finding) Insp
 		}
 	}
 	if in.EndNs == 0 {
-		for _, m := range traceMetas(b) {
+		for _, m := range traceMetas(b, evidence.Filter{}) {
 			if f.Trace == "" || m.Name == f.Trace {
 				in.EndNs = m.SpanNs
 				break

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/findings"
 )
 
 // Source is what a report is made from: the evidence bundle and the
@@ -45,10 +46,11 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 		d.GPUTree.Where += " (the cross-view was computed for this slice, not for the current filter)"
 	}
 	d.CPUCheck = cpuCheck(cv)
+	d.Controls.Rules = knobs(thresholdsFor(b, v))
 	if cv != nil {
 		d.Gaps = append(d.Gaps, cv.Gaps...)
 		if cv.Check.Verdict != "" {
-			d.KeyFindings = append(d.KeyFindings, "Cross-view verdict: "+cv.Check.Verdict+" ("+orDash(cv.Check.Label)+"). "+cv.Check.Reason)
+			d.KeyFindings = append(d.KeyFindings, "Cross-view verdict: "+cv.Check.Verdict+" ("+orDash(cv.Check.Label)+"); the CPU cross-check above gives the numbers.")
 		}
 	}
 	applyView(d, v)
@@ -126,18 +128,30 @@ func RenderBundle(w io.Writer, data []byte, v View, f Format) error {
 	return GenerateView(w, src, v, f)
 }
 
-// findingsFor returns the findings of the view: the bundle's, restricted to
-// the view's rank and phase.
+// findingsFor runs the rules on the rolled-up evidence with the bundle's
+// thresholds overridden by the view's.
 func findingsFor(b *evidence.Bundle, ev *evidence.Evidence, v View) []evidence.Finding {
-	out := []evidence.Finding{}
-	for _, f := range b.Findings {
-		if v.Filter.HasRank && f.Rank >= 0 && f.Rank != v.Filter.Rank {
-			continue
-		}
-		if v.Filter.Phase != "" && f.Phase != "" && f.Phase != v.Filter.Phase {
-			continue
-		}
-		out = append(out, f)
+	return findings.Evaluate(ev, thresholdsFor(b, v))
+}
+
+// thresholdsFor merges the defaults, the bundle's thresholds and the view's.
+func thresholdsFor(b *evidence.Bundle, v View) evidence.Thresholds {
+	th := findings.Defaults()
+	for k, x := range b.Thresholds {
+		th[k] = x
+	}
+	for k, x := range v.Thresholds {
+		th[k] = x
+	}
+	return th
+}
+
+// knobs lists every threshold for the viewer's controls, with the value in
+// force and the default.
+func knobs(th evidence.Thresholds) []Knob {
+	out := make([]Knob, 0, len(findings.Catalogue))
+	for _, t := range findings.Catalogue {
+		out = append(out, Knob{Rule: t.Name, Name: t.Name, Value: th[t.Name], Default: t.Default, Doc: t.Doc})
 	}
 	return out
 }

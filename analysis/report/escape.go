@@ -6,10 +6,11 @@ import (
 	"strings"
 )
 
-// mdText makes s inert Markdown text: line breaks become spaces (a name
-// cannot open a block) and every character CommonMark or GFM could read as
-// markup — emphasis, code, links, raw HTML, entities, table pipes,
-// headings — is backslash-escaped. Raw HTML therefore never passes through:
+// mdText makes s inert Markdown text: line breaks become spaces, every
+// character CommonMark or GFM could read as inline markup — emphasis, code,
+// links and images (their brackets), raw HTML, entities, table pipes,
+// strikethrough — is backslash-escaped, and a leading character that could
+// open a block is escaped too. Raw HTML therefore never passes through:
 // `<script>` renders as the text <script>.
 func mdText(s string) string {
 	var b strings.Builder
@@ -18,7 +19,7 @@ func mdText(s string) string {
 		switch r {
 		case '\n', '\r', '\t':
 			b.WriteByte(' ')
-		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '&', '#', '!', '~', '{', '}', '(', ')', '"', '\'', '=', '$':
+		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '&', '~':
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		default:
@@ -28,7 +29,28 @@ func mdText(s string) string {
 			b.WriteRune(r)
 		}
 	}
-	return b.String()
+	out := b.String()
+	// A line must not open a block: a heading, a list item, a numbered
+	// item, a setext underline.
+	t := strings.TrimLeft(out, " ")
+	pad := strings.Repeat(" ", len(out)-len(t))
+	spaceAfter := func(i int) bool { return i >= len(t) || t[i] == ' ' }
+	switch {
+	case t == "":
+	case (t[0] == '#' || t[0] == '-' || t[0] == '+') && spaceAfter(1),
+		t[0] == '#' && strings.TrimLeft(t, "#") != t && spaceAfter(len(t)-len(strings.TrimLeft(t, "#"))),
+		strings.Trim(t, "=") == "":
+		return pad + "\\" + t
+	default:
+		i := 0
+		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+			i++
+		}
+		if i > 0 && i < len(t) && (t[i] == '.' || t[i] == ')') && spaceAfter(i+1) {
+			return pad + t[:i] + "\\" + t[i:]
+		}
+	}
+	return out
 }
 
 // mdCode renders s as an inline code span: contents are literal in

@@ -18,7 +18,7 @@ const Style = `body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif
 .tb-status.tb-failed{background:#fde8e8;color:#8a1010;font-weight:bold}
 .tb-controls{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-end;padding:8px;background:#f6f7fb;border:1px solid #e2e4ee;border-radius:6px}
 .tb-controls label{display:flex;flex-direction:column;font-size:12px;color:#444}
-.tb-controls input{width:7em}
+.tb-controls input{width:7em}.tb-knobs{flex-basis:100%}.tb-knobs label{display:inline-flex;margin:4px 10px 4px 0}
 .tb-tree{font:12px/1.5 ui-monospace,SFMono-Regular,Menlo,monospace}
 .tb-tree ul{list-style:none;margin:0;padding-left:1.4em;border-left:1px dotted #bbb}
 .tb-tree summary{cursor:pointer}.tb-kernel{color:#6a3fb0}.tb-sync{color:#b00000;font-weight:bold}
@@ -181,12 +181,22 @@ func htmlControls(p func(...string), c *Controls) {
 		p(`<option value="`, esc(ph), `"`, sel, ">", esc(ph), "</option>")
 	}
 	p("</select></label>\n")
-	for _, k := range c.Rules {
-		p(`<label title="default `, fmtFloat(k.Default), " ", esc(k.Unit), `">`, esc(k.Name))
-		if k.Unit != "" {
-			p(" (", esc(k.Unit), ")")
+	if len(c.Rules) > 0 {
+		o := ""
+		for _, id := range c.Open {
+			if id == "knobs" {
+				o = " open"
+			}
 		}
-		p(`<input type="number" step="any" data-tb-rule="`, esc(k.Rule), `" value="`, fmtFloat(k.Value), `"></label>`, "\n")
+		p(`<details class="tb-knobs" data-tb-node="knobs"`, o, "><summary>Rule thresholds (", strconv.Itoa(len(c.Rules)), ")</summary>\n")
+		for _, k := range c.Rules {
+			p(`<label title="`, esc(k.Doc), ` (default `, fmtFloat(k.Default), `)">`, esc(k.Name))
+			if k.Unit != "" {
+				p(" (", esc(k.Unit), ")")
+			}
+			p(`<input type="number" step="any" data-tb-rule="`, esc(k.Rule), `" value="`, fmtFloat(k.Value), `"></label>`, "\n")
+		}
+		p("</details>\n")
 	}
 	p("</form>\n")
 }

@@ -136,4 +136,5 @@ type Knob struct {
 	Value   float64 `msgpack:"value" json:"value"`
 	Default float64 `msgpack:"default" json:"default"`
 	Unit    string  `msgpack:"unit" json:"unit"`
+	Doc     string  `msgpack:"doc" json:"doc"` // what it compares, and its source
 }

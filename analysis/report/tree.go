@@ -41,6 +41,9 @@ func convertNode(n *crossview.Node, id string, total int64) Node {
 	default:
 		out.Name = name
 	}
+	if n.Sync && n.BlockedNs > 0 && out.Name != "" {
+		out.Name += " (host blocked " + fmtMs(n.BlockedNs) + ")"
+	}
 	if n.Kind == "other" {
 		out.Folded = int(n.Count)
 	}
@@ -69,9 +72,6 @@ func cpuCheck(r *crossview.Result) string {
 	}
 	c := r.Check
 	var b strings.Builder
-	m := c.Metrics
-	b.WriteString("GPU busy " + fmtPct(m.Busy()) + " of the wall (" + fmtMs(m.WallNs) + " over " + strconv.Itoa(m.Ranks) + " rank(s)); ")
-	b.WriteString("host launching threads: " + fmtMs(m.HostWorkNs) + " working, " + fmtMs(m.HostSyncNs) + " in sync calls, " + fmtMs(m.HostWaitNs) + " waiting for work. ")
 	if c.Verdict != "" {
 		b.WriteString("Verdict: " + c.Verdict)
 		if c.Label != "" {
@@ -80,7 +80,10 @@ func cpuCheck(r *crossview.Result) string {
 		b.WriteString(". ")
 	}
 	if c.Reason != "" {
-		b.WriteString(c.Reason)
+		b.WriteString(c.Reason + " ")
+	}
+	for _, n := range c.Notes {
+		b.WriteString(n + " ")
 	}
 	return strings.TrimSpace(b.String())
 }

@@ -160,13 +160,17 @@ func foldTree(n *Node, depth int) {
 	keep := n.Children[:0:0]
 	var other Node
 	for i, c := range n.Children {
-		if (i < MaxTreeChildren && c.Share >= MinTreeShare) || c.Sync {
+		if c.Folded == 0 && ((i < MaxTreeChildren && c.Share >= MinTreeShare) || c.Sync) {
 			keep = append(keep, c)
 			continue
 		}
 		other.GPUNs += c.GPUNs
 		other.Share += c.Share
-		other.Folded += 1 + c.Folded
+		if c.Folded > 0 {
+			other.Folded += c.Folded
+		} else {
+			other.Folded++
+		}
 	}
 	if other.Folded > 0 {
 		other.ID = n.ID + "/…"

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/analysis/trace"
+	"github.com/tracebook/tracebook/cells"
+	"github.com/tracebook/tracebook/internal/duck"
+	"github.com/tracebook/tracebook/wasm"
+	"github.com/tracebook/tracebook/wasm/host"
+)
+
+// sampleTrace is the trace `tracebook report` analyses when given none: a
+// small real trace (HTA's AlexNet critical-path test trace, MIT license, see
+// testdata/README.md) with synchronisation events, so that the first report
+// a user sees has something to say.
+//
+//go:embed testdata/hta/critical_path_alexnet/benchmark_result_2869224_1695835535_trace.json.gz
+var sampleTrace []byte
+
+const sampleTraceName = "benchmark_result_2869224_1695835535_trace.json.gz"
+
+func init() {
+	register(command{
+		name:  "report",
+		usage: "report [TRACE...] [-o report.html] [--md report.md] [filter] | --check FILE.html",
+		help:  "the report: at most 3 critical issues with fixes, as one offline HTML file (and Markdown)",
+		run:   runReport,
+	})
+	sessionHooks = append(sessionHooks, func(s *cells.Session) {
+		s.Report = cells.ReportHook(writeHTMLReport)
+	})
+}
+
+// writeHTMLReport writes the single-file report with the embedded viewer
+// module (none in a build without the viewer tag: the report says so).
+func writeHTMLReport(w io.Writer, data []byte, v report.View) error {
+	return wasm.WriteReport(w, data, v, wasm.Options{Title: "tracebook report"})
+}
+
+// reportArgs are the report command's own arguments.
+type reportArgs struct {
+	out, md, check string
+	paths          []string
+}
+
+func parseReportArgs(args []string) (reportArgs, []string, error) {
+	a := reportArgs{}
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "-h" || arg == "--help" {
+			return a, nil, fmt.Errorf("usage: tracebook %s", commands["report"].usage)
+		}
+		name, value, inline := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		if !strings.HasPrefix(arg, "-") {
+			rest = append(rest, arg)
+			continue
+		}
+		switch name {
+		case "o", "out", "md", "check":
+		default:
+			rest = append(rest, arg)
+			continue
+		}
+		if !inline {
+			if i+1 >= len(args) {
+				return a, nil, fmt.Errorf("%s needs a PATH", arg)
+			}
+			i++
+			value = args[i]
+		}
+		switch name {
+		case "o", "out":
+			a.out = value
+		case "md":
+			a.md = value
+		case "check":
+			a.check = value
+		}
+	}
+	return a, rest, nil
+}
+
+func runReport(args []string, stdout, stderr io.Writer) error {
+	a, rest, err := parseReportArgs(args)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if a.check != "" {
+		page, err := os.ReadFile(a.check)
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		if err := host.Check(ctx, page, nil); err != nil {
+			return fmt.Errorf("check %s: %w", a.check, err)
+		}
+		fmt.Fprintf(stdout, "%s: the viewer module renders exactly what the native code renders (%.1f s)\n", a.check, time.Since(start).Seconds())
+		return nil
+	}
+	f, paths, err := cells.ParseFilter(rest)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if strings.HasPrefix(p, "-") {
+			return fmt.Errorf("unknown option %s (usage: tracebook %s)", p, commands["report"].usage)
+		}
+	}
+	if len(paths) == 0 {
+		dir, err := os.MkdirTemp("", "tracebook-sample-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		p := filepath.Join(dir, sampleTraceName)
+		if err := os.WriteFile(p, sampleTrace, 0o644); err != nil {
+			return err
+		}
+		paths = []string{p}
+		fmt.Fprintf(stderr, "tracebook report: no trace given; analysing the sample trace %s (HTA's AlexNet test trace, MIT)\n", sampleTraceName)
+	}
+	if a.out == "" && a.md == "" {
+		a.out = "report.html"
+	}
+
+	src, err := collectReport(ctx, paths, f)
+	if err != nil {
+		return err
+	}
+	view := report.View{Filter: f}
+	if a.md != "" {
+		var md bytes.Buffer
+		if err := report.GenerateView(&md, src, view, report.Markdown); err != nil {
+			return err
+		}
+		if err := os.WriteFile(a.md, md.Bytes(), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s (%d bytes)\n", a.md, md.Len())
+	}
+	if a.out != "" {
+		data, err := report.EncodeSource(src)
+		if err != nil {
+			return err
+		}
+		var page bytes.Buffer
+		if err := writeHTMLReport(&page, data, view); err != nil {
+			return err
+		}
+		if err := os.WriteFile(a.out, page.Bytes(), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s (%d bytes)\n", a.out, page.Len())
+		if wasm.Module() == nil {
+			fmt.Fprintf(stderr, "tracebook report: %v; the report is static\n", wasm.ErrNoModule)
+		}
+	}
+	return nil
+}
+
+// collectReport loads the traces into an in-memory database and collects
+// the report's evidence and cross-views through the notebook's code.
+func collectReport(ctx context.Context, paths []string, f evidence.Filter) (*report.Source, error) {
+	db, err := duck.Open("", duck.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	if _, err := db.Load(ctx, paths, trace.LoadOptions{}, nil); err != nil {
+		return nil, err
+	}
+	return cells.CollectReport(ctx, db, f, nil)
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tracebook/tracebook/internal/testutil"
+)
+
+// hostileTrace is a hand-made trace whose process, thread, operator, kernel
+// and device names carry markup (analysis/report/testdata/hostile_names.json).
+const hostileTrace = "analysis/report/testdata/hostile_names.json"
+
+func runOK(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if rc := run(args, &out, &errb); rc != 0 {
+		t.Fatalf("tracebook %s: exit %d\n%s%s", strings.Join(args, " "), rc, out.String(), errb.String())
+	}
+	return out.String()
+}
+
+// TestReportEscapesTraceNames: names with <script> and <img onerror> show as
+// text in the Markdown and the HTML report, never as markup.
+func TestReportEscapesTraceNames(t *testing.T) {
+	dir := t.TempDir()
+	md, html := filepath.Join(dir, "r.md"), filepath.Join(dir, "r.html")
+	runOK(t, "report", hostileTrace, "--md", md, "-o", html)
+	mdText, _ := os.ReadFile(md)
+	page, _ := os.ReadFile(html)
+	if raw := rawMarkdownHTML(string(mdText)); raw != "" {
+		t.Errorf("Markdown report lets HTML through outside code: %q", raw)
+	}
+	for _, bad := range []string{"<script>alert", "<img src=x", "<img src"} {
+		if bytes.Contains(page, []byte(bad)) {
+			t.Errorf("HTML report contains raw %q", bad)
+		}
+	}
+	if !bytes.Contains(page, []byte("&lt;script&gt;alert(1)&lt;/script&gt;")) {
+		t.Error("HTML report does not show the <script> name as text")
+	}
+	if !bytes.Contains(mdText, []byte("alert(1)")) {
+		t.Error("Markdown report lost the hostile name instead of escaping it")
+	}
+	// Every <script> element of the page is one of the report's own.
+	if n := bytes.Count(page, []byte("<script")); n > 4 {
+		t.Errorf("HTML report has %d <script elements, want at most 4 (view, bundle, module, loader)", n)
+	}
+}
+
+// TestReportGolden compares the Markdown report of small real traces with
+// golden files (analysis/report/testdata/golden/<fixture>.md.golden).
+func TestReportGolden(t *testing.T) {
+	tests := []struct {
+		name  string
+		paths []string
+		args  []string
+	}{
+		{"alexnet_sync", []string{"testdata/hta/critical_path_alexnet/benchmark_result_2869224_1695835535_trace.json.gz"}, nil},
+		{"dlrm_8rank_rank3", []string{"testdata/param/dlrm_8rank"}, []string{"--rank", "3"}},
+		{"vllm_decode_graphs", []string{"testdata/tracelens/vllm_decode_full_mi300x/graph_execution.json.gz"}, nil},
+		{"hostile_names", []string{hostileTrace}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			md := filepath.Join(t.TempDir(), "r.md")
+			args := append(append([]string{"report"}, tc.paths...), tc.args...)
+			runOK(t, append(args, "--md", md)...)
+			got, err := os.ReadFile(md)
+			if err != nil {
+				t.Fatal(err)
+			}
+			testutil.Golden(t, filepath.Join("analysis", "report", "testdata", "golden", tc.name+".md.golden"), got)
+		})
+	}
+}
+
+// rawMarkdownHTML returns the first line where a '<' outside code blocks and
+// code spans is not backslash-escaped (Markdown would pass it through as
+// HTML), or "".
+func rawMarkdownHTML(md string) string {
+	inFence := ""
+	for _, line := range strings.Split(md, "\n") {
+		trim := strings.TrimSpace(line)
+		if inFence != "" {
+			if strings.HasPrefix(trim, inFence) && strings.Trim(trim, "`") == "" {
+				inFence = ""
+			}
+			continue
+		}
+		if strings.HasPrefix(trim, "```") {
+			inFence = trim[:len(trim)-len(strings.TrimLeft(trim, "`"))]
+			continue
+		}
+		// Drop code spans: a run of n backticks up to the next run of n.
+		var rest strings.Builder
+		for i := 0; i < len(line); {
+			if line[i] == '`' {
+				j := i
+				for j < len(line) && line[j] == '`' {
+					j++
+				}
+				fence := line[i:j]
+				if k := strings.Index(line[j:], fence); k >= 0 {
+					i = j + k + len(fence)
+					continue
+				}
+			}
+			rest.WriteByte(line[i])
+			i++
+		}
+		s := rest.String()
+		for i := 0; i < len(s); i++ {
+			if s[i] == '<' && (i == 0 || s[i-1] != '\\') {
+				return line
+			}
+		}
+	}
+	return ""
+}
