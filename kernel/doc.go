@@ -30,11 +30,16 @@
 //     the peer sent the ZMTP signature (read on a separate goroutine under a
 //     deadline) and bounds the rest of the handshake.
 //   - A subscriber that stops reading blocks zmq4's one PUB writer, and with
-//     it iopub for every client; zmq4's PUB queue is unbounded by default.
-//     Here every write has a deadline after which the peer is disconnected,
-//     zmq4's queue has a high-water mark, and cells publish into the
-//     kernel's own bounded queue, drained by one goroutine: when it is full,
-//     messages are dropped with a log line; execution never blocks on iopub.
+//     it iopub for every client, while zmq4's PUB Send never blocks: it
+//     queues without bound (or, with a high-water mark, drops silently).
+//     Here every write has a deadline after which the peer is disconnected
+//     (writeTimeout, 10s); while a write is stalled the kernel stops handing
+//     messages to zmq4, so that its own bounded queue (1024 messages) is the
+//     one that fills. A full queue drops the cells' outputs (stream,
+//     display_data, update_display_data) with a log line and never blocks
+//     Execute; the kernel's own messages (status, execute_input,
+//     execute_result, error) wait for room instead, so that busy/idle stay
+//     paired. Other clients go on receiving once the stalled one is dropped.
 //   - A reply to an identity with no connection (the client left) is dropped
 //     by zmq4 without an error; the kernel carries on.
 //   - zmq4 allocates a frame from the size a peer announces; frames over

@@ -745,9 +745,22 @@ func (k *kernel) reply(sock zmq4.Socket, req Message, msgType string, content an
 	}
 }
 
-// publish queues an iopub message. It never blocks: when the queue is full
-// the message is dropped with a log line (at most one a second).
+// publish queues an iopub message of the kernel's own (status,
+// execute_input, execute_result, error, ...). When the queue is full it
+// waits for room: that happens only while a subscriber stalls, for at most
+// writeTimeout, and it keeps the busy/idle protocol whole. Cells' outputs go
+// through publishOutput instead.
 func (k *kernel) publish(parent Header, msgType string, content any) {
+	k.enqueue(parent, msgType, content, false)
+}
+
+// publishOutput queues an output of a cell. It never blocks: when the queue
+// is full the output is dropped with a log line (at most one a second).
+func (k *kernel) publishOutput(parent Header, msgType string, content any) {
+	k.enqueue(parent, msgType, content, true)
+}
+
+func (k *kernel) enqueue(parent Header, msgType string, content any, droppable bool) {
 	msg, err := k.newMessage(msgType, parent, content)
 	if err != nil {
 		// An output JSON cannot hold (NaN, say): tell the user instead.
@@ -767,22 +780,31 @@ func (k *kernel) publish(parent Header, msgType string, content any) {
 		k.log.Error("publish", "msg_type", msgType, "err", err)
 		return
 	}
+	m := outMsg{frames: frames, id: msg.Header.MsgID}
 	k.outMu.RLock()
 	defer k.outMu.RUnlock()
 	if k.outClosed {
 		k.log.Debug("iopub closed; dropping message", "msg_type", msgType)
 		return
 	}
+	if !droppable {
+		k.out <- m // the sender never stops draining while out is open
+		return
+	}
 	select {
-	case k.out <- outMsg{frames: frames, id: msg.Header.MsgID}:
+	case k.out <- m:
 	default:
 		n := k.dropped.Add(1)
 		now := time.Now().UnixNano()
 		if last := k.lastDrop.Load(); now-last > int64(time.Second) && k.lastDrop.CompareAndSwap(last, now) {
-			k.log.Warn("iopub queue full; dropping message", "msg_type", msgType, "dropped_total", n)
+			k.log.Warn("iopub queue full; dropping output", "msg_type", msgType, "dropped_total", n)
 		}
 	}
 }
+
+// stallThreshold is how long a write to a subscriber may last before the
+// sender stops handing messages to zmq4.
+func stallThreshold() time.Duration { return writeTimeout / 5 }
 
 // sendLoop hands queued iopub messages to the PUB socket. At exit it waits
 // until the last message has been written to every subscriber.
@@ -790,6 +812,13 @@ func (k *kernel) sendLoop() {
 	defer close(k.outDone)
 	var last outMsg
 	for m := range k.out {
+		if k.iopubL != nil {
+			// zmq4 queues without bound behind a stalled subscriber and drops
+			// silently at its high-water mark; hold messages here instead, so
+			// that the bounded queue is the one that fills, drops outputs and
+			// says so.
+			k.iopubL.waitUnstalled(stallThreshold())
+		}
 		if err := k.iopub.SendMulti(zmq4.NewMsgFrom(m.frames...)); err != nil {
 			k.log.Warn("iopub send", "err", err)
 		}
@@ -835,21 +864,21 @@ func (p *publisher) Stream(name, text string) {
 	if p.off("stream") {
 		return
 	}
-	p.k.publish(p.parent, "stream", streamContent{Name: name, Text: text})
+	p.k.publishOutput(p.parent, "stream", streamContent{Name: name, Text: text})
 }
 
 func (p *publisher) Display(data, metadata map[string]any, displayID string) {
 	if p.off("display_data") {
 		return
 	}
-	p.k.publish(p.parent, "display_data", displayContent{Data: nonNil(data), Metadata: nonNil(metadata), Transient: transient(displayID)})
+	p.k.publishOutput(p.parent, "display_data", displayContent{Data: nonNil(data), Metadata: nonNil(metadata), Transient: transient(displayID)})
 }
 
 func (p *publisher) UpdateDisplay(data, metadata map[string]any, displayID string) {
 	if p.off("update_display_data") {
 		return
 	}
-	p.k.publish(p.parent, "update_display_data", displayContent{Data: nonNil(data), Metadata: nonNil(metadata), Transient: transient(displayID)})
+	p.k.publishOutput(p.parent, "update_display_data", displayContent{Data: nonNil(data), Metadata: nonNil(metadata), Transient: transient(displayID)})
 }
 
 func transient(displayID string) map[string]any {

@@ -257,6 +257,35 @@ func (l *guardListener) activeConns() int {
 	return n
 }
 
+// waitUnstalled returns once no write to any connection has been in
+// progress for longer than threshold. It checks every 10ms, and only while a
+// write is stalled: an idle or healthy kernel does not poll.
+func (l *guardListener) waitUnstalled(threshold time.Duration) {
+	logged := false
+	for {
+		oldest := int64(0)
+		l.mu.Lock()
+		for c := range l.conns {
+			if s := c.writeStart.Load(); s != 0 && (oldest == 0 || s < oldest) {
+				oldest = s
+			}
+		}
+		l.mu.Unlock()
+		if oldest == 0 || time.Since(time.Unix(0, oldest)) < threshold {
+			return
+		}
+		if !logged {
+			l.log.Warn("a subscriber stopped reading; holding iopub messages until it reads or is disconnected", "timeout", l.wrTime)
+			logged = true
+		}
+		select {
+		case <-l.done:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
 // guardConn is an accepted connection: it replays the screened signature,
 // follows the peer's ZMTP framing to bound the handshake and frame sizes, and
 // puts a deadline on every write.
@@ -276,14 +305,15 @@ type guardConn struct {
 	frames    int
 
 	// Write side.
-	wmu       sync.Mutex
-	deadline  time.Time
-	watchMu   sync.Mutex
-	watchTok  []byte
-	watchTail int // bytes to write after the token
-	watchLeft int // bytes still to write once the token was seen
-	watchSeen bool
-	watchCh   chan struct{}
+	writeStart atomic.Int64 // unix nanoseconds when the write in progress began; 0 when none
+	wmu        sync.Mutex
+	deadline   time.Time
+	watchMu    sync.Mutex
+	watchTok   []byte
+	watchTail  int // bytes to write after the token
+	watchLeft  int // bytes still to write once the token was seen
+	watchSeen  bool
+	watchCh    chan struct{}
 }
 
 // errPeerStalled is returned for a write that passed its deadline. It is a
@@ -400,7 +430,9 @@ func (c *guardConn) Write(p []byte) (int, error) {
 		c.Conn.SetWriteDeadline(c.deadline)
 	}
 	c.wmu.Unlock()
+	c.writeStart.Store(now.UnixNano())
 	n, err := c.Conn.Write(p)
+	c.writeStart.Store(0)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
