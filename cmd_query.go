@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/table"
+	"github.com/tracebook/tracebook/internal/duck"
+)
+
+func init() {
+	register(command{
+		name:  "query",
+		usage: "query [TRACE...] -e SQL [--format csv|json|md] [--db FILE] [--max-rows N] [load options]",
+		help:  "run SQL over traces (loaded for the query, or already in --db FILE)",
+		run:   runQuery,
+	})
+}
+
+func runQuery(args []string, stdout, stderr io.Writer) error {
+	var f loadFlags
+	var paths []string
+	var query, format = "", "csv"
+	maxRows := 0
+	usage := fmt.Errorf("usage: tracebook %s", commands["query"].usage)
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "-h" || arg == "--help" {
+			return usage
+		}
+		ok, j, err := parseLoadFlag(args, i, &f)
+		if err != nil {
+			return err
+		}
+		if ok {
+			i = j
+			continue
+		}
+		name, value, inline := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		switch {
+		case !strings.HasPrefix(arg, "-"):
+			paths = append(paths, arg)
+			continue
+		case name != "e" && name != "format" && name != "max-rows":
+			return fmt.Errorf("unknown option %s (%v)", arg, usage)
+		}
+		if !inline {
+			if i+1 >= len(args) {
+				return fmt.Errorf("%s needs a value", arg)
+			}
+			i++
+			value = args[i]
+		}
+		switch name {
+		case "e":
+			query = value
+		case "format":
+			format = value
+		case "max-rows":
+			n, err := strconv.Atoi(value)
+			if err != nil || n < 0 {
+				return fmt.Errorf("--max-rows %q: want a number of rows, 0 for all", value)
+			}
+			maxRows = n
+		}
+	}
+	if query == "" {
+		return fmt.Errorf("no SQL given: -e SQL (%v)", usage)
+	}
+	switch format {
+	case "csv", "json", "md":
+	default:
+		return fmt.Errorf("--format %q: want csv, json or md", format)
+	}
+	if len(paths) == 0 && f.db == "" {
+		return fmt.Errorf("no trace and no --db: nothing to query (%v)", usage)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	db, err := duck.Open(f.db, duck.Options{CacheDir: f.cache})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if len(paths) > 0 {
+		if _, err := loadWithProgress(ctx, db, paths, f, stderr); err != nil {
+			return err
+		}
+	}
+	t, err := db.Query(ctx, query, maxRows)
+	if err != nil {
+		return err
+	}
+	if err := writeTable(stdout, t, format); err != nil {
+		return err
+	}
+	if int64(len(t.Rows)) < t.Total {
+		fmt.Fprintf(stderr, "note: %d of %d rows shown (--max-rows)\n", len(t.Rows), t.Total)
+	}
+	return nil
+}
+
+// writeTable writes t in one of the query formats.
+func writeTable(w io.Writer, t *table.Table, format string) error {
+	switch format {
+	case "csv":
+		return printCSV(w, t)
+	case "json":
+		return printJSON(w, t)
+	case "md":
+		return printMarkdown(w, t)
+	}
+	return fmt.Errorf("unexpected output format %v", format)
+}
+
+func printCSV(w io.Writer, t *table.Table) error {
+	cw := csv.NewWriter(w)
+	rec := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		rec[i] = c.Name
+	}
+	if err := cw.Write(rec); err != nil {
+		return err
+	}
+	for _, r := range t.Rows {
+		for i, v := range r {
+			rec[i] = cellText(v)
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// printJSON writes one JSON object per row, keys in column order, as a JSON array.
+func printJSON(w io.Writer, t *table.Table) error {
+	var b strings.Builder
+	b.WriteString("[")
+	for ri, r := range t.Rows {
+		if ri > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n  {")
+		for i, v := range r {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			k, _ := json.Marshal(t.Columns[i].Name)
+			val, err := json.Marshal(v)
+			if err != nil {
+				return err
+			}
+			b.Write(k)
+			b.WriteString(": ")
+			b.Write(val)
+		}
+		b.WriteString("}")
+	}
+	if len(t.Rows) > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString("]\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func printMarkdown(w io.Writer, t *table.Table) error {
+	var b strings.Builder
+	esc := func(s string) string {
+		s = strings.ReplaceAll(s, "|", `\|`)
+		return strings.ReplaceAll(s, "\n", " ")
+	}
+	b.WriteString("|")
+	for _, c := range t.Columns {
+		b.WriteString(" " + esc(c.Name) + " |")
+	}
+	b.WriteString("\n|")
+	for _, c := range t.Columns {
+		if isNumericType(c.Type) {
+			b.WriteString("---:|")
+		} else {
+			b.WriteString("---|")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range t.Rows {
+		b.WriteString("|")
+		for _, v := range r {
+			b.WriteString(" " + esc(cellText(v)) + " |")
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func isNumericType(t string) bool {
+	switch {
+	case strings.Contains(t, "INT"), t == "DOUBLE", t == "FLOAT", strings.HasPrefix(t, "DECIMAL"):
+		return true
+	}
+	return false
+}
+
+// cellText renders a cell: NULL is empty, floats in the shortest form.
+func cellText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case string:
+		return x
+	default:
+		return fmt.Sprint(x)
+	}
+}
