@@ -45,6 +45,12 @@ func (e *ExecError) Error() string { return e.EName + ": " + e.EValue }
 
 // Executor runs the cells of a notebook. The kernel calls it from one
 // goroutine at a time: shell requests are served in order, one at a time.
+// The one exception is Shutdown, which may come while an Execute that
+// ignored its cancelled ctx for 3 seconds is still running.
+//
+// user_expressions of an execute_request are evaluated by calling Execute
+// once per expression after the cell, with a Publisher that drops outputs;
+// the Result's Data and Metadata become the expression's value.
 type Executor interface {
 	// Execute runs one cell. ctx is cancelled by interrupt_request or SIGINT.
 	Execute(ctx context.Context, code string, pub Publisher) (*Result, error)
