@@ -21,7 +21,10 @@ import (
 // tests can make chunks tiny.
 var chunkSize = 256 << 10
 
-const chunksAhead = 6 // chunks the reader may run ahead of the parser
+const (
+	chunksAhead = 6               // chunks the reader may run ahead of the parser
+	poolChunks  = chunksAhead + 2 // chunks in flight: queued, being filled, being consumed
+)
 
 // chunk is one piece of the uncompressed stream, or its end.
 type chunk struct {
@@ -64,13 +67,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 func startSource(r io.Reader) *source {
 	s := &source{
 		ch:   make(chan chunk, chunksAhead),
-		free: make(chan []byte, chunksAhead+2),
+		free: make(chan []byte, poolChunks),
 		done: make(chan struct{}),
-	}
-	// A fixed pool: the reader waits for the parser to hand a chunk back
-	// rather than allocating (and zeroing) a new one.
-	for range chunksAhead + 2 {
-		s.free <- make([]byte, chunkSize)
 	}
 	go s.produce(r)
 	return s
@@ -99,6 +97,7 @@ func (s *source) produce(r io.Reader) {
 	br := bufio.NewReaderSize(cr, 64<<10)
 	var in io.Reader = br
 	gz := false
+	allocated := 0
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
@@ -109,11 +108,23 @@ func (s *source) produce(r io.Reader) {
 		gz = true
 	}
 	for {
+		// A pool of at most poolChunks chunks, allocated as needed: the
+		// reader waits for the parser to hand a chunk back rather than
+		// allocating (and zeroing) a new one for every read.
 		var buf []byte
 		select {
 		case buf = <-s.free:
-		case <-s.done:
-			return
+		default:
+			if allocated < poolChunks {
+				allocated++
+				buf = make([]byte, chunkSize)
+				break
+			}
+			select {
+			case buf = <-s.free:
+			case <-s.done:
+				return
+			}
 		}
 		buf = buf[:cap(buf)]
 		n, err := fill(in, buf)
