@@ -139,7 +139,7 @@ func (s *source) produce(r io.Reader) {
 			// gzip member is read by gzip itself).
 			_, rerr := io.Copy(io.Discard, br)
 			if rerr != nil {
-				s.send(chunk{err: readErr(rerr, gz)})
+				s.send(chunk{err: readErr(rerr, false)})
 				return
 			}
 			s.send(chunk{err: io.EOF, sum: hex.EncodeToString(cr.h.Sum(nil))})
