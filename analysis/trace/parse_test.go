@@ -3,6 +3,8 @@ package trace
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -397,5 +399,21 @@ func TestParseFile_Errors(t *testing.T) {
 	_, err = Parse(strings.NewReader(`{"traceEvents":[{"ph":"X"}]}`), "s.json", LoadOptions{}, func(*Event) error { return stop })
 	if !errors.Is(err, stop) || !errors.Is(err, ErrSinkAborted) {
 		t.Errorf("Parse with failing sink = %v", err)
+	}
+}
+
+func TestParseFilePlainSHA256(t *testing.T) {
+	doc := []byte(`{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":5,"dur":1}],"traceName":"x"}` + "\n")
+	path := filepath.Join(t.TempDir(), "plain.json")
+	if err := os.WriteFile(path, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := ParseFile(path, LoadOptions{}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(doc)
+	if fi.SHA256 != hex.EncodeToString(sum[:]) || fi.FileBytes != int64(len(doc)) || fi.JSONBytes != int64(len(doc)) || fi.Path != path {
+		t.Errorf("FileInfo = %+v", fi)
 	}
 }
