@@ -151,6 +151,7 @@ type kernel struct {
 	out       chan outMsg
 	outClosed bool
 	outDone   chan struct{}
+	flushing  atomic.Bool // shutdown began: watch iopub messages go out
 	dropped   atomic.Int64
 	lastDrop  atomic.Int64 // unix nanoseconds of the last drop log line
 
@@ -276,6 +277,7 @@ func (k *kernel) serve(ctx context.Context) error {
 // control, nil when the context ended), flushes iopub and closes the sockets.
 func (k *kernel) shutdown(req *Message, restart bool) {
 	k.once.Do(func() {
+		k.flushing.Store(true)
 		close(k.stopping)
 		k.interrupt()
 		select {
@@ -806,11 +808,12 @@ func (k *kernel) enqueue(parent Header, msgType string, content any, droppable b
 // sender stops handing messages to zmq4.
 func stallThreshold() time.Duration { return writeTimeout / 5 }
 
-// sendLoop hands queued iopub messages to the PUB socket. At exit it waits
-// until the last message has been written to every subscriber.
+// sendLoop hands queued iopub messages to the PUB socket. Once shutdown
+// has begun it watches each message go out, and at exit it waits until the
+// last one has been written to every subscriber.
 func (k *kernel) sendLoop() {
 	defer close(k.outDone)
-	var last outMsg
+	var waits []chan struct{}
 	for m := range k.out {
 		if k.iopubL != nil {
 			// zmq4 queues without bound behind a stalled subscriber and drops
@@ -818,27 +821,32 @@ func (k *kernel) sendLoop() {
 			// that the bounded queue is the one that fills, drops outputs and
 			// says so.
 			k.iopubL.waitUnstalled(stallThreshold())
+			if k.flushing.Load() {
+				// Watch before sending: zmq4 may write it at once.
+				waits = k.iopubL.watchAll([]byte(m.id), wireTail(m.frames))
+			}
 		}
 		if err := k.iopub.SendMulti(zmq4.NewMsgFrom(m.frames...)); err != nil {
 			k.log.Warn("iopub send", "err", err)
 		}
-		last = m
 	}
-	if last.frames == nil || k.iopubL == nil {
-		return
+	if !waitAll(waits, flushTimeout) {
+		k.log.Warn("iopub not flushed to every subscriber before exit", "timeout", flushTimeout)
 	}
-	// The header frame holds the unique msg_id; after it come the parent
-	// header, metadata and content frames, each with its ZMTP frame header.
+}
+
+// wireTail is the ZMTP size of the frames after the header frame of an
+// iopub message (parent header, metadata, content): each frame has a 2-byte
+// header, or 9 bytes when longer than 255.
+func wireTail(frames [][]byte) int {
 	tail := 0
-	for _, f := range last.frames[len(last.frames)-3:] {
+	for _, f := range frames[len(frames)-3:] {
 		tail += len(f) + 2
 		if len(f) > 255 {
 			tail += 7
 		}
 	}
-	if !k.iopubL.waitWritten([]byte(last.id), tail, flushTimeout) {
-		k.log.Warn("iopub not flushed to every subscriber before exit", "timeout", flushTimeout)
-	}
+	return tail
 }
 
 // publisher is the Publisher of one request.

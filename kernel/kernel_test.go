@@ -332,6 +332,9 @@ func TestShutdown(t *testing.T) {
 			case <-time.After(wait):
 				t.Fatal("serve did not return")
 			}
+			if strings.Contains(tk.logs.String(), "not flushed") {
+				t.Errorf("iopub flush timed out")
+			}
 			tk.exec.mu.Lock()
 			defer tk.exec.mu.Unlock()
 			if !reflect.DeepEqual(tk.exec.shutdowns, []bool{restart}) {

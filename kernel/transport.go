@@ -215,22 +215,28 @@ func (l *guardListener) screen(c net.Conn) {
 	}
 }
 
-// waitWritten waits until every active connection (handshake done, a first
-// message received: for iopub, a subscriber) has written a buffer containing
-// token followed by tail more bytes, or has closed, or timeout passed. It
-// reports whether all of them did. The kernel passes the header frame of
-// its last message as token and the wire size of the frames after it as
-// tail, so that it knows the whole message went out.
-func (l *guardListener) waitWritten(token []byte, tail int, timeout time.Duration) bool {
+// watchAll arranges to learn when every active connection (handshake done,
+// a first message received: for iopub, a subscriber) has written a buffer
+// containing token followed by tail more bytes, or has closed. The kernel
+// calls it before handing a message to zmq4, with the header frame's unique
+// msg_id as token and the wire size of the frames after it as tail, so that
+// it knows when the whole message went out. Each connection follows one
+// token at a time: a later call replaces the watch of an earlier one.
+func (l *guardListener) watchAll(token []byte, tail int) []chan struct{} {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	var waits []chan struct{}
 	for c := range l.conns {
 		if c.active.Load() {
 			waits = append(waits, c.watch(token, tail))
 		}
 	}
-	l.mu.Unlock()
-	l.log.Debug("flush: waiting for subscribers", "n", len(waits))
+	return waits
+}
+
+// waitAll waits until every channel is closed or timeout passed, and
+// reports whether all were closed.
+func waitAll(waits []chan struct{}, timeout time.Duration) bool {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	for _, w := range waits {
