@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/cells"
 )
 
@@ -621,4 +622,47 @@ func writeFileAtomic(path string, b []byte) error {
 		os.Remove(tmp)
 	}
 	return err
+}
+
+// reportSourceFromNotebook reads what the last %report of a saved notebook
+// was made of (its mimeReportSource output), for `tracebook report --from`.
+func reportSourceFromNotebook(path string) (*report.Source, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var nb struct {
+		Cells []struct {
+			Outputs []struct {
+				Data map[string]json.RawMessage `json:"data"`
+			} `json:"outputs"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(b, &nb); err != nil {
+		return nil, fmt.Errorf("%s: not a notebook: %w", path, err)
+	}
+	var raw json.RawMessage
+	for _, c := range nb.Cells {
+		for _, o := range c.Outputs {
+			if r, ok := o.Data[mimeReportSource]; ok {
+				raw = r
+			}
+		}
+	}
+	if raw == nil {
+		return nil, fmt.Errorf("%s: no %%report output with %s: run the notebook's %%report cell and save it", path, mimeReportSource)
+	}
+	text, err := multiline(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", path, mimeReportSource, err)
+	}
+	data, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(text), ""))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", path, mimeReportSource, err)
+	}
+	src, err := report.DecodeSource(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", path, mimeReportSource, err)
+	}
+	return src, nil
 }

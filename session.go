@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 
 	"github.com/tracebook/tracebook/analysis/crossview"
+	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/duck"
 	"github.com/tracebook/tracebook/kernel"
@@ -55,7 +57,44 @@ func newSession(cfg sessionConfig) (*cells.Session, *duck.DB, error) {
 	for _, h := range sessionHooks {
 		h(s)
 	}
+	if s.Report != nil {
+		s.Report = withReportSource(s.Report)
+	}
 	return s, db, nil
+}
+
+// mimeReportSource is the MIME type of what a report is made of (the
+// evidence Bundle and the cross-views, as report.EncodeSource writes them;
+// base64 text in the bundle), which %report adds to its output so that
+// `tracebook report --from NOTEBOOK.ipynb` rebuilds the offline report from
+// a saved notebook. Front ends have no renderer for it and show the
+// Markdown beside it.
+const mimeReportSource = "application/vnd.tracebook.report+msgpack"
+
+// withReportSource adds mimeReportSource to what the %report hook shows
+// when the hook does not add it itself, collecting the source again under
+// the same filter.
+func withReportSource(h cells.Hook) cells.Hook {
+	return func(ctx context.Context, s *cells.Session, args []string, pub cells.Publisher) (*cells.Result, error) {
+		res, err := h(ctx, s, args, pub)
+		if err != nil || res == nil || res.Data[mimeReportSource] != nil {
+			return res, err
+		}
+		f, _, err := cells.ParseFilter(args)
+		if err != nil {
+			return res, nil
+		}
+		src, err := cells.CollectReport(ctx, s.Engine(), f, s.Context())
+		if err != nil {
+			return res, nil
+		}
+		b, err := report.EncodeSource(src)
+		if err != nil {
+			return res, nil
+		}
+		res.Data[mimeReportSource] = base64.StdEncoding.EncodeToString(b)
+		return res, nil
+	}
 }
 
 // sessionExecutor is a session as the kernel's Executor: the publisher
