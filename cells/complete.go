@@ -204,7 +204,7 @@ func completeAreas(_ *Session, before []string, _ string) []string {
 	if len(before) > 0 {
 		return nil
 	}
-	return Areas
+	return areaNames()
 }
 
 func completeFirstTrace(s *Session, before []string, _ string) []string {

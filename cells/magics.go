@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
 )
 
 // magic is one row of the magic table: everything about a magic lives here,
@@ -51,9 +53,11 @@ type call struct {
 	count int
 }
 
-// Areas are the evidence areas %evidence takes, in the order help lists them.
-var Areas = []string{"overview", "sync", "kernels", "ops", "ranks", "memcpy", "phases", "steps",
-	"gaps", "launch", "overlap", "graphs", "memory", "all"}
+// areaNames are the areas %evidence takes: analysis/evidence's areas,
+// "phases" (another name for steps) and "all".
+func areaNames() []string {
+	return append(append([]string(nil), evidence.Areas...), "phases", "all")
+}
 
 // magics is the magic table. It is filled in init because the run
 // functions of %help read it.
@@ -119,11 +123,12 @@ func init() {
 			run: runSQLMagic,
 		},
 		{
-			name:     "evidence",
-			args:     "AREA",
-			filter:   true,
-			help:     "one evidence area as a table, with the SQL that produced it",
-			long:     "AREA is one of " + strings.Join(Areas, ", ") + ". Each area is one preset in sql/; its result is kept as the table evidence_<area>. all collects every area.",
+			name:   "evidence",
+			args:   "AREA",
+			filter: true,
+			help:   "one evidence area as a table, with the SQL that produced it",
+			long: "AREA is one of " + strings.Join(evidence.Areas, ", ") + "; phases is another name for steps, " +
+				"and all collects every area. Each area is one preset in sql/; its result is kept as the table evidence_<area>.",
 			run:      runHook(func(s *Session) Hook { return s.Evidence }),
 			complete: completeAreas,
 		},

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
 )
@@ -85,8 +86,9 @@ const DefaultMaxRows = 50
 //
 // A Session owns: the execution counter (display ids derive from it, so
 // outputs do not depend on Jupyter's history), the %context record, the
-// caches of table, column and trace names that completion reads (dropped
-// after every cell), and the hooks below. It does not own the Engine: the
+// last evidence bundle (SetBundle), the caches of table, column and trace
+// names that completion reads (dropped after every cell), and the hooks
+// below. It does not own the Engine: the
 // caller opens it, and closes it after Shutdown.
 //
 // Execute is meant to be called from one goroutine at a time (the kernel
@@ -109,6 +111,7 @@ type Session struct {
 	traces    []string
 	tracesOK  bool
 	closed    bool
+	bundle    *evidence.Bundle
 }
 
 // NewSession returns a session that runs cells against eng. eng may be nil
@@ -146,6 +149,21 @@ func (s *Session) Context() map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// Bundle returns the evidence bundle that SetBundle kept last, or nil.
+func (s *Session) Bundle() *evidence.Bundle {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bundle
+}
+
+// SetBundle keeps the evidence bundle that %evidence collected last, for
+// %report and the viewer to reuse.
+func (s *Session) SetBundle(b *evidence.Bundle) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bundle = b
 }
 
 // ExecutionCount returns how many cells Execute has started.
@@ -348,6 +366,7 @@ func (s *Session) Shutdown(restart bool) error {
 	defer s.mu.Unlock()
 	s.columnsOK, s.tracesOK = false, false
 	s.columns, s.traces = nil, nil
+	s.bundle = nil
 	if restart {
 		s.count = 0
 		s.context = map[string]string{}
