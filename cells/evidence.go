@@ -58,7 +58,7 @@ func CollectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 	return b, nil
 }
 
-// Params returns the four parameters every preset takes: trace (” =
+// Params returns the four parameters every preset takes: trace (empty =
 // every trace), rank (-1 = every rank), window start and end in ns from the
 // trace's first event (0 = open).
 func Params(f evidence.Filter) []any {

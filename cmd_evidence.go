@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/trace"
+	"github.com/tracebook/tracebook/cells"
+	"github.com/tracebook/tracebook/internal/duck"
+)
+
+func init() {
+	register(command{
+		name:  "evidence",
+		usage: "evidence AREA TRACE... [--format md|csv|json] [--raw] [filter]",
+		help:  "one evidence area (or all) of the traces, rolled up for the filter; --raw prints the preset's mergeable rows",
+		run:   runEvidence,
+	})
+}
+
+func runEvidence(args []string, stdout, stderr io.Writer) error {
+	usage := fmt.Errorf("usage: tracebook %s (areas: %s, phases, all)", commands["evidence"].usage, strings.Join(evidence.Areas, ", "))
+	format, raw := "md", false
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-h" || a == "--help":
+			return usage
+		case a == "--raw":
+			raw = true
+		case a == "--format" || strings.HasPrefix(a, "--format="):
+			v, ok := strings.CutPrefix(a, "--format=")
+			if !ok {
+				if i+1 >= len(args) {
+					return fmt.Errorf("--format needs a value")
+				}
+				i++
+				v = args[i]
+			}
+			format = v
+		default:
+			rest = append(rest, a)
+		}
+	}
+	switch format {
+	case "md", "csv", "json":
+	default:
+		return fmt.Errorf("--format %q: want md, csv or json", format)
+	}
+	f, pos, err := cells.ParseFilter(rest)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 2 {
+		return usage
+	}
+	area, paths := pos[0], pos[1:]
+	for _, p := range paths {
+		if strings.HasPrefix(p, "-") {
+			return fmt.Errorf("unknown option %s (%v)", p, usage)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	db, err := duck.Open("", duck.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.Load(ctx, paths, trace.LoadOptions{}, nil); err != nil {
+		return err
+	}
+	b, err := cells.CollectEvidence(ctx, db, []string{area}, f, nil)
+	if err != nil {
+		return err
+	}
+	ev := evidence.Rollup(b, f)
+	names := []string{evidence.AreaPreset(area)}
+	if area == "all" {
+		names = evidence.Areas
+	}
+	for i, name := range names {
+		t := ev.Table(name)
+		if raw {
+			t = b.Table(name)
+		}
+		if t == nil {
+			continue
+		}
+		if len(names) > 1 {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			if format != "json" {
+				fmt.Fprintf(stdout, "## %s\n\n", name)
+			}
+		}
+		if err := writeTable(stdout, t, format); err != nil {
+			return err
+		}
+	}
+	if format == "md" {
+		writeFindings(stdout, b)
+	}
+	return nil
+}
+
+// writeFindings prints the findings and the evidence gaps after the tables.
+func writeFindings(w io.Writer, b *evidence.Bundle) {
+	if len(b.Findings) > 0 {
+		fmt.Fprintln(w, "\n## Findings")
+		for _, f := range b.Findings {
+			mark := "🟡"
+			if f.Severity == "critical" {
+				mark = "🔴"
+			}
+			fmt.Fprintf(w, "\n%s **%s** (%s, %s)\n\n%s\n\n**Fix:** %s", mark, f.Title, f.Severity, f.Status, f.Observation, f.Fix)
+			if f.Snippet != "" {
+				fmt.Fprintf(w, " `%s`", f.Snippet)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if len(b.Gaps) > 0 {
+		fmt.Fprintln(w, "\n## Evidence gaps")
+		for _, g := range b.Gaps {
+			rank := "all ranks"
+			if g.Rank >= 0 {
+				rank = fmt.Sprintf("rank %d", g.Rank)
+			}
+			fmt.Fprintf(w, "- %s (%s, %s): %s — %s\n", g.What, g.Trace, rank, g.Kind, g.Why)
+		}
+	}
+}
