@@ -31,7 +31,14 @@ import (
 type cacheEntry struct {
 	parquet  string
 	info     *trace.FileInfo
+	pids     map[string]*pidStat
 	noPython bool // the entry lacks python_function events
+}
+
+// cacheJSON is the content of <sha256>.json.
+type cacheJSON struct {
+	Info *trace.FileInfo     `json:"info"`
+	Pids map[string]*pidStat `json:"pids"`
 }
 
 // cacheLookup hashes the file at path and returns its key and, when the
@@ -62,21 +69,21 @@ func (d *DB) cacheLookup(path string, noPython bool) (string, *cacheEntry) {
 		if err != nil {
 			continue
 		}
-		var info trace.FileInfo
-		if json.Unmarshal(b, &info) != nil || info.SHA256 != key {
+		var c cacheJSON
+		if json.Unmarshal(b, &c) != nil || c.Info == nil || c.Info.SHA256 != key || c.Pids == nil {
 			continue
 		}
 		if _, err := os.Stat(base + ".parquet"); err != nil {
 			continue
 		}
-		info.Path = path
-		return key, &cacheEntry{parquet: base + ".parquet", info: &info, noPython: v != ""}
+		c.Info.Path = path
+		return key, &cacheEntry{parquet: base + ".parquet", info: c.Info, pids: c.Pids, noPython: v != ""}
 	}
 	return key, nil
 }
 
 // cacheStore writes the entry for the file just loaded into table target.
-func (d *DB) cacheStore(ctx context.Context, tx *sql.Tx, key string, noPython bool, target, name string, fileID int, info *trace.FileInfo) error {
+func (d *DB) cacheStore(ctx context.Context, tx *sql.Tx, key string, noPython bool, target, name string, fileID int, info *trace.FileInfo, pids map[string]*pidStat) error {
 	if info.SHA256 != "" && info.SHA256 != key {
 		return fmt.Errorf("the file changed while it was read")
 	}
@@ -101,7 +108,7 @@ func (d *DB) cacheStore(ctx context.Context, tx *sql.Tx, key string, noPython bo
 	}
 	stored := *info
 	stored.SHA256 = key
-	b, err := json.Marshal(&stored)
+	b, err := json.Marshal(cacheJSON{Info: &stored, Pids: pids})
 	if err != nil {
 		return err
 	}

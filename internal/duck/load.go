@@ -155,6 +155,7 @@ type loadedFile struct {
 	rank       int
 	rankSource string
 	pidRank    map[string]trace.Coords // merged files: pid -> coordinates
+	pids       map[string]*pidStat     // events per pid, as parsed
 	cached     bool
 	jsonBytes  int64
 }
@@ -169,10 +170,12 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 
 	key, cacheHit := l.d.cacheLookup(ref.Path, l.opts.NoPython)
 	if cacheHit != nil {
-		f.info, f.cached = cacheHit.info, true
+		f.info, f.pids, f.cached = cacheHit.info, cacheHit.pids, true
 		where := ""
-		if l.opts.NoPython && !cacheHit.noPython {
+		if l.opts.NoPython && !cacheHit.noPython && f.info.HasPython {
+			// The pid counts include the python events: count again.
 			where = ` WHERE kind <> 'python'`
+			f.pids = nil
 		}
 		q := ins + fmt.Sprintf(`SELECT ?, ?, ?, %s FROM read_parquet(%s)%s`, eventColumns, quote(cacheHit.parquet), where)
 		if _, err := l.tx.ExecContext(l.ctx, q, l.name, i, provisional); err != nil {
@@ -209,12 +212,12 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 		case info == nil:
 			return nil, fmt.Errorf("trace %s: the importer returned no file info", ref.Path)
 		}
-		f.info = info
+		f.info, f.pids = info, s.pids
 		f.jsonBytes = info.JSONBytes
 		l.events += info.Events - info.Skipped
 		if key != "" {
 			// A cache that cannot be written costs the next load a parse, nothing else.
-			_ = l.d.cacheStore(l.ctx, l.tx, key, l.opts.NoPython, l.target, l.name, i, info)
+			_ = l.d.cacheStore(l.ctx, l.tx, key, l.opts.NoPython, l.target, l.name, i, info, s.pids)
 		}
 	}
 
@@ -322,27 +325,12 @@ func (l *loader) insertMetadata(res *trace.LoadResult) error {
 	ranks := map[int]bool{}
 	for _, f := range l.files {
 		info := f.info
-		counts := map[int][3]int64{} // rank -> events, first ts, last end
-		rows, err := l.tx.QueryContext(l.ctx, `SELECT rank, count(*), min(ts_ns), max(end_ns) FROM events
-			WHERE trace = ? AND file_id = ? GROUP BY rank`, l.name, f.index)
+		counts, err := l.rankCounts(f)
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			var r int
-			var c [3]int64
-			if err := rows.Scan(&r, &c[0], &c[1], &c[2]); err != nil {
-				rows.Close()
-				return err
-			}
-			counts[r] = c
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
 		if len(counts) == 0 {
-			counts[f.rank] = [3]int64{}
+			counts[f.rank] = &pidStat{}
 		}
 		fileRanks := make([]int, 0, len(counts))
 		for r := range counts {
@@ -367,8 +355,8 @@ func (l *loader) insertMetadata(res *trace.LoadResult) error {
 				res.Gaps = append(res.Gaps, fmt.Sprintf("%s: no rank in the file name, distributedInfo or process names; rank %d assumed", f.ref.Path, r))
 			}
 			var first, last any
-			if c[0] > 0 {
-				first, last = c[1], c[2]
+			if c.HasTs {
+				first, last = c.FirstTsNs, c.LastEndNs
 			}
 			var worldSize, gpuMem, baseTime, gpuModel, traceName, session any
 			if info.WorldSize > 0 {
@@ -401,10 +389,10 @@ func (l *loader) insertMetadata(res *trace.LoadResult) error {
 				l.name, f.index, f.ref.Path, info.SHA256, info.FileBytes, info.JSONBytes, r, source,
 				tp, dp, pp, ep, worldSize, orUnknown(info.Producer), orUnknown(info.Platform), gpuModel, gpuMem,
 				info.HasGraphs, info.HasSyncEvents, info.HasPython, info.HasSteps, orUnknown(info.Format),
-				schemaVersion, baseTime, traceName, session, c[0], first, last, meta, l.sliceLabel()); err != nil {
+				schemaVersion, baseTime, traceName, session, c.Events, first, last, meta, l.sliceLabel()); err != nil {
 				return err
 			}
-			res.Events += c[0]
+			res.Events += c.Events
 		}
 		if err := l.insertThreads(f); err != nil {
 			return err
@@ -415,6 +403,41 @@ func (l *loader) insertMetadata(res *trace.LoadResult) error {
 	}
 	sort.Ints(res.Ranks)
 	return nil
+}
+
+// rankCounts returns the events of file f per rank: from the counts made
+// while parsing, or, for a slice (or a cache entry read without its python
+// events), from the rows stored.
+func (l *loader) rankCounts(f *loadedFile) (map[int]*pidStat, error) {
+	counts := map[int]*pidStat{}
+	if f.pids != nil && l.target == "events" {
+		for pid, st := range f.pids {
+			r := f.rank
+			if c, ok := f.pidRank[pid]; ok {
+				r = c.Rank
+			}
+			if counts[r] == nil {
+				counts[r] = &pidStat{}
+			}
+			counts[r].merge(st)
+		}
+		return counts, nil
+	}
+	rows, err := l.tx.QueryContext(l.ctx, `SELECT rank, count(*), min(ts_ns), max(end_ns) FROM events
+		WHERE trace = ? AND file_id = ? GROUP BY rank`, l.name, f.index)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r int
+		c := &pidStat{HasTs: true}
+		if err := rows.Scan(&r, &c.Events, &c.FirstTsNs, &c.LastEndNs); err != nil {
+			return nil, err
+		}
+		counts[r] = c
+	}
+	return counts, rows.Err()
 }
 
 func orUnknown(s string) string {

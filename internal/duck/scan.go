@@ -185,6 +185,44 @@ type stream struct {
 	once    sync.Once
 	err     error // the producer's error, valid after done
 	rows    atomic.Int64
+	pids    map[string]*pidStat // events per pid, valid after done
+}
+
+// pidStat counts the events of one pid: what a traces row needs, without
+// scanning the table.
+type pidStat struct {
+	Events    int64 `json:"events"`
+	FirstTsNs int64 `json:"first_ts_ns"`
+	LastEndNs int64 `json:"last_end_ns"`
+	HasTs     bool  `json:"has_ts"`
+}
+
+func (p *pidStat) add(e *trace.Event) {
+	p.Events++
+	if e.Has&trace.HasTs == 0 {
+		return
+	}
+	end := e.TsNs + e.DurNs
+	if !p.HasTs || e.TsNs < p.FirstTsNs {
+		p.FirstTsNs = e.TsNs
+	}
+	if !p.HasTs || end > p.LastEndNs {
+		p.LastEndNs = end
+	}
+	p.HasTs = true
+}
+
+func (p *pidStat) merge(q *pidStat) {
+	p.Events += q.Events
+	if q.HasTs {
+		if !p.HasTs || q.FirstTsNs < p.FirstTsNs {
+			p.FirstTsNs = q.FirstTsNs
+		}
+		if !p.HasTs || q.LastEndNs > p.LastEndNs {
+			p.LastEndNs = q.LastEndNs
+		}
+		p.HasTs = true
+	}
 }
 
 var (
@@ -203,6 +241,7 @@ func startStream(ctx context.Context, produce func(emit func(*trace.Event) error
 		free:    make(chan *batch, 6),
 		done:    make(chan struct{}),
 		stop:    make(chan struct{}),
+		pids:    map[string]*pidStat{},
 	}
 	for range 6 {
 		s.free <- newBatch(size)
@@ -216,6 +255,8 @@ func startStream(ctx context.Context, produce func(emit func(*trace.Event) error
 		defer close(s.batches)
 		var cur *batch
 		var idx int64
+		var lastPid string
+		var st *pidStat
 		get := func() error {
 			select {
 			case cur = <-s.free:
@@ -242,6 +283,14 @@ func startStream(ctx context.Context, produce func(emit func(*trace.Event) error
 			return
 		}
 		s.err = produce(func(e *trace.Event) error {
+			if st == nil || e.Pid != lastPid {
+				lastPid = e.Pid
+				if st = s.pids[e.Pid]; st == nil {
+					st = &pidStat{}
+					s.pids[e.Pid] = st
+				}
+			}
+			st.add(e)
 			cur.add(e, idx)
 			idx++
 			if cur.n == size {
