@@ -1,0 +1,160 @@
+package findings_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/findings"
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+func cols(spec string) []table.Column {
+	var out []table.Column
+	for _, n := range strings.Fields(spec) {
+		out = append(out, table.Column{Name: n})
+	}
+	return out
+}
+
+// bundle builds a one-rank bundle: producer, platform, device name, GPU busy
+// and idle time, and the extra tables given.
+func bundle(producer, platform, gpu string, busy, idle int64, tables map[string]*table.Table) *evidence.Bundle {
+	b := evidence.NewBundle()
+	b.Traces = &table.Table{Columns: cols("trace rank rank_source producer platform gpu_model has_graphs has_sync_events has_python_stacks"),
+		Rows: [][]any{{"t", int64(0), "filename", producer, platform, gpu, false, true, true}}}
+	b.Tables["ranks"] = &table.Table{Columns: cols("trace rank step phase busy_ns idle_ns compute_ns comm_ns comm_comp_ns step_ns"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", busy, idle, busy, int64(0), busy, busy + idle}}}
+	for k, v := range tables {
+		b.Tables[k] = v
+	}
+	return b
+}
+
+func eval(b *evidence.Bundle, th evidence.Thresholds) []evidence.Finding {
+	return findings.Evaluate(evidence.Rollup(b, evidence.Filter{}), th)
+}
+
+func rules(fs []evidence.Finding) string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Rule+":"+f.Severity+":"+f.Status)
+	}
+	return strings.Join(out, " ")
+}
+
+func memcpyTable(src string) *table.Table {
+	return &table.Table{Columns: cols("trace rank step phase stream kind direction src dst call sync count bytes total_ns host_ns max_ns"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), "memcpy", "HtoD", src, "Device", "cudaMemcpyAsync", false, int64(1), int64(64 << 20), int64(5_000_000), int64(6_000_000), int64(5_000_000)}}}
+}
+
+func TestHealthyHasNoFinding(t *testing.T) {
+	b := bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 95_000_000, 5_000_000, nil)
+	if fs := eval(b, nil); len(fs) != 0 {
+		t.Errorf("healthy trace: %s", rules(fs))
+	}
+}
+
+func TestPageableScope(t *testing.T) {
+	// Training: critical, DataLoader advice.
+	fs := eval(bundle("training", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("Pageable")}), nil)
+	if rules(fs) != "pageable_copies:critical:confirmed" || !strings.Contains(fs[0].Snippet, "pin_memory=True") {
+		t.Fatalf("training: %s %+v", rules(fs), fs)
+	}
+	// vLLM: the same copy, no DataLoader advice.
+	fs = eval(bundle("vllm", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("Pageable")}), nil)
+	if len(fs) != 1 || strings.Contains(fs[0].Fix+fs[0].Snippet, "DataLoader") {
+		t.Errorf("vllm pageable fix: %+v", fs)
+	}
+	// A platform that does not name the memory kind: no pageable finding.
+	fs = eval(bundle("training", "rocm", "MI300X", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("")}), nil)
+	if len(fs) != 0 {
+		t.Errorf("unnamed memory kind: %s", rules(fs))
+	}
+	// A threshold raised by the viewer turns it minor.
+	fs = eval(bundle("training", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("Pageable")}), evidence.Thresholds{"pageable_critical": 0.5})
+	if rules(fs) != "pageable_copies:minor:confirmed" {
+		t.Errorf("override: %s", rules(fs))
+	}
+}
+
+func gapsTable(hostWait int64) *table.Table {
+	return &table.Table{Columns: cols("trace rank step phase stream category count idle_ns max_ns max_at_ns hist"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), "host_wait", int64(100), hostWait, int64(1_000_000), int64(0), "150:100"}}}
+}
+
+func TestHostBoundAndGraphUnderRecording(t *testing.T) {
+	b := bundle("vllm", "cuda", "H100", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)})
+	fs := eval(b, nil)
+	if rules(fs) != "host_bound_idle:critical:confirmed" {
+		t.Fatalf("host bound: %s", rules(fs))
+	}
+	if !strings.Contains(fs[0].Snippet, "--async-scheduling") || strings.Contains(fs[0].Fix, "torch.compile") {
+		t.Errorf("vllm host-bound fix out of scope: %q %q", fs[0].Fix, fs[0].Snippet)
+	}
+	// Graph replay under-recorded: an evidence gap, never an idle finding.
+	b.Tables["graphs"] = &table.Table{Columns: cols("trace rank step phase graph launches empty_launches kernels min_per_launch max_per_launch gpu_ns"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", int64(-1), int64(100), int64(90), int64(100), int64(0), int64(10), int64(1000)}}}
+	evidence.DetectGaps(b)
+	found := false
+	for _, g := range b.Gaps {
+		found = found || g.Kind == evidence.GapGraphUnderRecord
+	}
+	if !found {
+		t.Fatalf("no under-recording gap: %+v", b.Gaps)
+	}
+	if fs := eval(b, nil); len(fs) != 0 {
+		t.Errorf("idle finding despite under-recording: %s", rules(fs))
+	}
+}
+
+func kernelsTable(name string, total int64) *table.Table {
+	return &table.Table{Columns: cols("trace rank step phase stream name class count total_ns min_ns max_ns hist"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), name, "COMP", int64(10), total, total / 10, total / 10, ""}}}
+}
+
+func TestTensorCoreScope(t *testing.T) {
+	k := map[string]*table.Table{"kernels": kernelsTable("volta_sgemm_128x64_nn", 50_000_000)}
+	if fs := eval(bundle("training", "cuda", "Tesla V100-SXM2-32GB", 90_000_000, 0, k), nil); rules(fs) != "gemm_without_tensor_cores:minor:hypothesis" {
+		t.Errorf("sgemm on V100: %s", rules(fs))
+	}
+	if fs := eval(bundle("training", "cuda", "", 90_000_000, 0, k), nil); len(fs) != 0 {
+		t.Errorf("tensor-core verdict from a blank device name: %s", rules(fs))
+	}
+	if fs := eval(bundle("training", "rocm", "AMD Instinct MI300X", 90_000_000, 0, k), nil); len(fs) != 0 {
+		t.Errorf("CUDA-only verdict on ROCm: %s", rules(fs))
+	}
+	tc := map[string]*table.Table{"kernels": kernelsTable("sm90_xmma_gemm_bf16bf16_bf16f32", 50_000_000)}
+	if fs := eval(bundle("training", "cuda", "H100", 90_000_000, 0, tc), nil); len(fs) != 0 {
+		t.Errorf("tensor-core GEMM flagged: %s", rules(fs))
+	}
+}
+
+func TestDataLoaderOnlyForTraining(t *testing.T) {
+	ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", int64(1), int64(30_000_000), int64(30_000_000), int64(30_000_000), int64(0), int64(0), int64(0)}}}
+	fs := eval(bundle("training", "cuda", "H100", 90_000_000, 10_000_000, map[string]*table.Table{"ops": ops}), nil)
+	if rules(fs) != "dataloader_share:critical:hypothesis" || !strings.Contains(fs[0].Snippet, "num_workers") {
+		t.Errorf("training dataloader: %s", rules(fs))
+	}
+	if fs := eval(bundle("vllm", "cuda", "H100", 90_000_000, 10_000_000, map[string]*table.Table{"ops": ops}), nil); len(fs) != 0 {
+		t.Errorf("DataLoader finding for vLLM: %s", rules(fs))
+	}
+}
+
+func TestCatalogue(t *testing.T) {
+	names := map[string]bool{}
+	for _, th := range findings.Catalogue {
+		if names[th.Name] || th.Doc == "" {
+			t.Errorf("threshold %q duplicated or undocumented", th.Name)
+		}
+		names[th.Name] = true
+	}
+	for _, r := range findings.Rules {
+		for _, n := range r.Thresholds {
+			if !names[n] {
+				t.Errorf("rule %s reads unknown threshold %s", r.ID, n)
+			}
+		}
+	}
+}
