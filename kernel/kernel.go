@@ -431,6 +431,7 @@ func (k *kernel) onControl(msg Message) {
 	switch msg.Header.MsgType {
 	case "interrupt_request":
 		k.publish(msg.Header, "status", statusContent{"busy"})
+		k.log.Info("interrupt requested")
 		k.interrupt()
 		k.reply(k.control, msg, "interrupt_reply", map[string]any{"status": "ok"})
 		k.publish(msg.Header, "status", statusContent{"idle"})
