@@ -15,6 +15,7 @@ import (
 )
 
 func init() {
+	sessionHooks = append(sessionHooks, func(s *cells.Session) { s.Evidence = cells.EvidenceHook })
 	register(command{
 		name:  "evidence",
 		usage: "evidence AREA TRACE... [--format md|csv|json] [--raw] [filter]",

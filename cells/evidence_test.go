@@ -78,7 +78,7 @@ func (k *kt) write(t *testing.T, dir, name string) string {
 	return p
 }
 
-func openDB(t *testing.T) *duck.DB {
+func openDB(t testing.TB) *duck.DB {
 	t.Helper()
 	db, err := duck.Open("", duck.Options{CacheDir: "-", Threads: 2, MemoryLimit: "2GB"})
 	if err != nil {
@@ -314,5 +314,38 @@ func TestFindingsHealthyTrace(t *testing.T) {
 	sort.Strings(areas)
 	if strings.Join(areas, " ") != "gaps graphs kernels launch memcpy memory ops overlap overview ranks steps sync" {
 		t.Errorf("areas = %v", areas)
+	}
+}
+
+// %evidence through a session: every area shown, the bundle kept.
+func TestEvidenceMagic(t *testing.T) {
+	k := newKT(0, 1, "NVIDIA H100 80GB HBM3")
+	k.op("user_annotation", "ProfilerStep#1", 0, 10000)
+	k.op("cpu_op", "aten::mm", 5, 100)
+	k.kernel("sm90_xmma_gemm_bf16", 7, 10, 200, 9000)
+	dir := t.TempDir()
+	k.write(t, dir, "one.json")
+	s := cells.NewSession(openDB(t), cells.SessionOptions{WorkDir: dir})
+	s.Evidence = cells.EvidenceHook
+	ctx := context.Background()
+	if _, err := s.Execute(ctx, "%trace load one.json", nil); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	res, err := s.Execute(ctx, "%evidence all --rank 0", rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.texts) != len(evidence.Areas)-1 {
+		t.Errorf("displayed %d areas before the result, want %d", len(rec.texts), len(evidence.Areas)-1)
+	}
+	if html, _ := res.Data[cells.MIMEHTML].(string); !strings.Contains(html, "evidence_memory") || !strings.Contains(html, "<details>") {
+		t.Errorf("result lacks the table name or the SQL: %.300s", html)
+	}
+	if b := s.Bundle(); b == nil || b.Table("kernels") == nil || !b.Filter.HasRank {
+		t.Errorf("bundle not kept: %+v", b)
+	}
+	if _, err := s.Execute(ctx, "%evidence nope", nil); err == nil {
+		t.Error("unknown area accepted")
 	}
 }
