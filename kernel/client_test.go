@@ -78,6 +78,15 @@ func (e *testExec) Execute(ctx context.Context, code string, pub Publisher) (*Re
 	case code == "nan":
 		pub.Display(map[string]any{"application/json": math.NaN()}, nil, "")
 		return &Result{Data: map[string]any{"text/plain": math.Inf(1)}}, nil
+	case code == "hello":
+		pub.Stream("stdout", "hello, world\n")
+		return nil, nil
+	case code == "err":
+		pub.Stream("stderr", "oops\n")
+		return nil, nil
+	case code == "display":
+		pub.Display(map[string]any{"text/html": "<b>x</b>", "text/plain": "x"}, nil, "")
+		return nil, nil
 	case code == "none":
 		return nil, nil
 	case strings.HasPrefix(code, "big "):
@@ -120,6 +129,8 @@ func (e *testExec) IsComplete(code string) (string, string) {
 		return "complete", ""
 	case code == "??":
 		return "bogus", ""
+	case strings.HasSuffix(code, ")"):
+		return "invalid", ""
 	}
 	return "incomplete", "  "
 }
