@@ -19,6 +19,8 @@
 //   - kernel.go: Run, sockets, dispatch, iopub queue, interrupt, shutdown.
 //   - history.go: history_request over this kernel's executed cells.
 //   - transport.go: the guarded TCP transport (see below).
+//   - testdata/*.py: interoperability checks with jupyter_client and
+//     jupyter_kernel_test, run by the tests when python3 has them.
 //
 // # Notes
 //
@@ -43,7 +45,7 @@
 //   - A reply to an identity with no connection (the client left) is dropped
 //     by zmq4 without an error; the kernel carries on.
 //   - zmq4 allocates a frame from the size a peer announces; frames over
-//     1 GiB close the connection instead.
+//     256 MiB close the connection instead.
 //   - Closing a zmq4 PUB socket leaves its writer goroutine behind; one per
 //     kernel, so one per process.
 //

@@ -32,7 +32,7 @@ var (
 	// disconnected after it, so that it cannot stall the others.
 	writeTimeout = 10 * time.Second
 	// maxFrameSize is the largest ZMTP frame accepted from a peer.
-	maxFrameSize uint64 = 1 << 30
+	maxFrameSize uint64 = 256 << 20
 	// maxPendingHandshakes bounds the connections waiting for their signature.
 	maxPendingHandshakes = 64
 )
