@@ -1216,36 +1216,33 @@ func (p *parser) number(b []byte, i int) (int, error) {
 	j := i
 	if b[j] == '-' {
 		j++
+		if j >= len(b) {
+			return 0, errShort
+		}
+		if b[j] == 'I' { // -Infinity, as Python writes it
+			return p.literal(b, i, "-Infinity")
+		}
 	}
-	digits := func() (int, error) {
-		k := j
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+	k := j
+	for j < len(b) && b[j]-'0' <= 9 {
+		j++
+	}
+	if j == len(b) {
+		return 0, errShort
+	}
+	if j == k {
+		return 0, p.syntax(j, "expected a digit")
+	}
+	if b[j] == '.' {
+		j++
+		k = j
+		for j < len(b) && b[j]-'0' <= 9 {
 			j++
 		}
 		if j == len(b) {
 			return 0, errShort
 		}
-		return j - k, nil
-	}
-	if j >= len(b) {
-		return 0, errShort
-	}
-	if b[j] == 'I' { // -Infinity, as Python writes it
-		return p.literal(b, i, "-Infinity")
-	}
-	n, err := digits()
-	if err != nil {
-		return 0, err
-	}
-	if n == 0 {
-		return 0, p.syntax(j, "expected a digit")
-	}
-	if b[j] == '.' {
-		j++
-		if n, err = digits(); err != nil {
-			return 0, err
-		}
-		if n == 0 {
+		if j == k {
 			return 0, p.syntax(j, "expected a digit after '.'")
 		}
 	}
@@ -1257,10 +1254,14 @@ func (p *parser) number(b []byte, i int) (int, error) {
 		if b[j] == '+' || b[j] == '-' {
 			j++
 		}
-		if n, err = digits(); err != nil {
-			return 0, err
+		k = j
+		for j < len(b) && b[j]-'0' <= 9 {
+			j++
 		}
-		if n == 0 {
+		if j == len(b) {
+			return 0, errShort
+		}
+		if j == k {
 			return 0, p.syntax(j, "expected a digit in the exponent")
 		}
 	}
