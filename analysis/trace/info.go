@@ -25,7 +25,7 @@ type FileInfo struct {
 	TraceName     string
 	// Metadata is a JSON object of every top-level key except traceEvents,
 	// compacted; "{}" when there is none.
-	Metadata []byte
+	Metadata json.RawMessage
 
 	HasDistributedRank bool // distributedInfo.rank was present
 	DistributedRank    int
