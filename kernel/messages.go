@@ -84,8 +84,8 @@ type shutdownRequest struct {
 type languageInfo struct {
 	Name              string `json:"name"`
 	Version           string `json:"version"`
-	MimeType          string `json:"mimetype,omitempty"`
-	FileExtension     string `json:"file_extension,omitempty"`
+	MimeType          string `json:"mimetype"`
+	FileExtension     string `json:"file_extension"`
 	PygmentsLexer     string `json:"pygments_lexer,omitempty"`
 	CodemirrorMode    string `json:"codemirror_mode,omitempty"`
 	NbconvertExporter string `json:"nbconvert_exporter,omitempty"`
