@@ -43,6 +43,7 @@ type source struct {
 	diskRead atomic.Int64
 	produced atomic.Int64 // uncompressed bytes produced
 	sum      string
+	size     int // bytes per chunk, read from chunkSize when the source starts
 	finished bool
 	pending  error // an error that arrived after some bytes were returned
 }
@@ -69,6 +70,7 @@ func startSource(r io.Reader) *source {
 		ch:   make(chan chunk, chunksAhead),
 		free: make(chan []byte, poolChunks),
 		done: make(chan struct{}),
+		size: chunkSize,
 	}
 	go s.produce(r)
 	return s
@@ -117,7 +119,7 @@ func (s *source) produce(r io.Reader) {
 		default:
 			if allocated < poolChunks {
 				allocated++
-				buf = make([]byte, chunkSize)
+				buf = make([]byte, s.size)
 				break
 			}
 			select {
