@@ -360,3 +360,45 @@ func TestQuickstartNotebook(t *testing.T) {
 		t.Errorf("ran %d code cells, want at least 4", ran)
 	}
 }
+
+// TestIntegrationLoadNewest loads with no PATH: the newest trace of the
+// working directory.
+func TestIntegrationLoadNewest(t *testing.T) {
+	src := filepath.Join(testutil.Testdata(t), "hta/triton_example/triton_example.json.gz")
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		t.Skipf("no small trace in testdata: %v", err)
+	}
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for name, mtime := range map[string]time.Time{"older.pt.trace.json.gz": old, "newer.pt.trace.json.gz": time.Now()} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := duck.Open("", duck.Options{CacheDir: "-", Threads: 2, MemoryLimit: "2GB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := cells.NewSession(db, cells.SessionOptions{WorkDir: dir, Deterministic: true})
+	got := text(run(t, s, "%trace load --name first"))
+	for _, want := range []string{"no PATH given: loaded the newest trace in the working directory, " + filepath.Join(dir, "newer.pt.trace.json.gz"), "1 file, rank 0"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%%trace load with no PATH = %q, want %q in it", got, want)
+		}
+	}
+	if strings.Contains(got, "MB/s") || strings.Contains(got, "parsed ") {
+		t.Errorf("a deterministic session shows timings: %q", got)
+	}
+	// Loading it again under the same name fails and says why.
+	_, err = s.Execute(context.Background(), "%trace load older.pt.trace.json.gz --name first", nil)
+	var ee *cells.ExecError
+	if !errors.As(err, &ee) || ee.EName != "LoadError" || !strings.Contains(ee.EValue, "already loaded") {
+		t.Errorf("loading a name twice: %v", err)
+	}
+}
