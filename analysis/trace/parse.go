@@ -81,6 +81,8 @@ type parser struct {
 	intern  map[string]string
 	metaBuf []byte
 
+	lastPh, lastCat, lastPid, lastTid string // the previous event's values
+
 	// per-event spans read back when the event is complete
 	metaName, metaLabels, metaSort span
 	bytesKey, bytesVal             span
@@ -500,15 +502,15 @@ func (p *parser) event(b []byte, i int) (int, error) {
 		e := &p.ev
 		switch string(k) {
 		case "ph":
-			e.Ph, i, err = p.strField(b, i)
+			e.Ph, i, err = p.strField(b, i, &p.lastPh)
 		case "cat":
-			e.Cat, i, err = p.strField(b, i)
+			e.Cat, i, err = p.strField(b, i, &p.lastCat)
 		case "name":
-			e.Name, i, err = p.strField(b, i)
+			e.Name, i, err = p.strField(b, i, nil)
 		case "pid":
-			e.Pid, i, err = p.idField(b, i)
+			e.Pid, i, err = p.idField(b, i, &p.lastPid)
 		case "tid":
-			e.Tid, i, err = p.idField(b, i)
+			e.Tid, i, err = p.idField(b, i, &p.lastTid)
 		case "ts":
 			i, err = p.timeField(b, i, false)
 		case "dur":
@@ -516,9 +518,9 @@ func (p *parser) event(b []byte, i int) (int, error) {
 		case "id":
 			i, err = p.flowID(b, i)
 		case "bp":
-			e.BP, i, err = p.strField(b, i)
+			e.BP, i, err = p.strField(b, i, nil)
 		case "s":
-			e.Scope, i, err = p.strField(b, i)
+			e.Scope, i, err = p.strField(b, i, nil)
 		case "args":
 			if b[i] == '{' {
 				i, err = p.argsObject(b, i)
@@ -548,8 +550,9 @@ func (p *parser) event(b []byte, i int) (int, error) {
 }
 
 // strField reads a string value; a value of another type is skipped and
-// leaves the field empty.
-func (p *parser) strField(b []byte, i int) (string, int, error) {
+// leaves the field empty. last, when not nil, remembers the previous value
+// of the field, which the next event most often repeats.
+func (p *parser) strField(b []byte, i int, last *string) (string, int, error) {
 	if b[i] != '"' {
 		n, err := p.value(b, i, 0, nil)
 		return "", n, err
@@ -558,24 +561,36 @@ func (p *parser) strField(b []byte, i int) (string, int, error) {
 	if err != nil {
 		return "", 0, err
 	}
-	return p.internBytes(s), n, nil
+	return p.internLast(s, last), n, nil
 }
 
 // idField reads a pid or tid: a string as is, a number in its written form.
-func (p *parser) idField(b []byte, i int) (string, int, error) {
+func (p *parser) idField(b []byte, i int, last *string) (string, int, error) {
 	c := b[i]
 	if c == '"' {
-		return p.strField(b, i)
+		return p.strField(b, i, last)
 	}
 	if c == '-' || (c >= '0' && c <= '9') {
 		n, err := p.number(b, i)
 		if err != nil {
 			return "", 0, err
 		}
-		return p.internBytes(b[i:n]), n, nil
+		return p.internLast(b[i:n], last), n, nil
 	}
 	n, err := p.value(b, i, 0, nil)
 	return "", n, err
+}
+
+// internLast is internBytes with a one-entry cache in *last.
+func (p *parser) internLast(b []byte, last *string) string {
+	if last == nil {
+		return p.internBytes(b)
+	}
+	if string(b) == *last {
+		return *last
+	}
+	*last = p.internBytes(b)
+	return *last
 }
 
 // timeField reads ts or dur (see timeconv.go).
