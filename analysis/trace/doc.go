@@ -18,5 +18,12 @@
 // parse.go (the streaming parser), source.go (reading, hashing, gunzip in a
 // goroutine), timeconv.go (exact µs → ns), kind.go (Kind and API mapping),
 // info.go (FileInfo and merged-trace coordinates), jobs.go (Discover,
-// ResolveRank), errors.go (sentinel errors).
+// ResolveRank), errors.go (sentinel errors). Package synth beside it makes
+// large synthetic traces from real ones.
+//
+// Throughput and memory: the parser reads each byte once (an event cut by
+// the end of the buffer is parsed again after the refill), allocates only
+// the strings it has not seen before, and holds one buffer of 1 MiB (more
+// only for a single larger event) plus at most eight 256 KiB chunks in
+// flight from the reader goroutine, whatever the file's size.
 package trace
