@@ -23,4 +23,18 @@
 // the work behind %evidence, %crossview, %report and %diff (hooks on the
 // Session that other files fill in). cells never reaches cgo, DuckDB or
 // zmq4; a fence test enforces it.
+//
+// # Files
+//
+//   - parse.go: Parse, the shell-like argument splitting.
+//   - magics.go: the magic table, %help, option parsing, the Hook type.
+//   - filter.go: ParseFilter and the filter options.
+//   - session.go: Session, Engine, Publisher, Result, ExecError, Execute, SQL cells.
+//   - magic_trace.go: %trace load (with live progress), list, info, drop.
+//   - magic_context.go: %context and its keys.
+//   - render.go: tables and text as MIME bundles.
+//   - sqlerr.go: DuckDB error messages as Jupyter errors.
+//   - complete.go: Complete, Inspect, IsComplete.
+//   - evidence.go, crossview.go, report.go: the runners and hooks of
+//     %evidence, %crossview and %report, kept by the engineers of those magics.
 package cells

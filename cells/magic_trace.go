@@ -220,9 +220,13 @@ func (p *loadProgress) update(pr trace.Progress) {
 		frac += min(1, float64(pr.DiskRead)/float64(pr.BytesTotal))
 	}
 	frac /= float64(files)
+	speed := rate(p.doneBytes+p.fileBytes, now.Sub(p.start))
+	if p.s.opts.Deterministic {
+		speed = ""
+	}
 	text := fmt.Sprintf("loading file %d of %d (%s): %.0f%% · %s of JSON · %s events%s",
 		pr.FileIndex+1, files, filepath.Base(pr.File), 100*frac, megabytes(p.doneBytes+p.fileBytes),
-		commas(pr.Events), rate(p.doneBytes+p.fileBytes, now.Sub(p.start)))
+		commas(pr.Events), speed)
 	p.pub.UpdateDisplay(progressBundle(text, frac), map[string]any{}, p.id)
 }
 
