@@ -152,7 +152,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "wrote %s (%d bytes)\n", a.md, md.Len())
 	}
 	if a.out != "" {
-		data, err := report.EncodeSource(src)
+		data, err := report.EncodeOffline(src)
 		if err != nil {
 			return err
 		}

@@ -128,7 +128,7 @@ func ReportHook(writeHTML HTMLWriter) Hook {
 			if writeHTML == nil {
 				return nil, fmt.Errorf("%%report --html is %w", ErrNotAvailable)
 			}
-			data, err := report.EncodeSource(src)
+			data, err := report.EncodeOffline(src)
 			if err != nil {
 				return nil, err
 			}

@@ -1,6 +1,6 @@
 // Package wasm assembles the offline report: ONE self-contained HTML file
 // that holds the report rendered natively (readable without JavaScript), the
-// Bundle (base64 msgpack), the viewer module (gzip + base64) and the small
+// Bundle (msgpack, gzip + base64), the viewer module (gzip + base64) and the small
 // loader that instantiates the module from file:// with no network, under a
 // Content-Security-Policy that allows only the hashed inline script and style.
 //
@@ -12,6 +12,7 @@ package wasm
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
@@ -92,8 +93,12 @@ func WriteReport(w io.Writer, bundle []byte, view report.View, opt Options) erro
 	b.Reset()
 	b.WriteString(staticEnd + "</div>\n</div>\n")
 	b.WriteString(`<script type="application/json" id="tb-view">` + string(viewJSON) + "</script>\n")
-	b.WriteString(`<script type="application/octet-stream" id="tb-bundle">`)
-	b.WriteString(base64.StdEncoding.EncodeToString(bundle))
+	gz, err := gzipBytes(bundle)
+	if err != nil {
+		return err
+	}
+	b.WriteString(`<script type="application/octet-stream" id="tb-bundle" data-encoding="gzip+base64">`)
+	b.WriteString(base64.StdEncoding.EncodeToString(gz))
 	b.WriteString("</script>\n")
 	if len(mod) > 0 {
 		b.WriteString(`<script type="application/octet-stream" id="tb-module" data-encoding="gzip+base64">`)
@@ -150,8 +155,12 @@ func Extract(page []byte) (*Parts, error) {
 	if !ok {
 		return nil, errors.New("not a tracebook report: the bundle is missing")
 	}
-	if p.Bundle, err = base64.StdEncoding.DecodeString(b64); err != nil {
+	gz, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
 		return nil, fmt.Errorf("decoding the bundle's base64: %w", err)
+	}
+	if p.Bundle, err = gunzip(gz); err != nil {
+		return nil, fmt.Errorf("decompressing the bundle: %w", err)
 	}
 	if m, ok := scriptText(s, "tb-module"); ok {
 		if p.Module, err = base64.StdEncoding.DecodeString(m); err != nil {
@@ -177,6 +186,30 @@ func scriptText(s, id string) (string, bool) {
 		return "", false
 	}
 	return s[start : start+end], true
+}
+
+func gzipBytes(b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(b); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func gunzip(b []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	return io.ReadAll(zr)
 }
 
 func htmlEscape(s string) string {

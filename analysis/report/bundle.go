@@ -16,9 +16,31 @@ import (
 // cross-views computed for slices of the same traces (the first for the
 // bundle's own filter; more, e.g. one per rank, let the viewer show the
 // tree of the rank it filters on). CrossViews may be empty.
+//
+// GenerateView keeps the rollups it computed in the Source, so that a
+// second view with the same filter (another sort, another threshold) skips
+// the rollup; a Source is therefore not safe for concurrent use.
 type Source struct {
 	Bundle     *evidence.Bundle
 	CrossViews []*crossview.Result
+
+	rollups map[evidence.Filter]*evidence.Evidence
+}
+
+// maxRollups bounds the rollups a Source keeps.
+const maxRollups = 16
+
+// rollup returns the bundle's evidence for f, computed once per filter.
+func (src *Source) rollup(b *evidence.Bundle, f evidence.Filter) *evidence.Evidence {
+	if ev, ok := src.rollups[f]; ok {
+		return ev
+	}
+	ev := evidence.Rollup(b, f)
+	if src.rollups == nil || len(src.rollups) >= maxRollups {
+		src.rollups = map[evidence.Filter]*evidence.Evidence{}
+	}
+	src.rollups[f] = ev
+	return ev
 }
 
 // Generate writes the report of bundle b, for the filter it was collected
@@ -37,7 +59,7 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	if b == nil {
 		b = evidence.NewBundle()
 	}
-	ev := evidence.Rollup(b, v.Filter)
+	ev := src.rollup(b, v.Filter)
 	found := findingsFor(b, ev, v)
 	d := build(b, ev, found, v)
 	cv, exact := pickCrossView(src.CrossViews, v.Filter)

@@ -22,7 +22,8 @@ const (
 	StatusError byte = 1 // the rest is an error message (plain text)
 )
 
-// Render decodes the bundle and the view and writes the report's HTML
+// Render decodes the bundle (reusing the last decoding when the bytes are
+// the same) and the view and writes the report's HTML
 // fragment for that view: the evidence is rolled up for the view's filter and
 // the findings re-ranked with its thresholds.
 func Render(bundle, view []byte) (out []byte, err error) {
@@ -36,11 +37,36 @@ func Render(bundle, view []byte) (out []byte, err error) {
 	if err != nil {
 		return nil, err
 	}
+	src, err := decode(bundle)
+	if err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
-	if err := report.RenderBundle(&buf, bundle, v, report.HTMLFragment); err != nil {
+	if err := report.GenerateView(&buf, src, v, report.HTMLFragment); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// The last bundle decoded, kept because the viewer renders the same bundle
+// for every view: decoding it is most of a render's work. GenerateView does
+// not modify a Source, so reusing it renders the same bytes (the parity
+// tests render several views with one module instance).
+var (
+	lastBundle []byte
+	lastSource *report.Source
+)
+
+func decode(bundle []byte) (*report.Source, error) {
+	if lastSource != nil && bytes.Equal(bundle, lastBundle) {
+		return lastSource, nil
+	}
+	src, err := report.DecodeSource(bundle)
+	if err != nil {
+		return nil, err
+	}
+	lastBundle, lastSource = bytes.Clone(bundle), src
+	return src, nil
 }
 
 // Result frames Render's outcome the way the module returns it: a status

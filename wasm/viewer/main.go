@@ -19,6 +19,7 @@
 package main
 
 import (
+	"runtime/debug"
 	"unsafe"
 
 	"github.com/tracebook/tracebook/wasm/bridge"
@@ -64,6 +65,12 @@ func view(ptr, n uint32) []byte {
 		return nil
 	}
 	return b[:n]
+}
+
+func init() {
+	// A render allocates a cell per table value; with one thread and no
+	// concurrent marking, collecting less often is most of the speed.
+	debug.SetGCPercent(400)
 }
 
 func main() {}

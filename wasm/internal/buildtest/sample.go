@@ -36,6 +36,23 @@ func SampleBundle(t testing.TB) []byte {
 			{"sample", int64(0), int64(0), "train", int64(7), Hostile, int64(10), int64(3_000_000), "80:10"},
 			{"sample", int64(1), int64(0), "train", int64(7), "void gemm<float>(float*)", int64(20), int64(1_000_000), "70:20"},
 		}, Total: 2}
+	b.Tables["ranks"] = &table.Table{Name: "ranks", Columns: cols("trace", "TEXT", "rank", "INT", "step", "INT", "phase", "TEXT",
+		"events", "COUNT", "first_ns", "TIMESTAMP_NS", "last_ns", "TIMESTAMP_NS", "busy_ns", "DURATION_NS", "idle_ns", "DURATION_NS",
+		"compute_ns", "DURATION_NS", "comm_ns", "DURATION_NS", "mem_ns", "DURATION_NS", "comm_comp_ns", "DURATION_NS",
+		"kernel_ns", "DURATION_NS", "step_ns", "DURATION_NS"),
+		Rows: [][]any{
+			{"sample", int64(0), int64(0), "train", int64(1000), int64(0), int64(5_000_000), int64(3_000_000), int64(2_000_000),
+				int64(3_000_000), int64(0), int64(0), int64(0), int64(3_000_000), int64(5_000_000)},
+			{"sample", int64(1), int64(0), "train", int64(1200), int64(0), int64(5_500_000), int64(5_000_000), int64(500_000),
+				int64(5_000_000), int64(0), int64(0), int64(0), int64(5_000_000), int64(5_500_000)},
+		}, Total: 2}
+	b.Tables["sync"] = &table.Table{Name: "sync", Columns: cols("trace", "TEXT", "rank", "INT", "step", "INT", "phase", "TEXT",
+		"stream", "INT", "call", "TEXT", "op", "TEXT", "trigger", "TEXT", "direction", "TEXT", "pageable", "BOOL", "blocking", "BOOL",
+		"count", "COUNT", "blocked_ns", "DURATION_NS", "max_blocked_ns", "DURATION_NS", "gaps", "COUNT", "gpu_gap_ns", "DURATION_NS",
+		"max_gap_ns", "DURATION_NS", "bytes", "BYTES"),
+		Rows: [][]any{{"sample", int64(0), int64(0), "train", int64(7), "cudaStreamSynchronize", "aten::" + Hostile, "item", "DtoH",
+			false, true, int64(10), int64(1_500_000), int64(200_000), int64(10), int64(1_200_000), int64(150_000), int64(40)}},
+		Total: 1}
 	b.Findings = []evidence.Finding{{
 		Rule: "sync_in_step", Severity: "critical", Status: "confirmed",
 		Title:       "Host syncs on " + Hostile,
