@@ -978,7 +978,7 @@ func (p *parser) metadataEvent(b []byte) {
 	str := func(s span) string {
 		if s.end <= s.start || b[s.start] != '"' {
 			if s.end > s.start {
-				return string(b[s.start:s.end])
+				return p.internBytes(b[s.start:s.end])
 			}
 			return ""
 		}
@@ -986,7 +986,7 @@ func (p *parser) metadataEvent(b []byte) {
 		if err != nil {
 			return ""
 		}
-		return string(v)
+		return p.internBytes(v)
 	}
 	num := func(s span) (int64, bool) {
 		if s.end <= s.start {
