@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,4 +121,48 @@ func rawMarkdownHTML(md string) string {
 		}
 	}
 	return ""
+}
+
+type quietPublisher struct{}
+
+func (quietPublisher) Stream(string, string)                                {}
+func (quietPublisher) Display(map[string]any, map[string]any, string)       {}
+func (quietPublisher) UpdateDisplay(map[string]any, map[string]any, string) {}
+
+// TestReportMagic runs %report in a notebook session: the Markdown comes
+// back as text/markdown and text/plain, and --md / --html write the files.
+func TestReportMagic(t *testing.T) {
+	s, db, err := newSession(sessionConfig{cacheDir: "-", deterministic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if _, err := s.Execute(ctx, "%trace load "+hostileTrace, quietPublisher{}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	md, html := filepath.Join(dir, "r.md"), filepath.Join(dir, "r.html")
+	res, err := s.Execute(ctx, "%report --md "+md+" --html "+html, quietPublisher{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mdOut, _ := res.Data["text/markdown"].(string)
+	if !strings.Contains(mdOut, "## Executive Summary") || !strings.Contains(mdOut, "Top issues") {
+		t.Errorf("%%report text/markdown lacks the report sections:\n%.400s", mdOut)
+	}
+	if _, ok := res.Data["text/plain"].(string); !ok {
+		t.Error("%report has no text/plain output")
+	}
+	if raw := rawMarkdownHTML(mdOut); raw != "" {
+		t.Errorf("%%report Markdown lets HTML through: %q", raw)
+	}
+	for _, p := range []string{md, html} {
+		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 {
+			t.Errorf("%%report did not write %s: %v", p, err)
+		}
+	}
+	if s.Bundle() == nil {
+		t.Error("%report did not keep its bundle in the session")
+	}
 }
