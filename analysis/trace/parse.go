@@ -1544,11 +1544,12 @@ func (p *parser) internBytes(b []byte) string {
 		return s
 	}
 	s := string(b)
+	key := s // shares its bytes with the value
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
 	if len(p.intern) < maxInterned {
-		p.intern[string(b)] = s
+		p.intern[key] = s
 	}
 	return s
 }
