@@ -48,6 +48,9 @@
 //     256 MiB close the connection instead.
 //   - Closing a zmq4 PUB socket leaves its writer goroutine behind; one per
 //     kernel, so one per process.
+//   - zmq4 writes each frame's header and body separately (14 syscalls and
+//     TCP segments for a Jupyter message); the transport coalesces them into
+//     one write per message.
 //
 // Messages with a bad signature or malformed frames are dropped with a log
 // line; Decode never panics (FuzzDecode).

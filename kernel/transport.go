@@ -64,8 +64,10 @@ func registerGuard() {
 //   - zmq4 allocates a frame's body from the size the peer announces. Here
 //     a frame larger than maxFrameSize disconnects the peer instead.
 //
-// It also lets the kernel wait until a given iopub message has been written
-// to every subscriber (see waitWritten), which zmq4 has no API for.
+// It also sends each message in one write instead of zmq4's two per frame
+// (see guardConn.Write), and lets the kernel learn when a given iopub
+// message has been written to every subscriber (watchAll) and whether a
+// subscriber stalls (waitUnstalled), which zmq4 has no API for.
 type guardTransport struct{}
 
 func (guardTransport) Dial(ctx context.Context, d transport.Dialer, addr string) (net.Conn, error) {
