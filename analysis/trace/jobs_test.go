@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tracebook/tracebook/internal/testutil"
 )
 
 func touch(t *testing.T, dir string, names ...string) {
@@ -187,3 +189,49 @@ func TestResolveRank(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestDiscoverSharedTraces discovers every trace set of the shared
+// collection (one directory = one job) and resolves the ranks of its files.
+func TestDiscoverSharedTraces(t *testing.T) {
+	dir := testutil.SharedTraces(t)
+	sets, err := filepath.Glob(filepath.Join(dir, "*", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range sets {
+		if st, err := os.Stat(set); err != nil || !st.IsDir() {
+			continue
+		}
+		rel, _ := filepath.Rel(dir, set)
+		t.Run(rel, func(t *testing.T) {
+			jobs, err := Discover([]string{set})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(jobs) != 1 || jobs[0].Name != filepath.Base(set) || jobs[0].Session != "" {
+				t.Fatalf("Discover = %+v", jobs)
+			}
+			if rel != "param/dlrm_8rank" {
+				return
+			}
+			files := jobs[0].Files
+			if len(files) != 8 {
+				t.Fatalf("%d files, want 8", len(files))
+			}
+			for i := range files {
+				info, err := ParseFile(files[i].Path, LoadOptions{}, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, src := ResolveRank(files[i], info)
+				if src != RankFromDistributed {
+					t.Errorf("%s: rank from %s, want %s", files[i].Path, src, RankFromDistributed)
+				}
+				files[i].Rank = r
+			}
+			if err := CheckRanks(jobs[0].Name, files); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
