@@ -276,7 +276,19 @@ func helpIndex() string {
 	b.WriteString("A plain cell is SQL over the loaded traces (tables traces, events, threads).\n")
 	b.WriteString("A cell whose first line starts with % is a magic:\n\n")
 	for _, l := range lines {
-		fmt.Fprintf(&b, "  %-*s  %s\n", width, l.syn, l.help)
+		// The help column wraps at 100 columns, continuation lines aligned.
+		col := 2 + width + 2
+		fmt.Fprintf(&b, "  %-*s ", width, l.syn)
+		at := col - 1
+		for _, w := range strings.Fields(l.help) {
+			if at+1+len(w) > 100 && at > col {
+				fmt.Fprintf(&b, "\n%*s", col-1, "")
+				at = col - 1
+			}
+			b.WriteString(" " + w)
+			at += 1 + len(w)
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\nfilter: ")
 	for i, o := range filterOptions {
