@@ -373,6 +373,11 @@ func (k *kernel) shellWorker() {
 		case <-k.stopping:
 			return
 		case q := <-k.shellQ:
+			select {
+			case <-k.stopping: // select picks at random when both are ready
+				return
+			default:
+			}
 			k.serveRequest(k.shell, q.msg, q.seq)
 		}
 	}
