@@ -593,6 +593,11 @@ func (k *kernel) run(code string, pub *publisher) (res *Result, err error) {
 	ctx, cancel := context.WithCancel(k.ctx)
 	k.mu.Lock()
 	k.cancelExec = cancel
+	select {
+	case <-k.stopping: // shutdown began after the request was taken
+		cancel()
+	default:
+	}
 	k.mu.Unlock()
 	defer func() {
 		k.mu.Lock()
