@@ -50,8 +50,10 @@ WITH
 _t0 AS (
   SELECT trace, min(first_ts_ns) AS t0 FROM traces GROUP BY trace
 ),
-_ev AS (
-  SELECT e.* FROM events e JOIN _t0 ON _t0.trace = e.trace
+_ev AS NOT MATERIALIZED (
+  SELECT e.trace, e.rank, e.pid, e.tid, e.kind, e.api, e.name, e.ts_ns, e.dur_ns, e.end_ns,
+    e.correlation, e.external_id, e.stream, e.device, e.bytes, e.graph_id
+  FROM events e JOIN _t0 ON _t0.trace = e.trace
   WHERE ($1::VARCHAR = '' OR e.trace = $1::VARCHAR)
     AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
     AND ($3::BIGINT <= 0 OR e.ts_ns - _t0.t0 >= $3::BIGINT)
@@ -131,9 +133,7 @@ _keyed AS (
     SELECT e.*,
       CASE WHEN e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation')
         THEN coalesce(h.host_ts, e.ts_ns) ELSE e.ts_ns END AS host_ts
-    FROM _ev e LEFT JOIN _host h
-      ON e.correlation IS NOT NULL AND h.trace = e.trace AND h.rank = e.rank AND h.correlation = e.correlation
-        AND e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation')
+    FROM _ev e LEFT JOIN _host h ON h.trace = e.trace AND h.rank = e.rank AND h.correlation = e.correlation
     WHERE e.kind IN ('runtime', 'driver')
   ) x
   ASOF LEFT JOIN _steps s ON s.trace = x.trace AND s.rank = x.rank AND x.host_ts >= s.ts_ns

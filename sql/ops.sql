@@ -5,7 +5,10 @@
 -- user annotations (ProfilerStep#N, enumerate(DataLoader)#…, execute_*).
 -- Self time is the inclusive time minus that of the direct child operators
 -- on the same thread (nesting by time containment: the innermost enclosing
--- operator is the parent, found by a depth sweep). Launches are the runtime/driver calls whose
+-- operator is the parent: a sweep gives each operator its depth (+1 at
+-- each start, -1 at each end, ends first at equal times), and the parent is
+-- the last earlier-starting operator of the thread one level up, found by
+-- an ASOF join). Launches are the runtime/driver calls whose
 -- External id is the operator's, and GPU time the GPU events sharing those
 -- calls' correlation: the GPU work the operator itself launched (Kineto
 -- links a launch to its innermost operator), not its children's.
@@ -42,8 +45,10 @@ WITH
 _t0 AS (
   SELECT trace, min(first_ts_ns) AS t0 FROM traces GROUP BY trace
 ),
-_ev AS (
-  SELECT e.* FROM events e JOIN _t0 ON _t0.trace = e.trace
+_ev AS NOT MATERIALIZED (
+  SELECT e.trace, e.rank, e.pid, e.tid, e.kind, e.api, e.name, e.ts_ns, e.dur_ns, e.end_ns,
+    e.correlation, e.external_id, e.stream, e.device, e.bytes, e.graph_id
+  FROM events e JOIN _t0 ON _t0.trace = e.trace
   WHERE ($1::VARCHAR = '' OR e.trace = $1::VARCHAR)
     AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
     AND ($3::BIGINT <= 0 OR e.ts_ns - _t0.t0 >= $3::BIGINT)
@@ -123,9 +128,7 @@ _keyed AS (
     SELECT e.*,
       CASE WHEN e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation')
         THEN coalesce(h.host_ts, e.ts_ns) ELSE e.ts_ns END AS host_ts
-    FROM _ev e LEFT JOIN _host h
-      ON e.correlation IS NOT NULL AND h.trace = e.trace AND h.rank = e.rank AND h.correlation = e.correlation
-        AND e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation')
+    FROM _ev e LEFT JOIN _host h ON h.trace = e.trace AND h.rank = e.rank AND h.correlation = e.correlation
     WHERE e.kind IN ('cpu_op', 'annotation')
   ) x
   ASOF LEFT JOIN _steps s ON s.trace = x.trace AND s.rank = x.rank AND x.host_ts >= s.ts_ns
@@ -172,6 +175,6 @@ SELECT o.trace, o.rank, o.step, o.phase, o.name,
   CAST(coalesce(sum(l.n), 0) AS BIGINT) AS gpu_events,
   CAST(coalesce(sum(l.d), 0) AS BIGINT) AS gpu_ns
 FROM _o o LEFT JOIN _child c ON c.id = o.id
-LEFT JOIN _l l ON o.external_id IS NOT NULL AND l.trace = o.trace AND l.rank = o.rank AND l.external_id = o.external_id
+LEFT JOIN _l l ON l.trace = o.trace AND l.rank = o.rank AND l.external_id = o.external_id
 GROUP BY ALL
 ORDER BY trace, rank, step, phase, self_ns DESC, name
