@@ -6,16 +6,15 @@
 -- and their phases from the steps preset.
 --
 -- frame: every host X event (python, cpu_op, annotation, runtime, driver).
---   parent_id is the frame that encloses it on the same thread, found by time
---   containment: on each (trace, file, pid, tid) frames are put in start order
---   (an enclosing frame first: ts ascending, end descending), a frame's depth
---   is the number of frames started before it and not ended by its start
---   (the ended ones counted by an ASOF join on the cumulative count of end
---   times), and its parent is the latest frame before it at depth - 1 (an
---   ASOF join). Where containment finds no parent, a python frame takes the
---   frame of its Python parent id. Improper nesting in the trace can give a
---   parent that does not contain the frame; the Go side walks up to one that
---   does.
+--   Time containment on the same thread gives the enclosing frame: DuckDB
+--   puts each thread's frames (a hash of trace, file, pid, tid) in start
+--   order, an enclosing frame first (ts ascending, end descending, id), and
+--   prev_id is the frame just before in that order (a window lag). The
+--   enclosing frame is prev_id or the nearest enclosing frame of prev_id
+--   that contains the frame; analysis/crossview walks that chain in one pass
+--   in Go (the call stack walk), which costs less than a self-join of every
+--   frame with every frame that could contain it. parent_id is the frame of
+--   the Python parent id, used where no frame of the thread contains it.
 -- op: every GPU X event (kernel, gpu_memcpy, gpu_memset). parent_id is the
 --   runtime or driver call with the same correlation in the same file and
 --   rank (Kineto's ac2g flow joins the same pair); 0 when no host call carries
@@ -29,7 +28,8 @@
 -- trace: Trace name. TEXT
 -- rank: Rank (NULL for origin rows). INT
 -- id: The event's id in this result: its rowid + 1. INT
--- parent_id: frame: the enclosing frame's id; op: the launching call's id; 0 = none. INT
+-- prev_id: frame: the previous frame in its thread's start order; 0 = first (and for other rows). INT
+-- parent_id: frame: the frame of its Python parent id; op: the launching call's id; 0 = none. INT
 -- thread: frame: pid/tid as written; NULL otherwise. TEXT
 -- kind: Normalised category (events.kind). TEXT
 -- api: Runtime/driver calls: launch, graph_launch, sync, memcpy, memset, other. TEXT
@@ -51,35 +51,12 @@ _t0 AS (
 ),
 _host AS (
   SELECT rowid + 1 AS id, trace, file_id, rank, coalesce(pid, '') AS pid, coalesce(tid, '') AS tid,
+    hash(trace, file_id, pid, tid) AS th,
     kind, api, name, ts_ns, dur_ns, end_ns, correlation, python_id, python_parent_id
   FROM events
   WHERE ph = 'X' AND kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver')
     AND ($1::VARCHAR = '' OR trace = $1::VARCHAR)
     AND ($2::INTEGER < 0 OR rank = $2::INTEGER)
-),
-_ord AS (
-  SELECT *, row_number() OVER (PARTITION BY trace, file_id, pid, tid ORDER BY ts_ns, end_ns DESC, id) AS ord
-  FROM _host
-),
-_ends AS (
-  SELECT trace, file_id, pid, tid, end_ns,
-    sum(count(*)) OVER (PARTITION BY trace, file_id, pid, tid ORDER BY end_ns) AS n_ended
-  FROM _host
-  GROUP BY trace, file_id, pid, tid, end_ns
-),
-_depth AS (
-  SELECT o.id, o.trace, o.file_id, o.pid, o.tid, o.ord,
-    o.ord - 1 - coalesce(e.n_ended, 0) + CASE WHEN o.dur_ns = 0 THEN 1 ELSE 0 END AS depth
-  FROM _ord o ASOF LEFT JOIN _ends e
-    ON e.trace = o.trace AND e.file_id = o.file_id AND e.pid = o.pid AND e.tid = o.tid
-    AND o.ts_ns >= e.end_ns
-),
-_parent AS (
-  SELECT c.id, p.id AS parent
-  FROM _depth c ASOF LEFT JOIN _depth p
-    ON p.trace = c.trace AND p.file_id = c.file_id AND p.pid = c.pid AND p.tid = c.tid
-    AND p.depth = c.depth - 1 AND c.ord > p.ord
-  WHERE c.depth > 0
 ),
 _py AS (
   SELECT trace, file_id, rank, python_id, min(id) AS id
@@ -92,27 +69,25 @@ _launch AS (
   GROUP BY trace, file_id, rank, correlation
 )
 SELECT 'frame' AS row_kind, h.trace, h.rank, h.id,
-  CAST(coalesce(p.parent, py.id, 0) AS BIGINT) AS parent_id,
+  CAST(coalesce(lag(h.id) OVER (PARTITION BY h.th ORDER BY h.ts_ns, h.end_ns DESC, h.id), 0) AS BIGINT) AS prev_id,
+  CAST(coalesce(py.id, 0) AS BIGINT) AS parent_id,
   h.pid || '/' || h.tid AS thread,
   h.kind, h.api, h.name, h.ts_ns, h.dur_ns,
   CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id
 FROM _host h
-LEFT JOIN _parent p ON p.id = h.id
-LEFT JOIN _py py ON h.kind = 'python' AND h.python_parent_id IS NOT NULL
-  AND py.trace = h.trace AND py.file_id = h.file_id AND py.rank = h.rank AND py.python_id = h.python_parent_id
+LEFT JOIN _py py ON py.trace = h.trace AND py.file_id = h.file_id AND py.rank = h.rank AND py.python_id = h.python_parent_id
 UNION ALL
-SELECT 'op' AS row_kind, g.trace, g.rank, g.rowid + 1 AS id,
+SELECT 'op' AS row_kind, g.trace, g.rank, g.rowid + 1 AS id, CAST(0 AS BIGINT) AS prev_id,
   CAST(coalesce(l.id, 0) AS BIGINT) AS parent_id,
   CAST(NULL AS VARCHAR) AS thread,
   g.kind, g.api, g.name, g.ts_ns, g.dur_ns, g.stream, g.graph_id
 FROM events g
-LEFT JOIN _launch l ON g.correlation IS NOT NULL
-  AND l.trace = g.trace AND l.file_id = g.file_id AND l.rank = g.rank AND l.correlation = g.correlation
+LEFT JOIN _launch l ON l.trace = g.trace AND l.file_id = g.file_id AND l.rank = g.rank AND l.correlation = g.correlation
 WHERE g.ph = 'X' AND g.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
   AND ($1::VARCHAR = '' OR g.trace = $1::VARCHAR)
   AND ($2::INTEGER < 0 OR g.rank = $2::INTEGER)
 UNION ALL
-SELECT 'origin' AS row_kind, trace, CAST(NULL AS INTEGER) AS rank, CAST(0 AS BIGINT) AS id,
+SELECT 'origin' AS row_kind, trace, CAST(NULL AS INTEGER) AS rank, CAST(0 AS BIGINT) AS id, CAST(0 AS BIGINT) AS prev_id,
   CAST(0 AS BIGINT) AS parent_id, CAST(NULL AS VARCHAR) AS thread,
   CAST(NULL AS VARCHAR) AS kind, CAST(NULL AS VARCHAR) AS api, CAST(NULL AS VARCHAR) AS name,
   t0 AS ts_ns, CAST(0 AS BIGINT) AS dur_ns, CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id

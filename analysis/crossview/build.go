@@ -44,6 +44,54 @@ type builder struct {
 	ranks  map[rankKey]*rankSlice
 	ops    []opIn // GPU operations in the slice
 	gaps   []string
+	waits  map[string]bool // IsWait by name
+	names  map[string]string
+	// graphRecorded and graphExpected: graph replays' kernels, set by gpuTree.
+	graphRecorded, graphExpected int64
+	comms                        map[string]bool // IsComm by kernel name
+}
+
+func (b *builder) isComm(kind, name string) bool {
+	if kind != "kernel" {
+		return false
+	}
+	c, ok := b.comms[name]
+	if !ok {
+		if b.comms == nil {
+			b.comms = map[string]bool{}
+		}
+		c = IsComm(kind, name)
+		b.comms[name] = c
+	}
+	return c
+}
+
+// frameName is frameName, remembered by name.
+func (b *builder) frameName(kind, name string) string {
+	if kind != "python" {
+		return name
+	}
+	n, ok := b.names[name]
+	if !ok {
+		if b.names == nil {
+			b.names = map[string]string{}
+		}
+		n = frameName(kind, name)
+		b.names[name] = n
+	}
+	return n
+}
+
+func (b *builder) isWait(name string) bool {
+	w, ok := b.waits[name]
+	if !ok {
+		if b.waits == nil {
+			b.waits = map[string]bool{}
+		}
+		w = IsWait(name)
+		b.waits[name] = w
+	}
+	return w
 }
 
 // opIn is a GPU operation in the slice: its clipped interval and weight.
@@ -96,8 +144,7 @@ func (b *builder) inSlice(trace string, rank int) bool {
 }
 
 // selectRows keeps the frames of the slice's traces and ranks, indexes
-// them and repairs their parents: a parent must contain its child, else the
-// nearest ancestor that does is taken.
+// them and finds each one's enclosing frame.
 func (b *builder) selectRows() {
 	for i := range b.in.Frames {
 		f := &b.in.Frames[i]
@@ -110,33 +157,7 @@ func (b *builder) selectRows() {
 	for i, f := range b.frames {
 		b.idx[f.ID] = int32(i)
 	}
-	raw := make([]int32, n)
-	for i, f := range b.frames {
-		raw[i] = -1
-		if f.Parent != 0 {
-			if p, ok := b.idx[f.Parent]; ok && int(p) != i {
-				raw[i] = p
-			}
-		}
-	}
-	b.parent = make([]int32, n)
-	for i, f := range b.frames {
-		p := raw[i]
-		for steps := 0; p >= 0 && steps < 256; steps++ {
-			q := b.frames[p]
-			if q.TsNs <= f.TsNs && f.End() <= q.End() {
-				break
-			}
-			p = raw[p]
-		}
-		if p >= 0 {
-			q := b.frames[p]
-			if !(q.TsNs <= f.TsNs && f.End() <= q.End()) {
-				p = -1
-			}
-		}
-		b.parent[i] = p
-	}
+	b.linkParents()
 	// Break any cycle the SQL could not exclude (equal intervals pointing
 	// at each other): walking up must end.
 	b.depth = make([]int32, n)
@@ -146,6 +167,116 @@ func (b *builder) selectRows() {
 	for i := range b.frames {
 		b.depthOf(int32(i))
 	}
+}
+
+// linkParents finds each frame's enclosing frame by time containment on
+// its thread. Along the thread's start order (the Prev links), the frame
+// that encloses a frame is its predecessor or the nearest enclosing frame
+// of the predecessor that contains it: the walk of a call stack, in one
+// pass. A frame no frame of its thread contains takes the frame of its
+// Python parent id.
+func (b *builder) linkParents() {
+	n := len(b.frames)
+	prev := make([]int32, n)
+	havePrev := false
+	for i, f := range b.frames {
+		prev[i] = -1
+		if f.Prev != 0 {
+			if p, ok := b.idx[f.Prev]; ok && int(p) != i {
+				prev[i] = p
+				havePrev = true
+			}
+		}
+	}
+	if !havePrev {
+		prev = b.startOrder()
+	}
+	next := make([]int32, n)
+	for i := range next {
+		next[i] = -1
+	}
+	for i, p := range prev {
+		if p >= 0 {
+			next[p] = int32(i)
+		}
+	}
+	b.parent = make([]int32, n)
+	done := make([]bool, n)
+	within := func(q, f *Frame) bool { return q.TsNs <= f.TsNs && f.End() <= q.End() }
+	resolve := func(i int32) {
+		f := b.frames[i]
+		p := prev[i]
+		for steps := 0; p >= 0 && done[p] && !within(b.frames[p], f); steps++ {
+			if steps > 4096 {
+				p = -1
+				break
+			}
+			p = b.parent[p]
+		}
+		if p >= 0 && (!done[p] || !within(b.frames[p], f)) {
+			p = -1
+		}
+		if p < 0 && f.Parent != 0 {
+			if q, ok := b.idx[f.Parent]; ok && q != i {
+				p = q
+			}
+		}
+		b.parent[i] = p
+		done[i] = true
+	}
+	for i := range b.frames {
+		if prev[i] >= 0 {
+			continue // not the head of a thread's order
+		}
+		for j := int32(i); j >= 0 && !done[j]; j = next[j] {
+			resolve(j)
+		}
+	}
+	for i := range b.frames {
+		if !done[i] { // a Prev cycle: no head reaches it
+			resolve(int32(i))
+		}
+	}
+}
+
+// startOrder returns each frame's predecessor in its thread's start order
+// (ts ascending, end descending, id), for input without Prev links.
+func (b *builder) startOrder() []int32 {
+	order := make([]int32, len(b.frames))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.Slice(order, func(x, y int) bool {
+		p, q := b.frames[order[x]], b.frames[order[y]]
+		if p.Trace != q.Trace {
+			return p.Trace < q.Trace
+		}
+		if p.Rank != q.Rank {
+			return p.Rank < q.Rank
+		}
+		if p.Thread != q.Thread {
+			return p.Thread < q.Thread
+		}
+		if p.TsNs != q.TsNs {
+			return p.TsNs < q.TsNs
+		}
+		if p.End() != q.End() {
+			return p.End() > q.End()
+		}
+		return p.ID < q.ID
+	})
+	prev := make([]int32, len(b.frames))
+	for k, i := range order {
+		prev[i] = -1
+		if k > 0 {
+			j := order[k-1]
+			p, q := b.frames[j], b.frames[i]
+			if p.Trace == q.Trace && p.Rank == q.Rank && p.Thread == q.Thread {
+				prev[i] = j
+			}
+		}
+	}
+	return prev
 }
 
 // depthOf returns a frame's depth (0 for a root), cutting cycles.
@@ -184,21 +315,46 @@ func (b *builder) depthOf(i int32) int32 {
 // sliceRanks works out each rank's intervals from the window and the steps.
 func (b *builder) sliceRanks() {
 	b.ranks = map[rankKey]*rankSlice{}
-	ext := map[rankKey]*ival{}
-	grow := func(k rankKey, a, e int64) {
-		if x, ok := ext[k]; ok {
+	// The launching threads of each rank: the wall of an unbounded slice
+	// is their span with the GPU operations', so that a stray thread (a
+	// watchdog polling events long after the profiled work) does not
+	// stretch it.
+	launching := map[rankKey]map[string]bool{}
+	for i := range b.in.Ops {
+		o := &b.in.Ops[i]
+		if !b.inSlice(o.Trace, o.Rank) || o.Launch == 0 {
+			continue
+		}
+		if li, ok := b.idx[o.Launch]; ok {
+			k := rankKey{o.Trace, o.Rank}
+			if launching[k] == nil {
+				launching[k] = map[string]bool{}
+			}
+			launching[k][b.frames[li].Thread] = true
+		}
+	}
+	ext := map[rankKey]*ival{} // every frame and operation
+	act := map[rankKey]*ival{} // launching threads' frames and operations
+	grow := func(m map[rankKey]*ival, k rankKey, a, e int64) {
+		if x, ok := m[k]; ok {
 			x.a, x.b = min(x.a, a), max(x.b, e)
 		} else {
-			ext[k] = &ival{a, e}
+			m[k] = &ival{a, e}
 		}
 	}
 	for _, f := range b.frames {
-		grow(rankKey{f.Trace, f.Rank}, f.TsNs, f.End())
+		k := rankKey{f.Trace, f.Rank}
+		grow(ext, k, f.TsNs, f.End())
+		if th := launching[k]; th == nil || th[f.Thread] {
+			grow(act, k, f.TsNs, f.End())
+		}
 	}
 	for i := range b.in.Ops {
 		o := &b.in.Ops[i]
 		if b.inSlice(o.Trace, o.Rank) {
-			grow(rankKey{o.Trace, o.Rank}, o.TsNs, o.End())
+			k := rankKey{o.Trace, o.Rank}
+			grow(ext, k, o.TsNs, o.End())
+			grow(act, k, o.TsNs, o.End())
 		}
 	}
 	stepFilter := b.s.Phase != "" || b.s.HasStep
@@ -242,7 +398,7 @@ func (b *builder) sliceRanks() {
 			rs.dev = rs.window
 		default:
 			rs.host = []ival{*e}
-			rs.dev = []ival{*e}
+			rs.dev = []ival{*act[k]}
 		}
 		b.ranks[k] = rs
 	}
@@ -338,7 +494,7 @@ func (b *builder) classOf(i int32) uint8 {
 		case b.sync[c]:
 			up = clsSync
 		case up == clsSync || up == clsWaiting:
-		case IsWait(b.frames[c].Name):
+		case b.isWait(b.frames[c].Name):
 			up = clsWaiting
 		default:
 			up = clsWorking

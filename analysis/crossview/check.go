@@ -45,6 +45,17 @@ func always(string) func(Metrics) string { return func(Metrics) string { return 
 
 func fixed(label string) func(Metrics) string { return func(Metrics) string { return label } }
 
+// linked labels a verdict confirmed when a mechanism links at least half of
+// the idle time it rests on (see Metrics.GapConfirmedNs).
+func linked(confirmed, total func(Metrics) int64) func(Metrics) string {
+	return func(m Metrics) string {
+		if t := total(m); t > 0 && 2*confirmed(m) >= t {
+			return Confirmed
+		}
+		return Hypothesis
+	}
+}
+
 // Rules is the verdict's decision table, in order.
 var Rules = []Rule{
 	{Name: "no-gpu-work", Verdict: VerdictInconclusive, Doc: "no GPU operation in the slice",
@@ -61,17 +72,19 @@ var Rules = []Rule{
 			}
 			return Hypothesis
 		}},
-	{Name: "waiting", Verdict: VerdictWaiting, Doc: "idle >= 0.15 and wait >= 0.40",
-		When: func(m Metrics) bool { return m.Idle() >= IdleMin && m.GapShare(CauseWait) >= WaitShareMin }, Label: fixed(Confirmed)},
-	{Name: "sync-gaps", Verdict: VerdictSync, Doc: "idle >= 0.15 and sync >= 0.40",
-		When: func(m Metrics) bool { return m.Idle() >= IdleMin && m.GapShare(CauseSync) >= SyncShareMin }, Label: fixed(Confirmed)},
-	{Name: "host-gaps", Verdict: VerdictHost, Doc: "idle >= 0.15 and host >= 0.50; hypothesis with python stacks",
+	{Name: "waiting", Verdict: VerdictWaiting, Doc: "idle >= 0.15 and wait >= 0.40; confirmed when the mechanism links half of it",
+		When:  func(m Metrics) bool { return m.Idle() >= IdleMin && m.GapShare(CauseWait) >= WaitShareMin },
+		Label: linked(func(m Metrics) int64 { return m.GapWaitConfirmedNs }, func(m Metrics) int64 { return m.GapWaitNs })},
+	{Name: "sync-gaps", Verdict: VerdictSync, Doc: "idle >= 0.15 and sync >= 0.40; confirmed when the mechanism links half of it",
+		When:  func(m Metrics) bool { return m.Idle() >= IdleMin && m.GapShare(CauseSync) >= SyncShareMin },
+		Label: linked(func(m Metrics) int64 { return m.GapSyncConfirmedNs }, func(m Metrics) int64 { return m.GapSyncNs })},
+	{Name: "host-gaps", Verdict: VerdictHost, Doc: "idle >= 0.15 and host >= 0.50; confirmed when the mechanism links half of it; hypothesis with python stacks",
 		When: func(m Metrics) bool { return m.Idle() >= IdleMin && m.GapShare(CauseHost) >= HostShareMin },
 		Label: func(m Metrics) string {
 			if m.PythonFrames > 0 {
 				return Hypothesis
 			}
-			return Confirmed
+			return linked(func(m Metrics) int64 { return m.GapHostConfirmedNs }, func(m Metrics) int64 { return m.GapHostNs })(m)
 		}},
 	{Name: "device-mostly-busy", Verdict: VerdictGPU, Doc: "busy >= 0.70 and blocked >= 0.05",
 		When: func(m Metrics) bool { return m.Busy() >= BusyMostly && m.Blocked() >= BlockedAhead }, Label: fixed(Hypothesis)},
@@ -174,7 +187,7 @@ func (b *builder) check() Check {
 		}
 		gaps = append(gaps, b.rankCheck(rs, d, &m)...)
 	}
-	m.GraphRecorded, m.GraphExpected = b.graphCounts()
+	m.GraphRecorded, m.GraphExpected = b.graphRecorded, b.graphExpected
 
 	c := Check{Metrics: m, TopGaps: []Gap{}, Notes: []string{}}
 	sort.SliceStable(gaps, func(i, j int) bool { return gaps[i].DurNs > gaps[j].DurNs })
@@ -194,6 +207,14 @@ func (b *builder) check() Check {
 	r, label := Decide(m)
 	c.Verdict, c.Rule, c.Label = r.Verdict, r.Name, label
 	c.Reason = reason(m, r)
+	for _, o := range Rules {
+		if o.Name != r.Name && o.Verdict != VerdictInconclusive && o.Verdict != r.Verdict && o.When(m) {
+			c.AlsoHolds = append(c.AlsoHolds, o.Name+" ("+o.Verdict+")")
+		}
+	}
+	if len(c.AlsoHolds) > 0 {
+		c.Reason += " Later rules that also hold: " + strings.Join(c.AlsoHolds, ", ") + "."
+	}
 	return c
 }
 
@@ -204,7 +225,7 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData, m *Metrics) []Gap {
 	for _, o := range d.ops {
 		iv := ival{o.a, o.b}
 		busy = append(busy, iv)
-		if IsComm(o.op.Kind, o.op.Name) {
+		if b.isComm(o.op.Kind, o.op.Name) {
 			comm = append(comm, iv)
 		} else {
 			other = append(other, iv)
@@ -242,17 +263,28 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData, m *Metrics) []Gap {
 		}
 		if confirmed {
 			m.GapConfirmedNs += dur
+			switch cause {
+			case CauseSync:
+				m.GapSyncConfirmedNs += dur
+			case CauseWait:
+				m.GapWaitConfirmedNs += dur
+			case CauseHost:
+				m.GapHostConfirmedNs += dur
+			}
 		}
 		out = append(out, Gap{Rank: rs.key.rank, StartNs: g.a - rs.origin, DurNs: dur, Cause: cause})
 	}
 	return out
 }
 
-// gapCause says why the device was idle in g: a sync call on a launching
-// thread open at the gap's start (the host was blocked while the device ran
-// dry); else the launch of the operation that ends the gap — issued after
-// the gap began: the device waited for the host, which was waiting for work
-// or working; issued before: the device waited on a dependency.
+// gapCause says why the device was idle in g, from the launch of the
+// operation that ends the gap: when a sync call of a launching thread was
+// open at the gap's start, the host was blocked while the device ran dry
+// (sync); else a launch issued after the gap began means the device waited
+// for the host, which sat in a wait frame (wait) or worked (host); a launch
+// issued before means the device waited on a dependency (device). A gap
+// that no launched operation ends (trailing idle, operations without a
+// launching call) is wait when the host waited through it, else other.
 func (b *builder) gapCause(g ival, ops []opIn, d *rankData) (string, bool) {
 	k := sort.Search(len(ops), func(i int) bool { return ops[i].a >= g.b })
 	var launchTs int64
@@ -265,21 +297,24 @@ func (b *builder) gapCause(g ival, ops []opIn, d *rankData) (string, bool) {
 			}
 		}
 	}
-	if containing(d.sync, g.a) >= 0 {
-		return CauseSync, haveLaunch && launchTs >= g.a
-	}
 	waiting := 2*overlap(g.a, g.b, d.wait) >= g.b-g.a
-	switch {
-	case haveLaunch && launchTs >= g.a && waiting:
-		return CauseWait, true
-	case haveLaunch && launchTs >= g.a:
-		return CauseHost, true
-	case haveLaunch:
-		return CauseDevice, true
-	case waiting:
-		return CauseWait, false
+	if !haveLaunch {
+		// Nothing the host launched ends this gap: trailing idle, or
+		// operations without a launching call.
+		if waiting {
+			return CauseWait, false
+		}
+		return CauseOther, false
 	}
-	return CauseOther, false
+	switch {
+	case containing(d.sync, g.a) >= 0:
+		return CauseSync, launchTs >= g.a
+	case launchTs >= g.a && waiting:
+		return CauseWait, true
+	case launchTs >= g.a:
+		return CauseHost, true
+	}
+	return CauseDevice, true
 }
 
 // hostAt fills a gap's host stack: the innermost frame of the rank's main
@@ -315,61 +350,12 @@ func (b *builder) hostAt(g *Gap, per map[rankKey]*rankData) {
 	var path []string
 	for j := best; j >= 0 && len(path) < 4; j = b.parent[j] {
 		f := b.frames[j]
-		path = append(path, frameName(f.Kind, f.Name))
+		path = append(path, b.frameName(f.Kind, f.Name))
 	}
 	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
 		path[i], path[j] = path[j], path[i]
 	}
 	g.Host = path
-}
-
-// graphCounts sums the graph replay coverage of the GPU tree.
-func (b *builder) graphCounts() (rec, exp int64) {
-	// Recomputed from the ops rather than the folded tree: folding may have
-	// merged graph nodes into "other".
-	launches := map[int32]int64{}
-	keys := map[int32]string{}
-	for _, o := range b.ops {
-		if o.launch >= 0 && b.frames[o.launch].API == "graph_launch" {
-			launches[o.launch]++
-			if _, ok := keys[o.launch]; !ok && o.op.GraphID != 0 {
-				keys[o.launch] = "graph " + itoa(o.op.GraphID)
-			}
-		}
-	}
-	for i, f := range b.frames {
-		if f.API == "graph_launch" && b.clipNs[i] > 0 {
-			if _, ok := launches[int32(i)]; !ok {
-				launches[int32(i)] = 0
-			}
-		}
-	}
-	most := map[string]int64{}
-	kf := func(i int32) string {
-		if k, ok := keys[i]; ok {
-			return k
-		}
-		return b.stackKey(i)
-	}
-	for i, n := range launches {
-		k := kf(i)
-		most[k] = max(most[k], n)
-	}
-	for i, n := range launches {
-		rec += n
-		exp += most[kf(i)]
-	}
-	return rec, exp
-}
-
-// stackKey names a frame's call site: the names of its stack.
-func (b *builder) stackKey(i int32) string {
-	var sb strings.Builder
-	for j := i; j >= 0; j = b.parent[j] {
-		sb.WriteString(b.frames[j].Name)
-		sb.WriteByte(';')
-	}
-	return sb.String()
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }

@@ -22,8 +22,22 @@ var WaitPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`dataloader\.py\(\d+\): _(try_)?get_data$`),
 }
 
+// waitWords are substrings that every WaitPatterns match contains: a
+// cheap test that rules most names out before the regular expressions run.
+var waitWords = []string{"shm_broadcast", "sched_yield", "threading.py", "queue.py", "<built-in", "selectors.py", "zmq/", "dataloader.py"}
+
 // IsWait reports whether a frame name is a wait frame.
 func IsWait(name string) bool {
+	hit := false
+	for _, w := range waitWords {
+		if strings.Contains(name, w) {
+			hit = true
+			break
+		}
+	}
+	if !hit {
+		return false
+	}
 	for _, re := range WaitPatterns {
 		if re.MatchString(name) {
 			return true

@@ -13,12 +13,17 @@
 //     were active during the largest GPU idle gaps, and a verdict taken from
 //     a documented decision table (Rules).
 //
-// It works on rows that the crossview SQL preset (sql/crossview.sql) returns:
-// the containment joins (which host frame encloses which, which runtime call
-// launched which GPU operation, which step annotation a row falls in) are
-// done in DuckDB; this package filters the rows to the slice, clips them to
-// the window, builds the trees, folds small nodes, draws the trees as text,
-// HTML and folded stacks, and decides the verdict. Running the SQL is the
+// It works on rows that the crossview SQL preset (sql/crossview.sql) returns.
+// DuckDB does the joins: which runtime call launched which GPU operation
+// (correlation), which frame precedes which on each thread in start order
+// (the order time containment needs), which python frame is which one's
+// Python parent; the steps preset (sql/steps.sql) says which step and phase
+// each annotation is. This package walks each thread's start order once to
+// find the frame that encloses each frame (a call stack walk: the
+// predecessor, or the nearest enclosing frame of it that contains the
+// frame), filters the rows to the slice, clips them to the window, builds
+// the trees, folds small nodes, draws the trees as text, HTML and folded
+// stacks, and decides the verdict. Running the SQL is the
 // engine's job (internal/duck, through cells.CrossView); carrying a Result in
 // the evidence Bundle is analysis/evidence's; the report draws it with
 // analysis/report. The package imports the standard library and
@@ -90,11 +95,17 @@
 //	graph-undercount   inconclusive        graph replays recorded < 50% of their kernels    -
 //	comm-exposed       communication-bound comm >= 0.20                                     hypothesis
 //	device-saturated   gpu-bound           busy >= 0.85                                     confirmed when blocked >= 0.05
-//	waiting            waiting-for-work    idle >= 0.15 and wait >= 0.40                    confirmed
-//	sync-gaps          sync-bound          idle >= 0.15 and sync >= 0.40                    confirmed
-//	host-gaps          host/launch-bound   idle >= 0.15 and host >= 0.50                    confirmed; hypothesis with python stacks
+//	waiting            waiting-for-work    idle >= 0.15 and wait >= 0.40                    linked
+//	sync-gaps          sync-bound          idle >= 0.15 and sync >= 0.40                    linked
+//	host-gaps          host/launch-bound   idle >= 0.15 and host >= 0.50                    linked; hypothesis with python stacks
 //	device-mostly-busy gpu-bound           busy >= 0.70 and blocked >= 0.05                 hypothesis
 //	otherwise          inconclusive        -                                                -
+//
+// "linked" means confirmed when a mechanism links at least half of the
+// idle time the verdict rests on, else hypothesis. A gap's cause is linked
+// when the operation that ends it was launched after the gap began (same
+// rank): the device demonstrably waited for that launch. The later rules
+// whose conditions also hold are reported as runners-up.
 //
 // A verdict is "confirmed" only when a mechanism links cause and effect in
 // the same rank: a sync call and the device gap it opens, a launch issued

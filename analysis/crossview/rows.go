@@ -15,7 +15,7 @@ const (
 
 // Columns are the columns the crossview preset returns, in order; FromTable
 // finds them by name.
-var Columns = []string{"row_kind", "trace", "rank", "id", "parent_id", "thread", "kind", "api", "name", "ts_ns", "dur_ns", "stream", "graph_id"}
+var Columns = []string{"row_kind", "trace", "rank", "id", "prev_id", "parent_id", "thread", "kind", "api", "name", "ts_ns", "dur_ns", "stream", "graph_id"}
 
 // FromTable reads the crossview preset's result into an Input.
 func FromTable(t *table.Table) (*Input, error) {
@@ -31,27 +31,30 @@ func FromTable(t *table.Table) (*Input, error) {
 		col[name] = i
 	}
 	in := &Input{Origins: map[string]int64{}}
+	cKind, cTrace, cRank, cID, cPrev, cParent := col["row_kind"], col["trace"], col["rank"], col["id"], col["prev_id"], col["parent_id"]
+	cThread, cEvKind, cAPI, cName := col["thread"], col["kind"], col["api"], col["name"]
+	cTs, cDur, cStream, cGraph := col["ts_ns"], col["dur_ns"], col["stream"], col["graph_id"]
+	// Most rows are frames: size for them.
+	in.Frames = make([]Frame, 0, len(t.Rows))
 	for r, row := range t.Rows {
 		if len(row) < len(t.Columns) {
 			return nil, fmt.Errorf("crossview: row %d has %d cells, want %d", r, len(row), len(t.Columns))
 		}
-		str := func(c string) string { return asString(row[col[c]]) }
-		num := func(c string) int64 { return asInt(row[col[c]]) }
-		switch kind := str("row_kind"); kind {
+		switch kind := asString(row[cKind]); kind {
 		case RowFrame:
 			in.Frames = append(in.Frames, Frame{
-				ID: num("id"), Parent: num("parent_id"), Trace: str("trace"), Rank: int(num("rank")),
-				Thread: str("thread"), Kind: str("kind"), API: str("api"), Name: str("name"),
-				TsNs: num("ts_ns"), DurNs: num("dur_ns"),
+				ID: asInt(row[cID]), Prev: asInt(row[cPrev]), Parent: asInt(row[cParent]), Trace: asString(row[cTrace]), Rank: int(asInt(row[cRank])),
+				Thread: asString(row[cThread]), Kind: asString(row[cEvKind]), API: asString(row[cAPI]), Name: asString(row[cName]),
+				TsNs: asInt(row[cTs]), DurNs: asInt(row[cDur]),
 			})
 		case RowOp:
 			in.Ops = append(in.Ops, Op{
-				ID: num("id"), Launch: num("parent_id"), Trace: str("trace"), Rank: int(num("rank")),
-				Stream: num("stream"), Kind: str("kind"), Name: str("name"),
-				TsNs: num("ts_ns"), DurNs: num("dur_ns"), GraphID: num("graph_id"),
+				ID: asInt(row[cID]), Launch: asInt(row[cParent]), Trace: asString(row[cTrace]), Rank: int(asInt(row[cRank])),
+				Stream: asInt(row[cStream]), Kind: asString(row[cEvKind]), Name: asString(row[cName]),
+				TsNs: asInt(row[cTs]), DurNs: asInt(row[cDur]), GraphID: asInt(row[cGraph]),
 			})
 		case RowOrigin:
-			in.Origins[str("trace")] = num("ts_ns")
+			in.Origins[asString(row[cTrace])] = asInt(row[cTs])
 		default:
 			return nil, fmt.Errorf("crossview: row %d: unknown row_kind %q", r, kind)
 		}

@@ -7,18 +7,20 @@ import (
 // bnode is a tree node while the tree is being built: children by kind and name.
 type bnode struct {
 	n    *Node
-	kids map[string]*bnode
+	kids map[nodeKey]*bnode
 	ord  []*bnode
 	keep bool // holds a sync frame worth showing: never folded away
 }
 
+type nodeKey struct{ kind, name string }
+
 func (p *bnode) child(kind, name string) *bnode {
-	key := kind + "\x00" + name
+	key := nodeKey{kind, name}
 	if c, ok := p.kids[key]; ok {
 		return c
 	}
 	if p.kids == nil {
-		p.kids = map[string]*bnode{}
+		p.kids = map[nodeKey]*bnode{}
 	}
 	c := &bnode{n: &Node{Name: name, Kind: kind}}
 	p.kids[key] = c
@@ -54,7 +56,7 @@ func (t *nodesOf) of(i int32) *bnode {
 	}
 	for k := len(chain) - 1; k >= 0; k-- {
 		f := t.b.frames[chain[k]]
-		cur = cur.child(f.Kind, frameName(f.Kind, f.Name))
+		cur = cur.child(f.Kind, t.b.frameName(f.Kind, f.Name))
 		cur.n.Count++
 		t.memo[chain[k]] = cur
 	}
@@ -68,7 +70,7 @@ func (b *builder) gpuTree() Tree {
 	var bucket *bnode
 	var total int64
 	graphOps := map[int32]int64{} // graph launch frame -> operations recorded
-	graphKey := map[int32]string{}
+	graphID := map[int32]int64{}
 	for _, o := range b.ops {
 		w := o.b - o.a
 		total += w
@@ -79,8 +81,8 @@ func (b *builder) gpuTree() Tree {
 			if f := b.frames[o.launch]; f.API == "graph_launch" {
 				viaGraph = true
 				graphOps[o.launch]++
-				if _, ok := graphKey[o.launch]; !ok && o.op.GraphID != 0 {
-					graphKey[o.launch] = "graph " + itoa(o.op.GraphID)
+				if _, ok := graphID[o.launch]; !ok && o.op.GraphID != 0 {
+					graphID[o.launch] = o.op.GraphID
 				}
 			}
 		} else {
@@ -107,27 +109,34 @@ func (b *builder) gpuTree() Tree {
 			}
 		}
 	}
-	if len(graphOps) > 0 {
-		keyOf := func(i int32) string {
-			if k, ok := graphKey[i]; ok {
-				return k
-			}
-			return b.stackKey(i)
+	// A replay's expected kernels: the most any replay of the same graph
+	// recorded. The same graph: the same graph id where the trace records
+	// one, else the same call site (the same node of the tree).
+	type graphKey struct {
+		id   int64
+		site *bnode
+	}
+	keyOf := func(i int32) graphKey {
+		if id, ok := graphID[i]; ok {
+			return graphKey{id: id}
 		}
-		most := map[string]int64{}
-		for i, n := range graphOps {
-			k := keyOf(i)
-			most[k] = max(most[k], n)
+		return graphKey{site: t.of(i)}
+	}
+	most := map[graphKey]int64{}
+	for i, n := range graphOps {
+		k := keyOf(i)
+		most[k] = max(most[k], n)
+	}
+	for i, n := range graphOps {
+		nd := t.of(i).n
+		if nd.Graph == nil {
+			nd.Graph = &GraphReplay{}
 		}
-		for i, n := range graphOps {
-			nd := t.of(i).n
-			if nd.Graph == nil {
-				nd.Graph = &GraphReplay{}
-			}
-			nd.Graph.Replays++
-			nd.Graph.Recorded += n
-			nd.Graph.Expected += most[keyOf(i)]
-		}
+		nd.Graph.Replays++
+		nd.Graph.Recorded += n
+		nd.Graph.Expected += most[keyOf(i)]
+		b.graphRecorded += n
+		b.graphExpected += most[keyOf(i)]
 	}
 	// Sync frames appear with their blocked time even when they launched nothing.
 	for i := range b.frames {
@@ -260,14 +269,20 @@ func shape(p *bnode, view string, level, depth int, minNs int64) []*Node {
 // limit, its children.
 func finishNode(c *bnode, view string, level, depth int, minNs int64) *Node {
 	n := c.n
-	// Fold a chain of frames that have one child each and no time of their own.
-	for len(c.ord) == 1 && n.SelfNs == 0 && !n.Sync && n.Graph == nil && n.Kind != "bucket" && !isLeafKind(n.Kind) {
+	// Fold a chain of frames that have one child each and no time of their
+	// own (CPU view: under 0.1% of the line's time, which the line keeps).
+	for len(c.ord) == 1 && !n.Sync && n.Graph == nil && n.Kind != "bucket" && !isLeafKind(n.Kind) &&
+		(n.SelfNs == 0 || (view == "cpu" && n.SelfNs*1000 <= n.Ns)) {
 		only := c.ord[0]
 		if isLeafKind(only.n.Kind) {
 			break
 		}
 		via := append(append(n.Via, n.Name), only.n.Via...)
 		only.n.Via = via
+		only.n.SelfNs += n.SelfNs
+		only.n.SyncNs += n.SyncNs
+		only.n.WaitNs += n.WaitNs
+		only.n.Ns = n.Ns
 		c, n = only, only.n
 	}
 	if depth > 0 && level >= depth && len(c.ord) > 0 {
@@ -321,16 +336,17 @@ func classSums(p *bnode) (syncNs, waitNs int64) {
 	return
 }
 
-// less orders nodes: larger time first, then more blocked time, then by name.
+// less orders nodes: "other" last, larger time first, then more blocked
+// time, then by name.
 func less(a, b *Node) bool {
+	if (a.Kind == "other") != (b.Kind == "other") {
+		return b.Kind == "other"
+	}
 	if a.Ns != b.Ns {
 		return a.Ns > b.Ns
 	}
 	if a.BlockedNs != b.BlockedNs {
 		return a.BlockedNs > b.BlockedNs
-	}
-	if a.Kind == "other" || b.Kind == "other" {
-		return b.Kind == "other" && a.Kind != "other"
 	}
 	return a.Name < b.Name
 }

@@ -1,12 +1,18 @@
 package crossview
 
 // Frame is one host event of the slice's ranks: a python frame, an operator,
-// a user annotation, or a runtime/driver call. Parent is the enclosing frame
-// that the SQL preset found (time containment on the same thread, falling
-// back to the Python parent id), 0 for a root.
+// a user annotation, or a runtime/driver call.
+//
+// Its enclosing frame is found by time containment on its thread: Prev is
+// the frame just before it in the thread's start order (ts ascending, end
+// descending, as the SQL preset orders them), and the enclosing frame is
+// Prev or the nearest enclosing frame of Prev that contains it. When no
+// frame of the thread contains it, Parent (the frame of its Python parent
+// id) is taken. Build computes Prev itself when no frame has one.
 type Frame struct {
 	ID     int64  // > 0, unique in the Input
-	Parent int64  // 0 = root
+	Prev   int64  // previous frame in the thread's start order; 0 = first
+	Parent int64  // the frame of the Python parent id; 0 = none
 	Trace  string // trace name
 	Rank   int
 	Thread string // "pid/tid" as written
@@ -188,6 +194,9 @@ type Check struct {
 	Label string `msgpack:"label" json:"label"`
 	// Reason states the numbers that support the verdict.
 	Reason string `msgpack:"reason" json:"reason"`
+	// AlsoHolds names the later rules whose conditions hold too, with
+	// their verdicts: the runners-up.
+	AlsoHolds []string `msgpack:"also_holds" json:"also_holds"`
 	// Notes come before the verdict: caveats such as stack-capture inflation.
 	Notes []string `msgpack:"notes" json:"notes"`
 }
@@ -223,9 +232,13 @@ type Metrics struct {
 	GapHostNs   int64 `msgpack:"gap_host_ns" json:"gap_host_ns"`
 	GapDeviceNs int64 `msgpack:"gap_device_ns" json:"gap_device_ns"`
 	GapOtherNs  int64 `msgpack:"gap_other_ns" json:"gap_other_ns"`
-	// Gaps whose cause a mechanism confirms (a launch after the gap began,
-	// after the sync returned), in ns of idle time.
-	GapConfirmedNs int64 `msgpack:"gap_confirmed_ns" json:"gap_confirmed_ns"`
+	// Gaps whose cause a mechanism confirms (the operation that ends the
+	// gap was launched after the gap began), in ns of idle time: in all and
+	// for the sync, wait and host causes.
+	GapConfirmedNs     int64 `msgpack:"gap_confirmed_ns" json:"gap_confirmed_ns"`
+	GapSyncConfirmedNs int64 `msgpack:"gap_sync_confirmed_ns" json:"gap_sync_confirmed_ns"`
+	GapWaitConfirmedNs int64 `msgpack:"gap_wait_confirmed_ns" json:"gap_wait_confirmed_ns"`
+	GapHostConfirmedNs int64 `msgpack:"gap_host_confirmed_ns" json:"gap_host_confirmed_ns"`
 	// Communication kernels' time not overlapped by other GPU work.
 	CommExposedNs int64 `msgpack:"comm_exposed_ns" json:"comm_exposed_ns"`
 	CommNs        int64 `msgpack:"comm_ns" json:"comm_ns"`

@@ -1,0 +1,74 @@
+package crossview
+
+import "testing"
+
+func TestDecide(t *testing.T) {
+	const wall = 1000
+	tests := []struct {
+		name        string
+		m           Metrics
+		rule, label string
+	}{
+		{"no GPU work", Metrics{WallNs: wall}, "no-gpu-work", ""},
+		{"graphs undercounted", Metrics{WallNs: wall, GPUTimeNs: 100, BusyNs: 100, IdleNs: 900, GraphRecorded: 4, GraphExpected: 10}, "graph-undercount", ""},
+		{"exposed comm", Metrics{WallNs: wall, GPUTimeNs: 600, BusyNs: 600, IdleNs: 400, CommExposedNs: 300}, "comm-exposed", Hypothesis},
+		{"busy, host ahead", Metrics{WallNs: wall, GPUTimeNs: 950, BusyNs: 900, IdleNs: 100, BlockedWhileBusyNs: 100}, "device-saturated", Confirmed},
+		{"busy, no blocking", Metrics{WallNs: wall, GPUTimeNs: 950, BusyNs: 900, IdleNs: 100}, "device-saturated", Hypothesis},
+		{"waiting, linked", Metrics{WallNs: wall, GPUTimeNs: 500, BusyNs: 500, IdleNs: 500, GapWaitNs: 300, GapWaitConfirmedNs: 200}, "waiting", Confirmed},
+		{"waiting, not linked", Metrics{WallNs: wall, GPUTimeNs: 500, BusyNs: 500, IdleNs: 500, GapWaitNs: 300}, "waiting", Hypothesis},
+		{"sync gaps", Metrics{WallNs: wall, GPUTimeNs: 500, BusyNs: 500, IdleNs: 500, GapSyncNs: 250, GapSyncConfirmedNs: 250}, "sync-gaps", Confirmed},
+		{"host gaps", Metrics{WallNs: wall, GPUTimeNs: 500, BusyNs: 500, IdleNs: 500, GapHostNs: 300, GapHostConfirmedNs: 300}, "host-gaps", Confirmed},
+		{"host gaps with python stacks", Metrics{WallNs: wall, GPUTimeNs: 500, BusyNs: 500, IdleNs: 500, GapHostNs: 300, GapHostConfirmedNs: 300, PythonFrames: 10}, "host-gaps", Hypothesis},
+		{"mostly busy, host ahead", Metrics{WallNs: wall, GPUTimeNs: 750, BusyNs: 750, IdleNs: 250, GapDeviceNs: 250, BlockedWhileBusyNs: 60}, "device-mostly-busy", Hypothesis},
+		{"nothing decides", Metrics{WallNs: wall, GPUTimeNs: 500, BusyNs: 500, IdleNs: 500, GapDeviceNs: 300, GapHostNs: 200}, "otherwise", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, label := Decide(tc.m)
+			if r.Name != tc.rule || label != tc.label {
+				t.Errorf("Decide() = %s (%q), want %s (%q)", r.Name, label, tc.rule, tc.label)
+			}
+		})
+	}
+}
+
+// TestGapCauses: a sync call that drains the device, a late launch, a
+// wait for work, and work queued before the device went idle.
+func TestGapCauses(t *testing.T) {
+	f := newFixture()
+	root := f.frame(0, "python", "", "loop", 0, 1000)
+	l1 := f.frame(root, "runtime", "launch", "cudaLaunchKernel", 0, 5)
+	f.op(l1, "kernel", "k1", 10, 90) // 10..100
+	f.frame(root, "runtime", "sync", "cudaStreamSynchronize", 50, 55)
+	l2 := f.frame(root, "runtime", "launch", "cudaLaunchKernel", 150, 5)
+	f.op(l2, "kernel", "k2", 160, 40) // gap 100..160: sync
+	l3 := f.frame(root, "runtime", "launch", "cudaLaunchKernel", 250, 5)
+	f.op(l3, "kernel", "k3", 260, 40) // gap 200..260: host (launched at 250)
+	w := f.frame(root, "python", "", "vllm/distributed/device_communicators/shm_broadcast.py(474): dequeue", 300, 400)
+	_ = w
+	l4 := f.frame(root, "runtime", "launch", "cudaLaunchKernel", 710, 5)
+	f.op(l4, "kernel", "k4", 720, 10)  // gap 300..720: wait
+	f.op(l4, "kernel", "k4b", 750, 10) // gap 730..750: device (launched at 710)
+	res, err := Build(&f.in, Slice{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Check.Metrics
+	// Host: the leading 0..10 and 200..260.
+	want := Metrics{GapSyncNs: 60 * u, GapHostNs: 70 * u, GapWaitNs: 420 * u, GapDeviceNs: 20 * u, GapOtherNs: 240 * u}
+	if m.GapSyncNs != want.GapSyncNs || m.GapHostNs != want.GapHostNs || m.GapWaitNs != want.GapWaitNs ||
+		m.GapDeviceNs != want.GapDeviceNs || m.GapOtherNs != want.GapOtherNs {
+		t.Errorf("gaps: sync %d host %d wait %d device %d other %d, want %d %d %d %d %d",
+			m.GapSyncNs, m.GapHostNs, m.GapWaitNs, m.GapDeviceNs, m.GapOtherNs,
+			want.GapSyncNs, want.GapHostNs, want.GapWaitNs, want.GapDeviceNs, want.GapOtherNs)
+	}
+	if res.Check.Verdict != VerdictWaiting || res.Check.Label != Confirmed {
+		t.Errorf("verdict %s (%s), want waiting-for-work (confirmed): %s", res.Check.Verdict, res.Check.Label, res.Check.Reason)
+	}
+	if g := res.Check.TopGaps[0]; g.Cause != CauseWait || g.HostClass != ClassWaiting || g.DurNs != 420*u {
+		t.Errorf("largest gap = %+v", g)
+	}
+	if m.BlockedWhileBusyNs != 50*u {
+		t.Errorf("blocked while busy = %d, want 50 µs (50..100)", m.BlockedWhileBusyNs)
+	}
+}

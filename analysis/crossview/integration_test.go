@@ -1,0 +1,270 @@
+//go:build cgo
+
+package crossview_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tracebook/tracebook/analysis/crossview"
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/trace"
+	"github.com/tracebook/tracebook/cells"
+	"github.com/tracebook/tracebook/internal/duck"
+	"github.com/tracebook/tracebook/internal/testutil"
+)
+
+// loaded keeps one database per trace set for the whole test binary: the
+// big traces take seconds to load.
+var (
+	loadedMu sync.Mutex
+	loaded   = map[string]*duck.DB{}
+)
+
+// load opens an in-memory database with the trace set dir (relative to the
+// shared trace collection) loaded, or skips.
+func load(t testing.TB, dir string) *duck.DB {
+	t.Helper()
+	root := testutil.SharedTraces(t)
+	loadedMu.Lock()
+	defer loadedMu.Unlock()
+	if db, ok := loaded[dir]; ok {
+		return db
+	}
+	db, err := duck.Open("", duck.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Load(context.Background(), []string{filepath.Join(root, dir)}, trace.LoadOptions{}, nil); err != nil {
+		t.Fatalf("loading %s: %v", dir, err)
+	}
+	loaded[dir] = db
+	return db
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, db := range loaded {
+		db.Close()
+	}
+	os.Exit(code)
+}
+
+func leafSum(nodes []*crossview.Node) int64 {
+	var n int64
+	for _, c := range nodes {
+		n += c.SelfNs + leafSum(c.Children)
+	}
+	return n
+}
+
+// gpuTime is the GPU time of the whole trace, straight from the events table.
+func gpuTime(t *testing.T, db *duck.DB) int64 {
+	t.Helper()
+	tb, err := db.Query(context.Background(), `SELECT coalesce(sum(dur_ns), 0) FROM events WHERE ph = 'X' AND kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')`, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := tb.Rows[0][0].(int64)
+	if f, ok := tb.Rows[0][0].(float64); ok {
+		v = int64(f)
+	}
+	return v
+}
+
+// traceSets lists the trace set directories of the shared collection.
+func traceSets(t *testing.T) []string {
+	root := testutil.SharedTraces(t)
+	var sets []string
+	sources, _ := os.ReadDir(root)
+	for _, s := range sources {
+		if !s.IsDir() {
+			continue
+		}
+		subs, _ := os.ReadDir(filepath.Join(root, s.Name()))
+		for _, d := range subs {
+			if d.IsDir() {
+				sets = append(sets, s.Name()+"/"+d.Name())
+			}
+		}
+	}
+	sort.Strings(sets)
+	return sets
+}
+
+// TestEveryTraceAccountsForAllGPUTime: on every shared trace, the GPU
+// view's leaves sum to the GPU time of the trace exactly, and the CPU view's
+// self times to its total.
+func TestEveryTraceAccountsForAllGPUTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads every shared trace")
+	}
+	for _, set := range traceSets(t) {
+		t.Run(strings.ReplaceAll(set, "/", "_"), func(t *testing.T) {
+			db, err := duck.Open("", duck.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Load(context.Background(), []string{filepath.Join(testutil.SharedTraces(t), set)}, trace.LoadOptions{}, nil); err != nil {
+				t.Skipf("the importer does not load %s: %v", set, err)
+			}
+			want := gpuTime(t, db)
+			res, err := cells.CrossView(context.Background(), db, evidence.Filter{}, crossview.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.GPU.TotalNs != want {
+				t.Errorf("GPU.TotalNs = %d, want %d (events table)", res.GPU.TotalNs, want)
+			}
+			if got := leafSum(res.GPU.Roots); got != want {
+				t.Errorf("GPU leaves sum to %d, want %d", got, want)
+			}
+			if got := leafSum(res.CPU.Roots); got != res.CPU.TotalNs {
+				t.Errorf("CPU self times sum to %d, want %d", got, res.CPU.TotalNs)
+			}
+			t.Logf("%s: GPU %d ns, verdict %s (%s)", set, want, res.Check.Verdict, res.Check.Label)
+		})
+	}
+}
+
+// goldens: the top of both trees and the verdict.
+var goldens = []struct {
+	name, dir string
+	filter    evidence.Filter
+}{
+	{"vllm_h100", "tracemap/vllm_h100_tp4_rank0", evidence.Filter{}},
+	{"b200_eager", "tracelens/b200_eager", evidence.Filter{}},
+	{"dlrm_rank0", "param/dlrm_8rank", evidence.Filter{Rank: 0, HasRank: true}},
+	{"resnet50_2021", "kineto/resnet50_num_workers_0", evidence.Filter{}},
+}
+
+func TestGolden(t *testing.T) {
+	for _, g := range goldens {
+		t.Run(g.name, func(t *testing.T) {
+			db := load(t, g.dir)
+			res, err := cells.CrossView(context.Background(), db, g.filter, crossview.Options{Depth: 8, MinPct: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := crossview.Write(&buf, res, crossview.FormatTree, ""); err != nil {
+				t.Fatal(err)
+			}
+			testutil.Golden(t, filepath.Join("testdata", g.name+".tree.golden"), buf.Bytes())
+		})
+	}
+}
+
+// TestVLLMH100NotHostBound: the worker of the tracemap vLLM trace waits on
+// the engine core and on its GPU; the host is not the constraint.
+func TestVLLMH100NotHostBound(t *testing.T) {
+	db := load(t, "tracemap/vllm_h100_tp4_rank0")
+	res, err := cells.CrossView(context.Background(), db, evidence.Filter{}, crossview.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Check
+	if c.Verdict == crossview.VerdictHost {
+		t.Errorf("verdict = %s (%s), want anything but host-bound: %s", c.Verdict, c.Label, c.Reason)
+	}
+	if len(c.Notes) == 0 || !strings.Contains(c.Notes[0], "stack capture inflates host time") {
+		t.Errorf("notes = %q, want the stack-capture caveat first", c.Notes)
+	}
+	if find(res.GPU.Roots, crossview.NoLaunchBucket) == nil && res.Check.Metrics.GraphExpected == 0 {
+		t.Error("no graph replays found in a FULL_AND_PIECEWISE vLLM trace")
+	}
+}
+
+func find(nodes []*crossview.Node, name string) *crossview.Node {
+	for _, c := range nodes {
+		if c.Name == name {
+			return c
+		}
+		if x := find(c.Children, name); x != nil {
+			return x
+		}
+	}
+	return nil
+}
+
+// TestFilterChangesBothViews: a rank, a window and a phase each change the
+// GPU view and the CPU view together.
+func TestFilterChangesBothViews(t *testing.T) {
+	cases := []struct {
+		name, dir  string
+		whole, sub evidence.Filter
+	}{
+		{"rank", "param/dlrm_8rank", evidence.Filter{}, evidence.Filter{Rank: 3, HasRank: true}},
+		{"window", "tracemap/vllm_h100_tp4_rank0", evidence.Filter{}, evidence.Filter{WindowStartNs: 100e6, WindowEndNs: 150e6}},
+		{"phase", "tracelens/b200_eager", evidence.Filter{}, evidence.Filter{Phase: "prefill"}},
+		{"step", "tracelens/mi300x_resnet_act_checkpoint", evidence.Filter{}, evidence.Filter{Step: 16, HasStep: true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			db := load(t, tc.dir)
+			whole, err := cells.CrossView(context.Background(), db, tc.whole, crossview.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			sub, err := cells.CrossView(context.Background(), db, tc.sub, crossview.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sub.GPU.TotalNs <= 0 || sub.CPU.TotalNs <= 0 {
+				t.Fatalf("slice %+v: GPU %d CPU %d, want both non-empty (gaps %q)", tc.sub, sub.GPU.TotalNs, sub.CPU.TotalNs, sub.Gaps)
+			}
+			if sub.GPU.TotalNs >= whole.GPU.TotalNs || sub.CPU.TotalNs >= whole.CPU.TotalNs {
+				t.Errorf("slice %+v: GPU %d of %d, CPU %d of %d: want both views smaller", tc.sub,
+					sub.GPU.TotalNs, whole.GPU.TotalNs, sub.CPU.TotalNs, whole.CPU.TotalNs)
+			}
+			if got := leafSum(sub.GPU.Roots); got != sub.GPU.TotalNs {
+				t.Errorf("slice leaves %d, total %d", got, sub.GPU.TotalNs)
+			}
+			if sub.Check.Metrics.WallNs >= whole.Check.Metrics.WallNs {
+				t.Errorf("slice wall %d, whole %d", sub.Check.Metrics.WallNs, whole.Check.Metrics.WallNs)
+			}
+		})
+	}
+}
+
+// BenchmarkCrossViewH100 times the cross-view after load on the 48 MB vLLM
+// H100 trace (106k python frames): the preset's query, reading its rows and
+// building both trees and the cross-check.
+func BenchmarkCrossViewH100(b *testing.B) {
+	db := load(b, "tracemap/vllm_h100_tp4_rank0")
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := cells.CrossView(ctx, db, evidence.Filter{}, crossview.DefaultOptions()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestCrossViewH100Fast: under a second after load (best of three, so a
+// busy machine does not fail it by chance).
+func TestCrossViewH100Fast(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing")
+	}
+	db := load(t, "tracemap/vllm_h100_tp4_rank0")
+	best := time.Hour
+	for range 3 {
+		start := time.Now()
+		if _, err := cells.CrossView(context.Background(), db, evidence.Filter{}, crossview.DefaultOptions()); err != nil {
+			t.Fatal(err)
+		}
+		best = min(best, time.Since(start))
+	}
+	t.Logf("cross-view of the vLLM H100 trace: %v", best)
+	if best > time.Second {
+		t.Errorf("cross-view took %v, want under 1s", best)
+	}
+}

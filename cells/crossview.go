@@ -1,0 +1,98 @@
+package cells
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/tracebook/tracebook/analysis/crossview"
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/sql"
+)
+
+// CrossView runs the crossview preset (sql/crossview.sql: host frames with
+// their enclosing frame, GPU operations with their launching call) and,
+// when the filter selects a phase or a step, the steps preset for the step
+// and phase of each annotation; then it builds the GPU view, the CPU view
+// and the cross-check of the slice f (analysis/crossview).
+func CrossView(ctx context.Context, eng Engine, f evidence.Filter, opts crossview.Options) (*crossview.Result, error) {
+	if eng == nil {
+		return nil, fmt.Errorf("crossview: no database")
+	}
+	p, ok := sql.Lookup("crossview")
+	if !ok {
+		return nil, fmt.Errorf("crossview: the crossview preset is missing from this build")
+	}
+	rank := -1
+	if f.HasRank {
+		rank = f.Rank
+	}
+	t, err := eng.Query(ctx, p.SQL, 0, f.Trace, rank)
+	if err != nil {
+		return nil, fmt.Errorf("crossview: %w", err)
+	}
+	in, err := crossview.FromTable(t)
+	if err != nil {
+		return nil, err
+	}
+	if f.Phase != "" || f.HasStep {
+		sp, ok := sql.Lookup("steps")
+		if !ok {
+			return nil, fmt.Errorf("crossview: --phase needs the steps preset, missing from this build")
+		}
+		st, err := eng.Query(ctx, sp.SQL, 0, f.Trace, rank, int64(0), int64(0))
+		if err != nil {
+			return nil, fmt.Errorf("crossview: steps: %w", err)
+		}
+		if err := crossview.AddSteps(in, st); err != nil {
+			return nil, err
+		}
+	}
+	return crossview.Build(in, SliceOf(f), opts)
+}
+
+// SliceOf copies the filter into the cross-view's slice.
+func SliceOf(f evidence.Filter) crossview.Slice {
+	return crossview.Slice{
+		Trace: f.Trace, Rank: f.Rank, HasRank: f.HasRank,
+		WindowStartNs: f.WindowStartNs, WindowEndNs: f.WindowEndNs,
+		Phase: f.Phase, Step: f.Step, HasStep: f.HasStep,
+		Stream: f.Stream, HasStream: f.HasStream,
+	}
+}
+
+// CrossViewResult shows a cross-view as a cell output: the text trees as
+// text/plain and the foldable HTML (no script, every trace string escaped)
+// as text/html.
+func CrossViewResult(r *crossview.Result) (*Result, error) {
+	var text, html bytes.Buffer
+	if err := crossview.Write(&text, r, crossview.FormatTree, ""); err != nil {
+		return nil, err
+	}
+	if err := crossview.Write(&html, r, crossview.FormatHTML, ""); err != nil {
+		return nil, err
+	}
+	return &Result{
+		Data:     map[string]any{"text/plain": text.String(), "text/html": html.String()},
+		Metadata: map[string]any{},
+	}, nil
+}
+
+// CrossViewHook is a Hook for %crossview: it parses the filter from the
+// magic's arguments, builds the cross-view with opts and shows it.
+func CrossViewHook(opts crossview.Options) Hook {
+	return func(ctx context.Context, s *Session, args []string, _ Publisher) (*Result, error) {
+		f, rest, err := ParseFilter(args)
+		if err != nil {
+			return nil, err
+		}
+		if len(rest) > 0 {
+			return nil, usagef("%%crossview: unexpected argument %q", rest[0])
+		}
+		r, err := CrossView(ctx, s.Engine(), f, opts)
+		if err != nil {
+			return nil, err
+		}
+		return CrossViewResult(r)
+	}
+}
