@@ -70,6 +70,7 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	d.CPUCheck = cpuCheck(cv)
 	d.Controls.Rules = knobs(thresholdsFor(b, v))
 	if cv != nil {
+		d.Perfetto = append(d.Perfetto, gapInspects(cv)...)
 		d.Gaps = append(d.Gaps, cv.Gaps...)
 		if cv.Check.Verdict != "" {
 			d.KeyFindings = append(d.KeyFindings, "Cross-view verdict: "+cv.Check.Verdict+" ("+orDash(cv.Check.Label)+"); the CPU cross-check above gives the numbers.")

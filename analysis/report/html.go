@@ -23,6 +23,7 @@ const Style = `body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif
 .tb-tree ul{list-style:none;margin:0;padding-left:1.4em;border-left:1px dotted #bbb}
 .tb-tree summary{cursor:pointer}.tb-kernel{color:#6a3fb0}.tb-sync{color:#b00000;font-weight:bold}
 .tb-share{color:#666}
+.tb-scroll{overflow-x:auto}
 table.tb-table{border-collapse:collapse;margin:8px 0 16px;font-size:12px}
 .tb-table th,.tb-table td{border:1px solid #dde;padding:3px 6px;text-align:left;vertical-align:top}
 .tb-table td.tb-num{text-align:right;font-variant-numeric:tabular-nums}
@@ -252,7 +253,7 @@ func htmlTable(p func(...string), t *table.Table, sort string) {
 	if t.Total > int64(len(t.Rows)) {
 		p(` <span class="tb-tag">(`, fmtInt(int64(len(t.Rows))), " of ", fmtInt(t.Total), " rows)</span>")
 	}
-	p("</h3>\n", `<table class="tb-table" data-tb-table="`, esc(t.Name), `"><thead><tr>`)
+	p("</h3>\n", `<div class="tb-scroll"><table class="tb-table" data-tb-table="`, esc(t.Name), `"><thead><tr>`)
 	for _, c := range t.Columns {
 		mark := ""
 		switch sort {
@@ -290,7 +291,7 @@ func htmlTable(p func(...string), t *table.Table, sort string) {
 		}
 		p("</tr>\n")
 	}
-	p("</tbody></table>\n")
+	p("</tbody></table></div>\n")
 }
 
 // escBlock escapes a multi-line snippet for a <pre> block.

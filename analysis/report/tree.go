@@ -87,3 +87,23 @@ func cpuCheck(r *crossview.Result) string {
 	}
 	return strings.TrimSpace(b.String())
 }
+
+// gapInspects points the Perfetto guide at the cross-view's largest GPU
+// idle gaps: where they are and what the launching thread was doing.
+func gapInspects(r *crossview.Result) []Inspect {
+	var out []Inspect
+	for i, g := range r.Check.TopGaps {
+		if i == 3 {
+			break
+		}
+		what := "GPU idle " + fmtMs(g.DurNs) + " (cause: " + g.Cause + ")"
+		thread := "the thread that launches kernels"
+		if len(g.Host) > 0 {
+			what += "; the launching thread was " + g.HostClass + " in " + g.Host[len(g.Host)-1]
+			thread += " (stack: " + strings.Join(g.Host, " › ") + ")"
+		}
+		out = append(out, Inspect{What: what, Process: "rank " + strconv.Itoa(g.Rank) + ": GPU streams, then the host process",
+			Thread: thread, StartNs: g.StartNs, EndNs: g.StartNs + g.DurNs})
+	}
+	return out
+}
