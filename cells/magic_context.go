@@ -2,6 +2,7 @@ package cells
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,6 +98,14 @@ func runContext(_ context.Context, c *call) (*Result, error) {
 		ctxCopy[k] = v
 	}
 	c.s.mu.Unlock()
+	// What was just recorded goes to stdout, the record itself is the value.
+	for _, st := range sets {
+		if st.value == "" {
+			c.pub.Stream("stdout", fmt.Sprintf("context: %s cleared\n", st.key))
+		} else {
+			c.pub.Stream("stdout", fmt.Sprintf("context: %s = %s recorded; findings and %%diff use it\n", st.key, st.value))
+		}
+	}
 	return contextResult(ctxCopy), nil
 }
 

@@ -265,14 +265,16 @@ class KernelTest(unittest.TestCase):
         self.assertIn("no_such_table_here", errors[0]["content"]["evalue"])
         self.assertTrue(errors[0]["content"]["ename"])
 
-    def test_stream_and_display_data(self):
+    def test_display_data(self):
         # Loading a trace reports progress as display_data and a summary.
         reply, outputs = self.execute("%%trace load %s --name alexnet_conformance" % TRACE)
         if reply["content"]["status"] != "ok":
             reply, outputs = self.execute("%%trace load %s --name alexnet_conformance" % TRACE)
         self.assertEqual(reply["content"]["status"], "ok", reply["content"])
-        shown = [m for m in outputs if m["msg_type"] in ("display_data", "update_display_data", "execute_result", "stream")]
-        self.assertTrue(shown, [m["msg_type"] for m in outputs])
+        displays = [m for m in outputs if m["msg_type"] == "display_data"]
+        self.assertTrue(displays, [m["msg_type"] for m in outputs])
+        self.assertTrue(displays[0]["content"]["transient"].get("display_id"))
+        shown = [m for m in outputs if m["msg_type"] in ("display_data", "update_display_data", "execute_result")]
         text = "".join(
             m["content"].get("text", "") or m["content"].get("data", {}).get("text/plain", "") for m in shown
         )
@@ -280,6 +282,17 @@ class KernelTest(unittest.TestCase):
         reply, outputs = self.execute("SELECT count(*) AS n FROM kernels WHERE trace = 'alexnet_conformance'")
         res = [m for m in outputs if m["msg_type"] == "execute_result"][0]
         self.assertIn("79", res["content"]["data"]["text/plain"])  # MANIFEST.md: 79 kernels
+
+    def test_stream_stdout(self):
+        reply, outputs = self.execute("%context tp=4")
+        self.assertEqual(reply["content"]["status"], "ok")
+        streams = [m for m in outputs if m["msg_type"] == "stream"]
+        self.assertEqual(len(streams), 1, [m["msg_type"] for m in outputs])
+        self.assertEqual(streams[0]["content"]["name"], "stdout")
+        self.assertIn("tp = 4", streams[0]["content"]["text"])
+        # Outputs come between execute_input and the idle status.
+        types = [m["msg_type"] for m in outputs]
+        self.assertLess(types.index("execute_input"), types.index("stream"))
 
     def test_help_output(self):
         reply, outputs = self.execute("%help")
