@@ -155,7 +155,52 @@ func TestReportInChromium(t *testing.T) {
 	if s := b.State(); s != "ready" {
 		t.Errorf("after the rank change data-viewer-state = %q", s)
 	}
+	// Back to all ranks, then raise the sync rule's critical threshold: the
+	// sync issue drops out of the critical block.
+	b.Eval(`(function(){var s=document.querySelector('select[data-tb="rank"]');s.value="";s.dispatchEvent(new Event("change",{bubbles:true}));return "";})()`)
+	critBefore := b.Eval(`String(document.querySelectorAll(".tb-issue").length)`)
+	b.Eval(`(function(){var i=document.querySelector('input[data-tb-rule="sync_gap_critical"]');i.value="0.9";i.dispatchEvent(new Event("change",{bubbles:true}));return "";})()`)
+	if got := b.Eval(`String(document.querySelectorAll(".tb-issue").length)`); got == critBefore {
+		t.Errorf("raising sync_gap_critical to 0.9 left %s critical issues", got)
+	}
+	if got := b.Eval(`document.querySelector('input[data-tb-rule="sync_gap_critical"]').value`); got != "0.9" {
+		t.Errorf("the threshold input shows %q after the change, want 0.9", got)
+	}
+	// Sort the kernels table by count: the header shows the order.
+	b.Eval(`(function(){document.querySelector('button[data-tb-sort="kernels"][data-tb-col="count"]').click();return "";})()`)
+	if got := b.Eval(`document.querySelector('button[data-tb-sort="kernels"][data-tb-col="count"]').textContent`); !strings.HasSuffix(got, "▼") {
+		t.Errorf("after sorting by count the header reads %q, want a ▼", got)
+	}
+	if s := b.State(); s != "ready" {
+		t.Errorf("after the interactions data-viewer-state = %q", s)
+	}
 	if reqs := b.Requests(path); len(reqs) != 0 {
 		t.Errorf("the report made %d requests, want none: %v", len(reqs), reqs)
+	}
+}
+
+// TestReportInChromiumWithoutModule: a report whose module is missing says
+// so in the page and marks itself failed; the static report stays.
+func TestReportInChromiumWithoutModule(t *testing.T) {
+	if cdp.Find() == "" {
+		t.Skip("chromium not found (/usr/bin/chromium): skipping the browser test")
+	}
+	var page bytes.Buffer
+	if err := wasm.WriteReport(&page, buildtest.SampleBundle(t), report.View{}, wasm.Options{Module: []byte{}}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := OpenInChromium(t, path)
+	if s := b.WaitState("static"); s != "failed" {
+		t.Fatalf("data-viewer-state = %q, want failed", s)
+	}
+	if msg := b.Eval(`document.getElementById("tb-status").textContent`); !strings.Contains(msg, "without the viewer module") {
+		t.Errorf("status = %q, want it to say the module is missing", msg)
+	}
+	if n := b.Eval(`String(document.querySelectorAll("#tb-slot h2").length)`); n == "0" {
+		t.Error("the static report is gone")
 	}
 }
