@@ -1,24 +1,5 @@
 //go:build cgo
 
-// Package duck is tracebook's engine: the only package that links DuckDB
-// (through cgo). It opens a database, creates the schema and the views of
-// package sql, loads traces into it (parsed by analysis/trace, streamed into
-// DuckDB chunk by chunk, cached on disk as Parquet), and runs SQL, returning
-// analysis/table values.
-//
-// It owns storage and execution only. What an event means is
-// analysis/trace's; what the evidence presets compute is in sql/<area>.sql
-// and analysis/evidence; how a result is shown is the notebook layer's
-// (cells) and the report's. Built without cgo, the package compiles to a
-// stub whose Open says how to get a working build (duck_nocgo.go).
-//
-// # Files
-//
-//   - duck.go: Open, Close, Query, Exec, Columns, Traces, Drop.
-//   - load.go: Load, one transaction per load, window and step slices.
-//   - scan.go: the table function that streams parsed events into DuckDB.
-//   - cache.go: the parse cache, one Parquet file per trace file.
-//   - importer.go: the seam to analysis/trace.
 package duck
 
 import (
@@ -28,7 +9,6 @@ import (
 	"database/sql/driver"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -47,22 +27,6 @@ import (
 	tbsql "github.com/tracebook/tracebook/sql"
 )
 
-// Options configure Open. The zero value is a good default.
-type Options struct {
-	// MemoryLimit is DuckDB's memory_limit ("8GB", "75%" is not accepted:
-	// give bytes with a unit). "" = half of the machine's (or cgroup's) memory.
-	MemoryLimit string `json:"memory_limit,omitempty"`
-	// TempDirectory is where DuckDB spills when a load or a query needs more
-	// than MemoryLimit. "" = FILE.tmp beside a database file, or a fresh
-	// directory under os.TempDir() for an in-memory database (removed by Close).
-	TempDirectory string `json:"temp_directory,omitempty"`
-	// Threads is DuckDB's worker thread count; 0 = one per core.
-	Threads int `json:"threads,omitempty"`
-	// CacheDir holds the parse cache: "" = $XDG_CACHE_HOME/tracebook (the
-	// user cache directory), "-" = no cache.
-	CacheDir string `json:"cache_dir,omitempty"`
-}
-
 // DB is an open tracebook database. Its methods are safe for concurrent use;
 // loads and drops are serialised.
 type DB struct {
@@ -78,6 +42,7 @@ type DB struct {
 
 	scanOnce sync.Once // registers tracebook_scan
 	scanErr  error
+	threads  int // DuckDB's configured thread count
 }
 
 // Open opens the database at path, creating it when absent; "" opens an
@@ -140,6 +105,10 @@ func Open(path string, opts Options) (*DB, error) {
 			d.Close()
 			return nil, fmt.Errorf("creating the %s in %s: %w", stmt.what, displayPath(path), err)
 		}
+	}
+	if err := d.db.QueryRowContext(ctx, `SELECT current_setting('threads')`).Scan(&d.threads); err != nil {
+		d.Close()
+		return nil, err
 	}
 	return d, nil
 }
@@ -406,19 +375,6 @@ func selectsFromEvents(view string) bool {
 	return false
 }
 
-// Trace summarises one loaded trace.
-type Trace struct {
-	Name     string   `json:"name"`
-	Files    int      `json:"files"`
-	Ranks    []int    `json:"ranks"`
-	Events   int64    `json:"events"`
-	Paths    []string `json:"paths"`
-	Session  string   `json:"session,omitempty"`
-	Producer string   `json:"producer"`
-	Platform string   `json:"platform"`
-	Slice    string   `json:"slice,omitempty"` // the --window/--steps slice loaded, "" = everything
-}
-
 // Traces lists the loaded traces, by name.
 func (d *DB) Traces(ctx context.Context) ([]Trace, error) {
 	rows, err := d.db.QueryContext(ctx, `
@@ -451,9 +407,6 @@ func (d *DB) Traces(ctx context.Context) ([]Trace, error) {
 	}
 	return out, rows.Err()
 }
-
-// ErrNoTrace is returned by Drop for a name that is not loaded.
-var ErrNoTrace = errors.New("no such trace")
 
 // Drop removes a loaded trace (its traces, events and threads rows) in one
 // transaction.

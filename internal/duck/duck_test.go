@@ -5,12 +5,15 @@ package duck
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
+	"github.com/tracebook/tracebook/internal/testutil"
 )
 
 // openTest opens an in-memory database with its cache in a temporary
@@ -20,7 +23,8 @@ func openTest(t testing.TB, cacheDir string) *DB {
 	if cacheDir == "" {
 		cacheDir = t.TempDir()
 	}
-	db, err := Open("", Options{CacheDir: cacheDir, MemoryLimit: "2GB", TempDirectory: t.TempDir()})
+	threads, _ := strconv.Atoi(os.Getenv("TRACEBOOK_TEST_THREADS"))
+	db, err := Open("", Options{CacheDir: cacheDir, MemoryLimit: "2GB", TempDirectory: t.TempDir(), Threads: threads})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,4 +176,30 @@ func TestColumns(t *testing.T) {
 		}
 	}
 	_ = filepath.Join
+}
+
+// TestMergedFile: a merged file's ranks come from the process names, which
+// follow the events; the traces table gets one row per rank.
+func TestMergedFile(t *testing.T) {
+	for _, cache := range []string{"-", ""} {
+		db := openTest(t, cache)
+		for i := range 2 {
+			res := load(t, db, trace.LoadOptions{Name: fmt.Sprint("m", i)}, "testdata/merged.json")
+			if fmt.Sprint(res.Ranks) != "[0 1]" || res.Events != 5 || res.Cached != (cache == "" && i == 1) {
+				t.Errorf("Load(merged) = %+v", res)
+			}
+		}
+		got := csv(query(t, db, `SELECT rank, pid, count(*) FROM events WHERE trace = 'm1' GROUP BY ALL ORDER BY ALL`))
+		if want := "0,0,1\n0,100,1\n1,1,2\n1,200,1\n"; got != want {
+			t.Errorf("cache %q: events per rank and pid:\n%s", cache, testutil.Diff(want, got))
+		}
+		got = csv(query(t, db, `SELECT rank, rank_source, tp, dp, pp, ep, events, first_ts_ns, last_end_ns FROM traces WHERE trace = 'm1' ORDER BY rank`))
+		if want := "0,merged_prefix,0,0,0,0,2,10000,25000\n1,merged_prefix,1,0,0,0,3,11000,36000\n"; got != want {
+			t.Errorf("cache %q: traces rows:\n%s", cache, testutil.Diff(want, got))
+		}
+		got = csv(query(t, db, `SELECT rank, pid, tid, process_name, thread_name FROM threads WHERE trace = 'm1' ORDER BY pid, tid NULLS FIRST`))
+		if want := "0,0,NULL,[TP00-DP00-PP00-EP00] GPU 0,NULL\n1,1,NULL,[TP01-DP00-PP00-EP00] GPU 1,NULL\n0,100,NULL,[TP00-DP00-PP00-EP00] VllmWorker,NULL\n1,200,NULL,[TP01-DP00-PP00-EP00] VllmWorker,NULL\n1,200,1,NULL,python\n"; got != want {
+			t.Errorf("cache %q: threads:\n%s", cache, testutil.Diff(want, got))
+		}
+	}
 }

@@ -5,16 +5,12 @@ package duck
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/trace"
 )
-
-// ErrDuplicateTrace is returned by Load when the name is taken.
-var ErrDuplicateTrace = errors.New("a trace with this name is already loaded")
 
 // Load loads the traces at paths (files, a directory holding the per-rank
 // files of one job, or globs) as one trace named opts.Name (derived from the
@@ -111,6 +107,19 @@ func (d *DB) Load(ctx context.Context, paths []string, opts trace.LoadOptions, p
 		res.JSONBytes += f.jsonBytes
 		res.Cached = res.Cached && f.cached
 	}
+	if len(l.files) > 1 {
+		resolved := make([]fileRef, 0, len(l.files))
+		for _, f := range l.files {
+			if f.pidRank == nil {
+				r := f.ref
+				r.Rank = f.rank
+				resolved = append(resolved, r)
+			}
+		}
+		if err := trace.CheckRanks(j.Name, resolved); err != nil {
+			return nil, err
+		}
+	}
 	if sliced {
 		if err := l.slice(); err != nil {
 			return nil, err
@@ -162,7 +171,7 @@ type loadedFile struct {
 
 func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 	f := &loadedFile{index: i, ref: ref}
-	provisional := ref.Rank
+	provisional := max(ref.Rank, 0)
 	if l.opts.HasRank {
 		provisional = l.opts.Rank
 	}
@@ -199,7 +208,10 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 			})
 			return perr
 		})
-		_, qerr := l.tx.ExecContext(l.ctx, ins+fmt.Sprintf(`SELECT ?, ?, ?, %s FROM %s(%d)`, scanSelect, scanFunction, s.id), l.name, i, provisional)
+		qerr := l.d.singleThreaded(l.ctx, l.tx, func() error {
+			_, err := l.tx.ExecContext(l.ctx, ins+fmt.Sprintf(`SELECT ?, ?, ?, %s FROM %s(%d)`, scanSelect, scanFunction, s.id), l.name, i, provisional)
+			return err
+		})
 		perr := s.close()
 		switch {
 		case perr != nil:
@@ -233,7 +245,6 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 	}
 	if len(f.info.PidCoords) > 0 && !l.opts.HasRank {
 		f.pidRank = f.info.PidCoords
-		f.rankSource = "merged_prefix"
 		var vals []string
 		var args []any
 		for pid, c := range f.info.PidCoords {
@@ -248,6 +259,26 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 		}
 	}
 	return f, nil
+}
+
+// singleThreaded runs fn with DuckDB's thread pool at one thread. The scan
+// is a single stream that the parser feeds, so more DuckDB threads cannot
+// help, and with more the thread that waits for the stream's query spins
+// for tasks, taking the core the parser needs (measured: a third more CPU
+// per load). threads is a database-wide setting: queries that run at the
+// same time as a load run single-threaded until it ends.
+func (d *DB) singleThreaded(ctx context.Context, tx *sql.Tx, fn func() error) error {
+	if d.threads <= 1 {
+		return fn()
+	}
+	if _, err := tx.ExecContext(ctx, `SET threads = 1`); err != nil {
+		return err
+	}
+	err := fn()
+	if _, rerr := tx.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`SET threads = %d`, d.threads)); rerr != nil && err == nil {
+		err = rerr
+	}
+	return err
 }
 
 // slice copies the events of the requested window or steps from the staging
@@ -342,16 +373,19 @@ func (l *loader) insertMetadata(res *trace.LoadResult) error {
 			ranks[r] = true
 			var tp, dp, pp, ep any
 			source := f.rankSource
+			if f.ref.HasCoords {
+				tp, dp, pp, ep = f.ref.TP, f.ref.DP, f.ref.PP, f.ref.EP
+			}
 			if f.pidRank != nil {
-				source = "default"
+				source = trace.RankDefault // events of pids without coordinates
 				for _, co := range f.pidRank {
 					if co.Rank == r {
-						tp, dp, pp, ep, source = co.TP, co.DP, co.PP, co.EP, "merged_prefix"
+						tp, dp, pp, ep, source = co.TP, co.DP, co.PP, co.EP, trace.RankFromMergedPrefix
 						break
 					}
 				}
 			}
-			if source == "default" {
+			if source == trace.RankDefault {
 				res.Gaps = append(res.Gaps, fmt.Sprintf("%s: no rank in the file name, distributedInfo or process names; rank %d assumed", f.ref.Path, r))
 			}
 			var first, last any
