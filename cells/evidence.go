@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"strings"
+	"sync"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
@@ -45,12 +46,27 @@ func CollectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 		return nil, fmt.Errorf("evidence: no trace is loaded (%%trace load PATH)")
 	}
 	args := Params(f)
-	for _, area := range names {
-		t, err := runPreset(ctx, eng, area, args)
-		if err != nil {
-			return nil, err
+	// The presets are independent: run a few at once (DuckDB parallelises
+	// little inside one small query), then keep them in area order.
+	tables := make([]*table.Table, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, presetWorkers)
+	var wg sync.WaitGroup
+	for i, area := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			tables[i], errs[i] = runPreset(ctx, eng, area, args)
+		}()
+	}
+	wg.Wait()
+	for i, area := range names {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		b.Tables[area] = t
+		b.Tables[area] = tables[i]
 	}
 	evidence.DetectGaps(b)
 	rf := f
@@ -58,6 +74,9 @@ func CollectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 	b.Findings = findings.Evaluate(evidence.Rollup(b, rf), b.Thresholds)
 	return b, nil
 }
+
+// presetWorkers is how many presets CollectEvidence runs at once.
+const presetWorkers = 4
 
 // Params returns the four parameters every preset takes: trace (empty =
 // every trace), rank (-1 = every rank), window start and end in ns from the
