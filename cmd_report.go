@@ -33,7 +33,7 @@ const sampleTraceName = "benchmark_result_2869224_1695835535_trace.json.gz"
 func init() {
 	register(command{
 		name:  "report",
-		usage: "report [TRACE...] [-o report.html] [--md report.md] [filter] | --check FILE.html",
+		usage: "report [TRACE... | --from NOTEBOOK.ipynb] [-o report.html] [--md report.md] [filter] | --check FILE.html",
 		help:  "the report: at most 3 critical issues with fixes, as one offline HTML file (and Markdown)",
 		run:   runReport,
 	})
@@ -51,6 +51,7 @@ func writeHTMLReport(w io.Writer, data []byte, v report.View) error {
 // reportArgs are the report command's own arguments.
 type reportArgs struct {
 	out, md, check string
+	from           string // a notebook saved with a %report output (cmd_run.go)
 	paths          []string
 }
 
@@ -68,7 +69,7 @@ func parseReportArgs(args []string) (reportArgs, []string, error) {
 			continue
 		}
 		switch name {
-		case "o", "out", "md", "check":
+		case "o", "out", "md", "check", "from":
 		default:
 			rest = append(rest, arg)
 			continue
@@ -87,6 +88,8 @@ func parseReportArgs(args []string) (reportArgs, []string, error) {
 			a.md = value
 		case "check":
 			a.check = value
+		case "from":
+			a.from = value
 		}
 	}
 	return a, rest, nil
@@ -119,7 +122,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("unknown option %s (usage: tracebook %s)", p, commands["report"].usage)
 		}
 	}
-	if len(paths) == 0 {
+	if len(paths) == 0 && a.from == "" {
 		dir, err := os.MkdirTemp("", "tracebook-sample-")
 		if err != nil {
 			return err
@@ -136,7 +139,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		a.out = "report.html"
 	}
 
-	src, err := collectReport(ctx, paths, f)
+	src, err := reportSource(ctx, a.from, paths, f)
 	if err != nil {
 		return err
 	}

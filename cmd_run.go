@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/cells"
 )
@@ -656,7 +657,7 @@ func reportSourceFromNotebook(path string) (*report.Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", path, mimeReportSource, err)
 	}
-	data, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(text), ""))
+	data, err := decodeReportSource(text)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", path, mimeReportSource, err)
 	}
@@ -665,4 +666,16 @@ func reportSourceFromNotebook(path string) (*report.Source, error) {
 		return nil, fmt.Errorf("%s: %s: %w", path, mimeReportSource, err)
 	}
 	return src, nil
+}
+
+// reportSource is what `tracebook report` renders: with --from, the source
+// saved in a notebook's %report output; otherwise the traces, analysed.
+func reportSource(ctx context.Context, from string, paths []string, f evidence.Filter) (*report.Source, error) {
+	if from == "" {
+		return collectReport(ctx, paths, f)
+	}
+	if len(paths) > 0 {
+		return nil, fmt.Errorf("--from %s takes no TRACE: the notebook holds the evidence", from)
+	}
+	return reportSourceFromNotebook(from)
 }

@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/internal/testutil"
 )
 
@@ -385,7 +387,7 @@ func TestRunNotebooks(t *testing.T) {
 				t.Fatalf("two runs differ:\n%s", testutil.Diff(string(outs[0]), string(outs[1])))
 			}
 			if !bytes.Equal(outs[0], committed) {
-				t.Errorf("notebooks/%s is stale (run `tracebook run --inplace notebooks/%s`):\n%s", tc.name, tc.name, testutil.Diff(string(committed), string(outs[0])))
+				t.Errorf("notebooks/%s is stale (run `tracebook run --inplace notebooks/%s`):\n%s", tc.name, tc.name, shortDiff(string(committed), string(outs[0])))
 			}
 			var text strings.Builder
 			for _, c := range readCells(t, outs[0]) {
@@ -438,4 +440,87 @@ sys.stdout.write(nbformat.writes(nb) + "\n")
 	if norm != string(got) {
 		t.Errorf("nbformat writes the notebook differently:\n%s", testutil.Diff(norm, string(got)))
 	}
+}
+
+// TestRunReportSource runs a notebook whose %report output carries the
+// report's source, reads it back as `tracebook report --from` does, and
+// renders the Markdown again: it must equal the saved text/markdown.
+func TestRunReportSource(t *testing.T) {
+	src := strings.Replace(testNotebook, "\"SELECT nope FROM traces\\n\",\n    \"-- a second line\"", `"%report"`, 1)
+	if src == testNotebook {
+		t.Fatal("the test notebook has no failing cell to replace")
+	}
+	nb := runTestNotebook(t, src)
+	out := filepath.Join(t.TempDir(), "out.ipynb")
+	if code, _, stderr := tracebookRun(t, nb, "-o", out, "--cache-dir", "-"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := readCells(t, b)["bad"]
+	if len(rep.Outputs) != 1 {
+		t.Fatalf("report cell: %d outputs", len(rep.Outputs))
+	}
+	var saved []string
+	if err := json.Unmarshal(rep.Outputs[0].Data["text/markdown"], &saved); err != nil {
+		t.Fatalf("text/markdown: %v", err)
+	}
+	if _, ok := rep.Outputs[0].Data[mimeReportSource]; !ok {
+		t.Fatalf("the report output has no %s", mimeReportSource)
+	}
+	source, err := reportSourceFromNotebook(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := report.GenerateView(&md, source, report.View{}, report.Markdown); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := md.String(), strings.Join(saved, ""); got != want {
+		t.Errorf("the Markdown rendered from the saved source differs from the saved Markdown:\n%s", testutil.Diff(want, got))
+	}
+
+	// The CLI: `tracebook report --from` writes the same Markdown.
+	mdPath := filepath.Join(t.TempDir(), "report.md")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"report", "--from", out, "--md", mdPath}, &stdout, &stderr); code != 0 {
+		t.Fatalf("tracebook report --from: exit %d: %s", code, stderr.String())
+	}
+	if got, err := os.ReadFile(mdPath); err != nil || string(got) != strings.Join(saved, "") {
+		t.Errorf("tracebook report --from --md wrote other Markdown than the notebook's (err %v)", err)
+	}
+
+	if _, err := reportSourceFromNotebook(nb); err == nil || !strings.Contains(err.Error(), "no %report output with "+mimeReportSource) {
+		t.Errorf("a notebook without a report output: err %v", err)
+	}
+}
+
+// shortDiff lists the first lines where two notebooks differ, each cut to
+// 160 characters (outputs hold long lines: base64, wide tables).
+func shortDiff(want, got string) string {
+	cut := func(s string) string {
+		if r := []rune(s); len(r) > 160 {
+			return string(r[:159]) + "…"
+		}
+		return s
+	}
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	shown := 0
+	for i := 0; i < max(len(w), len(g)) && shown < 8; i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			fmt.Fprintf(&b, "line %d:\n  committed %q\n  now       %q\n", i+1, cut(wl), cut(gl))
+			shown++
+		}
+	}
+	return b.String()
 }

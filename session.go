@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/report"
@@ -64,12 +68,42 @@ func newSession(cfg sessionConfig) (*cells.Session, *duck.DB, error) {
 }
 
 // mimeReportSource is the MIME type of what a report is made of (the
-// evidence Bundle and the cross-views, as report.EncodeSource writes them;
-// base64 text in the bundle), which %report adds to its output so that
+// evidence Bundle and the cross-views): report.EncodeSource's msgpack,
+// gzipped, as base64 text. %report adds it to its output so that
 // `tracebook report --from NOTEBOOK.ipynb` rebuilds the offline report from
 // a saved notebook. Front ends have no renderer for it and show the
 // Markdown beside it.
-const mimeReportSource = "application/vnd.tracebook.report+msgpack"
+const mimeReportSource = "application/vnd.tracebook.report+gzip"
+
+// encodeReportSource is the value of mimeReportSource for a report's
+// encoded source; the same source gives the same text.
+func encodeReportSource(data []byte) (string, error) {
+	var b bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	if err != nil {
+		return "", err
+	}
+	if _, err := zw.Write(data); err != nil {
+		return "", err
+	}
+	if err := zw.Close(); err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(b.Bytes()), nil
+}
+
+// decodeReportSource reverses encodeReportSource.
+func decodeReportSource(text string) ([]byte, error) {
+	z, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(text), ""))
+	if err != nil {
+		return nil, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
+}
 
 // withReportSource adds mimeReportSource to what the %report hook shows
 // when the hook does not add it itself, collecting the source again under
@@ -92,7 +126,11 @@ func withReportSource(h cells.Hook) cells.Hook {
 		if err != nil {
 			return res, nil
 		}
-		res.Data[mimeReportSource] = base64.StdEncoding.EncodeToString(b)
+		text, err := encodeReportSource(b)
+		if err != nil {
+			return res, nil
+		}
+		res.Data[mimeReportSource] = text
 		return res, nil
 	}
 }

@@ -38,6 +38,7 @@ for nb in notebooks/*.ipynb; do
 		--ExecutePreprocessor.kernel_name=tracebook --ExecutePreprocessor.timeout=300 \
 		--output-dir "$work/executed" "$nb"
 done
+step "nbconvert outputs match tracebook run's" "$py" tests/jupyter/parity.py "$work/executed" notebooks
 
 if command -v chromium >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && [ -f tests/browser/notebook.test.mjs ]; then
 	(cd tests/browser && npm ci --no-audit --no-fund --silent >/dev/null)
