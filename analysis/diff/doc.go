@@ -1,0 +1,16 @@
+// Package diff compares two traces of the same workload: "did the fix
+// work?". It reads the evidence bundles of a base and a test trace (and,
+// when given, their cross-views), normalises every quantity per step (per
+// token where a serving trace names its tokens), matches ranks, steps and
+// phases, and reports the change of each quantity with its significance
+// against step-to-step variation, the cross-view nodes that grew or shrank,
+// and the findings of the two traces matched into resolved, new and
+// persisting. When the two traces were captured in different contexts (GPU
+// model, world size, producer, platform, capture settings, %context values)
+// the diff says so at the top, before any number.
+//
+// Collecting the bundles (running the presets) is left to package cells;
+// the rules are analysis/findings'; the single-file page around the HTML
+// fragment is the composition root's. The package imports the standard
+// library and the analysis core only, so it builds for GOOS=wasip1.
+package diff

@@ -1,0 +1,419 @@
+package diff
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"html"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/report"
+)
+
+// Format is an output format of Write.
+type Format int
+
+// The formats: Markdown (the notebook's text/markdown and text/plain, and
+// --md) and an HTML fragment without script (the notebook's text/html and
+// the body of the offline page).
+const (
+	Markdown Format = iota
+	HTMLFragment
+)
+
+// Write renders d in format f.
+func Write(w io.Writer, d *Diff, f Format) error {
+	switch f {
+	case Markdown:
+		return printMarkdown(w, d)
+	case HTMLFragment:
+		return printHTML(w, d)
+	}
+	return fmt.Errorf("unexpected output format %v", f)
+}
+
+// Title is the diff's title line.
+func (d *Diff) Title() string { return fmt.Sprintf("Diff: %s → %s", d.Base, d.Test) }
+
+// Warning is the loud line shown first when the contexts differ, "" when
+// they match.
+func (d *Diff) Warning() string {
+	if len(d.Mismatches) == 0 {
+		return ""
+	}
+	var what []string
+	for _, m := range d.Mismatches {
+		what = append(what, m.What)
+	}
+	return fmt.Sprintf("⚠️ DIFFERENT CONTEXTS: the two traces differ in %s. A change below may come from the context, not from the fix.", strings.Join(what, ", "))
+}
+
+// Headline sums the diff up in one sentence: the step time and GPU busy and
+// idle changes, and the findings resolved and new.
+func (d *Diff) Headline() string {
+	per := "/step"
+	if d.Normalised == "capture" {
+		per = "/capture"
+	}
+	var parts []string
+	for _, c := range d.Changes {
+		if c.Group != "step" {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s → %s%s (%s, %s)", c.Name, value(c.Base.Mean, c.Unit), value(c.Test.Mean, c.Unit), per, delta(c), verdict(c)))
+	}
+	var res, nw, pers int
+	for _, f := range d.Findings {
+		switch f.Status {
+		case Resolved:
+			res++
+		case New:
+			nw++
+		default:
+			pers++
+		}
+	}
+	s := strings.Join(parts, "; ") + fmt.Sprintf(". Findings: %d resolved, %d new, %d persisting.", res, nw, pers)
+	if !d.Changed() {
+		s = "No significant change. " + s
+	}
+	return s
+}
+
+// Changed reports whether any quantity changed significantly or any
+// finding was resolved or is new.
+func (d *Diff) Changed() bool {
+	for _, c := range d.Changes {
+		if c.Verdict == Significant {
+			return true
+		}
+	}
+	for _, f := range d.Findings {
+		if f.Status != Persisting {
+			return true
+		}
+	}
+	return false
+}
+
+// value renders a per-step value in its unit.
+func value(v float64, unit string) string {
+	switch unit {
+	case UnitNs:
+		return ms(v)
+	case UnitBytes:
+		return fmt.Sprintf("%.2f MB", v/1e6)
+	default:
+		return trimFloat(v)
+	}
+}
+
+func ms(ns float64) string {
+	v := ns / 1e6
+	switch a := math.Abs(v); {
+	case a == 0:
+		return "0 ms"
+	case a >= 100:
+		return fmt.Sprintf("%.1f ms", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f ms", v)
+	default:
+		return fmt.Sprintf("%.3f ms", v)
+	}
+}
+
+func trimFloat(v float64) string {
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func statString(s Stat, unit string) string {
+	if s.N > 1 {
+		return value(s.Mean, unit) + " ± " + value(s.Std, unit)
+	}
+	return value(s.Mean, unit)
+}
+
+func delta(c Change) string {
+	sign := "+"
+	if c.Delta < 0 {
+		sign = "−"
+	}
+	s := sign + value(math.Abs(c.Delta), c.Unit)
+	if c.Delta == 0 {
+		s = "±0"
+	}
+	if c.HasPct {
+		s += fmt.Sprintf(" (%s%.1f%%)", sign, math.Abs(c.Pct))
+	}
+	return s
+}
+
+func verdict(c Change) string {
+	switch c.Verdict {
+	case Significant:
+		if c.T == 0 {
+			return "significant: no step-to-step variation"
+		}
+		return fmt.Sprintf("significant, t = %.1f", c.T)
+	case WithinNoise:
+		return fmt.Sprintf("within noise, t = %.1f", c.T)
+	case Unknown:
+		return "significance unknown: one step"
+	}
+	return c.Verdict
+}
+
+// section is a titled group of changes.
+type section struct {
+	title string
+	group []string
+}
+
+var sections = []section{
+	{"Step time and GPU", []string{"step", "token", "phase"}},
+	{"Kernel classes (GPU time)", []string{"class"}},
+	{"Top kernels (GPU time)", []string{"kernel"}},
+	{"Syncs, copies and launches", []string{"sync", "copy", "launch"}},
+}
+
+func (d *Diff) rows(groups []string) []Change {
+	var out []Change
+	for _, c := range d.Changes {
+		for _, g := range groups {
+			if c.Group == g {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+func (d *Diff) per() string {
+	if d.Normalised == "capture" {
+		return "per capture"
+	}
+	return "per step"
+}
+
+func md(s string) string {
+	r := strings.NewReplacer("|", `\|`, "\n", " ", "`", "'", "<", "&lt;", ">", "&gt;", "*", `\*`)
+	return r.Replace(s)
+}
+
+func printMarkdown(w io.Writer, d *Diff) error {
+	var b strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	p("# %s\n\n", md(d.Title()))
+	if warn := d.Warning(); warn != "" {
+		p("> **%s**\n>\n", md(warn))
+		for _, m := range d.Mismatches {
+			p("> - %s: base %s, test %s\n", md(m.What), md(m.Base), md(m.Test))
+		}
+		p("\n")
+	}
+	p("**Headline:** %s\n\n", md(d.Headline()))
+	for _, n := range d.Notes {
+		p("- %s\n", md(n))
+	}
+	p("- significance: the change over the pooled standard error of the per-step values (Student's t); |t| ≥ %.0f is significant, below it the change is within noise\n\n", SignificantT)
+	for _, s := range sections {
+		rows := d.rows(s.group)
+		if len(rows) == 0 {
+			continue
+		}
+		p("## %s, %s\n\n| quantity | base | test | change | significance |\n|---|---:|---:|---:|---|\n", s.title, d.per())
+		for _, c := range rows {
+			name := c.Name
+			if c.Group == "kernel" {
+				name = "`" + strings.ReplaceAll(shorten(c.Name, 90), "`", "'") + "`"
+			} else {
+				name = md(name)
+			}
+			p("| %s | %s | %s | %s | %s |\n", name, statString(c.Base, c.Unit), statString(c.Test, c.Unit), delta(c), verdict(c))
+		}
+		p("\n")
+	}
+	p("## Cross-view: nodes that grew or shrank, %s\n\n", d.per())
+	if len(d.Verdicts) == 2 {
+		p("- base: %s\n- test: %s\n\n", md(d.Verdicts[0]), md(d.Verdicts[1]))
+	}
+	if len(d.Nodes) == 0 {
+		p("No node changed by more than 1%% of the base step time.\n\n")
+	} else {
+		p("| view | node | base | test | change |\n|---|---|---:|---:|---:|\n")
+		for _, n := range d.Nodes {
+			mark := "▲"
+			if n.Delta < 0 {
+				mark = "▼"
+			}
+			sync := ""
+			if n.Sync {
+				sync = " ⚠️"
+			}
+			p("| %s | %s%s | %s | %s | %s %s |\n", strings.ToUpper(n.View), md(shorten(n.Path, 160)), sync, ms(n.Base), ms(n.Test), mark, ms(n.Delta))
+		}
+		p("\n")
+	}
+	p("## Findings: resolved, new, persisting\n\n")
+	if len(d.Findings) == 0 {
+		p("Neither trace has a finding.\n\n")
+	}
+	for _, f := range d.Findings {
+		p("- %s\n", md(findingLine(f)))
+	}
+	if len(d.Findings) > 0 {
+		p("\n")
+	}
+	if len(d.Gaps) > 0 {
+		p("## Evidence gaps\n\n")
+		for _, g := range d.Gaps {
+			p("- %s\n", md(g))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// findingLine is one matched finding in one line.
+func findingLine(f FindingMatch) string {
+	mark := map[string]string{Resolved: "✅ RESOLVED", New: "🔴 NEW", Persisting: "🟡 PERSISTING"}[f.Status]
+	where := "all ranks"
+	if f.Rank >= 0 {
+		where = fmt.Sprintf("rank %d", f.Rank)
+	}
+	if f.Phase != "" {
+		where += ", phase " + f.Phase
+	}
+	var title string
+	switch {
+	case f.Test != nil && f.Status == New:
+		title = fmt.Sprintf("%s (%s, %s)", f.Test.Title, f.Test.Severity, f.Test.Status)
+	case f.Base != nil:
+		title = fmt.Sprintf("%s (%s, %s)", f.Base.Title, f.Base.Severity, f.Base.Status)
+	}
+	s := fmt.Sprintf("%s %s [%s]: %s", mark, f.Rule, where, title)
+	if f.Note != "" {
+		s += "; " + f.Note
+	}
+	return s
+}
+
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func printHTML(w io.Writer, d *Diff) error {
+	var b strings.Builder
+	e := html.EscapeString
+	p := func(s ...string) {
+		for _, x := range s {
+			b.WriteString(x)
+		}
+	}
+	p(`<div class="tb-diff">`, "\n<h1>", e(d.Title()), "</h1>\n")
+	if warn := d.Warning(); warn != "" {
+		p(`<div class="tb-issue tb-diff-warn" role="alert"><p><strong>`, e(warn), "</strong></p>\n<ul>")
+		for _, m := range d.Mismatches {
+			p("<li>", e(m.What), ": base <b>", e(m.Base), "</b>, test <b>", e(m.Test), "</b></li>")
+		}
+		p("</ul></div>\n")
+	}
+	p("<p><strong>Headline:</strong> ", e(d.Headline()), "</p>\n<ul>")
+	for _, n := range d.Notes {
+		p("<li>", e(n), "</li>")
+	}
+	p("<li>", e(fmt.Sprintf("significance: the change over the pooled standard error of the per-step values (Student's t); |t| ≥ %.0f is significant, below it the change is within noise", SignificantT)), "</li></ul>\n")
+	for _, s := range sections {
+		rows := d.rows(s.group)
+		if len(rows) == 0 {
+			continue
+		}
+		p("<h2>", e(s.title+", "+d.per()), "</h2>\n", `<table class="tb-table"><thead><tr><th>quantity</th><th>base</th><th>test</th><th>change</th><th>significance</th></tr></thead><tbody>`, "\n")
+		for _, c := range rows {
+			name := e(c.Name)
+			if c.Group == "kernel" {
+				name = `<code class="tb-kernel" title="` + e(c.Name) + `">` + e(shorten(c.Name, 90)) + "</code>"
+			}
+			p("<tr><td>", name, `</td><td class="tb-num">`, e(statString(c.Base, c.Unit)), `</td><td class="tb-num">`, e(statString(c.Test, c.Unit)),
+				`</td><td class="tb-num">`, e(delta(c)), "</td><td>", e(verdict(c)), "</td></tr>\n")
+		}
+		p("</tbody></table>\n")
+	}
+	p("<h2>", e("Cross-view: nodes that grew or shrank, "+d.per()), "</h2>\n")
+	if len(d.Verdicts) == 2 {
+		p("<ul><li>base: ", e(d.Verdicts[0]), "</li><li>test: ", e(d.Verdicts[1]), "</li></ul>\n")
+	}
+	if len(d.Nodes) == 0 {
+		p("<p>No node changed by more than 1% of the base step time.</p>\n")
+	} else {
+		p(`<table class="tb-table"><thead><tr><th>view</th><th>node</th><th>base</th><th>test</th><th>change</th></tr></thead><tbody>`, "\n")
+		for _, n := range d.Nodes {
+			mark := "▲ "
+			if n.Delta < 0 {
+				mark = "▼ "
+			}
+			sync := ""
+			if n.Sync {
+				sync = ` <span class="tb-sync">⚠️ sync</span>`
+			}
+			p("<tr><td>", strings.ToUpper(n.View), `</td><td title="`, e(n.Path), `">`, e(shorten(n.Path, 160)), sync, `</td><td class="tb-num">`, e(ms(n.Base)),
+				`</td><td class="tb-num">`, e(ms(n.Test)), `</td><td class="tb-num">`, e(mark+ms(n.Delta)), "</td></tr>\n")
+		}
+		p("</tbody></table>\n")
+	}
+	p("<h2>Findings: resolved, new, persisting</h2>\n")
+	if len(d.Findings) == 0 {
+		p("<p>Neither trace has a finding.</p>\n")
+	} else {
+		p("<ul>")
+		for _, f := range d.Findings {
+			p(`<li class="tb-diff-`, f.Status, `">`, e(findingLine(f)), "</li>\n")
+		}
+		p("</ul>\n")
+	}
+	if len(d.Gaps) > 0 {
+		p("<h2>Evidence gaps</h2>\n<ul>")
+		for _, g := range d.Gaps {
+			p("<li>", e(g), "</li>")
+		}
+		p("</ul>\n")
+	}
+	p("</div>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// pageStyle adds the diff's own rules to the report's style sheet.
+const pageStyle = `.tb-diff-warn{border:2px solid #c62828;background:#fdecea;padding:.4em 1em;margin:1em 0}.tb-diff-resolved{color:#1b5e20}.tb-diff-new{color:#b71c1c}`
+
+// WritePage writes d as one self-contained HTML page: the report's style
+// sheet and the HTML fragment, no script, under a Content-Security-Policy
+// that allows only the page's own hashed style. It opens from file:// with
+// no network.
+func WritePage(w io.Writer, d *Diff) error {
+	var frag strings.Builder
+	if err := printHTML(&frag, d); err != nil {
+		return err
+	}
+	style := report.Style + pageStyle
+	sum := sha256.Sum256([]byte(style))
+	csp := "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; img-src data:"
+	var b strings.Builder
+	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n")
+	b.WriteString(`<meta http-equiv="Content-Security-Policy" content="` + csp + `">` + "\n")
+	b.WriteString(`<meta name="viewport" content="width=device-width, initial-scale=1">` + "\n")
+	b.WriteString("<title>" + html.EscapeString(d.Title()) + "</title>\n<style>" + style + "</style>\n</head>\n<body>\n<div class=\"tb-page\">\n")
+	b.WriteString(frag.String())
+	b.WriteString("</div>\n</body></html>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
