@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -47,21 +46,21 @@ type View struct {
 	Sort map[string]string `json:"sort,omitempty"`
 	// Open lists the tree node ids to show unfolded; nil = the default
 	// (nodes over 10% of GPU time).
-	Open []string `json:"open,omitempty"`
+	Open []string `json:"open"`
 	// MaxRows caps each evidence table; 0 = MaxRows.
 	MaxRows int `json:"max_rows,omitempty"`
 }
 
 // ParseView decodes a View from its JSON; empty input is the zero View.
 func ParseView(data []byte) (View, error) {
-	var v View
 	if len(data) == 0 {
-		return v, nil
+		return View{}, nil
 	}
-	if err := json.Unmarshal(data, &v); err != nil {
-		return v, fmt.Errorf("parsing the view: %w", err)
+	doc, err := parseJSON(data)
+	if err != nil {
+		return View{}, err
 	}
-	return v, nil
+	return viewFrom(doc)
 }
 
 // Print writes an already built Doc in format f. It is the one place the
