@@ -268,3 +268,27 @@ func TestWindowAndSteps(t *testing.T) {
 		t.Error("Load(steps 7..9) = nil, want an error")
 	}
 }
+
+// TestSpillsToDisk loads a trace larger than the memory limit: DuckDB spills
+// to the temporary directory instead of failing.
+func TestSpillsToDisk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads 87 MB of JSON")
+	}
+	path := filepath.Join(testutil.SharedTraces(t), "hta/mtia_single_rank/mtia_rank_0.json.gz")
+	db, err := Open("", Options{CacheDir: "-", MemoryLimit: "24MB", TempDirectory: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res := load(t, db, trace.LoadOptions{}, path)
+	if got := csv(query(t, db, `SELECT count(*) FROM events`)); got != fmt.Sprintf("%d\n", res.Events) {
+		t.Errorf("events: %q, want %d", got, res.Events)
+	}
+	spilled := query(t, db, `SELECT sum(temporary_storage_bytes) FROM duckdb_memory()`).Rows[0][0]
+	if n, ok := spilled.(float64); !ok || n <= 0 {
+		if n, ok := spilled.(int64); !ok || n <= 0 {
+			t.Errorf("temporary_storage_bytes = %v, want > 0", spilled)
+		}
+	}
+}
