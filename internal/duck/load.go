@@ -208,7 +208,7 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 			})
 			return perr
 		})
-		qerr := l.d.singleThreaded(l.ctx, l.tx, func() error {
+		qerr := l.d.singleThreaded(l.ctx, func() error {
 			_, err := l.tx.ExecContext(l.ctx, ins+fmt.Sprintf(`SELECT ?, ?, ?, %s FROM %s(%d)`, scanSelect, scanFunction, s.id), l.name, i, provisional)
 			return err
 		})
@@ -267,15 +267,17 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 // for tasks, taking the core the parser needs (measured: a third more CPU
 // per load). threads is a database-wide setting: queries that run at the
 // same time as a load run single-threaded until it ends.
-func (d *DB) singleThreaded(ctx context.Context, tx *sql.Tx, fn func() error) error {
+func (d *DB) singleThreaded(ctx context.Context, fn func() error) error {
 	if d.threads <= 1 {
 		return fn()
 	}
-	if _, err := tx.ExecContext(ctx, `SET threads = 1`); err != nil {
+	// Set on another connection: a failed statement aborts the load's
+	// transaction, and the setting must be restored all the same.
+	if _, err := d.db.ExecContext(ctx, `SET GLOBAL threads = 1`); err != nil {
 		return err
 	}
 	err := fn()
-	if _, rerr := tx.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`SET threads = %d`, d.threads)); rerr != nil && err == nil {
+	if _, rerr := d.db.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`SET GLOBAL threads = %d`, d.threads)); rerr != nil && err == nil {
 		err = rerr
 	}
 	return err

@@ -176,7 +176,11 @@ func TestLoadIsAtomic(t *testing.T) {
 	if after := snapshot(t, db); after != before {
 		t.Errorf("a failed load changed the database:\nbefore %q\nafter  %q", before, after)
 	}
-	// The database still works and the good trace loads again under another name.
+	// The database still works, with its threads setting restored, and the
+	// good trace loads again under another name.
+	if got := csv(query(t, db, `SELECT current_setting('threads') = ?`, db.threads)); got != "true\n" {
+		t.Errorf("threads not restored after a failed load")
+	}
 	load(t, db, trace.LoadOptions{Name: "again"}, tiny)
 }
 
