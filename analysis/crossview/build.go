@@ -8,7 +8,8 @@ import (
 	"strings"
 )
 
-// ErrNoInput is returned by Build when it is given no rows at all.
+// ErrNoInput is returned by Build when it is given no rows at all (not even
+// a trace origin: nothing is loaded).
 var ErrNoInput = errors.New("crossview: no rows: load a trace first")
 
 type rankKey struct {
@@ -114,7 +115,7 @@ var classNames = [...]string{"", ClassWorking, ClassSync, ClassWaiting}
 // Build builds the GPU view, the CPU view and the cross-check of one slice
 // of the rows the crossview preset returned.
 func Build(in *Input, s Slice, opts Options) (*Result, error) {
-	if in == nil || (len(in.Frames) == 0 && len(in.Ops) == 0) {
+	if in == nil || (len(in.Frames) == 0 && len(in.Ops) == 0 && len(in.Origins) == 0) {
 		return nil, ErrNoInput
 	}
 	if s.HasWindow() && s.WindowEndNs <= s.WindowStartNs {
@@ -370,6 +371,16 @@ func (b *builder) sliceRanks() {
 			steps[k] = append(steps[k], ival{st.TsNs, st.TsNs + st.DurNs})
 		}
 	}
+	if stepFilter && anySteps && len(steps) == 0 {
+		what := "phase " + b.s.Phase
+		if b.s.HasStep {
+			what = fmt.Sprintf("step %d", b.s.Step)
+			if b.s.Phase != "" {
+				what += " of phase " + b.s.Phase
+			}
+		}
+		b.gaps = append(b.gaps, "no step of "+what+" in the trace: the slice is empty")
+	}
 	if stepFilter && !anySteps {
 		b.gaps = append(b.gaps, "the trace has no step annotations (ProfilerStep#N, vLLM execute_context_…_generation_…, execute_new_…_cached_…, SGLang step[…]): a phase or step cannot be selected, so the slice is empty")
 	}
@@ -620,6 +631,9 @@ func ms(ns int64) string {
 func (b *builder) evidenceGaps(res *Result) []string {
 	var out []string
 	m := res.Check.Metrics
+	if len(b.frames) == 0 {
+		out = append(out, "no host frame (python, operator, annotation, runtime call) in the slice: the CPU view is empty")
+	}
 	if len(b.ops) == 0 {
 		out = append(out, "no GPU operation in the slice: the GPU view is empty")
 	}

@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo && unix
 
 package crossview_test
 
@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -204,8 +205,10 @@ func TestFilterChangesBothViews(t *testing.T) {
 	}{
 		{"rank", "param/dlrm_8rank", evidence.Filter{}, evidence.Filter{Rank: 3, HasRank: true}},
 		{"window", "tracemap/vllm_h100_tp4_rank0", evidence.Filter{}, evidence.Filter{WindowStartNs: 100e6, WindowEndNs: 150e6}},
-		{"phase", "tracelens/b200_eager", evidence.Filter{}, evidence.Filter{Phase: "prefill"}},
 		{"step", "tracelens/mi300x_resnet_act_checkpoint", evidence.Filter{}, evidence.Filter{Step: 16, HasStep: true}},
+		// vLLM without step annotations: the steps preset falls back to
+		// the python frames of execute_model (phase unknown).
+		{"step_vllm", "tracemap/vllm_h100_tp4_rank0", evidence.Filter{}, evidence.Filter{Step: 5, HasStep: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -235,6 +238,35 @@ func TestFilterChangesBothViews(t *testing.T) {
 	}
 }
 
+// TestPhaseSelectsBothViews: the b200 trace holds one prefill step that
+// spans the trace: --phase prefill keeps both views whole, --phase decode
+// empties both, and says why.
+func TestPhaseSelectsBothViews(t *testing.T) {
+	db := load(t, "tracelens/b200_eager")
+	ctx := context.Background()
+	whole, err := cells.CrossView(ctx, db, evidence.Filter{}, crossview.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre, err := cells.CrossView(ctx, db, evidence.Filter{Phase: "prefill"}, crossview.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := cells.CrossView(ctx, db, evidence.Filter{Phase: "decode"}, crossview.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pre.GPU.TotalNs != whole.GPU.TotalNs || pre.CPU.TotalNs > whole.CPU.TotalNs || pre.CPU.TotalNs == 0 {
+		t.Errorf("prefill: GPU %d of %d, CPU %d of %d", pre.GPU.TotalNs, whole.GPU.TotalNs, pre.CPU.TotalNs, whole.CPU.TotalNs)
+	}
+	if dec.GPU.TotalNs != 0 || dec.CPU.TotalNs != 0 {
+		t.Errorf("decode: GPU %d CPU %d, want both empty", dec.GPU.TotalNs, dec.CPU.TotalNs)
+	}
+	if dec.Check.Verdict != crossview.VerdictInconclusive || len(dec.Gaps) == 0 || !strings.Contains(strings.Join(dec.Gaps, "\n"), "no step of phase decode") {
+		t.Errorf("decode: verdict %s, gaps %q", dec.Check.Verdict, dec.Gaps)
+	}
+}
+
 // BenchmarkCrossViewH100 times the cross-view after load on the 48 MB vLLM
 // H100 trace (106k python frames): the preset's query, reading its rows and
 // building both trees and the cross-check.
@@ -248,23 +280,32 @@ func BenchmarkCrossViewH100(b *testing.B) {
 	}
 }
 
-// TestCrossViewH100Fast: under a second after load (best of three, so a
-// busy machine does not fail it by chance).
+// cpuTime is the CPU time the process has used, DuckDB's threads included.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestCrossViewH100Fast: the cross-view of the vLLM H100 trace after load
+// (preset query, rows read, both trees and the cross-check) costs under a
+// second. It gates on the process's CPU time, best of three, because wall
+// time on a shared machine measures the neighbours; both are logged.
 func TestCrossViewH100Fast(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing")
 	}
 	db := load(t, "tracemap/vllm_h100_tp4_rank0")
-	best := time.Hour
+	bestCPU, bestWall := time.Hour, time.Hour
 	for range 3 {
-		start := time.Now()
+		c, w := cpuTime(), time.Now()
 		if _, err := cells.CrossView(context.Background(), db, evidence.Filter{}, crossview.DefaultOptions()); err != nil {
 			t.Fatal(err)
 		}
-		best = min(best, time.Since(start))
+		bestCPU, bestWall = min(bestCPU, cpuTime()-c), min(bestWall, time.Since(w))
 	}
-	t.Logf("cross-view of the vLLM H100 trace: %v", best)
-	if best > time.Second {
-		t.Errorf("cross-view took %v, want under 1s", best)
+	t.Logf("cross-view of the vLLM H100 trace: %v CPU, %v wall (best of 3)", bestCPU, bestWall)
+	if bestCPU > time.Second {
+		t.Errorf("cross-view used %v of CPU, want under 1s", bestCPU)
 	}
 }

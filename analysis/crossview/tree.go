@@ -223,6 +223,9 @@ func markKeep(p *bnode, minBlocked int64) bool {
 	return k
 }
 
+// minShown is how many children a node shows before folding the rest into "other".
+const minShown = 3
+
 func isLeafKind(kind string) bool {
 	return kind == "kernel" || kind == "gpu_memcpy" || kind == "gpu_memset" || kind == "other"
 }
@@ -243,6 +246,12 @@ func shape(p *bnode, view string, level, depth int, minNs int64) []*Node {
 			continue
 		}
 		out = append(out, finishNode(c, view, level, depth, minNs))
+	}
+	// A node whose children are all small (a fan-out of many layers) still
+	// shows its largest ones: at least minShown lines before "other".
+	for len(out) < minShown && len(small) > 0 {
+		out = append(out, finishNode(small[0], view, level, depth, minNs))
+		small = small[1:]
 	}
 	switch len(small) {
 	case 0:
