@@ -1,0 +1,320 @@
+//go:build cgo
+
+package cells_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tracebook/tracebook/analysis/diff"
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/trace"
+	"github.com/tracebook/tracebook/cells"
+	"github.com/tracebook/tracebook/internal/testutil"
+)
+
+// writeStepsTrace writes a small Kineto training trace of six steps to
+// dir/name. Each step launches a 5 ms GEMM, prepares the next batch on the
+// host for 6 ms (plus 0, 50 or 100 µs of jitter) and launches a 2 ms GEMM.
+// With planted, an aten::item between the two waits for the first GEMM in a
+// 5 ms cudaStreamSynchronize, so the host prepares the batch only after the
+// GPU has drained: the GPU idles through the preparation and the step takes
+// 5 ms longer.
+func writeStepsTrace(t *testing.T, dir, name string, planted bool) string {
+	t.Helper()
+	var events []map[string]any
+	corr, ext := 1000, 1
+	x := func(cat, name string, pid, tid any, ts, dur float64, args map[string]any) {
+		e := map[string]any{"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
+		if args != nil {
+			e["args"] = args
+		}
+		events = append(events, e)
+	}
+	op := func(cat, name string, ts, dur float64) {
+		ext++
+		x(cat, name, 100, 100, ts, dur, map[string]any{"External id": ext})
+	}
+	kernel := func(name string, launch, gts, gdur float64) {
+		corr++
+		x("cuda_runtime", "cudaLaunchKernel", 100, 100, launch, 5, map[string]any{"correlation": corr, "External id": ext})
+		x("kernel", name, 0, 7, gts, gdur, map[string]any{"stream": 7, "device": 0, "correlation": corr, "External id": ext})
+	}
+	s := 0.0
+	for k := 0; k < 6; k++ {
+		jitter := float64(k%3) * 50
+		prep := s + 40 // when the host starts preparing the next batch
+		p := 8500 + jitter
+		if planted {
+			prep, p = s+5080, 13500+jitter
+		}
+		op("user_annotation", fmt.Sprintf("ProfilerStep#%d", k+1), s, p-10)
+		op("cpu_op", "aten::mm", s+5, 20)
+		kernel("sm90_xmma_gemm_bf16_a", s+10, s+30, 5000)
+		if planted {
+			op("cpu_op", "aten::item", s+40, 5030)
+			op("cpu_op", "aten::_local_scalar_dense", s+45, 5020)
+			corr++
+			x("cuda_runtime", "cudaStreamSynchronize", 100, 100, s+50, 5000, map[string]any{"correlation": corr})
+		}
+		op("cpu_op", "aten::_prepare_batch", prep, 6000+jitter)
+		op("cpu_op", "aten::mm", prep+6010+jitter, 20)
+		kernel("sm90_xmma_gemm_bf16_b", prep+6020+jitter, prep+6040+jitter, 2000)
+		s += p
+	}
+	doc := map[string]any{
+		"schemaVersion":    1,
+		"deviceProperties": []any{map[string]any{"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85018279936, "computeMajor": 9, "computeMinor": 0}},
+		"distributedInfo":  map[string]any{"backend": "nccl", "rank": 0, "world_size": 1},
+		"traceEvents":      events,
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// loadDiff loads base and test under the names "base" and "test" and
+// compares them.
+func loadDiff(t *testing.T, base, test string, f evidence.Filter) *diff.Diff {
+	t.Helper()
+	db := openDB(t)
+	ctx := context.Background()
+	for name, p := range map[string]string{"base": base, "test": test} {
+		if _, err := db.Load(ctx, []string{p}, trace.LoadOptions{Name: name}, nil); err != nil {
+			t.Fatalf("Load(%s): %v", p, err)
+		}
+	}
+	d, err := cells.CollectDiff(ctx, db, "base", "test", f, nil)
+	if err != nil {
+		t.Fatalf("CollectDiff: %v", err)
+	}
+	return d
+}
+
+func changeOf(t *testing.T, d *diff.Diff, group, name string) diff.Change {
+	t.Helper()
+	for _, c := range d.Changes {
+		if c.Group == group && c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no change %s/%s in %+v", group, name, d.Changes)
+	return diff.Change{}
+}
+
+func findingsByStatus(d *diff.Diff) map[string][]string {
+	out := map[string][]string{}
+	for _, f := range d.Findings {
+		out[f.Status] = append(out[f.Status], f.Rule)
+	}
+	return out
+}
+
+// The planted sync is removed: its finding is resolved, and the step time
+// drops by the 5 ms the sync cost.
+func TestDiffPlantedSyncResolved(t *testing.T) {
+	dir := t.TempDir()
+	d := loadDiff(t, writeStepsTrace(t, dir, "sync.json", true), writeStepsTrace(t, dir, "fixed.json", false), evidence.Filter{})
+	if len(d.Mismatches) != 0 || d.Warning() != "" {
+		t.Errorf("same context, yet mismatches %+v", d.Mismatches)
+	}
+	if d.Normalised != "step" || d.BaseSteps != 6 || d.TestSteps != 6 {
+		t.Errorf("normalised %q over %d/%d steps, want step over 6/6", d.Normalised, d.BaseSteps, d.TestSteps)
+	}
+	st := changeOf(t, d, "step", "step time")
+	if math.Abs(st.Delta-(-5e6)) > 1 || st.Verdict != diff.Significant || st.Base.Std == 0 {
+		t.Errorf("step time change = %+v, want -5 ms, significant against the 50 µs jitter", st)
+	}
+	if math.Abs(st.Base.Mean-13.54e6) > 1 || math.Abs(st.Test.Mean-8.54e6) > 1 {
+		t.Errorf("step time = %.0f -> %.0f ns, want 13.54 -> 8.54 ms", st.Base.Mean, st.Test.Mean)
+	}
+	if busy := changeOf(t, d, "step", "GPU busy"); busy.Verdict != diff.NoChange || math.Abs(busy.Base.Mean-7e6) > 1 {
+		t.Errorf("GPU busy change = %+v, want 7 ms per step on both sides", busy)
+	}
+	if idle := changeOf(t, d, "step", "GPU idle"); idle.Delta > -4.9e6 || idle.Verdict != diff.Significant {
+		t.Errorf("GPU idle change = %+v, want about -5 ms, significant", idle)
+	}
+	gap := changeOf(t, d, "sync", "GPU gaps opened by syncs")
+	if gap.Test.Mean != 0 || gap.Base.Mean < 6e6 || gap.Verdict != diff.Significant {
+		t.Errorf("sync gap change = %+v, want > 6 ms per step -> 0", gap)
+	}
+	if c := changeOf(t, d, "sync", "blocking sync calls"); c.Base.Mean != 1 || c.Test.Mean != 0 {
+		t.Errorf("sync calls per step = %+v, want 1 -> 0", c)
+	}
+	if c := changeOf(t, d, "class", "COMP"); c.Verdict != diff.NoChange {
+		t.Errorf("COMP change = %+v, want no change", c)
+	}
+	byStatus := findingsByStatus(d)
+	if strings.Join(byStatus[diff.Resolved], ",") != "sync_bound_loop" || len(byStatus[diff.New]) != 0 {
+		t.Errorf("findings = %+v, want sync_bound_loop resolved and nothing new", byStatus)
+	}
+	var md strings.Builder
+	if err := diff.Write(&md, d, diff.Markdown); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"step time 13.54 ms → 8.54 ms/step (−5.00 ms (−36.9%), significant", "✅ RESOLVED sync_bound_loop [rank 0]"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+}
+
+// A trace compared with itself shows no change and no finding that moved.
+func TestDiffSelf(t *testing.T) {
+	p := writeStepsTrace(t, t.TempDir(), "sync.json", true)
+	d := loadDiff(t, p, p, evidence.Filter{})
+	if d.Changed() || len(d.Mismatches) != 0 {
+		t.Errorf("self diff changed: mismatches %+v, headline %s", d.Mismatches, d.Headline())
+	}
+	for _, c := range d.Changes {
+		if c.Delta != 0 || c.Verdict != diff.NoChange {
+			t.Errorf("self diff: %s/%s = %+v, want no change", c.Group, c.Name, c)
+		}
+	}
+	for _, n := range d.Nodes {
+		t.Errorf("self diff: node %s changed by %.0f ns", n.Path, n.Delta)
+	}
+	for _, f := range d.Findings {
+		if f.Status != diff.Persisting || f.Note != "" {
+			t.Errorf("self diff: finding %+v", f)
+		}
+	}
+	if !strings.HasPrefix(d.Headline(), "No significant change. ") {
+		t.Errorf("headline = %s", d.Headline())
+	}
+}
+
+// One step on a side: significance is unknown, said as a gap.
+func TestDiffOneStep(t *testing.T) {
+	dir := t.TempDir()
+	d := loadDiff(t, writeStepsTrace(t, dir, "sync.json", true), writeStepsTrace(t, dir, "fixed.json", false), evidence.Filter{Step: 2, HasStep: true})
+	st := changeOf(t, d, "step", "step time")
+	if st.Verdict != diff.Unknown || st.Base.N != 1 || math.Abs(st.Delta-(-5e6)) > 1 {
+		t.Errorf("one-step change = %+v, want -5 ms of unknown significance", st)
+	}
+	if !strings.Contains(strings.Join(d.Gaps, "\n"), "significance is unknown") {
+		t.Errorf("gaps = %q, want the one-step gap", d.Gaps)
+	}
+}
+
+// %diff shows the diff as Markdown, text and script-free HTML, and writes
+// the offline page.
+func TestDiffMagic(t *testing.T) {
+	dir := t.TempDir()
+	base, test := writeStepsTrace(t, dir, "sync.json", true), writeStepsTrace(t, dir, "fixed.json", false)
+	db := openDB(t)
+	s := cells.NewSession(db, cells.SessionOptions{WorkDir: dir})
+	s.Diff = cells.DiffHook
+	ctx := context.Background()
+	for _, code := range []string{"%trace load " + base + " --name base", "%trace load " + test + " --name test"} {
+		if _, err := s.Execute(ctx, code, nil); err != nil {
+			t.Fatalf("%s: %v", code, err)
+		}
+	}
+	res, err := s.Execute(ctx, "%diff base test --html diff.html --md diff.md", nil)
+	if err != nil {
+		t.Fatalf("%%diff: %v", err)
+	}
+	md, _ := res.Data["text/markdown"].(string)
+	text, _ := res.Data[cells.MIMEText].(string)
+	html, _ := res.Data[cells.MIMEHTML].(string)
+	if !strings.Contains(md, "RESOLVED sync_bound_loop") || !strings.Contains(text, "HTML diff written to") || !strings.Contains(html, "RESOLVED sync_bound_loop") {
+		t.Errorf("outputs lack the resolved finding:\n%s\n%s", text, html)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "diff.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{html, string(page)} {
+		if strings.Contains(strings.ToLower(h), "<script") {
+			t.Error("the HTML holds a script")
+		}
+	}
+	if !strings.Contains(string(page), "Content-Security-Policy") || !strings.Contains(string(page), "<table") {
+		t.Errorf("offline page is incomplete:\n%.500s", page)
+	}
+	if _, err := s.Execute(ctx, "%diff base", nil); err == nil || !strings.Contains(err.Error(), "two loaded traces") {
+		t.Errorf("%%diff base: err = %v", err)
+	}
+}
+
+// The shared pairs of the same workload: the headline deltas are pinned,
+// and the context warning fires across GPU models and platforms.
+func TestDiffSharedPairs(t *testing.T) {
+	shared := testutil.SharedTraces(t)
+	local := filepath.Join(testutil.Testdata(t), "kineto", "resnet50_num_workers_0")
+	if _, err := os.Stat(local); err != nil {
+		local = filepath.Join(shared, "kineto", "resnet50_num_workers_0")
+	}
+	tests := []struct {
+		name, base, test string
+		warn             []string // context differences that must be named
+	}{
+		{"resnet50_workers", local, filepath.Join(shared, "kineto", "resnet50_num_workers_4"), nil},
+		{"hta_a100_v100", filepath.Join(shared, "hta", "trace_diff_control_a100"), filepath.Join(shared, "hta", "trace_diff_test_v100"), []string{"GPU model", "world size"}},
+		{"vllm_h100_mi300x", filepath.Join(shared, "tracemap", "vllm_h100_tp4_rank0"), filepath.Join(shared, "tracemap", "vllm_mi300x_tp4_rank0"), []string{"GPU model", "platform"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := loadDiff(t, tc.base, tc.test, evidence.Filter{})
+			var what []string
+			for _, m := range d.Mismatches {
+				what = append(what, m.What)
+			}
+			for _, w := range tc.warn {
+				if !strings.Contains(strings.Join(what, ","), w) || !strings.Contains(d.Warning(), "DIFFERENT CONTEXTS") {
+					t.Errorf("context warning lacks %q: %q", w, d.Warning())
+				}
+			}
+			if tc.warn == nil && len(d.Mismatches) != 0 {
+				t.Errorf("same context, yet mismatches %+v", d.Mismatches)
+			}
+			var md strings.Builder
+			if err := diff.Write(&md, d, diff.Markdown); err != nil {
+				t.Fatal(err)
+			}
+			if tc.warn != nil && !strings.Contains(strings.SplitN(md.String(), "\n", 4)[2], "DIFFERENT CONTEXTS") {
+				t.Errorf("the warning is not at the top:\n%.400s", md.String())
+			}
+			testutil.Golden(t, filepath.Join("testdata", "diff."+tc.name+".golden"), []byte(headline(d)))
+		})
+	}
+}
+
+// headline is what the shared-pair goldens pin: the warning, the notes,
+// the step, phase, token and class changes, and the matched findings.
+func headline(d *diff.Diff) string {
+	var b strings.Builder
+	if w := d.Warning(); w != "" {
+		b.WriteString(w + "\n")
+	}
+	for _, m := range d.Mismatches {
+		fmt.Fprintf(&b, "  %s: %s -> %s\n", m.What, m.Base, m.Test)
+	}
+	for _, n := range d.Notes {
+		b.WriteString("note: " + n + "\n")
+	}
+	for _, c := range d.Changes {
+		switch c.Group {
+		case "step", "phase", "token", "class":
+			fmt.Fprintf(&b, "%s/%s: %.3f ± %.3f -> %.3f ± %.3f ms/step (n %d/%d), delta %.3f ms, %s, t %.1f\n", c.Group, c.Name,
+				c.Base.Mean/1e6, c.Base.Std/1e6, c.Test.Mean/1e6, c.Test.Std/1e6, c.Base.N, c.Test.N, c.Delta/1e6, c.Verdict, c.T)
+		}
+	}
+	for _, f := range d.Findings {
+		fmt.Fprintf(&b, "finding %s %s rank %d\n", f.Status, f.Rule, f.Rank)
+	}
+	return b.String()
+}
