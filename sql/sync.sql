@@ -9,7 +9,8 @@
 -- call on the same thread: the outermost scalar read (aten::item,
 -- _local_scalar_dense, is_nonzero), else dynamic shape (nonzero,
 -- masked_select, unique, repeat_interleave), else copy to host (aten::to,
--- _to_copy, copy_, cpu), else the innermost operator; '' when none.
+-- _to_copy, copy_, cpu), else the innermost operator; '' when none, and for
+-- the non-blocking cudaStreamWaitEvent (not looked up: they are many).
 -- GPU gap: the rank's GPU union segment that ends last before the call
 -- returns is found; when it ended while the host waited (its end is at or
 -- after the call's start) and no GPU work covers the call's end, the idle
@@ -24,7 +25,7 @@
 -- stream: Stream of the copy or of the call's stream arg (-1 when unknown). INT
 -- call: Runtime call name. TEXT
 -- op: Issuing CPU operator ('' when none). TEXT
--- trigger: item, dynamic_shape, to_host, operator or explicit (no enclosing operator). TEXT
+-- trigger: item, dynamic_shape, to_host, operator, explicit (no enclosing operator), or '' for non-blocking calls. TEXT
 -- direction: Copy direction (HtoD, DtoH, DtoD, ...) or '' for sync calls. TEXT
 -- pageable: The copy names pageable host memory. BOOL
 -- blocking: The call blocks the host (false for cudaStreamWaitEvent). BOOL
@@ -168,7 +169,7 @@ _enc AS (
          WHEN c.name IN ('aten::to', 'aten::_to_copy', 'aten::copy_', 'aten::cpu') THEN 3
          ELSE 9 END AS prio
   FROM _s s JOIN _ev c ON c.trace = s.trace AND c.rank = s.rank AND c.pid = s.pid AND c.tid = s.tid
-  WHERE c.kind = 'cpu_op' AND c.ts_ns <= s.ts_ns AND c.end_ns >= s.end_ns
+  WHERE s.blocking AND c.kind = 'cpu_op' AND c.ts_ns <= s.ts_ns AND c.end_ns >= s.end_ns
 ),
 _op AS (
   SELECT trace, rank, pid, tid, ts_ns, end_ns,
@@ -198,7 +199,7 @@ _gap AS (
 )
 SELECT g.trace, g.rank, g.step, g.phase, g.stream, g.call,
   coalesce(o.op, '') AS op,
-  CASE o.prio WHEN 1 THEN 'item' WHEN 2 THEN 'dynamic_shape' WHEN 3 THEN 'to_host' WHEN 9 THEN 'operator' ELSE 'explicit' END AS trigger,
+  CASE WHEN NOT g.blocking THEN '' ELSE CASE o.prio WHEN 1 THEN 'item' WHEN 2 THEN 'dynamic_shape' WHEN 3 THEN 'to_host' WHEN 9 THEN 'operator' ELSE 'explicit' END END AS trigger,
   g.direction, g.pageable, g.blocking,
   count(*) AS count,
   CAST(sum(g.dur_ns) AS BIGINT) AS blocked_ns,
