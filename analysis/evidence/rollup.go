@@ -499,6 +499,29 @@ func deriveRanks(t *table.Table, _ *Evidence) {
 		}
 		return nil
 	})
+	// Across the ranks of each trace: compute time against the median rank's
+	// (the straggler has the largest), and the spread of busy time.
+	medians := map[string]float64{}
+	byTrace := map[string][]float64{}
+	for r := range t.Rows {
+		byTrace[Str(t, r, "trace")] = append(byTrace[Str(t, r, "trace")], Float(t, r, "compute_ns"))
+	}
+	for tr, vs := range byTrace {
+		sort.Float64s(vs)
+		m := vs[len(vs)/2]
+		if len(vs)%2 == 0 {
+			m = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+		}
+		medians[tr] = m
+	}
+	addColumn(t, table.Column{Name: "compute_vs_median_pct", Type: "DOUBLE", Unit: "PCT", Doc: "compute_ns over the median rank's compute_ns in the same trace, minus 100 (the straggler has the largest)."}, func(r int) any {
+		m := medians[Str(t, r, "trace")]
+		if m <= 0 || len(byTrace[Str(t, r, "trace")]) < 2 {
+			return nil
+		}
+		v := pct(Float(t, r, "compute_ns")-m, m)
+		return v
+	})
 }
 
 func deriveMemcpy(t *table.Table, _ *Evidence) {
