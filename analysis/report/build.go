@@ -100,7 +100,10 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 	}
 	if len(d.Critical) > 0 {
 		top := d.Critical[0]
-		d.Summary = append(d.Summary, "Most likely bottleneck: "+top.Title+" ("+statusWord(top.Confirmed)+").")
+		d.Summary = append(d.Summary, "Most likely bottleneck: "+top.Title+" ("+statusWord(top.Confirmed)+"). "+firstSentence(crit[0].Observation))
+		if len(d.Critical) > 1 {
+			d.Summary = append(d.Summary, strconv.Itoa(len(d.Critical)-1)+" more critical issue(s) and "+strconv.Itoa(len(d.FollowUps))+" follow-up(s) below, each with a fix.")
+		}
 	} else if len(d.FollowUps) > 0 {
 		d.Summary = append(d.Summary, "No critical bottleneck in this slice; the largest minor issue: "+d.FollowUps[0].Title+".")
 	} else {
@@ -487,4 +490,13 @@ func shareOf(a, b int64) float64 {
 		return 0
 	}
 	return float64(a) / float64(b)
+}
+
+// firstSentence returns s up to its first ". " (the numbers and where they
+// were measured), or all of s.
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
 }

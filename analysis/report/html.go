@@ -17,6 +17,7 @@ const Style = `body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif
 .tb-scope{color:#555}.tb-status{padding:6px 10px;border-radius:4px;background:#f4f4f8;margin:8px 0}
 .tb-status.tb-failed{background:#fde8e8;color:#8a1010;font-weight:bold}
 .tb-controls{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-end;padding:8px;background:#f6f7fb;border:1px solid #e2e4ee;border-radius:6px}
+[data-viewer-state=static] .tb-controls,[data-viewer-state=failed] .tb-controls{opacity:.45;pointer-events:none}
 .tb-controls label{display:flex;flex-direction:column;font-size:12px;color:#444}
 .tb-controls input{width:7em}.tb-knobs{flex-basis:100%}.tb-knobs label{display:inline-flex;margin:4px 10px 4px 0}
 .tb-tree{font:12px/1.5 ui-monospace,SFMono-Regular,Menlo,monospace}
