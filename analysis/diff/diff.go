@@ -183,6 +183,15 @@ func Compare(base, test Side, f evidence.Filter) (*Diff, error) {
 		d.Gaps = append(d.Gaps, "one step (or capture) on a side: no step-to-step variation to compare a change with, so its significance is unknown (not zero)")
 	}
 	d.Changes = changes(bs, ts)
+	if serving(bRanks) || serving(tRanks) {
+		perToken := false
+		for _, c := range d.Changes {
+			perToken = perToken || c.Group == "token"
+		}
+		if !perToken {
+			d.Gaps = append(d.Gaps, "serving trace whose step annotations do not give token counts on every step: values are per step, not per token, so a change of batch size reads as a change of speed")
+		}
+	}
 	d.Nodes = nodeChanges(base.CrossView, test.CrossView, len(bs.samples), len(ts.samples), stepMean(d.Changes))
 	if base.CrossView != nil && test.CrossView != nil {
 		d.Verdicts = []string{verdictLine(base.CrossView), verdictLine(test.CrossView)}
@@ -772,7 +781,13 @@ func nodeChanges(b, t *crossview.Result, nb, nt int, step float64) []NodeChange 
 
 func flatten(ns []*crossview.Node, prefix string, m map[string]float64, sync map[string]bool, steps float64) {
 	for _, n := range ns {
-		p := stepless(n.Name)
+		// A node's path holds the frames collapsed into it (Via), so that
+		// a chain reads the same whether or not the tree collapsed it.
+		var seg []string
+		for _, v := range n.Via {
+			seg = append(seg, stepless(v))
+		}
+		p := strings.Join(append(seg, stepless(n.Name)), " › ")
 		if prefix != "" {
 			p = prefix + " › " + p
 		}
@@ -928,4 +943,13 @@ func stepless(name string) string {
 		return digits.ReplaceAllString(name, "N")
 	}
 	return name
+}
+
+func serving(rs []evidence.RankInfo) bool {
+	for _, r := range rs {
+		if r.Producer == "vllm" || r.Producer == "sglang" {
+			return true
+		}
+	}
+	return false
 }
