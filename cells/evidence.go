@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"html"
+	"slices"
 	"strings"
 	"sync"
 
@@ -15,7 +16,8 @@ import (
 
 // CollectEvidence runs the presets of areas ("all" = every area, "phases" =
 // steps) under f and returns the bundle: the traces' metadata, each area's
-// mergeable rows with the units of its preset header, the evidence gaps,
+// mergeable rows with the units of its preset header (ranks always
+// comes along: the findings read the GPU span from it), the evidence gaps,
 // the findings for f and the %context values. Each area's rows are also kept
 // in the database as the table evidence_<area>, so a SQL cell can re-query
 // them. The trace, rank and window of f reach SQL as parameters; step,
@@ -27,6 +29,10 @@ func CollectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 	names, err := resolveAreas(areas)
 	if err != nil {
 		return nil, err
+	}
+	// The rules take every share of the ranks' GPU span: collect ranks too.
+	if !slices.Contains(names, "ranks") {
+		names = append(names, "ranks")
 	}
 	b := evidence.NewBundle()
 	b.Filter = f
