@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tracebook/tracebook/internal/testutil"
+	"github.com/tracebook/tracebook/wasm"
 )
 
 // hostileTrace is a hand-made trace whose process, thread, operator, kernel
@@ -164,5 +165,21 @@ func TestReportMagic(t *testing.T) {
 	}
 	if s.Bundle() == nil {
 		t.Error("%report did not keep its bundle in the session")
+	}
+}
+
+// TestReportCheckStatic: --check of a report without a module fails and says why.
+func TestReportCheckStatic(t *testing.T) {
+	if wasm.Module() != nil {
+		t.Skip("built with the viewer module: host.TestCheck covers --check")
+	}
+	html := filepath.Join(t.TempDir(), "r.html")
+	runOK(t, "report", hostileTrace, "-o", html)
+	var out, errb bytes.Buffer
+	if rc := run([]string{"report", "--check", html}, &out, &errb); rc == 0 {
+		t.Fatalf("report --check of a static report exited 0: %s", out.String())
+	}
+	if !strings.Contains(errb.String(), "without the viewer module") {
+		t.Errorf("report --check: %q, want it to say the module is missing", errb.String())
 	}
 }
