@@ -247,9 +247,10 @@ func shape(p *bnode, view string, level, depth int, minNs int64) []*Node {
 		}
 		out = append(out, finishNode(c, view, level, depth, minNs))
 	}
-	// A node whose children are all small (a fan-out of many layers) still
-	// shows its largest ones: at least minShown lines before "other".
-	for len(out) < minShown && len(small) > 0 {
+	// A large node whose children are all small (a fan-out of many layers)
+	// still shows its largest ones: at least minShown lines before "other".
+	// Only a large one: small nodes would multiply the lines level by level.
+	for len(out) < minShown && len(small) > 0 && p.n.Ns >= 10*minNs {
 		out = append(out, finishNode(small[0], view, level, depth, minNs))
 		small = small[1:]
 	}
@@ -279,9 +280,10 @@ func shape(p *bnode, view string, level, depth int, minNs int64) []*Node {
 func finishNode(c *bnode, view string, level, depth int, minNs int64) *Node {
 	n := c.n
 	// Fold a chain of frames that have one child each and no time of their
-	// own (CPU view: under 0.1% of the line's time, which the line keeps).
+	// own (CPU view: self time under the folding threshold, or under 0.1%
+	// of the line's time, which the line keeps).
 	for len(c.ord) == 1 && !n.Sync && n.Graph == nil && n.Kind != "bucket" && !isLeafKind(n.Kind) &&
-		(n.SelfNs == 0 || (view == "cpu" && n.SelfNs*1000 <= n.Ns)) {
+		(n.SelfNs == 0 || (view == "cpu" && (n.SelfNs < minNs || n.SelfNs*1000 <= n.Ns))) {
 		only := c.ord[0]
 		if isLeafKind(only.n.Kind) {
 			break
@@ -294,7 +296,10 @@ func finishNode(c *bnode, view string, level, depth int, minNs int64) *Node {
 		only.n.Ns = n.Ns
 		c, n = only, only.n
 	}
-	if depth > 0 && level >= depth && len(c.ord) > 0 {
+	// A node under the threshold that is still shown (a lone small child,
+	// one of the largest of a fan-out) keeps no lines below it.
+	small := minNs > 0 && n.Ns < minNs && !c.keep
+	if (small || (depth > 0 && level >= depth)) && len(c.ord) > 0 {
 		truncate(c, view)
 	}
 	n.Children = shape(c, view, level+1, depth, minNs)

@@ -101,8 +101,9 @@ type Options struct {
 }
 
 // DefaultOptions are the options of the %crossview magic and the CLI:
-// every level, nodes under 0.5% folded, five gaps.
-func DefaultOptions() Options { return Options{MinPct: 0.5, TopGaps: 5} }
+// 16 levels (after chains of single frames are folded into one line), nodes
+// under 1% folded, five gaps.
+func DefaultOptions() Options { return Options{Depth: 16, MinPct: 1, TopGaps: 5} }
 
 // Result is one cross-view: both trees of the same slice and the
 // cross-check. It is a plain struct that msgpack encodes, so the evidence
