@@ -82,23 +82,78 @@ func (d *DB) cacheLookup(path string, noPython bool) (string, *cacheEntry) {
 	return key, nil
 }
 
-// cacheStore writes the entry for the file just loaded into table target.
-func (d *DB) cacheStore(ctx context.Context, tx *sql.Tx, key string, noPython bool, target, name string, fileID int, info *trace.FileInfo, pids map[string]*pidStat) error {
+// cacheWrite is one entry to write.
+type cacheWrite struct {
+	key      string
+	noPython bool
+	fileID   int
+	info     *trace.FileInfo
+	pids     map[string]*pidStat
+}
+
+// writeCache writes the entries of trace name from the committed events
+// table, after the load has returned. It holds the load lock, so the next
+// load waits for it (and a drop cannot race it); Close waits for it too.
+func (d *DB) writeCache(name string, writes []cacheWrite) {
+	defer d.cacheWrites.Done()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ctx := context.Background()
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return
+	}
+	defer tx.Rollback()
+	for _, w := range writes {
+		// The trace may have been dropped, even loaded again from another
+		// file, before this ran.
+		var same int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM traces WHERE trace = ? AND file_id = ? AND sha256 = ?`,
+			name, w.fileID, w.info.SHA256).Scan(&same); err != nil || same == 0 {
+			continue
+		}
+		_ = d.singleThreaded(ctx, func() error { return d.cacheStore(ctx, tx, "events", name, w) })
+	}
+}
+
+// WaitCache waits until the parse-cache entries of the loads so far are
+// written (Close waits too).
+func (d *DB) WaitCache() { d.cacheWrites.Wait() }
+
+// cacheStore writes the entry of one file from table target, where the
+// file's events are stored as trace name.
+func (d *DB) cacheStore(ctx context.Context, tx *sql.Tx, target, name string, w cacheWrite) error {
+	key, info := w.key, w.info
 	if info.SHA256 != "" && info.SHA256 != key {
 		return fmt.Errorf("the file changed while it was read")
+	}
+	var want int64
+	for _, p := range w.pids {
+		want += p.Events
 	}
 	if err := os.MkdirAll(d.cacheDir, 0o755); err != nil {
 		return err
 	}
 	base := key
-	if noPython && info.Skipped > 0 {
+	if w.noPython && info.Skipped > 0 {
 		base += "-nopython"
 	}
 	base = filepath.Join(d.cacheDir, base)
 	tmp := base + ".tmp" + strconv.Itoa(os.Getpid())
 	q := fmt.Sprintf(`COPY (SELECT %s FROM %s WHERE trace = %s AND file_id = %d) TO %s (FORMAT parquet, COMPRESSION zstd)`,
-		eventColumns, target, quote(name), fileID, quote(tmp+".parquet"))
-	if _, err := tx.ExecContext(ctx, q); err != nil {
+		eventColumns, target, quote(name), w.fileID, quote(tmp+".parquet"))
+	res, err := tx.ExecContext(ctx, q)
+	if err == nil {
+		if n, rerr := res.RowsAffected(); rerr == nil && n != want {
+			err = fmt.Errorf("the cache entry holds %d events, want %d", n, want)
+		}
+	}
+	if err != nil {
 		os.Remove(tmp + ".parquet")
 		return err
 	}
@@ -108,7 +163,7 @@ func (d *DB) cacheStore(ctx context.Context, tx *sql.Tx, key string, noPython bo
 	}
 	stored := *info
 	stored.SHA256 = key
-	b, err := json.Marshal(cacheJSON{Info: &stored, Pids: pids})
+	b, err := json.Marshal(cacheJSON{Info: &stored, Pids: w.pids})
 	if err != nil {
 		return err
 	}

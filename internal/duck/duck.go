@@ -43,6 +43,8 @@ type DB struct {
 	scanOnce sync.Once // registers tracebook_scan
 	scanErr  error
 	threads  int // DuckDB's configured thread count
+
+	cacheWrites sync.WaitGroup // parse-cache entries being written
 }
 
 // Open opens the database at path, creating it when absent; "" opens an
@@ -150,6 +152,7 @@ func (d *DB) Path() string { return d.path }
 
 // Close closes the database; an in-memory one is gone.
 func (d *DB) Close() error {
+	d.cacheWrites.Wait()
 	var err error
 	if d.db != nil {
 		err = d.db.Close()

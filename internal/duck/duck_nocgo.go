@@ -19,6 +19,9 @@ func Open(path string, opts Options) (*DB, error) { return nil, ErrNoCgo }
 // Path returns "".
 func (d *DB) Path() string { return "" }
 
+// WaitCache returns at once.
+func (d *DB) WaitCache() {}
+
 // Close does nothing.
 func (d *DB) Close() error { return nil }
 

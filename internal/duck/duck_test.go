@@ -185,6 +185,7 @@ func TestMergedFile(t *testing.T) {
 		db := openTest(t, cache)
 		for i := range 2 {
 			res := load(t, db, trace.LoadOptions{Name: fmt.Sprint("m", i)}, "testdata/merged.json")
+			db.WaitCache()
 			if fmt.Sprint(res.Ranks) != "[0 1]" || res.Events != 5 || res.Cached != (cache == "" && i == 1) {
 				t.Errorf("Load(merged) = %+v", res)
 			}

@@ -134,6 +134,10 @@ func (d *DB) Load(ctx context.Context, paths []string, opts trace.LoadOptions, p
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
+	if len(l.pendingCache) > 0 {
+		d.cacheWrites.Add(1)
+		go d.writeCache(name, l.pendingCache)
+	}
 	return res, nil
 }
 
@@ -154,6 +158,8 @@ type loader struct {
 	target   string // events, or tb_stage for a sliced load
 	files    []*loadedFile
 	events   int64 // events parsed so far, for progress
+
+	pendingCache []cacheWrite // cache entries to write once committed
 }
 
 // loadedFile is what the loader keeps of one file.
@@ -228,8 +234,16 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 		f.jsonBytes = info.JSONBytes
 		l.events += info.Events - info.Skipped
 		if key != "" {
-			// A cache that cannot be written costs the next load a parse, nothing else.
-			_ = l.d.cacheStore(l.ctx, l.tx, key, l.opts.NoPython, l.target, l.name, i, info, s.pids)
+			// A cache that cannot be written costs the next load a parse,
+			// nothing else. A whole load's entries are written after its
+			// commit, off the load's time; a slice's now, from the staging
+			// table that holds the whole file.
+			w := cacheWrite{key: key, noPython: l.opts.NoPython, fileID: i, info: info, pids: s.pids}
+			if l.target == "events" {
+				l.pendingCache = append(l.pendingCache, w)
+			} else {
+				_ = l.d.singleThreaded(l.ctx, func() error { return l.d.cacheStore(l.ctx, l.tx, l.target, l.name, w) })
+			}
 		}
 	}
 

@@ -192,6 +192,7 @@ func TestParseCache(t *testing.T) {
 	if first.Cached || first.JSONBytes == 0 {
 		t.Errorf("first load: %+v, want parsed", first)
 	}
+	db.WaitCache()
 	entries, _ := filepath.Glob(filepath.Join(cache, "*.parquet"))
 	if len(entries) != 8 {
 		t.Errorf("cache holds %d parquet files, want 8", len(entries))
