@@ -56,13 +56,66 @@ func sortTable(t *table.Table, spec string) {
 	if col < 0 {
 		return
 	}
-	sort.SliceStable(t.Rows, func(i, j int) bool {
-		c := compareCells(cell(t.Rows[i], col), cell(t.Rows[j], col))
+	// Extract each row's key once: comparing through interfaces in the
+	// sort's inner loop is most of the cost in the viewer module.
+	type key struct {
+		rank int
+		f    float64
+		s    string
+		b    bool
+		row  []any
+	}
+	keys := make([]key, len(t.Rows))
+	for i, r := range t.Rows {
+		v := cell(r, col)
+		k := key{rank: rankOf(v), row: r}
+		switch x := v.(type) {
+		case string:
+			k.s = x
+		case bool:
+			k.b = x
+		case nil:
+		default:
+			k.f = num(v)
+		}
+		keys[i] = k
+	}
+	cmp := func(a, b *key) int {
+		if a.rank != b.rank {
+			return a.rank - b.rank
+		}
+		switch a.rank {
+		case 1:
+			if a.b == b.b {
+				return 0
+			}
+			if !a.b {
+				return -1
+			}
+			return 1
+		case 2:
+			switch {
+			case a.f < b.f:
+				return -1
+			case a.f > b.f:
+				return 1
+			}
+			return 0
+		case 3:
+			return strings.Compare(a.s, b.s)
+		}
+		return 0
+	}
+	sort.SliceStable(keys, func(i, j int) bool {
+		c := cmp(&keys[i], &keys[j])
 		if desc {
 			return c > 0
 		}
 		return c < 0
 	})
+	for i := range keys {
+		t.Rows[i] = keys[i].row
+	}
 }
 
 func cell(r []any, i int) any {
