@@ -156,6 +156,19 @@ func TestDiffPlantedSyncResolved(t *testing.T) {
 	if c := changeOf(t, d, "class", "COMP"); c.Verdict != diff.NoChange {
 		t.Errorf("COMP change = %+v, want no change", c)
 	}
+	// The trees: the sync frame shrinks by its 5 ms; the GPU view does not change.
+	syncNode := false
+	for _, n := range d.Nodes {
+		if n.View == "gpu" {
+			t.Errorf("GPU node %s changed by %.0f ns", n.Path, n.Delta)
+		}
+		if strings.HasSuffix(n.Path, "aten::item › aten::_local_scalar_dense › cudaStreamSynchronize") && n.Sync && n.Delta == -5e6 {
+			syncNode = true
+		}
+	}
+	if !syncNode {
+		t.Errorf("no shrunk cudaStreamSynchronize node in %+v", d.Nodes)
+	}
 	byStatus := findingsByStatus(d)
 	if strings.Join(byStatus[diff.Resolved], ",") != "sync_bound_loop" || len(byStatus[diff.New]) != 0 {
 		t.Errorf("findings = %+v, want sync_bound_loop resolved and nothing new", byStatus)

@@ -787,11 +787,16 @@ func flatten(ns []*crossview.Node, prefix string, m map[string]float64, sync map
 		for _, v := range n.Via {
 			seg = append(seg, stepless(v))
 		}
-		p := strings.Join(append(seg, stepless(n.Name)), " › ")
-		if prefix != "" {
-			p = prefix + " › " + p
+		seg = append(seg, stepless(n.Name))
+		// The folded frames carry the node's time: each gets its own path.
+		p := prefix
+		for _, x := range seg {
+			if p != "" {
+				p += " › "
+			}
+			p += x
+			m[p] += float64(n.Ns) / steps
 		}
-		m[p] += float64(n.Ns) / steps
 		if n.Sync {
 			sync[p] = true
 		}

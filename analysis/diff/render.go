@@ -201,7 +201,7 @@ func (d *Diff) per() string {
 }
 
 func md(s string) string {
-	r := strings.NewReplacer("|", `\|`, "\n", " ", "`", "'", "<", "&lt;", ">", "&gt;", "*", `\*`)
+	r := strings.NewReplacer("|", `\|`, "\n", " ", "`", "'", "<", "&lt;", "*", `\*`)
 	return r.Replace(s)
 }
 
