@@ -193,7 +193,10 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 			f.pids = nil
 		}
 		q := ins + fmt.Sprintf(`SELECT ?, ?, ?, %s FROM read_parquet(%s)%s`, eventColumns, quote(cacheHit.parquet), where)
-		if _, err := l.tx.ExecContext(l.ctx, q, l.name, i, provisional); err != nil {
+		if err := l.d.singleThreaded(l.ctx, func() error {
+			_, err := l.tx.ExecContext(l.ctx, q, l.name, i, provisional)
+			return err
+		}); err != nil {
 			return nil, fmt.Errorf("trace %s: reading the parse cache %s: %w", ref.Path, cacheHit.parquet, err)
 		}
 		if l.progress != nil {
