@@ -158,3 +158,30 @@ func TestCatalogue(t *testing.T) {
 		}
 	}
 }
+
+func TestLaunchBoundEagerVLLM(t *testing.T) {
+	launch := &table.Table{Columns: cols("trace rank step phase stream call launches with_gpu cpu_ns gpu_ns delay_ns hta_delay_ns short short_cpu_ns runtime_outliers delay_outliers cpu_hist delay_hist"),
+		Rows: [][]any{{"t", int64(0), int64(1), "decode", int64(7), "cudaLaunchKernel", int64(1000), int64(1000), int64(8_000_000), int64(5_000_000), int64(9_000_000), int64(1_000_000), int64(800), int64(6_000_000), int64(0), int64(0), "", ""}}}
+	gaps := &table.Table{Columns: cols("trace rank step phase stream category count idle_ns max_ns max_at_ns hist"),
+		Rows: [][]any{{"t", int64(0), int64(1), "decode", int64(7), "kernel_wait", int64(900), int64(4_000_000), int64(20_000), int64(0), ""}}}
+	tabs := map[string]*table.Table{"launch": launch, "gaps": gaps}
+	fs := eval(bundle("vllm", "cuda", "H100", 6_000_000, 4_000_000, tabs), nil)
+	if rules(fs) != "launch_bound:minor:confirmed" || !strings.Contains(fs[0].Fix, "--enforce-eager") {
+		t.Fatalf("eager vLLM: %s %+v", rules(fs), fs)
+	}
+	// Training: CUDA graphs through torch.compile.
+	fs = eval(bundle("training", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
+	if rules(fs) != "launch_bound:minor:confirmed" || !strings.Contains(fs[0].Snippet, `mode="reduce-overhead"`) {
+		t.Errorf("training: %s %+v", rules(fs), fs)
+	}
+	// Past idle_critical it is critical.
+	fs = eval(bundle("training", "cuda", "H100", 4_000_000, 6_000_000, tabs), nil)
+	if rules(fs) != "launch_bound:critical:confirmed" {
+		t.Errorf("critical: %s", rules(fs))
+	}
+	// A handful of launches is not evidence.
+	launch.Rows[0][6], launch.Rows[0][7], launch.Rows[0][12] = int64(14), int64(14), int64(11)
+	if fs := eval(bundle("sglang", "rocm", "MI300X", 6_000_000, 4_000_000, tabs), nil); len(fs) != 0 {
+		t.Errorf("14 launches judged launch-bound: %s", rules(fs))
+	}
+}

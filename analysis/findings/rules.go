@@ -95,7 +95,7 @@ func syncBound(c *ctx) []evidence.Finding {
 			Impact:   share,
 			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
 		}
-		confirmed := a.gaps > 0 && a.gap > 0 && !c.hasGap(b.trace, b.rank, evidence.GapGraphUnderRecord)
+		confirmed := a.gaps > 0 && share >= c.th["sync_gap_minor"] && !c.hasGap(b.trace, b.rank, evidence.GapGraphUnderRecord)
 		f.Observation = fmt.Sprintf("%d blocking sync calls blocked the host for %s in total and opened %d GPU gaps totalling %s, %s of the GPU span (%s)%s; the largest contributor is %s %s (%d calls, %s blocked, %s of GPU gap).",
 			a.calls, ms(a.blocked), a.gaps, ms(a.gap), pct(share), c.where(b.trace, b.rank), others(counts[b.trace]),
 			what, issuer, evidence.Int(t, r, "count"), ms(evidence.Int(t, r, "blocked_ns")), ms(evidence.Int(t, r, "gpu_gap_ns")))
@@ -323,7 +323,7 @@ func launchBound(c *ctx) []evidence.Finding {
 		}
 		per[key(rr.trace, rr.rank)] = a
 		idle := float64(rr.idle) / float64(span)
-		if a.withGPU > 0 && float64(a.short)/float64(a.withGPU) >= c.th["short_kernel_share"] && idle >= c.th["launch_idle_minor"] {
+		if a.withGPU >= int64(c.th["launch_min_count"]) && float64(a.short)/float64(a.withGPU) >= c.th["short_kernel_share"] && idle >= c.th["launch_idle_minor"] {
 			cs = append(cs, cand{trace: rr.trace, rank: rr.rank, score: idle})
 		}
 	}
