@@ -16,7 +16,7 @@ import (
 func init() {
 	register(command{
 		name:  "crossview",
-		usage: "crossview TRACE... [filter] [--depth N] [--min-pct P] [--format tree|folded|html] [--view gpu|cpu]",
+		usage: "crossview TRACE... [filter] [--depth N] [--min-pct P] [--format tree|folded|html] [--view gpu|cpu] [--cache DIR]",
 		help:  "the GPU view and the CPU view of the same slice, and which side is the constraint",
 		run:   runCrossview,
 	})
@@ -28,11 +28,12 @@ type crossviewArgs struct {
 	opts   crossview.Options
 	format string
 	view   string
+	cache  string // parse cache directory; "-" = none, "" = the user cache
 }
 
-// parseCrossviewArgs takes the filter (--trace --rank --window --phase
-// --stream, as in every magic) and the command's own options out of args;
-// what remains are the trace paths.
+// parseCrossviewArgs takes the command's own options out of args; the
+// filter (--trace --rank --window --phase --stream, as in every magic) and
+// the trace paths remain. --view chooses the tree of the folded format.
 func parseCrossviewArgs(args []string) (crossviewArgs, []string, error) {
 	a := crossviewArgs{opts: crossview.DefaultOptions(), format: crossview.FormatTree, view: "gpu"}
 	var rest []string
@@ -43,7 +44,7 @@ func parseCrossviewArgs(args []string) (crossviewArgs, []string, error) {
 		}
 		name, value, inline := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
 		switch name {
-		case "depth", "min-pct", "format", "view":
+		case "depth", "min-pct", "format", "view", "cache":
 		default:
 			rest = append(rest, arg)
 			continue
@@ -84,6 +85,8 @@ func parseCrossviewArgs(args []string) (crossviewArgs, []string, error) {
 				return a, nil, fmt.Errorf("--view %q: want gpu or cpu", value)
 			}
 			a.view = value
+		case "cache":
+			a.cache = value
 		}
 	}
 	return a, rest, nil
@@ -107,7 +110,7 @@ func runCrossview(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("no trace given: usage: tracebook %s", commands["crossview"].usage)
 	}
 	ctx := context.Background()
-	db, err := duck.Open("", duck.Options{})
+	db, err := duck.Open("", duck.Options{CacheDir: a.cache})
 	if err != nil {
 		return err
 	}

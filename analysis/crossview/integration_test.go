@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -160,6 +161,25 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			testutil.Golden(t, filepath.Join("testdata", g.name+".tree.golden"), buf.Bytes())
+			// The folded stacks of each view sum to its total: nothing is
+			// lost between the tree and the flamegraph.
+			for _, tr := range []*crossview.Tree{&res.GPU, &res.CPU} {
+				var folded bytes.Buffer
+				if err := crossview.Write(&folded, res, crossview.FormatFolded, tr.View); err != nil {
+					t.Fatal(err)
+				}
+				var sum int64
+				for _, line := range strings.Split(strings.TrimSpace(folded.String()), "\n") {
+					n, err := strconv.ParseInt(line[strings.LastIndexByte(line, ' ')+1:], 10, 64)
+					if err != nil {
+						t.Fatalf("folded %s line %q: %v", tr.View, line, err)
+					}
+					sum += n
+				}
+				if sum != tr.TotalNs {
+					t.Errorf("folded %s sums to %d, want %d", tr.View, sum, tr.TotalNs)
+				}
+			}
 		})
 	}
 }

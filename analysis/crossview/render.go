@@ -63,6 +63,8 @@ func nodeName(n *Node, short func(string) string) string {
 	case 0:
 	case 1:
 		sb.WriteString(short(n.Via[0]) + " ▸ ")
+	case 2:
+		fmt.Fprintf(&sb, "%s ▸ … 1 frame … ▸ ", short(n.Via[0]))
 	default:
 		fmt.Fprintf(&sb, "%s ▸ … %d frames … ▸ ", short(n.Via[0]), len(n.Via)-1)
 	}
