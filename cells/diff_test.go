@@ -85,6 +85,19 @@ func writeStepsTrace(t *testing.T, dir, name string, planted bool) string {
 	return path
 }
 
+// The hand-built pair is also kept as files, for the CLI's test and for
+// trying `tracebook diff` by hand; -update rewrites them.
+func TestDiffPairFiles(t *testing.T) {
+	dir := t.TempDir()
+	for name, planted := range map[string]bool{"planted_sync.json": true, "fixed.json": false} {
+		b, err := os.ReadFile(writeStepsTrace(t, dir, name, planted))
+		if err != nil {
+			t.Fatal(err)
+		}
+		testutil.Golden(t, filepath.Join(testutil.RepoRoot(t), "analysis", "diff", "testdata", name), b)
+	}
+}
+
 // loadDiff loads base and test under the names "base" and "test" and
 // compares them.
 func loadDiff(t *testing.T, base, test string, f evidence.Filter) *diff.Diff {
