@@ -123,11 +123,12 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if len(paths) == 0 && a.from == "" {
-		dir, err := os.MkdirTemp("", "tracebook-sample-")
-		if err != nil {
+		// A fixed place, so that the report names the same file every run
+		// (and the parse cache recognises it).
+		dir := filepath.Join(os.TempDir(), "tracebook-sample")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		defer os.RemoveAll(dir)
 		p := filepath.Join(dir, sampleTraceName)
 		if err := os.WriteFile(p, sampleTrace, 0o644); err != nil {
 			return err
