@@ -933,7 +933,7 @@ func sideGaps(label string, s Side) []string {
 		if g.Rank >= 0 {
 			rank = fmt.Sprintf("rank %d", g.Rank)
 		}
-		out = append(out, fmt.Sprintf("%s %s (%s): %s", label, s.Name, rank, g.What))
+		out = append(out, fmt.Sprintf("%s (trace %s, %s): %s", label, s.Name, rank, g.What))
 	}
 	return out
 }
