@@ -134,6 +134,9 @@ type Diff struct {
 	Changes  []Change       `msgpack:"changes" json:"changes"`
 	Nodes    []NodeChange   `msgpack:"nodes" json:"nodes"`
 	Verdicts []string       `msgpack:"verdicts" json:"verdicts"` // the cross-check of base and test, when both have a cross-view
+	// Views are the base's and the test's cross-views, shown side by side
+	// in HTML; nil when a side has none.
+	Views [2]*crossview.Result `msgpack:"views" json:"views"`
 	Findings []FindingMatch `msgpack:"findings" json:"findings"`
 	// Gaps are what either trace cannot show, and what the diff cannot say.
 	Gaps []string `msgpack:"gaps" json:"gaps"`
@@ -195,6 +198,7 @@ func Compare(base, test Side, f evidence.Filter) (*Diff, error) {
 	d.Nodes = nodeChanges(base.CrossView, test.CrossView, len(bs.samples), len(ts.samples), stepMean(d.Changes))
 	if base.CrossView != nil && test.CrossView != nil {
 		d.Verdicts = []string{verdictLine(base.CrossView), verdictLine(test.CrossView)}
+		d.Views = [2]*crossview.Result{base.CrossView, test.CrossView}
 	} else {
 		d.Gaps = append(d.Gaps, "no cross-view on a side: the trees are not compared")
 	}

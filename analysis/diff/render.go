@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/report"
 )
 
@@ -370,6 +371,17 @@ func printHTML(w io.Writer, d *Diff) error {
 		}
 		p("</tbody></table>\n")
 	}
+	if d.Views[0] != nil && d.Views[1] != nil {
+		var bv, tv strings.Builder
+		if err := crossview.Write(&bv, d.Views[0], crossview.FormatHTML, ""); err != nil {
+			return err
+		}
+		if err := crossview.Write(&tv, d.Views[1], crossview.FormatHTML, ""); err != nil {
+			return err
+		}
+		p("<details><summary>The two cross-views side by side</summary>\n", `<table class="tb-diff-side"><thead><tr><th>base: `, e(d.Base), "</th><th>test: ", e(d.Test),
+			"</th></tr></thead><tbody><tr><td>\n", bv.String(), "</td><td>\n", tv.String(), "</td></tr></tbody></table></details>\n")
+	}
 	p("<h2>Findings: resolved, new, persisting</h2>\n")
 	if len(d.Findings) == 0 {
 		p("<p>Neither trace has a finding.</p>\n")
@@ -393,7 +405,7 @@ func printHTML(w io.Writer, d *Diff) error {
 }
 
 // pageStyle adds the diff's own rules to the report's style sheet.
-const pageStyle = `.tb-diff-warn{border:2px solid #c62828;background:#fdecea;padding:.4em 1em;margin:1em 0}.tb-diff-resolved{color:#1b5e20}.tb-diff-new{color:#b71c1c}`
+const pageStyle = `.tb-diff-warn{border:2px solid #c62828;background:#fdecea;padding:.4em 1em;margin:1em 0}.tb-diff-resolved{color:#1b5e20}.tb-diff-new{color:#b71c1c}.tb-diff-side{width:100%;table-layout:fixed}.tb-diff-side td{vertical-align:top;overflow-x:auto}`
 
 // WritePage writes d as one self-contained HTML page: the report's style
 // sheet and the HTML fragment, no script, under a Content-Security-Policy
