@@ -130,14 +130,14 @@ type Diff struct {
 	BaseSteps  int    `msgpack:"base_steps" json:"base_steps"`
 	TestSteps  int    `msgpack:"test_steps" json:"test_steps"`
 	// Notes explain how ranks, steps and phases were matched.
-	Notes    []string       `msgpack:"notes" json:"notes"`
-	Changes  []Change       `msgpack:"changes" json:"changes"`
-	Nodes    []NodeChange   `msgpack:"nodes" json:"nodes"`
-	Verdicts []string       `msgpack:"verdicts" json:"verdicts"` // the cross-check of base and test, when both have a cross-view
+	Notes    []string     `msgpack:"notes" json:"notes"`
+	Changes  []Change     `msgpack:"changes" json:"changes"`
+	Nodes    []NodeChange `msgpack:"nodes" json:"nodes"`
+	Verdicts []string     `msgpack:"verdicts" json:"verdicts"` // the cross-check of base and test, when both have a cross-view
 	// Views are the base's and the test's cross-views, shown side by side
 	// in HTML; nil when a side has none.
-	Views [2]*crossview.Result `msgpack:"views" json:"views"`
-	Findings []FindingMatch `msgpack:"findings" json:"findings"`
+	Views    [2]*crossview.Result `msgpack:"views" json:"views"`
+	Findings []FindingMatch       `msgpack:"findings" json:"findings"`
 	// Gaps are what either trace cannot show, and what the diff cannot say.
 	Gaps []string `msgpack:"gaps" json:"gaps"`
 }
