@@ -132,7 +132,14 @@ func TestEveryTraceAccountsForAllGPUTime(t *testing.T) {
 			if got := leafSum(res.CPU.Roots); got != res.CPU.TotalNs {
 				t.Errorf("CPU self times sum to %d, want %d", got, res.CPU.TotalNs)
 			}
-			t.Logf("%s: GPU %d ns, verdict %s (%s)", set, want, res.Check.Verdict, res.Check.Label)
+			var noLaunch int64
+			for _, r := range res.GPU.Roots {
+				if r.Name == crossview.NoLaunchBucket {
+					noLaunch = r.Ns
+				}
+			}
+			t.Logf("%s: GPU %d ns (%.1f%% without a launching CPU event), verdict %s (%s)",
+				set, want, 100*float64(noLaunch)/float64(max(want, 1)), res.Check.Verdict, res.Check.Label)
 		})
 	}
 }

@@ -255,7 +255,12 @@ func htmlTree(w *errWriter, t *Tree) {
 				facts = &Node{Ns: n.Ns, Count: n.Count, Sync: n.Sync, BlockedNs: n.BlockedNs, NoCPUAttribution: true}
 			}
 		}
-		label := "<code>" + line + "</code> " + esc(nodeFacts(facts, t.View, t.TotalNs))
+		code := "<code>"
+		if len(n.Via) > 1 {
+			// The folded chain in full, on hover.
+			code = "<code title=\"" + esc(strings.Join(append(append([]string{}, n.Via...), n.Name), " ▸ ")) + "\">"
+		}
+		label := code + line + "</code> " + esc(nodeFacts(facts, t.View, t.TotalNs))
 		if len(kids) == 0 {
 			fmt.Fprintf(w, "<li>%s</li>\n", label)
 			return
