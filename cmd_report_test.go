@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/testutil"
 	"github.com/tracebook/tracebook/wasm"
 )
@@ -76,6 +78,23 @@ func TestReportGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			testutil.Golden(t, filepath.Join("analysis", "report", "testdata", "golden", tc.name+".md.golden"), got)
+			if *testutil.Update {
+				// The encoded source, for the viewer parity test on real
+				// traces (wasm/host): regenerated with the goldens.
+				f, _, err := cells.ParseFilter(tc.args)
+				if err != nil {
+					t.Fatal(err)
+				}
+				src, err := collectReport(context.Background(), tc.paths, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data, err := report.EncodeOffline(src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				testutil.Golden(t, filepath.Join("analysis", "report", "testdata", "golden", tc.name+".source.msgpack"), data)
+			}
 		})
 	}
 }

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/internal/testutil"
 	"github.com/tracebook/tracebook/wasm"
 	"github.com/tracebook/tracebook/wasm/host"
 	"github.com/tracebook/tracebook/wasm/internal/buildtest"
@@ -82,5 +85,47 @@ func TestCheck(t *testing.T) {
 	tampered := bytes.Replace(page.Bytes(), []byte("Executive Summary</h2>"), []byte("Executive Summary!</h2>"), 1)
 	if err := host.Check(ctx, tampered, nil); err == nil {
 		t.Error("Check(tampered report) = nil, want a mismatch")
+	}
+}
+
+// TestParityRealTraces renders the encoded sources of the report goldens
+// (real traces, written by the root package's TestReportGolden -update) for
+// several views, natively and in the module, and wants the same bytes.
+func TestParityRealTraces(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(testutil.RepoRoot(t), "analysis", "report", "testdata", "golden", "*.source.msgpack"))
+	if len(files) == 0 {
+		t.Skip("no encoded sources in analysis/report/testdata/golden (run the root package's tests with -update)")
+	}
+	ctx := context.Background()
+	v, err := host.New(ctx, buildtest.Module(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close(ctx)
+	views := []report.View{
+		{},
+		{Filter: evidence.Filter{Rank: 0, HasRank: true}},
+		{Filter: evidence.Filter{Phase: "decode"}},
+		{Thresholds: map[string]float64{"idle_critical": 0.99, "sync_gap_critical": 0.001}, Sort: map[string]string{"kernels": "name"}, Open: []string{}},
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, view := range views {
+			vj, _ := json.Marshal(view)
+			var native bytes.Buffer
+			if err := report.RenderBundle(&native, data, view, report.HTMLFragment); err != nil {
+				t.Fatalf("%s: %v", filepath.Base(f), err)
+			}
+			got, err := v.Render(ctx, data, vj)
+			if err != nil {
+				t.Fatalf("%s view %d: %v", filepath.Base(f), i, err)
+			}
+			if !bytes.Equal(got, native.Bytes()) {
+				t.Errorf("%s view %d: the module's rendering differs from the native one", filepath.Base(f), i)
+			}
+		}
 	}
 }
