@@ -32,7 +32,8 @@ type Options struct {
 	// than MemoryLimit. "" = FILE.tmp beside a database file, or a fresh
 	// directory under os.TempDir() for an in-memory database (removed by Close).
 	TempDirectory string `json:"temp_directory,omitempty"`
-	// Threads is DuckDB's worker thread count; 0 = one per core.
+	// Threads is DuckDB's worker thread count; 0 = one per core. Loads
+	// stream each file in with one thread whatever this says (see Load).
 	Threads int `json:"threads,omitempty"`
 	// CacheDir holds the parse cache: "" = $XDG_CACHE_HOME/tracebook (the
 	// user cache directory), "-" = no cache.

@@ -41,6 +41,12 @@ import (
 //     slice and the rank are applied when it is read.
 //   - Cancelling ctx stops the parser at its next batch and interrupts the
 //     running statement; the transaction is rolled back.
+//   - progress (may be nil) is called from the parser's goroutine, a few
+//     times a second; Progress.Events counts over all files of the load.
+//   - While a file streams in (or is read from the cache), DuckDB runs with
+//     one thread: more cannot help a single stream, and the waiting thread
+//     would spin on the core the parser needs. Queries that run during a
+//     load run single-threaded until it ends.
 func (d *DB) Load(ctx context.Context, paths []string, opts trace.LoadOptions, progress func(trace.Progress)) (*trace.LoadResult, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("load: %w", trace.ErrNoTraceFiles)
