@@ -173,6 +173,13 @@ func Compare(base, test Side, f evidence.Filter) (*Diff, error) {
 	ts := collect(test, f, d.Ranks, false)
 	d.BaseSteps, d.TestSteps = len(bs.samples), len(ts.samples)
 	d.Normalised = "step"
+	if (f.Phase != "" || f.HasStep) && (!bs.perStep || !ts.perStep) {
+		empty := base.Name
+		if bs.perStep {
+			empty = test.Name
+		}
+		return nil, fmt.Errorf("diff: no step of %s passes the filter (%s)", empty, filterString(f))
+	}
 	if !bs.perStep || !ts.perStep {
 		d.Normalised = "capture"
 		d.Gaps = append(d.Gaps, "no steps on a side (no ProfilerStep#, execute_* or step[...] annotations): values are per capture, so a longer capture reads as slower")
@@ -961,4 +968,15 @@ func serving(rs []evidence.RankInfo) bool {
 		}
 	}
 	return false
+}
+
+func filterString(f evidence.Filter) string {
+	var p []string
+	if f.Phase != "" {
+		p = append(p, "phase "+f.Phase)
+	}
+	if f.HasStep {
+		p = append(p, fmt.Sprintf("step %d", f.Step))
+	}
+	return strings.Join(p, ", ")
 }

@@ -87,6 +87,9 @@ func TestCompareHostile(t *testing.T) {
 	if st.Name != "step time" || st.Base.Mean != 11e6 || math.Abs(st.Delta-(25e6/3-11e6)) > 1 || st.Verdict != Significant {
 		t.Errorf("step time change = %+v", st)
 	}
+	if _, err := Compare(base, test, evidence.Filter{Phase: "decode"}); err == nil || err.Error() != "diff: no step of <b>base</b> passes the filter (phase decode)" {
+		t.Errorf("Compare(phase decode) err = %v", err)
+	}
 	if _, err := Compare(base, Side{Name: "none", Bundle: evidence.NewBundle()}, evidence.Filter{}); err == nil || !strings.Contains(err.Error(), "no rank to compare") {
 		t.Errorf("Compare with no ranks: err = %v", err)
 	}
