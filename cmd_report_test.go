@@ -67,6 +67,7 @@ func TestReportGolden(t *testing.T) {
 		{"dlrm_8rank_rank3", []string{"testdata/param/dlrm_8rank"}, []string{"--rank", "3"}},
 		{"vllm_decode_graphs", []string{"testdata/tracelens/vllm_decode_full_mi300x/graph_execution.json.gz"}, nil},
 		{"hostile_names", []string{hostileTrace}, nil},
+		{"resnet50_steps", []string{"testdata/kineto/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
