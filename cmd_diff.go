@@ -20,7 +20,7 @@ import (
 func init() {
 	register(command{
 		name:  "diff",
-		usage: "diff BASE TEST [-o diff.html] [--md diff.md] [filter]",
+		usage: "diff BASE TEST [-o diff.html] [--md diff.md] [--base-context K=V,...] [--test-context K=V,...] [filter]",
 		help:  "did the fix work? compare two traces of the same workload, step-normalised (Markdown on stdout without -o/--md)",
 		run:   runDiff,
 	})
@@ -31,7 +31,7 @@ func init() {
 
 func runDiff(args []string, stdout, stderr io.Writer) error {
 	usage := fmt.Errorf("usage: tracebook %s", commands["diff"].usage)
-	var out, mdPath string
+	var out, mdPath, baseSpec, testSpec string
 	var rest []string
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
@@ -39,7 +39,7 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 			return usage
 		}
 		name, value, inline := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-		if !strings.HasPrefix(arg, "-") || (name != "o" && name != "out" && name != "md") {
+		if !strings.HasPrefix(arg, "-") || (name != "o" && name != "out" && name != "md" && name != "base-context" && name != "test-context") {
 			rest = append(rest, arg)
 			continue
 		}
@@ -50,11 +50,24 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 			i++
 			value = args[i]
 		}
-		if name == "md" {
+		switch name {
+		case "md":
 			mdPath = value
-		} else {
+		case "base-context":
+			baseSpec = value
+		case "test-context":
+			testSpec = value
+		default:
 			out = value
 		}
+	}
+	baseCtx, err := cells.ParseDiffContext(nil, baseSpec)
+	if err != nil {
+		return err
+	}
+	testCtx, err := cells.ParseDiffContext(nil, testSpec)
+	if err != nil {
+		return err
 	}
 	f, paths, err := cells.ParseFilter(rest)
 	if err != nil {
@@ -73,7 +86,7 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	d, err := collectDiff(ctx, paths[0], paths[1], f)
+	d, err := collectDiff(ctx, paths[0], paths[1], f, baseCtx, testCtx)
 	if err != nil {
 		return err
 	}
@@ -109,8 +122,8 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 
 // collectDiff loads the two traces into an in-memory database (the test
 // under another name when both paths derive the same one) and compares them
-// through the notebook's code.
-func collectDiff(ctx context.Context, base, test string, f evidence.Filter) (*diff.Diff, error) {
+// through the notebook's code, each side with its %context values.
+func collectDiff(ctx context.Context, base, test string, f evidence.Filter, baseCtx, testCtx map[string]string) (*diff.Diff, error) {
 	db, err := duck.Open("", duck.Options{})
 	if err != nil {
 		return nil, err
@@ -127,5 +140,5 @@ func collectDiff(ctx context.Context, base, test string, f evidence.Filter) (*di
 	if err != nil {
 		return nil, err
 	}
-	return cells.CollectDiff(ctx, db, b.Trace, t.Trace, f, nil)
+	return cells.CollectDiff(ctx, db, b.Trace, t.Trace, f, baseCtx, testCtx)
 }

@@ -34,6 +34,10 @@ func TestDiffCommand(t *testing.T) {
 	if strings.Contains(strings.ToLower(string(html)), "<script") {
 		t.Error("the offline diff holds a script")
 	}
+	ctxDiff := runOK(t, "diff", base, test, "--base-context", "tp=2", "--test-context", "tp=4")
+	if !strings.Contains(ctxDiff, "DIFFERENT CONTEXTS") || !strings.Contains(ctxDiff, "%context tp: base 2, test 4") {
+		t.Errorf("context diff:\n%.600s", ctxDiff)
+	}
 	same := runOK(t, "diff", base, base)
 	if !strings.Contains(same, "No significant change.") || !strings.Contains(same, "0 resolved, 0 new") {
 		t.Errorf("self diff:\n%.800s", same)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/diff"
@@ -13,15 +15,20 @@ import (
 
 // CollectDiff collects, for each of the loaded traces base and test, the
 // evidence of every area and the cross-view under f (with f.Trace set to
-// the trace), and compares them step-normalised (analysis/diff). A side
-// whose cross-view cannot be built is compared without its tree. %diff and
-// `tracebook diff` both call it.
-func CollectDiff(ctx context.Context, eng Engine, base, test string, f evidence.Filter, context map[string]string) (*diff.Diff, error) {
+// the trace), and compares them step-normalised (analysis/diff). The
+// %context record of each side is baseContext and testContext; where they
+// differ, the diff warns. A side whose cross-view cannot be built is
+// compared without its tree. %diff and `tracebook diff` both call it.
+func CollectDiff(ctx context.Context, eng Engine, base, test string, f evidence.Filter, baseContext, testContext map[string]string) (*diff.Diff, error) {
 	var sides [2]diff.Side
 	for i, name := range []string{base, test} {
 		sf := f
 		sf.Trace = name
-		b, err := CollectEvidence(ctx, eng, []string{"all"}, sf, context)
+		c := baseContext
+		if i == 1 {
+			c = testContext
+		}
+		b, err := CollectEvidence(ctx, eng, []string{"all"}, sf, c)
 		if err != nil {
 			return nil, fmt.Errorf("diff: %w", err)
 		}
@@ -51,9 +58,48 @@ func DiffResult(d *diff.Diff) (*Result, error) {
 	}, nil
 }
 
+// ParseDiffContext reads a side's %context values as the options
+// --base-context and --test-context write them, "KEY=VALUE[,KEY=VALUE...]",
+// on top of record (which is not changed). Keys and values are checked as
+// %context checks them.
+func ParseDiffContext(record map[string]string, spec string) (map[string]string, error) {
+	out := make(map[string]string, len(record))
+	for k, v := range record {
+		out[k] = v
+	}
+	for _, kv := range strings.Split(spec, ",") {
+		if strings.TrimSpace(kv) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return nil, usagef("diff context: %q is not KEY=VALUE", kv)
+		}
+		ck, known := canonicalContextKey(k)
+		if !known {
+			return nil, usagef("diff context: unknown key %q (keys: %s)", k, contextKeyList())
+		}
+		if v != "" && ck.integer {
+			if n, err := strconv.Atoi(v); err != nil || n <= 0 {
+				return nil, usagef("diff context: %s=%q is not a positive integer", ck.name, v)
+			}
+		}
+		if v == "" {
+			delete(out, ck.name)
+		} else {
+			out[ck.name] = v
+		}
+	}
+	return out, nil
+}
+
 // DiffHook is the %diff hook: `%diff BASE TEST [filter] [--md PATH]
-// [--html PATH]` compares two loaded traces and shows the diff; --md and
-// --html also write it (the HTML is one offline page, no script).
+// [--html PATH] [--base-context K=V,...] [--test-context K=V,...]`
+// compares two loaded traces and shows the diff; --md and --html also
+// write it (the HTML is one offline page, no script). Both sides take the
+// session's %context record; --base-context and --test-context set what
+// differs between the two captures (tp=4,batch-size=32), and the diff warns
+// about every key that differs.
 func DiffHook(ctx context.Context, s *Session, args []string, _ Publisher) (*Result, error) {
 	f, rest, err := ParseFilter(args)
 	if err != nil {
@@ -63,14 +109,14 @@ func DiffHook(ctx context.Context, s *Session, args []string, _ Publisher) (*Res
 		return nil, usagef("%%diff names its two traces as BASE TEST, not with --trace")
 	}
 	var pos []string
-	var htmlPath, mdPath string
+	var htmlPath, mdPath, baseSpec, testSpec string
 	for i := 0; i < len(rest); i++ {
 		name, value, inline := splitOption(rest[i])
 		if name == "" {
 			pos = append(pos, rest[i])
 			continue
 		}
-		if name != "html" && name != "md" {
+		if name != "html" && name != "md" && name != "base-context" && name != "test-context" {
 			return nil, usagef("%%diff: unexpected argument %q", rest[i])
 		}
 		if !inline {
@@ -80,16 +126,29 @@ func DiffHook(ctx context.Context, s *Session, args []string, _ Publisher) (*Res
 			i++
 			value = rest[i]
 		}
-		if name == "html" {
+		switch name {
+		case "html":
 			htmlPath = value
-		} else {
+		case "md":
 			mdPath = value
+		case "base-context":
+			baseSpec = value
+		default:
+			testSpec = value
 		}
 	}
 	if len(pos) != 2 {
 		return nil, usagef("%%diff takes two loaded traces, BASE TEST (%%trace list shows them), got %d", len(pos))
 	}
-	d, err := CollectDiff(ctx, s.Engine(), pos[0], pos[1], f, s.Context())
+	baseCtx, err := ParseDiffContext(s.Context(), baseSpec)
+	if err != nil {
+		return nil, err
+	}
+	testCtx, err := ParseDiffContext(s.Context(), testSpec)
+	if err != nil {
+		return nil, err
+	}
+	d, err := CollectDiff(ctx, s.Engine(), pos[0], pos[1], f, baseCtx, testCtx)
 	if err != nil {
 		return nil, err
 	}

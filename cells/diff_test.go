@@ -109,7 +109,7 @@ func loadDiff(t *testing.T, base, test string, f evidence.Filter) *diff.Diff {
 			t.Fatalf("Load(%s): %v", p, err)
 		}
 	}
-	d, err := cells.CollectDiff(ctx, db, "base", "test", f, nil)
+	d, err := cells.CollectDiff(ctx, db, "base", "test", f, nil, nil)
 	if err != nil {
 		t.Fatalf("CollectDiff: %v", err)
 	}
@@ -270,6 +270,22 @@ func TestDiffMagic(t *testing.T) {
 	}
 	if !strings.Contains(string(page), "Content-Security-Policy") || !strings.Contains(string(page), "<table") {
 		t.Errorf("offline page is incomplete:\n%.500s", page)
+	}
+	// Contexts that differ are named at the top of the diff.
+	if _, err := s.Execute(ctx, "%context tp=2", nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err = s.Execute(ctx, "%diff base test --base-context batch-size=32 --test-context batch-size=64,tp=4", nil)
+	if err != nil {
+		t.Fatalf("%%diff with contexts: %v", err)
+	}
+	md, _ = res.Data["text/markdown"].(string)
+	head := strings.SplitN(md, "\n", 6)
+	if len(head) < 5 || !strings.Contains(head[2], "DIFFERENT CONTEXTS") || !strings.Contains(md, "%context batch-size: base 32, test 64") || !strings.Contains(md, "%context tp: base 2, test 4") {
+		t.Errorf("context warning:\n%.600s", md)
+	}
+	if _, err := s.Execute(ctx, "%diff base test --test-context tp=x", nil); err == nil || !strings.Contains(err.Error(), "not a positive integer") {
+		t.Errorf("--test-context tp=x: err = %v", err)
 	}
 	if _, err := s.Execute(ctx, "%diff base", nil); err == nil || !strings.Contains(err.Error(), "two loaded traces") {
 		t.Errorf("%%diff base: err = %v", err)
