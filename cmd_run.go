@@ -107,6 +107,12 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if o.cacheDir != "" && o.cacheDir != "-" {
+		// The run changes into the notebook's folder: keep the path the user meant.
+		if o.cacheDir, err = filepath.Abs(o.cacheDir); err != nil {
+			return err
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	runErr := executeNotebook(ctx, nb, filepath.Dir(o.notebook), sessionConfig{cacheDir: o.cacheDir, deterministic: true}, o.allowErrors)
