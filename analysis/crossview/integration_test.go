@@ -316,7 +316,7 @@ func cpuTime() time.Duration {
 
 // TestCrossViewH100Fast: the cross-view of the vLLM H100 trace after load
 // (preset query, rows read, both trees and the cross-check) costs under a
-// second. It gates on the process's CPU time, best of three, because wall
+// second. It gates on the process's CPU time, best of five, because wall
 // time on a shared machine measures the neighbours; both are logged.
 func TestCrossViewH100Fast(t *testing.T) {
 	if testing.Short() {
@@ -324,14 +324,14 @@ func TestCrossViewH100Fast(t *testing.T) {
 	}
 	db := load(t, "tracemap/vllm_h100_tp4_rank0")
 	bestCPU, bestWall := time.Hour, time.Hour
-	for range 3 {
+	for range 5 {
 		c, w := cpuTime(), time.Now()
 		if _, err := cells.CrossView(context.Background(), db, evidence.Filter{}, crossview.DefaultOptions()); err != nil {
 			t.Fatal(err)
 		}
 		bestCPU, bestWall = min(bestCPU, cpuTime()-c), min(bestWall, time.Since(w))
 	}
-	t.Logf("cross-view of the vLLM H100 trace: %v CPU, %v wall (best of 3)", bestCPU, bestWall)
+	t.Logf("cross-view of the vLLM H100 trace: %v CPU, %v wall (best of 5)", bestCPU, bestWall)
 	if bestCPU > time.Second {
 		t.Errorf("cross-view used %v of CPU, want under 1s", bestCPU)
 	}
