@@ -9,7 +9,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/table"
 )
 
-func TestChangeVerdict(t *testing.T) {
+func TestDiffChangeVerdict(t *testing.T) {
 	tests := []struct {
 		name    string
 		b, t    Stat
@@ -33,7 +33,7 @@ func TestChangeVerdict(t *testing.T) {
 	}
 }
 
-func TestStat(t *testing.T) {
+func TestDiffStat(t *testing.T) {
 	s := stat([]float64{1, 2, 3, 4}, 4, nil)
 	if s.N != 4 || s.Mean != 2.5 || math.Abs(s.Std-math.Sqrt(5.0/3)) > 1e-12 {
 		t.Errorf("stat = %+v", s)
@@ -57,7 +57,7 @@ func bundle(name, gpu string, walls ...int64) *evidence.Bundle {
 	return b
 }
 
-func TestCompareHostile(t *testing.T) {
+func TestDiffCompareHostile(t *testing.T) {
 	base := Side{Name: "<b>base</b>", Bundle: bundle("<b>base</b>", "A100<script>", 10e6, 11e6, 12e6)}
 	test := Side{Name: "test|x", Bundle: bundle("test|x", "V100", 8e6, 8e6, 9e6)}
 	d, err := Compare(base, test, evidence.Filter{})
@@ -95,7 +95,7 @@ func TestCompareHostile(t *testing.T) {
 	}
 }
 
-func TestWriteUnknownFormat(t *testing.T) {
+func TestDiffWriteUnknownFormat(t *testing.T) {
 	if err := Write(&strings.Builder{}, &Diff{}, Format(9)); err == nil || err.Error() != "unexpected output format 9" {
 		t.Errorf("Write(9) = %v", err)
 	}
