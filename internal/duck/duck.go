@@ -195,15 +195,76 @@ func (d *DB) Query(ctx context.Context, query string, maxRows int, args ...any) 
 		return nil, err
 	}
 	defer rows.Close()
-	return readTable(rows, maxRows)
-}
-
-func readTable(rows *sql.Rows, maxRows int) (*table.Table, error) {
-	types, err := rows.ColumnTypes()
+	t, more, err := readTable(rows, maxRows)
+	if err != nil || !more {
+		return t, err
+	}
+	// Past the cap, count instead of reading every row (a SELECT * over
+	// millions of events would convert them all); a statement that cannot
+	// be wrapped is read to its end.
+	rows.Close()
+	if n, ok := d.countRows(ctx, query, args); ok {
+		t.Total = n
+		return t, nil
+	}
+	rows, err = d.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	t := &table.Table{Columns: make([]table.Column, len(types)), Rows: [][]any{}}
+	defer rows.Close()
+	t.Total = 0
+	for rows.Next() {
+		t.Total++
+	}
+	return t, rows.Err()
+}
+
+// countRows counts the rows of a SELECT (or WITH, FROM, VALUES) query.
+func (d *DB) countRows(ctx context.Context, query string, args []any) (int64, bool) {
+	q := strings.TrimRight(strings.TrimSpace(query), "; \t\n")
+	head := strings.ToUpper(strings.TrimSpace(stripComments(q)))
+	if strings.Contains(q, ";") || !(strings.HasPrefix(head, "SELECT") || strings.HasPrefix(head, "WITH") ||
+		strings.HasPrefix(head, "FROM") || strings.HasPrefix(head, "VALUES")) {
+		return 0, false
+	}
+	var n int64
+	if err := d.db.QueryRowContext(ctx, "SELECT count(*) FROM (\n"+q+"\n)", args...).Scan(&n); err != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// stripComments drops leading -- and /* */ comments.
+func stripComments(q string) string {
+	for {
+		q = strings.TrimSpace(q)
+		switch {
+		case strings.HasPrefix(q, "--"):
+			i := strings.IndexByte(q, '\n')
+			if i < 0 {
+				return ""
+			}
+			q = q[i+1:]
+		case strings.HasPrefix(q, "/*"):
+			i := strings.Index(q, "*/")
+			if i < 0 {
+				return ""
+			}
+			q = q[i+2:]
+		default:
+			return q
+		}
+	}
+}
+
+// readTable reads at most maxRows rows (all when maxRows <= 0); more says
+// that rows remain.
+func readTable(rows *sql.Rows, maxRows int) (t *table.Table, more bool, err error) {
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, false, err
+	}
+	t = &table.Table{Columns: make([]table.Column, len(types)), Rows: [][]any{}}
 	for i, ct := range types {
 		t.Columns[i] = table.Column{Name: ct.Name(), Type: ct.DatabaseTypeName()}
 	}
@@ -213,12 +274,12 @@ func readTable(rows *sql.Rows, maxRows int) (*table.Table, error) {
 		ptrs[i] = &vals[i]
 	}
 	for rows.Next() {
-		t.Total++
 		if maxRows > 0 && len(t.Rows) >= maxRows {
-			continue
+			t.Total = int64(len(t.Rows))
+			return t, true, nil
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		row := make([]any, len(vals))
 		for i, v := range vals {
@@ -226,7 +287,8 @@ func readTable(rows *sql.Rows, maxRows int) (*table.Table, error) {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	return t, rows.Err()
+	t.Total = int64(len(t.Rows))
+	return t, false, rows.Err()
 }
 
 // cell converts a value scanned from DuckDB to nil, bool, int64, float64 or string.

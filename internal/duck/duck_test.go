@@ -114,6 +114,27 @@ func TestQueryCapAndTypes(t *testing.T) {
 	if capped.Total != 10 || len(capped.Rows) != 3 {
 		t.Errorf("Query(maxRows 3): %d rows, total %d; want 3 of 10", len(capped.Rows), capped.Total)
 	}
+	for _, q := range []string{
+		"-- a comment\nSELECT * FROM range(?) -- trailing\n;",
+		"/* c */ WITH r AS (SELECT * FROM range(?)) SELECT * FROM r",
+		"SELECT 1; SELECT * FROM range(12)", // not wrapped: read to the end
+	} {
+		var args []any
+		if strings.Contains(q, "?") {
+			args = append(args, 12)
+		}
+		c, err := db.Query(context.Background(), q, 5, args...)
+		if err != nil {
+			t.Errorf("Query(%q) = %v", q, err)
+			continue
+		}
+		if c.Total != 12 || len(c.Rows) != 5 {
+			t.Errorf("Query(%q, max 5) = %v rows of %v, %v; want 5 of 12", q, len(c.Rows), c.Total, err)
+		}
+	}
+	if c, err := db.Query(context.Background(), "SELECT * FROM range(4)", 4); err != nil || c.Total != 4 || len(c.Rows) != 4 {
+		t.Errorf("Query(4 rows, max 4) = %+v, %v", c, err)
+	}
 	got := fmt.Sprintf("%#v", tb.Rows[1])
 	want := `[]interface {}{1, 1.5, "x1", false, interface {}(nil), "[1,2]", "{\"a\":1}", 12.5, 7}`
 	if got != want {
