@@ -49,6 +49,8 @@ type builder struct {
 	names  map[string]string
 	// graphRecorded and graphExpected: graph replays' kernels, set by gpuTree.
 	graphRecorded, graphExpected int64
+	// syncGap: GPU idle time in the gaps each sync frame opened, set by measure.
+	syncGap map[int32]int64
 	comms                        map[string]bool // IsComm by kernel name
 }
 
@@ -130,9 +132,10 @@ func Build(in *Input, s Slice, opts Options) (*Result, error) {
 	b.clipFrames()
 	b.selectOps()
 	res := &Result{Slice: s, Label: b.label()}
+	res.Check = b.measure()
 	res.GPU = b.gpuTree()
 	res.CPU = b.cpuTree()
-	res.Check = b.check()
+	b.decide(&res.Check)
 	res.Gaps = append(b.gaps, b.evidenceGaps(res)...)
 	if res.Gaps == nil {
 		res.Gaps = []string{}

@@ -108,12 +108,15 @@ type rankData struct {
 	ops     []opIn
 	threads map[string]int // launching threads -> launches
 	main    string         // the thread with the most launches
-	sync    []ival         // outermost sync frames of the launching threads
+	sync    []ival         // outermost sync frames of the launching threads, merged
+	syncFr  []int32        // the same frames, by start
 	wait    []ival         // outermost wait frames of the launching threads
 }
 
-// check computes the cross-check.
-func (b *builder) check() Check {
+// measure computes the cross-check's numbers and gaps, and the GPU idle
+// time each sync frame opened (for the GPU view's sync nodes). decide
+// finishes the cross-check once the trees are built.
+func (b *builder) measure() Check {
 	var m Metrics
 	per := map[rankKey]*rankData{}
 	for _, o := range b.ops {
@@ -161,6 +164,7 @@ func (b *builder) check() Check {
 		switch {
 		case b.class[i] == clsSync && (p < 0 || b.class[p] != clsSync):
 			d.sync = append(d.sync, ival{f.TsNs, f.End()})
+			d.syncFr = append(d.syncFr, int32(i))
 		case b.class[i] == clsWaiting && (p < 0 || b.class[p] != clsWaiting):
 			d.wait = append(d.wait, ival{f.TsNs, f.End()})
 		}
@@ -187,8 +191,6 @@ func (b *builder) check() Check {
 		}
 		gaps = append(gaps, b.rankCheck(rs, d, &m)...)
 	}
-	m.GraphRecorded, m.GraphExpected = b.graphRecorded, b.graphExpected
-
 	c := Check{Metrics: m, TopGaps: []Gap{}, Notes: []string{}}
 	sort.SliceStable(gaps, func(i, j int) bool { return gaps[i].DurNs > gaps[j].DurNs })
 	if len(gaps) > b.opts.TopGaps {
@@ -198,24 +200,30 @@ func (b *builder) check() Check {
 		b.hostAt(&gaps[i], per)
 	}
 	c.TopGaps = append(c.TopGaps, gaps...)
+	return c
+}
+
+// decide adds the graph replay counts, the notes and the verdict.
+func (b *builder) decide(c *Check) {
+	m := &c.Metrics
+	m.GraphRecorded, m.GraphExpected = b.graphRecorded, b.graphExpected
 	if m.PythonFrames > 0 {
 		c.Notes = append(c.Notes, fmt.Sprintf("python stacks were captured (%d python frames): stack capture inflates host time, so the host-side numbers are upper bounds and host-bound is at most a hypothesis", m.PythonFrames))
 	}
 	if m.GraphExpected > 0 && m.GraphCoverage() < 1 {
 		c.Notes = append(c.Notes, fmt.Sprintf("graph replays: %.1f%% of the replayed kernels were recorded", 100*m.GraphCoverage()))
 	}
-	r, label := Decide(m)
+	r, label := Decide(*m)
 	c.Verdict, c.Rule, c.Label = r.Verdict, r.Name, label
-	c.Reason = reason(m, r)
+	c.Reason = reason(*m, r)
 	for _, o := range Rules {
-		if o.Name != r.Name && o.Verdict != VerdictInconclusive && o.Verdict != r.Verdict && o.When(m) {
+		if o.Name != r.Name && o.Verdict != VerdictInconclusive && o.Verdict != r.Verdict && o.When(*m) {
 			c.AlsoHolds = append(c.AlsoHolds, o.Name+" ("+o.Verdict+")")
 		}
 	}
 	if len(c.AlsoHolds) > 0 {
 		c.Reason += " Later rules that also hold: " + strings.Join(c.AlsoHolds, ", ") + "."
 	}
-	return c
 }
 
 // rankCheck measures one rank: busy and idle time, exposed communication,
@@ -240,6 +248,7 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData, m *Metrics) []Gap {
 	m.CommNs += ivalsLen(comm)
 	m.CommExposedNs += ivalsLen(comm) - intersectLen(comm, other)
 	d.sync, d.wait = mergeIvals(d.sync), mergeIvals(d.wait)
+	sort.Slice(d.syncFr, func(i, j int) bool { return b.frames[d.syncFr[i]].TsNs < b.frames[d.syncFr[j]].TsNs })
 	m.BlockedWhileBusyNs += intersectLen(intersect(d.sync, rs.dev), busy)
 
 	// The operation that ends each gap: operations by clipped start.
@@ -249,6 +258,14 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData, m *Metrics) []Gap {
 	for _, g := range complement(rs.dev, busy) {
 		dur := g.b - g.a
 		cause, confirmed := b.gapCause(g, ops, d)
+		if cause == CauseSync {
+			if fi := b.syncFrameAt(d, g.a); fi >= 0 {
+				if b.syncGap == nil {
+					b.syncGap = map[int32]int64{}
+				}
+				b.syncGap[fi] += dur
+			}
+		}
 		switch cause {
 		case CauseSync:
 			m.GapSyncNs += dur
@@ -315,6 +332,19 @@ func (b *builder) gapCause(g ival, ops []opIn, d *rankData) (string, bool) {
 		return CauseHost, true
 	}
 	return CauseDevice, true
+}
+
+// syncFrameAt returns the outermost sync frame of a launching thread open
+// at t, or -1.
+func (b *builder) syncFrameAt(d *rankData, t int64) int32 {
+	fr := d.syncFr
+	k := sort.Search(len(fr), func(i int) bool { return b.frames[fr[i]].TsNs > t })
+	for j := k - 1; j >= 0 && j >= k-16; j-- {
+		if f := b.frames[fr[j]]; f.TsNs <= t && t < f.End() {
+			return fr[j]
+		}
+	}
+	return -1
 }
 
 // hostAt fills a gap's host stack: the innermost frame of the rank's main

@@ -104,6 +104,9 @@ func nodeFacts(n *Node, view string, total int64) string {
 	}
 	if n.Sync {
 		fmt.Fprintf(&sb, " ⚠️ sync, host blocked %s ms", ms(n.BlockedNs))
+		if n.GapNs > 0 {
+			fmt.Fprintf(&sb, ", opened %s ms of GPU idle", ms(n.GapNs))
+		}
 	}
 	if g := n.Graph; g != nil {
 		fmt.Fprintf(&sb, " [graph: %d replays, %d of %d kernels recorded (%.1f%%), no per-kernel CPU attribution]",

@@ -144,6 +144,7 @@ func (b *builder) gpuTree() Tree {
 			nd := t.of(int32(i))
 			nd.n.Sync = true
 			nd.n.BlockedNs += b.clipNs[i]
+			nd.n.GapNs += b.syncGap[int32(i)]
 		}
 	}
 	return b.finish("gpu", t.root, total)

@@ -152,6 +152,10 @@ type Node struct {
 	// BlockedNs is its host time in the slice.
 	Sync      bool  `msgpack:"sync,omitempty" json:"sync,omitempty"`
 	BlockedNs int64 `msgpack:"blocked_ns,omitempty" json:"blocked_ns,omitempty"`
+	// GapNs (GPU view, sync frames) is the GPU idle time in the gaps the
+	// frame opened: it was open when the device ran dry, and a launch ended
+	// the gap (see Metrics.GapSyncNs).
+	GapNs int64 `msgpack:"gap_ns,omitempty" json:"gap_ns,omitempty"`
 	// CPU view: the parts of SelfNs blocked in sync frames and waiting for
 	// work; the rest is working.
 	SyncNs int64 `msgpack:"sync_ns,omitempty" json:"sync_ns,omitempty"`
