@@ -51,7 +51,7 @@ type builder struct {
 	graphRecorded, graphExpected int64
 	// syncGap: GPU idle time in the gaps each sync frame opened, set by measure.
 	syncGap map[int32]int64
-	comms                        map[string]bool // IsComm by kernel name
+	comms   map[string]bool // IsComm by kernel name
 }
 
 func (b *builder) isComm(kind, name string) bool {
