@@ -56,7 +56,9 @@
 // (cudaMemcpy, hipMemcpy, hipMemcpyWithStream, cuMemcpyDtoH, ...), a
 // cudaMemcpyAsync whose copy is device-to-host or from pageable memory, and
 // the operators aten::item and aten::_local_scalar_dense. Its blocked host
-// time is its own duration inside the slice. Host self time inside a sync
+// time is its own duration inside the slice; in the GPU view an outermost
+// sync frame also carries the GPU idle time of the gaps it opened (it was
+// open when the device ran dry, and a launch ended the gap). Host self time inside a sync
 // frame is "sync" in the CPU view; self time inside a frame that matches
 // WaitPatterns (a vLLM worker in shm_broadcast dequeue / acquire_read /
 // sched_yield waiting on the engine core, a Condition or queue wait, an idle
