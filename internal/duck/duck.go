@@ -15,7 +15,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -496,25 +495,4 @@ func (d *DB) Drop(ctx context.Context, name string) error {
 		}
 	}
 	return tx.Commit()
-}
-
-// traceNames returns the loaded trace names, sorted.
-func (d *DB) traceNames(ctx context.Context, q interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT DISTINCT trace FROM traces`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var names []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		names = append(names, s)
-	}
-	sort.Strings(names)
-	return names, rows.Err()
 }
