@@ -96,11 +96,13 @@ func Lookup(name string) (Preset, bool) {
 	return Parse(name, string(b)), true
 }
 
-// Presets returns every evidence preset, sorted by name.
+// Presets returns every evidence preset, sorted by name. Files whose name
+// starts with _ are helpers that presets include (Lookup finds them), not
+// presets.
 func Presets() []Preset {
 	var out []Preset
 	for _, name := range fileNames() {
-		if name == schemaFile || name == viewsFile {
+		if name == schemaFile || name == viewsFile || strings.HasPrefix(name, "_") {
 			continue
 		}
 		p, _ := Lookup(name)
