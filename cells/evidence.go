@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"html"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -52,6 +53,14 @@ func CollectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 		return nil, fmt.Errorf("evidence: no trace is loaded (%%trace load PATH)")
 	}
 	args := Params(f)
+	// One collection at a time per database: the presets read the shared
+	// evidence_base tables built here for this filter.
+	mu := baseLock(eng)
+	mu.Lock()
+	defer mu.Unlock()
+	if err := BuildEvidenceBase(ctx, eng, f); err != nil {
+		return nil, err
+	}
 	// The presets are independent: run a few at once (DuckDB parallelises
 	// little inside one small query), then keep them in area order.
 	tables := make([]*table.Table, len(names))
@@ -95,6 +104,69 @@ func Params(f evidence.Filter) []any {
 	return []any{f.Trace, rank, f.WindowStartNs, f.WindowEndNs}
 }
 
+// BuildEvidenceBase runs sql/evidence_base.sql for the trace, rank and
+// window of f: it (re)creates the tables evidence_base_steps and
+// evidence_base_events that the presets read (each CREATE TABLE of the
+// module runs as CREATE OR REPLACE TABLE). CollectEvidence calls it first;
+// run it before a preset that INCLUDEs evidence_base is run on its own.
+func BuildEvidenceBase(ctx context.Context, eng Engine, f evidence.Filter) error {
+	p, ok := sql.Lookup(baseModule)
+	if !ok {
+		return fmt.Errorf("evidence: sql/%s.sql is missing from this build", baseModule)
+	}
+	args := Params(f)
+	for _, stmt := range statements(p.SQL) {
+		stmt = createRE.ReplaceAllString(stmt, "${1}CREATE OR REPLACE TABLE ")
+		if _, err := eng.Query(ctx, stmt, 0, args[:paramCount(stmt)]...); err != nil {
+			return fmt.Errorf("evidence %s: %w", baseModule, err)
+		}
+	}
+	return nil
+}
+
+// baseModule is the SQL module every preset of an evidence area includes.
+const baseModule = "evidence_base"
+
+var (
+	createRE = regexp.MustCompile(`(?m)^(\s*)CREATE TABLE `)
+	paramRE  = regexp.MustCompile(`\$([1-9])\b`)
+	stmtEnd  = regexp.MustCompile(`;[ \t]*(\n|$)`)
+	comments = regexp.MustCompile(`(?m)^\s*--.*$`)
+)
+
+// statements splits a SQL file into its statements: a statement ends with a
+// semicolon at the end of a line; pieces holding only comments are dropped.
+func statements(src string) []string {
+	var out []string
+	for _, s := range stmtEnd.Split(src, -1) {
+		if strings.TrimSpace(comments.ReplaceAllString(s, "")) != "" {
+			out = append(out, strings.TrimSpace(s))
+		}
+	}
+	return out
+}
+
+// paramCount is the highest $N a statement uses: the presets that read
+// evidence_base take fewer parameters than the four of Params, or none.
+func paramCount(stmt string) int {
+	n := 0
+	for _, m := range paramRE.FindAllStringSubmatch(comments.ReplaceAllString(stmt, ""), -1) {
+		if k := int(m[1][0] - '0'); k > n {
+			n = k
+		}
+	}
+	return n
+}
+
+// baseLocks holds one mutex per database: two collections on one database
+// would replace each other's evidence_base tables.
+var baseLocks sync.Map
+
+func baseLock(eng Engine) *sync.Mutex {
+	mu, _ := baseLocks.LoadOrStore(eng, &sync.Mutex{})
+	return mu.(*sync.Mutex)
+}
+
 func resolveAreas(areas []string) ([]string, error) {
 	if len(areas) == 0 {
 		return nil, fmt.Errorf("evidence: name an area: %s or all", strings.Join(evidence.Areas, ", "))
@@ -124,7 +196,7 @@ func resolveAreas(areas []string) ([]string, error) {
 func runPreset(ctx context.Context, eng Engine, area string, args []any) (*table.Table, error) {
 	p, _ := sql.Lookup(area)
 	body := strings.TrimRight(strings.TrimSpace(p.SQL), ";")
-	if _, err := eng.Query(ctx, "CREATE OR REPLACE TABLE evidence_"+area+" AS "+body, 0, args...); err != nil {
+	if _, err := eng.Query(ctx, "CREATE OR REPLACE TABLE evidence_"+area+" AS "+body, 0, args[:paramCount(body)]...); err != nil {
 		return nil, fmt.Errorf("evidence %s: %w", area, err)
 	}
 	t, err := eng.Query(ctx, "SELECT * FROM evidence_"+area, 0)

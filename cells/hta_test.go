@@ -116,15 +116,14 @@ func trimLikeHTA(t *testing.T, db *duck.DB) {
 
 func runArea(t *testing.T, db *duck.DB, area string) *table.Table {
 	t.Helper()
-	p, ok := sql.Lookup(area)
-	if !ok {
+	if _, ok := sql.Lookup(area); !ok {
 		t.Fatalf("no preset %s", area)
 	}
-	tb, err := db.Query(context.Background(), p.SQL, 0, cells.Params(evidence.Filter{})...)
+	b, err := cells.CollectEvidence(context.Background(), db, []string{area}, evidence.Filter{}, nil)
 	if err != nil {
 		t.Fatalf("%s: %v", area, err)
 	}
-	return tb
+	return b.Tables[area]
 }
 
 // TestAgainstHTA compares, on every shared trace set, the kernel totals, the

@@ -1,0 +1,205 @@
+-- evidence_base: the events of the filter with their step and phase, and the steps themselves: what every evidence preset reads.
+-- INCLUDE: schema
+--
+-- Two tables, built in this order for one filter and read by every preset
+-- (sql/<area>.sql) instead of each rescanning events and assigning steps on
+-- its own. %evidence (cells.CollectEvidence) rebuilds both at the start of
+-- each collection, as CREATE OR REPLACE TABLE ... with the filter's
+-- parameters, and they stay in the database next to the evidence_<area>
+-- tables: a preset copied from the %evidence output runs as is against the
+-- filter of the last collection. To run a preset by hand for another filter,
+-- run this file first with that filter's parameters (replacing the tables
+-- made by an earlier run). Tables, not views: a view would be evaluated once
+-- per preset, which is the cost this module removes.
+--
+-- PARAMS: $1 trace (TEXT, '' = every trace), $2 rank (INT, -1 = every rank),
+--   $3 window start and $4 window end (DURATION_NS from the trace's first event,
+--   0 = open): an event is kept when its start lies in the window. Steps are
+--   found among the annotations of the window, so a window renumbers the
+--   steps of families numbered by order (all but ProfilerStep#N).
+--
+-- Steps: one annotation family per (trace, rank), the first present of: vLLM
+-- execute_* (execute_context_N(T)_generation_N(T), execute_N_context_N(sq…)
+-- _generation_N(sq…), execute_new_N_cached_N), SGLang step[KIND bs=N toks=N],
+-- ProfilerStep#N, and failing those the python frames of vLLM's
+-- gpu_model_runner execute_model (a hypothesis: phase unknown). An event
+-- belongs to the step whose host interval holds its host time: its own start
+-- for host events, the start of the runtime call with the same correlation for
+-- GPU events (graph replays take the cudaGraphLaunch's). Outside every step:
+-- step -1, phase ''. Steps of one family may nest or overlap (vLLM's
+-- execute_* inside a python frame does not): an event takes the step that
+-- started last at or before its host time.
+
+-- The steps of the filter: one row per step annotation of the chosen family.
+CREATE TABLE evidence_base_steps AS
+WITH
+_t0 AS (
+  SELECT trace, min(first_ts_ns) AS t0 FROM traces GROUP BY trace
+),
+_ev AS NOT MATERIALIZED (
+  SELECT e.trace, e.rank, e.pid, e.tid, e.kind, e.api, e.name, e.ts_ns, e.dur_ns, e.end_ns,
+    e.correlation, e.external_id, e.stream, e.device, e.bytes, e.graph_id
+  FROM events e JOIN _t0 ON _t0.trace = e.trace
+  WHERE ($1::VARCHAR = '' OR e.trace = $1::VARCHAR)
+    AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
+    AND ($3::BIGINT <= 0 OR e.ts_ns - _t0.t0 >= $3::BIGINT)
+    AND ($4::BIGINT <= 0 OR e.ts_ns - _t0.t0 < $4::BIGINT)
+),
+_ann AS (
+  SELECT trace, rank, ts_ns, end_ns, name,
+    CASE
+      WHEN regexp_matches(name, '^execute_(\d+_)?context_\d+\(') OR regexp_matches(name, '^execute_new_\d+_cached_\d+') THEN 1
+      WHEN regexp_matches(name, '^step\[[A-Z]+') THEN 2
+      WHEN regexp_matches(name, '^ProfilerStep#\d+$') THEN 3
+      WHEN kind = 'python' AND regexp_matches(name, 'gpu_model_runner\.py\(\d+\): execute_model$') THEN 4
+    END AS prio
+  FROM _ev
+  WHERE dur_ns > 0 AND (
+    (kind IN ('annotation', 'cpu_op') AND (starts_with(name, 'execute_') OR starts_with(name, 'step[') OR starts_with(name, 'ProfilerStep#')))
+    OR (kind = 'python' AND ends_with(name, ': execute_model')))
+),
+_fam AS (
+  SELECT trace, rank, min(prio) AS prio FROM _ann WHERE prio IS NOT NULL GROUP BY trace, rank
+),
+_steps0 AS (
+  SELECT a.trace, a.rank, a.ts_ns, a.end_ns, a.name, a.prio,
+    CASE WHEN a.prio = 3 THEN CAST(regexp_extract(a.name, '#(\d+)$', 1) AS INTEGER)
+         ELSE CAST(row_number() OVER (PARTITION BY a.trace, a.rank ORDER BY a.ts_ns, a.end_ns DESC) - 1 AS INTEGER) END AS step,
+    CASE
+      WHEN regexp_matches(a.name, '^execute_(\d+_)?context_') THEN TRY_CAST(regexp_extract(a.name, '^execute_(?:\d+_)?context_(\d+)\(', 1) AS BIGINT)
+      WHEN starts_with(a.name, 'execute_new_') THEN TRY_CAST(regexp_extract(a.name, '^execute_new_(\d+)_cached_(\d+)', 1) AS BIGINT)
+      WHEN regexp_matches(a.name, '^step\[(EXTEND|PREFILL)') THEN TRY_CAST(regexp_extract(a.name, 'bs=(\d+)', 1) AS BIGINT)
+      WHEN regexp_matches(a.name, '^step\[DECODE') THEN 0
+    END AS ctx_req,
+    CASE
+      WHEN regexp_matches(a.name, '^execute_(\d+_)?context_') THEN TRY_CAST(regexp_extract(a.name, '^execute_(?:\d+_)?context_\d+\((?:sq)?(\d+)', 1) AS BIGINT)
+      WHEN regexp_matches(a.name, '^step\[(EXTEND|PREFILL)') THEN TRY_CAST(regexp_extract(a.name, 'toks=(\d+)', 1) AS BIGINT)
+      WHEN regexp_matches(a.name, '^step\[DECODE') THEN 0
+    END AS ctx_tok,
+    CASE
+      WHEN regexp_matches(a.name, '^execute_(\d+_)?context_') THEN TRY_CAST(regexp_extract(a.name, '_generation_(\d+)\(', 1) AS BIGINT)
+      WHEN starts_with(a.name, 'execute_new_') THEN TRY_CAST(regexp_extract(a.name, '^execute_new_(\d+)_cached_(\d+)', 2) AS BIGINT)
+      WHEN regexp_matches(a.name, '^step\[DECODE') THEN TRY_CAST(regexp_extract(a.name, 'bs=(\d+)', 1) AS BIGINT)
+      WHEN regexp_matches(a.name, '^step\[(EXTEND|PREFILL)') THEN 0
+    END AS gen_req,
+    CASE
+      WHEN regexp_matches(a.name, '^execute_(\d+_)?context_') THEN TRY_CAST(regexp_extract(a.name, '_generation_\d+\((?:sq)?(\d+)', 1) AS BIGINT)
+      WHEN regexp_matches(a.name, '^step\[DECODE') THEN TRY_CAST(regexp_extract(a.name, 'bs=(\d+)', 1) AS BIGINT)
+      WHEN regexp_matches(a.name, '^step\[(EXTEND|PREFILL)') THEN 0
+    END AS gen_tok
+  FROM _ann a JOIN _fam f ON f.trace = a.trace AND f.rank = a.rank AND f.prio = a.prio
+)
+
+SELECT
+  -- Trace name. JOINID(traces.trace)
+  trace,
+  -- Rank. INT
+  rank,
+  -- Step start: the annotation's start. TIMESTAMP_NS
+  ts_ns,
+  -- Step end: the annotation's end. TIMESTAMP_NS
+  end_ns,
+  -- Annotation name. TEXT
+  name,
+  -- Family: 1 vLLM execute_*, 2 SGLang step[...], 3 ProfilerStep#N, 4 python execute_model. INT
+  prio,
+  -- Step number: N of ProfilerStep#N, else the ordinal from 0 in start order. INT
+  step,
+  -- Prefill (context) requests, or new requests; NULL when the name does not say. COUNT
+  ctx_req,
+  -- Prefill tokens; NULL when the name does not say. COUNT
+  ctx_tok,
+  -- Decode (generation) requests, or cached requests; NULL when the name does not say. COUNT
+  gen_req,
+  -- Decode tokens; NULL when the name does not say. COUNT
+  gen_tok,
+  -- prefill, decode, mixed, idle, train or unknown. TEXT
+  CASE
+    WHEN prio = 3 THEN 'train'
+    WHEN prio = 4 THEN 'unknown'
+    WHEN regexp_matches(name, '^step\[MIXED') THEN 'mixed'
+    WHEN regexp_matches(name, '^step\[IDLE') THEN 'idle'
+    WHEN coalesce(ctx_req, 0) > 0 AND coalesce(gen_req, 0) > 0 THEN 'mixed'
+    WHEN coalesce(ctx_req, 0) > 0 THEN 'prefill'
+    WHEN coalesce(gen_req, 0) > 0 THEN 'decode'
+    ELSE 'idle'
+  END AS phase,
+  -- vllm_tokens, vllm_new_cached, sglang, profiler_step or python_execute_model. TEXT
+  CASE prio WHEN 1 THEN CASE WHEN starts_with(name, 'execute_new_') THEN 'vllm_new_cached' ELSE 'vllm_tokens' END
+    WHEN 2 THEN 'sglang' WHEN 3 THEN 'profiler_step' ELSE 'python_execute_model' END AS source,
+  -- The step or its phase is inferred, not annotated. BOOL
+  prio = 4 OR starts_with(name, 'execute_new_') AS hypothesis
+FROM _steps0;
+
+-- Every event of the filter (the columns presets read), with its host time
+-- and the step and phase that time falls in.
+CREATE TABLE evidence_base_events AS
+WITH
+_t0 AS (
+  SELECT trace, min(first_ts_ns) AS t0 FROM traces GROUP BY trace
+),
+_ev AS NOT MATERIALIZED (
+  SELECT e.trace, e.file_id, e.idx, e.rank, e.pid, e.tid, e.kind, e.api, e.name, e.ts_ns, e.dur_ns, e.end_ns,
+    e.correlation, e.external_id, e.stream, e.device, e.bytes, e.graph_id
+  FROM events e JOIN _t0 ON _t0.trace = e.trace
+  WHERE ($1::VARCHAR = '' OR e.trace = $1::VARCHAR)
+    AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
+    AND ($3::BIGINT <= 0 OR e.ts_ns - _t0.t0 >= $3::BIGINT)
+    AND ($4::BIGINT <= 0 OR e.ts_ns - _t0.t0 < $4::BIGINT)
+),
+_host AS (
+  SELECT trace, rank, correlation, min(ts_ns) AS host_ts
+  FROM _ev WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL
+  GROUP BY trace, rank, correlation
+),
+_x AS (
+  SELECT e.*,
+    CASE WHEN e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation')
+      THEN coalesce(h.host_ts, e.ts_ns) ELSE e.ts_ns END AS host_ts
+  FROM _ev e LEFT JOIN _host h ON h.trace = e.trace AND h.rank = e.rank AND h.correlation = e.correlation
+)
+SELECT
+  -- Trace name. JOINID(traces.trace)
+  x.trace AS trace,
+  -- File index. JOINID(traces.file_id)
+  x.file_id AS file_id,
+  -- Index of the event in its file. JOINID(events.idx)
+  x.idx AS idx,
+  -- Rank. INT
+  x.rank AS rank,
+  -- Process as written. TEXT
+  x.pid AS pid,
+  -- Thread as written. TEXT
+  x.tid AS tid,
+  -- Normalised category (events.kind). TEXT
+  x.kind AS kind,
+  -- What a runtime/driver call does (events.api); NULL otherwise. TEXT
+  x.api AS api,
+  -- Event name. TEXT
+  x.name AS name,
+  -- Start. TIMESTAMP_NS
+  x.ts_ns AS ts_ns,
+  -- Duration. DURATION_NS
+  x.dur_ns AS dur_ns,
+  -- End. TIMESTAMP_NS
+  x.end_ns AS end_ns,
+  -- Arg "correlation"; NULL when absent. INT
+  x.correlation AS correlation,
+  -- Arg "External id"; NULL when absent. INT
+  x.external_id AS external_id,
+  -- Arg "stream"; NULL when absent. INT
+  x.stream AS stream,
+  -- Arg "device"; NULL when absent. INT
+  x.device AS device,
+  -- Arg "bytes"; NULL when absent. BYTES
+  x.bytes AS bytes,
+  -- Arg "graph id"; NULL when absent. INT
+  x.graph_id AS graph_id,
+  -- Host time that places the event in a step: the start of the runtime call with the same correlation for GPU events (its own start when none), else its own start. TIMESTAMP_NS
+  x.host_ts AS host_ts,
+  -- Step number (evidence_base_steps.step), -1 outside every step. INT
+  CASE WHEN s.step IS NOT NULL AND x.host_ts < s.end_ns THEN s.step ELSE -1 END AS step,
+  -- Phase of that step, '' outside every step. TEXT
+  CASE WHEN s.step IS NOT NULL AND x.host_ts < s.end_ns THEN s.phase ELSE '' END AS phase
+FROM _x x
+ASOF LEFT JOIN evidence_base_steps s ON s.trace = x.trace AND s.rank = x.rank AND x.host_ts >= s.ts_ns;
