@@ -159,7 +159,13 @@ func init() {
 			filter: true,
 			help:   "compare two traces of the same workload, step-normalised",
 			long:   "Deltas, findings resolved, new and persisting, and a warning when the two %context records differ.",
-			run:    runHook(func(s *Session) Hook { return s.Diff }),
+			options: []option{
+				{name: "html", arg: "PATH", help: "write the diff as one offline HTML file to PATH"},
+				{name: "md", arg: "PATH", help: "write the diff as Markdown to PATH"},
+				{name: "base-context", arg: "K=V,...", help: "what BASE ran with, where the trace cannot show it (tp, max-num-seqs, ...)"},
+				{name: "test-context", arg: "K=V,...", help: "what TEST ran with"},
+			},
+			run: runHook(func(s *Session) Hook { return s.Diff }),
 			complete: func(s *Session, before []string, word string) []string {
 				if len(before) < 2 {
 					return s.traceNames()
