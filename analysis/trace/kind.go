@@ -4,7 +4,10 @@ import "strings"
 
 // KindOf maps an event's phase and cat to its Kind. Phases decide first
 // (s/f/t are flows, C counters, i/I instants), then the cat, in its current
-// Kineto and its 2021 spelling.
+// Kineto and its 2021 spelling. On MTIA, Kineto writes device work (compute
+// kernels and dma_request transfers alike) as cat mtia_ccp_events and the
+// host calls that submit it as mtia_runtime: they are kernels and runtime
+// calls, as HTA counts them.
 func KindOf(ph, cat string) Kind {
 	switch ph {
 	case "s", "f", "t":
@@ -15,7 +18,7 @@ func KindOf(ph, cat string) Kind {
 		return KindInstant
 	}
 	switch cat {
-	case "kernel", "Kernel":
+	case "kernel", "Kernel", "mtia_ccp_events":
 		return KindKernel
 	case "gpu_memcpy", "Memcpy":
 		return KindGPUMemcpy
@@ -31,7 +34,7 @@ func KindOf(ph, cat string) Kind {
 		return KindAnnotation
 	case "python_function":
 		return KindPython
-	case "cuda_runtime", "Runtime":
+	case "cuda_runtime", "Runtime", "mtia_runtime":
 		return KindRuntime
 	case "cuda_driver":
 		return KindDriver
@@ -54,6 +57,9 @@ func APIOf(kind Kind, name string) API {
 	switch name {
 	case "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
 		"hipLaunchKernel", "hipExtModuleLaunchKernel", "hipModuleLaunchKernel":
+		return APILaunch
+	case "runFunction - job_prep_and_submit_for_execution":
+		// MTIA: submits one job (its device events carry the correlation).
 		return APILaunch
 	case "cudaGraphLaunch", "hipGraphLaunch", "cuGraphLaunch":
 		return APIGraphLaunch

@@ -178,7 +178,8 @@ func TestKindAndAPI(t *testing.T) {
 		{"C", "", KindCounter},
 		{"s", "ac2g", KindFlow}, {"f", "fwdbwd", KindFlow}, {"t", "async", KindFlow},
 		{"s", "async_cpu_to_gpu", KindFlow}, {"f", "async_gpu", KindFlow},
-		{"X", "overhead", KindOverhead}, {"X", "Trace", KindOther}, {"X", "", KindOther}, {"b", "mtia_runtime", KindOther},
+		{"X", "overhead", KindOverhead}, {"X", "Trace", KindOther}, {"X", "", KindOther}, {"b", "mtia_other", KindOther},
+		{"X", "mtia_ccp_events", KindKernel}, {"X", "mtia_runtime", KindRuntime}, {"b", "mtia_runtime", KindRuntime},
 	}
 	for _, tc := range kinds {
 		if got := KindOf(tc.ph, tc.cat); got != tc.want {
@@ -190,6 +191,7 @@ func TestKindAndAPI(t *testing.T) {
 		name string
 		want API
 	}{
+		{KindRuntime, "runFunction - job_prep_and_submit_for_execution", APILaunch},
 		{KindRuntime, "cudaLaunchKernel", APILaunch}, {KindRuntime, "cudaLaunchKernelExC", APILaunch},
 		{KindDriver, "cuLaunchKernel", APILaunch}, {KindDriver, "cuLaunchKernelEx", APILaunch},
 		{KindRuntime, "hipLaunchKernel", APILaunch}, {KindRuntime, "hipExtModuleLaunchKernel", APILaunch},
