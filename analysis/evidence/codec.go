@@ -3,7 +3,6 @@ package evidence
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"sort"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -62,38 +61,9 @@ func normalizeTable(t *table.Table) {
 	}
 	for _, row := range t.Rows {
 		for i, v := range row {
-			row[i] = normalizeCell(v)
+			row[i] = table.Normalize(v)
 		}
 	}
-}
-
-func normalizeCell(v any) any {
-	switch x := v.(type) {
-	case uint64:
-		if x <= math.MaxInt64 {
-			return int64(x)
-		}
-		return float64(x)
-	case int8:
-		return int64(x)
-	case int16:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case int:
-		return int64(x)
-	case uint8:
-		return int64(x)
-	case uint16:
-		return int64(x)
-	case uint32:
-		return int64(x)
-	case float32:
-		return float64(x)
-	case []byte:
-		return string(x)
-	}
-	return v
 }
 
 // Tables maps an area to its table. It encodes with its keys sorted (the

@@ -5,6 +5,8 @@
 // the job of cells (MIME bundles) and analysis/report (Markdown, HTML).
 package table
 
+import "math"
+
 // Column describes one column of a Table.
 type Column struct {
 	Name string `msgpack:"name" json:"name"`
@@ -32,4 +34,40 @@ func (t *Table) Col(name string) int {
 		}
 	}
 	return -1
+}
+
+// Normalize maps a Go scalar to one of the cell types of a Table: sized
+// and unsigned integers become int64 (uint64 beyond int64 becomes float64),
+// float32 becomes float64, and []byte becomes string. nil, bool, int64,
+// float64 and string pass through; so does any other type, which callers
+// that know more (the engine, for decimals and times) convert first.
+func Normalize(v any) any {
+	switch x := v.(type) {
+	case int8:
+		return int64(x)
+	case int16:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case int:
+		return int64(x)
+	case uint8:
+		return int64(x)
+	case uint16:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case uint:
+		return Normalize(uint64(x))
+	case uint64:
+		if x <= math.MaxInt64 {
+			return int64(x)
+		}
+		return float64(x)
+	case float32:
+		return float64(x)
+	case []byte:
+		return string(x)
+	}
+	return v
 }

@@ -295,29 +295,8 @@ func cell(v any) any {
 	switch x := v.(type) {
 	case nil, bool, int64, float64, string:
 		return x
-	case int8:
-		return int64(x)
-	case int16:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case int:
-		return int64(x)
-	case uint8:
-		return int64(x)
-	case uint16:
-		return int64(x)
-	case uint32:
-		return int64(x)
-	case uint64:
-		if x <= math.MaxInt64 {
-			return int64(x)
-		}
-		return float64(x)
-	case uint:
-		return cell(uint64(x))
-	case float32:
-		return float64(x)
+	case int8, int16, int32, int, uint8, uint16, uint32, uint, uint64, float32:
+		return table.Normalize(x)
 	case *big.Int:
 		if x == nil {
 			return nil
