@@ -132,7 +132,13 @@ SELECT
 FROM _steps0;
 
 -- Every event of the filter (the columns presets read), with its host time
--- and the step and phase that time falls in.
+-- and the step and phase that time falls in. Algorithm: the distinct
+-- (trace, rank, host time) keys are merged with the step starts in time
+-- order (a step start before an event at the same time); the last step start
+-- at or before a key is its step, kept when the key lies before that step's
+-- end. This is an ASOF join done on the narrow keys (an ASOF join on the wide
+-- rows costs several times more). Two steps of one family starting at the
+-- same time: the one that ends last (then the higher number) is taken.
 CREATE TABLE evidence_base_events AS
 WITH
 _t0 AS (
@@ -152,11 +158,35 @@ _host AS (
   FROM _ev WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL
   GROUP BY trace, rank, correlation
 ),
-_x AS (
+_x AS NOT MATERIALIZED (
   SELECT e.*,
     CASE WHEN e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation')
       THEN coalesce(h.host_ts, e.ts_ns) ELSE e.ts_ns END AS host_ts
   FROM _ev e LEFT JOIN _host h ON h.trace = e.trace AND h.rank = e.rank AND h.correlation = e.correlation
+),
+_k AS (
+  SELECT DISTINCT trace, rank, host_ts FROM _x
+),
+_st AS (
+  SELECT trace, rank, ts_ns, arg_max(step, (end_ns, step)) AS step, arg_max(end_ns, (end_ns, step)) AS end_ns,
+    arg_max(phase, (end_ns, step)) AS phase
+  FROM evidence_base_steps GROUP BY trace, rank, ts_ns
+),
+_last AS (
+  SELECT trace, rank, t AS host_ts,
+    max(sts) OVER (PARTITION BY trace, rank ORDER BY t, o ROWS UNBOUNDED PRECEDING) AS sts, o
+  FROM (
+    SELECT trace, rank, host_ts AS t, 1 AS o, NULL::BIGINT AS sts FROM _k
+    UNION ALL
+    SELECT trace, rank, ts_ns, 0, ts_ns FROM _st
+  )
+),
+_a AS (
+  SELECT l.trace, l.rank, l.host_ts,
+    CASE WHEN s.step IS NOT NULL AND l.host_ts < s.end_ns THEN s.step ELSE -1 END AS step,
+    CASE WHEN s.step IS NOT NULL AND l.host_ts < s.end_ns THEN s.phase ELSE '' END AS phase
+  FROM _last l LEFT JOIN _st s ON s.trace = l.trace AND s.rank = l.rank AND s.ts_ns = l.sts
+  WHERE l.o = 1
 )
 SELECT
   -- Trace name. JOINID(traces.trace)
@@ -198,8 +228,8 @@ SELECT
   -- Host time that places the event in a step: the start of the runtime call with the same correlation for GPU events (its own start when none), else its own start. TIMESTAMP_NS
   x.host_ts AS host_ts,
   -- Step number (evidence_base_steps.step), -1 outside every step. INT
-  CASE WHEN s.step IS NOT NULL AND x.host_ts < s.end_ns THEN s.step ELSE -1 END AS step,
+  coalesce(s.step, -1) AS step,
   -- Phase of that step, '' outside every step. TEXT
-  CASE WHEN s.step IS NOT NULL AND x.host_ts < s.end_ns THEN s.phase ELSE '' END AS phase
+  coalesce(s.phase, '') AS phase
 FROM _x x
-ASOF LEFT JOIN evidence_base_steps s ON s.trace = x.trace AND s.rank = x.rank AND x.host_ts >= s.ts_ns;
+LEFT JOIN _a s ON s.trace = x.trace AND s.rank = x.rank AND s.host_ts = x.host_ts;
