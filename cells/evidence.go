@@ -249,6 +249,11 @@ func EvidenceHook(ctx context.Context, s *Session, args []string, pub Publisher)
 		p, _ := sql.Lookup(name)
 		head := fmt.Sprintf("<p><b>%s</b> — %s (kept as table <code>evidence_%s</code>)</p>", html.EscapeString(name), html.EscapeString(firstLine(p.Doc)), name)
 		tail := fmt.Sprintf("<details><summary>SQL: sql/%s.sql</summary><pre>%s</pre></details>", name, html.EscapeString(p.SQL))
+		if slices.Contains(p.Includes, baseModule) {
+			// The preset reads the tables this run built: say so where its SQL is shown.
+			tail += fmt.Sprintf("<p>It reads the tables evidence_base_events and evidence_base_steps, which this run built for the filter from "+
+				"<code>sql/%s.sql</code>; to run the SQL above for another filter, run that file first.</p>", baseModule)
+		}
 		res.Data[MIMEHTML] = head + res.Data[MIMEHTML].(string) + tail
 		res.Data[MIMEText] = fmt.Sprintf("%s: %s (table evidence_%s)\n%s", name, firstLine(p.Doc), name, res.Data[MIMEText])
 		if i < len(names)-1 && pub != nil {
