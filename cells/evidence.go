@@ -179,7 +179,7 @@ func resolveAreas(areas []string) ([]string, error) {
 			list = evidence.Areas
 		}
 		for _, n := range list {
-			if _, ok := sql.Lookup(n); !ok {
+			if _, ok := sql.Lookup(n); !ok || n == baseModule {
 				return nil, fmt.Errorf("evidence: unknown area %q (areas: %s, all)", a, strings.Join(evidence.Areas, ", "))
 			}
 			if !seen[n] {
