@@ -34,7 +34,19 @@ func OpenInChromium(t *testing.T, path string) *Browser {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
-	br, err := cdp.Start(ctx, bin, t.TempDir())
+	// Chromium's helper processes may still write into the profile for a
+	// moment after the browser exits: remove it with retries rather than
+	// through t.TempDir, whose cleanup fails the test on a busy directory.
+	profile, err := os.MkdirTemp("", "tracebook-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := 0; i < 20 && os.RemoveAll(profile) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	br, err := cdp.Start(ctx, bin, profile)
 	if err != nil {
 		t.Fatal(err)
 	}
