@@ -41,3 +41,9 @@ type LoadResult struct {
 	OtherSessions []string // the sessions of the same folder that were not loaded
 	Gaps          []string // evidence gaps found at load time (rank defaulted to 0, ...)
 }
+
+// ImporterVersion numbers what the importer writes. Raise it whenever a
+// change alters the events a file yields (a kind mapping, a typed field, a
+// time rule): the engine's parse cache keys its entries by it, so entries
+// written by an older importer are parsed again instead of served.
+const ImporterVersion = 2

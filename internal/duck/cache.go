@@ -15,6 +15,7 @@ import (
 	"strconv"
 
 	"github.com/tracebook/tracebook/analysis/trace"
+	tbsql "github.com/tracebook/tracebook/sql"
 )
 
 // The parse cache: one entry per parsed file, keyed by the SHA-256 of the
@@ -37,9 +38,19 @@ type cacheEntry struct {
 
 // cacheJSON is the content of <sha256>.json.
 type cacheJSON struct {
-	Info *trace.FileInfo     `json:"info"`
-	Pids map[string]*pidStat `json:"pids"`
+	// Format names what wrote the entry; an entry of another format is a miss.
+	Format string              `json:"format"`
+	Info   *trace.FileInfo     `json:"info"`
+	Pids   map[string]*pidStat `json:"pids"`
 }
+
+// cacheFormat changes whenever the importer's output or the events schema
+// changes, so that an entry written by another build is never served: it is
+// the importer's version and a hash of the schema.
+var cacheFormat = func() string {
+	h := sha256.Sum256([]byte(tbsql.Schema()))
+	return "importer-" + strconv.Itoa(trace.ImporterVersion) + "-schema-" + hex.EncodeToString(h[:6])
+}()
 
 // cacheLookup hashes the file at path and returns its key and, when the
 // cache holds it, the entry. The key is "" when the cache is off or the file
@@ -70,7 +81,7 @@ func (d *DB) cacheLookup(path string, noPython bool) (string, *cacheEntry) {
 			continue
 		}
 		var c cacheJSON
-		if json.Unmarshal(b, &c) != nil || c.Info == nil || c.Info.SHA256 != key || c.Pids == nil {
+		if json.Unmarshal(b, &c) != nil || c.Format != cacheFormat || c.Info == nil || c.Info.SHA256 != key || c.Pids == nil {
 			continue
 		}
 		if _, err := os.Stat(base + ".parquet"); err != nil {
@@ -163,7 +174,7 @@ func (d *DB) cacheStore(ctx context.Context, tx *sql.Tx, target, name string, w 
 	}
 	stored := *info
 	stored.SHA256 = key
-	b, err := json.Marshal(cacheJSON{Info: &stored, Pids: w.pids})
+	b, err := json.Marshal(cacheJSON{Format: cacheFormat, Info: &stored, Pids: w.pids})
 	if err != nil {
 		return err
 	}

@@ -225,3 +225,37 @@ func TestMergedFile(t *testing.T) {
 		}
 	}
 }
+
+// TestParseCacheFormat checks that an entry written by another build (an
+// older importer or schema) is parsed again instead of served, and then
+// rewritten in the current format.
+func TestParseCacheFormat(t *testing.T) {
+	cache := t.TempDir()
+	db := openTest(t, cache)
+	if r := load(t, db, trace.LoadOptions{Name: "a"}, tiny); r.Cached {
+		t.Fatalf("first load served from an empty cache: %+v", r)
+	}
+	db.WaitCache()
+	entries, _ := filepath.Glob(filepath.Join(cache, "*.json"))
+	if len(entries) != 1 {
+		t.Fatalf("cache holds %d entries, want 1", len(entries))
+	}
+	b, err := os.ReadFile(entries[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(b), `"format":"`+cacheFormat+`"`, `"format":"importer-1-schema-000000000000"`, 1)
+	if old == string(b) {
+		t.Fatalf("entry does not record its format: %.200s", b)
+	}
+	if err := os.WriteFile(entries[0], []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := load(t, db, trace.LoadOptions{Name: "b"}, tiny); r.Cached {
+		t.Errorf("an entry of another format was served: %+v", r)
+	}
+	db.WaitCache()
+	if r := load(t, db, trace.LoadOptions{Name: "c"}, tiny); !r.Cached {
+		t.Errorf("the rewritten entry was not served: %+v", r)
+	}
+}
