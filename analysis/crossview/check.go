@@ -289,7 +289,7 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData, m *Metrics) []Gap {
 				m.GapHostConfirmedNs += dur
 			}
 		}
-		out = append(out, Gap{Rank: rs.key.rank, StartNs: g.a - rs.origin, DurNs: dur, Cause: cause})
+		out = append(out, Gap{Trace: rs.key.trace, Rank: rs.key.rank, StartNs: g.a - rs.origin, DurNs: dur, Cause: cause})
 	}
 	return out
 }
@@ -350,14 +350,8 @@ func (b *builder) syncFrameAt(d *rankData, t int64) int32 {
 // hostAt fills a gap's host stack: the innermost frame of the rank's main
 // launching thread open at the gap's middle.
 func (b *builder) hostAt(g *Gap, per map[rankKey]*rankData) {
-	var key rankKey
-	found := false
-	for k, rs := range b.ranks {
-		if k.rank == g.Rank && containing(rs.dev, g.StartNs+rs.origin) >= 0 {
-			key, found = k, true
-			break
-		}
-	}
+	key := rankKey{trace: g.Trace, rank: g.Rank}
+	_, found := b.ranks[key]
 	d := per[key]
 	if !found || d == nil {
 		return

@@ -208,6 +208,7 @@ type Check struct {
 
 // Gap is one GPU idle gap of a rank.
 type Gap struct {
+	Trace   string `msgpack:"trace,omitempty" json:"trace,omitempty"`
 	Rank    int    `msgpack:"rank" json:"rank"`
 	StartNs int64  `msgpack:"start_ns" json:"start_ns"` // relative to the trace's first timestamp
 	DurNs   int64  `msgpack:"dur_ns" json:"dur_ns"`
