@@ -170,7 +170,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 	case len(crit) > 0:
 		d.NextLever = "Apply the fix of issue 1 (" + crit[0].Title + "), capture a new trace with the same settings and re-run the report: the next issue in line becomes the lever."
 	default:
-		d.NextLever = nextFromKernels(ev)
+		d.NextLever = nextFromKernels(ev, kernelProfiler(d.Traces))
 	}
 
 	// Evidence tables, in the areas' order, without histogram columns.
@@ -461,7 +461,7 @@ func inspect(b *evidence.Bundle, ev *evidence.Evidence, f evidence.Finding) Insp
 
 // nextFromKernels names the next lever when no rule fired: the kernel with
 // the most GPU time.
-func nextFromKernels(ev *evidence.Evidence) string {
+func nextFromKernels(ev *evidence.Evidence, profiler string) string {
 	t := ev.Table("kernels")
 	if t == nil || len(t.Rows) == 0 {
 		return "Capture a trace with GPU activity, synchronisation events and step annotations: this one cannot show the next lever."
@@ -482,7 +482,27 @@ func nextFromKernels(ev *evidence.Evidence) string {
 		}
 	}
 	return "The GPU side: the kernel " + best + " holds " + fmtPct(shareOf(bestNs, total)) +
-		" of GPU time. Profile it with Nsight Compute (ncu) to see whether it is memory- or compute-bound; that gate proves or refutes a kernel-level lever."
+		" of GPU time. Profile it with " + profiler + " to see whether it is memory- or compute-bound; that gate proves or refutes a kernel-level lever."
+}
+
+// kernelProfiler names the kernel profiler for the traces' platform: a
+// CUDA tool is never offered for a ROCm trace, nor the other way round.
+func kernelProfiler(traces []TraceMeta) string {
+	cuda, rocm := false, false
+	for _, t := range traces {
+		for _, c := range t.Capture {
+			cuda = cuda || c == "platform cuda"
+			rocm = rocm || c == "platform rocm"
+		}
+	}
+	switch {
+	case cuda && !rocm:
+		return "Nsight Compute (ncu)"
+	case rocm && !cuda:
+		return "rocprof-compute (rocprofv3 counters)"
+	default:
+		return "the platform's kernel profiler (Nsight Compute on CUDA, rocprof-compute on ROCm)"
+	}
 }
 
 func shareOf(a, b int64) float64 {
