@@ -32,11 +32,6 @@
 -- found). %evidence builds that table for the filter before it runs this
 -- file; to run this file by hand, run sql/evidence_base.sql first.
 WITH
-_ev AS NOT MATERIALIZED (
-  SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
-    correlation, external_id, stream, device, bytes, graph_id
-  FROM evidence_base_events
-),
 _keyed AS NOT MATERIALIZED (
   SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
     correlation, external_id, stream, device, bytes, graph_id,
@@ -55,7 +50,7 @@ _gl AS (
   WHERE k.kind IN ('runtime', 'driver') AND (k.api = 'graph_launch' OR k.name IN ('cudaGraphLaunch', 'hipGraphLaunch'))
 ),
 _rt AS (
-  SELECT DISTINCT trace, rank, correlation FROM _ev WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL
+  SELECT DISTINCT trace, rank, correlation FROM evidence_base_events WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL
 ),
 _orph AS (
   SELECT k.trace, k.rank, k.step, k.phase, -2 AS graph, 0 AS launches, 0 AS empty_launches, count(*) AS kernels,

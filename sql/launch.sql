@@ -41,11 +41,6 @@
 -- found). %evidence builds that table for the filter before it runs this
 -- file; to run this file by hand, run sql/evidence_base.sql first.
 WITH
-_ev AS NOT MATERIALIZED (
-  SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
-    correlation, external_id, stream, device, bytes, graph_id
-  FROM evidence_base_events
-),
 _keyed AS NOT MATERIALIZED (
   SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
     correlation, external_id, stream, device, bytes, graph_id,
@@ -55,7 +50,7 @@ _keyed AS NOT MATERIALIZED (
 ),
 _gpu AS (
   SELECT trace, rank, correlation, min(ts_ns) AS g_ts, sum(dur_ns) AS g_dur, any_value(stream) AS stream
-  FROM _ev WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset') AND correlation IS NOT NULL
+  FROM evidence_base_events WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset') AND correlation IS NOT NULL
   GROUP BY ALL
 ),
 _l AS (

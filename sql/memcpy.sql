@@ -34,11 +34,6 @@
 -- found). %evidence builds that table for the filter before it runs this
 -- file; to run this file by hand, run sql/evidence_base.sql first.
 WITH
-_ev AS NOT MATERIALIZED (
-  SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
-    correlation, external_id, stream, device, bytes, graph_id
-  FROM evidence_base_events
-),
 _keyed AS NOT MATERIALIZED (
   SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
     correlation, external_id, stream, device, bytes, graph_id,
@@ -48,7 +43,7 @@ _keyed AS NOT MATERIALIZED (
 ),
 _rt AS (
   SELECT trace, rank, correlation, any_value(name) AS call, sum(dur_ns) AS host_ns
-  FROM _ev WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL AND (api IN ('memcpy', 'memset') OR name LIKE '%Mem%')
+  FROM evidence_base_events WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL AND (api IN ('memcpy', 'memset') OR name LIKE '%Mem%')
   GROUP BY ALL
 )
 SELECT k.trace, k.rank, k.step, k.phase, coalesce(k.stream, -1) AS stream,

@@ -36,11 +36,6 @@
 -- found). %evidence builds that table for the filter before it runs this
 -- file; to run this file by hand, run sql/evidence_base.sql first.
 WITH
-_ev AS NOT MATERIALIZED (
-  SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
-    correlation, external_id, stream, device, bytes, graph_id
-  FROM evidence_base_events
-),
 _keyed AS NOT MATERIALIZED (
   SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
     correlation, external_id, stream, device, bytes, graph_id,
@@ -72,11 +67,11 @@ _child AS (
 ),
 _gpu AS (
   SELECT trace, rank, correlation, count(*) AS n, sum(dur_ns) AS d
-  FROM _ev WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset') AND correlation IS NOT NULL GROUP BY ALL
+  FROM evidence_base_events WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset') AND correlation IS NOT NULL GROUP BY ALL
 ),
 _l AS (
   SELECT r.trace, r.rank, r.external_id, count(*) AS launches, sum(coalesce(g.n, 0)) AS n, sum(coalesce(g.d, 0)) AS d
-  FROM _ev r LEFT JOIN _gpu g ON g.trace = r.trace AND g.rank = r.rank AND g.correlation = r.correlation
+  FROM evidence_base_events r LEFT JOIN _gpu g ON g.trace = r.trace AND g.rank = r.rank AND g.correlation = r.correlation
   WHERE r.kind IN ('runtime', 'driver') AND r.external_id IS NOT NULL
     AND (r.api IN ('launch', 'graph_launch', 'memcpy', 'memset') OR g.n IS NOT NULL)
   GROUP BY ALL

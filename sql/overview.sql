@@ -49,11 +49,6 @@ WITH
 _t0 AS (
   SELECT trace, min(first_ts_ns) AS t0 FROM traces GROUP BY trace
 ),
-_ev AS NOT MATERIALIZED (
-  SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
-    correlation, external_id, stream, device, bytes, graph_id
-  FROM evidence_base_events
-),
 _steps AS NOT MATERIALIZED (
   SELECT * FROM evidence_base_steps
 ),
@@ -78,7 +73,7 @@ _ea AS (
     count(*) FILTER (WHERE e.kind = 'python') AS python_events,
     count(*) FILTER (WHERE e.kind IN ('runtime', 'driver')) AS runtime_calls,
     count(*) FILTER (WHERE e.kind IN ('runtime', 'driver') AND (e.api = 'graph_launch' OR e.name IN ('cudaGraphLaunch', 'hipGraphLaunch'))) AS graph_launches
-  FROM _ev e JOIN _t0 t ON t.trace = e.trace
+  FROM evidence_base_events e JOIN _t0 t ON t.trace = e.trace
   WHERE e.kind NOT IN ('flow', 'counter')
   GROUP BY e.trace, e.rank
 ),

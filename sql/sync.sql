@@ -46,11 +46,6 @@
 -- found). %evidence builds that table for the filter before it runs this
 -- file; to run this file by hand, run sql/evidence_base.sql first.
 WITH
-_ev AS NOT MATERIALIZED (
-  SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
-    correlation, external_id, stream, device, bytes, graph_id
-  FROM evidence_base_events
-),
 _keyed AS NOT MATERIALIZED (
   SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
     correlation, external_id, stream, device, bytes, graph_id,
@@ -60,7 +55,7 @@ _keyed AS NOT MATERIALIZED (
 ),
 _cp AS (
   SELECT trace, rank, correlation, any_value(name) AS copy_name, any_value(stream) AS stream, sum(coalesce(bytes, 0)) AS bytes
-  FROM _ev WHERE kind = 'gpu_memcpy' AND correlation IS NOT NULL GROUP BY ALL
+  FROM evidence_base_events WHERE kind = 'gpu_memcpy' AND correlation IS NOT NULL GROUP BY ALL
 ),
 _s AS (
   SELECT k.trace, k.rank, k.step, k.phase, k.pid, k.tid, k.name AS call, k.ts_ns, k.end_ns, k.dur_ns,
@@ -83,7 +78,7 @@ _enc AS (
                          'aten::_unique2', 'aten::unique_consecutive', 'aten::unique_dim', 'aten::repeat_interleave') THEN 2
          WHEN c.name IN ('aten::to', 'aten::_to_copy', 'aten::copy_', 'aten::cpu') THEN 3
          ELSE 9 END AS prio
-  FROM _s s JOIN _ev c ON c.trace = s.trace AND c.rank = s.rank AND c.pid = s.pid AND c.tid = s.tid
+  FROM _s s JOIN evidence_base_events c ON c.trace = s.trace AND c.rank = s.rank AND c.pid = s.pid AND c.tid = s.tid
   WHERE s.blocking AND c.kind = 'cpu_op' AND c.ts_ns <= s.ts_ns AND c.end_ns >= s.end_ns
 ),
 _op AS (
@@ -95,7 +90,7 @@ _op AS (
 _gw AS (
   SELECT trace, rank, ts_ns, end_ns,
     max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
-  FROM _ev WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+  FROM evidence_base_events WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
 ),
 _gs AS (
   SELECT trace, rank, seg, min(ts_ns) AS seg_ts, max(end_ns) AS seg_end
