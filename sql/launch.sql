@@ -3,7 +3,7 @@
 --
 -- Every runtime/driver launch (kernel launches, cudaMemcpyAsync and
 -- cudaMemsetAsync as HTA's launch stats, cudaGraphLaunch separately) joined
--- to its GPU op by correlation. delay = GPU start - call start (the brief's
+-- to its GPU op by correlation. delay = GPU start - call start (tracebook's
 -- definition, queue time included); hta_delay = max(0, GPU start - call end)
 -- (HTA's launch_delay). short: HTA's short GPU kernel, cpu_dur <= 50 us and
 -- gpu_dur < cpu_dur; runtime_outliers: cpu_dur > 50 us; delay_outliers:
