@@ -38,12 +38,6 @@ var htaStreamOpSets = map[string]bool{
 	"tracelens/vllm_graph_capture_full_mi300x": true,
 }
 
-// htaSkipSets are the trace sets not compared, with the reason. Empty: on
-// MTIA (hta/mtia_single_rank) the importer keeps the device events (cat
-// mtia_ccp_events, dma_request included, as HTA counts them) as kernels and
-// the runFunction submissions (mtia_runtime) as launches.
-var htaSkipSets = map[string]string{}
-
 // HTA's kernel classes (hta/common/types.py), to tell where the COMM/COMP
 // split is disputed.
 var (
@@ -154,10 +148,6 @@ func TestAgainstHTA(t *testing.T) {
 }
 
 func compareSet(t *testing.T, dir, anchor, set string) string {
-	if why, ok := htaSkipSets[set]; ok {
-		t.Skip(why)
-		return set + " | skipped: " + why
-	}
 	var sum struct {
 		Ranks []int `json:"ranks"`
 	}

@@ -15,7 +15,7 @@ import (
 func TestCompactRealBundles(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.source.msgpack"))
 	if len(files) == 0 {
-		t.Skip("no encoded sources in testdata/golden")
+		t.Fatal("no encoded sources in testdata/golden (run the root package's TestReportGolden with -update)")
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)

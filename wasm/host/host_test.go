@@ -94,7 +94,7 @@ func TestCheck(t *testing.T) {
 func TestParityRealTraces(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(testutil.RepoRoot(t), "analysis", "report", "testdata", "golden", "*.source.msgpack"))
 	if len(files) == 0 {
-		t.Skip("no encoded sources in analysis/report/testdata/golden (run the root package's tests with -update)")
+		t.Fatal("no encoded sources in analysis/report/testdata/golden (run the root package's TestReportGolden with -update)")
 	}
 	ctx := context.Background()
 	v, err := host.New(ctx, buildtest.Module(t))

@@ -20,7 +20,7 @@ func TestScale(t *testing.T) {
 		t.Run(filepath.Base(rel), func(t *testing.T) {
 			src, err := os.ReadFile(filepath.Join(testutil.Testdata(t), rel))
 			if err != nil {
-				t.Skip(err)
+				t.Fatal(err)
 			}
 			orig, origEvents := summarize(t, src)
 			const n = 3
