@@ -42,6 +42,9 @@ type DB struct {
 	scanOnce sync.Once // registers tracebook_scan
 	scanErr  error
 	threads  int // DuckDB's configured thread count
+	// memoryLimit is the memory_limit Open set ("" = DuckDB's default),
+	// what a load into a file restores (current_setting rounds it).
+	memoryLimit string
 
 	cacheWrites sync.WaitGroup // parse-cache entries being written
 }
@@ -87,6 +90,7 @@ func Open(path string, opts Options) (*DB, error) {
 		}
 	}
 	if mem != "" {
+		d.memoryLimit = mem
 		q.Set("memory_limit", mem)
 	}
 	if opts.Threads > 0 {

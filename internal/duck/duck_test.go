@@ -259,3 +259,25 @@ func TestParseCacheFormat(t *testing.T) {
 		t.Errorf("the rewritten entry was not served: %+v", r)
 	}
 }
+
+// A load into a database file runs with the small loadMemoryLimit and puts
+// the database's own limit back, also when the load fails; an explicit
+// limit is left alone.
+func TestLoadMemoryLimitRestored(t *testing.T) {
+	for _, explicit := range []string{"", "1GB"} {
+		db, err := Open(filepath.Join(t.TempDir(), "t.duckdb"), Options{CacheDir: "-", MemoryLimit: explicit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		limit := func() string { return csv(query(t, db, `SELECT current_setting('memory_limit')`)) }
+		before := limit()
+		load(t, db, trace.LoadOptions{}, tiny)
+		if _, err := db.Load(context.Background(), []string{"testdata/missing.json"}, trace.LoadOptions{}, nil); err == nil {
+			t.Error("loading a missing file succeeded")
+		}
+		if after := limit(); after != before {
+			t.Errorf("memory_limit %q after loads, was %q (explicit %q)", after, before, explicit)
+		}
+		db.Close()
+	}
+}

@@ -73,6 +73,11 @@ func (d *DB) Load(ctx context.Context, paths []string, opts trace.LoadOptions, p
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	restore, err := d.loadMemory(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer restore()
 	conn, err := d.db.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -282,6 +287,30 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 		}
 	}
 	return f, nil
+}
+
+// loadMemoryLimit is DuckDB's memory_limit while a load writes into a
+// database file (unless Options.MemoryLimit was given). The load streams
+// its row groups to the file as they fill, so a small buffer pool is
+// enough, and it keeps the load's peak memory well under the trace's
+// size: measured on an 820 MB trace, 0.25× its JSON with this limit
+// against 0.52× with the default (half the machine's memory), and no
+// slower. An in-memory database keeps its limit: its events live in the
+// buffer pool, and a small limit would only make them spill.
+const loadMemoryLimit = "256MB"
+
+// loadMemory lowers memory_limit to loadMemoryLimit for a load into a
+// database file; the returned function restores it.
+func (d *DB) loadMemory(ctx context.Context) (restore func(), err error) {
+	if d.path == "" || d.opts.MemoryLimit != "" || d.memoryLimit == "" {
+		return func() {}, nil
+	}
+	if _, err := d.db.ExecContext(ctx, `SET GLOBAL memory_limit = '`+loadMemoryLimit+`'`); err != nil {
+		return nil, err
+	}
+	return func() {
+		_, _ = d.db.ExecContext(context.WithoutCancel(ctx), `SET GLOBAL memory_limit = `+quote(d.memoryLimit))
+	}, nil
 }
 
 // singleThreaded runs fn with DuckDB's thread pool at one thread. The scan
