@@ -149,11 +149,15 @@ const TopKernels = 10
 // TopNodes is how many cross-view nodes per view the diff lists.
 const TopNodes = 10
 
+// gapNoCrossView is the gap of a diff without a cross-view on a side.
+const gapNoCrossView = "no cross-view on a side: the trees are not compared"
+
 // ErrNoRanks says the two traces have no rank to compare.
 var ErrNoRanks = errors.New("no rank to compare")
 
 // Compare compares test with base under f. The phase, stream and step of f
-// select rows (trace, rank and window were applied when each bundle was
+// select rows, and its rank, when it has one, keeps the pair of that base
+// rank only (trace and window were applied when each bundle was
 // collected); f.Trace is ignored.
 func Compare(base, test Side, f evidence.Filter) (*Diff, error) {
 	if base.Bundle == nil || test.Bundle == nil {
@@ -166,6 +170,19 @@ func Compare(base, test Side, f evidence.Filter) (*Diff, error) {
 	d.Ranks, d.Notes = pairRanks(bRanks, tRanks, base.Name, test.Name)
 	if len(d.Ranks) == 0 {
 		return nil, fmt.Errorf("diff %s %s: %w (base ranks %v, test ranks %v)", base.Name, test.Name, ErrNoRanks, rankIDs(bRanks), rankIDs(tRanks))
+	}
+	if f.HasRank {
+		var kept []RankPair
+		for _, p := range d.Ranks {
+			if p.Base == f.Rank {
+				kept = append(kept, p)
+			}
+		}
+		if len(kept) == 0 {
+			return nil, fmt.Errorf("diff %s %s: rank %d is not among the compared ranks %v", base.Name, test.Name, f.Rank, baseRanks(d.Ranks))
+		}
+		d.Ranks = kept
+		d.Notes = append(d.Notes, fmt.Sprintf("rank filter: base rank %d compared with test rank %d", kept[0].Base, kept[0].Test))
 	}
 	d.Mismatches = compareContexts(base, test, d.Ranks)
 
@@ -207,7 +224,7 @@ func Compare(base, test Side, f evidence.Filter) (*Diff, error) {
 		d.Verdicts = []string{verdictLine(base.CrossView), verdictLine(test.CrossView)}
 		d.Views = [2]*crossview.Result{base.CrossView, test.CrossView}
 	} else {
-		d.Gaps = append(d.Gaps, "no cross-view on a side: the trees are not compared")
+		d.Gaps = append(d.Gaps, gapNoCrossView)
 	}
 	d.Findings = matchFindings(base, test, d.Ranks)
 	d.Gaps = append(d.Gaps, sideGaps("base", base)...)
@@ -230,6 +247,14 @@ func rankIDs(rs []evidence.RankInfo) []int {
 	out := []int{}
 	for _, r := range rs {
 		out = append(out, r.Rank)
+	}
+	return out
+}
+
+func baseRanks(ps []RankPair) []int {
+	out := []int{}
+	for _, p := range ps {
+		out = append(out, p.Base)
 	}
 	return out
 }

@@ -1,8 +1,6 @@
 package diff
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"html"
 	"io"
@@ -28,9 +26,9 @@ const (
 func Write(w io.Writer, d *Diff, f Format) error {
 	switch f {
 	case Markdown:
-		return printMarkdown(w, d)
+		return printMarkdown(w, d, nil)
 	case HTMLFragment:
-		return printHTML(w, d)
+		return printHTML(w, d, nil)
 	}
 	return fmt.Errorf("unexpected output format %v", f)
 }
@@ -169,17 +167,19 @@ func verdict(c Change) string {
 	return c.Verdict
 }
 
-// section is a titled group of changes.
+// section is a titled group of changes; id names its table in a view's
+// Sort.
 type section struct {
+	id    string
 	title string
 	group []string
 }
 
 var sections = []section{
-	{"Step time and GPU", []string{"step", "token", "phase"}},
-	{"Kernel classes (GPU time)", []string{"class"}},
-	{"Top kernels (GPU time)", []string{"kernel"}},
-	{"Syncs, copies and launches", []string{"sync", "copy", "launch"}},
+	{"step", "Step time and GPU", []string{"step", "token", "phase"}},
+	{"class", "Kernel classes (GPU time)", []string{"class"}},
+	{"kernel", "Top kernels (GPU time)", []string{"kernel"}},
+	{"other", "Syncs, copies and launches", []string{"sync", "copy", "launch"}},
 }
 
 func (d *Diff) rows(groups []string) []Change {
@@ -206,7 +206,7 @@ func md(s string) string {
 	return r.Replace(s)
 }
 
-func printMarkdown(w io.Writer, d *Diff) error {
+func printMarkdown(w io.Writer, d *Diff, po *pageOpts) error {
 	var b strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	p("# %s\n\n", md(d.Title()))
@@ -223,7 +223,7 @@ func printMarkdown(w io.Writer, d *Diff) error {
 	}
 	p("- significance: the change over the pooled standard error of the per-step values (Student's t); |t| ≥ %.0f is significant, below it the change is within noise\n\n", SignificantT)
 	for _, s := range sections {
-		rows := d.rows(s.group)
+		rows := po.sortedChanges(s.id, d.rows(s.group))
 		if len(rows) == 0 {
 			continue
 		}
@@ -247,7 +247,7 @@ func printMarkdown(w io.Writer, d *Diff) error {
 		p("No node changed by more than 1%% of the base step time.\n\n")
 	} else {
 		p("| view | node | base | test | change |\n|---|---|---:|---:|---:|\n")
-		for _, n := range d.Nodes {
+		for _, n := range po.sortedNodes(d.Nodes) {
 			mark := "▲"
 			if n.Delta < 0 {
 				mark = "▼"
@@ -312,7 +312,9 @@ func shorten(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-func printHTML(w io.Writer, d *Diff) error {
+// printHTML writes the fragment; po, when not nil, adds the page's
+// controls and sort buttons and applies the view's sort and unfolding.
+func printHTML(w io.Writer, d *Diff, po *pageOpts) error {
 	var b strings.Builder
 	e := html.EscapeString
 	p := func(s ...string) {
@@ -328,17 +330,18 @@ func printHTML(w io.Writer, d *Diff) error {
 		}
 		p("</ul></div>\n")
 	}
+	po.controlsHTML(&b)
 	p("<p><strong>Headline:</strong> ", e(d.Headline()), "</p>\n<ul>")
 	for _, n := range d.Notes {
 		p("<li>", e(n), "</li>")
 	}
 	p("<li>", e(fmt.Sprintf("significance: the change over the pooled standard error of the per-step values (Student's t); |t| ≥ %.0f is significant, below it the change is within noise", SignificantT)), "</li></ul>\n")
 	for _, s := range sections {
-		rows := d.rows(s.group)
+		rows := po.sortedChanges(s.id, d.rows(s.group))
 		if len(rows) == 0 {
 			continue
 		}
-		p("<h2>", e(s.title+", "+d.per()), "</h2>\n", `<table class="tb-table"><thead><tr><th>quantity</th><th>base</th><th>test</th><th>change</th><th>significance</th></tr></thead><tbody>`, "\n")
+		p("<h2>", e(s.title+", "+d.per()), "</h2>\n", `<table class="tb-table"`, po.tableAttr(s.id), `><thead><tr>`, po.headers(s.id, changeCols), "</tr></thead><tbody>", "\n")
 		for _, c := range rows {
 			name := e(c.Name)
 			if c.Group == "kernel" {
@@ -356,8 +359,8 @@ func printHTML(w io.Writer, d *Diff) error {
 	if len(d.Nodes) == 0 {
 		p("<p>No node changed by more than 1% of the base step time.</p>\n")
 	} else {
-		p(`<table class="tb-table"><thead><tr><th>view</th><th>node</th><th>base</th><th>test</th><th>change</th></tr></thead><tbody>`, "\n")
-		for _, n := range d.Nodes {
+		p(`<table class="tb-table"`, po.tableAttr("nodes"), `><thead><tr>`, po.headers("nodes", nodeCols), "</tr></thead><tbody>", "\n")
+		for _, n := range po.sortedNodes(d.Nodes) {
 			mark := "▲ "
 			if n.Delta < 0 {
 				mark = "▼ "
@@ -379,7 +382,7 @@ func printHTML(w io.Writer, d *Diff) error {
 		if err := crossview.Write(&tv, d.Views[1], crossview.FormatHTML, ""); err != nil {
 			return err
 		}
-		p("<details><summary>The two cross-views side by side</summary>\n", `<table class="tb-diff-side"><thead><tr><th>base: `, e(d.Base), "</th><th>test: ", e(d.Test),
+		p("<details", po.detailsAttr("sides"), "><summary>The two cross-views side by side</summary>\n", `<table class="tb-diff-side"><thead><tr><th>base: `, e(d.Base), "</th><th>test: ", e(d.Test),
 			"</th></tr></thead><tbody><tr><td>\n", bv.String(), "</td><td>\n", tv.String(), "</td></tr></tbody></table></details>\n")
 	}
 	p("<h2>Findings: resolved, new, persisting</h2>\n")
@@ -404,21 +407,28 @@ func printHTML(w io.Writer, d *Diff) error {
 	return err
 }
 
+// Style is the diff page's style sheet: the report's and the diff's own
+// rules. The offline pages inline it and hash it in their CSP.
+const Style = report.Style + pageStyle
+
 // pageStyle adds the diff's own rules to the report's style sheet.
 const pageStyle = `.tb-diff-warn{border:2px solid #c62828;background:#fdecea;padding:.4em 1em;margin:1em 0}.tb-diff-resolved{color:#1b5e20}.tb-diff-new{color:#b71c1c}.tb-diff-side{width:100%;table-layout:fixed}.tb-diff-side td{vertical-align:top;overflow-x:auto}`
 
-// WritePage writes d as one self-contained HTML page: the report's style
-// sheet and the HTML fragment, no script, under a Content-Security-Policy
-// that allows only the page's own hashed style. It opens from file:// with
-// no network.
+// WritePage writes d as one self-contained static HTML page: the style
+// sheet and the HTML fragment, no script, under the Content-Security-Policy
+// of the static report (no script, nothing loads). It opens from file:// with
+// no network. The interactive page, which carries both sides' evidence and
+// the viewer module, is package wasm's WriteDiff.
 func WritePage(w io.Writer, d *Diff) error {
 	var frag strings.Builder
-	if err := printHTML(&frag, d); err != nil {
+	if err := printHTML(&frag, d, nil); err != nil {
 		return err
 	}
-	style := report.Style + pageStyle
-	sum := sha256.Sum256([]byte(style))
-	csp := "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; img-src data:"
+	style := Style
+	// The static report's policy (analysis/report): no script, nothing
+	// loads. Hashing the style would link crypto into the viewer module,
+	// which imports this package.
+	csp := "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 	var b strings.Builder
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n")
 	b.WriteString(`<meta http-equiv="Content-Security-Policy" content="` + csp + `">` + "\n")
