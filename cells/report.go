@@ -11,6 +11,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/perfetto"
 	"github.com/tracebook/tracebook/analysis/report"
 )
 
@@ -24,13 +25,23 @@ const MaxRankCrossViews = 8
 // cross-view per rank when f selects no rank and the traces have at most
 // MaxRankCrossViews ranks. `tracebook report` and %report both call it.
 func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context map[string]string) (*report.Source, error) {
+	// The cross-view of f needs nothing from the evidence: build it on
+	// another connection meanwhile (the evidence's small queries leave a
+	// core idle much of the time).
+	var cv *crossview.Result
+	var cvErr error
+	cvDone := make(chan struct{})
+	go func() {
+		defer close(cvDone)
+		cv, cvErr = CrossView(ctx, eng, f, crossview.DefaultOptions())
+	}()
 	b, err := CollectEvidence(ctx, eng, []string{"all"}, f, context)
+	<-cvDone
 	if err != nil {
 		return nil, err
 	}
-	src := &report.Source{Bundle: b}
-	cv, err := CrossView(ctx, eng, f, crossview.DefaultOptions())
-	if err != nil {
+	src := &report.Source{Bundle: b, Windows: PerfettoWindows(ctx, eng, b)}
+	if err := cvErr; err != nil {
 		// The report stands without a tree; the gap says why.
 		b.AddGap(evidence.Gap{Kind: "no_crossview", Trace: f.Trace, Rank: -1,
 			What: "no GPU call tree", Why: err.Error()})
@@ -72,9 +83,10 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 }
 
 // HTMLWriter writes the single-file HTML report of an encoded source for a
-// view. The composition root provides it (package wasm embeds the viewer
-// module, which cells does not import).
-type HTMLWriter func(w io.Writer, data []byte, v report.View) error
+// view, with the findings' Perfetto files embedded. The composition root
+// provides it (package wasm embeds the viewer module, which cells does not
+// import).
+type HTMLWriter func(w io.Writer, data []byte, v report.View, files []report.PerfettoFile) error
 
 // ReportHook returns the %report hook: `%report [filter] [--html PATH]
 // [--md PATH]` collects the evidence and the cross-view under the filter,
@@ -128,12 +140,15 @@ func ReportHook(writeHTML HTMLWriter) Hook {
 			if writeHTML == nil {
 				return nil, fmt.Errorf("%%report --html is %w", ErrNotAvailable)
 			}
+			if err := AddPerfetto(ctx, s.Engine(), src, perfetto.ReportBudget); err != nil {
+				return nil, err
+			}
 			data, err := report.EncodeOffline(src)
 			if err != nil {
 				return nil, err
 			}
 			var page bytes.Buffer
-			if err := writeHTML(&page, data, view); err != nil {
+			if err := writeHTML(&page, data, view, src.Perfetto); err != nil {
 				return nil, err
 			}
 			p := s.resolve(htmlPath)
