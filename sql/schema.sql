@@ -93,12 +93,12 @@ CREATE TABLE IF NOT EXISTS events(
   api VARCHAR,
   -- Event name. TEXT
   name VARCHAR,
-  -- Start. TIMESTAMP_NS
-  ts_ns BIGINT NOT NULL,
+  -- Start; NULL for an event written without a ts (a gap, not time zero). TIMESTAMP_NS
+  ts_ns BIGINT,
   -- Duration, 0 when the event has none. DURATION_NS
   dur_ns BIGINT NOT NULL,
-  -- End: ts_ns + dur_ns. TIMESTAMP_NS
-  end_ns BIGINT NOT NULL,
+  -- End: ts_ns + dur_ns; NULL when ts_ns is. TIMESTAMP_NS
+  end_ns BIGINT,
   -- Arg "correlation": links a runtime call to its GPU activity; NULL when absent. INT
   correlation BIGINT,
   -- Arg "External id": links a CPU op to its runtime calls and kernels; NULL when absent. INT

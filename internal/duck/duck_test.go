@@ -281,3 +281,23 @@ func TestLoadMemoryLimitRestored(t *testing.T) {
 		db.Close()
 	}
 }
+
+// An event written without a ts keeps NULL times: a missing start is a gap,
+// never time zero.
+func TestEventWithoutTs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nots.json")
+	doc := `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"timed","pid":1,"tid":1,"ts":5,"dur":2},` +
+		`{"ph":"X","cat":"cpu_op","name":"untimed","pid":1,"tid":1,"dur":3}]}`
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := openTest(t, "-")
+	load(t, db, trace.LoadOptions{}, path)
+	got := csv(query(t, db, `SELECT name, ts_ns, dur_ns, end_ns FROM events ORDER BY name`))
+	if want := "timed,5000,2000,7000\nuntimed,NULL,3000,NULL\n"; got != want {
+		t.Errorf("events:\ngot  %q\nwant %q", got, want)
+	}
+	if got := csv(query(t, db, `SELECT first_ts_ns, last_end_ns FROM traces`)); got != "5000,7000\n" {
+		t.Errorf("traces span = %q, want 5000,7000", got)
+	}
+}

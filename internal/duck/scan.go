@@ -69,7 +69,7 @@ const eventColumns = "pid, tid, ph, cat, kind, api, name, ts_ns, dur_ns, end_ns,
 // scanSelect is the SELECT list that turns the scan's columns into eventColumns.
 var scanSelect = func() string {
 	var b strings.Builder
-	b.WriteString("pid, tid, ph, NULLIF(cat, ''), kind, NULLIF(api, ''), name, ts, dur, ts + dur")
+	fmt.Fprintf(&b, "pid, tid, ph, NULLIF(cat, ''), kind, NULLIF(api, ''), name, CASE WHEN has & %[1]d <> 0 THEN ts END, dur, CASE WHEN has & %[1]d <> 0 THEN ts + dur END", trace.HasTs)
 	typed := map[string]string{}
 	for _, c := range scanInts {
 		typed[c.col] = fmt.Sprintf("CASE WHEN has & %d <> 0 THEN %s END", c.bit, c.col)
