@@ -6,6 +6,8 @@
   var root = document.getElementById("tb-root");
   var slot = document.getElementById("tb-slot");
   var status = document.getElementById("tb-status");
+  // A diff page (data-tb-kind="diff") carries a diff's input: the module's render_diff renders it.
+  var diffPage = root.getAttribute("data-tb-kind") === "diff";
 
   function fail(msg) {
     root.setAttribute("data-viewer-state", "failed");
@@ -101,7 +103,7 @@
     // The bundle is copied in once and kept: the module reuses its decoding.
     if (!bundlePtr) bundlePtr = put(bundle);
     var vb = encoder.encode(JSON.stringify(view)), vp = put(vb);
-    var r = inst.exports.render(bundlePtr, bundle.length, vp, vb.length);
+    var r = (diffPage ? inst.exports.render_diff : inst.exports.render)(bundlePtr, bundle.length, vp, vb.length);
     inst.exports.free(vp);
     var ptr = Number(BigInt.asUintN(64, r) >> 32n), len = Number(BigInt.asUintN(32, r));
     var out = bytes(ptr, len).slice();
@@ -191,7 +193,8 @@
     root.setAttribute("data-viewer-parity", sameAsStatic(html) ? "same" : "differs");
     show(html);
     wire();
-    status.textContent = "Interactive: filter by rank and phase, sort tables, fold the tree, change a rule's threshold — the embedded module recomputes the report.";
+    status.textContent = diffPage ? "Interactive: filter by rank and phase and sort the change tables — the embedded module compares the two traces again." :
+      "Interactive: filter by rank and phase, sort tables, fold the tree, change a rule's threshold — the embedded module recomputes the report.";
     root.setAttribute("data-viewer-state", "ready");
   }
 

@@ -3,6 +3,8 @@
 // Bundle (msgpack, gzip + base64), the viewer module (gzip + base64) and the small
 // loader that instantiates the module from file:// with no network, under a
 // Content-Security-Policy that allows only the hashed inline script and style.
+// The offline diff (WriteDiff) is the same kind of page around the diff's
+// input (both sides' evidence) and the same module.
 //
 // The module itself is built from wasm/viewer by wasm/build.sh into
 // wasm/viewer.wasm.gz and embedded only in a build with the viewer tag
@@ -59,41 +61,73 @@ func WriteReport(w io.Writer, bundle []byte, view report.View, opt Options) erro
 	if err := report.RenderBundle(&frag, bundle, view, report.HTMLFragment); err != nil {
 		return err
 	}
-	mod := opt.Module
-	if mod == nil {
-		mod = Module()
-	}
-	viewJSON, err := json.Marshal(view) // escapes <, > and & as \u003c...
-	if err != nil {
-		return fmt.Errorf("encoding the view: %w", err)
-	}
 	title := opt.Title
 	if title == "" {
 		title = "tracebook report"
 	}
+	return writePage(w, page{kind: kindReport, noun: "report", title: title, style: report.Style,
+		static: frag.Bytes(), view: view, data: bundle, module: opt.Module})
+}
+
+// The kinds of page, in the root's data-tb-kind: the loader calls the
+// module's render for a report and render_diff for a diff.
+const (
+	kindReport = "report" // no attribute: the pages written before diffs had one
+	kindDiff   = "diff"
+)
+
+// page is what writePage puts in a single-file page.
+type page struct {
+	kind   string
+	noun   string // "report" or "diff", in the status line
+	title  string
+	style  string // the one style sheet, hashed in the CSP
+	static []byte // the fragment rendered natively for view
+	view   report.View
+	data   []byte // msgpack: the module's first argument
+	module []byte // gzip-compressed wasm; nil = Module()
+}
+
+// writePage writes one self-contained page: the static fragment between
+// the markers, the view (#tb-view, JSON), the data (#tb-bundle, gzip +
+// base64), the module (#tb-module, gzip + base64) and the loader, under
+// the CSP of the page's style.
+func writePage(w io.Writer, p page) error {
+	mod := p.module
+	if mod == nil {
+		mod = Module()
+	}
+	viewJSON, err := json.Marshal(p.view) // escapes <, > and & as \u003c...
+	if err != nil {
+		return fmt.Errorf("encoding the view: %w", err)
+	}
+	kind := ""
+	if p.kind != kindReport {
+		kind = ` data-tb-kind="` + p.kind + `"`
+	}
 
 	var b strings.Builder
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n")
-	b.WriteString(`<meta http-equiv="Content-Security-Policy" content="` + CSP() + `">` + "\n")
+	b.WriteString(`<meta http-equiv="Content-Security-Policy" content="` + cspFor(p.style) + `">` + "\n")
 	b.WriteString(`<meta name="viewport" content="width=device-width, initial-scale=1">` + "\n")
-	b.WriteString("<title>" + htmlEscape(title) + "</title>\n<style>" + report.Style + "</style>\n</head>\n<body>\n")
-	b.WriteString(`<div class="tb-page" id="tb-root" data-viewer-state="static">` + "\n")
+	b.WriteString("<title>" + htmlEscape(p.title) + "</title>\n<style>" + p.style + "</style>\n</head>\n<body>\n")
+	b.WriteString(`<div class="tb-page" id="tb-root"` + kind + ` data-viewer-state="static">` + "\n")
 	if len(mod) == 0 {
-		b.WriteString(`<p class="tb-status" id="tb-status">Static report: this tracebook was built without the viewer module, so the controls below are inert. Build it with ./install.sh to get the interactive report.</p>` + "\n")
+		b.WriteString(`<p class="tb-status" id="tb-status">Static ` + p.noun + `: this tracebook was built without the viewer module, so the controls below are inert. Build it with ./install.sh to get the interactive ` + p.noun + `.</p>` + "\n")
 	} else {
-		b.WriteString(`<p class="tb-status" id="tb-status">Static report, rendered natively. With JavaScript on, the embedded viewer module makes the controls live.</p>` + "\n")
+		b.WriteString(`<p class="tb-status" id="tb-status">Static ` + p.noun + `, rendered natively. With JavaScript on, the embedded viewer module makes the controls live.</p>` + "\n")
 	}
 	b.WriteString(`<div id="tb-slot">` + staticStart)
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
-	if _, err := w.Write(frag.Bytes()); err != nil {
+	if _, err := w.Write(p.static); err != nil {
 		return err
 	}
 	b.Reset()
 	b.WriteString(staticEnd + "</div>\n</div>\n")
 	b.WriteString(`<script type="application/json" id="tb-view">` + string(viewJSON) + "</script>\n")
-	gz, err := gzipBytes(bundle)
+	gz, err := gzipBytes(p.data)
 	if err != nil {
 		return err
 	}
@@ -113,8 +147,11 @@ func WriteReport(w io.Writer, bundle []byte, view report.View, opt Options) erro
 // CSP is the report's Content-Security-Policy: nothing may load, the only
 // script is the hashed loader (plus WebAssembly compilation), the only style
 // the hashed style sheet.
-func CSP() string {
-	return "default-src 'none'; script-src '" + Hash(Loader) + "' 'wasm-unsafe-eval'; style-src '" + Hash(report.Style) +
+func CSP() string { return cspFor(report.Style) }
+
+// cspFor is the Content-Security-Policy of a page whose style sheet is style.
+func cspFor(style string) string {
+	return "default-src 'none'; script-src '" + Hash(Loader) + "' 'wasm-unsafe-eval'; style-src '" + Hash(style) +
 		"'; connect-src 'none'; img-src data:; base-uri 'none'; form-action 'none'"
 }
 
@@ -124,22 +161,41 @@ func Hash(s string) string {
 	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
 }
 
-// Parts are what Extract reads back from a written report.
+// Parts are what Extract and ExtractDiff read back from a written page.
 type Parts struct {
+	Kind   string      // "report" or "diff"
 	Static []byte      // the natively rendered fragment
 	View   report.View // the view it was rendered for
-	Bundle []byte      // msgpack
-	Module []byte      // gzip-compressed wasm; nil when the report has none
+	Bundle []byte      // msgpack: the report's source or the diff's input
+	Module []byte      // gzip-compressed wasm; nil when the page has none
 }
 
 // Extract reads the parts of a report that WriteReport wrote.
 func Extract(page []byte) (*Parts, error) {
+	p, err := extract(page)
+	if err != nil {
+		return nil, err
+	}
+	if p.Kind != kindReport {
+		return nil, fmt.Errorf("not a tracebook report but a %s page (tracebook %s --check reads it)", p.Kind, p.Kind)
+	}
+	return p, nil
+}
+
+// extract reads the parts of any page that writePage wrote.
+func extract(page []byte) (*Parts, error) {
 	s := string(page)
-	var p Parts
+	p := Parts{Kind: kindReport}
 	i := strings.Index(s, staticStart)
 	j := strings.Index(s, staticEnd)
 	if i < 0 || j < i {
 		return nil, errors.New("not a tracebook report: the static report markers are missing")
+	}
+	if k := strings.Index(s[:i], `id="tb-root" data-tb-kind="`); k >= 0 {
+		rest := s[k+len(`id="tb-root" data-tb-kind="`) : i]
+		if e := strings.IndexByte(rest, '"'); e >= 0 {
+			p.Kind = rest[:e]
+		}
 	}
 	p.Static = []byte(s[i+len(staticStart) : j])
 	viewJSON, ok := scriptText(s, "tb-view")

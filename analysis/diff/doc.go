@@ -9,6 +9,11 @@
 // model, world size, producer, platform, capture settings, %context values)
 // the diff says so at the top, before any number.
 //
+// GenerateView renders the diff of an Input (both sides' bundles and
+// cross-views, as the offline page carries them) for a view: the rank and
+// phase the reader chose, the findings evaluated for that slice, the change
+// tables sorted. The native page writer and the viewer module both run it.
+//
 // Collecting the bundles (running the presets) is left to package cells;
 // the rules are analysis/findings'; the single-file page around the HTML
 // fragment is the composition root's. The package imports the standard

@@ -1,5 +1,7 @@
 // Package bridge is the viewer's contract in plain Go: bytes of a Bundle
-// (msgpack) and of a View (JSON) in, the report's HTML fragment out. The
+// (msgpack) and of a View (JSON) in, the report's HTML fragment out
+// (Render); bytes of a diff's input and a View in, the diff's fragment out
+// (RenderDiff). The
 // viewer module (wasm/viewer) calls it from its exported render function and
 // the native code calls the same function, so the browser and the wazero
 // host render exactly what the native build renders.

@@ -2,8 +2,9 @@
 
 // Command viewer is the offline report's WebAssembly module: a GOOS=wasip1
 // reactor (built with -buildmode=c-shared) whose exported functions take a
-// Bundle and a View and return the report's HTML fragment, computed by the
-// same analysis code the native binary runs (wasm/bridge).
+// Bundle and a View and return the report's HTML fragment, or a diff's input
+// and a View and return the diff's, computed by the same analysis code the
+// native binary runs (wasm/bridge).
 //
 // The ABI, for the JS loader (wasm/loader.js) and the wazero host (wasm/host):
 //
@@ -14,6 +15,10 @@
 //	                                   the result is (ptr << 32) | len of a buffer that
 //	                                   starts with a status byte (0 ok: HTML follows;
 //	                                   1 error: a message follows); free it when read
+//	render_diff(ip, il, vp, vl i32) -> i64
+//	                                   the same for a diff page: the diff's input
+//	                                   (diff.EncodeInput) [ip, ip+il), view JSON [vp, vp+vl);
+//	                                   the result is framed as render's (HTML: the diff)
 //
 // Memory may grow during any call: read memory.buffer again after each one.
 package main
@@ -51,6 +56,13 @@ func free(ptr uint32) {
 //go:wasmexport render
 func render(bundlePtr, bundleLen, viewPtr, viewLen uint32) uint64 {
 	out := bridge.Result(view(bundlePtr, bundleLen), view(viewPtr, viewLen))
+	p := pin(out)
+	return uint64(p)<<32 | uint64(len(out))
+}
+
+//go:wasmexport render_diff
+func renderDiff(inputPtr, inputLen, viewPtr, viewLen uint32) uint64 {
+	out := bridge.DiffResult(view(inputPtr, inputLen), view(viewPtr, viewLen))
 	p := pin(out)
 	return uint64(p)<<32 | uint64(len(out))
 }

@@ -1,0 +1,148 @@
+package host_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tracebook/tracebook/analysis/diff"
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/internal/testutil"
+	"github.com/tracebook/tracebook/wasm"
+	"github.com/tracebook/tracebook/wasm/host"
+	"github.com/tracebook/tracebook/wasm/internal/buildtest"
+)
+
+// diffViews are the views the diff parity tests render: the page's filters
+// (ranks, phases, both, a rank that is not there), sorts and thresholds.
+var diffViews = []report.View{
+	{},
+	{Filter: evidence.Filter{Rank: 0, HasRank: true}},
+	{Filter: evidence.Filter{Rank: 1, HasRank: true}},
+	{Filter: evidence.Filter{Phase: "decode"}},
+	{Filter: evidence.Filter{Phase: "prefill"}},
+	{Filter: evidence.Filter{Rank: 1, HasRank: true, Phase: "decode"}},
+	{Filter: evidence.Filter{Rank: 99, HasRank: true}},
+	{Sort: map[string]string{"step": "-change", "kernel": "quantity", "nodes": "-base", "other": "significance"}, Open: []string{"sides"}},
+	{Thresholds: map[string]float64{"sync_gap_critical": 0.001, "idle_critical": 0.99}},
+}
+
+// checkDiffParity renders input for every view natively and in the module
+// and wants the same bytes.
+func checkDiffParity(t *testing.T, v *host.Viewer, name string, input []byte) {
+	t.Helper()
+	ctx := context.Background()
+	for i, view := range diffViews {
+		vj, err := json.Marshal(view)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var native bytes.Buffer
+		if err := diff.RenderInput(&native, input, view, diff.HTMLFragment); err != nil {
+			t.Fatalf("%s view %d: native: %v", name, i, err)
+		}
+		got, err := v.RenderDiff(ctx, input, vj)
+		if err != nil {
+			t.Fatalf("%s view %d: module: %v", name, i, err)
+		}
+		if !bytes.Equal(got, native.Bytes()) {
+			t.Errorf("%s view %d (%s): the module's diff differs from the native one:\nmodule: %.300s\nnative: %.300s", name, i, vj, got, native.Bytes())
+		}
+	}
+}
+
+func TestDiffParity(t *testing.T) {
+	ctx := context.Background()
+	v, err := host.New(ctx, buildtest.Module(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close(ctx)
+	checkDiffParity(t, v, "sample", buildtest.SampleDiffInput(t))
+	// The same module instance renders a report after a diff and a diff
+	// after a report: the two caches do not mix.
+	if _, err := v.Render(ctx, buildtest.SampleBundle(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	checkDiffParity(t, v, "sample again", buildtest.SampleDiffInput(t))
+}
+
+// TestDiffParityRealTraces renders the encoded inputs of the diff goldens
+// (pairs of real traces, written by the root package's TestDiffGolden
+// -update) for every view, natively and in the module.
+func TestDiffParityRealTraces(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(testutil.RepoRoot(t), "analysis", "diff", "testdata", "golden", "*.input.msgpack.gz"))
+	if len(files) == 0 {
+		t.Fatal("no encoded inputs in analysis/diff/testdata/golden (run the root package's TestDiffGolden with -update)")
+	}
+	ctx := context.Background()
+	v, err := host.New(ctx, buildtest.Module(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close(ctx)
+	for _, f := range files {
+		gz, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		zr, err := gzip.NewReader(bytes.NewReader(gz))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkDiffParity(t, v, filepath.Base(f), data)
+	}
+}
+
+func TestRenderDiffError(t *testing.T) {
+	ctx := context.Background()
+	v, err := host.New(ctx, buildtest.Module(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close(ctx)
+	if _, err := v.RenderDiff(ctx, buildtest.SampleBundle(t), nil); err == nil || !strings.Contains(err.Error(), "not a diff input") {
+		t.Errorf("RenderDiff(a report's bundle) = %v, want the module's not-a-diff-input error", err)
+	}
+	if _, err := v.RenderDiff(ctx, buildtest.SampleDiffInput(t), []byte("{")); err == nil {
+		t.Error("RenderDiff(bad view) = nil error, want the module's parsing error")
+	}
+}
+
+func TestCheckDiff(t *testing.T) {
+	ctx := context.Background()
+	mod := buildtest.Module(t)
+	var page bytes.Buffer
+	view := report.View{Filter: evidence.Filter{Rank: 1, HasRank: true}}
+	if err := wasm.WriteDiff(&page, buildtest.SampleDiffInput(t), view, wasm.Options{Module: mod}); err != nil {
+		t.Fatal(err)
+	}
+	if err := host.CheckDiff(ctx, page.Bytes(), nil); err != nil {
+		t.Fatalf("CheckDiff(written diff page) = %v, want nil", err)
+	}
+	tampered := bytes.Replace(page.Bytes(), []byte("Step time and GPU"), []byte("Step time and GPU!"), 1)
+	if err := host.CheckDiff(ctx, tampered, nil); err == nil {
+		t.Error("CheckDiff(tampered page) = nil, want a mismatch")
+	}
+	if err := host.Check(ctx, page.Bytes(), nil); err == nil || !strings.Contains(err.Error(), "diff page") {
+		t.Errorf("Check(diff page) = %v, want it to say the page is a diff", err)
+	}
+	var rep bytes.Buffer
+	if err := wasm.WriteReport(&rep, buildtest.SampleBundle(t), report.View{}, wasm.Options{Module: mod}); err != nil {
+		t.Fatal(err)
+	}
+	if err := host.CheckDiff(ctx, rep.Bytes(), nil); err == nil || !strings.Contains(err.Error(), "report page") {
+		t.Errorf("CheckDiff(report) = %v, want it to say the page is a report", err)
+	}
+}
