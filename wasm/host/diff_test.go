@@ -146,3 +146,47 @@ func TestCheckDiff(t *testing.T) {
 		t.Errorf("CheckDiff(report) = %v, want it to say the page is a report", err)
 	}
 }
+
+// BenchmarkRenderDiff renders the 8-rank real pair's diff for one rank,
+// natively and in the module under wazero (the input decoded once, as the
+// page does: every later render reuses it).
+func BenchmarkRenderDiff(b *testing.B) {
+	gz, err := os.ReadFile(filepath.Join(testutil.RepoRoot(b), "analysis", "diff", "testdata", "golden", "dlrm_8rank_self.input.msgpack.gz"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	view := report.View{Filter: evidence.Filter{Rank: 3, HasRank: true}}
+	vj, _ := json.Marshal(view)
+	b.Run("native", func(b *testing.B) {
+		in, err := diff.DecodeInput(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if err := diff.GenerateView(io.Discard, in, view, diff.HTMLFragment); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("wazero", func(b *testing.B) {
+		ctx := context.Background()
+		v, err := host.New(ctx, buildtest.Module(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer v.Close(ctx)
+		for b.Loop() {
+			if _, err := v.RenderDiff(ctx, data, vj); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
