@@ -7,6 +7,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/sql"
 )
 
@@ -40,7 +41,7 @@ func CrossView(ctx context.Context, eng Engine, f evidence.Filter, opts crossvie
 		if !ok {
 			return nil, fmt.Errorf("crossview: --phase needs the steps preset, missing from this build")
 		}
-		st, err := eng.Query(ctx, sp.SQL, 0, f.Trace, rank, int64(0), int64(0))
+		st, err := steps(ctx, eng, f, sp.SQL)
 		if err != nil {
 			return nil, fmt.Errorf("crossview: steps: %w", err)
 		}
@@ -49,6 +50,20 @@ func CrossView(ctx context.Context, eng Engine, f evidence.Filter, opts crossvie
 		}
 	}
 	return crossview.Build(in, SliceOf(f), opts)
+}
+
+// steps runs the steps preset for the trace and rank of f, over the whole
+// capture (the slice narrows later, in crossview.Build), on the shared
+// evidence_base tables it builds for that under the collection lock.
+func steps(ctx context.Context, eng Engine, f evidence.Filter, query string) (*table.Table, error) {
+	bf := evidence.Filter{Trace: f.Trace, Rank: f.Rank, HasRank: f.HasRank}
+	mu := baseLock(eng)
+	mu.Lock()
+	defer mu.Unlock()
+	if err := BuildEvidenceBase(ctx, eng, bf); err != nil {
+		return nil, err
+	}
+	return eng.Query(ctx, query, 0)
 }
 
 // SliceOf copies the filter into the cross-view's slice.

@@ -18,9 +18,8 @@
 --   found among the annotations of the window, so a window renumbers the
 --   steps of families numbered by order (all but ProfilerStep#N).
 --
--- Steps: one annotation family per (trace, rank), the first present of: vLLM
--- execute_* (execute_context_N(T)_generation_N(T), execute_N_context_N(sq…)
--- _generation_N(sq…), execute_new_N_cached_N), SGLang step[KIND bs=N toks=N],
+-- Steps: one annotation family per (trace, rank), the first present of
+-- tb_step_family (views.sql): vLLM execute_*, SGLang step[KIND bs=N toks=N],
 -- ProfilerStep#N, and failing those the python frames of vLLM's
 -- gpu_model_runner execute_model (a hypothesis: phase unknown). An event
 -- belongs to the step whose host interval holds its host time: its own start
@@ -46,17 +45,9 @@ _ev AS NOT MATERIALIZED (
     AND ($4::BIGINT <= 0 OR e.ts_ns - _t0.t0 < $4::BIGINT)
 ),
 _ann AS (
-  SELECT trace, rank, ts_ns, end_ns, name,
-    CASE
-      WHEN regexp_matches(name, '^execute_(\d+_)?context_\d+\(') OR regexp_matches(name, '^execute_new_\d+_cached_\d+') THEN 1
-      WHEN regexp_matches(name, '^step\[[A-Z]+') THEN 2
-      WHEN regexp_matches(name, '^ProfilerStep#\d+$') THEN 3
-      WHEN kind = 'python' AND regexp_matches(name, 'gpu_model_runner\.py\(\d+\): execute_model$') THEN 4
-    END AS prio
+  SELECT trace, rank, ts_ns, end_ns, name, tb_step_family(kind, name) AS prio
   FROM _ev
-  WHERE dur_ns > 0 AND (
-    (kind IN ('annotation', 'cpu_op') AND (starts_with(name, 'execute_') OR starts_with(name, 'step[') OR starts_with(name, 'ProfilerStep#')))
-    OR (kind = 'python' AND ends_with(name, ': execute_model')))
+  WHERE dur_ns > 0 AND tb_step_family(kind, name) IS NOT NULL
 ),
 _fam AS (
   SELECT trace, rank, min(prio) AS prio FROM _ann WHERE prio IS NOT NULL GROUP BY trace, rank

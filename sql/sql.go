@@ -56,7 +56,7 @@ type Preset struct {
 // its columns.
 type Object struct {
 	Name    string      `json:"name"`
-	Kind    string      `json:"kind"` // TABLE or VIEW
+	Kind    string      `json:"kind"` // TABLE, VIEW or MACRO
 	Doc     string      `json:"doc"`
 	Columns []ColumnDoc `json:"columns"`
 }
@@ -138,7 +138,7 @@ func fileNames() []string {
 
 var (
 	headerColumnRE = regexp.MustCompile(`^([a-z_][a-z0-9_]*):\s+(.*)$`)
-	createRE       = regexp.MustCompile(`(?i)^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP\s+|TEMPORARY\s+)?(TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_.]*)`)
+	createRE       = regexp.MustCompile(`(?i)^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP\s+|TEMPORARY\s+)?(TABLE|VIEW|MACRO)\s+(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_.]*)`)
 	identRE        = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)(\s|$)`)
 	asRE           = regexp.MustCompile(`(?i)\bAS\s+([A-Za-z_][A-Za-z0-9_]*)\s*,?\s*$`)
 	unitRE         = regexp.MustCompile(`^[A-Z][A-Z0-9_ /%]*(\([^)]*\))?$`)

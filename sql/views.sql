@@ -94,3 +94,20 @@ FROM events s
 JOIN events f
   ON f.trace = s.trace AND f.rank = s.rank AND f.cat IS NOT DISTINCT FROM s.cat AND f.flow_id = s.flow_id
 WHERE s.ph = 's' AND f.ph = 'f';
+
+-- tb_step_family(kind, name): the step-annotation family an event belongs
+-- to, NULL when none: 1 vLLM execute_* (execute_context_N(T)_generation_N(T),
+-- execute_N_context_N(sq…)_generation_N(sq…), execute_new_N_cached_N),
+-- 2 SGLang step[KIND …], 3 ProfilerStep#N, 4 the python frame of vLLM's
+-- gpu_model_runner execute_model. On each rank the lowest family present
+-- gives the steps: sql/evidence_base.sql numbers them for the evidence, and
+-- a load's --steps slice numbers them the same way.
+CREATE OR REPLACE MACRO tb_step_family(kind, name) AS
+  CASE
+    WHEN NOT ((kind IN ('annotation', 'cpu_op') AND (starts_with(name, 'execute_') OR starts_with(name, 'step[') OR starts_with(name, 'ProfilerStep#')))
+      OR (kind = 'python' AND ends_with(name, ': execute_model'))) THEN NULL
+    WHEN kind <> 'python' AND (regexp_matches(name, '^execute_(\d+_)?context_\d+\(') OR regexp_matches(name, '^execute_new_\d+_cached_\d+')) THEN 1
+    WHEN kind <> 'python' AND regexp_matches(name, '^step\[[A-Z]+') THEN 2
+    WHEN kind <> 'python' AND regexp_matches(name, '^ProfilerStep#\d+$') THEN 3
+    WHEN kind = 'python' AND regexp_matches(name, 'gpu_model_runner\.py\(\d+\): execute_model$') THEN 4
+  END;

@@ -361,17 +361,17 @@ func (l *loader) slice() error {
 	if o.LastStep < o.FirstStep {
 		return fmt.Errorf("load: empty step range %d..%d", o.FirstStep, o.LastStep)
 	}
-	var profilerSteps int64
-	if err := l.tx.QueryRowContext(l.ctx, `SELECT count(*) FROM tb_stage
-		WHERE kind IN ('annotation', 'gpu_annotation') AND name LIKE 'ProfilerStep#%'`).Scan(&profilerSteps); err != nil {
-		return err
-	}
-	steps := `SELECT file_id, rank, TRY_CAST(substr(name, 14) AS BIGINT) AS step, ts_ns, end_ns FROM tb_stage
-		WHERE kind IN ('annotation', 'gpu_annotation') AND name LIKE 'ProfilerStep#%'`
-	if profilerSteps == 0 {
-		steps = `SELECT file_id, rank, row_number() OVER (PARTITION BY file_id, rank ORDER BY ts_ns) - 1 AS step, ts_ns, end_ns
-			FROM tb_stage WHERE kind = 'annotation' AND (name LIKE 'execute\_%' ESCAPE '\')`
-	}
+	// The steps the evidence numbers (sql/evidence_base.sql): on each
+	// rank the first step family present (tb_step_family), ProfilerStep#N
+	// by its N, the others by their order from 0.
+	steps := `WITH a AS (
+			SELECT file_id, rank, ts_ns, end_ns, name, tb_step_family(kind, name) AS prio FROM tb_stage
+			WHERE dur_ns > 0 AND tb_step_family(kind, name) IS NOT NULL),
+		fam AS (SELECT file_id, rank, min(prio) AS prio FROM a GROUP BY ALL)
+		SELECT file_id, rank, ts_ns, end_ns,
+			CASE WHEN prio = 3 THEN TRY_CAST(regexp_extract(name, '#(\d+)$', 1) AS BIGINT)
+				ELSE row_number() OVER (PARTITION BY file_id, rank ORDER BY ts_ns, end_ns DESC) - 1 END AS step
+		FROM a JOIN fam USING (file_id, rank, prio)`
 	res, err := l.tx.ExecContext(l.ctx, `INSERT INTO events
 		WITH steps AS (`+steps+`),
 		ranges AS (SELECT file_id, rank, min(ts_ns) AS lo, max(end_ns) AS hi FROM steps WHERE step BETWEEN ? AND ? GROUP BY ALL)
@@ -381,7 +381,7 @@ func (l *loader) slice() error {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("load: no events in steps %d..%d (the trace has no ProfilerStep#N or execute_* step annotations there)", o.FirstStep, o.LastStep)
+		return fmt.Errorf("load: no events in steps %d..%d (the trace has no step annotations there: ProfilerStep#N, vLLM execute_*, SGLang step[...] or vLLM execute_model frames)", o.FirstStep, o.LastStep)
 	}
 	return nil
 }

@@ -297,3 +297,38 @@ func TestSpillsToDisk(t *testing.T) {
 		}
 	}
 }
+
+// --steps numbers the steps as the evidence does (tb_step_family): on a
+// rank the first family present wins (vLLM execute_* before SGLang step[...]
+// before ProfilerStep#N), numbered by order from 0 except ProfilerStep#N.
+func TestStepsFamilies(t *testing.T) {
+	ev := func(name string, ts, dur int) string {
+		return fmt.Sprintf(`{"ph":"X","cat":"user_annotation","name":%q,"pid":1,"tid":1,"ts":%d,"dur":%d},`, name, ts, dur) +
+			fmt.Sprintf(`{"ph":"X","cat":"cpu_op","name":"op in %s","pid":1,"tid":1,"ts":%d,"dur":1}`, name, ts+1)
+	}
+	tests := []struct {
+		name   string
+		events []string
+		step   int
+		want   string
+	}{
+		{"sglang", []string{ev("step[DECODE bs=4]", 10, 5), ev("step[EXTEND bs=1 toks=9]", 20, 5), ev("step[DECODE bs=5]", 30, 5)},
+			1, "op in step[EXTEND bs=1 toks=9]\nstep[EXTEND bs=1 toks=9]\n"},
+		{"vllm before profiler steps", []string{ev("ProfilerStep#7", 0, 100), ev("execute_context_1(9)_generation_0(0)", 10, 5),
+			ev("execute_context_0(0)_generation_2(2)", 20, 5)},
+			1, "ProfilerStep#7\nexecute_context_0(0)_generation_2(2)\nop in execute_context_0(0)_generation_2(2)\n"},
+		{"profiler steps by N", []string{ev("ProfilerStep#7", 10, 5), ev("ProfilerStep#8", 20, 5)},
+			8, "ProfilerStep#8\nop in ProfilerStep#8\n"},
+	}
+	db := openTest(t, "-")
+	for i, tc := range tests {
+		path := filepath.Join(t.TempDir(), fmt.Sprintf("f%d.json", i))
+		if err := os.WriteFile(path, []byte(`{"traceEvents":[`+strings.Join(tc.events, ",")+`]}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		load(t, db, trace.LoadOptions{Name: tc.name, FirstStep: tc.step, LastStep: tc.step}, path)
+		if got := csv(query(t, db, `SELECT name FROM events WHERE trace = ? ORDER BY name`, tc.name)); got != tc.want {
+			t.Errorf("%s: steps %d..%d hold\n%s\nwant\n%s", tc.name, tc.step, tc.step, got, tc.want)
+		}
+	}
+}
