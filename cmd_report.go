@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/perfetto"
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/cells"
@@ -33,7 +34,7 @@ const sampleTraceName = "benchmark_result_2869224_1695835535_trace.json.gz"
 func init() {
 	register(command{
 		name:  "report",
-		usage: "report [TRACE... | --from NOTEBOOK.ipynb] [-o report.html] [--md report.md] [filter] | --check FILE.html",
+		usage: "report [TRACE... | --from NOTEBOOK.ipynb] [-o report.html] [--md report.md] [--perfetto DIR] [filter] | --check FILE.html",
 		help:  "the report: at most 3 critical issues with fixes, as one offline HTML file (and Markdown)",
 		run:   runReport,
 	})
@@ -43,15 +44,17 @@ func init() {
 }
 
 // writeHTMLReport writes the single-file report with the embedded viewer
-// module (none in a build without the viewer tag: the report says so).
-func writeHTMLReport(w io.Writer, data []byte, v report.View) error {
-	return wasm.WriteReport(w, data, v, wasm.Options{Title: "tracebook report"})
+// module (none in a build without the viewer tag: the report says so) and
+// the findings' Perfetto files.
+func writeHTMLReport(w io.Writer, data []byte, v report.View, files []report.PerfettoFile) error {
+	return wasm.WriteReport(w, data, v, wasm.Options{Title: "tracebook report", Perfetto: files})
 }
 
 // reportArgs are the report command's own arguments.
 type reportArgs struct {
 	out, md, check string
 	from           string // a notebook saved with a %report output (cmd_run.go)
+	perfetto       string // a directory for the findings' Perfetto files
 	paths          []string
 }
 
@@ -69,7 +72,7 @@ func parseReportArgs(args []string) (reportArgs, []string, error) {
 			continue
 		}
 		switch name {
-		case "o", "out", "md", "check", "from":
+		case "o", "out", "md", "check", "from", "perfetto":
 		default:
 			rest = append(rest, arg)
 			continue
@@ -90,6 +93,8 @@ func parseReportArgs(args []string) (reportArgs, []string, error) {
 			a.check = value
 		case "from":
 			a.from = value
+		case "perfetto":
+			a.perfetto = value
 		}
 	}
 	return a, rest, nil
@@ -136,7 +141,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		paths = []string{p}
 		fmt.Fprintf(stderr, "tracebook report: no trace given; analysing the sample trace %s (HTA's AlexNet test trace, MIT)\n", sampleTraceName)
 	}
-	if a.out == "" && a.md == "" {
+	if a.out == "" && a.md == "" && a.perfetto == "" {
 		a.out = "report.html"
 	}
 
@@ -161,7 +166,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		var page bytes.Buffer
-		if err := writeHTMLReport(&page, data, view); err != nil {
+		if err := writeHTMLReport(&page, data, view, src.Perfetto); err != nil {
 			return err
 		}
 		if err := os.WriteFile(a.out, page.Bytes(), 0o644); err != nil {
@@ -172,11 +177,35 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "tracebook report: %v; the report is static\n", wasm.ErrNoModule)
 		}
 	}
+	if a.perfetto != "" {
+		if err := writePerfettoDir(a.perfetto, src, stdout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writePerfettoDir writes the findings' Perfetto files into dir, the same
+// files the HTML report embeds.
+func writePerfettoDir(dir string, src *report.Source, stdout io.Writer) error {
+	if len(src.Windows) > 0 && src.Perfetto == nil {
+		return fmt.Errorf("--perfetto needs the traces: a report rebuilt --from a notebook has no events to export")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, f := range src.Perfetto {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.JSON, 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "wrote %d Perfetto file(s) to %s (%s)\n", len(src.Perfetto), dir, report.PerfettoHint)
 	return nil
 }
 
 // collectReport loads the traces into an in-memory database and collects
-// the report's evidence and cross-views through the notebook's code.
+// the report's evidence and cross-views through the notebook's code, and
+// the Perfetto files of its findings.
 func collectReport(ctx context.Context, paths []string, f evidence.Filter) (*report.Source, error) {
 	db, err := duck.Open("", duck.Options{})
 	if err != nil {
@@ -186,5 +215,12 @@ func collectReport(ctx context.Context, paths []string, f evidence.Filter) (*rep
 	if _, err := db.Load(ctx, paths, trace.LoadOptions{}, nil); err != nil {
 		return nil, err
 	}
-	return cells.CollectReport(ctx, db, f, nil)
+	src, err := cells.CollectReport(ctx, db, f, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := cells.AddPerfetto(ctx, db, src, perfetto.ReportBudget); err != nil {
+		return nil, err
+	}
+	return src, nil
 }

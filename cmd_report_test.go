@@ -50,8 +50,8 @@ func TestReportEscapesTraceNames(t *testing.T) {
 		t.Error("Markdown report lost the hostile name instead of escaping it")
 	}
 	// Every <script> element of the page is one of the report's own.
-	if n := bytes.Count(page, []byte("<script")); n > 4 {
-		t.Errorf("HTML report has %d <script elements, want at most 4 (view, bundle, module, loader)", n)
+	if n := bytes.Count(page, []byte("<script")); n > 6 {
+		t.Errorf("HTML report has %d <script elements, want at most 6 (view, bundle, module, Perfetto files, Perfetto saver, loader)", n)
 	}
 }
 

@@ -179,7 +179,9 @@ func resolveAreas(areas []string) ([]string, error) {
 			list = evidence.Areas
 		}
 		for _, n := range list {
-			if _, ok := sql.Lookup(n); !ok || n == baseModule {
+			// Only the areas' presets: the others (crossview, perfetto, ...)
+			// take other parameters.
+			if _, ok := sql.Lookup(n); !ok || !slices.Contains(evidence.Areas, n) {
 				return nil, fmt.Errorf("evidence: unknown area %q (areas: %s, all)", a, strings.Join(evidence.Areas, ", "))
 			}
 			if !seen[n] {

@@ -21,6 +21,14 @@
 //
 // The unit is the last sentence of the doc when it is written in capitals
 // (INT, TEXT, BYTES, COUNT, TIMESTAMP_NS, JOINID(traces.trace), ...).
+//
+// # Presets that are not evidence areas
+//
+// Most presets are evidence areas (analysis/evidence.Areas), run by
+// %evidence with the filter's parameters. The others serve one caller
+// each, with parameters of their own (each file's PARAMS line): Crossview
+// (%crossview), Perfetto and PerfettoAnchor (the report's per-finding
+// Perfetto files: cells.AddPerfetto and cells.PerfettoWindows).
 package sql
 
 import (
@@ -60,6 +68,19 @@ type Object struct {
 	Doc     string      `json:"doc"`
 	Columns []ColumnDoc `json:"columns"`
 }
+
+// Names of the presets that are not evidence areas.
+const (
+	// Crossview is crossview.sql: the linkage rows behind %crossview.
+	Crossview = "crossview"
+	// Perfetto is perfetto.sql: the events of one rank in one time window,
+	// for a finding's Perfetto file.
+	Perfetto = "perfetto"
+	// PerfettoAnchor is perfetto_anchor.sql: the worst instance of each
+	// kind of problem on a rank, where a trace without steps places a
+	// finding's Perfetto window.
+	PerfettoAnchor = "perfetto_anchor"
+)
 
 // Names of the two files that are not presets.
 const (

@@ -46,6 +46,9 @@ type Options struct {
 	// Module overrides the embedded module (gzip-compressed wasm); tests
 	// pass one they built. nil = Module().
 	Module []byte
+	// Perfetto are the findings' Perfetto files (report.Source.Perfetto),
+	// embedded for the report's save buttons (perfetto.go); nil = none.
+	Perfetto []report.PerfettoFile
 }
 
 // Markers around the parts of a written report that Extract reads back.
@@ -65,8 +68,12 @@ func WriteReport(w io.Writer, bundle []byte, view report.View, opt Options) erro
 	if title == "" {
 		title = "tracebook report"
 	}
+	tail, err := perfettoTail(opt.Perfetto)
+	if err != nil {
+		return err
+	}
 	return writePage(w, page{kind: kindReport, noun: "report", title: title, style: report.Style,
-		static: frag.Bytes(), view: view, data: bundle, module: opt.Module})
+		static: frag.Bytes(), view: view, data: bundle, module: opt.Module, tail: tail})
 }
 
 // The kinds of page, in the root's data-tb-kind: the loader calls the
@@ -86,6 +93,7 @@ type page struct {
 	view   report.View
 	data   []byte // msgpack: the module's first argument
 	module []byte // gzip-compressed wasm; nil = Module()
+	tail   string // elements before the loader: a report's Perfetto files and their saver
 }
 
 // writePage writes one self-contained page: the static fragment between
@@ -139,19 +147,20 @@ func writePage(w io.Writer, p page) error {
 		b.WriteString(base64.StdEncoding.EncodeToString(mod))
 		b.WriteString("</script>\n")
 	}
+	b.WriteString(p.tail)
 	b.WriteString("<script>" + Loader + "</script>\n</body></html>\n")
 	_, err = io.WriteString(w, b.String())
 	return err
 }
 
 // CSP is the report's Content-Security-Policy: nothing may load, the only
-// script is the hashed loader (plus WebAssembly compilation), the only style
-// the hashed style sheet.
+// scripts are the hashed loader (plus WebAssembly compilation) and the
+// Perfetto saver, the only style the hashed style sheet.
 func CSP() string { return cspFor(report.Style) }
 
 // cspFor is the Content-Security-Policy of a page whose style sheet is style.
 func cspFor(style string) string {
-	return "default-src 'none'; script-src '" + Hash(Loader) + "' 'wasm-unsafe-eval'; style-src '" + Hash(style) +
+	return "default-src 'none'; script-src '" + Hash(Loader) + "' '" + Hash(PerfettoJS) + "' 'wasm-unsafe-eval'; style-src '" + Hash(style) +
 		"'; connect-src 'none'; img-src data:; base-uri 'none'; form-action 'none'"
 }
 

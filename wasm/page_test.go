@@ -33,8 +33,9 @@ func TestWriteReportCSP(t *testing.T) {
 		}
 	}
 	// Every executable inline script and every style element is hashed in the CSP.
+	scriptSrc := regexp.MustCompile(`script-src [^;]*`).FindString(csp)
 	for _, s := range regexp.MustCompile(`(?s)<script>(.*?)</script>`).FindAllStringSubmatch(page, -1) {
-		if h := wasm.Hash(s[1]); !strings.Contains(csp, "script-src '"+h+"'") {
+		if h := wasm.Hash(s[1]); !strings.Contains(scriptSrc, "'"+h+"'") {
 			t.Errorf("inline script hash %s not in script-src of %q", h, csp)
 		}
 	}

@@ -40,25 +40,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		d.Title = "SGLang Trace Report"
 	}
 
-	// Findings: critical first by impact, at most 3; the rest become
-	// follow-ups (at most 2), demoted criticals included.
-	var crit, minor []evidence.Finding
-	for _, f := range found {
-		if f.Severity == "critical" {
-			crit = append(crit, f)
-		} else {
-			minor = append(minor, f)
-		}
-	}
-	byImpact := func(fs []evidence.Finding) {
-		sort.SliceStable(fs, func(i, j int) bool { return fs[i].Impact > fs[j].Impact })
-	}
-	byImpact(crit)
-	byImpact(minor)
-	if len(crit) > MaxCritical {
-		minor = append(append([]evidence.Finding{}, crit[MaxCritical:]...), minor...)
-		crit = crit[:MaxCritical]
-	}
+	crit, minor := shown(found)
 	for _, f := range crit {
 		d.Critical = append(d.Critical, issue(f))
 	}
@@ -189,6 +171,29 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 
 	d.Controls.Ranks, d.Controls.Phases = ranksAndPhases(b)
 	return d
+}
+
+// shown splits findings the way the report shows them: critical first by
+// impact, at most MaxCritical; the rest become follow-ups (of which the
+// report shows MaxFollowUps), demoted criticals included.
+func shown(found []evidence.Finding) (crit, minor []evidence.Finding) {
+	for _, f := range found {
+		if f.Severity == "critical" {
+			crit = append(crit, f)
+		} else {
+			minor = append(minor, f)
+		}
+	}
+	byImpact := func(fs []evidence.Finding) {
+		sort.SliceStable(fs, func(i, j int) bool { return fs[i].Impact > fs[j].Impact })
+	}
+	byImpact(crit)
+	byImpact(minor)
+	if len(crit) > MaxCritical {
+		minor = append(append([]evidence.Finding{}, crit[MaxCritical:]...), minor...)
+		crit = crit[:MaxCritical]
+	}
+	return crit, minor
 }
 
 func issue(f evidence.Finding) Issue {

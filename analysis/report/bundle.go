@@ -23,6 +23,13 @@ import (
 type Source struct {
 	Bundle     *evidence.Bundle
 	CrossViews []*crossview.Result
+	// Windows are the Perfetto windows of the findings the report shows
+	// for the bundle's filter (PlanWindows); each issue names its own.
+	Windows []Window
+	// Perfetto holds the saved traces of those windows when the engine
+	// made them (cells.AddPerfetto). It is not encoded: the single-file
+	// report embeds the files beside the source.
+	Perfetto []PerfettoFile
 
 	rollups map[evidence.Filter]*evidence.Evidence
 }
@@ -62,6 +69,10 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	ev := src.rollup(b, v.Filter)
 	found := findingsFor(b, ev, v)
 	d := build(b, ev, found, v)
+	if len(src.Windows) > 0 {
+		crit, minor := shown(found)
+		attachWindows(d, src.Windows, crit, minor)
+	}
 	cv, exact := pickCrossView(src.CrossViews, v.Filter)
 	d.GPUTree = gpuTree(cv)
 	if cv != nil && !exact && d.GPUTree != nil {
@@ -96,8 +107,9 @@ func pickCrossView(cvs []*crossview.Result, f evidence.Filter) (*crossview.Resul
 }
 
 // EncodeSource encodes src for the viewer: a msgpack array of the bundle's
-// own encoding (evidence.Encode) and the cross-views. A bare bundle
-// encoding is also a valid source (DecodeSource reads both).
+// own encoding (evidence.Encode) and the cross-views, and the Perfetto
+// windows when there are any. A bare bundle encoding is also a valid source
+// (DecodeSource reads all three forms).
 func EncodeSource(src *Source) ([]byte, error) {
 	bb, err := evidence.Encode(src.Bundle)
 	if err != nil {
@@ -111,7 +123,11 @@ func EncodeSource(src *Source) ([]byte, error) {
 	if cvs == nil {
 		cvs = []*crossview.Result{}
 	}
-	if err := enc.Encode([]any{bb, cvs}); err != nil {
+	parts := []any{bb, cvs}
+	if len(src.Windows) > 0 {
+		parts = append(parts, src.Windows)
+	}
+	if err := enc.Encode(parts); err != nil {
 		return nil, fmt.Errorf("report: encoding the source: %w", err)
 	}
 	return buf.Bytes(), nil
@@ -133,6 +149,22 @@ func DecodeSource(data []byte) (*Source, error) {
 			return nil, err
 		}
 		return &Source{Bundle: b, CrossViews: parts.CrossViews}, nil
+	}
+	if len(data) > 0 && data[0] == 0x93 { // fixarray of 3: with the Perfetto windows
+		var parts struct {
+			_msgpack   struct{} `msgpack:",as_array"`
+			Bundle     []byte
+			CrossViews []*crossview.Result
+			Windows    []Window
+		}
+		if err := msgpack.Unmarshal(data, &parts); err != nil {
+			return nil, fmt.Errorf("report: decoding the source: %w", err)
+		}
+		b, err := evidence.Decode(parts.Bundle)
+		if err != nil {
+			return nil, err
+		}
+		return &Source{Bundle: b, CrossViews: parts.CrossViews, Windows: parts.Windows}, nil
 	}
 	b, err := evidence.Decode(data)
 	if err != nil {

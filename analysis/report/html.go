@@ -121,6 +121,11 @@ func printHTML(w io.Writer, d *Doc) error {
 		if len(is.Evidence) > 0 {
 			p(`<p class="tb-tag">Evidence: `, esc(strings.Join(is.Evidence, ", ")), "</p>\n")
 		}
+		if is.Window != nil {
+			p(`<p class="tb-tag">`)
+			htmlWindow(p, is.Window)
+			p("</p>\n")
+		}
 		p("</div>\n")
 	}
 	p(`<h2 id="tb-followups">🟡 To consider after the above (max 2)</h2>`, "\n<ul>\n")
@@ -128,7 +133,13 @@ func printHTML(w io.Writer, d *Doc) error {
 		p("<li>Nothing further surfaced.</li>\n")
 	}
 	for _, is := range d.FollowUps {
-		p(`<li data-tb-issue="`, esc(is.ID), `">`, esc(is.Observation), " — <strong>Fix:</strong> ", esc(is.Fix), "</li>\n")
+		p(`<li data-tb-issue="`, esc(is.ID), `">`, esc(is.Observation), " — <strong>Fix:</strong> ", esc(is.Fix))
+		if is.Window != nil {
+			p(` <br><span class="tb-tag">`)
+			htmlWindow(p, is.Window)
+			p("</span>")
+		}
+		p("</li>\n")
 	}
 	p("</ul>\n")
 	p(`<h2 id="tb-impact">Expected Impact</h2>`, "\n<p>", esc(orDash(d.Impact)), "</p>\n")

@@ -73,6 +73,9 @@ func printMarkdown(w io.Writer, d *Doc) error {
 		if len(is.Evidence) > 0 {
 			p("\n_Evidence: ", mdText(strings.Join(is.Evidence, ", ")), "_\n")
 		}
+		if is.Window != nil {
+			p("\n", mdWindow(is.Window), "\n")
+		}
 		p("\n")
 	}
 	p("---\n\n## 🟡 To consider after the above (max 2)\n\n")
@@ -80,7 +83,11 @@ func printMarkdown(w io.Writer, d *Doc) error {
 		p("- Nothing further surfaced.\n")
 	}
 	for _, is := range d.FollowUps {
-		p("- ", mdText(is.Observation), " -- **Fix:** ", mdText(is.Fix), "\n")
+		p("- ", mdText(is.Observation), " -- **Fix:** ", mdText(is.Fix))
+		if is.Window != nil {
+			p(" -- ", mdWindow(is.Window))
+		}
+		p("\n")
 	}
 	p("\n---\n\n**Expected Impact**\n\n", mdText(orDash(d.Impact)), "\n\n")
 

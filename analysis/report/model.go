@@ -103,6 +103,9 @@ type Issue struct {
 	Evidence []string `msgpack:"evidence" json:"evidence"`
 	// Score ranks issues; higher first.
 	Score float64 `msgpack:"score" json:"score"`
+	// Window is where to check the issue in Perfetto (perfetto.go); nil
+	// when the source has none for this finding.
+	Window *Window `msgpack:"window,omitempty" json:"window,omitempty"`
 }
 
 // Inspect is one line of the Perfetto inspection guide.

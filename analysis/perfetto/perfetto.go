@@ -1,0 +1,874 @@
+// Package perfetto writes a report finding's window as a Chrome trace (the
+// JSON `{"traceEvents": [...]}` that Perfetto and chrome://tracing open):
+// the events of the finding's worst step ±1 on its rank, as
+// sql/perfetto.sql returns them, with their process and thread names and
+// the ac2g flow arrows between launches and GPU work, plus the finding
+// itself as a track of its own: a process named "tracebook findings" with
+// one slice over the worst step (the rule's title, the observation, the
+// fix and the numbers with their context as args) and one slice per
+// flagged interval (the sync calls and the GPU gaps they opened, the
+// pageable copies, the host-wait gaps, ...).
+//
+// The window is chosen by analysis/report (report.PlanWindows); running
+// the SQL is the engine's job (cells.AddPerfetto). This package is pure:
+// rows in, bytes out. It writes JSON by hand (no encoding/json): names from
+// traces are escaped, timestamps are the trace's own microseconds, exact
+// from the nanoseconds (1695835585862981.5 stays 1695835585862981.5).
+package perfetto
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+// DefaultMaxEvents is the most trace events a file keeps (longest first);
+// the SQL returns at most this many.
+const DefaultMaxEvents = 20000
+
+// DefaultMaxPython is the most python frames a window may hold for them to
+// be exported (sql/perfetto.sql's $6): with_stack traces hold many.
+const DefaultMaxPython = 2000
+
+// ReportBudget is the most bytes (gzip) the files of one report take
+// together in the single-file page, so that a long job's report stays
+// under 3 MB with the viewer module and the bundle (wasm/size_test.go).
+const ReportBudget = 96 << 10
+
+// maxMarks caps the flagged intervals drawn on the finding's track, and
+// maxLanes the rows they are spread over where they overlap.
+const (
+	maxMarks = 500
+	maxLanes = 8
+)
+
+// Input is one finding's window with the rows of sql/perfetto.sql for it.
+type Input struct {
+	Window  report.Window
+	Finding evidence.Finding
+	Rows    *table.Table
+}
+
+// Options tune Build.
+type Options struct {
+	// MaxEvents keeps this many trace events, longest first; 0 = DefaultMaxEvents.
+	MaxEvents int
+	// NoFlows leaves out the ac2g arrows.
+	NoFlows bool
+	// Why says why events were left out past MaxEvents ("to fit the
+	// report's size budget"); "" = the default cap.
+	Why string
+}
+
+// Stats say what a file holds.
+type Stats struct {
+	InWindow   int // events of the window (sql/perfetto.sql's total)
+	Returned   int // events the SQL returned (its cap)
+	Kept       int // events written
+	Flows      int // ac2g arrows written
+	Marks      int // flagged intervals on the finding's track
+	Python     int // python frames in the window
+	PythonKept bool
+}
+
+// Capped reports whether events of the window were left out.
+func (s Stats) Capped() bool { return s.Kept < s.InWindow-s.pythonLeft() }
+
+func (s Stats) pythonLeft() int {
+	if s.PythonKept {
+		return 0
+	}
+	return s.Python
+}
+
+// event is one row of sql/perfetto.sql.
+type event struct {
+	rowKind, pid, tid, kind, api, cat, name, label, class string
+	ts, dur                                               int64
+	corr, ext, stream, device, bytes, graph, sortIndex    int64
+	has                                                   uint16
+}
+
+const (
+	hasCorr = 1 << iota
+	hasExt
+	hasStream
+	hasDevice
+	hasBytes
+	hasGraph
+	hasSort
+)
+
+func (e *event) end() int64 { return e.ts + e.dur }
+
+// origin is the origin row of sql/perfetto.sql.
+type origin struct {
+	t0            int64 // the trace's first timestamp
+	total, python int
+	pythonKept    bool
+}
+
+func readRows(t *table.Table) (events, gaps, procs, threads []event, o origin) {
+	if t == nil {
+		return
+	}
+	col := func(name string) int { return t.Col(name) }
+	c := struct{ rk, pid, tid, kind, api, cat, name, label, si, ts, dur, corr, ext, stream, dev, bytes, graph, class, total, py, pyk int }{
+		col("row_kind"), col("pid"), col("tid"), col("kind"), col("api"), col("cat"), col("name"), col("label"), col("sort_index"),
+		col("ts_ns"), col("dur_ns"), col("correlation"), col("external_id"), col("stream"), col("device"), col("bytes"),
+		col("graph_id"), col("class"), col("total"), col("python"), col("python_kept"),
+	}
+	str := func(r []any, i int) string {
+		if i < 0 || i >= len(r) {
+			return ""
+		}
+		s, _ := r[i].(string)
+		return s
+	}
+	num := func(r []any, i int) (int64, bool) {
+		if i < 0 || i >= len(r) {
+			return 0, false
+		}
+		switch v := r[i].(type) {
+		case int64:
+			return v, true
+		case float64:
+			return int64(v), true
+		}
+		return 0, false
+	}
+	for _, r := range t.Rows {
+		e := event{rowKind: str(r, c.rk), pid: str(r, c.pid), tid: str(r, c.tid), kind: str(r, c.kind), api: str(r, c.api),
+			cat: str(r, c.cat), name: str(r, c.name), label: str(r, c.label), class: str(r, c.class)}
+		e.ts, _ = num(r, c.ts)
+		e.dur, _ = num(r, c.dur)
+		set := func(i int, dst *int64, bit uint16) {
+			if v, ok := num(r, i); ok {
+				*dst = v
+				e.has |= bit
+			}
+		}
+		set(c.corr, &e.corr, hasCorr)
+		set(c.ext, &e.ext, hasExt)
+		set(c.stream, &e.stream, hasStream)
+		set(c.dev, &e.device, hasDevice)
+		set(c.bytes, &e.bytes, hasBytes)
+		set(c.graph, &e.graph, hasGraph)
+		set(c.si, &e.sortIndex, hasSort)
+		switch e.rowKind {
+		case "event":
+			events = append(events, e)
+		case "gap":
+			gaps = append(gaps, e)
+		case "process":
+			procs = append(procs, e)
+		case "thread":
+			threads = append(threads, e)
+		case "origin":
+			tot, _ := num(r, c.total)
+			py, _ := num(r, c.py)
+			o = origin{t0: e.ts, total: int(tot), python: int(py)}
+			if c.pyk >= 0 && c.pyk < len(r) {
+				o.pythonKept, _ = r[c.pyk].(bool)
+			}
+		}
+	}
+	return
+}
+
+// mark is one flagged interval of the finding's track.
+type mark struct {
+	name, what string
+	ts, dur    int64
+	lane       int
+}
+
+var (
+	simtName      = regexp.MustCompile(`(?i)sgemm|dgemm|gemv`)
+	syncCopyCalls = map[string]bool{"cudaMemcpy": true, "hipMemcpy": true, "cuMemcpy": true, "cuMemcpyDtoH": true, "cuMemcpyDtoH_v2": true}
+)
+
+func isHost(e *event) bool { return e.kind == "runtime" || e.kind == "driver" }
+func isGPU(e *event) bool {
+	return e.kind == "kernel" || e.kind == "gpu_memcpy" || e.kind == "gpu_memset"
+}
+
+// marks finds the flagged intervals of rule among the rows: what the
+// finding is about, drawn where it happened.
+func marks(rule string, events, gaps []event) []mark {
+	var out []mark
+	copyOf := map[int64]string{} // correlation -> GPU copy name
+	for i := range events {
+		if e := &events[i]; e.kind == "gpu_memcpy" && e.has&hasCorr != 0 {
+			copyOf[e.corr] = e.name
+		}
+	}
+	gapMarks := func(keep func(cat string) bool, what string) {
+		for _, g := range gaps {
+			if keep(g.kind) {
+				out = append(out, mark{name: what + " (" + g.kind + ")", what: "GPU idle: no kernel, copy or memset ran on this rank", ts: g.ts, dur: g.dur})
+			}
+		}
+	}
+	switch rule {
+	case "sync_bound_loop":
+		for i := range events {
+			e := &events[i]
+			if !isHost(e) || strings.Contains(e.name, "WaitEvent") {
+				continue
+			}
+			cp := copyOf[e.corr]
+			blocking := e.api == "sync" || syncCopyCalls[e.name] ||
+				(e.has&hasCorr != 0 && (strings.HasPrefix(cp, "Memcpy DtoH") || strings.Contains(cp, "Pageable")))
+			if !blocking {
+				continue
+			}
+			out = append(out, mark{name: "host blocked: " + e.name, what: "the host waits in this call until the GPU work queued before it is done", ts: e.ts, dur: e.dur})
+			for _, g := range gaps {
+				if g.ts >= e.ts && g.ts <= e.end() {
+					out = append(out, mark{name: "GPU idle after " + e.name, what: "the GPU drained while the host was blocked and stayed idle until the next launch", ts: g.ts, dur: g.dur})
+				}
+			}
+		}
+	case "pageable_copies":
+		launch := map[int64]*event{}
+		for i := range events {
+			if e := &events[i]; isHost(e) && e.has&hasCorr != 0 {
+				launch[e.corr] = e
+			}
+		}
+		for i := range events {
+			e := &events[i]
+			if e.kind != "gpu_memcpy" || !strings.Contains(e.name, "Pageable") {
+				continue
+			}
+			out = append(out, mark{name: "pageable copy: " + e.name, what: "staged through a pinned bounce buffer by the driver", ts: e.ts, dur: e.dur})
+			if l := launch[e.corr]; l != nil && e.has&hasCorr != 0 {
+				out = append(out, mark{name: "host blocked: " + l.name + " (pageable copy)", what: "the call returns only when the pageable copy is done", ts: l.ts, dur: l.dur})
+			}
+		}
+	case "host_bound_idle":
+		gapMarks(func(c string) bool { return c == "host_wait" }, "GPU waits for the host")
+	case "launch_bound":
+		gapMarks(func(c string) bool { return c != "other" }, "GPU idle between launches")
+	case "comm_not_overlapped":
+		for i := range events {
+			if e := &events[i]; e.class == "COMM" {
+				out = append(out, mark{name: "communication: " + e.name, what: "a communication kernel", ts: e.ts, dur: e.dur})
+			}
+		}
+	case "dataloader_share":
+		for i := range events {
+			e := &events[i]
+			if strings.HasPrefix(e.name, "enumerate(DataLoader)#") || strings.HasPrefix(e.name, "enumerate(DataPipe)#") {
+				out = append(out, mark{name: "DataLoader: " + e.name, what: "the training loop waits for the next batch", ts: e.ts, dur: e.dur})
+			}
+		}
+	case "gemm_without_tensor_cores":
+		for i := range events {
+			if e := &events[i]; e.kind == "kernel" && simtName.MatchString(e.name) {
+				out = append(out, mark{name: "SIMT GEMM: " + e.name, what: "a GEMM kernel whose name shows no tensor-core path", ts: e.ts, dur: e.dur})
+			}
+		}
+	}
+	// Longest first past the cap, then spread over lanes so that no two
+	// slices of one lane overlap.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].dur > out[j].dur })
+	if len(out) > maxMarks {
+		out = out[:maxMarks]
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].ts != out[j].ts {
+			return out[i].ts < out[j].ts
+		}
+		return out[i].dur > out[j].dur
+	})
+	var laneEnd []int64
+	kept := out[:0]
+	for _, m := range out {
+		lane := -1
+		for l, end := range laneEnd {
+			if end <= m.ts {
+				lane = l
+				break
+			}
+		}
+		if lane < 0 {
+			if len(laneEnd) == maxLanes {
+				continue
+			}
+			laneEnd = append(laneEnd, 0)
+			lane = len(laneEnd) - 1
+		}
+		laneEnd[lane] = m.ts + m.dur
+		m.lane = lane
+		kept = append(kept, m)
+	}
+	return kept
+}
+
+// ids maps the pids and tids as written to the numbers the JSON carries:
+// a decimal pid or tid stays itself; any other ("stream 7", "Spans") gets
+// a number of its own, its text becoming the name of the process or thread.
+type ids struct {
+	next  int64
+	pids  map[string]int64
+	tids  map[string]int64
+	named map[string]string // "p\x00pid" or "t\x00pid\x00tid" -> name from text
+}
+
+func newIDs() *ids {
+	return &ids{next: 1 << 40, pids: map[string]int64{}, tids: map[string]int64{}, named: map[string]string{}}
+}
+
+func (m *ids) pid(p string) int64 {
+	if v, ok := m.pids[p]; ok {
+		return v
+	}
+	v, err := strconv.ParseInt(p, 10, 64)
+	if err != nil {
+		v = m.next
+		m.next++
+		m.named["p\x00"+p] = p
+	}
+	m.pids[p] = v
+	return v
+}
+
+func (m *ids) tid(p, t string) int64 {
+	k := p + "\x00" + t
+	if v, ok := m.tids[k]; ok {
+		return v
+	}
+	v, err := strconv.ParseInt(t, 10, 64)
+	if err != nil {
+		v = m.next
+		m.next++
+		m.named["t\x00"+k] = t
+	}
+	m.tids[k] = v
+	return v
+}
+
+// Build writes the Chrome trace of one finding's window.
+func Build(in Input, opt Options) ([]byte, Stats) {
+	maxEvents := opt.MaxEvents
+	if maxEvents <= 0 {
+		maxEvents = DefaultMaxEvents
+	}
+	events, gaps, procs, threads, org := readRows(in.Rows)
+	st := Stats{InWindow: org.total, Returned: len(events), Python: org.python, PythonKept: org.pythonKept}
+	if st.InWindow < len(events) {
+		st.InWindow = len(events)
+	}
+	ms := marks(in.Window.Rule, events, gaps)
+	st.Marks = len(ms)
+
+	// Keep the longest events, write them in time order.
+	kept := append([]event(nil), events...)
+	sort.SliceStable(kept, func(i, j int) bool { return kept[i].dur > kept[j].dur })
+	if len(kept) > maxEvents {
+		kept = kept[:maxEvents]
+	}
+	sort.SliceStable(kept, func(i, j int) bool {
+		a, b := &kept[i], &kept[j]
+		if a.ts != b.ts {
+			return a.ts < b.ts
+		}
+		if a.dur != b.dur {
+			return a.dur > b.dur
+		}
+		if a.pid != b.pid {
+			return a.pid < b.pid
+		}
+		return a.tid < b.tid
+	})
+	st.Kept = len(kept)
+
+	id := newIDs()
+	var maxPid int64
+	for i := range kept {
+		if p := id.pid(kept[i].pid); p > maxPid && p < 1<<40 {
+			maxPid = p
+		}
+		id.tid(kept[i].pid, kept[i].tid)
+	}
+	findingPid := maxPid + 1
+
+	w := &writer{}
+	w.raw(`{"schemaVersion":1,"traceName":`)
+	w.str(in.Window.File)
+	w.raw(`,"distributedInfo":{"rank":`)
+	w.int(int64(in.Window.Rank))
+	w.raw(`},"tracebook":{`)
+	note := exportNote(st, maxEvents, opt.Why)
+	w.kv("note", note, true)
+	w.raw(`,"finding":`)
+	w.int(int64(in.Window.N))
+	w.kv("rule", in.Window.Rule, false)
+	w.kv("trace", in.Window.Trace, false)
+	w.kv("window", in.Window.Text(), false)
+	w.kv("basis", in.Window.Basis, false)
+	w.raw(`,"capped":`)
+	w.bool(st.Capped())
+	w.raw(`,"events_in_window":`)
+	w.int(int64(st.InWindow))
+	w.raw(`,"events_kept":`)
+	w.int(int64(st.Kept))
+	w.raw("},\n\"traceEvents\":[\n")
+
+	first := true
+	sep := func() {
+		if !first {
+			w.raw(",\n")
+		}
+		first = false
+	}
+	meta := func(name string, pid int64, tid *int64, key string, val func()) {
+		sep()
+		w.raw(`{"ph":"M","name":`)
+		w.str(name)
+		w.raw(`,"pid":`)
+		w.int(pid)
+		if tid != nil {
+			w.raw(`,"tid":`)
+			w.int(*tid)
+		}
+		w.raw(`,"args":{`)
+		w.str(key)
+		w.raw(":")
+		val()
+		w.raw("}}")
+	}
+
+	// Names of the processes and threads (metadata first).
+	procName := map[int64]bool{}
+	for _, p := range procs {
+		if _, ok := id.pids[p.pid]; !ok {
+			continue
+		}
+		pid := id.pid(p.pid)
+		if p.name != "" {
+			meta("process_name", pid, nil, "name", func() { w.str(p.name) })
+			procName[pid] = true
+		}
+		if p.label != "" {
+			meta("process_labels", pid, nil, "labels", func() { w.str(p.label) })
+		}
+		if p.has&hasSort != 0 {
+			meta("process_sort_index", pid, nil, "sort_index", func() { w.int(p.sortIndex) })
+		}
+	}
+	thrName := map[string]bool{}
+	for _, t := range threads {
+		k := t.pid + "\x00" + t.tid
+		if _, ok := id.tids[k]; !ok {
+			continue
+		}
+		pid, tid := id.pid(t.pid), id.tid(t.pid, t.tid)
+		if t.name != "" {
+			meta("thread_name", pid, &tid, "name", func() { w.str(t.name) })
+			thrName[k] = true
+		}
+		if t.has&hasSort != 0 {
+			meta("thread_sort_index", pid, &tid, "sort_index", func() { w.int(t.sortIndex) })
+		}
+	}
+	// Pids and tids that were not numbers are named after their text.
+	var named []string
+	for k := range id.named {
+		named = append(named, k)
+	}
+	sort.Strings(named)
+	for _, k := range named {
+		parts := strings.Split(k, "\x00")
+		if parts[0] == "p" && !procName[id.pids[parts[1]]] {
+			meta("process_name", id.pids[parts[1]], nil, "name", func() { w.str(parts[1]) })
+		}
+		if parts[0] == "t" && !thrName[parts[1]+"\x00"+parts[2]] {
+			tid := id.tids[parts[1]+"\x00"+parts[2]]
+			meta("thread_name", id.pid(parts[1]), &tid, "name", func() { w.str(parts[2]) })
+		}
+	}
+
+	// The finding's own process: one thread for the finding, one per lane
+	// of flagged intervals.
+	meta("process_name", findingPid, nil, "name", func() { w.str("tracebook findings") })
+	meta("process_sort_index", findingPid, nil, "sort_index", func() { w.int(-1) })
+	one := int64(1)
+	meta("thread_name", findingPid, &one, "name", func() { w.str("finding " + strconv.Itoa(in.Window.N) + ": " + in.Window.Rule) })
+	lanes := 0
+	for _, m := range ms {
+		if m.lane+1 > lanes {
+			lanes = m.lane + 1
+		}
+	}
+	for l := 0; l < lanes; l++ {
+		tid := int64(2 + l)
+		name := "flagged intervals"
+		if l > 0 {
+			name += " (" + strconv.Itoa(l+1) + ")"
+		}
+		meta("thread_name", findingPid, &tid, "name", func() { w.str(name) })
+	}
+
+	// The finding: one slice over the worst step (or the anchor instance).
+	f := in.Finding
+	t0 := org.t0
+	sep()
+	w.raw(`{"ph":"X","cat":"tracebook","name":`)
+	title := f.Title
+	if title == "" {
+		title = in.Window.Rule
+	}
+	w.str(title)
+	w.raw(`,"pid":`)
+	w.int(findingPid)
+	w.raw(`,"tid":1,"ts":`)
+	w.us(t0 + in.Window.FocusStartNs)
+	w.raw(`,"dur":`)
+	w.us(max(in.Window.FocusEndNs-in.Window.FocusStartNs, 0))
+	w.raw(`,"args":{`)
+	w.kv("rule", in.Window.Rule, true)
+	w.kv("severity", f.Severity, false)
+	w.kv("status", f.Status, false)
+	w.kv("observation", f.Observation, false)
+	if f.Mechanism != "" {
+		w.kv("mechanism", f.Mechanism, false)
+	}
+	w.kv("fix", f.Fix, false)
+	if f.Snippet != "" {
+		w.kv("snippet", f.Snippet, false)
+	}
+	if f.Verify != "" {
+		w.kv("verify", f.Verify, false)
+	}
+	if f.Refute != "" {
+		w.kv("refute", f.Refute, false)
+	}
+	w.kv("window", in.Window.Text(), false)
+	w.kv("why this window", in.Window.Basis, false)
+	w.kv("impact", strconv.FormatFloat(100*f.Impact, 'f', 1, 64)+"% of the analysed slice's time (what the report ranks findings by)", false)
+	if refs := evidenceText(f.Evidence); refs != "" {
+		w.kv("evidence", refs, false)
+	}
+	w.kv("export", note, false)
+	w.raw("}}")
+	for _, m := range ms {
+		sep()
+		w.raw(`{"ph":"X","cat":"tracebook","name":`)
+		w.str(m.name)
+		w.raw(`,"pid":`)
+		w.int(findingPid)
+		w.raw(`,"tid":`)
+		w.int(int64(2 + m.lane))
+		w.raw(`,"ts":`)
+		w.us(m.ts)
+		w.raw(`,"dur":`)
+		w.us(m.dur)
+		w.raw(`,"args":{`)
+		w.kv("rule", in.Window.Rule, true)
+		w.kv("what", m.what, false)
+		w.raw("}}")
+	}
+
+	// The trace's events.
+	launchAt := map[int64]int{} // correlation -> index in kept of its host call
+	if !opt.NoFlows {
+		for i := range kept {
+			if e := &kept[i]; isHost(e) && e.has&hasCorr != 0 {
+				if _, ok := launchAt[e.corr]; !ok {
+					launchAt[e.corr] = i
+				}
+			}
+		}
+	}
+	for i := range kept {
+		e := &kept[i]
+		pid, tid := id.pid(e.pid), id.tid(e.pid, e.tid)
+		sep()
+		w.raw(`{"ph":"X","cat":`)
+		w.str(e.cat)
+		w.raw(`,"name":`)
+		w.str(e.name)
+		w.raw(`,"pid":`)
+		w.int(pid)
+		w.raw(`,"tid":`)
+		w.int(tid)
+		w.raw(`,"ts":`)
+		w.us(e.ts)
+		w.raw(`,"dur":`)
+		w.us(e.dur)
+		if e.has&(hasCorr|hasExt|hasStream|hasDevice|hasBytes|hasGraph) != 0 {
+			w.raw(`,"args":{`)
+			c := true
+			arg := func(bit uint16, key string, v int64) {
+				if e.has&bit == 0 {
+					return
+				}
+				if !c {
+					w.raw(",")
+				}
+				c = false
+				w.str(key)
+				w.raw(":")
+				w.int(v)
+			}
+			arg(hasExt, "External id", e.ext)
+			arg(hasCorr, "correlation", e.corr)
+			arg(hasStream, "stream", e.stream)
+			arg(hasDevice, "device", e.device)
+			arg(hasBytes, "bytes", e.bytes)
+			arg(hasGraph, "graph id", e.graph)
+			w.raw("}")
+		}
+		w.raw("}")
+	}
+	// ac2g arrows: from the launching call to each GPU operation it launched.
+	if !opt.NoFlows {
+		started := map[int64]bool{}
+		for i := range kept {
+			g := &kept[i]
+			if !isGPU(g) || g.has&hasCorr == 0 {
+				continue
+			}
+			li, ok := launchAt[g.corr]
+			if !ok {
+				continue
+			}
+			if !started[g.corr] {
+				started[g.corr] = true
+				l := &kept[li]
+				sep()
+				w.raw(`{"ph":"s","cat":"ac2g","name":"ac2g","id":`)
+				w.int(g.corr)
+				w.raw(`,"pid":`)
+				w.int(id.pid(l.pid))
+				w.raw(`,"tid":`)
+				w.int(id.tid(l.pid, l.tid))
+				w.raw(`,"ts":`)
+				w.us(l.ts)
+				w.raw("}")
+			}
+			sep()
+			w.raw(`{"ph":"f","bp":"e","cat":"ac2g","name":"ac2g","id":`)
+			w.int(g.corr)
+			w.raw(`,"pid":`)
+			w.int(id.pid(g.pid))
+			w.raw(`,"tid":`)
+			w.int(id.tid(g.pid, g.tid))
+			w.raw(`,"ts":`)
+			w.us(g.ts)
+			w.raw("}")
+			st.Flows++
+		}
+	}
+	w.raw("\n]}\n")
+	return w.b.Bytes(), st
+}
+
+// exportNote says what the file holds of the window.
+func exportNote(st Stats, maxEvents int, why string) string {
+	s := "all " + strconv.Itoa(st.Kept) + " events of the window"
+	if st.Capped() {
+		if why == "" {
+			why = "the export's cap of " + strconv.Itoa(maxEvents) + " events"
+		}
+		s = "capped: " + strconv.Itoa(st.Kept) + " of the " + strconv.Itoa(st.InWindow) + " events of the window, the longest first (" + why + ")"
+	}
+	if st.Python > 0 && !st.PythonKept {
+		s += "; its " + strconv.Itoa(st.Python) + " python frames are left out (more than " + strconv.Itoa(DefaultMaxPython) + ")"
+	}
+	return s
+}
+
+func evidenceText(refs []evidence.Ref) string {
+	var parts []string
+	for _, r := range refs {
+		s := r.Preset
+		if len(r.Where) > 0 {
+			keys := make([]string, 0, len(r.Where))
+			for k := range r.Where {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			var kv []string
+			for _, k := range keys {
+				kv = append(kv, k+"="+r.Where[k])
+			}
+			s += " [" + strings.Join(kv, ", ") + "]"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Files builds the file of every input so that together they take at most
+// budget bytes gzip-compressed (0 = no budget). The files are sized
+// smallest first, each within an equal share of what the ones before it
+// left; a file past its share first loses its flow arrows, then keeps
+// fewer events (longest first) until it fits, and says so in its note.
+// The files come back in the inputs' order.
+func Files(ins []Input, budget int) []report.PerfettoFile {
+	type built struct {
+		data []byte
+		st   Stats
+		gz   int
+	}
+	all := make([]built, len(ins))
+	order := make([]int, len(ins))
+	for i, in := range ins {
+		all[i].data, all[i].st = Build(in, Options{})
+		if budget > 0 {
+			all[i].gz = gzipLen(all[i].data)
+		}
+		order[i] = i
+	}
+	if budget > 0 {
+		sort.SliceStable(order, func(a, b int) bool { return all[order[a]].gz < all[order[b]].gz })
+		left := budget
+		for k, i := range order {
+			share := left / (len(order) - k)
+			b := &all[i]
+			opt := Options{Why: "to fit the report's size budget of " + strconv.Itoa(share>>10) + " kB gzip for this finding"}
+			for tries := 0; b.gz > share && tries < 12; tries++ {
+				if !opt.NoFlows && b.st.Flows > 0 {
+					opt.NoFlows = true
+				} else {
+					next := int(float64(b.st.Kept) * float64(share) / float64(b.gz) * 0.9)
+					if next >= b.st.Kept {
+						next = b.st.Kept - 1
+					}
+					if next < 1 {
+						break
+					}
+					opt.MaxEvents = next
+				}
+				b.data, b.st = Build(ins[i], opt)
+				b.gz = gzipLen(b.data)
+			}
+			left -= b.gz
+		}
+	}
+	out := make([]report.PerfettoFile, len(ins))
+	for i, in := range ins {
+		out[i] = report.PerfettoFile{Name: in.Window.File, JSON: all[i].data}
+	}
+	return out
+}
+
+func gzipLen(b []byte) int {
+	var c counter
+	zw, _ := gzip.NewWriterLevel(&c, gzip.BestCompression)
+	zw.Write(b)
+	zw.Close()
+	return int(c)
+}
+
+type counter int
+
+func (c *counter) Write(p []byte) (int, error) { *c += counter(len(p)); return len(p), nil }
+
+var _ io.Writer = (*counter)(nil)
+
+// writer writes JSON by hand.
+type writer struct{ b bytes.Buffer }
+
+func (w *writer) raw(s string) { w.b.WriteString(s) }
+func (w *writer) int(v int64)  { w.b.WriteString(strconv.FormatInt(v, 10)) }
+func (w *writer) bool(v bool) {
+	if v {
+		w.raw("true")
+	} else {
+		w.raw("false")
+	}
+}
+
+// kv writes "key":"value", with a comma before it unless first.
+func (w *writer) kv(key, val string, first bool) {
+	if !first {
+		w.raw(",")
+	}
+	w.str(key)
+	w.raw(":")
+	w.str(val)
+}
+
+// us writes nanoseconds as the trace's microseconds, exactly: 1234567 ns
+// is 1234.567, 1234000 ns is 1234.
+func (w *writer) us(ns int64) { w.raw(Micros(ns)) }
+
+// Micros formats nanoseconds as decimal microseconds without rounding.
+func Micros(ns int64) string {
+	neg := ns < 0
+	u := uint64(ns)
+	if neg {
+		u = uint64(-ns)
+	}
+	s := strconv.FormatUint(u/1000, 10)
+	if frac := u % 1000; frac != 0 {
+		f := strconv.FormatUint(frac+1000, 10)[1:] // three digits
+		s += "." + strings.TrimRight(f, "0")
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// str writes s as a JSON string: quotes, backslashes and control
+// characters escaped, <, > and & as \u escapes (so the text can never close
+// an HTML element it is embedded in), U+2028 and U+2029 escaped, invalid
+// UTF-8 replaced by U+FFFD.
+func (w *writer) str(s string) {
+	const hex = "0123456789abcdef"
+	b := &w.b
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"':
+				b.WriteString(`\"`)
+			case c == '\\':
+				b.WriteString(`\\`)
+			case c == '\n':
+				b.WriteString(`\n`)
+			case c == '\r':
+				b.WriteString(`\r`)
+			case c == '\t':
+				b.WriteString(`\t`)
+			case c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x7f:
+				b.WriteString(`\u00`)
+				b.WriteByte(hex[c>>4])
+				b.WriteByte(hex[c&0xf])
+			default:
+				b.WriteByte(c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\ufffd`)
+		case r == '\u2028':
+			b.WriteString(`\u2028`)
+		case r == '\u2029':
+			b.WriteString(`\u2029`)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	b.WriteByte('"')
+}

@@ -1,0 +1,328 @@
+package perfetto
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/analysis/table"
+	"github.com/tracebook/tracebook/analysis/trace"
+)
+
+// rowsTable builds rows in the shape of sql/perfetto.sql.
+type rowsTable struct{ t *table.Table }
+
+var columns = []string{"row_kind", "pid", "tid", "kind", "api", "cat", "name", "label", "sort_index", "ts_ns", "dur_ns",
+	"correlation", "external_id", "stream", "device", "bytes", "graph_id", "class", "total", "python", "python_kept"}
+
+func newRows(t0 int64, total, python int64, pythonKept bool) *rowsTable {
+	t := &table.Table{Name: "perfetto"}
+	for _, c := range columns {
+		t.Columns = append(t.Columns, table.Column{Name: c})
+	}
+	r := &rowsTable{t: t}
+	r.add(map[string]any{"row_kind": "origin", "ts_ns": t0, "total": total, "python": python, "python_kept": pythonKept})
+	return r
+}
+
+func (r *rowsTable) add(v map[string]any) {
+	row := make([]any, len(columns))
+	for i, c := range columns {
+		row[i] = v[c]
+	}
+	r.t.Rows = append(r.t.Rows, row)
+}
+
+func (r *rowsTable) event(pid, tid, kind, api, cat, name string, ts, dur int64, corr any) {
+	r.add(map[string]any{"row_kind": "event", "pid": pid, "tid": tid, "kind": kind, "api": api, "cat": cat, "name": name,
+		"ts_ns": ts, "dur_ns": dur, "correlation": corr})
+}
+
+// syncWindow is a window of two steps around a planted .item() sync: the
+// call blocks 5 ms, the GPU drains inside it and stays idle 2.398 ms.
+func syncWindow() Input {
+	const t0 = int64(1_700_000_000_000_000) // ns
+	r := newRows(t0, 7, 0, true)
+	r.event("100", "100", "annotation", "", "user_annotation", "ProfilerStep#2", t0+1_000_000, 13_000_000, nil)
+	r.event("100", "100", "cpu_op", "", "cpu_op", "aten::item", t0+1_300_000, 5_200_000, nil)
+	r.event("100", "100", "runtime", "launch", "cuda_runtime", "cudaLaunchKernel", t0+1_010_000, 5_000, int64(7))
+	r.event("0", "7", "kernel", "", "kernel", "gemm", t0+1_100_000, 4_002_500, int64(7))
+	r.event("100", "100", "runtime", "sync", "cuda_runtime", "cudaStreamSynchronize", t0+1_330_000, 5_000_000, nil)
+	r.event("100", "100", "runtime", "launch", "cuda_runtime", "cudaLaunchKernel", t0+7_410_000, 5_000, int64(8))
+	r.event("0", "7", "kernel", "", "kernel", "gemm", t0+7_500_000, 500_000, int64(8))
+	r.add(map[string]any{"row_kind": "gap", "kind": "host_wait", "ts_ns": t0 + 5_102_500, "dur_ns": int64(2_397_500)})
+	r.add(map[string]any{"row_kind": "process", "pid": "100", "name": "python3", "label": "CPU", "sort_index": int64(100)})
+	r.add(map[string]any{"row_kind": "thread", "pid": "0", "tid": "7", "name": "stream 7", "sort_index": int64(7)})
+	w := report.Window{N: 1, File: report.FileName(1, "sync_bound_loop"), Rule: "sync_bound_loop", Trace: "t", Rank: 3,
+		Step: 2, FirstStep: 2, LastStep: 3, StartNs: 1_000_000, EndNs: 20_000_000, FocusStartNs: 1_000_000, FocusEndNs: 14_000_000,
+		Basis: "step 2 has the largest GPU gap", Placed: true}
+	f := evidence.Finding{Rule: "sync_bound_loop", Severity: "critical", Status: "confirmed",
+		Title: "Host syncs drain the GPU", Observation: "1 blocking sync call blocked the host for 5.0 ms (trace t, rank 3).",
+		Fix: "Keep the scalar on the GPU.", Snippet: "total += loss.detach()", Trace: "t", Rank: 3,
+		Evidence: []evidence.Ref{{Preset: "sync", Where: map[string]string{"rank": "3"}}}}
+	return Input{Window: w, Finding: f, Rows: r.t}
+}
+
+type jsonTrace struct {
+	TraceEvents []struct {
+		Ph   string          `json:"ph"`
+		Cat  string          `json:"cat"`
+		Name string          `json:"name"`
+		Pid  json.Number     `json:"pid"`
+		Tid  json.Number     `json:"tid"`
+		Ts   json.Number     `json:"ts"`
+		Dur  json.Number     `json:"dur"`
+		ID   json.Number     `json:"id"`
+		Args json.RawMessage `json:"args"`
+	} `json:"traceEvents"`
+	Tracebook struct {
+		Note   string `json:"note"`
+		Capped bool   `json:"capped"`
+		Kept   int    `json:"events_kept"`
+		InWin  int    `json:"events_in_window"`
+	} `json:"tracebook"`
+}
+
+func decode(t *testing.T, data []byte) jsonTrace {
+	t.Helper()
+	var jt jsonTrace
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&jt); err != nil {
+		t.Fatalf("the export is not valid JSON: %v\n%s", err, data)
+	}
+	return jt
+}
+
+// parseBack loads the export with tracebook's own importer.
+func parseBack(t *testing.T, data []byte) ([]trace.Event, *trace.FileInfo) {
+	t.Helper()
+	var evs []trace.Event
+	info, err := trace.Parse(bytes.NewReader(data), "export.json", trace.LoadOptions{}, func(e *trace.Event) error {
+		c := *e
+		c.Args = append([]byte(nil), e.Args...)
+		evs = append(evs, c)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("tracebook's importer rejects the export: %v", err)
+	}
+	return evs, info
+}
+
+func TestBuildSyncWindow(t *testing.T) {
+	in := syncWindow()
+	data, st := Build(in, Options{})
+	jt := decode(t, data)
+	if st.Kept != 7 || st.Capped() || jt.Tracebook.Capped || !strings.HasPrefix(jt.Tracebook.Note, "all 7 events") {
+		t.Errorf("stats %+v, note %q", st, jt.Tracebook.Note)
+	}
+	evs, info := parseBack(t, data)
+	if !info.HasDistributedRank || info.DistributedRank != 3 {
+		t.Errorf("the export does not carry its rank: %+v", info)
+	}
+	const t0 = int64(1_700_000_000_000_000)
+	var finding, blocked, idle *trace.Event
+	flows := 0
+	for i := range evs {
+		e := &evs[i]
+		switch {
+		case e.Cat == "tracebook" && e.Name == "Host syncs drain the GPU":
+			finding = e
+		case e.Cat == "tracebook" && e.Name == "host blocked: cudaStreamSynchronize":
+			blocked = e
+		case e.Cat == "tracebook" && e.Name == "GPU idle after cudaStreamSynchronize":
+			idle = e
+		case e.Ph == "s" || e.Ph == "f":
+			flows++
+		}
+	}
+	if finding == nil || blocked == nil || idle == nil {
+		t.Fatalf("the finding track lacks a slice: finding %v, blocked %v, idle %v", finding != nil, blocked != nil, idle != nil)
+	}
+	// The finding slice is the worst step; the flagged intervals are the
+	// sync call and the gap it opened, exactly; the finding covers both.
+	if finding.TsNs != t0+1_000_000 || finding.DurNs != 13_000_000 {
+		t.Errorf("finding slice %d+%d, want the step %d+%d", finding.TsNs, finding.DurNs, t0+1_000_000, 13_000_000)
+	}
+	if blocked.TsNs != t0+1_330_000 || blocked.DurNs != 5_000_000 {
+		t.Errorf("flagged sync %d+%d", blocked.TsNs, blocked.DurNs)
+	}
+	if idle.TsNs != t0+5_102_500 || idle.DurNs != 2_397_500 {
+		t.Errorf("flagged gap %d+%d, want %d+%d (exact to the ns)", idle.TsNs, idle.DurNs, t0+5_102_500, 2_397_500)
+	}
+	for _, m := range []*trace.Event{blocked, idle} {
+		if m.TsNs < finding.TsNs || m.TsNs+m.DurNs > finding.TsNs+finding.DurNs {
+			t.Errorf("the finding slice does not cover the flagged interval %s", m.Name)
+		}
+	}
+	if finding.Pid == blocked.Pid && finding.Tid == blocked.Tid {
+		t.Error("the flagged intervals share the finding's thread")
+	}
+	if flows != 4 {
+		t.Errorf("%d flow events, want 2 launches x (s + f)", flows)
+	}
+	// The finding's args hold the observation, the fix and the evidence.
+	var args map[string]any
+	for _, e := range jt.TraceEvents {
+		if e.Name == "Host syncs drain the GPU" {
+			json.Unmarshal(e.Args, &args)
+		}
+	}
+	for _, k := range []string{"observation", "fix", "snippet", "window", "why this window", "evidence", "export"} {
+		if s, _ := args[k].(string); s == "" {
+			t.Errorf("finding args lack %q: %v", k, args)
+		}
+	}
+	// The findings process is named, and the trace's names come along.
+	names := map[string]bool{}
+	for _, e := range jt.TraceEvents {
+		if e.Ph == "M" {
+			var a struct{ Name string }
+			json.Unmarshal(e.Args, &a)
+			names[e.Name+"="+a.Name] = true
+		}
+	}
+	for _, want := range []string{"process_name=tracebook findings", "process_name=python3", "thread_name=stream 7"} {
+		if !names[want] {
+			t.Errorf("metadata lacks %s: %v", want, names)
+		}
+	}
+}
+
+// Names from the trace are escaped: the export stays valid JSON and the
+// importer reads the names back as they were.
+func TestBuildEscapes(t *testing.T) {
+	hostile := []string{
+		`quote " and backslash \ end`,
+		"newline\nand\ttab and \x01 control",
+		`</script><script>alert(1)</script>`,
+		"line\u2028separator and emoji \U0001F600",
+		"ampersand & <b>",
+	}
+	in := syncWindow()
+	r := &rowsTable{t: in.Rows}
+	for i, name := range hostile {
+		r.event("100", "100", "cpu_op", "", "cpu_op", name, 1_700_000_000_000_000+int64(2_000_000+i), 10, nil)
+	}
+	r.event("100", "100", "cpu_op", "", "cpu_op", "bad utf8 \xff\xfe", 1_700_000_000_000_000+3_000_000, 10, nil)
+	in.Finding.Observation = `observation with "quotes" and </script>`
+	data, _ := Build(in, Options{})
+	if bytes.Contains(data, []byte("</script")) || bytes.Contains(data, []byte("<b>")) {
+		t.Error("a name reached the JSON with < or > unescaped")
+	}
+	if !json.Valid(data) {
+		t.Fatalf("not valid JSON:\n%s", data)
+	}
+	evs, _ := parseBack(t, data)
+	got := map[string]bool{}
+	for _, e := range evs {
+		got[e.Name] = true
+	}
+	for _, name := range hostile {
+		if !got[name] {
+			t.Errorf("name %q did not come back", name)
+		}
+	}
+	if !got["bad utf8 \ufffd\ufffd"] {
+		t.Error("invalid UTF-8 is not replaced by U+FFFD")
+	}
+}
+
+func TestBuildCapKeepsLongest(t *testing.T) {
+	in := syncWindow()
+	data, st := Build(in, Options{MaxEvents: 3, Why: "for the test"})
+	jt := decode(t, data)
+	if st.Kept != 3 || !st.Capped() || !jt.Tracebook.Capped || !strings.Contains(jt.Tracebook.Note, "capped: 3 of the 7 events") ||
+		!strings.Contains(jt.Tracebook.Note, "for the test") {
+		t.Errorf("stats %+v, note %q", st, jt.Tracebook.Note)
+	}
+	var kept []string
+	for _, e := range jt.TraceEvents {
+		if e.Ph == "X" && e.Cat != "tracebook" {
+			kept = append(kept, e.Name)
+		}
+	}
+	// The three longest: the step (13 ms), aten::item (5.2 ms), the sync (5 ms).
+	if strings.Join(kept, ",") != "ProfilerStep#2,aten::item,cudaStreamSynchronize" {
+		t.Errorf("kept %v", kept)
+	}
+	// The flagged intervals do not depend on the cap.
+	if st.Marks != 2 {
+		t.Errorf("%d flagged intervals, want 2", st.Marks)
+	}
+}
+
+func TestFilesBudget(t *testing.T) {
+	in := syncWindow()
+	r := &rowsTable{t: in.Rows}
+	for i := 0; i < 5000; i++ {
+		r.event("0", "7", "kernel", "", "kernel", "kernel_"+strings.Repeat("x", i%50), 1_700_000_000_000_000+int64(i)*997, int64(100+i%300), int64(10000+i))
+	}
+	const budget = 20 << 10
+	files := Files([]Input{in}, budget)
+	if len(files) != 1 || files[0].Name != "finding-1-sync_bound_loop.json" {
+		t.Fatalf("files %v", files)
+	}
+	if n := gzipLen(files[0].JSON); n > budget {
+		t.Errorf("file is %d bytes gzip, budget %d", n, budget)
+	}
+	jt := decode(t, files[0].JSON)
+	if !jt.Tracebook.Capped || !strings.Contains(jt.Tracebook.Note, "size budget") {
+		t.Errorf("a file cut to its budget must say so: %q", jt.Tracebook.Note)
+	}
+	if all := Files([]Input{in}, 0); gzipLen(all[0].JSON) <= budget {
+		t.Error("without a budget the file should hold every event")
+	}
+}
+
+func TestMicros(t *testing.T) {
+	tests := []struct {
+		ns   int64
+		want string
+	}{
+		{0, "0"}, {1000, "1"}, {1, "0.001"}, {1_500, "1.5"}, {1_695_835_585_862_981_500, "1695835585862981.5"},
+		{-2_500, "-2.5"}, {123_456_789, "123456.789"},
+	}
+	for _, tc := range tests {
+		if got := Micros(tc.ns); got != tc.want {
+			t.Errorf("Micros(%d) = %q, want %q", tc.ns, got, tc.want)
+		}
+	}
+}
+
+// A pid or tid that is not a number gets a number of its own, named after
+// its text; the finding's process takes a pid no event uses.
+func TestBuildTextIDs(t *testing.T) {
+	in := syncWindow()
+	r := &rowsTable{t: in.Rows}
+	r.event("Spans", "stream 9", "gpu_annotation", "", "gpu_user_annotation", "span", 1_700_000_000_000_000+1_200_000, 1_000, nil)
+	data, _ := Build(in, Options{})
+	jt := decode(t, data)
+	pids := map[string]bool{}
+	named := map[string]bool{}
+	for _, e := range jt.TraceEvents {
+		if e.Ph == "M" {
+			var a struct{ Name string }
+			json.Unmarshal(e.Args, &a)
+			named[a.Name] = true
+		}
+		if _, err := e.Pid.Int64(); e.Pid != "" && err != nil {
+			t.Errorf("pid %q is not a number", e.Pid)
+		}
+		if e.Ph == "X" && e.Cat != "tracebook" {
+			pids[string(e.Pid)] = true
+		}
+	}
+	if !named["Spans"] || !named["stream 9"] {
+		t.Errorf("text pid/tid not named: %v", named)
+	}
+	for _, e := range jt.TraceEvents {
+		if e.Cat == "tracebook" && pids[string(e.Pid)] {
+			t.Errorf("the findings process shares pid %s with the trace", e.Pid)
+		}
+	}
+}

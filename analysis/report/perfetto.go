@@ -1,0 +1,469 @@
+package report
+
+import (
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+// Window is where a finding can be checked in Perfetto: one rank of one
+// trace, the finding's worst step with one step either side, and the file
+// the report saves for it (a Chrome-trace JSON of that window with the
+// finding drawn as its own track; analysis/perfetto writes it).
+//
+// How the worst step is chosen (PlanWindows): the step of the finding's
+// rank where the finding's measure is largest (measureOf documents each
+// rule's measure); the slowest step for a finding of the whole trace, for
+// a rule without a per-step measure, and when the measure lies outside
+// every step. A rank without steps has no worst step: the window is then
+// the worst instance of what the finding is about (the longest sync call,
+// pageable copy, host-wait gap, ...: sql/perfetto_anchor.sql) with
+// AnchorMarginNs either side (PlaceAnchor).
+type Window struct {
+	// N numbers the finding in the report it was collected for: critical
+	// issues first, then follow-ups, from 1.
+	N int `msgpack:"n" json:"n"`
+	// File is the name of the saved trace: finding-N-<rule>.json.
+	File  string `msgpack:"file" json:"file"`
+	Rule  string `msgpack:"rule" json:"rule"`
+	Trace string `msgpack:"trace" json:"trace"`
+	Rank  int    `msgpack:"rank" json:"rank"`
+	// Step is the worst step; -1 when the rank has no steps.
+	Step int `msgpack:"step" json:"step"`
+	// FirstStep and LastStep are the steps the window spans (the worst one
+	// ±1, clamped to the rank's steps); -1 when the rank has no steps.
+	FirstStep int `msgpack:"first_step" json:"first_step"`
+	LastStep  int `msgpack:"last_step" json:"last_step"`
+	// StartNs and EndNs bound the window, from the trace's first event.
+	StartNs int64 `msgpack:"start_ns" json:"start_ns"`
+	EndNs   int64 `msgpack:"end_ns" json:"end_ns"`
+	// FocusStartNs and FocusEndNs bound what the finding's slice covers:
+	// the worst step, or the anchor instance (from the trace's first event).
+	FocusStartNs int64 `msgpack:"focus_start_ns" json:"focus_start_ns"`
+	FocusEndNs   int64 `msgpack:"focus_end_ns" json:"focus_end_ns"`
+	// Basis says, with the number, why this window.
+	Basis string `msgpack:"basis" json:"basis"`
+	// Anchor is the kind of instance (a row of sql/perfetto_anchor.sql) a
+	// rank without steps centres the window on; "" for step windows.
+	Anchor string `msgpack:"anchor,omitempty" json:"anchor,omitempty"`
+	// Placed is false while a window without steps waits for PlaceAnchor.
+	Placed bool `msgpack:"placed" json:"placed"`
+}
+
+// PerfettoFile is one saved trace: a finding's window as Chrome-trace JSON.
+// The single-file report embeds the files (package wasm); `tracebook report
+// --perfetto DIR` writes them.
+type PerfettoFile struct {
+	Name string // finding-N-<rule>.json
+	JSON []byte
+}
+
+// AnchorMarginNs is the margin either side of the anchor instance in the
+// window of a rank without steps: the window is 2 × 10 ms plus the instance.
+const AnchorMarginNs = 10_000_000
+
+// PerfettoHint is the sentence that tells the reader what to do with a
+// saved file.
+const PerfettoHint = "drag it into ui.perfetto.dev (or chrome://tracing): the finding is the \"tracebook findings\" track"
+
+// FileName is the name of the saved trace of finding n of rule.
+func FileName(n int, rule string) string {
+	var b strings.Builder
+	for _, r := range rule {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return "finding-" + strconv.Itoa(n) + "-" + b.String() + ".json"
+}
+
+// PlanWindows chooses the window of every finding the report of b shows
+// for b's own filter (at most MaxCritical critical issues and MaxFollowUps
+// follow-ups, numbered in that order). Windows of ranks without steps come
+// back with Placed false and an Anchor kind: the caller runs
+// sql/perfetto_anchor.sql for that rank and calls PlaceAnchor.
+func PlanWindows(b *evidence.Bundle) []Window {
+	var out []Window
+	for i, f := range ShownFindings(b) {
+		w := planWindow(b, f)
+		w.N = i + 1
+		w.File = FileName(w.N, f.Rule)
+		out = append(out, w)
+	}
+	return out
+}
+
+// ShownFindings returns the findings the report of b shows for b's own
+// filter and thresholds: the critical issues, then the follow-ups, in the
+// report's order (PlanWindows numbers its windows in this order).
+func ShownFindings(b *evidence.Bundle) []evidence.Finding {
+	if b == nil {
+		return nil
+	}
+	v := View{Filter: b.Filter}
+	crit, minor := shown(findingsFor(b, evidence.Rollup(b, v.Filter), v))
+	if len(minor) > MaxFollowUps {
+		minor = minor[:MaxFollowUps]
+	}
+	return append(crit, minor...)
+}
+
+// stepRow is one step of one rank, from the steps table.
+type stepRow struct {
+	step          int
+	start, wallNs int64
+}
+
+func stepsOf(b *evidence.Bundle, trace string, rank int) []stepRow {
+	t := b.Table("steps")
+	if t == nil {
+		return nil
+	}
+	var out []stepRow
+	seen := map[int]bool{}
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") != trace || int(evidence.Int(t, r, "rank")) != rank {
+			continue
+		}
+		s := int(evidence.Int(t, r, "step"))
+		if s < 0 || seen[s] {
+			continue
+		}
+		seen[s] = true
+		out = append(out, stepRow{step: s, start: evidence.Int(t, r, "start_ns"), wallNs: evidence.Int(t, r, "wall_ns")})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].start != out[j].start {
+			return out[i].start < out[j].start
+		}
+		return out[i].step < out[j].step
+	})
+	return out
+}
+
+// measure is what makes a step a finding's worst: a value per step, and
+// the anchor kind a rank without steps uses.
+type measure struct {
+	what   string                                                         // "the GPU gap opened by host syncs"
+	values func(b *evidence.Bundle, trace string, rank int) map[int]int64 // step -> ns
+	anchor string
+}
+
+var simtName = regexp.MustCompile(`(?i)sgemm|dgemm|gemv`)
+
+// measureOf returns the per-step measure of a rule: the same evidence rows
+// the rule reads, summed per step of the finding's rank.
+func measureOf(rule string) measure {
+	switch rule {
+	case "sync_bound_loop":
+		return measure{"GPU gap opened by host syncs", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+			m := sumSteps(b.Table("sync"), tr, rk, "gpu_gap_ns", func(t *table.Table, r int) bool { return evidence.Bool(t, r, "blocking") })
+			if total(m) == 0 {
+				return sumSteps(b.Table("sync"), tr, rk, "blocked_ns", func(t *table.Table, r int) bool { return evidence.Bool(t, r, "blocking") })
+			}
+			return m
+		}, "sync"}
+	case "pageable_copies":
+		return measure{"host time blocked in pageable copies", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+			return sumSteps(b.Table("memcpy"), tr, rk, "host_ns", func(t *table.Table, r int) bool {
+				return evidence.Str(t, r, "src") == "Pageable" || evidence.Str(t, r, "dst") == "Pageable"
+			})
+		}, "pageable"}
+	case "host_bound_idle":
+		return measure{"host-wait GPU idle (summed over streams)", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+			return sumSteps(b.Table("gaps"), tr, rk, "idle_ns", func(t *table.Table, r int) bool { return evidence.Str(t, r, "category") == "host_wait" })
+		}, "host_wait"}
+	case "launch_bound":
+		return measure{"GPU idle between launches (host and kernel waits, summed over streams)", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+			return sumSteps(b.Table("gaps"), tr, rk, "idle_ns", func(t *table.Table, r int) bool { return evidence.Str(t, r, "category") != "other" })
+		}, "gap"}
+	case "comm_not_overlapped":
+		return measure{"communication not overlapped by computation", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+			comm := sumSteps(b.Table("overlap"), tr, rk, "comm_ns", nil)
+			ov := sumSteps(b.Table("overlap"), tr, rk, "overlap_ns", nil)
+			for s := range comm {
+				comm[s] -= ov[s]
+			}
+			return comm
+		}, "comm"}
+	case "dataloader_share":
+		return measure{"time in the DataLoader", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+			return sumSteps(b.Table("ops"), tr, rk, "incl_ns", func(t *table.Table, r int) bool {
+				n := evidence.Str(t, r, "name")
+				return strings.HasPrefix(n, "enumerate(DataLoader)#") || strings.HasPrefix(n, "enumerate(DataPipe)#")
+			})
+		}, "dataloader"}
+	case "gemm_without_tensor_cores":
+		return measure{"GEMM time on the SIMT path (sgemm/gemv kernel names)", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+			return sumSteps(b.Table("kernels"), tr, rk, "total_ns", func(t *table.Table, r int) bool { return simtName.MatchString(evidence.Str(t, r, "name")) })
+		}, "kernel"}
+	case "rank_straggler":
+		return measure{"computation beyond the median rank's", stragglerExcess, "kernel"}
+	}
+	return measure{anchor: "gap"}
+}
+
+// sumSteps sums col over the rows of t of one rank that pass keep, per step
+// (rows outside every step are left out).
+func sumSteps(t *table.Table, trace string, rank int, col string, keep func(*table.Table, int) bool) map[int]int64 {
+	out := map[int]int64{}
+	if t == nil {
+		return out
+	}
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") != trace || int(evidence.Int(t, r, "rank")) != rank {
+			continue
+		}
+		s := int(evidence.Int(t, r, "step"))
+		if s < 0 || (keep != nil && !keep(t, r)) {
+			continue
+		}
+		out[s] += evidence.Int(t, r, col)
+	}
+	return out
+}
+
+func total(m map[int]int64) int64 {
+	var s int64
+	for _, v := range m {
+		s += v
+	}
+	return s
+}
+
+// stragglerExcess is, per step, the rank's computation time minus the
+// median over the trace's ranks in that step.
+func stragglerExcess(b *evidence.Bundle, trace string, rank int) map[int]int64 {
+	t := b.Table("ranks")
+	out := map[int]int64{}
+	if t == nil {
+		return out
+	}
+	per := map[int]map[int]int64{} // step -> rank -> compute
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") != trace {
+			continue
+		}
+		s := int(evidence.Int(t, r, "step"))
+		if s < 0 {
+			continue
+		}
+		if per[s] == nil {
+			per[s] = map[int]int64{}
+		}
+		per[s][int(evidence.Int(t, r, "rank"))] += evidence.Int(t, r, "compute_ns")
+	}
+	for s, byRank := range per {
+		mine, ok := byRank[rank]
+		if !ok {
+			continue
+		}
+		all := make([]int64, 0, len(byRank))
+		for _, v := range byRank {
+			all = append(all, v)
+		}
+		sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+		med := all[len(all)/2]
+		if len(all)%2 == 0 {
+			med = (all[len(all)/2-1] + all[len(all)/2]) / 2
+		}
+		out[s] = mine - med
+	}
+	return out
+}
+
+// planWindow chooses f's window from the bundle's steps.
+func planWindow(b *evidence.Bundle, f evidence.Finding) Window {
+	m := measureOf(f.Rule)
+	w := Window{Rule: f.Rule, Trace: f.Trace, Rank: f.Rank, Step: -1, FirstStep: -1, LastStep: -1}
+	if w.Rank < 0 {
+		// A finding of the whole trace: the slowest step of any of its ranks.
+		w.Rank = slowestRank(b, f.Trace)
+	}
+	steps := stepsOf(b, w.Trace, w.Rank)
+	if len(steps) == 0 {
+		w.Anchor = m.anchor
+		return w
+	}
+	best := -1
+	if m.values != nil && f.Rank >= 0 {
+		vals := m.values(b, w.Trace, w.Rank)
+		for i, s := range steps {
+			if v := vals[s.step]; v > 0 && (best < 0 || v > vals[steps[best].step]) {
+				best = i
+			}
+		}
+		if best >= 0 {
+			w.Basis = "step " + strconv.Itoa(steps[best].step) + " has the largest " + m.what + " of rank " + strconv.Itoa(w.Rank) +
+				": " + fmtMs(vals[steps[best].step])
+		}
+	}
+	if best < 0 {
+		for i, s := range steps {
+			if best < 0 || s.wallNs > steps[best].wallNs {
+				best = i
+			}
+		}
+		why := "the slowest step"
+		switch {
+		case f.Rank < 0:
+			why += " of the trace (the finding covers the whole trace)"
+		case m.values != nil:
+			why += " (the finding's " + m.what + " lies outside every step)"
+		}
+		w.Basis = "step " + strconv.Itoa(steps[best].step) + " is " + why + " of rank " + strconv.Itoa(w.Rank) + ": " + fmtMs(steps[best].wallNs)
+	}
+	lo, hi := best, best
+	if lo > 0 {
+		lo--
+	}
+	if hi < len(steps)-1 {
+		hi++
+	}
+	w.Step, w.FirstStep, w.LastStep = steps[best].step, steps[lo].step, steps[hi].step
+	w.FocusStartNs, w.FocusEndNs = steps[best].start, steps[best].start+steps[best].wallNs
+	w.StartNs, w.EndNs = steps[lo].start, steps[lo].start+steps[lo].wallNs
+	for _, s := range steps[lo : hi+1] {
+		if e := s.start + s.wallNs; e > w.EndNs {
+			w.EndNs = e
+		}
+	}
+	w.Placed = true
+	return w
+}
+
+// slowestRank is the rank of trace whose longest step is the longest; 0
+// when the trace has no steps.
+func slowestRank(b *evidence.Bundle, trace string) int {
+	t := b.Table("steps")
+	rank, best := 0, int64(-1)
+	if t == nil {
+		return rank
+	}
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") != trace {
+			continue
+		}
+		if w := evidence.Int(t, r, "wall_ns"); w > best {
+			rank, best = int(evidence.Int(t, r, "rank")), w
+		}
+	}
+	return rank
+}
+
+// PlaceAnchor places a window of a rank without steps from the rows of
+// sql/perfetto_anchor.sql for that rank: the instance of w.Anchor (else the
+// longest GPU gap, else the longest kernel) with AnchorMarginNs either
+// side. spanNs, the rank's span from the trace's first event (0 when
+// unknown), clamps the window's end. Without any instance the window is the
+// first 2 × AnchorMarginNs of the trace.
+func PlaceAnchor(w *Window, anchors *table.Table, spanNs int64) {
+	if w.Placed {
+		return
+	}
+	row := -1
+	kind := ""
+	for _, want := range []string{w.Anchor, "gap", "kernel"} {
+		if anchors == nil || want == "" {
+			continue
+		}
+		for r := range anchors.Rows {
+			if evidence.Str(anchors, r, "anchor") == want {
+				row, kind = r, want
+				break
+			}
+		}
+		if row >= 0 {
+			break
+		}
+	}
+	w.Placed = true
+	if row < 0 {
+		w.StartNs, w.EndNs = 0, 2*AnchorMarginNs
+		if spanNs > 0 && w.EndNs > spanNs {
+			w.EndNs = spanNs
+		}
+		w.FocusStartNs, w.FocusEndNs = w.StartNs, w.EndNs
+		w.Basis = "the rank has no steps and no instance to centre on: the first " + fmtMs(w.EndNs) + " of the trace"
+		return
+	}
+	start, dur := evidence.Int(anchors, row, "start_ns"), evidence.Int(anchors, row, "dur_ns")
+	w.FocusStartNs, w.FocusEndNs = start, start+dur
+	w.StartNs, w.EndNs = start-AnchorMarginNs, start+dur+AnchorMarginNs
+	if w.StartNs < 0 {
+		w.StartNs = 0
+	}
+	if spanNs > 0 && w.EndNs > spanNs && spanNs > w.FocusEndNs {
+		w.EndNs = spanNs
+	}
+	w.Basis = fmtMs(AnchorMarginNs) + " either side of rank " + strconv.Itoa(w.Rank) + "'s " + anchorWords[kind] +
+		" (" + oneLine(evidence.Str(anchors, row, "name")) + ", " + fmtMs(dur) + ")"
+}
+
+var anchorWords = map[string]string{
+	"sync": "longest blocking sync call", "pageable": "longest pageable copy", "gap": "longest GPU idle gap",
+	"host_wait": "longest host-wait GPU gap", "dataloader": "longest DataLoader call", "comm": "longest communication kernel",
+	"kernel": "longest kernel",
+}
+
+// Text names the window in words: the trace, rank, steps and time range.
+func (w *Window) Text() string {
+	s := "trace " + w.Trace + ", rank " + strconv.Itoa(w.Rank)
+	switch {
+	case w.Step >= 0 && w.FirstStep == w.LastStep:
+		s += ", step " + strconv.Itoa(w.Step)
+	case w.Step >= 0:
+		s += ", steps " + strconv.Itoa(w.FirstStep) + ".." + strconv.Itoa(w.LastStep) + " (worst " + strconv.Itoa(w.Step) + ")"
+	default:
+		s += ", no steps"
+	}
+	return s + ", " + fmtMs(w.StartNs) + " .. " + fmtMs(w.EndNs) + " from the trace start"
+}
+
+// attachWindows gives each issue of d the window collected for its
+// finding (same rule, trace and rank). crit and minor are the findings d's
+// issues were made from, in the same order.
+func attachWindows(d *Doc, ws []Window, crit, minor []evidence.Finding) {
+	if len(ws) == 0 {
+		return
+	}
+	find := func(f evidence.Finding) *Window {
+		for i := range ws {
+			if ws[i].Rule == f.Rule && ws[i].Trace == f.Trace && ws[i].Rank == f.Rank && ws[i].Placed {
+				w := ws[i]
+				return &w
+			}
+		}
+		return nil
+	}
+	for i := range d.Critical {
+		if i < len(crit) {
+			d.Critical[i].Window = find(crit[i])
+		}
+	}
+	for i := range d.FollowUps {
+		if i < len(minor) {
+			d.FollowUps[i].Window = find(minor[i])
+		}
+	}
+}
+
+// htmlWindow writes an issue's Perfetto line: the window in words, and a
+// button that saves the file (package wasm's perfetto.js; without
+// JavaScript the line still says where to look).
+func htmlWindow(p func(...string), w *Window) {
+	p(`<span class="tb-perfetto">Open in Perfetto: `, esc(w.Text()), "; ", esc(w.Basis), `. <button type="button" data-tb-perfetto="`, esc(w.File), `">Save `,
+		esc(w.File), `</button>, then `, esc(PerfettoHint), ".</span>")
+}
+
+// mdWindow is an issue's Perfetto line in Markdown.
+func mdWindow(w *Window) string {
+	return "Open in Perfetto: " + mdText(w.Text()) + "; " + mdText(w.Basis) + ". File " + mdCode(w.File) +
+		" (the HTML report's button saves it; `tracebook report TRACE --perfetto DIR` writes it): " + mdText(PerfettoHint) + "."
+}

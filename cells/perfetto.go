@@ -1,0 +1,101 @@
+package cells
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/perfetto"
+	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/sql"
+)
+
+// PerfettoWindows chooses the Perfetto window of every finding the report
+// of b shows (report.PlanWindows: the worst step ±1 of the finding's rank)
+// and places the windows of ranks without steps around the worst instance
+// that sql/perfetto_anchor.sql finds on the rank. A rank whose anchors
+// cannot be read loses its windows rather than the report.
+func PerfettoWindows(ctx context.Context, eng Engine, b *evidence.Bundle) []report.Window {
+	ws := report.PlanWindows(b)
+	if len(ws) == 0 {
+		return nil
+	}
+	p, ok := sql.Lookup(sql.PerfettoAnchor)
+	out := ws[:0]
+	for _, w := range ws {
+		if !w.Placed {
+			if !ok {
+				continue
+			}
+			t, err := eng.Query(ctx, p.SQL, 0, w.Trace, w.Rank)
+			if err != nil {
+				continue
+			}
+			report.PlaceAnchor(&w, t, rankSpan(b, w.Trace, w.Rank))
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// rankSpan is the end of a rank's last event, from its trace's first event
+// (the traces table); 0 when unknown.
+func rankSpan(b *evidence.Bundle, trace string, rank int) int64 {
+	t := b.Traces
+	if t == nil {
+		return 0
+	}
+	var t0, end int64
+	first := true
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") != trace {
+			continue
+		}
+		if f := evidence.Int(t, r, "first_ts_ns"); first || f < t0 {
+			t0, first = f, false
+		}
+		if int(evidence.Int(t, r, "rank")) == rank {
+			if e := evidence.Int(t, r, "last_end_ns"); e > end {
+				end = e
+			}
+		}
+	}
+	if end <= t0 {
+		return 0
+	}
+	return end - t0
+}
+
+// AddPerfetto runs sql/perfetto.sql for each window of src and keeps the
+// saved traces in src.Perfetto (analysis/perfetto), together within budget
+// bytes gzip-compressed (0 = no budget). The single-file report embeds
+// them; `tracebook report --perfetto DIR` writes them.
+func AddPerfetto(ctx context.Context, eng Engine, src *report.Source, budget int) error {
+	if len(src.Windows) == 0 || src.Perfetto != nil {
+		return nil
+	}
+	if eng == nil {
+		return fmt.Errorf("perfetto: no database")
+	}
+	p, ok := sql.Lookup(sql.Perfetto)
+	if !ok {
+		return fmt.Errorf("perfetto: sql/perfetto.sql is missing from this build")
+	}
+	shown := report.ShownFindings(src.Bundle)
+	var ins []perfetto.Input
+	for _, w := range src.Windows {
+		in := perfetto.Input{Window: w}
+		if w.N >= 1 && w.N <= len(shown) {
+			in.Finding = shown[w.N-1]
+		}
+		t, err := eng.Query(ctx, p.SQL, 0, w.Trace, w.Rank, w.StartNs, w.EndNs,
+			int64(perfetto.DefaultMaxEvents), int64(perfetto.DefaultMaxPython))
+		if err != nil {
+			return fmt.Errorf("perfetto: the window of finding %d (%s): %w", w.N, w.Rule, err)
+		}
+		in.Rows = t
+		ins = append(ins, in)
+	}
+	src.Perfetto = perfetto.Files(ins, budget)
+	return nil
+}

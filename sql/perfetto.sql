@@ -1,0 +1,152 @@
+-- perfetto: the events of one rank in one time window (a finding's worst step ±1), for the Chrome-trace JSON a report finding saves for Perfetto.
+-- INCLUDE: schema
+--
+-- One query, five row kinds (row_kind). analysis/perfetto writes the rows as
+-- a Chrome trace (JSON `{"traceEvents": [...]}`) and adds the finding's own
+-- track; cells.PerfettoExports runs this file once per finding with the
+-- window that analysis/report chose (report.PlanWindows).
+--
+-- event: the X events of the rank that overlap the window (start before its
+--   end, end at or after its start): kernels, GPU copies and memsets, GPU
+--   annotations, runtime and driver calls, CPU operators and user
+--   annotations, and python frames when the window holds at most $6 of
+--   them (with_stack traces hold many: they are left out past that, and
+--   the origin row says how many there were). The $5 longest are kept
+--   (ties: earlier first); the origin row counts them all.
+-- gap: the GPU idle intervals of the rank that overlap the window: the gaps
+--   between the segments of the union of its GPU operations (as in
+--   sql/sync.sql), clipped to the window, longest $5 first. category is
+--   host_wait when the runtime call that launched the operation ending the
+--   gap started after the gap began (HTA's host-wait test, on the union of
+--   the rank's streams rather than per stream), kernel_wait when the gap is
+--   shorter than 30 us, else other. GPU operations that start up to one
+--   window length before the window are read to find the first gap.
+-- process, thread: the process and thread names (threads table) of the
+--   pids and tids of the kept events.
+-- origin: one row: ts_ns is the trace's first timestamp (the origin of the
+--   window), total the events that overlap the window, python the python
+--   frames among them, and python_kept whether they are exported.
+--
+-- Columns:
+-- row_kind: event, gap, process, thread or origin. TEXT
+-- pid: Process as written (events.pid); NULL for gap and origin rows. TEXT
+-- tid: Thread as written (events.tid); NULL for gap, process and origin rows. TEXT
+-- kind: event: events.kind; gap: host_wait, kernel_wait or other; NULL otherwise. TEXT
+-- api: event: what a runtime/driver call does (events.api); NULL otherwise. TEXT
+-- cat: event: the trace's own cat. TEXT
+-- name: event: its name; process and thread: the name the metadata gives. TEXT
+-- label: process: its process_labels value ("CPU", "GPU 0"); NULL otherwise. TEXT
+-- sort_index: process and thread: the sort index the metadata gives. INT
+-- ts_ns: event and gap: start (as in the trace, not from its first event); origin: the trace's first timestamp. TIMESTAMP_NS
+-- dur_ns: event and gap: duration. DURATION_NS
+-- correlation: event: arg "correlation" (links a runtime call and its GPU work). INT
+-- external_id: event: arg "External id". INT
+-- stream: event: arg "stream" of GPU work. INT
+-- device: event: arg "device" of GPU work. INT
+-- bytes: event: arg "bytes" of a copy or memset. BYTES
+-- graph_id: event: arg "graph id". INT
+-- class: event: COMP, COMM or MEM for GPU operations (as in sql/kernels.sql); NULL otherwise. TEXT
+-- total: origin: the events that overlap the window before the cap. COUNT
+-- python: origin: python frames among them. COUNT
+-- python_kept: origin: the python frames are exported (at most $6 of them). BOOL
+--
+-- PARAMS: $1 trace (TEXT), $2 rank (INT), $3 window start and $4 window end
+-- (DURATION_NS from the trace's first event, as the steps preset's
+-- start_ns), $5 most events kept, and most gap rows (COUNT), $6 most python
+-- frames in the window for them to be exported (COUNT).
+WITH
+_t0 AS (
+  SELECT min(first_ts_ns) AS t0 FROM traces WHERE trace = $1::VARCHAR
+),
+_w AS (
+  SELECT t0, t0 + $3::BIGINT AS w0, t0 + $4::BIGINT AS w1, $4::BIGINT - $3::BIGINT AS len FROM _t0
+),
+_win AS (
+  SELECT e.pid, e.tid, e.kind, e.api, e.cat, e.name, e.ts_ns, e.dur_ns, e.correlation, e.external_id,
+    e.stream, e.device, e.bytes, e.graph_id
+  FROM events e, _w
+  WHERE e.trace = $1::VARCHAR AND e.rank = $2::INTEGER AND e.ph = 'X'
+    AND e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_annotation', 'runtime', 'driver', 'cpu_op', 'annotation', 'python')
+    AND e.ts_ns < _w.w1 AND e.end_ns >= _w.w0
+),
+_py AS (
+  SELECT count(*) FILTER (WHERE kind = 'python') AS python, count(*) AS total FROM _win
+),
+_kept AS (
+  SELECT w.* FROM _win w, _py
+  WHERE w.kind <> 'python' OR _py.python <= $6::BIGINT
+  ORDER BY w.dur_ns DESC, w.ts_ns, w.pid, w.tid, w.name, w.correlation, w.external_id
+  LIMIT $5::BIGINT
+),
+_gpu AS (
+  SELECT e.ts_ns, e.end_ns, e.correlation,
+    max(e.end_ns) OVER (ORDER BY e.ts_ns, e.end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
+  FROM events e, _w
+  WHERE e.trace = $1::VARCHAR AND e.rank = $2::INTEGER AND e.ph = 'X'
+    AND e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+    AND e.ts_ns < _w.w1 AND e.ts_ns >= _w.w0 - _w.len
+),
+_gap AS (
+  SELECT g.pm AS g0, g.ts_ns AS g1, g.correlation
+  FROM _gpu g
+  WHERE g.pm IS NOT NULL AND g.ts_ns > g.pm
+),
+_launch AS (
+  SELECT e.correlation, min(e.ts_ns) AS launch_ts
+  FROM events e
+  WHERE e.trace = $1::VARCHAR AND e.rank = $2::INTEGER AND e.kind IN ('runtime', 'driver')
+    AND e.correlation IN (SELECT correlation FROM _gap WHERE correlation IS NOT NULL)
+  GROUP BY e.correlation
+),
+_gaps AS (
+  SELECT greatest(g.g0, _w.w0) AS ts_ns, least(g.g1, _w.w1) - greatest(g.g0, _w.w0) AS dur_ns,
+    CASE WHEN l.launch_ts > g.g0 THEN 'host_wait'
+         WHEN g.g1 - g.g0 < 30000 THEN 'kernel_wait'
+         ELSE 'other' END AS category
+  FROM _gap g CROSS JOIN _w LEFT JOIN _launch l ON l.correlation = g.correlation
+  WHERE g.g1 > _w.w0 AND g.g0 < _w.w1
+  ORDER BY g.g1 - g.g0 DESC, g.g0
+  LIMIT $5::BIGINT
+),
+_procs AS (
+  SELECT pid, any_value(process_name) FILTER (WHERE process_name IS NOT NULL) AS name,
+    any_value(labels) FILTER (WHERE labels IS NOT NULL) AS label,
+    min(sort_index) FILTER (WHERE tid IS NULL) AS sort_index
+  FROM threads
+  WHERE trace = $1::VARCHAR AND rank = $2::INTEGER AND tid IS NULL AND pid IN (SELECT pid FROM _kept)
+  GROUP BY pid
+),
+_threads AS (
+  SELECT pid, tid, any_value(thread_name) FILTER (WHERE thread_name IS NOT NULL) AS name, min(sort_index) AS sort_index
+  FROM threads
+  WHERE trace = $1::VARCHAR AND rank = $2::INTEGER AND tid IS NOT NULL
+    AND (pid, tid) IN (SELECT (pid, tid) FROM _kept)
+  GROUP BY pid, tid
+)
+SELECT 'origin' AS row_kind, NULL::VARCHAR AS pid, NULL::VARCHAR AS tid, NULL::VARCHAR AS kind, NULL::VARCHAR AS api,
+  NULL::VARCHAR AS cat, NULL::VARCHAR AS name, NULL::VARCHAR AS label, NULL::BIGINT AS sort_index,
+  _w.t0 AS ts_ns, NULL::BIGINT AS dur_ns, NULL::BIGINT AS correlation, NULL::BIGINT AS external_id,
+  NULL::BIGINT AS stream, NULL::BIGINT AS device, NULL::BIGINT AS bytes, NULL::BIGINT AS graph_id,
+  NULL::VARCHAR AS class, _py.total AS total, _py.python AS python, _py.python <= $6::BIGINT AS python_kept
+FROM _w, _py
+UNION ALL
+SELECT 'process', pid, NULL, NULL, NULL, NULL, name, label, sort_index,
+  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+FROM _procs
+UNION ALL
+SELECT 'thread', pid, tid, NULL, NULL, NULL, name, NULL, sort_index,
+  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+FROM _threads
+UNION ALL
+SELECT 'gap', NULL, NULL, category, NULL, NULL, NULL, NULL, NULL,
+  ts_ns, dur_ns, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+FROM _gaps
+UNION ALL
+SELECT 'event', pid, tid, kind, api, cat, name, NULL, NULL,
+  ts_ns, dur_ns, correlation, external_id, stream, device, bytes, graph_id,
+  CASE WHEN kind IN ('gpu_memcpy', 'gpu_memset') THEN 'MEM'
+       WHEN kind = 'kernel' AND regexp_matches(name, '^(nccl|rccl|hccl)|ncclDevKernel|ncclKernel|cross_device_reduce|deep_ep::|dpsk::ep::', 'i') THEN 'COMM'
+       WHEN kind = 'kernel' THEN 'COMP' END,
+  NULL, NULL, NULL
+FROM _kept
+ORDER BY row_kind, ts_ns, pid, tid, name, dur_ns DESC, correlation, external_id, kind
