@@ -14,6 +14,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/cells"
+	"github.com/tracebook/tracebook/sql"
 )
 
 // base is where the planted traces start, in microseconds (Kineto writes
@@ -201,5 +202,48 @@ func TestPerfettoWithoutSteps(t *testing.T) {
 	if !strings.Contains(md.String(), "Open in Perfetto: trace t, rank 0, no steps, 13.030 ms .. 38.030 ms from the trace start") ||
 		!strings.Contains(md.String(), "`"+w.File+"`") {
 		t.Errorf("the Markdown report does not name the window:\n%s", md.String())
+	}
+}
+
+// The two presets return exactly the columns their headers document, in
+// that order.
+func TestPerfettoPresetsDocumented(t *testing.T) {
+	db := openDB(t)
+	ctx := context.Background()
+	if _, err := db.Load(ctx, []string{plantedSteps(t, true)}, trace.LoadOptions{Name: "t"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		preset string
+		args   []any
+	}{
+		{sql.Perfetto, []any{"t", 0, int64(10_000_000), int64(39_800_000), int64(100), int64(10)}},
+		{sql.PerfettoAnchor, []any{"t", 0}},
+	}
+	for _, tc := range tests {
+		p, ok := sql.Lookup(tc.preset)
+		if !ok {
+			t.Fatalf("preset %s missing", tc.preset)
+		}
+		res, err := db.Query(ctx, p.SQL, 0, tc.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.preset, err)
+		}
+		var got, want []string
+		for _, c := range res.Columns {
+			got = append(got, c.Name)
+		}
+		for _, c := range p.Columns {
+			want = append(want, c.Name)
+			if c.Doc == "" || c.Unit == "" {
+				t.Errorf("%s: column %s lacks its doc or unit", tc.preset, c.Name)
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("%s returns %v, its header documents %v", tc.preset, got, want)
+		}
+		if len(res.Rows) == 0 {
+			t.Errorf("%s returned no row", tc.preset)
+		}
 	}
 }

@@ -3,28 +3,28 @@
 --
 -- One query, five row kinds (row_kind). analysis/perfetto writes the rows as
 -- a Chrome trace (JSON `{"traceEvents": [...]}`) and adds the finding's own
--- track; cells.PerfettoExports runs this file once per finding with the
+-- track; cells.AddPerfetto runs this file once per finding with the
 -- window that analysis/report chose (report.PlanWindows).
 --
--- event: the X events of the rank that overlap the window (start before its
+-- event rows: the X events of the rank that overlap the window (start before its
 --   end, end at or after its start): kernels, GPU copies and memsets, GPU
 --   annotations, runtime and driver calls, CPU operators and user
 --   annotations, and python frames when the window holds at most $6 of
 --   them (with_stack traces hold many: they are left out past that, and
 --   the origin row says how many there were). The $5 longest are kept
 --   (ties: earlier first); the origin row counts them all.
--- gap: the GPU idle intervals of the rank that overlap the window: the gaps
+-- gap rows: the GPU idle intervals of the rank that overlap the window: the gaps
 --   between the segments of the union of its GPU operations (as in
---   sql/sync.sql), clipped to the window, longest $5 first. category is
+--   sql/sync.sql), clipped to the window, longest $5 first. kind is
 --   host_wait when the runtime call that launched the operation ending the
 --   gap started after the gap began (HTA's host-wait test, on the union of
 --   the rank's streams rather than per stream), kernel_wait when the gap is
 --   shorter than 30 us, else other. GPU operations that start up to one
 --   window length before the window are read to find the first gap.
--- process, thread: the process and thread names (threads table) of the
+-- process and thread rows: the process and thread names (threads table) of the
 --   pids and tids of the kept events.
--- origin: one row: ts_ns is the trace's first timestamp (the origin of the
---   window), total the events that overlap the window, python the python
+-- origin row (one): ts_ns is the trace's first timestamp (the origin of
+--   the window), total the events that overlap the window, python the python
 --   frames among them, and python_kept whether they are exported.
 --
 -- Columns:

@@ -7,18 +7,18 @@
 -- This file finds those instances, one row per anchor kind that the rank
 -- shows (a kind with no instance has no row):
 --
--- sync: the longest blocking host sync (runtime/driver api 'sync' other
+-- anchor sync: the longest blocking host sync (runtime/driver api 'sync' other
 --   than the non-blocking *StreamWaitEvent, and synchronous cudaMemcpy,
 --   hipMemcpy, cuMemcpy and cuMemcpyDtoH calls).
--- pageable: the longest GPU copy whose name records pageable host memory.
--- gap: the longest GPU idle interval: a gap between the segments of the
+-- anchor pageable: the longest GPU copy whose name records pageable host memory.
+-- anchor gap: the longest GPU idle interval: a gap between the segments of the
 --   union of the rank's GPU operations (as in sql/sync.sql).
--- host_wait: the longest such gap whose closing operation's launch call
+-- anchor host_wait: the longest such gap whose closing operation's launch call
 --   started after the gap began (HTA's host-wait test, on the union).
--- dataloader: the longest enumerate(DataLoader)# or enumerate(DataPipe)#
+-- anchor dataloader: the longest enumerate(DataLoader)# or enumerate(DataPipe)#
 --   annotation or operator.
--- comm: the longest communication kernel (class COMM of sql/kernels.sql).
--- kernel: the longest kernel.
+-- anchor comm: the longest communication kernel (class COMM of sql/kernels.sql).
+-- anchor kernel: the longest kernel.
 --
 -- Columns:
 -- anchor: sync, pageable, gap, host_wait, dataloader, comm or kernel. TEXT

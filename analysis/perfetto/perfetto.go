@@ -359,7 +359,10 @@ func (m *ids) tid(p, t string) int64 {
 	return v
 }
 
-// Build writes the Chrome trace of one finding's window.
+// Build writes the Chrome trace of one finding's window: a header with
+// what the file holds, the names of the processes and threads, the
+// finding's track, the trace's events (the MaxEvents longest, in time
+// order) and the ac2g arrows between them.
 func Build(in Input, opt Options) ([]byte, Stats) {
 	maxEvents := opt.MaxEvents
 	if maxEvents <= 0 {
@@ -372,12 +375,37 @@ func Build(in Input, opt Options) ([]byte, Stats) {
 	}
 	ms := marks(in.Window.Rule, events, gaps)
 	st.Marks = len(ms)
+	kept := longest(events, maxEvents)
+	st.Kept = len(kept)
 
-	// Keep the longest events, write them in time order.
+	id := newIDs()
+	var maxPid int64
+	for i := range kept {
+		if p := id.pid(kept[i].pid); p > maxPid && p < 1<<40 {
+			maxPid = p
+		}
+		id.tid(kept[i].pid, kept[i].tid)
+	}
+	note := exportNote(st, maxEvents, opt.Why)
+	w := &writer{first: true}
+	w.header(in.Window, st, note)
+	w.names(id, procs, threads)
+	w.finding(in, org.t0, maxPid+1, ms, note)
+	w.events(id, kept)
+	if !opt.NoFlows {
+		st.Flows = w.flows(id, kept)
+	}
+	w.raw("\n]}\n")
+	return w.b.Bytes(), st
+}
+
+// longest keeps the n longest events and puts them in time order (an
+// enclosing event before the ones it holds).
+func longest(events []event, n int) []event {
 	kept := append([]event(nil), events...)
 	sort.SliceStable(kept, func(i, j int) bool { return kept[i].dur > kept[j].dur })
-	if len(kept) > maxEvents {
-		kept = kept[:maxEvents]
+	if len(kept) > n {
+		kept = kept[:n]
 	}
 	sort.SliceStable(kept, func(i, j int) bool {
 		a, b := &kept[i], &kept[j]
@@ -392,32 +420,24 @@ func Build(in Input, opt Options) ([]byte, Stats) {
 		}
 		return a.tid < b.tid
 	})
-	st.Kept = len(kept)
+	return kept
+}
 
-	id := newIDs()
-	var maxPid int64
-	for i := range kept {
-		if p := id.pid(kept[i].pid); p > maxPid && p < 1<<40 {
-			maxPid = p
-		}
-		id.tid(kept[i].pid, kept[i].tid)
-	}
-	findingPid := maxPid + 1
-
-	w := &writer{}
+// header writes the top-level keys and opens traceEvents: the rank (so that
+// loading the file into tracebook keeps it) and what the file holds.
+func (w *writer) header(win report.Window, st Stats, note string) {
 	w.raw(`{"schemaVersion":1,"traceName":`)
-	w.str(in.Window.File)
+	w.str(win.File)
 	w.raw(`,"distributedInfo":{"rank":`)
-	w.int(int64(in.Window.Rank))
+	w.int(int64(win.Rank))
 	w.raw(`},"tracebook":{`)
-	note := exportNote(st, maxEvents, opt.Why)
 	w.kv("note", note, true)
 	w.raw(`,"finding":`)
-	w.int(int64(in.Window.N))
-	w.kv("rule", in.Window.Rule, false)
-	w.kv("trace", in.Window.Trace, false)
-	w.kv("window", in.Window.Text(), false)
-	w.kv("basis", in.Window.Basis, false)
+	w.int(int64(win.N))
+	w.kv("rule", win.Rule, false)
+	w.kv("trace", win.Trace, false)
+	w.kv("window", win.Text(), false)
+	w.kv("basis", win.Basis, false)
 	w.raw(`,"capped":`)
 	w.bool(st.Capped())
 	w.raw(`,"events_in_window":`)
@@ -425,32 +445,61 @@ func Build(in Input, opt Options) ([]byte, Stats) {
 	w.raw(`,"events_kept":`)
 	w.int(int64(st.Kept))
 	w.raw("},\n\"traceEvents\":[\n")
+}
 
-	first := true
-	sep := func() {
-		if !first {
-			w.raw(",\n")
-		}
-		first = false
+// next separates one event from the one before it.
+func (w *writer) next() {
+	if !w.first {
+		w.raw(",\n")
 	}
-	meta := func(name string, pid int64, tid *int64, key string, val func()) {
-		sep()
-		w.raw(`{"ph":"M","name":`)
-		w.str(name)
-		w.raw(`,"pid":`)
-		w.int(pid)
-		if tid != nil {
-			w.raw(`,"tid":`)
-			w.int(*tid)
-		}
+	w.first = false
+}
+
+// meta writes a metadata (M) event whose one arg is key; tid < 0 = none.
+func (w *writer) meta(name string, pid, tid int64, key string, val func()) {
+	w.next()
+	w.raw(`{"ph":"M","name":`)
+	w.str(name)
+	w.raw(`,"pid":`)
+	w.int(pid)
+	if tid >= 0 {
+		w.raw(`,"tid":`)
+		w.int(tid)
+	}
+	w.raw(`,"args":{`)
+	w.str(key)
+	w.raw(":")
+	val()
+	w.raw("}}")
+}
+
+// slice writes an X event; args writes the inside of its args object (nil = none).
+func (w *writer) slice(cat, name string, pid, tid, ts, dur int64, args func()) {
+	w.next()
+	w.raw(`{"ph":"X","cat":`)
+	w.str(cat)
+	w.raw(`,"name":`)
+	w.str(name)
+	w.raw(`,"pid":`)
+	w.int(pid)
+	w.raw(`,"tid":`)
+	w.int(tid)
+	w.raw(`,"ts":`)
+	w.us(ts)
+	w.raw(`,"dur":`)
+	w.us(dur)
+	if args != nil {
 		w.raw(`,"args":{`)
-		w.str(key)
-		w.raw(":")
-		val()
-		w.raw("}}")
+		args()
+		w.raw("}")
 	}
+	w.raw("}")
+}
 
-	// Names of the processes and threads (metadata first).
+// names writes the names of the processes and threads the kept events use:
+// those of the trace's metadata, else the text of a pid or tid that was
+// not a number.
+func (w *writer) names(id *ids, procs, threads []event) {
 	procName := map[int64]bool{}
 	for _, p := range procs {
 		if _, ok := id.pids[p.pid]; !ok {
@@ -458,14 +507,14 @@ func Build(in Input, opt Options) ([]byte, Stats) {
 		}
 		pid := id.pid(p.pid)
 		if p.name != "" {
-			meta("process_name", pid, nil, "name", func() { w.str(p.name) })
+			w.meta("process_name", pid, -1, "name", func() { w.str(p.name) })
 			procName[pid] = true
 		}
 		if p.label != "" {
-			meta("process_labels", pid, nil, "labels", func() { w.str(p.label) })
+			w.meta("process_labels", pid, -1, "labels", func() { w.str(p.label) })
 		}
 		if p.has&hasSort != 0 {
-			meta("process_sort_index", pid, nil, "sort_index", func() { w.int(p.sortIndex) })
+			w.meta("process_sort_index", pid, -1, "sort_index", func() { w.int(p.sortIndex) })
 		}
 	}
 	thrName := map[string]bool{}
@@ -476,14 +525,13 @@ func Build(in Input, opt Options) ([]byte, Stats) {
 		}
 		pid, tid := id.pid(t.pid), id.tid(t.pid, t.tid)
 		if t.name != "" {
-			meta("thread_name", pid, &tid, "name", func() { w.str(t.name) })
+			w.meta("thread_name", pid, tid, "name", func() { w.str(t.name) })
 			thrName[k] = true
 		}
 		if t.has&hasSort != 0 {
-			meta("thread_sort_index", pid, &tid, "sort_index", func() { w.int(t.sortIndex) })
+			w.meta("thread_sort_index", pid, tid, "sort_index", func() { w.int(t.sortIndex) })
 		}
 	}
-	// Pids and tids that were not numbers are named after their text.
 	var named []string
 	for k := range id.named {
 		named = append(named, k)
@@ -492,188 +540,146 @@ func Build(in Input, opt Options) ([]byte, Stats) {
 	for _, k := range named {
 		parts := strings.Split(k, "\x00")
 		if parts[0] == "p" && !procName[id.pids[parts[1]]] {
-			meta("process_name", id.pids[parts[1]], nil, "name", func() { w.str(parts[1]) })
+			w.meta("process_name", id.pids[parts[1]], -1, "name", func() { w.str(parts[1]) })
 		}
 		if parts[0] == "t" && !thrName[parts[1]+"\x00"+parts[2]] {
-			tid := id.tids[parts[1]+"\x00"+parts[2]]
-			meta("thread_name", id.pid(parts[1]), &tid, "name", func() { w.str(parts[2]) })
+			w.meta("thread_name", id.pid(parts[1]), id.tids[parts[1]+"\x00"+parts[2]], "name", func() { w.str(parts[2]) })
 		}
 	}
+}
 
-	// The finding's own process: one thread for the finding, one per lane
-	// of flagged intervals.
-	meta("process_name", findingPid, nil, "name", func() { w.str("tracebook findings") })
-	meta("process_sort_index", findingPid, nil, "sort_index", func() { w.int(-1) })
-	one := int64(1)
-	meta("thread_name", findingPid, &one, "name", func() { w.str("finding " + strconv.Itoa(in.Window.N) + ": " + in.Window.Rule) })
+// finding writes the finding's own process (pid): thread 1 holds one slice
+// over the worst step (or the anchor instance) named after the rule's
+// title, with the observation, the fix and the numbers as args; threads 2
+// and up hold the flagged intervals, one lane per thread where they overlap.
+func (w *writer) finding(in Input, t0, pid int64, ms []mark, note string) {
+	w.meta("process_name", pid, -1, "name", func() { w.str("tracebook findings") })
+	w.meta("process_sort_index", pid, -1, "sort_index", func() { w.int(-1) })
+	w.meta("thread_name", pid, 1, "name", func() { w.str("finding " + strconv.Itoa(in.Window.N) + ": " + in.Window.Rule) })
 	lanes := 0
 	for _, m := range ms {
-		if m.lane+1 > lanes {
-			lanes = m.lane + 1
-		}
+		lanes = max(lanes, m.lane+1)
 	}
 	for l := 0; l < lanes; l++ {
-		tid := int64(2 + l)
 		name := "flagged intervals"
 		if l > 0 {
 			name += " (" + strconv.Itoa(l+1) + ")"
 		}
-		meta("thread_name", findingPid, &tid, "name", func() { w.str(name) })
+		w.meta("thread_name", pid, int64(2+l), "name", func() { w.str(name) })
 	}
-
-	// The finding: one slice over the worst step (or the anchor instance).
-	f := in.Finding
-	t0 := org.t0
-	sep()
-	w.raw(`{"ph":"X","cat":"tracebook","name":`)
+	f, win := in.Finding, in.Window
 	title := f.Title
 	if title == "" {
-		title = in.Window.Rule
+		title = win.Rule
 	}
-	w.str(title)
-	w.raw(`,"pid":`)
-	w.int(findingPid)
-	w.raw(`,"tid":1,"ts":`)
-	w.us(t0 + in.Window.FocusStartNs)
-	w.raw(`,"dur":`)
-	w.us(max(in.Window.FocusEndNs-in.Window.FocusStartNs, 0))
-	w.raw(`,"args":{`)
-	w.kv("rule", in.Window.Rule, true)
-	w.kv("severity", f.Severity, false)
-	w.kv("status", f.Status, false)
-	w.kv("observation", f.Observation, false)
-	if f.Mechanism != "" {
-		w.kv("mechanism", f.Mechanism, false)
-	}
-	w.kv("fix", f.Fix, false)
-	if f.Snippet != "" {
-		w.kv("snippet", f.Snippet, false)
-	}
-	if f.Verify != "" {
-		w.kv("verify", f.Verify, false)
-	}
-	if f.Refute != "" {
-		w.kv("refute", f.Refute, false)
-	}
-	w.kv("window", in.Window.Text(), false)
-	w.kv("why this window", in.Window.Basis, false)
-	w.kv("impact", strconv.FormatFloat(100*f.Impact, 'f', 1, 64)+"% of the analysed slice's time (what the report ranks findings by)", false)
-	if refs := evidenceText(f.Evidence); refs != "" {
-		w.kv("evidence", refs, false)
-	}
-	w.kv("export", note, false)
-	w.raw("}}")
-	for _, m := range ms {
-		sep()
-		w.raw(`{"ph":"X","cat":"tracebook","name":`)
-		w.str(m.name)
-		w.raw(`,"pid":`)
-		w.int(findingPid)
-		w.raw(`,"tid":`)
-		w.int(int64(2 + m.lane))
-		w.raw(`,"ts":`)
-		w.us(m.ts)
-		w.raw(`,"dur":`)
-		w.us(m.dur)
-		w.raw(`,"args":{`)
-		w.kv("rule", in.Window.Rule, true)
-		w.kv("what", m.what, false)
-		w.raw("}}")
-	}
-
-	// The trace's events.
-	launchAt := map[int64]int{} // correlation -> index in kept of its host call
-	if !opt.NoFlows {
-		for i := range kept {
-			if e := &kept[i]; isHost(e) && e.has&hasCorr != 0 {
-				if _, ok := launchAt[e.corr]; !ok {
-					launchAt[e.corr] = i
-				}
+	w.slice("tracebook", title, pid, 1, t0+win.FocusStartNs, max(win.FocusEndNs-win.FocusStartNs, 0), func() {
+		w.kv("rule", win.Rule, true)
+		w.kv("severity", f.Severity, false)
+		w.kv("status", f.Status, false)
+		w.kv("observation", f.Observation, false)
+		optional := func(k, v string) {
+			if v != "" {
+				w.kv(k, v, false)
 			}
 		}
+		optional("mechanism", f.Mechanism)
+		w.kv("fix", f.Fix, false)
+		optional("snippet", f.Snippet)
+		optional("verify", f.Verify)
+		optional("refute", f.Refute)
+		w.kv("window", win.Text(), false)
+		w.kv("why this window", win.Basis, false)
+		w.kv("impact", strconv.FormatFloat(100*f.Impact, 'f', 1, 64)+"% of the analysed slice's time (what the report ranks findings by)", false)
+		optional("evidence", evidenceText(f.Evidence))
+		w.kv("export", note, false)
+	})
+	for _, m := range ms {
+		w.slice("tracebook", m.name, pid, int64(2+m.lane), m.ts, m.dur, func() {
+			w.kv("rule", win.Rule, true)
+			w.kv("what", m.what, false)
+		})
 	}
+}
+
+// events writes the trace's events with the args that link them
+// (External id, correlation) and say where they ran (stream, device).
+func (w *writer) events(id *ids, kept []event) {
 	for i := range kept {
 		e := &kept[i]
-		pid, tid := id.pid(e.pid), id.tid(e.pid, e.tid)
-		sep()
-		w.raw(`{"ph":"X","cat":`)
-		w.str(e.cat)
-		w.raw(`,"name":`)
-		w.str(e.name)
+		var args func()
+		if e.has&(hasCorr|hasExt|hasStream|hasDevice|hasBytes|hasGraph) != 0 {
+			args = func() {
+				first := true
+				arg := func(bit uint16, key string, v int64) {
+					if e.has&bit == 0 {
+						return
+					}
+					if !first {
+						w.raw(",")
+					}
+					first = false
+					w.str(key)
+					w.raw(":")
+					w.int(v)
+				}
+				arg(hasExt, "External id", e.ext)
+				arg(hasCorr, "correlation", e.corr)
+				arg(hasStream, "stream", e.stream)
+				arg(hasDevice, "device", e.device)
+				arg(hasBytes, "bytes", e.bytes)
+				arg(hasGraph, "graph id", e.graph)
+			}
+		}
+		w.slice(e.cat, e.name, id.pid(e.pid), id.tid(e.pid, e.tid), e.ts, e.dur, args)
+	}
+}
+
+// flows writes Kineto's ac2g arrows among the kept events: from the runtime
+// call to each GPU operation with its correlation. It returns the arrows.
+func (w *writer) flows(id *ids, kept []event) int {
+	launchAt := map[int64]int{} // correlation -> index in kept of its host call
+	for i := range kept {
+		if e := &kept[i]; isHost(e) && e.has&hasCorr != 0 {
+			if _, ok := launchAt[e.corr]; !ok {
+				launchAt[e.corr] = i
+			}
+		}
+	}
+	end := func(ph string, e *event, corr int64) {
+		w.next()
+		w.raw(`{"ph":"` + ph + `",`)
+		if ph == "f" {
+			w.raw(`"bp":"e",`)
+		}
+		w.raw(`"cat":"ac2g","name":"ac2g","id":`)
+		w.int(corr)
 		w.raw(`,"pid":`)
-		w.int(pid)
+		w.int(id.pid(e.pid))
 		w.raw(`,"tid":`)
-		w.int(tid)
+		w.int(id.tid(e.pid, e.tid))
 		w.raw(`,"ts":`)
 		w.us(e.ts)
-		w.raw(`,"dur":`)
-		w.us(e.dur)
-		if e.has&(hasCorr|hasExt|hasStream|hasDevice|hasBytes|hasGraph) != 0 {
-			w.raw(`,"args":{`)
-			c := true
-			arg := func(bit uint16, key string, v int64) {
-				if e.has&bit == 0 {
-					return
-				}
-				if !c {
-					w.raw(",")
-				}
-				c = false
-				w.str(key)
-				w.raw(":")
-				w.int(v)
-			}
-			arg(hasExt, "External id", e.ext)
-			arg(hasCorr, "correlation", e.corr)
-			arg(hasStream, "stream", e.stream)
-			arg(hasDevice, "device", e.device)
-			arg(hasBytes, "bytes", e.bytes)
-			arg(hasGraph, "graph id", e.graph)
-			w.raw("}")
-		}
 		w.raw("}")
 	}
-	// ac2g arrows: from the launching call to each GPU operation it launched.
-	if !opt.NoFlows {
-		started := map[int64]bool{}
-		for i := range kept {
-			g := &kept[i]
-			if !isGPU(g) || g.has&hasCorr == 0 {
-				continue
-			}
-			li, ok := launchAt[g.corr]
-			if !ok {
-				continue
-			}
-			if !started[g.corr] {
-				started[g.corr] = true
-				l := &kept[li]
-				sep()
-				w.raw(`{"ph":"s","cat":"ac2g","name":"ac2g","id":`)
-				w.int(g.corr)
-				w.raw(`,"pid":`)
-				w.int(id.pid(l.pid))
-				w.raw(`,"tid":`)
-				w.int(id.tid(l.pid, l.tid))
-				w.raw(`,"ts":`)
-				w.us(l.ts)
-				w.raw("}")
-			}
-			sep()
-			w.raw(`{"ph":"f","bp":"e","cat":"ac2g","name":"ac2g","id":`)
-			w.int(g.corr)
-			w.raw(`,"pid":`)
-			w.int(id.pid(g.pid))
-			w.raw(`,"tid":`)
-			w.int(id.tid(g.pid, g.tid))
-			w.raw(`,"ts":`)
-			w.us(g.ts)
-			w.raw("}")
-			st.Flows++
+	n := 0
+	started := map[int64]bool{}
+	for i := range kept {
+		g := &kept[i]
+		if !isGPU(g) || g.has&hasCorr == 0 {
+			continue
 		}
+		li, ok := launchAt[g.corr]
+		if !ok {
+			continue
+		}
+		if !started[g.corr] {
+			started[g.corr] = true
+			end("s", &kept[li], g.corr)
+		}
+		end("f", g, g.corr)
+		n++
 	}
-	w.raw("\n]}\n")
-	return w.b.Bytes(), st
+	return n
 }
 
 // exportNote says what the file holds of the window.
@@ -780,8 +786,11 @@ func (c *counter) Write(p []byte) (int, error) { *c += counter(len(p)); return l
 
 var _ io.Writer = (*counter)(nil)
 
-// writer writes JSON by hand.
-type writer struct{ b bytes.Buffer }
+// writer writes JSON by hand; first is true until the first event.
+type writer struct {
+	b     bytes.Buffer
+	first bool
+}
 
 func (w *writer) raw(s string) { w.b.WriteString(s) }
 func (w *writer) int(v int64)  { w.b.WriteString(strconv.FormatInt(v, 10)) }
