@@ -8,12 +8,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/diff"
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/report"
@@ -32,8 +29,18 @@ func init() {
 		run:   runDiff,
 	})
 	sessionHooks = append(sessionHooks, func(s *cells.Session) {
-		s.Diff = cells.DiffHook
+		s.Diff = cells.DiffHook(diffPageWriter(nil))
 	})
+}
+
+// diffPageWriter returns the writer of the interactive diff page that
+// `tracebook diff -o` and %diff --html share: wasm.WriteDiff with module
+// (nil = the embedded one; none in a build without the viewer tag, and
+// the page then says it is static).
+func diffPageWriter(module []byte) cells.DiffPageWriter {
+	return func(w io.Writer, input []byte, v report.View, title string) error {
+		return wasm.WriteDiff(w, input, v, wasm.Options{Title: title, Module: module})
+	}
 }
 
 func runDiff(args []string, stdout, stderr io.Writer) error {
@@ -130,7 +137,7 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		var page bytes.Buffer
-		if err := wasm.WriteDiff(&page, data, view, wasm.Options{Title: d.Title()}); err != nil {
+		if err := diffPageWriter(nil)(&page, data, view, d.Title()); err != nil {
 			return err
 		}
 		if err := os.WriteFile(out, page.Bytes(), 0o644); err != nil {
@@ -162,11 +169,9 @@ func checkDiffPage(path string, stdout io.Writer) error {
 
 // collectDiff loads the two traces into an in-memory database (the test
 // under another name when both paths derive the same one) and collects
-// each side's evidence and cross-view through the notebook's code, each
-// side with its %context values: what %diff compares (cells.CollectDiff).
-// With slices, it adds the cross-views of each rank (up to
-// cells.MaxRankCrossViews ranks) and of each phase, so that the page's
-// rank and phase filters compare trees too.
+// what %diff collects (cells.CollectDiffInput), each side with its
+// %context values; with slices, the cross-views of each rank and phase
+// too, so that the page's rank and phase filters compare trees.
 func collectDiff(ctx context.Context, base, test string, f evidence.Filter, baseCtx, testCtx map[string]string, withSlices bool) (*diff.Input, error) {
 	db, err := duck.Open("", duck.Options{})
 	if err != nil {
@@ -184,77 +189,5 @@ func collectDiff(ctx context.Context, base, test string, f evidence.Filter, base
 	if err != nil {
 		return nil, err
 	}
-	in := &diff.Input{Filter: f}
-	for i, name := range []string{b.Trace, t.Trace} {
-		sf := f
-		sf.Trace = name
-		c := baseCtx
-		if i == 1 {
-			c = testCtx
-		}
-		bundle, err := cells.CollectEvidence(ctx, db, []string{"all"}, sf, c)
-		if err != nil {
-			return nil, fmt.Errorf("diff: %w", err)
-		}
-		side := diff.InputSide{Name: name, Bundle: bundle, CrossViews: []*crossview.Result{}}
-		if cv, err := cells.CrossView(ctx, db, sf, crossview.DefaultOptions()); err == nil {
-			side.CrossViews = append(side.CrossViews, cv)
-			if withSlices {
-				side.CrossViews = append(side.CrossViews, sliceCrossViews(ctx, db, sf, bundle)...)
-			}
-		}
-		if i == 0 {
-			in.Base = side
-		} else {
-			in.Test = side
-		}
-	}
-	return in, nil
-}
-
-// sliceCrossViews returns a side's cross-views per rank (when it has 2 to
-// cells.MaxRankCrossViews ranks and f none) and per phase (when its steps
-// have several phases and f none); a slice whose cross-view fails is left
-// out, and the diff of that slice says the trees are not compared.
-func sliceCrossViews(ctx context.Context, db *duck.DB, f evidence.Filter, b *evidence.Bundle) []*crossview.Result {
-	var out []*crossview.Result
-	if !f.HasRank {
-		var ranks []int
-		for _, ri := range evidence.Ranks(b.Traces) {
-			if ri.Trace == f.Trace && !slices.Contains(ranks, ri.Rank) {
-				ranks = append(ranks, ri.Rank)
-			}
-		}
-		sort.Ints(ranks)
-		if len(ranks) >= 2 && len(ranks) <= cells.MaxRankCrossViews {
-			for _, r := range ranks {
-				rf := f
-				rf.Rank, rf.HasRank = r, true
-				if cv, err := cells.CrossView(ctx, db, rf, crossview.DefaultOptions()); err == nil {
-					out = append(out, cv)
-				}
-			}
-		}
-	}
-	if f.Phase == "" {
-		var phases []string
-		if t := b.Table("steps"); t != nil && t.Col("phase") >= 0 {
-			for r := range t.Rows {
-				if ph := evidence.Str(t, r, "phase"); ph != "" && !slices.Contains(phases, ph) {
-					phases = append(phases, ph)
-				}
-			}
-		}
-		sort.Strings(phases)
-		if len(phases) >= 2 {
-			for _, ph := range phases {
-				pf := f
-				pf.Phase = ph
-				if cv, err := cells.CrossView(ctx, db, pf, crossview.DefaultOptions()); err == nil {
-					out = append(out, cv)
-				}
-			}
-		}
-	}
-	return out
+	return cells.CollectDiffInput(ctx, db, b.Trace, t.Trace, f, baseCtx, testCtx, withSlices)
 }

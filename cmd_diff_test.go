@@ -4,15 +4,21 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/diff"
 	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/testutil"
 	"github.com/tracebook/tracebook/wasm"
+	"github.com/tracebook/tracebook/wasm/host"
 )
 
 // The hand-built pair of analysis/diff/testdata: the planted aten::item sync
@@ -110,4 +116,189 @@ func TestDiffGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDiffMagicPage runs %diff --html in a notebook session wired as the
+// kernel's: the file is the interactive diff page `tracebook diff -o`
+// writes (data-tb-kind="diff", the diff's input with the cross-views of
+// each rank, the static diff the native rendering of that input), and the
+// viewer module renders it byte for byte as the native code does
+// (host.CheckDiff). A build without the viewer tag writes the page without
+// the module and says so; the test then writes the small pair's page again
+// with the module built for tests (viewerModule), through the same writer.
+func TestDiffMagicPage(t *testing.T) {
+	tests := []struct {
+		name       string
+		base, test string
+		// slices are the slices of each side's cross-views, in order: the
+		// collection filter's, then each rank's.
+		slices []string
+		// static is a line of the static diff.
+		static string
+		// module: write the page with the test-built module too, when the
+		// build has none.
+		module bool
+	}{
+		{"planted_sync_fixed", "analysis/diff/testdata/planted_sync.json", "analysis/diff/testdata/fixed.json",
+			[]string{"all"}, "RESOLVED sync_bound_loop [rank 0]", true},
+		{"dlrm_8rank_self", "testdata/param/dlrm_8rank", "testdata/param/dlrm_8rank",
+			[]string{"all", "rank 0", "rank 1", "rank 2", "rank 3", "rank 4", "rank 5", "rank 6", "rank 7"}, "No significant change.", false},
+	}
+	ctx := context.Background()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s, db, err := newSession(sessionConfig{workDir: dir, cacheDir: "-", deterministic: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			root := testutil.RepoRoot(t)
+			for _, code := range []string{"%trace load " + filepath.Join(root, tc.base) + " --name base", "%trace load " + filepath.Join(root, tc.test) + " --name test"} {
+				if _, err := s.Execute(ctx, code, quietPublisher{}); err != nil {
+					t.Fatalf("%s: %v", code, err)
+				}
+			}
+			page, p := diffMagicPage(t, s, "wired.html")
+			if !bytes.Contains(p.Static, []byte(tc.static)) {
+				t.Errorf("the static diff lacks %q:\n%.800s", tc.static, p.Static)
+			}
+			in, err := diff.DecodeInput(p.Bundle)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in.Base.Name != "base" || in.Test.Name != "test" {
+				t.Errorf("sides = %q, %q; want base, test", in.Base.Name, in.Test.Name)
+			}
+			for _, side := range []diff.InputSide{in.Base, in.Test} {
+				if got := cvSlices(side.CrossViews); strings.Join(got, "|") != strings.Join(tc.slices, "|") {
+					t.Errorf("%s cross-views = %q, want %q", side.Name, got, tc.slices)
+				}
+			}
+			if wasm.Module() == nil {
+				if !bytes.Contains(page, []byte("Static diff: this tracebook was built without the viewer module")) {
+					t.Error("the page of a build without the viewer module does not say it is static")
+				}
+				if err := host.CheckDiff(ctx, page, nil); !errors.Is(err, wasm.ErrNoModule) {
+					t.Errorf("CheckDiff of the page without a module = %v, want ErrNoModule", err)
+				}
+				if !tc.module {
+					return
+				}
+				mod := viewerModule(t)
+				s.Diff = cells.DiffHook(diffPageWriter(mod))
+				page, p = diffMagicPage(t, s, "module.html")
+				if !bytes.Equal(p.Module, mod) {
+					t.Fatal("the page does not carry the module it was written with")
+				}
+			}
+			if len(p.Module) == 0 || !bytes.Contains(page, []byte(`id="tb-module"`)) {
+				t.Error("the page carries no viewer module")
+			}
+			if err := host.CheckDiff(ctx, page, nil); err != nil {
+				t.Errorf("CheckDiff: %v", err)
+			}
+		})
+	}
+}
+
+// diffMagicPage runs %diff base test --html name in s and returns the
+// file and its parts, after checking that the cell names it, its root says
+// it is a diff page and its static diff is the native rendering of its
+// input.
+func diffMagicPage(t *testing.T, s *cells.Session, name string) ([]byte, *wasm.Parts) {
+	t.Helper()
+	res, err := s.Execute(context.Background(), "%diff base test --html "+name, quietPublisher{})
+	if err != nil {
+		t.Fatalf("%%diff --html: %v", err)
+	}
+	path := filepath.Join(s.WorkDir(), name)
+	if text, _ := res.Data[cells.MIMEText].(string); !strings.HasPrefix(text, "HTML diff written to "+path+" (") {
+		t.Errorf("text/plain does not name the page:\n%.300s", text)
+	}
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte(`data-tb-kind="diff"`)) || !bytes.Contains(page, []byte(`<select data-tb="rank">`)) {
+		t.Errorf("%s is not a diff page with controls", name)
+	}
+	parts, err := wasm.ExtractDiff(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var native bytes.Buffer
+	if err := diff.RenderInput(&native, parts.Bundle, parts.View, diff.HTMLFragment); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(native.Bytes(), parts.Static) {
+		t.Errorf("%s: the static diff is not the native rendering of its input", name)
+	}
+	return page, parts
+}
+
+// cvSlices names the slices of cross-views: "all", "rank N" or "phase P".
+func cvSlices(cvs []*crossview.Result) []string {
+	var out []string
+	for _, cv := range cvs {
+		switch {
+		case cv.Slice.HasRank:
+			out = append(out, fmt.Sprintf("rank %d", cv.Slice.Rank))
+		case cv.Slice.Phase != "":
+			out = append(out, "phase "+cv.Slice.Phase)
+		default:
+			out = append(out, "all")
+		}
+	}
+	return out
+}
+
+var viewer struct {
+	once sync.Once
+	gz   []byte
+	err  error
+	out  []byte
+}
+
+// viewerModule returns the viewer module (gzip-compressed wasm) built from
+// this tree once per test binary, with wasm/build.sh's command, into a
+// temporary directory (the root package cannot import
+// wasm/internal/buildtest, which does the same for wasm's tests). It skips
+// the test when the go command is missing.
+func viewerModule(t *testing.T) []byte {
+	t.Helper()
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("go command not found, cannot build the viewer module: %v", err)
+	}
+	viewer.once.Do(func() {
+		dir, err := os.MkdirTemp("", "tracebook-viewer-")
+		if err != nil {
+			viewer.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		path := filepath.Join(dir, "viewer.wasm")
+		cmd := exec.Command(goCmd, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", path, "./wasm/viewer")
+		cmd.Dir = testutil.RepoRoot(t)
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+		if viewer.out, viewer.err = cmd.CombinedOutput(); viewer.err != nil {
+			return
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			viewer.err = err
+			return
+		}
+		var gz bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+		zw.Write(raw)
+		if viewer.err = zw.Close(); viewer.err == nil {
+			viewer.gz = gz.Bytes()
+		}
+	})
+	if viewer.err != nil {
+		t.Fatalf("building the viewer module: %v\n%s", viewer.err, viewer.out)
+	}
+	return viewer.gz
 }

@@ -5,15 +5,19 @@ package cells_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/diff"
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/testutil"
@@ -236,40 +240,44 @@ func TestDiffOneStep(t *testing.T) {
 }
 
 // %diff shows the diff as Markdown, text and script-free HTML, and writes
-// the offline page.
+// the Markdown file; without a page writer, --html says that it needs one
+// (the root package's test writes the interactive page through the real
+// writer: cmd_diff_test.go).
 func TestDiffMagic(t *testing.T) {
 	dir := t.TempDir()
 	base, test := writeStepsTrace(t, dir, "sync.json", true), writeStepsTrace(t, dir, "fixed.json", false)
 	db := openDB(t)
 	s := cells.NewSession(db, cells.SessionOptions{WorkDir: dir})
-	s.Diff = cells.DiffHook
+	s.Diff = cells.DiffHook(nil)
 	ctx := context.Background()
 	for _, code := range []string{"%trace load " + base + " --name base", "%trace load " + test + " --name test"} {
 		if _, err := s.Execute(ctx, code, nil); err != nil {
 			t.Fatalf("%s: %v", code, err)
 		}
 	}
-	res, err := s.Execute(ctx, "%diff base test --html diff.html --md diff.md", nil)
+	res, err := s.Execute(ctx, "%diff base test --md diff.md", nil)
 	if err != nil {
 		t.Fatalf("%%diff: %v", err)
 	}
 	md, _ := res.Data["text/markdown"].(string)
 	text, _ := res.Data[cells.MIMEText].(string)
 	html, _ := res.Data[cells.MIMEHTML].(string)
-	if !strings.Contains(md, "RESOLVED sync_bound_loop") || !strings.Contains(text, "HTML diff written to") || !strings.Contains(html, "RESOLVED sync_bound_loop") {
-		t.Errorf("outputs lack the resolved finding:\n%s\n%s", text, html)
+	if !strings.Contains(md, "RESOLVED sync_bound_loop") || !strings.Contains(text, "Markdown diff written to "+filepath.Join(dir, "diff.md")) || !strings.Contains(html, "RESOLVED sync_bound_loop") {
+		t.Errorf("outputs lack the resolved finding or the written file:\n%s\n%s", text, html)
 	}
-	page, err := os.ReadFile(filepath.Join(dir, "diff.html"))
-	if err != nil {
-		t.Fatal(err)
+	if strings.Contains(strings.ToLower(html), "<script") {
+		t.Error("the cell's HTML holds a script")
 	}
-	for _, h := range []string{html, string(page)} {
-		if strings.Contains(strings.ToLower(h), "<script") {
-			t.Error("the HTML holds a script")
-		}
+	if file, err := os.ReadFile(filepath.Join(dir, "diff.md")); err != nil || string(file) != md {
+		t.Errorf("diff.md = %q, %v; want the cell's Markdown", file, err)
 	}
-	if !strings.Contains(string(page), "Content-Security-Policy") || !strings.Contains(string(page), "<table") {
-		t.Errorf("offline page is incomplete:\n%.500s", page)
+	_, err = s.Execute(ctx, "%diff base test --html diff.html", nil)
+	var ee *cells.ExecError
+	if !errors.As(err, &ee) || ee.EName != "NotAvailable" || !strings.HasPrefix(ee.EValue, "%diff --html needs a diff page writer") {
+		t.Errorf("--html without a writer: err = %v, want a NotAvailable error saying --html needs a page writer", err)
+	}
+	if _, serr := os.Stat(filepath.Join(dir, "diff.html")); !errors.Is(serr, os.ErrNotExist) {
+		t.Errorf("--html without a writer left a file: %v", serr)
 	}
 	// Contexts that differ are named at the top of the diff.
 	if _, err := s.Execute(ctx, "%context tp=2", nil); err != nil {
@@ -359,4 +367,109 @@ func headline(d *diff.Diff) string {
 		fmt.Fprintf(&b, "finding %s %s rank %d\n", f.Status, f.Rule, f.Rank)
 	}
 	return b.String()
+}
+
+// writeVLLMPair writes a two-rank vLLM capture (decode and prefill steps
+// in turn, the prefill GEMMs lasting gemm µs) under dir/name, one file per
+// rank, and returns the paths.
+func writeVLLMPair(t *testing.T, dir, name string, gemm float64) []string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for r := 0; r < 2; r++ {
+		k := newKT(r, 2, "NVIDIA H100 80GB HBM3")
+		s := 0.0
+		for step := 0; step < 4; step++ {
+			if step%2 == 0 {
+				k.op("user_annotation", "execute_context_0(0)_generation_32(32)", s, 5000)
+				k.launch("cudaGraphLaunch", s+10, 20, "kernel", "flash_fwd_splitkv_kernel", 7, s+100, 4800, nil)
+				s += 5100
+				continue
+			}
+			k.op("user_annotation", "execute_context_2(1000)_generation_0(0)", s, 8*gemm+1000)
+			k.op("cpu_op", "aten::mm", s+10, 100)
+			for i := 0; i < 8; i++ {
+				k.kernel("sm90_xmma_gemm_bf16", 7, s+20+float64(i)*10, s+200+float64(i)*gemm, gemm)
+			}
+			s += 8*gemm + 1100
+		}
+		paths = append(paths, k.write(t, filepath.Join(dir, name), "vllm-rank-"+strconv.Itoa(r)+".json"))
+	}
+	return paths
+}
+
+// sliceNames names the slices of cross-views: "rank 1 phase decode", or
+// "all" for none.
+func sliceNames(cvs []*crossview.Result) []string {
+	var out []string
+	for _, cv := range cvs {
+		var p []string
+		if cv.Slice.HasRank {
+			p = append(p, "rank "+strconv.Itoa(cv.Slice.Rank))
+		}
+		if cv.Slice.Phase != "" {
+			p = append(p, "phase "+cv.Slice.Phase)
+		}
+		if len(p) == 0 {
+			p = append(p, "all")
+		}
+		out = append(out, strings.Join(p, " "))
+	}
+	return out
+}
+
+// CollectDiffInput gives each side the cross-view of the filter and, with
+// slices, one per rank and one per phase that the filter leaves open; a
+// view of such a slice then compares trees, and without them says it
+// cannot.
+func TestCollectDiffInputSlices(t *testing.T) {
+	dir := t.TempDir()
+	db := openDB(t)
+	ctx := context.Background()
+	for name, gemm := range map[string]float64{"base": 1100, "test": 700} {
+		if _, err := db.Load(ctx, writeVLLMPair(t, dir, name, gemm), trace.LoadOptions{Name: name}, nil); err != nil {
+			t.Fatalf("Load(%s): %v", name, err)
+		}
+	}
+	tests := []struct {
+		name       string
+		f          evidence.Filter
+		withSlices bool
+		want       []string
+		// view is a slice the page's filters choose; trees says whether
+		// its diff compares the trees.
+		view  evidence.Filter
+		trees bool
+	}{
+		{"slices", evidence.Filter{}, true, []string{"all", "rank 0", "rank 1", "phase decode", "phase prefill"}, evidence.Filter{Phase: "prefill"}, true},
+		{"no slices", evidence.Filter{}, false, []string{"all"}, evidence.Filter{Phase: "prefill"}, false},
+		{"rank filter", evidence.Filter{Rank: 1, HasRank: true}, true, []string{"rank 1", "rank 1 phase decode", "rank 1 phase prefill"}, evidence.Filter{Rank: 1, HasRank: true, Phase: "decode"}, true},
+		{"phase filter", evidence.Filter{Phase: "decode"}, true, []string{"phase decode", "rank 0 phase decode", "rank 1 phase decode"}, evidence.Filter{Rank: 0, HasRank: true, Phase: "decode"}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := cells.CollectDiffInput(ctx, db, "base", "test", tc.f, nil, nil, tc.withSlices)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in.Base.Name != "base" || in.Test.Name != "test" || in.Filter != tc.f {
+				t.Errorf("input = %q vs %q under %+v, want base vs test under %+v", in.Base.Name, in.Test.Name, in.Filter, tc.f)
+			}
+			for _, side := range []diff.InputSide{in.Base, in.Test} {
+				if got := sliceNames(side.CrossViews); strings.Join(got, "|") != strings.Join(tc.want, "|") {
+					t.Errorf("%s cross-views = %q, want %q", side.Name, got, tc.want)
+				}
+			}
+			d, err := diff.CompareView(in, report.View{Filter: tc.view})
+			if err != nil {
+				t.Fatal(err)
+			}
+			otherSlice := strings.Contains(strings.Join(d.Gaps, "\n"), "collected for another slice")
+			if otherSlice == tc.trees {
+				t.Errorf("view %+v: trees compared = %v, want %v (gaps %q)", tc.view, !otherSlice, tc.trees, d.Gaps)
+			}
+		})
+	}
 }
