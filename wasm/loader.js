@@ -8,11 +8,13 @@
   var status = document.getElementById("tb-status");
   // A diff page (data-tb-kind="diff") carries a diff's input: the module's render_diff renders it.
   var diffPage = root.getAttribute("data-tb-kind") === "diff";
+  // noun names what the page shows, in the failure messages.
+  var noun = diffPage ? "diff" : "report";
 
   function fail(msg) {
     root.setAttribute("data-viewer-state", "failed");
     status.className = "tb-status tb-failed";
-    status.textContent = "Interactive viewer unavailable: " + msg + " The static report below stays readable.";
+    status.textContent = "Interactive viewer unavailable: " + msg + " The static " + noun + " below stays readable.";
   }
 
   function b64(id) {
@@ -171,7 +173,7 @@
   async function start() {
     var gz = b64("tb-module");
     if (!gz) {
-      fail("this report was written by a tracebook built without the viewer module (build it with ./install.sh).");
+      fail("this " + noun + " was written by a tracebook built without the viewer module (build it with ./install.sh).");
       return;
     }
     if (typeof DecompressionStream === "undefined" || typeof WebAssembly === "undefined") {
