@@ -413,29 +413,3 @@ const Style = report.Style + pageStyle
 
 // pageStyle adds the diff's own rules to the report's style sheet.
 const pageStyle = `.tb-diff-warn{border:2px solid #c62828;background:#fdecea;padding:.4em 1em;margin:1em 0}.tb-diff-resolved{color:#1b5e20}.tb-diff-new{color:#b71c1c}.tb-diff-side{width:100%;table-layout:fixed}.tb-diff-side td{vertical-align:top;overflow-x:auto}`
-
-// WritePage writes d as one self-contained static HTML page: the style
-// sheet and the HTML fragment, no script, under the Content-Security-Policy
-// of the static report (no script, nothing loads). It opens from file:// with
-// no network. The interactive page, which carries both sides' evidence and
-// the viewer module, is package wasm's WriteDiff.
-func WritePage(w io.Writer, d *Diff) error {
-	var frag strings.Builder
-	if err := printHTML(&frag, d, nil); err != nil {
-		return err
-	}
-	style := Style
-	// The static report's policy (analysis/report): no script, nothing
-	// loads. Hashing the style would link crypto into the viewer module,
-	// which imports this package.
-	csp := "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-	var b strings.Builder
-	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n")
-	b.WriteString(`<meta http-equiv="Content-Security-Policy" content="` + csp + `">` + "\n")
-	b.WriteString(`<meta name="viewport" content="width=device-width, initial-scale=1">` + "\n")
-	b.WriteString("<title>" + html.EscapeString(d.Title()) + "</title>\n<style>" + style + "</style>\n</head>\n<body>\n<div class=\"tb-page\">\n")
-	b.WriteString(frag.String())
-	b.WriteString("</div>\n</body></html>\n")
-	_, err := io.WriteString(w, b.String())
-	return err
-}
