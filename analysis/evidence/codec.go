@@ -28,18 +28,23 @@ func Encode(b *Bundle) ([]byte, error) {
 // Decode reads a bundle written by Encode. Table cells come back as the
 // types table.Table documents (nil, bool, int64, float64, string).
 func Decode(data []byte) (*Bundle, error) {
-	dec := msgpack.NewDecoder(bytes.NewReader(data))
-	dec.UseLooseInterfaceDecoding(true)
-	var b Bundle
-	if err := dec.Decode(&b); err != nil {
-		return nil, fmt.Errorf("evidence: decoding the bundle: %w", err)
+	b, fast := decodeFast(data)
+	if !fast {
+		b = &Bundle{}
+		dec := msgpack.NewDecoder(bytes.NewReader(data))
+		dec.UseLooseInterfaceDecoding(true)
+		if err := dec.Decode(b); err != nil {
+			return nil, fmt.Errorf("evidence: decoding the bundle: %w", err)
+		}
 	}
 	if b.SchemaVersion > SchemaVersion {
 		return nil, fmt.Errorf("evidence: bundle schema version %d is newer than this reader's %d", b.SchemaVersion, SchemaVersion)
 	}
-	normalizeTable(b.Traces)
-	for _, t := range b.Tables {
-		normalizeTable(t)
+	if !fast { // decodeFast leaves cells normalized
+		normalizeTable(b.Traces)
+		for _, t := range b.Tables {
+			normalizeTable(t)
+		}
 	}
 	if b.Tables == nil {
 		b.Tables = Tables{}
@@ -50,7 +55,7 @@ func Decode(data []byte) (*Bundle, error) {
 	if b.Thresholds == nil {
 		b.Thresholds = Thresholds{}
 	}
-	return &b, nil
+	return b, nil
 }
 
 // normalizeTable turns the integer and float types msgpack decodes into the

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // BucketsPerOctave is the resolution of the presets' log-bucket histograms:
@@ -19,19 +20,58 @@ type Hist map[int]int64
 // ParseHist reads the text form. Malformed pairs are skipped.
 func ParseHist(s string) Hist {
 	h := Hist{}
-	for _, f := range strings.Fields(s) {
-		k := strings.IndexByte(f, ':')
-		if k <= 0 {
-			continue
-		}
-		b, err1 := strconv.Atoi(f[:k])
-		n, err2 := strconv.ParseInt(f[k+1:], 10, 64)
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		h[b] += n
-	}
+	h.addText(s)
 	return h
+}
+
+// addText adds the counts of a text form to h: h.Add(ParseHist(s)) without
+// the intermediate map.
+func (h Hist) addText(s string) {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			h.addFields(strings.Fields(s))
+			return
+		}
+	}
+	// ASCII text: split on the spaces strings.Fields splits on, without
+	// allocating the fields.
+	for i := 0; i < len(s); {
+		for i < len(s) && asciiSpace(s[i]) {
+			i++
+		}
+		j := i
+		for j < len(s) && !asciiSpace(s[j]) {
+			j++
+		}
+		if j > i {
+			h.addPair(s[i:j])
+		}
+		i = j
+	}
+}
+
+func asciiSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+func (h Hist) addFields(fs []string) {
+	for _, f := range fs {
+		h.addPair(f)
+	}
+}
+
+// addPair adds one "bucket:count" field; a malformed one is skipped.
+func (h Hist) addPair(f string) {
+	k := strings.IndexByte(f, ':')
+	if k <= 0 {
+		return
+	}
+	b, err1 := strconv.Atoi(f[:k])
+	n, err2 := strconv.ParseInt(f[k+1:], 10, 64)
+	if err1 != nil || err2 != nil {
+		return
+	}
+	h[b] += n
 }
 
 // Add merges o into h.

@@ -2,7 +2,9 @@ package evidence
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/tracebook/tracebook/analysis/table"
 )
@@ -154,8 +156,20 @@ func RollupTable(area string, t *table.Table, f Filter, ev *Evidence) *table.Tab
 	keep := filterRows(t, f)
 	if !ok || sp.passthrough {
 		out := &table.Table{Name: t.Name, Columns: append([]table.Column(nil), t.Columns...)}
+		// The rows are copied into one backing array, each row capped so
+		// that an append to one cannot write into the next.
+		n := 0
 		for _, i := range keep {
-			out.Rows = append(out.Rows, append([]any(nil), t.Rows[i]...))
+			n += len(t.Rows[i])
+		}
+		cells := make([]any, 0, n)
+		if len(keep) > 0 {
+			out.Rows = make([][]any, 0, len(keep))
+		}
+		for _, i := range keep {
+			at := len(cells)
+			cells = append(cells, t.Rows[i]...)
+			out.Rows = append(out.Rows, cells[at:len(cells):len(cells)])
 		}
 		out.Total = int64(len(out.Rows))
 		return out
@@ -195,33 +209,61 @@ func RollupTable(area string, t *table.Table, f Filter, ev *Evidence) *table.Tab
 		}
 	}
 
+	// Per output column: the argmax column's source and output indexes.
+	argBy := make([]int, len(outCols))
+	argCur := make([]int, len(outCols))
+	hasHist := false
+	for j := nkeys; j < len(outCols); j++ {
+		switch aggs[j] {
+		case aggHist:
+			hasHist = true
+		case -2:
+			by := t.Col(sp.argmax[t.Columns[src[j]].Name])
+			cur := -1
+			for x := nkeys; x < len(outCols); x++ {
+				if src[x] == by {
+					cur = x
+				}
+			}
+			argBy[j], argCur[j] = by, cur
+		}
+	}
+
 	type group struct {
 		row   []any
-		hists map[int]Hist
-		steps map[int64]bool
+		sums  []sum
+		hists []Hist
+		steps []int // the steps >= 0 seen, repeats included
 	}
+	// Groups are keyed by the text fmt's %v gives each key cell, NUL
+	// separated (cells whose text is equal merge), built without fmt.
 	groups := map[string]*group{}
-	var order []string
+	var order []*group
+	var kb []byte
 	for _, ri := range keep {
 		r := t.Rows[ri]
-		key := ""
+		kb = kb[:0]
 		for j := 0; j < nkeys; j++ {
-			key += fmt.Sprintf("%v\x00", r[src[j]])
+			kb = appendKeyText(kb, r[src[j]])
+			kb = append(kb, 0)
 		}
-		g := groups[key]
+		g := groups[string(kb)]
 		if g == nil {
-			g = &group{row: make([]any, len(outCols)), hists: map[int]Hist{}, steps: map[int64]bool{}}
+			g = &group{row: make([]any, len(outCols)), sums: make([]sum, len(outCols))}
+			if hasHist {
+				g.hists = make([]Hist, len(outCols))
+			}
 			for j := 0; j < nkeys; j++ {
 				g.row[j] = r[src[j]]
 			}
-			groups[key] = g
-			order = append(order, key)
+			groups[string(kb)] = g
+			order = append(order, g)
 		}
 		for j := nkeys; j < len(outCols); j++ {
 			v := r[src[j]]
 			switch aggs[j] {
 			case aggSum:
-				g.row[j] = addCell(g.row[j], v)
+				g.sums[j].add(v)
 			case aggMin:
 				if v != nil && (g.row[j] == nil || less(v, g.row[j])) {
 					g.row[j] = v
@@ -237,36 +279,43 @@ func RollupTable(area string, t *table.Table, f Filter, ev *Evidence) *table.Tab
 					g.hists[j] = h
 				}
 				if s, ok := v.(string); ok {
-					h.Add(ParseHist(s))
+					h.addText(s)
 				}
 			case aggSteps:
 				if s, ok := toInt(v); ok && s >= 0 {
-					g.steps[s] = true
+					g.steps = append(g.steps, int(s))
 				}
 			case -2:
-				by := t.Col(sp.argmax[t.Columns[src[j]].Name])
-				cur := -1
-				for x := nkeys; x < len(outCols); x++ {
-					if src[x] == by {
-						cur = x
-					}
-				}
+				by, cur := argBy[j], argCur[j]
 				// The row's own maximum decides: take v when this row's max is the group's max so far.
-				if cur >= 0 && r[by] != nil && (g.row[j] == nil || !less(r[by], g.row[cur])) {
+				if cur < 0 || r[by] == nil {
+					break
+				}
+				best := g.row[cur]
+				if aggs[cur] == aggSum {
+					best = g.sums[cur].value()
+				}
+				if g.row[j] == nil || !less(r[by], best) {
 					g.row[j] = v
 				}
 			}
 		}
 	}
 	out := &table.Table{Name: t.Name, Columns: outCols}
-	for _, k := range order {
-		g := groups[k]
-		for j, h := range g.hists {
-			g.row[j] = h.String()
-		}
+	if len(order) > 0 {
+		out.Rows = make([][]any, 0, len(order))
+	}
+	for _, g := range order {
 		for j := nkeys; j < len(outCols); j++ {
-			if aggs[j] == aggSteps {
-				g.row[j] = int64(len(g.steps))
+			switch aggs[j] {
+			case aggSum:
+				g.row[j] = g.sums[j].value()
+			case aggHist:
+				if h := g.hists[j]; h != nil {
+					g.row[j] = h.String()
+				}
+			case aggSteps:
+				g.row[j] = distinct(g.steps)
 			}
 		}
 		out.Rows = append(out.Rows, g.row)
@@ -331,6 +380,88 @@ func sortRows(t *table.Table, by string, nkeys int) {
 	})
 }
 
+// distinct returns how many different values vs holds (sorting it).
+func distinct(vs []int) int64 {
+	slices.Sort(vs)
+	n := int64(0)
+	for i, v := range vs {
+		if i == 0 || v != vs[i-1] {
+			n++
+		}
+	}
+	return n
+}
+
+// sum adds up a column's cells the way repeated addCell calls would
+// (int64 while every value is one, float64 once any is not; NULLs skipped)
+// without boxing each partial sum.
+type sum struct {
+	kind uint8 // 0 nothing yet, 1 int64 in i, 2 float64 in f, 3 another value in v
+	i    int64
+	f    float64
+	v    any
+}
+
+func (s *sum) add(b any) {
+	if b == nil {
+		return
+	}
+	switch s.kind {
+	case 0:
+		switch x := b.(type) {
+		case int64:
+			s.kind, s.i = 1, x
+		case float64:
+			s.kind, s.f = 2, x
+		default:
+			s.kind, s.v = 3, b
+		}
+		return
+	case 1:
+		if x, ok := b.(int64); ok {
+			s.i += x
+			return
+		}
+		bf, _ := toFloat(b)
+		s.kind, s.f = 2, float64(s.i)+bf
+	case 2:
+		bf, _ := toFloat(b)
+		s.f += bf
+	case 3:
+		af, _ := toFloat(s.v)
+		bf, _ := toFloat(b)
+		s.kind, s.f, s.v = 2, af+bf, nil
+	}
+}
+
+// value is the sum as addCell would have left it.
+func (s *sum) value() any {
+	switch s.kind {
+	case 1:
+		return s.i
+	case 2:
+		return s.f
+	case 3:
+		return s.v
+	}
+	return nil
+}
+
+// appendKeyText appends the text fmt's %v gives a cell.
+func appendKeyText(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case string:
+		return append(b, x...)
+	case int64:
+		return strconv.AppendInt(b, x, 10)
+	case bool:
+		return strconv.AppendBool(b, x)
+	case nil:
+		return append(b, "<nil>"...)
+	}
+	return fmt.Append(b, v)
+}
+
 // toInt reads an integer cell.
 func toInt(v any) (int64, bool) {
 	switch x := v.(type) {
@@ -391,8 +522,12 @@ func less(a, b any) bool {
 	if aok != bok {
 		return aok
 	}
-	as, bs := fmt.Sprint(a), fmt.Sprint(b)
-	return as < bs
+	if as, ok := a.(string); ok {
+		if bs, ok := b.(string); ok {
+			return as < bs
+		}
+	}
+	return fmt.Sprint(a) < fmt.Sprint(b)
 }
 
 // Cell returns row r's value of the named column, or nil.

@@ -135,6 +135,9 @@ func EncodeSource(src *Source) ([]byte, error) {
 
 // DecodeSource reads what EncodeSource wrote, or a bare bundle encoding.
 func DecodeSource(data []byte) (*Source, error) {
+	if src, ok, err := decodeEnvelope(data); ok {
+		return src, err
+	}
 	if len(data) > 0 && data[0] == 0x92 { // fixarray of 2: the envelope
 		var parts struct {
 			_msgpack   struct{} `msgpack:",as_array"`

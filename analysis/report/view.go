@@ -23,7 +23,7 @@ func applyView(d *Doc, v View) {
 	for i := range d.Tables {
 		t := &d.Tables[i]
 		if s, ok := d.Controls.Sort[t.Name]; ok {
-			sortTable(t, s)
+			sortTable(t, s, maxRows)
 		}
 		if t.Total < int64(len(t.Rows)) {
 			t.Total = int64(len(t.Rows))
@@ -49,26 +49,31 @@ func applyView(d *Doc, v View) {
 
 // sortTable sorts t's rows by the column spec "col" (ascending) or "-col"
 // (descending); unknown columns leave the order as it is. The sort is stable
-// and total, so the native and the viewer's rendering agree.
-func sortTable(t *table.Table, spec string) {
+// and total, so the native and the viewer's rendering agree. Only the first
+// top rows are sure to be in order (the caller keeps those): they are the
+// first top rows of the full stable sort, the rest follow in no set order.
+func sortTable(t *table.Table, spec string, top int) {
 	desc := strings.HasPrefix(spec, "-")
 	col := t.Col(strings.TrimPrefix(spec, "-"))
 	if col < 0 {
 		return
 	}
 	// Extract each row's key once: comparing through interfaces in the
-	// sort's inner loop is most of the cost in the viewer module.
+	// sort's inner loop is most of the cost in the viewer module. The sort
+	// moves indexes, not rows (no pointers to move, so no write barriers in
+	// the module), and breaks ties on the index: the order of a stable sort.
 	type key struct {
 		rank int
 		f    float64
 		s    string
 		b    bool
-		row  []any
 	}
 	keys := make([]key, len(t.Rows))
+	perm := make([]int32, len(t.Rows))
+	nan := false
 	for i, r := range t.Rows {
 		v := cell(r, col)
-		k := key{rank: rankOf(v), row: r}
+		k := key{rank: rankOf(v)}
 		switch x := v.(type) {
 		case string:
 			k.s = x
@@ -77,8 +82,10 @@ func sortTable(t *table.Table, spec string) {
 		case nil:
 		default:
 			k.f = num(v)
+			nan = nan || k.f != k.f
 		}
 		keys[i] = k
+		perm[i] = int32(i)
 	}
 	cmp := func(a, b *key) int {
 		if a.rank != b.rank {
@@ -106,17 +113,74 @@ func sortTable(t *table.Table, spec string) {
 		}
 		return 0
 	}
-	sort.SliceStable(keys, func(i, j int) bool {
+	less := func(i, j int32) bool {
 		c := cmp(&keys[i], &keys[j])
 		if desc {
 			return c > 0
 		}
 		return c < 0
-	})
-	for i := range keys {
-		t.Rows[i] = keys[i].row
 	}
+	// With ties broken on the index the order is total: any sort gives
+	// the stable sort's order.
+	before := func(i, j int32) bool {
+		if less(i, j) {
+			return true
+		}
+		return !less(j, i) && i < j
+	}
+	switch {
+	case nan:
+		// NaN compares equal to every number, so the order is not a strict
+		// weak ordering and a stable sort's result depends on its
+		// algorithm: keep sort.SliceStable's, as before.
+		sort.SliceStable(perm, func(i, j int) bool { return less(perm[i], perm[j]) })
+	case top > 0 && top < len(perm)/4:
+		// Few rows are shown of many: keep the first top of them in order,
+		// one pass, instead of sorting them all.
+		best := perm[:0:0]
+		for _, p := range perm {
+			if len(best) == top && !before(p, best[top-1]) {
+				continue
+			}
+			k := sort.Search(len(best), func(k int) bool { return before(p, best[k]) })
+			if len(best) < top {
+				best = append(best, 0)
+			}
+			copy(best[k+1:], best[k:])
+			best[k] = p
+		}
+		chosen := make([]bool, len(perm))
+		for _, p := range best {
+			chosen[p] = true
+		}
+		rest := best
+		for _, p := range perm {
+			if !chosen[p] {
+				rest = append(rest, p)
+			}
+		}
+		perm = rest
+	default:
+		sort.Sort(permSorter{perm, before})
+	}
+	rows := make([][]any, len(t.Rows))
+	for i, p := range perm {
+		rows[i] = t.Rows[p]
+	}
+	copy(t.Rows, rows)
 }
+
+// permSorter sorts a permutation with a less function on its values (an
+// interface sort: the module already holds that code, where a generic one
+// would add its own).
+type permSorter struct {
+	p    []int32
+	less func(i, j int32) bool
+}
+
+func (s permSorter) Len() int           { return len(s.p) }
+func (s permSorter) Less(i, j int) bool { return s.less(s.p[i], s.p[j]) }
+func (s permSorter) Swap(i, j int)      { s.p[i], s.p[j] = s.p[j], s.p[i] }
 
 func cell(r []any, i int) any {
 	if i >= 0 && i < len(r) {
