@@ -20,7 +20,10 @@
   function b64(id) {
     var el = document.getElementById(id);
     if (!el) return null;
-    var s = atob(el.textContent.replace(/\s+/g, ""));
+    var text = el.textContent;
+    // Uint8Array.fromBase64 decodes natively and skips white space.
+    if (typeof Uint8Array.fromBase64 === "function") return Uint8Array.fromBase64(text);
+    var s = atob(text.replace(/\s+/g, ""));
     var u = new Uint8Array(s.length);
     for (var i = 0; i < s.length; i++) u[i] = s.charCodeAt(i);
     return u;
@@ -43,8 +46,11 @@
     environ_sizes_get(count, bufSize) { var m = mem(); m.setUint32(count, 0, true); m.setUint32(bufSize, 0, true); return OK; },
     environ_get(env, buf) { return OK; },
     clock_time_get(id, precision, out) {
-      var ns = id === 0 ? BigInt(Date.now()) * 1000000n : BigInt(Math.round(performance.now() * 1e6));
-      mem().setBigUint64(out, ns, true);
+      // The runtime reads the clock often: two 32-bit halves, no BigInt.
+      var ns = Math.round(id === 0 ? Date.now() * 1e6 : performance.now() * 1e6);
+      var hi = Math.floor(ns / 4294967296), m = mem();
+      m.setUint32(out, ns - hi * 4294967296, true);
+      m.setUint32(out + 4, hi, true);
       return OK;
     },
     random_get(ptr, len) {
@@ -100,19 +106,46 @@
     return p;
   }
 
-  var bundle = null, bundlePtr = 0, view = null;
-  function render() {
-    // The bundle is copied in once and kept: the module reuses its decoding.
-    if (!bundlePtr) bundlePtr = put(bundle);
-    var vb = encoder.encode(JSON.stringify(view)), vp = put(vb);
-    var r = (diffPage ? inst.exports.render_diff : inst.exports.render)(bundlePtr, bundle.length, vp, vb.length);
-    inst.exports.free(vp);
+  // result reads and frees a framed result ((ptr << 32) | len): the text
+  // after the status byte, or throws the module's message.
+  function result(r) {
     var ptr = Number(BigInt.asUintN(64, r) >> 32n), len = Number(BigInt.asUintN(32, r));
     var out = bytes(ptr, len).slice();
     inst.exports.free(ptr);
     var text = decoder.decode(out.subarray(1));
     if (out[0] !== 0) throw new Error(text);
     return text;
+  }
+
+  var bundle = null, bundlePtr = 0, view = null;
+  // load hands a report's bundle to the module once (load_bundle decodes
+  // and keeps it); a diff's input, or a module without load_bundle, gets
+  // it with every render instead.
+  function load() {
+    if (diffPage || !inst.exports.load_bundle) return;
+    var p = put(bundle);
+    try {
+      result(inst.exports.load_bundle(p, bundle.length));
+    } finally {
+      inst.exports.free(p);
+    }
+    bundle = null;
+  }
+
+  function render() {
+    var vb = encoder.encode(JSON.stringify(view)), vp = put(vb), r;
+    try {
+      if (!bundle) {
+        r = inst.exports.render_view(vp, vb.length);
+      } else {
+        // The bundle is copied in once and kept: the module reuses its decoding.
+        if (!bundlePtr) bundlePtr = put(bundle);
+        r = (diffPage ? inst.exports.render_diff : inst.exports.render)(bundlePtr, bundle.length, vp, vb.length);
+      }
+    } finally {
+      inst.exports.free(vp);
+    }
+    return result(r);
   }
 
   function show(html) {
@@ -165,12 +198,32 @@
   }
 
   // gunzip decompresses in the page: no fetch, no data: URL.
+  function gunzipStream(u8) {
+    return new Blob([u8]).stream().pipeThrough(new DecompressionStream("gzip"));
+  }
   async function gunzip(u8) {
-    var stream = new Blob([u8]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return new Uint8Array(await new Response(stream).arrayBuffer());
+    return new Uint8Array(await new Response(gunzipStream(u8)).arrayBuffer());
+  }
+
+  // compile compiles the gzip-compressed module while it decompresses, off
+  // the main thread: compileStreaming reads a Response built over the
+  // DecompressionStream (nothing is fetched).
+  function compile(gz) {
+    if (typeof WebAssembly.compileStreaming === "function") {
+      var resp = new Response(gunzipStream(gz), { headers: { "Content-Type": "application/wasm" } });
+      return WebAssembly.compileStreaming(resp);
+    }
+    return gunzip(gz).then(function (wasm) { return WebAssembly.compile(wasm); });
+  }
+
+  // mark records a step of the start in the page's performance timeline
+  // (the speed benchmark reads the tb:* marks).
+  function mark(name) {
+    if (typeof performance !== "undefined" && performance.mark) performance.mark("tb:" + name);
   }
 
   async function start() {
+    mark("start");
     var gz = b64("tb-module");
     if (!gz) {
       fail("this " + noun + " was written by a tracebook built without the viewer module (build it with ./install.sh).");
@@ -180,20 +233,33 @@
       fail("this browser lacks DecompressionStream or WebAssembly.");
       return;
     }
+    // The module compiles, off the main thread, while the bundle decodes.
+    var compiled = compile(gz);
+    compiled.catch(function () {}); // awaited below; not an unhandled rejection meanwhile
+    gz = null;
     bundle = await gunzip(b64("tb-bundle"));
+    mark("bundle");
     view = JSON.parse(document.getElementById("tb-view").textContent);
     if (!view.open) {
       // Keep what the static report shows unfolded; toggles edit this list.
       view.open = Array.prototype.map.call(slot.querySelectorAll("details[data-tb-node][open]"),
         function (d) { return d.getAttribute("data-tb-node"); });
     }
-    var wasm = await gunzip(gz);
-    var res = await WebAssembly.instantiate(wasm, { wasi_snapshot_preview1: wasi });
-    inst = res.instance;
+    var mod = await compiled;
+    mark("compiled");
+    inst = await WebAssembly.instantiate(mod, { wasi_snapshot_preview1: wasi });
+    mark("instantiated");
     inst.exports._initialize();
+    mark("initialized");
+    load();
+    mark("loaded");
     var html = render();
-    root.setAttribute("data-viewer-parity", sameAsStatic(html) ? "same" : "differs");
-    show(html);
+    mark("rendered");
+    var same = sameAsStatic(html);
+    root.setAttribute("data-viewer-parity", same ? "same" : "differs");
+    // When they are the same, the static report already shows this rendering.
+    if (!same) show(html);
+    mark("shown");
     wire();
     status.textContent = diffPage ? "Interactive: filter by rank and phase and sort the change tables — the embedded module compares the two traces again." :
       "Interactive: filter by rank and phase, sort tables, fold the tree, change a rule's threshold — the embedded module recomputes the report.";

@@ -1,7 +1,7 @@
 // Package bridge is the viewer's contract in plain Go: bytes of a Bundle
 // (msgpack) and of a View (JSON) in, the report's HTML fragment out
-// (Render); bytes of a diff's input and a View in, the diff's fragment out
-// (RenderDiff). The
+// (Render, or Load once and RenderView per view); bytes of a diff's input
+// and a View in, the diff's fragment out (RenderDiff). The
 // viewer module (wasm/viewer) calls it from its exported render function and
 // the native code calls the same function, so the browser and the wazero
 // host render exactly what the native build renders.
@@ -13,6 +13,7 @@ package bridge
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/tracebook/tracebook/analysis/report"
@@ -69,6 +70,66 @@ func decode(bundle []byte) (*report.Source, error) {
 	}
 	lastBundle, lastSource = bytes.Clone(bundle), src
 	return src, nil
+}
+
+// The bundle Load decoded, which RenderView renders.
+var loaded *report.Source
+
+// Load decodes bundle (an encoded report.Source, or a bare bundle) and
+// keeps it for RenderView, in place of the one loaded before. bundle is not
+// retained: the caller may release it.
+func Load(bundle []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("decoding the bundle failed: %v", r)
+		}
+	}()
+	src, err := report.DecodeSource(bundle)
+	if err != nil {
+		return err
+	}
+	loaded = src
+	return nil
+}
+
+// RenderView writes the report's HTML fragment of the loaded bundle for
+// view: Render without passing (or comparing) the bundle again.
+func RenderView(view []byte) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("rendering the report failed: %v", r)
+		}
+	}()
+	if loaded == nil {
+		return nil, errors.New("no bundle loaded: load one before rendering a view")
+	}
+	v, err := report.ParseView(view)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := report.GenerateView(&buf, loaded, v, report.HTMLFragment); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// LoadResult frames Load's outcome as the module returns it: the status
+// byte alone, or StatusError and the message.
+func LoadResult(bundle []byte) []byte {
+	if err := Load(bundle); err != nil {
+		return append([]byte{StatusError}, err.Error()...)
+	}
+	return []byte{StatusOK}
+}
+
+// ViewResult frames RenderView's outcome as Result frames Render's.
+func ViewResult(view []byte) []byte {
+	out, err := RenderView(view)
+	if err != nil {
+		return append([]byte{StatusError}, err.Error()...)
+	}
+	return append([]byte{StatusOK}, out...)
 }
 
 // Result frames Render's outcome the way the module returns it: a status

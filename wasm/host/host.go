@@ -33,6 +33,10 @@ type Viewer struct {
 	alloc  api.Function
 	free   api.Function
 	render api.Function
+	// load and renderView are the load_bundle and render_view exports;
+	// nil in a module built before they existed.
+	load       api.Function
+	renderView api.Function
 }
 
 // Gunzip returns the module bytes of a gzip-compressed module (what the
@@ -79,6 +83,7 @@ func New(ctx context.Context, module []byte) (*Viewer, error) {
 	}
 	v := &Viewer{rt: rt, mod: mod,
 		alloc: mod.ExportedFunction("alloc"), free: mod.ExportedFunction("free"), render: mod.ExportedFunction("render")}
+	v.load, v.renderView = mod.ExportedFunction("load_bundle"), mod.ExportedFunction("render_view")
 	if v.alloc == nil || v.free == nil || v.render == nil {
 		rt.Close(ctx)
 		return nil, errors.New("the viewer module does not export alloc, free and render")
@@ -111,6 +116,59 @@ func (v *Viewer) Render(ctx context.Context, bundle, view []byte) ([]byte, error
 	out, ok := v.mod.Memory().Read(ptr, n)
 	if !ok || n == 0 {
 		return nil, fmt.Errorf("render returned [%d, +%d) outside memory", ptr, n)
+	}
+	body := bytes.Clone(out[1:])
+	if out[0] != bridge.StatusOK {
+		return nil, fmt.Errorf("the viewer module: %s", body)
+	}
+	return body, nil
+}
+
+// Load calls the module's load_bundle: the module decodes bundle and keeps
+// it for RenderView. The module's copy of the bytes is freed on return.
+func (v *Viewer) Load(ctx context.Context, bundle []byte) error {
+	if v.load == nil {
+		return errors.New("the viewer module does not export load_bundle (built before it existed)")
+	}
+	bp, err := v.put(ctx, bundle)
+	if err != nil {
+		return err
+	}
+	defer v.free.Call(ctx, uint64(bp))
+	res, err := v.load.Call(ctx, uint64(bp), uint64(len(bundle)))
+	if err != nil {
+		return fmt.Errorf("calling load_bundle: %w", err)
+	}
+	_, err = v.result(ctx, res[0])
+	return err
+}
+
+// RenderView calls the module's render_view: the HTML fragment of the
+// bundle Load loaded, for view.
+func (v *Viewer) RenderView(ctx context.Context, view []byte) ([]byte, error) {
+	if v.renderView == nil {
+		return nil, errors.New("the viewer module does not export render_view (built before it existed)")
+	}
+	vp, err := v.put(ctx, view)
+	if err != nil {
+		return nil, err
+	}
+	defer v.free.Call(ctx, uint64(vp))
+	res, err := v.renderView.Call(ctx, uint64(vp), uint64(len(view)))
+	if err != nil {
+		return nil, fmt.Errorf("calling render_view: %w", err)
+	}
+	return v.result(ctx, res[0])
+}
+
+// result reads and frees a framed result ((ptr << 32) | len): the bytes
+// after the status byte, or the module's message as an error.
+func (v *Viewer) result(ctx context.Context, r uint64) ([]byte, error) {
+	ptr, n := uint32(r>>32), uint32(r)
+	defer v.free.Call(ctx, uint64(ptr))
+	out, ok := v.mod.Memory().Read(ptr, n)
+	if !ok || n == 0 {
+		return nil, fmt.Errorf("the module returned [%d, +%d) outside memory", ptr, n)
 	}
 	body := bytes.Clone(out[1:])
 	if out[0] != bridge.StatusOK {

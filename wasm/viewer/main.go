@@ -19,6 +19,16 @@
 //	                                   the same for a diff page: the diff's input
 //	                                   (diff.EncodeInput) [ip, ip+il), view JSON [vp, vp+vl);
 //	                                   the result is framed as render's (HTML: the diff)
+//	load_bundle(bp, bl i32) -> i64     decode the bundle [bp, bp+bl) and keep it for
+//	                                   render_view; the result is framed as render's,
+//	                                   with nothing after a 0 status; bp may be freed
+//	                                   once it returns
+//	render_view(vp, vl i32) -> i64     render the loaded bundle for the view JSON
+//	                                   [vp, vp+vl); the result is framed as render's
+//
+// render decodes the bundle on its first call and then compares the bundle
+// it is passed with the one it decoded; load_bundle once, then render_view
+// per view, skips the comparison and lets the caller free its copy.
 //
 // Memory may grow during any call: read memory.buffer again after each one.
 package main
@@ -67,6 +77,21 @@ func renderDiff(inputPtr, inputLen, viewPtr, viewLen uint32) uint64 {
 	return uint64(p)<<32 | uint64(len(out))
 }
 
+//go:wasmexport load_bundle
+func loadBundle(bundlePtr, bundleLen uint32) uint64 {
+	debug.SetMemoryLimit(memLimitBase + memLimitPerByte*int64(bundleLen))
+	out := bridge.LoadResult(view(bundlePtr, bundleLen))
+	p := pin(out)
+	return uint64(p)<<32 | uint64(len(out))
+}
+
+//go:wasmexport render_view
+func renderView(viewPtr, viewLen uint32) uint64 {
+	out := bridge.ViewResult(view(viewPtr, viewLen))
+	p := pin(out)
+	return uint64(p)<<32 | uint64(len(out))
+}
+
 // view returns the first n bytes of the buffer alloc returned at ptr.
 func view(ptr, n uint32) []byte {
 	if n == 0 {
@@ -79,10 +104,26 @@ func view(ptr, n uint32) []byte {
 	return b[:n]
 }
 
+// gcPercent is the module's GOGC. A render allocates a cell per table
+// value; with one thread and no concurrent marking, collecting less often
+// is most of the speed.
+// The module collects garbage when its memory nears a limit, not as its
+// heap grows (GOGC is off). A collection marks the whole decoded bundle,
+// which here (one thread, no concurrent marking) costs about as much as a
+// render, and what decoding allocates stays live, while a render leaves
+// little garbage next to the bundle: so no collection runs while the
+// bundle decodes nor for many renders after. The limit leaves room for the
+// decoded bundle (a few bytes per byte of msgpack) and the rollups a
+// report.Source keeps: memLimitBase, plus memLimitPerByte per byte of the
+// bundle load_bundle takes.
+const (
+	memLimitBase    = 256 << 20
+	memLimitPerByte = 32
+)
+
 func init() {
-	// A render allocates a cell per table value; with one thread and no
-	// concurrent marking, collecting less often is most of the speed.
-	debug.SetGCPercent(400)
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(memLimitBase)
 }
 
 func main() {}
