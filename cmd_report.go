@@ -219,8 +219,29 @@ func collectReport(ctx context.Context, paths []string, f evidence.Filter) (*rep
 	if err != nil {
 		return nil, err
 	}
-	if err := cells.AddPerfetto(ctx, db, src, perfetto.ReportBudget); err != nil {
+	// The Perfetto files take what the HTML report leaves under its limit.
+	budget := perfetto.ReportBudget
+	if len(src.Windows) > 0 {
+		data, err := report.EncodeOffline(src)
+		if err != nil {
+			return nil, err
+		}
+		var page countWriter
+		if err := writeHTMLReport(&page, data, report.View{Filter: f}, nil); err != nil {
+			return nil, err
+		}
+		budget = perfetto.PageBudget(int(page))
+	}
+	if err := cells.AddPerfetto(ctx, db, src, budget); err != nil {
 		return nil, err
 	}
 	return src, nil
+}
+
+// countWriter counts the bytes written to it.
+type countWriter int
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	*c += countWriter(len(p))
+	return len(p), nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/perfetto"
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/sql"
 )
 
@@ -83,17 +84,22 @@ func AddPerfetto(ctx context.Context, eng Engine, src *report.Source, budget int
 	}
 	shown := report.ShownFindings(src.Bundle)
 	var ins []perfetto.Input
+	rows := map[[4]any]*table.Table{} // findings on one window share its rows
 	for _, w := range src.Windows {
 		in := perfetto.Input{Window: w}
 		if w.N >= 1 && w.N <= len(shown) {
 			in.Finding = shown[w.N-1]
 		}
-		t, err := eng.Query(ctx, p.SQL, 0, w.Trace, w.Rank, w.StartNs, w.EndNs,
-			int64(perfetto.DefaultMaxEvents), int64(perfetto.DefaultMaxPython))
-		if err != nil {
-			return fmt.Errorf("perfetto: the window of finding %d (%s): %w", w.N, w.Rule, err)
+		key := [4]any{w.Trace, w.Rank, w.StartNs, w.EndNs}
+		if rows[key] == nil {
+			t, err := eng.Query(ctx, p.SQL, 0, w.Trace, w.Rank, w.StartNs, w.EndNs,
+				int64(perfetto.DefaultMaxEvents), int64(perfetto.DefaultMaxPython))
+			if err != nil {
+				return fmt.Errorf("perfetto: the window of finding %d (%s): %w", w.N, w.Rule, err)
+			}
+			rows[key] = t
 		}
-		in.Rows = t
+		in.Rows = rows[key]
 		ins = append(ins, in)
 	}
 	src.Perfetto = perfetto.Files(ins, budget)

@@ -140,14 +140,19 @@ func ReportHook(writeHTML HTMLWriter) Hook {
 			if writeHTML == nil {
 				return nil, fmt.Errorf("%%report --html is %w", ErrNotAvailable)
 			}
-			if err := AddPerfetto(ctx, s.Engine(), src, perfetto.ReportBudget); err != nil {
-				return nil, err
-			}
 			data, err := report.EncodeOffline(src)
 			if err != nil {
 				return nil, err
 			}
+			// The Perfetto files take what the page leaves under its limit.
 			var page bytes.Buffer
+			if err := writeHTML(&page, data, view, nil); err != nil {
+				return nil, err
+			}
+			if err := AddPerfetto(ctx, s.Engine(), src, perfetto.PageBudget(page.Len())); err != nil {
+				return nil, err
+			}
+			page.Reset()
 			if err := writeHTML(&page, data, view, src.Perfetto); err != nil {
 				return nil, err
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/report"
@@ -19,21 +20,37 @@ import (
 var PerfettoJS string
 
 // perfettoTail is what a report page carries for its findings' Perfetto
-// files, before the loader: the files (#tb-perfetto-files, a JSON object of file
-// name -> gzip + base64 of the file) when there are any, and the script
-// that saves them.
+// files, before the loader: the files (#tb-perfetto-files) when there are
+// any, and the script that saves them. The files element is a JSON object:
+// "files" maps a file name to its head (gzip + base64) and the id of its
+// body, "bodies" maps an id to a body (gzip + base64); a file is its head
+// then its body (report.PerfettoFile.Split), and findings with the same
+// window share one body.
 func perfettoTail(files []report.PerfettoFile) (string, error) {
 	var b strings.Builder
 	if len(files) > 0 {
-		m := map[string]string{}
+		doc := perfettoDoc{Files: map[string][2]string{}, Bodies: map[string]string{}}
+		ids := map[string]string{}
 		for _, f := range files {
-			gz, err := gzipBytes(f.JSON)
+			split := min(max(f.Split, 0), len(f.JSON))
+			body := string(f.JSON[split:])
+			id, ok := ids[body]
+			if !ok {
+				id = strconv.Itoa(len(ids))
+				ids[body] = id
+				gz, err := gzipBytes([]byte(body))
+				if err != nil {
+					return "", err
+				}
+				doc.Bodies[id] = base64.StdEncoding.EncodeToString(gz)
+			}
+			gz, err := gzipBytes(f.JSON[:split])
 			if err != nil {
 				return "", err
 			}
-			m[f.Name] = base64.StdEncoding.EncodeToString(gz)
+			doc.Files[f.Name] = [2]string{base64.StdEncoding.EncodeToString(gz), id}
 		}
-		j, err := json.Marshal(m) // sorted keys; escapes <, > and &
+		j, err := json.Marshal(doc) // sorted keys; escapes <, > and &
 		if err != nil {
 			return "", fmt.Errorf("encoding the Perfetto files: %w", err)
 		}
@@ -45,6 +62,12 @@ func perfettoTail(files []report.PerfettoFile) (string, error) {
 	return b.String(), nil
 }
 
+// perfettoDoc is the JSON of #tb-perfetto-files.
+type perfettoDoc struct {
+	Files  map[string][2]string `json:"files"`  // name -> [head, body id]
+	Bodies map[string]string    `json:"bodies"` // body id -> body
+}
+
 // ExtractPerfetto reads back the Perfetto files a report embeds: file name
 // -> the Chrome-trace JSON. A report without files gives an empty map.
 func ExtractPerfetto(page []byte) (map[string][]byte, error) {
@@ -53,23 +76,41 @@ func ExtractPerfetto(page []byte) (map[string][]byte, error) {
 	if !ok {
 		return out, nil
 	}
-	var m map[string]string
-	if err := json.Unmarshal([]byte(text), &m); err != nil {
+	var doc perfettoDoc
+	if err := json.Unmarshal([]byte(text), &doc); err != nil {
 		return nil, fmt.Errorf("reading the Perfetto files: %w", err)
 	}
-	names := make([]string, 0, len(m))
-	for n := range m {
+	unpack := func(name, b64 string) ([]byte, error) {
+		gz, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			return nil, fmt.Errorf("Perfetto file %s: %w", name, err)
+		}
+		data, err := gunzip(gz)
+		if err != nil {
+			return nil, fmt.Errorf("Perfetto file %s: %w", name, err)
+		}
+		return data, nil
+	}
+	names := make([]string, 0, len(doc.Files))
+	for n := range doc.Files {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		gz, err := base64.StdEncoding.DecodeString(m[n])
+		e := doc.Files[n]
+		body, ok := doc.Bodies[e[1]]
+		if !ok {
+			return nil, fmt.Errorf("Perfetto file %s: its body %q is missing", n, e[1])
+		}
+		head, err := unpack(n, e[0])
 		if err != nil {
-			return nil, fmt.Errorf("Perfetto file %s: %w", n, err)
+			return nil, err
 		}
-		if out[n], err = gunzip(gz); err != nil {
-			return nil, fmt.Errorf("Perfetto file %s: %w", n, err)
+		rest, err := unpack(n, body)
+		if err != nil {
+			return nil, err
 		}
+		out[n] = append(head, rest...)
 	}
 	return out, nil
 }

@@ -1,9 +1,10 @@
 // tracebook offline report: saves a finding's Perfetto trace. The files are
-// in the page (#tb-perfetto-files: a JSON object, file name -> gzip + base64 of
-// the Chrome-trace JSON); a click on a button[data-tb-perfetto] decodes one
-// and hands it to the browser's download through a blob: URL. No network:
-// nothing is fetched. Independent of the viewer module: it works in a
-// static report too.
+// in the page (#tb-perfetto-files: {"files": {name: [head, body id]},
+// "bodies": {id: body}}, each part gzip + base64; a file is its head then
+// its body, and findings with the same window share the body); a click on a
+// button[data-tb-perfetto] decodes one and hands it to the browser's
+// download through a blob: URL. No network: nothing is fetched. Independent
+// of the viewer module: it works in a static report too.
 (function () {
   "use strict";
   var files = null;
@@ -16,6 +17,8 @@
     } catch (e) {
       files = {};
     }
+    files.files = files.files || {};
+    files.bodies = files.bodies || {};
     return files;
   }
 
@@ -49,23 +52,28 @@
     setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
   }
 
+  function inflate(gz) {
+    var stream = new Blob([gz]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).blob();
+  }
+
   async function saveFile(button, name) {
-    var b64 = table()[name];
-    if (typeof b64 !== "string") {
+    var t = table(), entry = t.files[name];
+    var body = entry ? t.bodies[entry[1]] : undefined;
+    if (!entry || typeof entry[0] !== "string" || typeof body !== "string") {
       say(button, "(not embedded in this report: `tracebook report TRACE --perfetto DIR` writes it)");
       return;
     }
-    var gz = bytes(b64);
+    var head = bytes(entry[0]), rest = bytes(body);
     if (typeof DecompressionStream === "undefined") {
-      // Perfetto opens the gzip-compressed file as it is.
-      save(new Blob([gz], { type: "application/gzip" }), name + ".gz");
+      // Two gzip members make one gzip file, which Perfetto opens as it is.
+      save(new Blob([head, rest], { type: "application/gzip" }), name + ".gz");
       button.setAttribute("data-tb-saved", name + ".gz");
       say(button, "(saved " + name + ".gz)");
       return;
     }
-    var stream = new Blob([gz]).stream().pipeThrough(new DecompressionStream("gzip"));
-    var json = await new Response(stream).blob();
-    save(new Blob([json], { type: "application/json" }), name);
+    var json = new Blob([await inflate(head), await inflate(rest)], { type: "application/json" });
+    save(json, name);
     button.setAttribute("data-tb-saved", name);
     say(button, "(saved " + name + ": " + json.size + " bytes)");
   }

@@ -158,14 +158,17 @@ func TestReportSizeWithPerfetto(t *testing.T) {
 			return fmt.Sprintf("kernel_%x_%x", h.Sum64(), h.Sum64()>>7)
 		})})
 	}
-	src.Perfetto = perfetto.Files(ins, perfetto.ReportBudget)
+	// As the CLI does: the files take what the page without them leaves.
+	bare := perfettoPage(t, src, mod)
+	src.Perfetto = perfetto.Files(ins, perfetto.PageBudget(len(bare)))
 	page := perfettoPage(t, src, mod)
 	var files int
 	for _, f := range src.Perfetto {
 		files += len(f.JSON)
 	}
 	const limit = 3_000_000
-	t.Logf("8 ranks x 1000 steps with %d Perfetto files (%d bytes of JSON): report %d bytes", len(src.Perfetto), files, len(page))
+	t.Logf("8 ranks x 1000 steps with %d Perfetto files (%d bytes of JSON, budget %d bytes gzip): report %d bytes (%d without the files)",
+		len(src.Perfetto), files, perfetto.PageBudget(len(bare)), len(page), len(bare))
 	if len(page) > limit {
 		t.Errorf("report is %d bytes, want at most %d", len(page), limit)
 	}
@@ -181,6 +184,43 @@ func TestReportSizeWithPerfetto(t *testing.T) {
 		}
 		if !head.Tracebook.Capped || !strings.Contains(head.Tracebook.Note, "size budget") {
 			t.Errorf("%s: a file cut to the budget must say so: %q", f.Name, head.Tracebook.Note)
+		}
+	}
+}
+
+// Findings on one window share one stored body; each file reads back whole.
+func TestPerfettoSharedBody(t *testing.T) {
+	src := perfettoSource(t)
+	rows := perfettoRows(0, 200, func(i int) string { return "gemm" })
+	var ins []perfetto.Input
+	for i, rule := range []string{"sync_bound_loop", "host_bound_idle", "launch_bound"} {
+		w := report.Window{N: i + 1, File: report.FileName(i+1, rule), Rule: rule, Trace: "sample", Rank: 0,
+			Step: -1, FirstStep: -1, LastStep: -1, EndNs: 5_000_000, FocusEndNs: 1_000_000, Placed: true}
+		ins = append(ins, perfetto.Input{Window: w, Rows: rows})
+	}
+	src.Perfetto = perfetto.Files(ins, perfetto.ReportBudget)
+	page := perfettoPage(t, src, []byte{0x1f, 0x8b, 0})
+	m := regexp.MustCompile(`<script type="application/json" id="tb-perfetto-files"[^>]*>(.*?)</script>`).FindSubmatch(page)
+	if m == nil {
+		t.Fatal("no #tb-perfetto-files")
+	}
+	var doc struct {
+		Files  map[string][2]string `json:"files"`
+		Bodies map[string]string    `json:"bodies"`
+	}
+	if err := json.Unmarshal(m[1], &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Files) != 3 || len(doc.Bodies) != 1 {
+		t.Errorf("%d files, %d bodies: want 3 files sharing 1 body", len(doc.Files), len(doc.Bodies))
+	}
+	got, err := wasm.ExtractPerfetto(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range src.Perfetto {
+		if !bytes.Equal(got[f.Name], f.JSON) {
+			t.Errorf("%s does not read back whole", f.Name)
 		}
 	}
 }

@@ -40,9 +40,25 @@ const DefaultMaxEvents = 20000
 const DefaultMaxPython = 2000
 
 // ReportBudget is the most bytes (gzip) the files of one report take
-// together in the single-file page, so that a long job's report stays
-// under 3 MB with the viewer module and the bundle (wasm/size_test.go).
+// together in the single-file page.
 const ReportBudget = 96 << 10
+
+// PageLimit is the size the single-file report stays under with its files
+// (an 8-rank, 1,000-step job's report included: wasm/size_test.go).
+const PageLimit = 3_000_000
+
+// minBudget is the least budget PageBudget gives: a page that leaves less
+// room still gets files of a few hundred events each.
+const minBudget = 16 << 10
+
+// PageBudget is the budget for Files when the report's page without the
+// files takes pageBytes: what is left under PageLimit (less a margin, and
+// less the third that base64 adds), at most ReportBudget and at least
+// 16 kB.
+func PageBudget(pageBytes int) int {
+	left := (PageLimit - pageBytes - 4<<10) * 3 / 4
+	return max(min(left, ReportBudget), minBudget)
+}
 
 // maxMarks caps the flagged intervals drawn on the finding's track, and
 // maxLanes the rows they are spread over where they overlap.
@@ -78,6 +94,8 @@ type Stats struct {
 	Marks      int // flagged intervals on the finding's track
 	Python     int // python frames in the window
 	PythonKept bool
+
+	bytes, flowBytes int // JSON bytes written, of which the flows
 }
 
 // Capped reports whether events of the window were left out.
@@ -96,6 +114,7 @@ type event struct {
 	ts, dur                                               int64
 	corr, ext, stream, device, bytes, graph, sortIndex    int64
 	has                                                   uint16
+	pidN, tidN                                            int64 // the numbers written (ids)
 }
 
 const (
@@ -146,6 +165,7 @@ func readRows(t *table.Table) (events, gaps, procs, threads []event, o origin) {
 		}
 		return 0, false
 	}
+	events = make([]event, 0, len(t.Rows))
 	for _, r := range t.Rows {
 		e := event{rowKind: str(r, c.rk), pid: str(r, c.pid), tid: str(r, c.tid), kind: str(r, c.kind), api: str(r, c.api),
 			cat: str(r, c.cat), name: str(r, c.name), label: str(r, c.label), class: str(r, c.class)}
@@ -360,55 +380,87 @@ func (m *ids) tid(p, t string) int64 {
 }
 
 // Build writes the Chrome trace of one finding's window: a header with
-// what the file holds, the names of the processes and threads, the
-// finding's track, the trace's events (the MaxEvents longest, in time
-// order) and the ac2g arrows between them.
+// what the file holds, the finding's track, the names of the trace's
+// processes and threads, its events (the MaxEvents longest, in time order)
+// and the ac2g arrows between them.
 func Build(in Input, opt Options) ([]byte, Stats) {
+	head, body, st := prepare(in).build(opt)
+	return append(head, body...), st
+}
+
+// prepared is an input read once: its rows, its flagged intervals and its
+// events longest first, for building it under several caps.
+type prepared struct {
+	in                   Input
+	events, procs, thrds []event
+	org                  origin
+	ms                   []mark
+	byDur                []*event // longest first
+}
+
+func prepare(in Input) *prepared {
+	p := &prepared{in: in}
+	var gaps []event
+	p.events, gaps, p.procs, p.thrds, p.org = readRows(in.Rows)
+	p.ms = marks(in.Window.Rule, p.events, gaps)
+	p.byDur = make([]*event, len(p.events))
+	for i := range p.events {
+		p.byDur[i] = &p.events[i]
+	}
+	sort.SliceStable(p.byDur, func(i, j int) bool { return p.byDur[i].dur > p.byDur[j].dur })
+	return p
+}
+
+// build writes a file in two parts: the head (the header and the finding's
+// track) and the body (the trace's names, events and flows, each element
+// after a comma). Findings whose windows are the same have the same body:
+// the single-file report stores it once (report.PerfettoFile.Split).
+func (p *prepared) build(opt Options) (head, body []byte, st Stats) {
 	maxEvents := opt.MaxEvents
 	if maxEvents <= 0 {
 		maxEvents = DefaultMaxEvents
 	}
-	events, gaps, procs, threads, org := readRows(in.Rows)
-	st := Stats{InWindow: org.total, Returned: len(events), Python: org.python, PythonKept: org.pythonKept}
-	if st.InWindow < len(events) {
-		st.InWindow = len(events)
+	st = Stats{InWindow: p.org.total, Returned: len(p.events), Python: p.org.python, PythonKept: p.org.pythonKept, Marks: len(p.ms)}
+	if st.InWindow < len(p.events) {
+		st.InWindow = len(p.events)
 	}
-	ms := marks(in.Window.Rule, events, gaps)
-	st.Marks = len(ms)
-	kept := longest(events, maxEvents)
+	kept := inTimeOrder(p.byDur, maxEvents)
 	st.Kept = len(kept)
 
 	id := newIDs()
 	var maxPid int64
-	for i := range kept {
-		if p := id.pid(kept[i].pid); p > maxPid && p < 1<<40 {
-			maxPid = p
+	for _, e := range kept {
+		if e.pidN = id.pid(e.pid); e.pidN > maxPid && e.pidN < 1<<40 {
+			maxPid = e.pidN
 		}
-		id.tid(kept[i].pid, kept[i].tid)
+		e.tidN = id.tid(e.pid, e.tid)
 	}
-	note := exportNote(st, maxEvents, opt.Why)
-	w := &writer{first: true}
-	w.header(in.Window, st, note)
-	w.names(id, procs, threads)
-	w.finding(in, org.t0, maxPid+1, ms, note)
-	w.events(id, kept)
+	b := &writer{} // not first: the head holds the first events
+	b.b.Grow(256 * (len(kept) + 16))
+	b.names(id, p.procs, p.thrds)
+	b.events(kept)
 	if !opt.NoFlows {
-		st.Flows = w.flows(id, kept)
+		before := b.b.Len()
+		st.Flows = b.flows(kept)
+		st.flowBytes = b.b.Len() - before
 	}
-	w.raw("\n]}\n")
-	return w.b.Bytes(), st
+	b.raw("\n]}\n")
+
+	note := exportNote(st, maxEvents, opt.Why)
+	h := &writer{first: true}
+	h.b.Grow(256 * (len(p.ms) + 16))
+	h.header(p.in.Window, st, note)
+	h.finding(p.in, p.org.t0, maxPid+1, p.ms, note)
+	st.bytes = h.b.Len() + b.b.Len()
+	return h.b.Bytes(), b.b.Bytes(), st
 }
 
-// longest keeps the n longest events and puts them in time order (an
-// enclosing event before the ones it holds).
-func longest(events []event, n int) []event {
-	kept := append([]event(nil), events...)
-	sort.SliceStable(kept, func(i, j int) bool { return kept[i].dur > kept[j].dur })
-	if len(kept) > n {
-		kept = kept[:n]
-	}
+// inTimeOrder keeps the first n of the events (longest first) and puts
+// them in time order (an enclosing event before the ones it holds).
+func inTimeOrder(byDur []*event, n int) []*event {
+	kept := append([]*event(nil), byDur[:min(n, len(byDur))]...)
 	sort.SliceStable(kept, func(i, j int) bool {
-		a, b := &kept[i], &kept[j]
+		a, b := kept[i], kept[j]
 		if a.ts != b.ts {
 			return a.ts < b.ts
 		}
@@ -603,45 +655,51 @@ func (w *writer) finding(in Input, t0, pid int64, ms []mark, note string) {
 
 // events writes the trace's events with the args that link them
 // (External id, correlation) and say where they ran (stream, device).
-func (w *writer) events(id *ids, kept []event) {
-	for i := range kept {
-		e := &kept[i]
-		var args func()
+func (w *writer) events(kept []*event) {
+	for _, e := range kept {
+		w.next()
+		w.raw(`{"ph":"X","cat":`)
+		w.str(e.cat)
+		w.raw(`,"name":`)
+		w.str(e.name)
+		w.raw(`,"pid":`)
+		w.int(e.pidN)
+		w.raw(`,"tid":`)
+		w.int(e.tidN)
+		w.raw(`,"ts":`)
+		w.us(e.ts)
+		w.raw(`,"dur":`)
+		w.us(e.dur)
 		if e.has&(hasCorr|hasExt|hasStream|hasDevice|hasBytes|hasGraph) != 0 {
-			args = func() {
-				first := true
-				arg := func(bit uint16, key string, v int64) {
-					if e.has&bit == 0 {
-						return
-					}
-					if !first {
-						w.raw(",")
-					}
-					first = false
-					w.str(key)
-					w.raw(":")
-					w.int(v)
+			sep := `,"args":{`
+			for _, a := range [...]struct {
+				bit uint16
+				key string
+				v   int64
+			}{{hasExt, "External id", e.ext}, {hasCorr, "correlation", e.corr}, {hasStream, "stream", e.stream},
+				{hasDevice, "device", e.device}, {hasBytes, "bytes", e.bytes}, {hasGraph, "graph id", e.graph}} {
+				if e.has&a.bit == 0 {
+					continue
 				}
-				arg(hasExt, "External id", e.ext)
-				arg(hasCorr, "correlation", e.corr)
-				arg(hasStream, "stream", e.stream)
-				arg(hasDevice, "device", e.device)
-				arg(hasBytes, "bytes", e.bytes)
-				arg(hasGraph, "graph id", e.graph)
+				w.raw(sep)
+				sep = ","
+				w.raw(`"` + a.key + `":`)
+				w.int(a.v)
 			}
+			w.raw("}")
 		}
-		w.slice(e.cat, e.name, id.pid(e.pid), id.tid(e.pid, e.tid), e.ts, e.dur, args)
+		w.raw("}")
 	}
 }
 
 // flows writes Kineto's ac2g arrows among the kept events: from the runtime
 // call to each GPU operation with its correlation. It returns the arrows.
-func (w *writer) flows(id *ids, kept []event) int {
-	launchAt := map[int64]int{} // correlation -> index in kept of its host call
-	for i := range kept {
-		if e := &kept[i]; isHost(e) && e.has&hasCorr != 0 {
+func (w *writer) flows(kept []*event) int {
+	launchAt := map[int64]*event{} // correlation -> its host call
+	for _, e := range kept {
+		if isHost(e) && e.has&hasCorr != 0 {
 			if _, ok := launchAt[e.corr]; !ok {
-				launchAt[e.corr] = i
+				launchAt[e.corr] = e
 			}
 		}
 	}
@@ -654,27 +712,26 @@ func (w *writer) flows(id *ids, kept []event) int {
 		w.raw(`"cat":"ac2g","name":"ac2g","id":`)
 		w.int(corr)
 		w.raw(`,"pid":`)
-		w.int(id.pid(e.pid))
+		w.int(e.pidN)
 		w.raw(`,"tid":`)
-		w.int(id.tid(e.pid, e.tid))
+		w.int(e.tidN)
 		w.raw(`,"ts":`)
 		w.us(e.ts)
 		w.raw("}")
 	}
 	n := 0
 	started := map[int64]bool{}
-	for i := range kept {
-		g := &kept[i]
+	for _, g := range kept {
 		if !isGPU(g) || g.has&hasCorr == 0 {
 			continue
 		}
-		li, ok := launchAt[g.corr]
+		l, ok := launchAt[g.corr]
 		if !ok {
 			continue
 		}
 		if !started[g.corr] {
 			started[g.corr] = true
-			end("s", &kept[li], g.corr)
+			end("s", l, g.corr)
 		}
 		end("f", g, g.corr)
 		n++
@@ -719,62 +776,98 @@ func evidenceText(refs []evidence.Ref) string {
 }
 
 // Files builds the file of every input so that together they take at most
-// budget bytes gzip-compressed (0 = no budget). The files are sized
-// smallest first, each within an equal share of what the ones before it
-// left; a file past its share first loses its flow arrows, then keeps
-// fewer events (longest first) until it fits, and says so in its note.
-// The files come back in the inputs' order.
+// budget bytes gzip-compressed (0 = no budget). Inputs with the same window
+// share their body (the trace's events), which the single-file report
+// stores once, so a budget counts it once. The windows are sized smallest
+// first, each within an equal share of what the ones before it left; a
+// window past its share first loses its flow arrows, then keeps fewer
+// events (longest first) until it fits, and its files say so. The files
+// come back in the inputs' order.
 func Files(ins []Input, budget int) []report.PerfettoFile {
-	type built struct {
-		data []byte
-		st   Stats
-		gz   int
+	type part struct {
+		prep       *prepared
+		head, body []byte
+		st         Stats
 	}
-	all := make([]built, len(ins))
-	order := make([]int, len(ins))
+	parts := make([]part, len(ins))
 	for i, in := range ins {
-		all[i].data, all[i].st = Build(in, Options{})
-		if budget > 0 {
-			all[i].gz = gzipLen(all[i].data)
+		parts[i].prep = prepare(in)
+	}
+	// Group the inputs by window.
+	type group struct {
+		members []int
+		gz      int
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for i, in := range ins {
+		w := in.Window
+		k := w.Trace + "\x00" + strconv.Itoa(w.Rank) + "\x00" + strconv.FormatInt(w.StartNs, 10) + "\x00" + strconv.FormatInt(w.EndNs, 10)
+		g := byKey[k]
+		if g == nil {
+			g = &group{}
+			byKey[k] = g
+			groups = append(groups, g)
 		}
-		order[i] = i
+		g.members = append(g.members, i)
+	}
+	buildGroup := func(g *group, opt Options) {
+		g.gz = 0
+		for j, i := range g.members {
+			p := &parts[i]
+			p.head, p.body, p.st = p.prep.build(opt)
+			if budget > 0 {
+				g.gz += gzipLen(p.head)
+				if j == 0 {
+					g.gz += gzipLen(p.body)
+				}
+			}
+		}
+	}
+	for _, g := range groups {
+		buildGroup(g, Options{})
 	}
 	if budget > 0 {
-		sort.SliceStable(order, func(a, b int) bool { return all[order[a]].gz < all[order[b]].gz })
+		order := append([]*group(nil), groups...)
+		sort.SliceStable(order, func(a, b int) bool { return order[a].gz < order[b].gz })
 		left := budget
-		for k, i := range order {
+		for k, g := range order {
 			share := left / (len(order) - k)
-			b := &all[i]
-			opt := Options{Why: "to fit the report's size budget of " + strconv.Itoa(share>>10) + " kB gzip for this finding"}
-			for tries := 0; b.gz > share && tries < 12; tries++ {
-				if !opt.NoFlows && b.st.Flows > 0 {
-					opt.NoFlows = true
-				} else {
-					next := int(float64(b.st.Kept) * float64(share) / float64(b.gz) * 0.9)
-					if next >= b.st.Kept {
-						next = b.st.Kept - 1
+			opt := Options{Why: "to fit the report's size budget of " + strconv.Itoa(share>>10) + " kB gzip for this window"}
+			for tries := 0; g.gz > share && tries < 12; tries++ {
+				st := parts[g.members[0]].st
+				// Without the flows the file would take about this much.
+				gz := float64(g.gz)
+				if st.bytes > 0 {
+					gz *= float64(st.bytes-st.flowBytes) / float64(st.bytes)
+				}
+				opt.NoFlows = opt.NoFlows || st.Flows > 0
+				if gz > float64(share) {
+					next := int(float64(st.Kept) * float64(share) / gz * 0.9)
+					if next >= st.Kept {
+						next = st.Kept - 1
 					}
 					if next < 1 {
 						break
 					}
 					opt.MaxEvents = next
 				}
-				b.data, b.st = Build(ins[i], opt)
-				b.gz = gzipLen(b.data)
+				buildGroup(g, opt)
 			}
-			left -= b.gz
+			left -= g.gz
 		}
 	}
 	out := make([]report.PerfettoFile, len(ins))
 	for i, in := range ins {
-		out[i] = report.PerfettoFile{Name: in.Window.File, JSON: all[i].data}
+		p := parts[i]
+		out[i] = report.PerfettoFile{Name: in.Window.File, JSON: append(p.head, p.body...), Split: len(p.head)}
 	}
 	return out
 }
 
 func gzipLen(b []byte) int {
 	var c counter
-	zw, _ := gzip.NewWriterLevel(&c, gzip.BestCompression)
+	zw, _ := gzip.NewWriterLevel(&c, gzip.DefaultCompression) // the page's BestCompression is a little smaller
 	zw.Write(b)
 	zw.Close()
 	return int(c)
@@ -790,10 +883,14 @@ var _ io.Writer = (*counter)(nil)
 type writer struct {
 	b     bytes.Buffer
 	first bool
+	tmp   []byte
 }
 
 func (w *writer) raw(s string) { w.b.WriteString(s) }
-func (w *writer) int(v int64)  { w.b.WriteString(strconv.FormatInt(v, 10)) }
+func (w *writer) int(v int64) {
+	w.tmp = strconv.AppendInt(w.tmp[:0], v, 10)
+	w.b.Write(w.tmp)
+}
 func (w *writer) bool(v bool) {
 	if v {
 		w.raw("true")
@@ -814,24 +911,31 @@ func (w *writer) kv(key, val string, first bool) {
 
 // us writes nanoseconds as the trace's microseconds, exactly: 1234567 ns
 // is 1234.567, 1234000 ns is 1234.
-func (w *writer) us(ns int64) { w.raw(Micros(ns)) }
+func (w *writer) us(ns int64) {
+	w.tmp = appendMicros(w.tmp[:0], ns)
+	w.b.Write(w.tmp)
+}
 
 // Micros formats nanoseconds as decimal microseconds without rounding.
-func Micros(ns int64) string {
-	neg := ns < 0
+func Micros(ns int64) string { return string(appendMicros(nil, ns)) }
+
+func appendMicros(b []byte, ns int64) []byte {
 	u := uint64(ns)
-	if neg {
+	if ns < 0 {
+		b = append(b, '-')
 		u = uint64(-ns)
 	}
-	s := strconv.FormatUint(u/1000, 10)
+	b = strconv.AppendUint(b, u/1000, 10)
 	if frac := u % 1000; frac != 0 {
-		f := strconv.FormatUint(frac+1000, 10)[1:] // three digits
-		s += "." + strings.TrimRight(f, "0")
+		d := [3]byte{byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+		n := 3
+		for n > 0 && d[n-1] == '0' {
+			n--
+		}
+		b = append(b, '.')
+		b = append(b, d[:n]...)
 	}
-	if neg {
-		s = "-" + s
-	}
-	return s
+	return b
 }
 
 // str writes s as a JSON string: quotes, backslashes and control

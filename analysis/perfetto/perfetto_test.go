@@ -326,3 +326,47 @@ func TestBuildTextIDs(t *testing.T) {
 		}
 	}
 }
+
+// Two findings on one window share the trace's events: the files differ in
+// their heads only, and the budget counts the shared body once.
+func TestFilesShareWindow(t *testing.T) {
+	a := syncWindow()
+	r := &rowsTable{t: a.Rows}
+	for i := 0; i < 3000; i++ {
+		r.event("0", "7", "kernel", "", "kernel", "kernel_"+strings.Repeat("y", i%40), 1_700_000_000_000_000+int64(i)*1_013, int64(100+i%700), int64(20000+i))
+	}
+	b := a
+	b.Window.N, b.Window.Rule, b.Window.File = 2, "host_bound_idle", report.FileName(2, "host_bound_idle")
+	b.Finding.Rule, b.Finding.Title = "host_bound_idle", "The GPU waits for the CPU"
+	one := gzipLen(Files([]Input{a}, 0)[0].JSON)
+	files := Files([]Input{a, b}, one+one/4) // room for one body and two heads, not for two bodies
+	if len(files) != 2 || files[0].Split <= 0 || files[1].Split <= 0 {
+		t.Fatalf("files %d, splits %d %d", len(files), files[0].Split, files[1].Split)
+	}
+	if !bytes.Equal(files[0].JSON[files[0].Split:], files[1].JSON[files[1].Split:]) {
+		t.Error("two findings on one window do not share their body")
+	}
+	for _, f := range files {
+		jt := decode(t, f.JSON)
+		if jt.Tracebook.Capped {
+			t.Errorf("%s was cut although the shared body fits: %s", f.Name, jt.Tracebook.Note)
+		}
+		parseBack(t, f.JSON)
+	}
+	if bytes.Equal(files[0].JSON[:files[0].Split], files[1].JSON[:files[1].Split]) {
+		t.Error("the two heads are the same")
+	}
+}
+
+func TestPageBudget(t *testing.T) {
+	tests := []struct{ page, want int }{
+		{100_000, ReportBudget},                             // a small report: the whole budget
+		{2_900_000, (PageLimit - 2_900_000 - 4096) * 3 / 4}, // what is left under the limit
+		{2_999_000, 16 << 10},                               // no room left: the floor
+	}
+	for _, tc := range tests {
+		if got := PageBudget(tc.page); got != tc.want {
+			t.Errorf("PageBudget(%d) = %d, want %d", tc.page, got, tc.want)
+		}
+	}
+}

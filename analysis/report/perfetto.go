@@ -60,6 +60,11 @@ type Window struct {
 type PerfettoFile struct {
 	Name string // finding-N-<rule>.json
 	JSON []byte
+	// Split is where the finding's own part ends (its header and track);
+	// files of findings with the same window have the same JSON[Split:]
+	// (the trace's events), which the single-file report stores once.
+	// 0 = the file shares nothing.
+	Split int
 }
 
 // AnchorMarginNs is the margin either side of the anchor instance in the
