@@ -541,6 +541,18 @@ var (
 	tensorOpRE = regexp.MustCompile(`(?i)tensorop|xmma|hmma|wgmma|h884|h1688|s1688|h16816|i8816|nvjet|tf32|bf16|f16|fp16|sm8[0-9]_|sm9[0-9]_|sm1[0-9][0-9]_`)
 )
 
+// hasGem reports whether s holds "gem" in any case, as every name simtRE
+// matches does: most kernel names do not, and the check spares them the
+// regular expression (slow in the viewer module, which runs it per view).
+func hasGem(s string) bool {
+	for i := 0; i+3 <= len(s); i++ {
+		if s[i]|0x20 == 'g' && s[i+1]|0x20 == 'e' && s[i+2]|0x20 == 'm' {
+			return true
+		}
+	}
+	return false
+}
+
 func simtGemm(c *ctx) []evidence.Finding {
 	k := c.ev.Table("kernels")
 	if k == nil {
@@ -555,7 +567,7 @@ func simtGemm(c *ctx) []evidence.Finding {
 		}
 		s := sumBy(k, rr.trace, rr.rank, "total_ns", func(r int) bool {
 			n := evidence.Str(k, r, "name")
-			return simtRE.MatchString(n) && !tensorOpRE.MatchString(n)
+			return hasGem(n) && simtRE.MatchString(n) && !tensorOpRE.MatchString(n)
 		})
 		simt[key(rr.trace, rr.rank)] = s
 		if share := float64(s) / float64(rr.busy); share >= c.th["simt_gemm_share"] {
