@@ -89,8 +89,11 @@ func runEvidence(args []string, stdout, stderr io.Writer) error {
 	}
 	for i, name := range names {
 		t := ev.Table(name)
-		if raw {
+		switch {
+		case raw:
 			t = b.Table(name)
+		case format == "md" && t != nil:
+			t = evidence.WithoutHists(t) // csv and json keep them, for merging
 		}
 		if t == nil {
 			continue

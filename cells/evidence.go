@@ -247,7 +247,7 @@ func EvidenceHook(ctx context.Context, s *Session, args []string, pub Publisher)
 		if t == nil {
 			continue
 		}
-		res := TableResult(t)
+		res := TableResult(evidence.WithoutHists(t))
 		p, _ := sql.Lookup(name)
 		head := fmt.Sprintf("<p><b>%s</b> — %s (kept as table <code>evidence_%s</code>)</p>", html.EscapeString(name), html.EscapeString(firstLine(p.Doc)), name)
 		tail := fmt.Sprintf("<details><summary>SQL: sql/%s.sql</summary><pre>%s</pre></details>", name, html.EscapeString(p.SQL))

@@ -2,6 +2,7 @@ package evidence_test
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -212,4 +213,21 @@ func itoa(i int) string {
 		return string(rune('0' + i))
 	}
 	return itoa(i/10) + string(rune('0'+i%10))
+}
+
+func TestWithoutHists(t *testing.T) {
+	in := &table.Table{Name: "kernels", Total: 2,
+		Columns: []table.Column{{Name: "name"}, {Name: "hist", Unit: evidence.HistUnit}, {Name: "p50_ns", Unit: "DURATION_NS"}},
+		Rows:    [][]any{{"a", "95:1 96:3", int64(7)}, {"b", "90:2", int64(3)}}}
+	got := evidence.WithoutHists(in)
+	if fmt.Sprint(got.Columns) != fmt.Sprint([]table.Column{{Name: "name"}, {Name: "p50_ns", Unit: "DURATION_NS"}}) ||
+		fmt.Sprint(got.Rows) != "[[a 7] [b 3]]" || got.Name != "kernels" || got.Total != 2 {
+		t.Errorf("WithoutHists = %+v", got)
+	}
+	if len(in.Columns) != 3 || len(in.Rows[0]) != 3 {
+		t.Errorf("WithoutHists changed its input: %+v", in)
+	}
+	if plain := (&table.Table{Columns: []table.Column{{Name: "x"}}}); evidence.WithoutHists(plain) != plain {
+		t.Error("a table without histograms is not returned as it is")
+	}
 }

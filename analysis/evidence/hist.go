@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // BucketsPerOctave is the resolution of the presets' log-bucket histograms:
@@ -156,4 +158,36 @@ func (h Hist) Quantile(q float64, lo, hi int64) int64 {
 		}
 	}
 	return v
+}
+
+// HistUnit is the unit of the presets' histogram columns.
+const HistUnit = "HIST"
+
+// WithoutHists returns t without its histogram columns, for display: their
+// text form ("95:1 96:3 ...") is for merging, and the rollup shows what a
+// reader wants of them as p50/p99 columns. t itself is left as it was.
+func WithoutHists(t *table.Table) *table.Table {
+	var keep []int
+	for i, c := range t.Columns {
+		if c.Unit != HistUnit {
+			keep = append(keep, i)
+		}
+	}
+	if len(keep) == len(t.Columns) {
+		return t
+	}
+	out := &table.Table{Name: t.Name, Total: t.Total, Columns: make([]table.Column, len(keep)), Rows: make([][]any, len(t.Rows))}
+	for j, i := range keep {
+		out.Columns[j] = t.Columns[i]
+	}
+	for r, row := range t.Rows {
+		nr := make([]any, len(keep))
+		for j, i := range keep {
+			if i < len(row) {
+				nr[j] = row[i]
+			}
+		}
+		out.Rows[r] = nr
+	}
+	return out
 }

@@ -68,7 +68,7 @@ func ruleOf(c table.Column) mergeRule {
 	switch {
 	case n == "step":
 		return mStep
-	case u == "HIST":
+	case u == evidence.HistUnit:
 		return mHist
 	case u == "PCT" || u == "SHARE":
 		return mDrop
