@@ -1,7 +1,7 @@
--- crossview: the linkage rows behind %crossview: host frames with the frame that encloses each, GPU operations with the runtime call that launched each, and each trace's first timestamp.
+-- crossview: the linkage rows behind %crossview: host frames with the frame that encloses each, GPU operations with the runtime call (or, failing that, the operator) that launched each, and each trace's first timestamp.
 -- INCLUDE: (none)
 --
--- One query, three row kinds (row_kind); analysis/crossview builds the GPU
+-- One query, four row kinds (row_kind); analysis/crossview builds the GPU
 -- view, the CPU view and the cross-check from them in Go, and takes the steps
 -- and their phases from the steps preset.
 --
@@ -15,29 +15,46 @@
 --   in Go (the call stack walk), which costs less than a self-join of every
 --   frame with every frame that could contain it. parent_id is the frame of
 --   the Python parent id, used where no frame of the thread contains it.
+--   call_stack_id names an operator's "Call stack" arg (2021-format traces
+--   with with_stack on) on ranks that have no python frames; Go turns it
+--   into the python levels above the operator.
 -- op: every GPU X event (kernel, gpu_memcpy, gpu_memset). parent_id is the
 --   runtime or driver call with the same correlation in the same file and
 --   rank (Kineto's ac2g flow joins the same pair); 0 when no host call carries
 --   it. Graph replays share the cudaGraphLaunch's correlation, so every kernel
---   a replay recorded points at that launch.
+--   a replay recorded points at that launch. Where no call carries the
+--   correlation, operator_id is the cpu_op of the same file and rank whose
+--   External id the operation carries, when exactly one operator has it
+--   (Kineto writes the launching operator's External id on its GPU work);
+--   several operators with it leave the operation unlinked. A rank whose GPU
+--   operations mostly carry their own correlation id as External id (some
+--   exporters copy it there) links nothing this way: those numbers are not
+--   operator ids, and some of them collide with operators' by chance.
+--   link says which link was found, or why none was.
 -- origin: one row per trace: ts_ns is the trace's first timestamp, the origin
 --   of --window.
+-- stack: one row per distinct Call stack: id is its call_stack_id, name its
+--   text. The 15,000 operators with a Call stack in the 2021 resnet50 trace
+--   share 91 of them: 83 kB come back instead of 12 MB.
 --
 -- Columns:
--- row_kind: frame, op or origin. TEXT
--- trace: Trace name. TEXT
--- rank: Rank (NULL for origin rows). INT
--- id: The event's id in this result: its rowid + 1. INT
+-- row_kind: frame, op, origin or stack. TEXT
+-- trace: Trace name (NULL for stack rows). TEXT
+-- rank: Rank (NULL for origin and stack rows). INT
+-- id: The event's id in this result: its rowid + 1 (stack rows: the call_stack_id). INT
 -- prev_id: frame: the previous frame in its thread's start order; 0 = first (and for other rows). INT
 -- parent_id: frame: the frame of its Python parent id; op: the launching call's id; 0 = none. INT
 -- thread: frame: pid/tid as written; NULL otherwise. TEXT
 -- kind: Normalised category (events.kind). TEXT
 -- api: Runtime/driver calls: launch, graph_launch, sync, memcpy, memset, other. TEXT
--- name: Event name. TEXT
+-- name: Event name (stack rows: the Call stack). TEXT
 -- ts_ns: Start (origin rows: the trace's first timestamp). TIMESTAMP_NS
 -- dur_ns: Duration. DURATION_NS
 -- stream: GPU stream of an op. INT
 -- graph_id: Graph id of an op when the trace records it. INT
+-- operator_id: op: the cpu_op frame linked by External id where parent_id is 0; 0 = none. INT
+-- link: op: correlation (a runtime call carries it), external_id (operator_id is set), external_id_ambiguous (several operators have its External id), before_capture (its correlation id is lower than every captured runtime call's of the rank: launched before the host capture began), none. TEXT
+-- call_stack_id: frame: the stack row holding the operator's "Call stack" arg (innermost frame first, frames separated by ';'); 0 on ranks with python frames and where absent or empty. INT
 --
 -- PARAMS: $1 trace (TEXT, '' = every trace), $2 rank (INT, -1 = every rank).
 -- The window, phase, step and stream are applied in Go: an operation inside
@@ -52,7 +69,7 @@ _t0 AS (
 _host AS (
   SELECT rowid + 1 AS id, trace, file_id, rank, coalesce(pid, '') AS pid, coalesce(tid, '') AS tid,
     hash(trace, file_id, pid, tid) AS th,
-    kind, api, name, ts_ns, dur_ns, end_ns, correlation, python_id, python_parent_id
+    kind, api, name, ts_ns, dur_ns, end_ns, correlation, external_id, python_id, python_parent_id
   FROM events
   WHERE ph = 'X' AND kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver')
     AND ($1::VARCHAR = '' OR trace = $1::VARCHAR)
@@ -63,32 +80,103 @@ _py AS (
   FROM _host WHERE kind = 'python' AND python_id IS NOT NULL
   GROUP BY trace, file_id, rank, python_id
 ),
+-- Ranks (of a file) with python frames: their operators' Call stack is not read.
+_pyrank AS (
+  SELECT DISTINCT trace, file_id, rank FROM _host WHERE kind = 'python'
+),
+-- Operators' Call stack on ranks without python frames; the frames carry
+-- the id of their distinct text (_stacks).
+_cs AS (
+  SELECT e.rowid + 1 AS id, nullif(json_extract_string(e.args, '$."Call stack"'), '') AS call_stack
+  FROM events e
+  LEFT JOIN _pyrank pr ON pr.trace = e.trace AND pr.file_id = e.file_id AND pr.rank = e.rank
+  WHERE e.ph = 'X' AND e.kind IN ('cpu_op', 'annotation') AND e.args IS NOT NULL AND pr.trace IS NULL
+    AND ($1::VARCHAR = '' OR e.trace = $1::VARCHAR)
+    AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
+),
+_stacks AS (
+  SELECT call_stack, row_number() OVER (ORDER BY call_stack) AS sid
+  FROM (SELECT DISTINCT call_stack FROM _cs WHERE call_stack IS NOT NULL)
+),
 _launch AS (
   SELECT trace, file_id, rank, correlation, min(id) AS id
   FROM _host WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL
   GROUP BY trace, file_id, rank, correlation
+),
+-- The first correlation id a captured runtime call carries, per rank of a file.
+_first AS (
+  SELECT trace, file_id, rank, min(correlation) AS c0 FROM _launch GROUP BY trace, file_id, rank
+),
+-- Operators by External id: n > 1 is ambiguous.
+_ext AS (
+  SELECT trace, file_id, rank, external_id, min(id) AS id, count(*) AS n
+  FROM _host WHERE kind = 'cpu_op' AND external_id IS NOT NULL
+  GROUP BY trace, file_id, rank, external_id
+),
+-- Per rank of a file: the GPU operations whose External id copies their
+-- correlation id, against those that carry both.
+_copies AS (
+  SELECT trace, file_id, rank,
+    count(*) FILTER (WHERE external_id = correlation) AS copies,
+    count(*) FILTER (WHERE external_id IS NOT NULL AND correlation IS NOT NULL) AS comparable
+  FROM events
+  WHERE ph = 'X' AND kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+    AND ($1::VARCHAR = '' OR trace = $1::VARCHAR)
+    AND ($2::INTEGER < 0 OR rank = $2::INTEGER)
+  GROUP BY trace, file_id, rank
+),
+_ops AS (
+  SELECT g.trace, g.rank, g.rowid + 1 AS id, g.kind, g.api, g.name, g.ts_ns, g.dur_ns, g.stream, g.graph_id,
+    coalesce(l.id, 0) AS launch_id, x.id AS ext_id, coalesce(x.n, 0) AS ext_n,
+    g.correlation < f.c0 AS before_capture,
+    -- External ids that name operators: not copies of correlation ids.
+    2 * c.copies <= c.comparable AS ext_names_ops
+  FROM events g
+  LEFT JOIN _launch l ON l.trace = g.trace AND l.file_id = g.file_id AND l.rank = g.rank AND l.correlation = g.correlation
+  LEFT JOIN _ext x ON x.trace = g.trace AND x.file_id = g.file_id AND x.rank = g.rank AND x.external_id = g.external_id
+  LEFT JOIN _first f ON f.trace = g.trace AND f.file_id = g.file_id AND f.rank = g.rank
+  JOIN _copies c ON c.trace = g.trace AND c.file_id = g.file_id AND c.rank = g.rank
+  WHERE g.ph = 'X' AND g.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+    AND ($1::VARCHAR = '' OR g.trace = $1::VARCHAR)
+    AND ($2::INTEGER < 0 OR g.rank = $2::INTEGER)
 )
 SELECT 'frame' AS row_kind, h.trace, h.rank, h.id,
   CAST(coalesce(lag(h.id) OVER (PARTITION BY h.th ORDER BY h.ts_ns, h.end_ns DESC, h.id), 0) AS BIGINT) AS prev_id,
   CAST(coalesce(py.id, 0) AS BIGINT) AS parent_id,
   h.pid || '/' || h.tid AS thread,
   h.kind, h.api, h.name, h.ts_ns, h.dur_ns,
-  CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id
+  CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,
+  CAST(0 AS BIGINT) AS operator_id, CAST(NULL AS VARCHAR) AS link, CAST(coalesce(st.sid, 0) AS BIGINT) AS call_stack_id
 FROM _host h
 LEFT JOIN _py py ON py.trace = h.trace AND py.file_id = h.file_id AND py.rank = h.rank AND py.python_id = h.python_parent_id
+LEFT JOIN _cs cs ON cs.id = h.id
+LEFT JOIN _stacks st ON st.call_stack = cs.call_stack
 UNION ALL
-SELECT 'op' AS row_kind, g.trace, g.rank, g.rowid + 1 AS id, CAST(0 AS BIGINT) AS prev_id,
-  CAST(coalesce(l.id, 0) AS BIGINT) AS parent_id,
+SELECT 'op' AS row_kind, o.trace, o.rank, o.id, CAST(0 AS BIGINT) AS prev_id,
+  CAST(o.launch_id AS BIGINT) AS parent_id,
   CAST(NULL AS VARCHAR) AS thread,
-  g.kind, g.api, g.name, g.ts_ns, g.dur_ns, g.stream, g.graph_id
-FROM events g
-LEFT JOIN _launch l ON l.trace = g.trace AND l.file_id = g.file_id AND l.rank = g.rank AND l.correlation = g.correlation
-WHERE g.ph = 'X' AND g.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
-  AND ($1::VARCHAR = '' OR g.trace = $1::VARCHAR)
-  AND ($2::INTEGER < 0 OR g.rank = $2::INTEGER)
+  o.kind, o.api, o.name, o.ts_ns, o.dur_ns, o.stream, o.graph_id,
+  CAST(CASE WHEN o.launch_id = 0 AND o.ext_n = 1 AND o.ext_names_ops THEN o.ext_id ELSE 0 END AS BIGINT) AS operator_id,
+  CASE
+    WHEN o.launch_id <> 0 THEN 'correlation'
+    WHEN o.ext_n = 1 AND o.ext_names_ops THEN 'external_id'
+    WHEN o.ext_n > 1 AND o.ext_names_ops THEN 'external_id_ambiguous'
+    WHEN o.before_capture THEN 'before_capture'
+    ELSE 'none'
+  END AS link,
+  CAST(0 AS BIGINT) AS call_stack_id
+FROM _ops o
 UNION ALL
 SELECT 'origin' AS row_kind, trace, CAST(NULL AS INTEGER) AS rank, CAST(0 AS BIGINT) AS id, CAST(0 AS BIGINT) AS prev_id,
   CAST(0 AS BIGINT) AS parent_id, CAST(NULL AS VARCHAR) AS thread,
   CAST(NULL AS VARCHAR) AS kind, CAST(NULL AS VARCHAR) AS api, CAST(NULL AS VARCHAR) AS name,
-  t0 AS ts_ns, CAST(0 AS BIGINT) AS dur_ns, CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id
+  t0 AS ts_ns, CAST(0 AS BIGINT) AS dur_ns, CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,
+  CAST(0 AS BIGINT) AS operator_id, CAST(NULL AS VARCHAR) AS link, CAST(0 AS BIGINT) AS call_stack_id
 FROM _t0
+UNION ALL
+SELECT 'stack' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER) AS rank, CAST(sid AS BIGINT) AS id, CAST(0 AS BIGINT) AS prev_id,
+  CAST(0 AS BIGINT) AS parent_id, CAST(NULL AS VARCHAR) AS thread,
+  CAST(NULL AS VARCHAR) AS kind, CAST(NULL AS VARCHAR) AS api, call_stack AS name,
+  CAST(NULL AS BIGINT) AS ts_ns, CAST(0 AS BIGINT) AS dur_ns, CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,
+  CAST(0 AS BIGINT) AS operator_id, CAST(NULL AS VARCHAR) AS link, CAST(0 AS BIGINT) AS call_stack_id
+FROM _stacks

@@ -52,6 +52,11 @@ type builder struct {
 	// syncGap: GPU idle time in the gaps each sync frame opened, set by measure.
 	syncGap map[int32]int64
 	comms   map[string]bool // IsComm by kernel name
+	// stacks: a Call stack arg split into frames, outermost first, by arg.
+	stacks map[string]*callStack
+	// pyCtx: the python frames drawn above each frame (see pyContext).
+	pyCtx     [][]string
+	pyCtxDone []bool
 }
 
 func (b *builder) isComm(kind, name string) bool {
@@ -101,8 +106,36 @@ func (b *builder) isWait(name string) bool {
 type opIn struct {
 	op     *Op
 	launch int32 // frame index of the launching call, -1 = none
+	oper   int32 // without a launching call: frame index of the operator linked by External id, -1 = none
 	a, b   int64 // clipped interval
 	key    rankKey
+}
+
+// hostOf returns the frame indexes of an operation's launching call and,
+// when there is none, of the operator that its External id links it to;
+// -1 = none.
+func (b *builder) hostOf(o *Op) (launch, oper int32) {
+	launch, oper = -1, -1
+	if o.Launch != 0 {
+		if x, ok := b.idx[o.Launch]; ok {
+			return x, -1
+		}
+	}
+	if o.Operator != 0 {
+		if x, ok := b.idx[o.Operator]; ok {
+			oper = x
+		}
+	}
+	return launch, oper
+}
+
+// linked returns the host frame an operation hangs from: its launching
+// call, else its operator; -1 = none.
+func (o *opIn) linked() int32 {
+	if o.launch >= 0 {
+		return o.launch
+	}
+	return o.oper
 }
 
 const (
@@ -326,10 +359,14 @@ func (b *builder) sliceRanks() {
 	launching := map[rankKey]map[string]bool{}
 	for i := range b.in.Ops {
 		o := &b.in.Ops[i]
-		if !b.inSlice(o.Trace, o.Rank) || o.Launch == 0 {
+		if !b.inSlice(o.Trace, o.Rank) || (o.Launch == 0 && o.Operator == 0) {
 			continue
 		}
-		if li, ok := b.idx[o.Launch]; ok {
+		li, oi := b.hostOf(o)
+		if li < 0 {
+			li = oi
+		}
+		if li >= 0 {
 			k := rankKey{o.Trace, o.Rank}
 			if launching[k] == nil {
 				launching[k] = map[string]bool{}
@@ -520,9 +557,10 @@ func (b *builder) classOf(i int32) uint8 {
 
 // selectOps keeps the GPU operations of the slice with their clipped
 // interval. With a phase or step, an operation belongs to the slice when
-// the call that launched it (else the operation itself) starts in a
-// selected step; the device intervals of the rank then run from each step's
-// start to the end of its last operation.
+// the call that launched it (else the operator linked by External id, else
+// the operation itself) starts in a selected step; the device intervals of
+// the rank then run from each step's start to the end of its last
+// operation.
 func (b *builder) selectOps() {
 	devExt := map[rankKey][]ival{}
 	for i := range b.in.Ops {
@@ -532,17 +570,14 @@ func (b *builder) selectOps() {
 		}
 		k := rankKey{o.Trace, o.Rank}
 		rs := b.ranks[k]
-		li := int32(-1)
-		if o.Launch != 0 {
-			if x, ok := b.idx[o.Launch]; ok {
-				li = x
-			}
-		}
+		li, oi := b.hostOf(o)
 		a, e := o.TsNs, o.End()
 		if rs.steps != nil {
 			anchor := o.TsNs
 			if li >= 0 {
 				anchor = b.frames[li].TsNs
+			} else if oi >= 0 {
+				anchor = b.frames[oi].TsNs
 			}
 			si := containing(rs.steps, anchor)
 			if si < 0 {
@@ -565,7 +600,7 @@ func (b *builder) selectOps() {
 		if e <= a {
 			continue
 		}
-		b.ops = append(b.ops, opIn{op: o, launch: li, a: a, b: e, key: k})
+		b.ops = append(b.ops, opIn{op: o, launch: li, oper: oi, a: a, b: e, key: k})
 	}
 	for k, rs := range b.ranks {
 		if rs.steps == nil {
@@ -622,6 +657,11 @@ func (b *builder) label() string {
 	return strings.Join(parts, ", ")
 }
 
+// linkCount counts operations and their GPU time.
+type linkCount struct{ n, ns int64 }
+
+func (c *linkCount) add(ns int64) { c.n++; c.ns += ns }
+
 // ms formats nanoseconds as milliseconds with up to three decimals.
 func ms(ns int64) string {
 	v := float64(ns) / 1e6
@@ -640,19 +680,44 @@ func (b *builder) evidenceGaps(res *Result) []string {
 	if len(b.ops) == 0 {
 		out = append(out, "no GPU operation in the slice: the GPU view is empty")
 	}
-	if m.PythonFrames == 0 && len(b.frames) > 0 {
+	switch {
+	case m.PythonFrames > 0 || len(b.frames) == 0:
+	case m.CallStackOps > 0:
+		out = append(out, fmt.Sprintf("no python_function events in the trace: the python frames above operators come from the \"Call stack\" arg of %d operators; they carry no time of their own, and operators recorded without one (such as the autograd thread's) have none above them", m.CallStackOps))
+	default:
 		out = append(out, "no python stacks in the trace (with_stack off): the host stacks start at operators and annotations")
 	}
-	var noLaunch, noLaunchN int64
+	var byOp, noLaunch, early, ambiguous linkCount
 	for _, o := range b.ops {
-		if o.launch < 0 {
-			noLaunch += o.b - o.a
-			noLaunchN++
+		w := o.b - o.a
+		switch {
+		case o.launch >= 0:
+		case o.oper >= 0:
+			byOp.add(w)
+		default:
+			noLaunch.add(w)
+			switch o.op.Link {
+			case LinkBeforeCapture:
+				early.add(w)
+			case LinkAmbiguous:
+				ambiguous.add(w)
+			}
 		}
 	}
-	if noLaunchN > 0 {
-		out = append(out, fmt.Sprintf("%d GPU operations (%s ms, %.1f%% of GPU time) have no launching CPU event in the trace: shown under %q",
-			noLaunchN, ms(noLaunch), 100*share(noLaunch, res.GPU.TotalNs), NoLaunchBucket))
+	if byOp.n > 0 {
+		out = append(out, fmt.Sprintf("%d GPU operations (%s ms, %.1f%% of GPU time) have no runtime call in the trace but carry the External id of exactly one operator: shown under that operator as %q",
+			byOp.n, ms(byOp.ns), 100*share(byOp.ns, res.GPU.TotalNs), LaunchNotCaptured))
+	}
+	if noLaunch.n > 0 {
+		msg := fmt.Sprintf("%d GPU operations (%s ms, %.1f%% of GPU time) have no launching CPU event in the trace: shown under %q",
+			noLaunch.n, ms(noLaunch.ns), 100*share(noLaunch.ns, res.GPU.TotalNs), NoLaunchBucket)
+		if early.n > 0 {
+			msg += fmt.Sprintf("; %d of them (%s ms) carry a correlation id lower than every runtime call the trace captured on their rank: they were launched before the host capture began", early.n, ms(early.ns))
+		}
+		if ambiguous.n > 0 {
+			msg += fmt.Sprintf("; %d of them (%s ms) carry an External id that several operators have: left unlinked", ambiguous.n, ms(ambiguous.ns))
+		}
+		out = append(out, msg)
 	}
 	if m.GraphExpected > 0 && m.GraphCoverage() < 0.9 {
 		out = append(out, fmt.Sprintf("graph replays: the trace recorded %.1f%% of the replayed kernels (%d of %d): GPU idle time is overstated",

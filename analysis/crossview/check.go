@@ -81,7 +81,7 @@ var Rules = []Rule{
 	{Name: "host-gaps", Verdict: VerdictHost, Doc: "idle >= 0.15 and host >= 0.50; confirmed when the mechanism links half of it; hypothesis with python stacks",
 		When: func(m Metrics) bool { return m.Idle() >= IdleMin && m.GapShare(CauseHost) >= HostShareMin },
 		Label: func(m Metrics) string {
-			if m.PythonFrames > 0 {
+			if m.StackCapture() {
 				return Hypothesis
 			}
 			return linked(func(m Metrics) int64 { return m.GapHostConfirmedNs }, func(m Metrics) int64 { return m.GapHostNs })(m)
@@ -126,8 +126,8 @@ func (b *builder) measure() Check {
 			per[o.key] = d
 		}
 		d.ops = append(d.ops, o)
-		if o.launch >= 0 {
-			d.threads[b.frames[o.launch].Thread]++
+		if h := o.linked(); h >= 0 {
+			d.threads[b.frames[h].Thread]++
 		}
 		m.GPUTimeNs += o.b - o.a
 	}
@@ -142,6 +142,9 @@ func (b *builder) measure() Check {
 	for i, f := range b.frames {
 		if f.Kind == "python" {
 			m.PythonFrames++
+		}
+		if f.CallStack != "" {
+			m.CallStackOps++
 		}
 		d := per[rankKey{f.Trace, f.Rank}]
 		if d == nil {
@@ -207,8 +210,11 @@ func (b *builder) measure() Check {
 func (b *builder) decide(c *Check) {
 	m := &c.Metrics
 	m.GraphRecorded, m.GraphExpected = b.graphRecorded, b.graphExpected
-	if m.PythonFrames > 0 {
+	switch {
+	case m.PythonFrames > 0:
 		c.Notes = append(c.Notes, fmt.Sprintf("python stacks were captured (%d python frames): stack capture inflates host time, so the host-side numbers are upper bounds and host-bound is at most a hypothesis", m.PythonFrames))
+	case m.CallStackOps > 0:
+		c.Notes = append(c.Notes, fmt.Sprintf("python stacks were captured (%d operators carry a Call stack): stack capture inflates host time, so the host-side numbers are upper bounds and host-bound is at most a hypothesis", m.CallStackOps))
 	}
 	if m.GraphExpected > 0 && m.GraphCoverage() < 1 {
 		c.Notes = append(c.Notes, fmt.Sprintf("graph replays: %.1f%% of the replayed kernels were recorded", 100*m.GraphCoverage()))
@@ -302,17 +308,31 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData, m *Metrics) []Gap {
 // issued before means the device waited on a dependency (device). A gap
 // that no launched operation ends (trailing idle, operations without a
 // launching call) is wait when the host waited through it, else other.
+//
+// An operation linked to its operator by External id has no launch time:
+// the launch lay inside the operator, so the operator's start bounds it
+// from below. A start at or after the gap's start proves a launch after it
+// began; an earlier one proves nothing, and the operation counts as not
+// launched.
 func (b *builder) gapCause(g ival, ops []opIn, d *rankData) (string, bool) {
 	k := sort.Search(len(ops), func(i int) bool { return ops[i].a >= g.b })
-	var launchTs int64
-	haveLaunch := false
+	var launchTs, operTs int64
+	haveLaunch, haveOper := false, false
 	for ; k < len(ops) && ops[k].a == g.b; k++ {
-		if ops[k].launch >= 0 {
+		switch {
+		case ops[k].launch >= 0:
 			ts := b.frames[ops[k].launch].TsNs
 			if !haveLaunch || ts < launchTs {
 				launchTs, haveLaunch = ts, true
 			}
+		case ops[k].oper >= 0:
+			if ts := b.frames[ops[k].oper].TsNs; ts >= g.a && (!haveOper || ts < operTs) {
+				operTs, haveOper = ts, true
+			}
 		}
+	}
+	if !haveLaunch && haveOper {
+		launchTs, haveLaunch = operTs, true
 	}
 	waiting := 2*overlap(g.a, g.b, d.wait) >= g.b-g.a
 	if !haveLaunch {

@@ -15,7 +15,8 @@
 //
 // It works on rows that the crossview SQL preset (sql/crossview.sql) returns.
 // DuckDB does the joins: which runtime call launched which GPU operation
-// (correlation), which frame precedes which on each thread in start order
+// (correlation) and, where the trace lacks that call, which operator did
+// (External id), which frame precedes which on each thread in start order
 // (the order time containment needs), which python frame is which one's
 // Python parent; the steps preset (sql/steps.sql) says which step and phase
 // each annotation is. This package walks each thread's start order once to
@@ -32,9 +33,18 @@
 // # Accounting
 //
 // Nothing is dropped. Every GPU operation in the slice ends in exactly one
-// leaf of the GPU tree: under the runtime call that launched it, under the
-// bucket "[no launching CPU event]" when no host call carries its
-// correlation, or in an "other" node when folding merged it away. The leaves
+// leaf of the GPU tree: under the runtime call that launched it; under its
+// operator and a "[launch not captured]" level when no host call carries
+// its correlation but exactly one operator of its file and rank has its
+// External id (Kineto writes the launching operator's External id on GPU
+// work); under the bucket "[no launching CPU event]" otherwise; or in an
+// "other" node when folding merged it away. Several operators with the
+// External id leave the operation in the bucket, and so does a rank whose
+// GPU operations mostly carry their correlation id as External id (some
+// exporters copy it there, and such numbers collide with operators' ids by
+// chance); the evidence gaps count both, and the operations launched before
+// the host capture began (a correlation id lower than every captured
+// runtime call's). The leaves
 // of the GPU tree therefore sum to the GPU time of the slice exactly, in
 // integer nanoseconds (Tree.TotalNs). Likewise the self times of the CPU tree
 // sum to the host time the profiler recorded in the slice.
@@ -45,9 +55,23 @@
 // `execute_new_N_cached_N`, SGLang `step[EXTEND|DECODE|MIXED ...]`,
 // `ProfilerStep#N`): host frames are clipped to those steps' host intervals,
 // and a GPU operation belongs to a step when the runtime call that launched
-// it lies inside the step (operations without a launching call: when they
-// start inside it). A stream restricts the GPU view and the device-side
+// it lies inside the step (without a launching call: when the operator its
+// External id names starts inside it, else when the operation does). A
+// stream restricts the GPU view and the device-side
 // numbers; the CPU view is the host's and is not filtered by stream.
+//
+// # Python frames from a Call stack
+//
+// Traces of 2021 (and others captured with with_stack but without
+// python_function events) carry an operator's python stack as its
+// "Call stack" arg: frames separated by ';', innermost first. On a rank
+// with no python frames, those frames become the python levels above the
+// operator, outermost first, as nodes of kind call_stack with no time of
+// their own; an operator nested in another draws only the frames beyond
+// the enclosing one's. A region (an annotation, or an operator recorded in
+// record_function's __enter__, as ProfilerStep#N is) gets no levels of its
+// own: the frames at its start need not enclose it. Stack capture counts
+// as captured python stacks for the verdict (Metrics.StackCapture).
 //
 // # Sync frames and waits
 //
@@ -106,7 +130,9 @@
 // "linked" means confirmed when a mechanism links at least half of the
 // idle time the verdict rests on, else hypothesis. A gap's cause is linked
 // when the operation that ends it was launched after the gap began (same
-// rank): the device demonstrably waited for that launch. The later rules
+// rank; for an operation linked by External id, when its operator started
+// after the gap began, since the launch lay inside the operator): the
+// device demonstrably waited for that launch. The later rules
 // whose conditions also hold are reported as runners-up.
 //
 // A verdict is "confirmed" only when a mechanism links cause and effect in
@@ -115,5 +141,6 @@
 // while the device was idle. Overlap in time alone gives "hypothesis". When
 // python stacks were captured, the cross-check says that stack capture
 // inflates host time before it calls anything host-bound, and a host-bound
-// verdict is never better than a hypothesis.
+// verdict is never better than a hypothesis; so does an operator's Call
+// stack.
 package crossview

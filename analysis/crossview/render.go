@@ -122,7 +122,11 @@ func writeText(w io.Writer, r *Result) error {
 	ew := &errWriter{w: w}
 	m := r.Check.Metrics
 	fmt.Fprintf(ew, "GPU view: GPU time by the host stack that launched it (%s)\n", r.Label)
-	fmt.Fprintf(ew, "%s ms of GPU time; GPU busy %s of %s ms wall\n\n", ms(r.GPU.TotalNs), share100(m.BusyNs, m.WallNs), ms(m.WallNs))
+	fmt.Fprintf(ew, "%s ms of GPU time; GPU busy %s of %s ms wall\n", ms(r.GPU.TotalNs), share100(m.BusyNs, m.WallNs), ms(m.WallNs))
+	if n := stackNote(r); n != "" {
+		fmt.Fprintln(ew, n)
+	}
+	fmt.Fprintln(ew)
 	textTree(ew, &r.GPU)
 	fmt.Fprintf(ew, "\nCPU view: host self time by stack (%s)\n", r.Label)
 	host := r.CPU.TotalNs
@@ -132,12 +136,26 @@ func writeText(w io.Writer, r *Result) error {
 		syncNs += s
 		waitNs += w
 	}
-	fmt.Fprintf(ew, "%s ms of host self time: working %s ms, blocked in sync %s ms, waiting for work %s ms\n\n",
+	fmt.Fprintf(ew, "%s ms of host self time: working %s ms, blocked in sync %s ms, waiting for work %s ms\n",
 		ms(host), ms(host-syncNs-waitNs), ms(syncNs), ms(waitNs))
+	if n := stackNote(r); n != "" {
+		fmt.Fprintln(ew, n)
+	}
+	fmt.Fprintln(ew)
 	textTree(ew, &r.CPU)
 	fmt.Fprintf(ew, "\nCross-check (%s)\n", r.Label)
 	writeCheckText(ew, r)
 	return ew.err
+}
+
+// stackNote says where the python levels of the trees come from when
+// operators' Call stack args gave them; "" otherwise.
+func stackNote(r *Result) string {
+	n := r.Check.Metrics.CallStackOps
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Python frames above operators (%s) come from the \"Call stack\" arg of %d operators: they carry no time of their own", KindCallStack, n)
 }
 
 // nodeClass sums a subtree's sync and wait self time.
@@ -226,10 +244,14 @@ func writeHTML(w io.Writer, r *Result) error {
 	esc := html.EscapeString
 	m := r.Check.Metrics
 	fmt.Fprintf(ew, "<div class=\"tracebook-crossview\">\n")
-	fmt.Fprintf(ew, "<h3>GPU view: GPU time by the host stack that launched it</h3>\n<p>%s. %s ms of GPU time; GPU busy %s of %s ms wall.</p>\n",
-		esc(r.Label), ms(r.GPU.TotalNs), share100(m.BusyNs, m.WallNs), ms(m.WallNs))
+	note := ""
+	if n := stackNote(r); n != "" {
+		note = " " + esc(n) + "."
+	}
+	fmt.Fprintf(ew, "<h3>GPU view: GPU time by the host stack that launched it</h3>\n<p>%s. %s ms of GPU time; GPU busy %s of %s ms wall.%s</p>\n",
+		esc(r.Label), ms(r.GPU.TotalNs), share100(m.BusyNs, m.WallNs), ms(m.WallNs), note)
 	htmlTree(ew, &r.GPU)
-	fmt.Fprintf(ew, "<h3>CPU view: host self time by stack</h3>\n<p>%s. %s ms of host self time.</p>\n", esc(r.Label), ms(r.CPU.TotalNs))
+	fmt.Fprintf(ew, "<h3>CPU view: host self time by stack</h3>\n<p>%s. %s ms of host self time.%s</p>\n", esc(r.Label), ms(r.CPU.TotalNs), note)
 	htmlTree(ew, &r.CPU)
 	fmt.Fprintf(ew, "<h3>Cross-check</h3>\n<pre>")
 	var sb strings.Builder

@@ -11,11 +11,19 @@ const (
 	RowFrame  = "frame"
 	RowOp     = "op"
 	RowOrigin = "origin"
+	RowStack  = "stack" // a Call stack: id is its call_stack_id, name its text
 )
 
-// Columns are the columns the crossview preset returns, in order; FromTable
-// finds them by name.
+// Columns are the columns the crossview preset returns first, in order;
+// FromTable finds them by name and needs every one.
 var Columns = []string{"row_kind", "trace", "rank", "id", "prev_id", "parent_id", "thread", "kind", "api", "name", "ts_ns", "dur_ns", "stream", "graph_id"}
+
+// LinkColumns are the preset's further columns: the operator linked by
+// External id and how each operation was linked (Op.Operator, Op.Link),
+// and the stack row holding an operator's Call stack (Frame.CallStack).
+// FromTable reads them when present; without them, operations link through
+// correlation only and no python level comes from a Call stack.
+var LinkColumns = []string{"operator_id", "link", "call_stack_id"}
 
 // FromTable reads the crossview preset's result into an Input.
 func FromTable(t *table.Table) (*Input, error) {
@@ -30,6 +38,19 @@ func FromTable(t *table.Table) (*Input, error) {
 		}
 		col[name] = i
 	}
+	opt := make(map[string]int, len(LinkColumns))
+	for _, name := range LinkColumns {
+		opt[name] = t.Col(name) // -1 when absent
+	}
+	cell := func(row []any, i int) any {
+		if i < 0 {
+			return nil
+		}
+		return row[i]
+	}
+	cOper, cLink, cStack := opt["operator_id"], opt["link"], opt["call_stack_id"]
+	stacks := map[int64]string{}
+	var pending []int64 // call_stack_id of each frame, resolved once the stack rows are read
 	in := &Input{Origins: map[string]int64{}}
 	cKind, cTrace, cRank, cID, cPrev, cParent := col["row_kind"], col["trace"], col["rank"], col["id"], col["prev_id"], col["parent_id"]
 	cThread, cEvKind, cAPI, cName := col["thread"], col["kind"], col["api"], col["name"]
@@ -47,17 +68,36 @@ func FromTable(t *table.Table) (*Input, error) {
 				Thread: asString(row[cThread]), Kind: asString(row[cEvKind]), API: asString(row[cAPI]), Name: asString(row[cName]),
 				TsNs: asInt(row[cTs]), DurNs: asInt(row[cDur]),
 			})
+			if sid := asInt(cell(row, cStack)); sid != 0 || pending != nil {
+				if pending == nil {
+					pending = make([]int64, len(in.Frames)-1, cap(in.Frames))
+				}
+				pending = append(pending, sid)
+			}
 		case RowOp:
 			in.Ops = append(in.Ops, Op{
 				ID: asInt(row[cID]), Launch: asInt(row[cParent]), Trace: asString(row[cTrace]), Rank: int(asInt(row[cRank])),
 				Stream: asInt(row[cStream]), Kind: asString(row[cEvKind]), Name: asString(row[cName]),
 				TsNs: asInt(row[cTs]), DurNs: asInt(row[cDur]), GraphID: asInt(row[cGraph]),
+				Operator: asInt(cell(row, cOper)), Link: asString(cell(row, cLink)),
 			})
 		case RowOrigin:
 			in.Origins[asString(row[cTrace])] = asInt(row[cTs])
+		case RowStack:
+			stacks[asInt(row[cID])] = asString(row[cName])
 		default:
 			return nil, fmt.Errorf("crossview: row %d: unknown row_kind %q", r, kind)
 		}
+	}
+	for i, sid := range pending {
+		if sid == 0 {
+			continue
+		}
+		cs, ok := stacks[sid]
+		if !ok {
+			return nil, fmt.Errorf("crossview: frame %d names call stack %d, which no stack row holds", in.Frames[i].ID, sid)
+		}
+		in.Frames[i].CallStack = cs
 	}
 	return in, nil
 }

@@ -1,7 +1,9 @@
 package crossview
 
 import (
+	"regexp"
 	"sort"
+	"strings"
 )
 
 // bnode is a tree node while the tree is being built: children by kind and name.
@@ -29,7 +31,8 @@ func (p *bnode) child(kind, name string) *bnode {
 }
 
 // nodesOf maps frames to the nodes of one tree, creating the path of
-// ancestors on first use and counting each frame once.
+// ancestors on first use and counting each frame once. An operator with a
+// Call stack gets the python levels of callStackLevels above it.
 type nodesOf struct {
 	b    *builder
 	root *bnode
@@ -56,6 +59,10 @@ func (t *nodesOf) of(i int32) *bnode {
 	}
 	for k := len(chain) - 1; k >= 0; k-- {
 		f := t.b.frames[chain[k]]
+		for _, py := range t.b.callStackLevels(chain[k]) {
+			cur = cur.child(KindCallStack, py)
+			cur.n.Count++ // the operators recorded under it
+		}
 		cur = cur.child(f.Kind, t.b.frameName(f.Kind, f.Name))
 		cur.n.Count++
 		t.memo[chain[k]] = cur
@@ -63,8 +70,126 @@ func (t *nodesOf) of(i int32) *bnode {
 	return cur
 }
 
+// callStackLevels returns the python levels to draw between a frame and
+// its enclosing frame: the frames of its Call stack, outermost first, less
+// those already drawn above it (the python context of its enclosing frame,
+// see pyContext). An operator nested in another with the same stack gets
+// none; a frame without a Call stack none. A region (an annotation, or an
+// operator recorded in record_function's __enter__: ProfilerStep#N,
+// enumerate(DataLoader)#...) gets none either: the python frames at its
+// start need not enclose it (the profiler's step() opens ProfilerStep#N and
+// returns), so its callees carry their own stacks instead.
+func (b *builder) callStackLevels(i int32) []string {
+	f := b.frames[i]
+	if f.CallStack == "" || b.isRegion(i) {
+		return nil
+	}
+	own := b.stackOf(f.CallStack).frames
+	var outer []string
+	if p := b.parent[i]; p >= 0 {
+		outer = b.pyContext(p)
+	}
+	k := 0
+	for k < len(own) && k < len(outer) && own[k] == outer[k] {
+		k++
+	}
+	return own[k:]
+}
+
+// pyContext returns the python frames drawn above a frame and at it: its
+// Call stack for an operator that has one and is no region, else its
+// enclosing frame's context; nil at a root.
+func (b *builder) pyContext(i int32) []string {
+	if b.pyCtx == nil {
+		b.pyCtx = make([][]string, len(b.frames))
+		b.pyCtxDone = make([]bool, len(b.frames))
+	}
+	var chain []int32
+	j := i
+	for j >= 0 && !b.pyCtxDone[j] {
+		chain = append(chain, j)
+		j = b.parent[j]
+	}
+	var ctx []string
+	if j >= 0 {
+		ctx = b.pyCtx[j]
+	}
+	for k := len(chain) - 1; k >= 0; k-- {
+		c := chain[k]
+		if cs := b.frames[c].CallStack; cs != "" && !b.isRegion(c) {
+			ctx = b.stackOf(cs).frames
+		}
+		b.pyCtx[c], b.pyCtxDone[c] = ctx, true
+	}
+	return b.pyCtx[i]
+}
+
+// isRegion reports whether a frame with a Call stack is a region: an
+// annotation, or an operator whose Call stack's innermost frame is
+// record_function's __enter__.
+func (b *builder) isRegion(i int32) bool {
+	f := b.frames[i]
+	return f.Kind == "annotation" || b.stackOf(f.CallStack).enter
+}
+
+// trimInstallPrefix drops the path up to the last site-packages/ or
+// dist-packages/ of a python frame's file.
+func trimInstallPrefix(frame string) string {
+	file := frame
+	if k := strings.Index(file, "): "); k >= 0 {
+		file = file[:k]
+	}
+	cut := -1
+	for _, dir := range []string{"/site-packages/", "/dist-packages/"} {
+		if k := strings.LastIndex(file, dir); k >= 0 && k+len(dir) > cut {
+			cut = k + len(dir)
+		}
+	}
+	if cut < 0 {
+		return frame
+	}
+	return frame[cut:]
+}
+
+// recordFunctionEnter matches the Call stack frame of record_function's
+// __enter__, where a region (a user annotation) is recorded.
+var recordFunctionEnter = regexp.MustCompile(`(^|/)torch/autograd/profiler\.py\(\d+\): __enter__$`)
+
+// stackOf splits a Call stack arg (innermost frame first, ';' between
+// frames) into frame names, outermost first, remembered by arg. A frame's
+// file loses the installation prefix up to site-packages/ or
+// dist-packages/ (`/home/u/env/lib/python3.7/site-packages/torch/nn/
+// modules/module.py(1051): _call_impl` reads `torch/nn/modules/module.py(1051):
+// _call_impl`), as python_function frames name their files.
+func (b *builder) stackOf(cs string) *callStack {
+	if st, ok := b.stacks[cs]; ok {
+		return st
+	}
+	if b.stacks == nil {
+		b.stacks = map[string]*callStack{}
+	}
+	st := &callStack{}
+	parts := strings.Split(cs, ";")
+	st.enter = recordFunctionEnter.MatchString(strings.TrimSpace(parts[0]))
+	for k := len(parts) - 1; k >= 0; k-- {
+		if name := strings.TrimSpace(parts[k]); name != "" {
+			st.frames = append(st.frames, b.frameName("python", trimInstallPrefix(name)))
+		}
+	}
+	b.stacks[cs] = st
+	return st
+}
+
+// callStack is a Call stack arg, read.
+type callStack struct {
+	frames []string // outermost first
+	enter  bool     // its innermost frame is record_function's __enter__
+}
+
 // gpuTree builds the GPU view: each GPU operation under the stack of the
-// call that launched it.
+// call that launched it; an operation whose launching call the trace lacks
+// but whose operator its External id names, under that operator and a
+// LaunchNotCaptured level; the rest under NoLaunchBucket.
 func (b *builder) gpuTree() Tree {
 	t := newNodesOf(b)
 	var bucket *bnode
@@ -85,20 +210,21 @@ func (b *builder) gpuTree() Tree {
 					graphID[o.launch] = o.op.GraphID
 				}
 			}
+		} else if o.oper >= 0 {
+			parent = t.of(o.oper).child("bucket", LaunchNotCaptured)
+			parent.n.Count++
 		} else {
 			if bucket == nil {
 				bucket = t.root.child("bucket", NoLaunchBucket)
 			}
 			parent = bucket
+			bucket.n.Count++
 		}
 		leaf := parent.child(o.op.Kind, o.op.Name)
 		leaf.n.SelfNs += w
 		leaf.n.Count++
 		if viaGraph {
 			leaf.n.NoCPUAttribution = true
-		}
-		if bucket != nil && parent == bucket {
-			bucket.n.Count++
 		}
 	}
 	// Graph launches in the slice, also those whose kernels the trace lost.

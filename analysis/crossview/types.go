@@ -21,6 +21,11 @@ type Frame struct {
 	Name   string
 	TsNs   int64
 	DurNs  int64
+	// CallStack is an operator's "Call stack" arg (2021-format traces
+	// captured with with_stack): python frames, innermost first, separated
+	// by ';'. The preset sets it only on ranks without python frames; it
+	// gives the python levels above the operator (see Build).
+	CallStack string
 }
 
 // End returns the frame's end in nanoseconds.
@@ -28,8 +33,16 @@ func (f *Frame) End() int64 { return f.TsNs + f.DurNs }
 
 // Op is one GPU operation: a kernel, a GPU memcpy or a GPU memset.
 type Op struct {
-	ID      int64
-	Launch  int64 // ID of the runtime/driver Frame with the same correlation; 0 = none
+	ID     int64
+	Launch int64 // ID of the runtime/driver Frame with the same correlation; 0 = none
+	// Operator is, when Launch is 0, the ID of the cpu_op Frame whose
+	// External id the operation carries, when exactly one operator of its
+	// file and rank has it; 0 = none.
+	Operator int64
+	// Link says how the operation was linked to the host, or why it was
+	// not: LinkCorrelation, LinkExternalID, LinkAmbiguous,
+	// LinkBeforeCapture, LinkNone; "" when the rows do not say.
+	Link    string
 	Trace   string
 	Rank    int
 	Stream  int64
@@ -139,8 +152,11 @@ type Node struct {
 	// other child and no time of their own; they are folded into this
 	// line and kept for the folded stacks.
 	Via []string `msgpack:"via,omitempty" json:"via,omitempty"`
-	// Kind: python, cpu_op, annotation, runtime, driver; kernel, gpu_memcpy,
-	// gpu_memset (GPU view leaves); bucket; other (folded small nodes).
+	// Kind: python, cpu_op, annotation, runtime, driver; call_stack (a
+	// python frame taken from an operator's Call stack arg: no time of its
+	// own); kernel, gpu_memcpy, gpu_memset (GPU view leaves); bucket (the
+	// GPU view's NoLaunchBucket, and LaunchNotCaptured under an operator);
+	// other (folded small nodes).
 	Kind string `msgpack:"kind" json:"kind"`
 	// Ns is the node's time including its children; SelfNs its own.
 	// GPU view: GPU time, held by the leaves. CPU view: host self time.
@@ -256,6 +272,10 @@ type Metrics struct {
 	HostWaitNs int64 `msgpack:"host_wait_ns" json:"host_wait_ns"`
 	// Python frames in the slice's ranks (stack capture on when > 0).
 	PythonFrames int64 `msgpack:"python_frames" json:"python_frames"`
+	// Operators in the slice's ranks whose "Call stack" arg gives the python
+	// levels above them (2021-format traces with with_stack; stack capture
+	// on when > 0).
+	CallStackOps int64 `msgpack:"call_stack_ops,omitempty" json:"call_stack_ops,omitempty"`
 	// Graph replays: kernels recorded / expected; both 0 without graphs.
 	GraphRecorded int64 `msgpack:"graph_recorded" json:"graph_recorded"`
 	GraphExpected int64 `msgpack:"graph_expected" json:"graph_expected"`
@@ -296,6 +316,10 @@ func (m Metrics) GapShare(cause string) float64 {
 	}
 	return share(m.GapOtherNs, m.IdleNs)
 }
+
+// StackCapture reports whether python stacks were captured: python
+// frames, or operators carrying a Call stack.
+func (m Metrics) StackCapture() bool { return m.PythonFrames > 0 || m.CallStackOps > 0 }
 
 // GraphCoverage is the share of graph-replayed kernels the trace recorded;
 // 1 without graphs.
@@ -339,5 +363,34 @@ const (
 )
 
 // NoLaunchBucket names the GPU view's node for operations that no host
-// call launched (no runtime call carries their correlation).
+// call launched (no runtime call carries their correlation) and no single
+// operator claims by External id.
 const NoLaunchBucket = "[no launching CPU event]"
+
+// LaunchNotCaptured names the GPU view's level, under an operator, for the
+// operations linked to it by External id: the runtime call that launched
+// them is missing from the trace.
+const LaunchNotCaptured = "[launch not captured]"
+
+// KindCallStack is the node kind of a python frame taken from an
+// operator's Call stack arg.
+const KindCallStack = "call_stack"
+
+// The links of a GPU operation to the host (Op.Link; the crossview
+// preset's link column).
+const (
+	// LinkCorrelation: a runtime or driver call carries its correlation.
+	LinkCorrelation = "correlation"
+	// LinkExternalID: no call carries its correlation; exactly one
+	// operator of its file and rank has its External id.
+	LinkExternalID = "external_id"
+	// LinkAmbiguous: no call carries its correlation, and several
+	// operators have its External id: left unlinked.
+	LinkAmbiguous = "external_id_ambiguous"
+	// LinkBeforeCapture: no link, and its correlation id is lower than
+	// that of every runtime call the rank captured: it was launched before
+	// the host capture began.
+	LinkBeforeCapture = "before_capture"
+	// LinkNone: no link and no reason known.
+	LinkNone = "none"
+)
