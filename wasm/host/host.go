@@ -76,7 +76,7 @@ func New(ctx context.Context, module []byte) (*Viewer, error) {
 		return nil, fmt.Errorf("compiling the viewer module: %w", err)
 	}
 	cfg := wazero.NewModuleConfig().WithName("viewer").WithStartFunctions("_initialize")
-	mod, err := rt.InstantiateModule(ctx, compiled, cfg)
+	mod, err := rt.InstantiateModule(withGrowingMemory(ctx), compiled, cfg)
 	if err != nil {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("instantiating the viewer module: %w", err)
