@@ -156,20 +156,16 @@ func RollupTable(area string, t *table.Table, f Filter, ev *Evidence) *table.Tab
 	keep := filterRows(t, f)
 	if !ok || sp.passthrough {
 		out := &table.Table{Name: t.Name, Columns: append([]table.Column(nil), t.Columns...)}
-		// The rows are copied into one backing array, each row capped so
-		// that an append to one cannot write into the next.
-		n := 0
-		for _, i := range keep {
-			n += len(t.Rows[i])
-		}
-		cells := make([]any, 0, n)
+		// The rows are the bundle's, each capped at its length so that an
+		// append to one (a derived column) copies it; nothing writes into
+		// a rolled-up row, which saves copying every cell of the largest
+		// tables on every view.
 		if len(keep) > 0 {
-			out.Rows = make([][]any, 0, len(keep))
+			out.Rows = make([][]any, len(keep))
 		}
-		for _, i := range keep {
-			at := len(cells)
-			cells = append(cells, t.Rows[i]...)
-			out.Rows = append(out.Rows, cells[at:len(cells):len(cells)])
+		for k, i := range keep {
+			r := t.Rows[i]
+			out.Rows[k] = r[:len(r):len(r)]
 		}
 		out.Total = int64(len(out.Rows))
 		return out

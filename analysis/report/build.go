@@ -376,8 +376,9 @@ func reportTable(name string, t *table.Table) table.Table {
 		keep = append(keep, i)
 		out.Columns = append(out.Columns, c)
 	}
-	for _, r := range t.Rows {
-		row := make([]any, len(keep))
+	cells := make([]any, len(keep)*len(t.Rows)) // one allocation for all rows
+	for k, r := range t.Rows {
+		row := cells[k*len(keep) : (k+1)*len(keep) : (k+1)*len(keep)]
 		for j, i := range keep {
 			row[j] = cell(r, i)
 		}
