@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/tracebook/tracebook/analysis/table"
 )
@@ -151,6 +152,24 @@ type Ref struct {
 	Preset string            `msgpack:"preset" json:"preset"`
 	Where  map[string]string `msgpack:"where,omitempty" json:"where,omitempty"`
 	Note   string            `msgpack:"note,omitempty" json:"note,omitempty"`
+}
+
+// String is the reference as reports print it: the preset, then its row
+// keys in name order ("gaps [category=host_wait, rank=0]").
+func (r Ref) String() string {
+	if len(r.Where) == 0 {
+		return r.Preset
+	}
+	keys := make([]string, 0, len(r.Where))
+	for k := range r.Where {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	kv := make([]string, len(keys))
+	for i, k := range keys {
+		kv[i] = k + "=" + r.Where[k]
+	}
+	return r.Preset + " [" + strings.Join(kv, ", ") + "]"
 }
 
 // Scope says where a finding's fix applies: producers (training, vllm,

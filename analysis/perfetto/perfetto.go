@@ -757,20 +757,7 @@ func exportNote(st Stats, maxEvents int, why string) string {
 func evidenceText(refs []evidence.Ref) string {
 	var parts []string
 	for _, r := range refs {
-		s := r.Preset
-		if len(r.Where) > 0 {
-			keys := make([]string, 0, len(r.Where))
-			for k := range r.Where {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			var kv []string
-			for _, k := range keys {
-				kv = append(kv, k+"="+r.Where[k])
-			}
-			s += " [" + strings.Join(kv, ", ") + "]"
-		}
-		parts = append(parts, s)
+		parts = append(parts, r.String())
 	}
 	return strings.Join(parts, "; ")
 }

@@ -204,19 +204,7 @@ func issue(f evidence.Finding) Issue {
 	}
 	seen := map[string]bool{}
 	for _, r := range f.Evidence {
-		ref := r.Preset
-		if len(r.Where) > 0 {
-			keys := make([]string, 0, len(r.Where))
-			for k := range r.Where {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			var kv []string
-			for _, k := range keys {
-				kv = append(kv, k+"="+r.Where[k])
-			}
-			ref += " [" + strings.Join(kv, ", ") + "]"
-		}
+		ref := r.String()
 		if !seen[ref] {
 			seen[ref] = true
 			is.Evidence = append(is.Evidence, ref)
