@@ -47,17 +47,7 @@ func TestDiffCommand(t *testing.T) {
 	}
 	// The page is the viewer's: the diff's input and (in a viewer build)
 	// the module, which re-renders it; its static diff is the native one.
-	parts, err := wasm.ExtractDiff(html)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var native bytes.Buffer
-	if err := diff.RenderInput(&native, parts.Bundle, parts.View, diff.HTMLFragment); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(native.Bytes(), parts.Static) {
-		t.Error("the page's static diff is not the native rendering of its input")
-	}
+	staticIsNative(t, html, "the -o page")
 	if !bytes.Contains(html, []byte(`data-tb-kind="diff"`)) || !bytes.Contains(html, []byte(`<select data-tb="rank">`)) {
 		t.Error("the page is not a diff page with controls")
 	}
@@ -223,18 +213,25 @@ func diffMagicPage(t *testing.T, s *cells.Session, name string) ([]byte, *wasm.P
 	if !bytes.Contains(page, []byte(`data-tb-kind="diff"`)) || !bytes.Contains(page, []byte(`<select data-tb="rank">`)) {
 		t.Errorf("%s is not a diff page with controls", name)
 	}
+	return page, staticIsNative(t, page, name)
+}
+
+// staticIsNative extracts a diff page's parts and checks that its static
+// diff is the native rendering of its input.
+func staticIsNative(t *testing.T, page []byte, what string) *wasm.Parts {
+	t.Helper()
 	parts, err := wasm.ExtractDiff(page)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", what, err)
 	}
 	var native bytes.Buffer
 	if err := diff.RenderInput(&native, parts.Bundle, parts.View, diff.HTMLFragment); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(native.Bytes(), parts.Static) {
-		t.Errorf("%s: the static diff is not the native rendering of its input", name)
+		t.Errorf("%s: the static diff is not the native rendering of its input", what)
 	}
-	return page, parts
+	return parts
 }
 
 // cvSlices names the slices of cross-views: "all", "rank N" or "phase P".
