@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/wasm"
@@ -19,18 +20,29 @@ func Check(ctx context.Context, page, module []byte) error {
 	if err != nil {
 		return err
 	}
-	var native bytes.Buffer
-	if err := report.RenderBundle(&native, p.Bundle, p.View, report.HTMLFragment); err != nil {
+	return parity(ctx, "report", "bundle", p, module,
+		func(w io.Writer) error { return report.RenderBundle(w, p.Bundle, p.View, report.HTMLFragment) },
+		func(v *Viewer, view []byte) ([]byte, error) { return v.Render(ctx, p.Bundle, view) })
+}
+
+// parity is the check behind Check and CheckDiff: the static page p holds
+// (a report or a diff, whose data is its bundle or input) equals native's
+// rendering, and so does render's under wazero, with module or else the
+// page's own.
+func parity(ctx context.Context, kind, data string, p *wasm.Parts, module []byte,
+	native func(io.Writer) error, render func(v *Viewer, view []byte) ([]byte, error)) error {
+	var want bytes.Buffer
+	if err := native(&want); err != nil {
 		return fmt.Errorf("native rendering: %w", err)
 	}
-	if !bytes.Equal(native.Bytes(), p.Static) {
-		return fmt.Errorf("the static report in the file differs from the native rendering of its bundle at byte %d", firstDiff(native.Bytes(), p.Static))
+	if !bytes.Equal(want.Bytes(), p.Static) {
+		return fmt.Errorf("the static %s in the file differs from the native rendering of its %s at byte %d", kind, data, firstDiff(want.Bytes(), p.Static))
 	}
 	if module == nil {
 		module = p.Module
 	}
 	if len(module) == 0 {
-		return fmt.Errorf("the report carries no viewer module: %w", wasm.ErrNoModule)
+		return fmt.Errorf("the %s carries no viewer module: %w", kind, wasm.ErrNoModule)
 	}
 	v, err := New(ctx, module)
 	if err != nil {
@@ -41,12 +53,12 @@ func Check(ctx context.Context, page, module []byte) error {
 	if err != nil {
 		return err
 	}
-	got, err := v.Render(ctx, p.Bundle, viewJSON)
+	got, err := render(v, viewJSON)
 	if err != nil {
 		return err
 	}
-	if !bytes.Equal(got, native.Bytes()) {
-		return fmt.Errorf("the viewer module's rendering differs from the native one at byte %d", firstDiff(got, native.Bytes()))
+	if !bytes.Equal(got, want.Bytes()) {
+		return fmt.Errorf("the viewer module's rendering of the %s differs from the native one at byte %d", kind, firstDiff(got, want.Bytes()))
 	}
 	return nil
 }

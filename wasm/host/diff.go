@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -64,34 +65,7 @@ func CheckDiff(ctx context.Context, page, module []byte) error {
 	if err != nil {
 		return err
 	}
-	var native bytes.Buffer
-	if err := diff.RenderInput(&native, p.Bundle, p.View, diff.HTMLFragment); err != nil {
-		return fmt.Errorf("native rendering: %w", err)
-	}
-	if !bytes.Equal(native.Bytes(), p.Static) {
-		return fmt.Errorf("the static diff in the file differs from the native rendering of its input at byte %d", firstDiff(native.Bytes(), p.Static))
-	}
-	if module == nil {
-		module = p.Module
-	}
-	if len(module) == 0 {
-		return fmt.Errorf("the diff page carries no viewer module: %w", wasm.ErrNoModule)
-	}
-	v, err := New(ctx, module)
-	if err != nil {
-		return err
-	}
-	defer v.Close(ctx)
-	viewJSON, err := jsonView(p.View)
-	if err != nil {
-		return err
-	}
-	got, err := v.RenderDiff(ctx, p.Bundle, viewJSON)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(got, native.Bytes()) {
-		return fmt.Errorf("the viewer module's rendering of the diff differs from the native one at byte %d", firstDiff(got, native.Bytes()))
-	}
-	return nil
+	return parity(ctx, "diff", "input", p, module,
+		func(w io.Writer) error { return diff.RenderInput(w, p.Bundle, p.View, diff.HTMLFragment) },
+		func(v *Viewer, view []byte) ([]byte, error) { return v.RenderDiff(ctx, p.Bundle, view) })
 }
