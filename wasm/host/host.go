@@ -91,6 +91,9 @@ func New(ctx context.Context, module []byte) (*Viewer, error) {
 	return v, nil
 }
 
+// MemorySize returns the size of the module's linear memory in bytes.
+func (v *Viewer) MemorySize() uint32 { return v.mod.Memory().Size() }
+
 // Close releases the module and its runtime.
 func (v *Viewer) Close(ctx context.Context) error { return v.rt.Close(ctx) }
 

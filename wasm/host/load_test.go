@@ -105,3 +105,42 @@ func TestLoadErrors(t *testing.T) {
 		t.Error("after a failed load, render_view does not render the sample loaded before")
 	}
 }
+
+// TestMemoryStaysBounded: the module collects garbage by a memory limit,
+// not by heap growth; many renders of an 8-rank job level off under it
+// instead of growing the memory by what each render leaves.
+func TestMemoryStaysBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders 160 views")
+	}
+	ctx := context.Background()
+	v, err := host.New(ctx, buildtest.Module(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close(ctx)
+	data, err := report.EncodeOffline(&report.Source{Bundle: buildtest.SyntheticBundle(8, 1000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Load(ctx, data); err != nil {
+		t.Fatal(err)
+	}
+	var at100 uint32
+	for i := 0; i < 160; i++ {
+		view := report.View{Filter: evidence.Filter{Rank: i % 8, HasRank: i%9 != 0, Phase: []string{"", "decode", "prefill"}[i%3]}}
+		vj, _ := json.Marshal(view)
+		if _, err := v.RenderView(ctx, vj); err != nil {
+			t.Fatal(err)
+		}
+		if i == 100 {
+			at100 = v.MemorySize()
+		}
+	}
+	t.Logf("memory %d MB after 100 renders, %d MB after 160", at100>>20, v.MemorySize()>>20)
+	// The limit for this bundle is 64 MB + 32 bytes per bundle byte (wasm/viewer).
+	limit := uint32(64<<20 + 32*len(data))
+	if got := v.MemorySize(); got > limit+limit/4 || got > at100+(8<<20) {
+		t.Errorf("after 160 renders the module's memory is %d MB (%d MB after 100), want it level under about %d MB", got>>20, at100>>20, limit>>20)
+	}
+}

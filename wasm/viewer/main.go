@@ -117,7 +117,7 @@ func view(ptr, n uint32) []byte {
 // report.Source keeps: memLimitBase, plus memLimitPerByte per byte of the
 // bundle load_bundle takes.
 const (
-	memLimitBase    = 256 << 20
+	memLimitBase    = 64 << 20
 	memLimitPerByte = 32
 )
 
