@@ -3,6 +3,7 @@ package cells
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/perfetto"
@@ -83,23 +84,45 @@ func AddPerfetto(ctx context.Context, eng Engine, src *report.Source, budget int
 		return fmt.Errorf("perfetto: sql/perfetto.sql is missing from this build")
 	}
 	shown := report.ShownFindings(src.Bundle)
-	var ins []perfetto.Input
-	rows := map[[4]any]*table.Table{} // findings on one window share its rows
+	// Findings on one window share its rows; the windows' queries run a
+	// few at once, as CollectEvidence's presets do.
+	type key [4]any
+	keyOf := func(w report.Window) key { return key{w.Trace, w.Rank, w.StartNs, w.EndNs} }
+	var order []report.Window
+	rows := map[key]*table.Table{}
 	for _, w := range src.Windows {
-		in := perfetto.Input{Window: w}
+		if _, ok := rows[keyOf(w)]; !ok {
+			rows[keyOf(w)] = nil
+			order = append(order, w)
+		}
+	}
+	tables := make([]*table.Table, len(order))
+	errs := make([]error, len(order))
+	sem := make(chan struct{}, presetWorkers)
+	var wg sync.WaitGroup
+	for i, w := range order {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			tables[i], errs[i] = eng.Query(ctx, p.SQL, 0, w.Trace, w.Rank, w.StartNs, w.EndNs,
+				int64(perfetto.DefaultMaxEvents), int64(perfetto.DefaultMaxPython))
+		}()
+	}
+	wg.Wait()
+	for i, w := range order {
+		if errs[i] != nil {
+			return fmt.Errorf("perfetto: the window of finding %d (%s): %w", w.N, w.Rule, errs[i])
+		}
+		rows[keyOf(w)] = tables[i]
+	}
+	var ins []perfetto.Input
+	for _, w := range src.Windows {
+		in := perfetto.Input{Window: w, Rows: rows[keyOf(w)]}
 		if w.N >= 1 && w.N <= len(shown) {
 			in.Finding = shown[w.N-1]
 		}
-		key := [4]any{w.Trace, w.Rank, w.StartNs, w.EndNs}
-		if rows[key] == nil {
-			t, err := eng.Query(ctx, p.SQL, 0, w.Trace, w.Rank, w.StartNs, w.EndNs,
-				int64(perfetto.DefaultMaxEvents), int64(perfetto.DefaultMaxPython))
-			if err != nil {
-				return fmt.Errorf("perfetto: the window of finding %d (%s): %w", w.N, w.Rule, err)
-			}
-			rows[key] = t
-		}
-		in.Rows = rows[key]
 		ins = append(ins, in)
 	}
 	src.Perfetto = perfetto.Files(ins, budget)
