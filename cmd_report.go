@@ -215,6 +215,11 @@ func collectReport(ctx context.Context, paths []string, f evidence.Filter) (*rep
 	if _, err := db.Load(ctx, paths, trace.LoadOptions{}, nil); err != nil {
 		return nil, err
 	}
+	return collectLoaded(ctx, db, f)
+}
+
+// collectLoaded is collectReport once the traces are loaded into db.
+func collectLoaded(ctx context.Context, db *duck.DB, f evidence.Filter) (*report.Source, error) {
 	src, err := cells.CollectReport(ctx, db, f, nil)
 	if err != nil {
 		return nil, err
