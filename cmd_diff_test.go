@@ -7,15 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/diff"
 	"github.com/tracebook/tracebook/cells"
+	"github.com/tracebook/tracebook/internal/buildtest"
 	"github.com/tracebook/tracebook/internal/testutil"
 	"github.com/tracebook/tracebook/wasm"
 	"github.com/tracebook/tracebook/wasm/host"
@@ -115,7 +114,7 @@ func TestDiffGolden(t *testing.T) {
 // viewer module renders it byte for byte as the native code does
 // (host.CheckDiff). A build without the viewer tag writes the page without
 // the module and says so; the test then writes the small pair's page again
-// with the module built for tests (viewerModule), through the same writer.
+// with the module built for tests (buildtest.Module), through the same writer.
 func TestDiffMagicPage(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -175,7 +174,7 @@ func TestDiffMagicPage(t *testing.T) {
 				if !tc.module {
 					return
 				}
-				mod := viewerModule(t)
+				mod := buildtest.Module(t)
 				s.Diff = cells.DiffHook(diffPageWriter(mod))
 				page, p = diffMagicPage(t, s, "module.html")
 				if !bytes.Equal(p.Module, mod) {
@@ -248,54 +247,4 @@ func cvSlices(cvs []*crossview.Result) []string {
 		}
 	}
 	return out
-}
-
-var viewer struct {
-	once sync.Once
-	gz   []byte
-	err  error
-	out  []byte
-}
-
-// viewerModule returns the viewer module (gzip-compressed wasm) built from
-// this tree once per test binary, with wasm/build.sh's command, into a
-// temporary directory (the root package cannot import
-// wasm/internal/buildtest, which does the same for wasm's tests). It skips
-// the test when the go command is missing.
-func viewerModule(t *testing.T) []byte {
-	t.Helper()
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("go command not found, cannot build the viewer module: %v", err)
-	}
-	viewer.once.Do(func() {
-		dir, err := os.MkdirTemp("", "tracebook-viewer-")
-		if err != nil {
-			viewer.err = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		path := filepath.Join(dir, "viewer.wasm")
-		cmd := exec.Command(goCmd, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", path, "./wasm/viewer")
-		cmd.Dir = testutil.RepoRoot(t)
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-		if viewer.out, viewer.err = cmd.CombinedOutput(); viewer.err != nil {
-			return
-		}
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			viewer.err = err
-			return
-		}
-		var gz bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-		zw.Write(raw)
-		if viewer.err = zw.Close(); viewer.err == nil {
-			viewer.gz = gz.Bytes()
-		}
-	})
-	if viewer.err != nil {
-		t.Fatalf("building the viewer module: %v\n%s", viewer.err, viewer.out)
-	}
-	return viewer.gz
 }

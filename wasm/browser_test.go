@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/internal/buildtest"
 	"github.com/tracebook/tracebook/wasm"
-	"github.com/tracebook/tracebook/wasm/internal/buildtest"
 	"github.com/tracebook/tracebook/wasm/internal/cdp"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/internal/buildtest"
 	"github.com/tracebook/tracebook/wasm"
-	"github.com/tracebook/tracebook/wasm/internal/buildtest"
 	"github.com/tracebook/tracebook/wasm/internal/cdp"
 )
 

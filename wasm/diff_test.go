@@ -9,8 +9,8 @@ import (
 	"github.com/tracebook/tracebook/analysis/diff"
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/internal/buildtest"
 	"github.com/tracebook/tracebook/wasm"
-	"github.com/tracebook/tracebook/wasm/internal/buildtest"
 )
 
 func writeDiffPage(t *testing.T, view report.View, module []byte) string {

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/internal/buildtest"
 	"github.com/tracebook/tracebook/wasm"
-	"github.com/tracebook/tracebook/wasm/internal/buildtest"
 )
 
 func writePage(t *testing.T, module []byte) string {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tracebook/tracebook/wasm/internal/buildtest"
+	"github.com/tracebook/tracebook/internal/buildtest"
 	"github.com/tracebook/tracebook/wasm/internal/cdp"
 )
 

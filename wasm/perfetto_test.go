@@ -12,8 +12,8 @@ import (
 	"github.com/tracebook/tracebook/analysis/perfetto"
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/analysis/table"
+	"github.com/tracebook/tracebook/internal/buildtest"
 	"github.com/tracebook/tracebook/wasm"
-	"github.com/tracebook/tracebook/wasm/internal/buildtest"
 )
 
 // perfettoRows builds rows in the shape of sql/perfetto.sql: n kernels

@@ -13,9 +13,9 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/internal/buildtest"
 	"github.com/tracebook/tracebook/wasm"
 	"github.com/tracebook/tracebook/wasm/host"
-	"github.com/tracebook/tracebook/wasm/internal/buildtest"
 	"github.com/tracebook/tracebook/wasm/internal/cdp"
 )
 

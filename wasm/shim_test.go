@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracebook/tracebook/internal/buildtest"
 	"github.com/tracebook/tracebook/wasm"
 	"github.com/tracebook/tracebook/wasm/host"
-	"github.com/tracebook/tracebook/wasm/internal/buildtest"
 )
 
 // shimFunctions returns the names the loader's WASI shim defines.

@@ -10,9 +10,9 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/internal/buildtest"
 	"github.com/tracebook/tracebook/wasm"
 	"github.com/tracebook/tracebook/wasm/host"
-	"github.com/tracebook/tracebook/wasm/internal/buildtest"
 )
 
 // TestCompactKeepsRollup: merging rows over steps changes nothing that the

@@ -14,10 +14,10 @@ import (
 	"github.com/tracebook/tracebook/analysis/diff"
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/internal/buildtest"
 	"github.com/tracebook/tracebook/internal/testutil"
 	"github.com/tracebook/tracebook/wasm"
 	"github.com/tracebook/tracebook/wasm/host"
-	"github.com/tracebook/tracebook/wasm/internal/buildtest"
 )
 
 // diffViews are the views the diff parity tests render: the page's filters

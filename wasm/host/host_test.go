@@ -10,10 +10,10 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/internal/buildtest"
 	"github.com/tracebook/tracebook/internal/testutil"
 	"github.com/tracebook/tracebook/wasm"
 	"github.com/tracebook/tracebook/wasm/host"
-	"github.com/tracebook/tracebook/wasm/internal/buildtest"
 )
 
 // TestParity renders the same bundle for several views natively and in the

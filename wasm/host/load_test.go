@@ -11,9 +11,9 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/internal/buildtest"
 	"github.com/tracebook/tracebook/internal/testutil"
 	"github.com/tracebook/tracebook/wasm/host"
-	"github.com/tracebook/tracebook/wasm/internal/buildtest"
 )
 
 // TestLoadRenderViewParity: load_bundle once, then render_view per view,
