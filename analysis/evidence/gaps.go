@@ -113,7 +113,13 @@ func DetectGaps(b *Bundle) {
 			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) })
 		add(GapNoPythonStacks, "python frames above the operators (which line issued a sync or a copy)",
 			"captured without python stacks; collect with with_stack=True",
-			func(ri RankInfo) bool { return !ri.HasPythonStacks })
+			func(ri RankInfo) bool { return !ri.HasPythonStacks && ri.Format != "kineto_2021" })
+		// A 2021 capture keeps its stacks, when it has any, as the operators'
+		// "Call stack" strings: the cross-view shows them, the evidence does not.
+		add(GapNoPythonStacks, "python frames above the operators (which line issued a sync or a copy)",
+			"a 2021-format capture: its stacks, where with_stack=True recorded them, are the operators' Call stack strings, which only the cross-view reads; "+
+				"a current PyTorch profiler with with_stack=True records python_function events the evidence uses",
+			func(ri RankInfo) bool { return !ri.HasPythonStacks && ri.Format == "kineto_2021" })
 		add(GapGraphsHideKernel, "per-kernel CPU attribution of graph-replayed kernels (no operator, no input shapes)",
 			"the trace replays CUDA/HIP graphs: their kernels carry only the cudaGraphLaunch's correlation",
 			func(ri RankInfo) bool { return ri.HasGraphs })
