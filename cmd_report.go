@@ -191,13 +191,8 @@ func writePerfettoDir(dir string, src *report.Source, stdout io.Writer) error {
 	if len(src.Windows) > 0 && src.Perfetto == nil {
 		return fmt.Errorf("--perfetto needs the traces: a report rebuilt --from a notebook has no events to export")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := cells.WritePerfettoFiles(dir, src.Perfetto); err != nil {
 		return err
-	}
-	for _, f := range src.Perfetto {
-		if err := os.WriteFile(filepath.Join(dir, f.Name), f.JSON, 0o644); err != nil {
-			return err
-		}
 	}
 	fmt.Fprintf(stdout, "wrote %d Perfetto file(s) to %s (%s)\n", len(src.Perfetto), dir, report.PerfettoHint)
 	return nil

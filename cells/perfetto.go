@@ -3,6 +3,8 @@ package cells
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
@@ -126,5 +128,19 @@ func AddPerfetto(ctx context.Context, eng Engine, src *report.Source, budget int
 		ins = append(ins, in)
 	}
 	src.Perfetto = perfetto.Files(ins, budget)
+	return nil
+}
+
+// WritePerfettoFiles writes the Perfetto files into dir, creating it:
+// `tracebook report --perfetto DIR` and `%report --perfetto DIR`.
+func WritePerfettoFiles(dir string, files []report.PerfettoFile) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.JSON, 0o644); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -99,10 +99,10 @@ func ReportHook(writeHTML HTMLWriter) Hook {
 		if err != nil {
 			return nil, err
 		}
-		var htmlPath, mdPath string
+		var htmlPath, mdPath, perfettoDir string
 		for i := 0; i < len(rest); i++ {
 			name, value, inline := splitOption(rest[i])
-			if name != "html" && name != "md" {
+			if name != "html" && name != "md" && name != "perfetto" {
 				return nil, usagef("%%report: unexpected argument %q", rest[i])
 			}
 			if !inline {
@@ -112,10 +112,13 @@ func ReportHook(writeHTML HTMLWriter) Hook {
 				i++
 				value = rest[i]
 			}
-			if name == "html" {
+			switch name {
+			case "html":
 				htmlPath = value
-			} else {
+			case "md":
 				mdPath = value
+			default:
+				perfettoDir = value
 			}
 		}
 		src, err := CollectReport(ctx, s.Engine(), f, s.Context())
@@ -161,6 +164,18 @@ func ReportHook(writeHTML HTMLWriter) Hook {
 				return nil, fmt.Errorf("%%report: writing the HTML report: %w", err)
 			}
 			fmt.Fprintf(&notes, "HTML report written to %s (%d bytes, opens offline)\n", p, page.Len())
+		}
+		if perfettoDir != "" {
+			// The files the HTML report embeds, or, without one, within the
+			// budget a report gives them.
+			if err := AddPerfetto(ctx, s.Engine(), src, perfetto.ReportBudget); err != nil {
+				return nil, err
+			}
+			dir := s.resolve(perfettoDir)
+			if err := WritePerfettoFiles(dir, src.Perfetto); err != nil {
+				return nil, fmt.Errorf("%%report: writing the Perfetto files: %w", err)
+			}
+			fmt.Fprintf(&notes, "%d Perfetto file(s) written to %s (%s)\n", len(src.Perfetto), dir, report.PerfettoHint)
 		}
 		text := md.String()
 		if notes.Len() > 0 {
