@@ -192,35 +192,11 @@ func DiffHook(writeHTML DiffPageWriter) Hook {
 		if f.Trace != "" {
 			return nil, usagef("%%diff names its two traces as BASE TEST, not with --trace")
 		}
-		var pos []string
-		var htmlPath, mdPath, baseSpec, testSpec string
-		for i := 0; i < len(rest); i++ {
-			name, value, inline := splitOption(rest[i])
-			if name == "" {
-				pos = append(pos, rest[i])
-				continue
-			}
-			if name != "html" && name != "md" && name != "base-context" && name != "test-context" {
-				return nil, usagef("%%diff: unexpected argument %q", rest[i])
-			}
-			if !inline {
-				if i+1 >= len(rest) {
-					return nil, usagef("--%s needs a PATH", name)
-				}
-				i++
-				value = rest[i]
-			}
-			switch name {
-			case "html":
-				htmlPath = value
-			case "md":
-				mdPath = value
-			case "base-context":
-				baseSpec = value
-			default:
-				testSpec = value
-			}
+		opts, pos, err := parseOptions(lookupMagic("diff"), "%diff", rest)
+		if err != nil {
+			return nil, err
 		}
+		htmlPath, mdPath, baseSpec, testSpec := opts["html"], opts["md"], opts["base-context"], opts["test-context"]
 		if len(pos) != 2 {
 			return nil, usagef("%%diff takes two loaded traces, BASE TEST (%%trace list shows them), got %d", len(pos))
 		}

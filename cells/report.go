@@ -99,28 +99,14 @@ func ReportHook(writeHTML HTMLWriter) Hook {
 		if err != nil {
 			return nil, err
 		}
-		var htmlPath, mdPath, perfettoDir string
-		for i := 0; i < len(rest); i++ {
-			name, value, inline := splitOption(rest[i])
-			if name != "html" && name != "md" && name != "perfetto" {
-				return nil, usagef("%%report: unexpected argument %q", rest[i])
-			}
-			if !inline {
-				if i+1 >= len(rest) {
-					return nil, usagef("--%s needs a PATH", name)
-				}
-				i++
-				value = rest[i]
-			}
-			switch name {
-			case "html":
-				htmlPath = value
-			case "md":
-				mdPath = value
-			default:
-				perfettoDir = value
-			}
+		opts, pos, err := parseOptions(lookupMagic("report"), "%report", rest)
+		if err != nil {
+			return nil, err
 		}
+		if len(pos) > 0 {
+			return nil, usagef("%%report: unexpected argument %q", pos[0])
+		}
+		htmlPath, mdPath, perfettoDir := opts["html"], opts["md"], opts["perfetto"]
 		src, err := CollectReport(ctx, s.Engine(), f, s.Context())
 		if err != nil {
 			return nil, err
