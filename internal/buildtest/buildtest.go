@@ -30,11 +30,6 @@ func Module(t testing.TB) []byte {
 	t.Helper()
 	root := testutil.RepoRoot(t)
 	once.Do(func() {
-		goCmd, lerr := exec.LookPath("go")
-		if lerr != nil {
-			err = lerr
-			return
-		}
 		dir, derr := os.MkdirTemp("", "tracebook-viewer-")
 		if derr != nil {
 			err = derr
@@ -42,10 +37,8 @@ func Module(t testing.TB) []byte {
 		}
 		defer os.RemoveAll(dir)
 		path := filepath.Join(dir, "viewer.wasm")
-		cmd := exec.Command(goCmd, "build", "-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", path, "./wasm/viewer")
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-		if out, err = cmd.CombinedOutput(); err != nil {
+		if out, err = goBuild(root, []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"},
+			"-buildmode=c-shared", "-trimpath", "-ldflags=-s -w", "-o", path, "./wasm/viewer"); err != nil {
 			return
 		}
 		wasmBytes, rerr := os.ReadFile(path)
@@ -71,3 +64,16 @@ func Module(t testing.TB) []byte {
 
 // RawSize is the size of the uncompressed module Module built.
 func RawSize() int { return raw }
+
+// goBuild runs `go build ARGS...` in root with env added to the
+// environment and returns its combined output.
+func goBuild(root string, env []string, args ...string) ([]byte, error) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(goCmd, append([]string{"build"}, args...)...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), env...)
+	return cmd.CombinedOutput()
+}

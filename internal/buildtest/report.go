@@ -28,20 +28,13 @@ func CLI(t testing.TB) string {
 	t.Helper()
 	root := testutil.RepoRoot(t)
 	cliOnce.Do(func() {
-		goCmd, err := exec.LookPath("go")
-		if err != nil {
-			cliErr = err
-			return
-		}
 		dir, err := os.MkdirTemp("", "tracebook-cli-")
 		if err != nil {
 			cliErr = err
 			return
 		}
 		cliPath = filepath.Join(dir, "tracebook")
-		cmd := exec.Command(goCmd, "build", "-o", cliPath, ".")
-		cmd.Dir = root
-		cliOut, cliErr = cmd.CombinedOutput()
+		cliOut, cliErr = goBuild(root, nil, "-o", cliPath, ".")
 	})
 	if cliErr != nil {
 		t.Fatalf("building the tracebook command: %v\n%s", cliErr, cliOut)
