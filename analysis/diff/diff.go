@@ -37,6 +37,7 @@ const (
 	WithinNoise = "within noise" // |t| < SignificantT
 	NoChange    = "no change"    // the same value on both sides
 	Unknown     = "unknown"      // one sample on a side: no step-to-step variation to compare with
+	Missing     = "missing"      // no sample on a side (no step of that phase there): nothing to compare
 )
 
 // SignificantT is the |t| from which a change is significant: t is the
@@ -608,6 +609,10 @@ func stat(vals []float64, n int, idx []int) Stat {
 
 // change compares two stats.
 func change(group, name, unit string, b, t Stat) Change {
+	if b.N == 0 || t.N == 0 {
+		// Not measured on a side is a gap, not a zero.
+		return Change{Group: group, Name: name, Unit: unit, Base: b, Test: t, Verdict: Missing}
+	}
 	c := Change{Group: group, Name: name, Unit: unit, Base: b, Test: t, Delta: t.Mean - b.Mean}
 	if b.Mean != 0 {
 		c.Pct, c.HasPct = 100*c.Delta/b.Mean, true

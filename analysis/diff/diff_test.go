@@ -22,12 +22,18 @@ func TestDiffChangeVerdict(t *testing.T) {
 		// sp = 1, se = sqrt(2/4) = 0.7071: t = -2 / 0.7071
 		{"significant", Stat{4, 10, 1}, Stat{4, 8, 1}, Significant, -2 / math.Sqrt(0.5)},
 		{"within noise", Stat{4, 10, 1}, Stat{4, 9.5, 1}, WithinNoise, -0.5 / math.Sqrt(0.5)},
+		{"no such step in base", Stat{}, Stat{3, 2.4, 0.1}, Missing, 0},
+		{"no such step in test", Stat{1, 26, 0}, Stat{}, Missing, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := change("step", "step time", UnitNs, tc.b, tc.t)
 			if c.Verdict != tc.verdict || math.Abs(c.T-tc.tval) > 1e-9 {
 				t.Errorf("change(%+v, %+v) = %s t %.3f, want %s t %.3f", tc.b, tc.t, c.Verdict, c.T, tc.verdict, tc.tval)
+			}
+			// A side without a sample is a gap: no delta, no zero shown.
+			if missing := tc.verdict == Missing; missing != (delta(c) == "—") || missing && c.Delta != 0 {
+				t.Errorf("change(%+v, %+v): delta %q (%v)", tc.b, tc.t, delta(c), c.Delta)
 			}
 		})
 	}

@@ -58,7 +58,7 @@ func (d *Diff) Headline() string {
 	}
 	var parts []string
 	for _, c := range d.Changes {
-		if c.Group != "step" {
+		if c.Group != "step" || c.Verdict == Missing {
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s %s → %s%s (%s, %s)", c.Name, value(c.Base.Mean, c.Unit), value(c.Test.Mean, c.Unit), per, delta(c), verdict(c)))
@@ -131,6 +131,9 @@ func trimFloat(v float64) string {
 }
 
 func statString(s Stat, unit string) string {
+	if s.N == 0 {
+		return "—"
+	}
 	if s.N > 1 {
 		return value(s.Mean, unit) + " ± " + value(s.Std, unit)
 	}
@@ -138,6 +141,9 @@ func statString(s Stat, unit string) string {
 }
 
 func delta(c Change) string {
+	if c.Verdict == Missing {
+		return "—"
+	}
 	sign := "+"
 	if c.Delta < 0 {
 		sign = "−"
@@ -163,6 +169,12 @@ func verdict(c Change) string {
 		return fmt.Sprintf("within noise, t = %.1f", c.T)
 	case Unknown:
 		return "significance unknown: one step"
+	case Missing:
+		side := "base"
+		if c.Base.N > 0 {
+			side = "test"
+		}
+		return "not comparable: no such step in " + side
 	}
 	return c.Verdict
 }
