@@ -191,28 +191,47 @@ func TestReportInChromium(t *testing.T) {
 	}
 }
 
-// TestReportInChromiumWithoutModule: a report whose module is missing says
-// so in the page and marks itself failed; the static report stays.
+// TestReportInChromiumWithoutModule: a report or a diff page whose module is
+// missing says so in the page, naming what it is, and marks itself failed;
+// the static content stays.
 func TestReportInChromiumWithoutModule(t *testing.T) {
 	if cdp.Find() == "" {
 		t.Skip("chromium not found (/usr/bin/chromium): skipping the browser test")
 	}
-	var page bytes.Buffer
-	if err := wasm.WriteReport(&page, buildtest.SampleBundle(t), report.View{}, wasm.Options{Module: []byte{}}); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "report.html")
-	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b := OpenInChromium(t, path)
-	if s := b.WaitState("static"); s != "failed" {
-		t.Fatalf("data-viewer-state = %q, want failed", s)
-	}
-	if msg := b.Eval(`document.getElementById("tb-status").textContent`); !strings.Contains(msg, "without the viewer module") {
-		t.Errorf("status = %q, want it to say the module is missing", msg)
-	}
-	if n := b.Eval(`String(document.querySelectorAll("#tb-slot h2").length)`); n == "0" {
-		t.Error("the static report is gone")
+	none := wasm.Options{Module: []byte{}}
+	for _, tc := range []struct {
+		kind   string
+		write  func(w *bytes.Buffer) error
+		static string // a selector the static content matches
+	}{
+		{"report", func(w *bytes.Buffer) error {
+			return wasm.WriteReport(w, buildtest.SampleBundle(t), report.View{}, none)
+		}, "#tb-slot h2"},
+		{"diff", func(w *bytes.Buffer) error {
+			return wasm.WriteDiff(w, buildtest.SampleDiffInput(t), report.View{}, none)
+		}, "#tb-slot .tb-diff"},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			var page bytes.Buffer
+			if err := tc.write(&page); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), tc.kind+".html")
+			if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			b := OpenInChromium(t, path)
+			if s := b.WaitState("static"); s != "failed" {
+				t.Fatalf("data-viewer-state = %q, want failed", s)
+			}
+			msg := b.Eval(`document.getElementById("tb-status").textContent`)
+			if !strings.Contains(msg, "this "+tc.kind+" was written by a tracebook built without the viewer module") ||
+				!strings.Contains(msg, "The static "+tc.kind+" below stays readable") {
+				t.Errorf("status = %q, want it to say the %s's module is missing", msg, tc.kind)
+			}
+			if n := b.Eval(`String(document.querySelectorAll("` + tc.static + `").length)`); n == "0" {
+				t.Errorf("the static %s is gone", tc.kind)
+			}
+		})
 	}
 }
