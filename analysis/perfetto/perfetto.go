@@ -350,32 +350,24 @@ func newIDs() *ids {
 	return &ids{next: 1 << 40, pids: map[string]int64{}, tids: map[string]int64{}, named: map[string]string{}}
 }
 
-func (m *ids) pid(p string) int64 {
-	if v, ok := m.pids[p]; ok {
-		return v
-	}
-	v, err := strconv.ParseInt(p, 10, 64)
-	if err != nil {
-		v = m.next
-		m.next++
-		m.named["p\x00"+p] = p
-	}
-	m.pids[p] = v
-	return v
-}
+func (m *ids) pid(p string) int64 { return m.id(m.pids, "p\x00"+p, p, p) }
 
-func (m *ids) tid(p, t string) int64 {
-	k := p + "\x00" + t
-	if v, ok := m.tids[k]; ok {
+func (m *ids) tid(p, t string) int64 { return m.id(m.tids, "t\x00"+p+"\x00"+t, p+"\x00"+t, t) }
+
+// id returns the number of a pid or tid written as text: the text itself
+// when it is a number, else a fresh number past every real one, whose
+// text is kept in named under key for the name metadata.
+func (m *ids) id(seen map[string]int64, key, k, text string) int64 {
+	if v, ok := seen[k]; ok {
 		return v
 	}
-	v, err := strconv.ParseInt(t, 10, 64)
+	v, err := strconv.ParseInt(text, 10, 64)
 	if err != nil {
 		v = m.next
 		m.next++
-		m.named["t\x00"+k] = t
+		m.named[key] = text
 	}
-	m.tids[k] = v
+	seen[k] = v
 	return v
 }
 
