@@ -489,8 +489,10 @@ func TestSilentPeer(t *testing.T) {
 
 func TestHalfHandshakePeerBounded(t *testing.T) {
 	// Short, so that the test sees the deadline act, yet long enough for
-	// the real client's own handshake on a loaded machine (at 300 ms it
-	// timed out there too).
+	// the real client's own handshake on a loaded machine. The client waits
+	// behind the half-open peer in zmq4's one-at-a-time handshakes; its own
+	// deadline starts when zmq4 takes it (it used to expire together with
+	// the peer's).
 	defer setVar(&handshakeTimeout, 2*time.Second)()
 	tk := startKernel(t, nil)
 	// A peer that sends the ZMTP signature and stops is closed at the

@@ -55,7 +55,8 @@ func registerGuard() {
 //     connection. Here each accepted connection first has to deliver the
 //     10-byte ZMTP signature, read on its own goroutine under
 //     handshakeTimeout; only then does zmq4 see it. The rest of the handshake
-//     (greeting and READY) is also bounded by handshakeTimeout.
+//     (greeting and READY) is also bounded by handshakeTimeout, counted from
+//     when zmq4 takes the connection.
 //   - zmq4 writes to subscribers one after the other on one goroutine, and a
 //     write to a peer that stopped reading never returns: one stalled iopub
 //     subscriber stops iopub for everyone, and a stalled shell client stops
@@ -147,6 +148,10 @@ type guardListener struct {
 func (l *guardListener) Accept() (net.Conn, error) {
 	select {
 	case c := <-l.ready:
+		// zmq4 runs one handshake at a time: the deadline of the rest of
+		// the handshake starts now, so that a peer queued behind a stalled
+		// one keeps its whole time instead of expiring with it.
+		c.SetReadDeadline(time.Now().Add(l.hsTime))
 		return c, nil
 	case <-l.done:
 		return nil, net.ErrClosed
