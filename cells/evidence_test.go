@@ -15,6 +15,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/duck"
+	"github.com/tracebook/tracebook/internal/testutil"
 )
 
 // kt builds a small Kineto trace: times in microseconds, as Kineto writes them.
@@ -347,5 +348,45 @@ func TestEvidenceMagic(t *testing.T) {
 	}
 	if _, err := s.Execute(ctx, "%evidence nope", nil); err == nil {
 		t.Error("unknown area accepted")
+	}
+}
+
+// evidence_base_events leaves python frames and flow events out; overview
+// still counts every event of the filter, python frames included, and takes
+// its first start and span over them: the figures equal a direct count over
+// events, for the whole capture and for a window.
+func TestOverviewCountsPythonFrames(t *testing.T) {
+	db := openDB(t)
+	ctx := context.Background()
+	dir := filepath.Join(testutil.Testdata(t), "tracelens", "vllm_prefilldecode_piecewise_mi300x")
+	if _, err := db.Load(ctx, []string{dir}, trace.LoadOptions{Name: "t"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	const direct = `WITH t0 AS (SELECT min(first_ts_ns) AS t0 FROM traces)
+		SELECT count(*) AS events, count(*) FILTER (WHERE kind = 'python') AS python_events,
+		  min(ts_ns) - any_value(t0.t0) AS first_ns, max(end_ns) - min(ts_ns) AS span_ns
+		FROM events, t0 WHERE kind NOT IN ('flow', 'counter')
+		  AND ($1::BIGINT <= 0 OR ts_ns - t0.t0 >= $1::BIGINT) AND ($2::BIGINT <= 0 OR ts_ns - t0.t0 < $2::BIGINT)`
+	for _, f := range []evidence.Filter{{}, {WindowStartNs: 20e6, WindowEndNs: 60e6}} {
+		b, err := cells.CollectEvidence(ctx, db, []string{"overview"}, f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := db.Query(ctx, direct, 0, f.WindowStartNs, f.WindowEndNs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ov := b.Tables["overview"]
+		if len(ov.Rows) != 1 {
+			t.Fatalf("window %d..%d: %d overview rows, want 1", f.WindowStartNs, f.WindowEndNs, len(ov.Rows))
+		}
+		if py := evidence.Int(ov, 0, "python_events"); py == 0 {
+			t.Errorf("window %d..%d: no python frames counted", f.WindowStartNs, f.WindowEndNs)
+		}
+		for _, col := range []string{"events", "python_events", "first_ns", "span_ns"} {
+			if got, w := evidence.Int(ov, 0, col), evidence.Int(want, 0, col); got != w {
+				t.Errorf("window %d..%d: overview %s = %d, events say %d", f.WindowStartNs, f.WindowEndNs, col, got, w)
+			}
+		}
 	}
 }

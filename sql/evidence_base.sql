@@ -122,8 +122,10 @@ SELECT
   prio = 4 OR starts_with(name, 'execute_new_') AS hypothesis
 FROM _steps0;
 
--- Every event of the filter (the columns presets read), with its host time
--- and the step and phase that time falls in. Algorithm: the distinct
+-- Every event of the filter (the columns presets read) but python frames
+-- and flow events, which no preset reads (python frames are most of a vLLM
+-- trace's events; overview counts them from events), with its host time and
+-- the step and phase that time falls in. Algorithm: the distinct
 -- (trace, rank, host time) keys are merged with the step starts in time
 -- order (a step start before an event at the same time); the last step start
 -- at or before a key is its step, kept when the key lies before that step's
@@ -139,7 +141,7 @@ _ev AS NOT MATERIALIZED (
   SELECT e.trace, e.file_id, e.idx, e.rank, e.pid, e.tid, e.kind, e.api, e.name, e.ts_ns, e.dur_ns, e.end_ns,
     e.correlation, e.external_id, e.stream, e.device, e.bytes, e.graph_id
   FROM events e JOIN _t0 ON _t0.trace = e.trace
-  WHERE ($1::VARCHAR = '' OR e.trace = $1::VARCHAR)
+  WHERE e.kind NOT IN ('python', 'flow') AND ($1::VARCHAR = '' OR e.trace = $1::VARCHAR)
     AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
     AND ($3::BIGINT <= 0 OR e.ts_ns - _t0.t0 >= $3::BIGINT)
     AND ($4::BIGINT <= 0 OR e.ts_ns - _t0.t0 < $4::BIGINT)

@@ -36,10 +36,13 @@
 -- step_source: Annotation family of the steps ('' when none). TEXT
 -- KEYED: false
 --
--- PARAMS: $1 trace (TEXT, '' = every trace), $2 rank (INT, -1 = every rank):
---   the first two parameters of evidence_base, which select the rows of the
---   traces table; the events counted are those of evidence_base_events, built
---   for the whole filter (window included).
+-- PARAMS: the four of evidence_base: $1 trace (TEXT, '' = every trace), $2
+--   rank (INT, -1 = every rank), $3 window start and $4 window end
+--   (DURATION_NS from the trace's first event, 0 = open). $1 and $2 select
+--   the rows of the traces table; the events counted are those of
+--   evidence_base_events, built for the whole filter (window included), and
+--   the python frames, which that table leaves out: they are counted here
+--   from events under the same filter.
 --
 -- Steps and phases: an event's step and phase are those of
 -- evidence_base_events (sql/evidence_base.sql, which documents how steps are
@@ -63,18 +66,26 @@ _tr AS (
   GROUP BY ALL
 ),
 _ea AS (
-  SELECT e.trace, e.rank, count(*) AS events, min(e.ts_ns) - any_value(t.t0) AS first_ns,
-    max(e.end_ns) - min(e.ts_ns) AS span_ns,
+  SELECT e.trace, e.rank, count(*) AS events, min(e.ts_ns) AS first_ts, max(e.end_ns) AS last_end,
     count(*) FILTER (WHERE e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync')) AS gpu_events,
     count(*) FILTER (WHERE e.kind = 'kernel') AS kernels,
     count(DISTINCT e.device) FILTER (WHERE e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')) AS devices,
     count(DISTINCT e.stream) FILTER (WHERE e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')) AS streams,
     count(*) FILTER (WHERE e.kind = 'cpu_op') AS cpu_ops,
-    count(*) FILTER (WHERE e.kind = 'python') AS python_events,
     count(*) FILTER (WHERE e.kind IN ('runtime', 'driver')) AS runtime_calls,
     count(*) FILTER (WHERE e.kind IN ('runtime', 'driver') AND (e.api = 'graph_launch' OR e.name IN ('cudaGraphLaunch', 'hipGraphLaunch'))) AS graph_launches
-  FROM evidence_base_events e JOIN _t0 t ON t.trace = e.trace
+  FROM evidence_base_events e
   WHERE e.kind NOT IN ('flow', 'counter')
+  GROUP BY e.trace, e.rank
+),
+_py AS (
+  SELECT e.trace, e.rank, count(*) AS python_events, min(e.ts_ns) AS first_ts, max(e.end_ns) AS last_end
+  FROM events e JOIN _t0 t ON t.trace = e.trace
+  WHERE e.kind = 'python'
+    AND ($1::VARCHAR = '' OR e.trace = $1::VARCHAR)
+    AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
+    AND ($3::BIGINT <= 0 OR e.ts_ns - t.t0 >= $3::BIGINT)
+    AND ($4::BIGINT <= 0 OR e.ts_ns - t.t0 < $4::BIGINT)
   GROUP BY e.trace, e.rank
 ),
 _sc AS (
@@ -82,11 +93,15 @@ _sc AS (
 )
 SELECT r.trace, r.rank, r.files, r.rank_source, r.world_size, r.producer, r.platform, r.gpu_model, r.gpu_total_mem,
   r.format, r.has_graphs, r.has_sync_events, r.has_python_stacks,
-  coalesce(a.events, 0) AS events, a.first_ns, coalesce(a.span_ns, 0) AS span_ns,
+  coalesce(a.events, 0) + coalesce(p.python_events, 0) AS events,
+  least(a.first_ts, p.first_ts) - t.t0 AS first_ns,
+  coalesce(greatest(a.last_end, p.last_end) - least(a.first_ts, p.first_ts), 0) AS span_ns,
   coalesce(a.gpu_events, 0) AS gpu_events, coalesce(a.kernels, 0) AS kernels, coalesce(a.devices, 0) AS devices,
-  coalesce(a.streams, 0) AS streams, coalesce(a.cpu_ops, 0) AS cpu_ops, coalesce(a.python_events, 0) AS python_events,
+  coalesce(a.streams, 0) AS streams, coalesce(a.cpu_ops, 0) AS cpu_ops, coalesce(p.python_events, 0) AS python_events,
   coalesce(a.runtime_calls, 0) AS runtime_calls, coalesce(a.graph_launches, 0) AS graph_launches,
   coalesce(s.steps, 0) AS steps, coalesce(s.step_source, '') AS step_source
-FROM _tr r LEFT JOIN _ea a ON a.trace = r.trace AND a.rank = r.rank
+FROM _tr r JOIN _t0 t ON t.trace = r.trace
+LEFT JOIN _ea a ON a.trace = r.trace AND a.rank = r.rank
+LEFT JOIN _py p ON p.trace = r.trace AND p.rank = r.rank
 LEFT JOIN _sc s ON s.trace = r.trace AND s.rank = r.rank
 ORDER BY trace, rank

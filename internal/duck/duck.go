@@ -260,6 +260,9 @@ func stripComments(q string) string {
 	}
 }
 
+// rowBlock is how many rows' cells readTable allocates at once.
+const rowBlock = 256
+
 // readTable reads at most maxRows rows (all when maxRows <= 0); more says
 // that rows remain.
 func readTable(rows *sql.Rows, maxRows int) (t *table.Table, more bool, err error) {
@@ -276,6 +279,9 @@ func readTable(rows *sql.Rows, maxRows int) (t *table.Table, more bool, err erro
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
+	// Rows are cut from blocks of cells: one allocation per block instead
+	// of one per row (a cross-view reads 150,000 rows).
+	var block []any
 	for rows.Next() {
 		if maxRows > 0 && len(t.Rows) >= maxRows {
 			t.Total = int64(len(t.Rows))
@@ -284,7 +290,11 @@ func readTable(rows *sql.Rows, maxRows int) (t *table.Table, more bool, err erro
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, false, err
 		}
-		row := make([]any, len(vals))
+		if len(block) < len(vals) {
+			block = make([]any, len(vals)*rowBlock)
+		}
+		row := block[:len(vals):len(vals)]
+		block = block[len(vals):]
 		for i, v := range vals {
 			row[i] = cell(v)
 		}
