@@ -10,13 +10,12 @@ import (
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/cells"
-	"github.com/tracebook/tracebook/internal/duck"
 )
 
 func init() {
 	register(command{
 		name:  "crossview",
-		usage: "crossview TRACE... [filter] [--depth N] [--min-pct P] [--format tree|folded|html] [--view gpu|cpu] [--cache DIR]",
+		usage: "crossview TRACE... [filter] [--depth N] [--min-pct P] [--format tree|folded|html] [--view gpu|cpu] [--cache DIR|-] [-q]",
 		help:  "the GPU view and the CPU view of the same slice, and which side is the constraint",
 		run:   runCrossview,
 	})
@@ -28,7 +27,7 @@ type crossviewArgs struct {
 	opts   crossview.Options
 	format string
 	view   string
-	cache  string // parse cache directory; "-" = none, "" = the user cache
+	load   loadFlags // --cache and -q
 }
 
 // parseCrossviewArgs takes the command's own options out of args; the
@@ -38,13 +37,18 @@ func parseCrossviewArgs(args []string) (crossviewArgs, []string, error) {
 	a := crossviewArgs{opts: crossview.DefaultOptions(), format: crossview.FormatTree, view: "gpu"}
 	var rest []string
 	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if arg == "-h" || arg == "--help" {
-			return a, nil, fmt.Errorf("usage: tracebook %s", commands["crossview"].usage)
+		ok, j, err := parseCacheFlag(args, i, &a.load)
+		if err != nil {
+			return a, nil, err
 		}
+		if ok {
+			i = j
+			continue
+		}
+		arg := args[i]
 		name, value, inline := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
 		switch name {
-		case "depth", "min-pct", "format", "view", "cache":
+		case "depth", "min-pct", "format", "view":
 		default:
 			rest = append(rest, arg)
 			continue
@@ -85,8 +89,6 @@ func parseCrossviewArgs(args []string) (crossviewArgs, []string, error) {
 				return a, nil, fmt.Errorf("--view %q: want gpu or cpu", value)
 			}
 			a.view = value
-		case "cache":
-			a.cache = value
 		}
 	}
 	return a, rest, nil
@@ -109,13 +111,12 @@ func runCrossview(args []string, stdout, stderr io.Writer) error {
 	if len(paths) == 0 {
 		return fmt.Errorf("no trace given: usage: tracebook %s", commands["crossview"].usage)
 	}
-	ctx := context.Background()
-	db, err := duck.Open("", duck.Options{CacheDir: a.cache})
+	ctx, db, err := openTraces(context.Background(), a.load, stderr)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if _, err := db.Load(ctx, paths, trace.LoadOptions{}, nil); err != nil {
+	if _, err := db.load(ctx, paths, trace.LoadOptions{}); err != nil {
 		return err
 	}
 	res, err := cells.CrossView(ctx, db, f, a.opts)

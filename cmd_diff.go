@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -24,7 +23,7 @@ import (
 func init() {
 	register(command{
 		name:  "diff",
-		usage: "diff BASE TEST [-o diff.html] [--md diff.md] [--base-context K=V,...] [--test-context K=V,...] [filter] | --check FILE.html",
+		usage: "diff BASE TEST [-o diff.html] [--md diff.md] [--base-context K=V,...] [--test-context K=V,...] [filter] [--cache DIR|-] [-q] | --check FILE.html",
 		help:  "did the fix work? compare two traces of the same workload, step-normalised (Markdown on stdout without -o/--md; -o writes one offline page whose rank and phase filters recompute the diff)",
 		run:   runDiff,
 	})
@@ -46,12 +45,18 @@ func diffPageWriter(module []byte) cells.DiffPageWriter {
 func runDiff(args []string, stdout, stderr io.Writer) error {
 	usage := fmt.Errorf("usage: tracebook %s", commands["diff"].usage)
 	var out, mdPath, baseSpec, testSpec, check string
+	var lf loadFlags
 	var rest []string
 	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if arg == "-h" || arg == "--help" {
-			return usage
+		ok, j, err := parseCacheFlag(args, i, &lf)
+		if err != nil {
+			return err
 		}
+		if ok {
+			i = j
+			continue
+		}
+		arg := args[i]
 		name, value, inline := strings.Cut(strings.TrimLeft(arg, "-"), "=")
 		if !strings.HasPrefix(arg, "-") || (name != "o" && name != "out" && name != "md" && name != "base-context" && name != "test-context" && name != "check") {
 			rest = append(rest, arg)
@@ -103,9 +108,7 @@ func runDiff(args []string, stdout, stderr io.Writer) error {
 	if f.Trace != "" {
 		return fmt.Errorf("diff: BASE and TEST name the traces; --trace does not apply")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	in, err := collectDiff(ctx, paths[0], paths[1], f, baseCtx, testCtx, out != "")
+	in, err := collectDiff(context.Background(), paths[0], paths[1], f, baseCtx, testCtx, out != "", lf, stderr)
 	if err != nil {
 		return err
 	}
@@ -167,27 +170,28 @@ func checkDiffPage(path string, stdout io.Writer) error {
 	return nil
 }
 
-// collectDiff loads the two traces into an in-memory database (the test
-// under another name when both paths derive the same one) and collects
-// what %diff collects (cells.CollectDiffInput), each side with its
-// %context values; with slices, the cross-views of each rank and phase
-// too, so that the page's rank and phase filters compare trees.
-func collectDiff(ctx context.Context, base, test string, f evidence.Filter, baseCtx, testCtx map[string]string, withSlices bool) (*diff.Input, error) {
-	db, err := duck.Open("", duck.Options{})
+// collectDiff loads the two traces into an in-memory database (with lf's
+// parse cache, and progress on stderr; the test under another name when
+// both paths derive the same one) and collects what %diff collects
+// (cells.CollectDiffInput), each side with its %context values; with
+// slices, the cross-views of each rank and phase too, so that the page's
+// rank and phase filters compare trees.
+func collectDiff(ctx context.Context, base, test string, f evidence.Filter, baseCtx, testCtx map[string]string, withSlices bool, lf loadFlags, stderr io.Writer) (*diff.Input, error) {
+	ctx, db, err := openTraces(ctx, lf, stderr)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	b, err := db.Load(ctx, []string{base}, trace.LoadOptions{}, nil)
+	b, err := db.load(ctx, []string{base}, trace.LoadOptions{})
 	if err != nil {
 		return nil, err
 	}
-	t, err := db.Load(ctx, []string{test}, trace.LoadOptions{}, nil)
+	t, err := db.load(ctx, []string{test}, trace.LoadOptions{})
 	if errors.Is(err, duck.ErrDuplicateTrace) {
-		t, err = db.Load(ctx, []string{test}, trace.LoadOptions{Name: b.Trace + "-test"}, nil)
+		t, err = db.load(ctx, []string{test}, trace.LoadOptions{Name: b.Trace + "-test"})
 	}
 	if err != nil {
 		return nil, err
 	}
-	return cells.CollectDiffInput(ctx, db, b.Trace, t.Trace, f, baseCtx, testCtx, withSlices)
+	return cells.CollectDiffInput(ctx, db.DB, b.Trace, t.Trace, f, baseCtx, testCtx, withSlices)
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,7 +90,7 @@ func TestDiffGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				in, err := collectDiff(context.Background(), tc.base, tc.test, f, nil, nil, true)
+				in, err := collectDiff(context.Background(), tc.base, tc.test, f, nil, nil, true, loadFlags{}, io.Discard)
 				if err != nil {
 					t.Fatal(err)
 				}

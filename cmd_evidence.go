@@ -4,22 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/cells"
-	"github.com/tracebook/tracebook/internal/duck"
 )
 
 func init() {
 	sessionHooks = append(sessionHooks, func(s *cells.Session) { s.Evidence = cells.EvidenceHook })
 	register(command{
 		name:  "evidence",
-		usage: "evidence AREA TRACE... [--format md|csv|json] [--raw] [filter]",
-		help:  "one evidence area (or all) of the traces, rolled up for the filter; --raw prints the preset's mergeable rows",
+		usage: "evidence AREA TRACE... [--format md|csv|json] [--raw] [filter] [--cache DIR|-] [-q]",
+		help:  "one evidence area (" + strings.Join(evidence.Areas, ", ") + ", phases, or all) of the traces, rolled up for the filter; --raw prints the preset's mergeable rows",
 		run:   runEvidence,
 	})
 }
@@ -27,12 +24,19 @@ func init() {
 func runEvidence(args []string, stdout, stderr io.Writer) error {
 	usage := fmt.Errorf("usage: tracebook %s (areas: %s, phases, all)", commands["evidence"].usage, strings.Join(evidence.Areas, ", "))
 	format, raw := "md", false
+	var lf loadFlags
 	var rest []string
 	for i := 0; i < len(args); i++ {
+		ok, j, err := parseCacheFlag(args, i, &lf)
+		if err != nil {
+			return err
+		}
+		if ok {
+			i = j
+			continue
+		}
 		a := args[i]
 		switch {
-		case a == "-h" || a == "--help":
-			return usage
 		case a == "--raw":
 			raw = true
 		case a == "--format" || strings.HasPrefix(a, "--format="):
@@ -68,14 +72,12 @@ func runEvidence(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	db, err := duck.Open("", duck.Options{})
+	ctx, db, err := openTraces(context.Background(), lf, stderr)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if _, err := db.Load(ctx, paths, trace.LoadOptions{}, nil); err != nil {
+	if _, err := db.load(ctx, paths, trace.LoadOptions{}); err != nil {
 		return err
 	}
 	b, err := cells.CollectEvidence(ctx, db, []string{area}, f, nil)

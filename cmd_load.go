@@ -19,7 +19,7 @@ import (
 func init() {
 	register(command{
 		name:  "load",
-		usage: "load TRACE... --db FILE.duckdb [--name N] [--rank N] [--no-python] [--window START..END] [--steps A..B] [--cache DIR|-]",
+		usage: "load TRACE... --db FILE.duckdb [--name N] [--rank N] [--no-python] [--window START..END] [--steps A..B] [--cache DIR|-] [-q]",
 		help:  "load traces into a DuckDB database file that a notebook (or duckdb) can reopen",
 		run:   runLoad,
 	})
@@ -34,14 +34,38 @@ type loadFlags struct {
 	quiet bool
 }
 
+// parseCacheFlag consumes -q (--quiet) or --cache DIR|- at args[i] into f,
+// the load options of every command that loads traces; report, evidence,
+// crossview and diff take only these (their --rank and --window filter the
+// analysis, not the load). It reports whether args[i] was one, and the
+// index of the last argument used.
+func parseCacheFlag(args []string, i int, f *loadFlags) (bool, int, error) {
+	arg := args[i]
+	switch arg {
+	case "-q", "--q", "--quiet":
+		f.quiet = true
+		return true, i, nil
+	case "--cache":
+		if i+1 >= len(args) {
+			return true, i, fmt.Errorf("--cache needs a value: a directory, or - for no parse cache")
+		}
+		f.cache = args[i+1]
+		return true, i + 1, nil
+	}
+	if v, ok := strings.CutPrefix(arg, "--cache="); ok {
+		f.cache = v
+		return true, i, nil
+	}
+	return false, i, nil
+}
+
 // parseLoadFlag consumes the load option at args[i] (with its value) into f;
 // it reports whether args[i] was one, and the index of the last argument used.
 func parseLoadFlag(args []string, i int, f *loadFlags) (bool, int, error) {
-	arg := args[i]
-	if arg == "-q" {
-		f.quiet = true
-		return true, i, nil
+	if ok, j, err := parseCacheFlag(args, i, f); ok {
+		return ok, j, err
 	}
+	arg := args[i]
 	if !strings.HasPrefix(arg, "--") {
 		return false, i, nil
 	}
@@ -50,10 +74,7 @@ func parseLoadFlag(args []string, i int, f *loadFlags) (bool, int, error) {
 	case "no-python":
 		f.opts.NoPython = true
 		return true, i, nil
-	case "quiet", "q":
-		f.quiet = true
-		return true, i, nil
-	case "db", "name", "rank", "window", "steps", "cache":
+	case "db", "name", "rank", "window", "steps":
 	default:
 		return false, i, nil
 	}
@@ -67,8 +88,6 @@ func parseLoadFlag(args []string, i int, f *loadFlags) (bool, int, error) {
 	switch name {
 	case "db":
 		f.db = value
-	case "cache":
-		f.cache = value
 	case "name":
 		f.opts.Name = value
 	case "rank":
@@ -114,9 +133,6 @@ func runLoad(args []string, stdout, stderr io.Writer) error {
 	var f loadFlags
 	var paths []string
 	for i := 0; i < len(args); i++ {
-		if args[i] == "-h" || args[i] == "--help" {
-			return fmt.Errorf("usage: tracebook %s", commands["load"].usage)
-		}
 		ok, j, err := parseLoadFlag(args, i, &f)
 		if err != nil {
 			return err
@@ -135,14 +151,12 @@ func runLoad(args []string, stdout, stderr io.Writer) error {
 	if len(paths) == 0 {
 		return fmt.Errorf("no trace given (usage: tracebook %s)", commands["load"].usage)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	db, err := duck.Open(f.db, duck.Options{CacheDir: f.cache})
+	ctx, db, err := openTraces(context.Background(), f, stderr)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	res, err := loadWithProgress(ctx, db, paths, f, stderr)
+	res, err := db.load(ctx, paths, f.opts)
 	if err != nil {
 		return err
 	}
@@ -163,14 +177,49 @@ func cachedNote(res *trace.LoadResult) string {
 	return ""
 }
 
-// loadWithProgress loads paths, printing a progress line on stderr that
-// updates in place once the load has taken more than a second.
-func loadWithProgress(ctx context.Context, db *duck.DB, paths []string, f loadFlags, stderr io.Writer) (*trace.LoadResult, error) {
-	p := &progressLine{w: stderr, start: time.Now(), quiet: f.quiet}
-	res, err := db.Load(ctx, paths, f.opts, p.update)
+// traceDB is the database a command loads its traces into (openTraces).
+type traceDB struct {
+	*duck.DB
+	quiet  bool
+	stderr io.Writer
+	stop   context.CancelFunc
+}
+
+// openTraces opens the database of a command that loads traces: f.db, or
+// one in memory without --db, with f's parse cache (--cache DIR; - for
+// none; the user cache directory by default). The context it returns is
+// ctx cancelled by Ctrl-C until Close, so that a long load, or the work
+// after it, stops instead of killing the process. Every command that
+// loads traces goes through here and traceDB.load.
+func openTraces(ctx context.Context, f loadFlags, stderr io.Writer) (context.Context, *traceDB, error) {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	db, err := duck.Open(f.db, duck.Options{CacheDir: f.cache})
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return ctx, &traceDB{DB: db, quiet: f.quiet, stderr: stderr, stop: stop}, nil
+}
+
+// load loads paths with opts, printing a progress line on stderr that
+// updates in place once the load has taken more than a second (none with
+// -q).
+func (d *traceDB) load(ctx context.Context, paths []string, opts trace.LoadOptions) (*trace.LoadResult, error) {
+	p := &progressLine{w: d.stderr, start: time.Now(), quiet: d.quiet}
+	res, err := d.Load(ctx, paths, opts, p.update)
 	p.finish()
 	return res, err
 }
+
+// Close closes the database and stops listening for Ctrl-C.
+func (d *traceDB) Close() error {
+	defer d.stop()
+	return d.DB.Close()
+}
+
+// progressAfter is how long a load runs before its progress line shows (a
+// variable for the tests, which load small traces).
+var progressAfter = time.Second
 
 // progressLine prints `file  MB read  MB/s  events` on one updating line.
 type progressLine struct {
@@ -196,7 +245,7 @@ func (p *progressLine) update(pr trace.Progress) {
 		p.jsonMB += float64(p.current.BytesRead) / 1e6
 	}
 	p.current = pr
-	if now.Sub(p.start) < time.Second || now.Sub(p.last) < 200*time.Millisecond {
+	if now.Sub(p.start) < progressAfter || now.Sub(p.last) < 200*time.Millisecond {
 		return
 	}
 	p.last = now

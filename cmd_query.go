@@ -6,13 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/table"
-	"github.com/tracebook/tracebook/internal/duck"
 )
 
 func init() {
@@ -32,9 +29,6 @@ func runQuery(args []string, stdout, stderr io.Writer) error {
 	usage := fmt.Errorf("usage: tracebook %s", commands["query"].usage)
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
-		if arg == "-h" || arg == "--help" {
-			return usage
-		}
 		ok, j, err := parseLoadFlag(args, i, &f)
 		if err != nil {
 			return err
@@ -83,15 +77,13 @@ func runQuery(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("no trace and no --db: nothing to query (%v)", usage)
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	db, err := duck.Open(f.db, duck.Options{CacheDir: f.cache})
+	ctx, db, err := openTraces(context.Background(), f, stderr)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	if len(paths) > 0 {
-		if _, err := loadWithProgress(ctx, db, paths, f, stderr); err != nil {
+		if _, err := db.load(ctx, paths, f.opts); err != nil {
 			return err
 		}
 	}

@@ -34,7 +34,7 @@ const sampleTraceName = "benchmark_result_2869224_1695835535_trace.json.gz"
 func init() {
 	register(command{
 		name:  "report",
-		usage: "report [TRACE... | --from NOTEBOOK.ipynb] [-o report.html] [--md report.md] [--perfetto DIR] [filter] | --check FILE.html",
+		usage: "report [TRACE... | --from NOTEBOOK.ipynb] [-o report.html] [--md report.md] [--perfetto DIR] [filter] [--cache DIR|-] [-q] | --check FILE.html",
 		help:  "the report: at most 3 critical issues with fixes, as one offline HTML file (and Markdown)",
 		run:   runReport,
 	})
@@ -58,14 +58,22 @@ type reportArgs struct {
 	paths          []string
 }
 
-func parseReportArgs(args []string) (reportArgs, []string, error) {
+// parseReportArgs takes the report's own options and the load options
+// (--cache, -q) out of args; the filter and the trace paths remain.
+func parseReportArgs(args []string) (reportArgs, loadFlags, []string, error) {
 	a := reportArgs{}
+	var lf loadFlags
 	var rest []string
 	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if arg == "-h" || arg == "--help" {
-			return a, nil, fmt.Errorf("usage: tracebook %s", commands["report"].usage)
+		ok, j, err := parseCacheFlag(args, i, &lf)
+		if err != nil {
+			return a, lf, nil, err
 		}
+		if ok {
+			i = j
+			continue
+		}
+		arg := args[i]
 		name, value, inline := strings.Cut(strings.TrimLeft(arg, "-"), "=")
 		if !strings.HasPrefix(arg, "-") {
 			rest = append(rest, arg)
@@ -79,7 +87,7 @@ func parseReportArgs(args []string) (reportArgs, []string, error) {
 		}
 		if !inline {
 			if i+1 >= len(args) {
-				return a, nil, fmt.Errorf("%s needs a PATH", arg)
+				return a, lf, nil, fmt.Errorf("%s needs a PATH", arg)
 			}
 			i++
 			value = args[i]
@@ -97,11 +105,11 @@ func parseReportArgs(args []string) (reportArgs, []string, error) {
 			a.perfetto = value
 		}
 	}
-	return a, rest, nil
+	return a, lf, rest, nil
 }
 
 func runReport(args []string, stdout, stderr io.Writer) error {
-	a, rest, err := parseReportArgs(args)
+	a, lf, rest, err := parseReportArgs(args)
 	if err != nil {
 		return err
 	}
@@ -145,7 +153,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		a.out = "report.html"
 	}
 
-	src, err := reportSource(ctx, a.from, paths, f)
+	src, err := reportSource(ctx, a.from, paths, f, lf, stderr)
 	if err != nil {
 		return err
 	}
@@ -198,19 +206,20 @@ func writePerfettoDir(dir string, src *report.Source, stdout io.Writer) error {
 	return nil
 }
 
-// collectReport loads the traces into an in-memory database and collects
-// the report's evidence and cross-views through the notebook's code, and
-// the Perfetto files of its findings.
-func collectReport(ctx context.Context, paths []string, f evidence.Filter) (*report.Source, error) {
-	db, err := duck.Open("", duck.Options{})
+// collectReport loads the traces into an in-memory database (with lf's
+// parse cache, and progress on stderr) and collects the report's evidence
+// and cross-views through the notebook's code, and the Perfetto files of
+// its findings.
+func collectReport(ctx context.Context, paths []string, f evidence.Filter, lf loadFlags, stderr io.Writer) (*report.Source, error) {
+	ctx, db, err := openTraces(ctx, lf, stderr)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	if _, err := db.Load(ctx, paths, trace.LoadOptions{}, nil); err != nil {
+	if _, err := db.load(ctx, paths, trace.LoadOptions{}); err != nil {
 		return nil, err
 	}
-	return collectLoaded(ctx, db, f)
+	return collectLoaded(ctx, db.DB, f)
 }
 
 // collectLoaded is collectReport once the traces are loaded into db.

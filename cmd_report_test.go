@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,7 +87,7 @@ func TestReportGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				src, err := collectReport(context.Background(), tc.paths, f)
+				src, err := collectReport(context.Background(), tc.paths, f, loadFlags{}, io.Discard)
 				if err != nil {
 					t.Fatal(err)
 				}

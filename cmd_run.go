@@ -675,10 +675,11 @@ func reportSourceFromNotebook(path string) (*report.Source, error) {
 }
 
 // reportSource is what `tracebook report` renders: with --from, the source
-// saved in a notebook's %report output; otherwise the traces, analysed.
-func reportSource(ctx context.Context, from string, paths []string, f evidence.Filter) (*report.Source, error) {
+// saved in a notebook's %report output; otherwise the traces, loaded with
+// lf (progress on stderr) and analysed.
+func reportSource(ctx context.Context, from string, paths []string, f evidence.Filter, lf loadFlags, stderr io.Writer) (*report.Source, error) {
 	if from == "" {
-		return collectReport(ctx, paths, f)
+		return collectReport(ctx, paths, f, lf, stderr)
 	}
 	if len(paths) > 0 {
 		return nil, fmt.Errorf("--from %s takes no TRACE: the notebook holds the evidence", from)

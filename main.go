@@ -29,15 +29,24 @@ func main() {
 
 // run is main without the exit, for tests.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	help := false
+	for len(args) > 0 && args[0] == "help" {
+		args, help = args[1:], true // tracebook help [CMD]
+	}
+	if len(args) == 0 || isHelp(args[0]) {
 		usage(stdout)
 		return 0
 	}
-	c, ok := commands[args[0]]
+	name := args[0]
+	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "tracebook: unknown command %q\n\n", args[0])
+		fmt.Fprintf(stderr, "tracebook: unknown command %q\n\n", name)
 		usage(stderr)
 		return 2
+	}
+	if help || wantsHelp(args[1:]) {
+		commandHelp(stdout, c)
+		return 0
 	}
 	if err := c.run(args[1:], stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "tracebook %s: %v\n", c.name, err)
@@ -58,4 +67,31 @@ func usage(w io.Writer) {
 		c := commands[n]
 		fmt.Fprintf(w, "  tracebook %s\n      %s\n", c.usage, c.help)
 	}
+}
+
+// isHelp reports whether arg asks for help (-help too, which the commands
+// parsed with the flag package would take as a request for their own).
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help"
+}
+
+// wantsHelp reports whether a command's arguments ask for its help: -h or
+// --help anywhere before a "--" that ends the options. This is the one
+// place the commands' help is handled: no command sees these arguments.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if isHelp(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// commandHelp prints a command's usage and its one-line help, for
+// `tracebook CMD -h` and `tracebook help CMD`.
+func commandHelp(w io.Writer, c command) {
+	fmt.Fprintf(w, "usage: tracebook %s\n\n%s\n", c.usage, c.help)
 }
