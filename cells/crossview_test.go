@@ -16,14 +16,14 @@ func crossviewRows() *table.Table {
 	for _, c := range crossview.Columns {
 		t.Columns = append(t.Columns, table.Column{Name: c})
 	}
-	row := func(kind, trace string, id, prev, parent int64, thread, evKind, api, name string, ts, dur int64) []any {
-		return []any{kind, trace, int64(0), id, prev, parent, thread, evKind, api, name, ts, dur, nil, nil}
+	row := func(kind, trace string, id, parent int64, thread, evKind, api, name string, ts, dur int64) []any {
+		return []any{kind, trace, int64(0), id, parent, thread, evKind, api, name, ts, dur, nil, nil}
 	}
 	t.Rows = [][]any{
-		row("frame", "job", 1, 0, 0, "1/1", "python", "", "train.py(1): step", 0, 1000),
-		row("frame", "job", 2, 1, 0, "1/1", "runtime", "launch", "cudaLaunchKernel", 10, 5),
-		row("op", "job", 3, 0, 2, "", "kernel", "", "k<script>", 20, 500),
-		row("origin", "job", 0, 0, 0, "", "", "", "", 0, 0),
+		row("frame", "job", 1, 0, "1/1", "python", "", "train.py(1): step", 0, 1000),
+		row("frame", "job", 2, 0, "1/1", "runtime", "launch", "cudaLaunchKernel", 10, 5),
+		row("op", "job", 3, 2, "", "kernel", "", "k<script>", 20, 500),
+		row("origin", "job", 0, 0, "", "", "", "", 0, 0),
 	}
 	t.Total = int64(len(t.Rows))
 	return t

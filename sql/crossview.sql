@@ -6,14 +6,12 @@
 -- and their phases from the steps preset.
 --
 -- frame: every host X event (python, cpu_op, annotation, runtime, driver).
---   Time containment on the same thread gives the enclosing frame: DuckDB
---   puts each thread's frames (a hash of trace, file, pid, tid) in start
---   order, an enclosing frame first (ts ascending, end descending, id), and
---   prev_id is the frame just before in that order (a window lag). The
---   enclosing frame is prev_id or the nearest enclosing frame of prev_id
---   that contains the frame; analysis/crossview walks that chain in one pass
---   in Go (the call stack walk), which costs less than a self-join of every
---   frame with every frame that could contain it. parent_id is the frame of
+--   Time containment on the same thread gives the enclosing frame:
+--   analysis/crossview puts each thread's frames in start order, an
+--   enclosing frame first (ts ascending, end descending, id), and walks
+--   that order in one pass (the call stack walk), which costs less than a
+--   self-join of every frame with every frame that could contain it, and
+--   less than a window over these wide rows here. parent_id is the frame of
 --   the Python parent id, used where no frame of the thread contains it.
 --   call_stack_id names an operator's "Call stack" arg (2021-format traces
 --   with with_stack on) on ranks that have no python frames; Go turns it
@@ -42,7 +40,6 @@
 -- trace: Trace name (NULL for stack rows). TEXT
 -- rank: Rank (NULL for origin and stack rows). INT
 -- id: The event's id in this result: its rowid + 1 (stack rows: the call_stack_id). INT
--- prev_id: frame: the previous frame in its thread's start order; 0 = first (and for other rows). INT
 -- parent_id: frame: the frame of its Python parent id; op: the launching call's id; 0 = none. INT
 -- thread: frame: pid/tid as written; NULL otherwise. TEXT
 -- kind: Normalised category (events.kind). TEXT
@@ -68,7 +65,6 @@ _t0 AS (
 ),
 _host AS (
   SELECT rowid + 1 AS id, trace, file_id, rank, coalesce(pid, '') AS pid, coalesce(tid, '') AS tid,
-    hash(trace, file_id, pid, tid) AS th,
     kind, api, name, ts_ns, dur_ns, end_ns, correlation, external_id, python_id, python_parent_id
   FROM events
   WHERE ph = 'X' AND kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver')
@@ -141,7 +137,6 @@ _ops AS (
     AND ($2::INTEGER < 0 OR g.rank = $2::INTEGER)
 )
 SELECT 'frame' AS row_kind, h.trace, h.rank, h.id,
-  CAST(coalesce(lag(h.id) OVER (PARTITION BY h.th ORDER BY h.ts_ns, h.end_ns DESC, h.id), 0) AS BIGINT) AS prev_id,
   CAST(coalesce(py.id, 0) AS BIGINT) AS parent_id,
   h.pid || '/' || h.tid AS thread,
   h.kind, h.api, h.name, h.ts_ns, h.dur_ns,
@@ -152,7 +147,7 @@ LEFT JOIN _py py ON py.trace = h.trace AND py.file_id = h.file_id AND py.rank = 
 LEFT JOIN _cs cs ON cs.id = h.id
 LEFT JOIN _stacks st ON st.call_stack = cs.call_stack
 UNION ALL
-SELECT 'op' AS row_kind, o.trace, o.rank, o.id, CAST(0 AS BIGINT) AS prev_id,
+SELECT 'op' AS row_kind, o.trace, o.rank, o.id,
   CAST(o.launch_id AS BIGINT) AS parent_id,
   CAST(NULL AS VARCHAR) AS thread,
   o.kind, o.api, o.name, o.ts_ns, o.dur_ns, o.stream, o.graph_id,
@@ -167,14 +162,14 @@ SELECT 'op' AS row_kind, o.trace, o.rank, o.id, CAST(0 AS BIGINT) AS prev_id,
   CAST(0 AS BIGINT) AS call_stack_id
 FROM _ops o
 UNION ALL
-SELECT 'origin' AS row_kind, trace, CAST(NULL AS INTEGER) AS rank, CAST(0 AS BIGINT) AS id, CAST(0 AS BIGINT) AS prev_id,
+SELECT 'origin' AS row_kind, trace, CAST(NULL AS INTEGER) AS rank, CAST(0 AS BIGINT) AS id,
   CAST(0 AS BIGINT) AS parent_id, CAST(NULL AS VARCHAR) AS thread,
   CAST(NULL AS VARCHAR) AS kind, CAST(NULL AS VARCHAR) AS api, CAST(NULL AS VARCHAR) AS name,
   t0 AS ts_ns, CAST(0 AS BIGINT) AS dur_ns, CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,
   CAST(0 AS BIGINT) AS operator_id, CAST(NULL AS VARCHAR) AS link, CAST(0 AS BIGINT) AS call_stack_id
 FROM _t0
 UNION ALL
-SELECT 'stack' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER) AS rank, CAST(sid AS BIGINT) AS id, CAST(0 AS BIGINT) AS prev_id,
+SELECT 'stack' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER) AS rank, CAST(sid AS BIGINT) AS id,
   CAST(0 AS BIGINT) AS parent_id, CAST(NULL AS VARCHAR) AS thread,
   CAST(NULL AS VARCHAR) AS kind, CAST(NULL AS VARCHAR) AS api, call_stack AS name,
   CAST(NULL AS BIGINT) AS ts_ns, CAST(0 AS BIGINT) AS dur_ns, CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,

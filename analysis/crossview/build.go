@@ -1,9 +1,11 @@
 package crossview
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -207,27 +209,14 @@ func (b *builder) selectRows() {
 }
 
 // linkParents finds each frame's enclosing frame by time containment on
-// its thread. Along the thread's start order (the Prev links), the frame
-// that encloses a frame is its predecessor or the nearest enclosing frame
-// of the predecessor that contains it: the walk of a call stack, in one
-// pass. A frame no frame of its thread contains takes the frame of its
-// Python parent id.
+// its thread. Along the thread's start order, the frame that encloses a
+// frame is its predecessor or the nearest enclosing frame of the
+// predecessor that contains it: the walk of a call stack, in one pass. A
+// frame no frame of its thread contains takes the frame of its Python
+// parent id.
 func (b *builder) linkParents() {
 	n := len(b.frames)
-	prev := make([]int32, n)
-	havePrev := false
-	for i, f := range b.frames {
-		prev[i] = -1
-		if f.Prev != 0 {
-			if p, ok := b.idx[f.Prev]; ok && int(p) != i {
-				prev[i] = p
-				havePrev = true
-			}
-		}
-	}
-	if !havePrev {
-		prev = b.startOrder()
-	}
+	prev := b.startOrder()
 	next := make([]int32, n)
 	for i := range next {
 		next[i] = -1
@@ -269,48 +258,40 @@ func (b *builder) linkParents() {
 			resolve(j)
 		}
 	}
-	for i := range b.frames {
-		if !done[i] { // a Prev cycle: no head reaches it
-			resolve(int32(i))
-		}
-	}
 }
 
 // startOrder returns each frame's predecessor in its thread's start order
-// (ts ascending, end descending, id), for input without Prev links.
+// (ts ascending, end descending, ID), -1 for a thread's first frame.
 func (b *builder) startOrder() []int32 {
-	order := make([]int32, len(b.frames))
-	for i := range order {
-		order[i] = int32(i)
+	type thread struct {
+		trace string
+		rank  int
+		name  string
 	}
-	sort.Slice(order, func(x, y int) bool {
-		p, q := b.frames[order[x]], b.frames[order[y]]
-		if p.Trace != q.Trace {
-			return p.Trace < q.Trace
+	type entry struct {
+		thread      int32
+		frame       int32
+		ts, end, id int64
+	}
+	threads := map[thread]int32{}
+	order := make([]entry, len(b.frames))
+	for i, f := range b.frames {
+		k := thread{f.Trace, f.Rank, f.Thread}
+		t, ok := threads[k]
+		if !ok {
+			t = int32(len(threads))
+			threads[k] = t
 		}
-		if p.Rank != q.Rank {
-			return p.Rank < q.Rank
-		}
-		if p.Thread != q.Thread {
-			return p.Thread < q.Thread
-		}
-		if p.TsNs != q.TsNs {
-			return p.TsNs < q.TsNs
-		}
-		if p.End() != q.End() {
-			return p.End() > q.End()
-		}
-		return p.ID < q.ID
+		order[i] = entry{thread: t, frame: int32(i), ts: f.TsNs, end: f.End(), id: f.ID}
+	}
+	slices.SortFunc(order, func(p, q entry) int {
+		return cmp.Or(cmp.Compare(p.thread, q.thread), cmp.Compare(p.ts, q.ts), cmp.Compare(q.end, p.end), cmp.Compare(p.id, q.id))
 	})
 	prev := make([]int32, len(b.frames))
-	for k, i := range order {
-		prev[i] = -1
-		if k > 0 {
-			j := order[k-1]
-			p, q := b.frames[j], b.frames[i]
-			if p.Trace == q.Trace && p.Rank == q.Rank && p.Thread == q.Thread {
-				prev[i] = j
-			}
+	for k, e := range order {
+		prev[e.frame] = -1
+		if k > 0 && order[k-1].thread == e.thread {
+			prev[e.frame] = order[k-1].frame
 		}
 	}
 	return prev

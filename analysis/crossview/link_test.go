@@ -470,7 +470,7 @@ func TestFromTableLinkColumns(t *testing.T) {
 		}
 		tb := newTable(cols)
 		row := func(kind string, id, parent int64, evKind, name string, oper int64, link any, sid int64) []any {
-			r := []any{kind, "job", int64(0), id, int64(0), parent, "1/1", evKind, nil, name, int64(10), int64(5), nil, nil}
+			r := []any{kind, "job", int64(0), id, parent, "1/1", evKind, nil, name, int64(10), int64(5), nil, nil}
 			if withLinks {
 				r = append(r, oper, link, sid)
 			}
@@ -504,7 +504,7 @@ func TestFromTableLinkColumns(t *testing.T) {
 
 	// A frame that names a stack no row holds.
 	tb := newTable(append(append([]string{}, Columns...), LinkColumns...))
-	tb.Rows = [][]any{{"frame", "job", int64(0), int64(4), int64(0), int64(0), "1/1", "cpu_op", nil, "aten::mm", int64(10), int64(5), nil, nil, int64(0), nil, int64(9)}}
+	tb.Rows = [][]any{{"frame", "job", int64(0), int64(4), int64(0), "1/1", "cpu_op", nil, "aten::mm", int64(10), int64(5), nil, nil, int64(0), nil, int64(9)}}
 	if _, err := FromTable(tb); err == nil || err.Error() != "crossview: frame 4 names call stack 9, which no stack row holds" {
 		t.Errorf("FromTable(missing stack) = %v", err)
 	}

@@ -16,7 +16,7 @@ const (
 
 // Columns are the columns the crossview preset returns first, in order;
 // FromTable finds them by name and needs every one.
-var Columns = []string{"row_kind", "trace", "rank", "id", "prev_id", "parent_id", "thread", "kind", "api", "name", "ts_ns", "dur_ns", "stream", "graph_id"}
+var Columns = []string{"row_kind", "trace", "rank", "id", "parent_id", "thread", "kind", "api", "name", "ts_ns", "dur_ns", "stream", "graph_id"}
 
 // LinkColumns are the preset's further columns: the operator linked by
 // External id and how each operation was linked (Op.Operator, Op.Link),
@@ -52,7 +52,7 @@ func FromTable(t *table.Table) (*Input, error) {
 	stacks := map[int64]string{}
 	var pending []int64 // call_stack_id of each frame, resolved once the stack rows are read
 	in := &Input{Origins: map[string]int64{}}
-	cKind, cTrace, cRank, cID, cPrev, cParent := col["row_kind"], col["trace"], col["rank"], col["id"], col["prev_id"], col["parent_id"]
+	cKind, cTrace, cRank, cID, cParent := col["row_kind"], col["trace"], col["rank"], col["id"], col["parent_id"]
 	cThread, cEvKind, cAPI, cName := col["thread"], col["kind"], col["api"], col["name"]
 	cTs, cDur, cStream, cGraph := col["ts_ns"], col["dur_ns"], col["stream"], col["graph_id"]
 	// Most rows are frames: size for them.
@@ -64,7 +64,7 @@ func FromTable(t *table.Table) (*Input, error) {
 		switch kind := asString(row[cKind]); kind {
 		case RowFrame:
 			in.Frames = append(in.Frames, Frame{
-				ID: asInt(row[cID]), Prev: asInt(row[cPrev]), Parent: asInt(row[cParent]), Trace: asString(row[cTrace]), Rank: int(asInt(row[cRank])),
+				ID: asInt(row[cID]), Parent: asInt(row[cParent]), Trace: asString(row[cTrace]), Rank: int(asInt(row[cRank])),
 				Thread: asString(row[cThread]), Kind: asString(row[cEvKind]), API: asString(row[cAPI]), Name: asString(row[cName]),
 				TsNs: asInt(row[cTs]), DurNs: asInt(row[cDur]),
 			})

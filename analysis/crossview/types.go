@@ -3,15 +3,13 @@ package crossview
 // Frame is one host event of the slice's ranks: a python frame, an operator,
 // a user annotation, or a runtime/driver call.
 //
-// Its enclosing frame is found by time containment on its thread: Prev is
-// the frame just before it in the thread's start order (ts ascending, end
-// descending, as the SQL preset orders them), and the enclosing frame is
-// Prev or the nearest enclosing frame of Prev that contains it. When no
-// frame of the thread contains it, Parent (the frame of its Python parent
-// id) is taken. Build computes Prev itself when no frame has one.
+// Its enclosing frame is found by time containment on its thread: along
+// the thread's start order (ts ascending, end descending, ID), the
+// enclosing frame is the frame just before it or the nearest enclosing
+// frame of that one that contains it (Build). When no frame of the thread
+// contains it, Parent (the frame of its Python parent id) is taken.
 type Frame struct {
 	ID     int64  // > 0, unique in the Input
-	Prev   int64  // previous frame in the thread's start order; 0 = first
 	Parent int64  // the frame of the Python parent id; 0 = none
 	Trace  string // trace name
 	Rank   int
