@@ -20,13 +20,15 @@ const vllmTrace = "tracemap/vllm_h100_tp4_rank0"
 // BenchmarkReportVLLM times `tracebook report -o report.html` on the 48 MB
 // vLLM trace, load included (no parse cache), through the command's own
 // code, and reports its phases in ms/op: the load, the collection
-// (evidence, cross-views and the findings' Perfetto files) and the page.
+// (evidence, cross-views and the findings' Perfetto files) and the page,
+// and the CPU time of the whole (DuckDB's threads included).
 //
 //	go test -run XXX -bench ReportVLLM -benchtime 3x .
 func BenchmarkReportVLLM(b *testing.B) {
 	dir := filepath.Join(testutil.SharedTraces(b), vllmTrace)
 	ctx := context.Background()
 	var load, collect, page time.Duration
+	c0 := testutil.CPUTime()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
 		db, err := duck.Open("", duck.Options{CacheDir: "-"})
@@ -56,6 +58,7 @@ func BenchmarkReportVLLM(b *testing.B) {
 		db.Close()
 	}
 	n := float64(b.N)
+	b.ReportMetric(float64((testutil.CPUTime()-c0).Milliseconds())/n, "cpu-ms/op")
 	b.ReportMetric(float64(load.Milliseconds())/n, "load-ms/op")
 	b.ReportMetric(float64(collect.Milliseconds())/n, "collect-ms/op")
 	b.ReportMetric(float64(page.Milliseconds())/n, "page-ms/op")

@@ -5,7 +5,6 @@ package cells_test
 import (
 	"context"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,13 +13,6 @@ import (
 	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/testutil"
 )
-
-// cpuTime is the process's user+system CPU time (DuckDB's threads included).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkCollectEvidence times every area on the two large shared traces
 // once they are loaded: hta/mtia_single_rank (87 MB of JSON) and the
@@ -41,7 +33,7 @@ func BenchmarkCollectEvidence(b *testing.B) {
 				b.Logf("%s %-8s %v", set, area, time.Since(start).Round(time.Millisecond))
 			}
 			b.ResetTimer()
-			c0 := cpuTime()
+			c0 := testutil.CPUTime()
 			for i := 0; i < b.N; i++ {
 				if _, err := cells.CollectEvidence(ctx, db, []string{"all"}, evidence.Filter{}, nil); err != nil {
 					b.Fatal(err)
@@ -49,7 +41,7 @@ func BenchmarkCollectEvidence(b *testing.B) {
 			}
 			// CPU time is what a shared machine cannot inflate: wall time there
 			// grows with the load, CPU time much less.
-			b.ReportMetric(float64(cpuTime()-c0)/float64(b.N)/1e6, "cpu-ms/op")
+			b.ReportMetric(float64(testutil.CPUTime()-c0)/float64(b.N)/1e6, "cpu-ms/op")
 		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/internal/buildtest"
+	"github.com/tracebook/tracebook/internal/testutil"
 	"github.com/tracebook/tracebook/wasm"
 	"github.com/tracebook/tracebook/wasm/host"
 	"github.com/tracebook/tracebook/wasm/internal/cdp"
@@ -116,11 +117,11 @@ func measure(b *testing.B, setup func() (work, done func())) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		work, done := setup()
-		c0 := cpuTime()
+		c0 := testutil.CPUTime()
 		b.StartTimer()
 		work()
 		b.StopTimer()
-		cpu += cpuTime() - c0
+		cpu += testutil.CPUTime() - c0
 		if done != nil {
 			done()
 		}

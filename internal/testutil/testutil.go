@@ -1,6 +1,6 @@
 // Package testutil holds the few helpers the tests of every package share:
-// where the repository and the shared trace collection are, and golden
-// files. It is imported only from _test.go files.
+// where the repository and the shared trace collection are, golden files,
+// and the process's CPU time for benchmarks. It is imported only from _test.go files.
 package testutil
 
 import (
