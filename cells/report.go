@@ -27,7 +27,8 @@ const MaxRankCrossViews = 8
 func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context map[string]string) (*report.Source, error) {
 	// The cross-view of f needs nothing from the evidence: build it on
 	// another connection meanwhile (the evidence's small queries leave a
-	// core idle much of the time).
+	// core idle much of the time), and choose the findings' Perfetto
+	// windows before waiting for it.
 	var cv *crossview.Result
 	var cvErr error
 	cvDone := make(chan struct{})
@@ -36,11 +37,14 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 		cv, cvErr = CrossView(ctx, eng, f, crossview.DefaultOptions())
 	}()
 	b, err := CollectEvidence(ctx, eng, []string{"all"}, f, context)
+	var src *report.Source
+	if err == nil {
+		src = &report.Source{Bundle: b, Windows: PerfettoWindows(ctx, eng, b)}
+	}
 	<-cvDone
 	if err != nil {
 		return nil, err
 	}
-	src := &report.Source{Bundle: b, Windows: PerfettoWindows(ctx, eng, b)}
 	if err := cvErr; err != nil {
 		// The report stands without a tree; the gap says why.
 		b.AddGap(evidence.Gap{Kind: "no_crossview", Trace: f.Trace, Rank: -1,
