@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/trace"
@@ -21,9 +20,8 @@ func init() {
 	})
 }
 
-// crossviewArgs are the crossview command's arguments.
+// crossviewArgs are the crossview command's own options.
 type crossviewArgs struct {
-	paths  []string
 	opts   crossview.Options
 	format string
 	view   string
@@ -32,81 +30,48 @@ type crossviewArgs struct {
 
 // parseCrossviewArgs takes the command's own options out of args; the
 // filter (--trace --rank --window --phase --stream, as in every magic) and
-// the trace paths remain. --view chooses the tree of the folded format.
-func parseCrossviewArgs(args []string) (crossviewArgs, []string, error) {
+// the trace paths remain in the parsed arguments' rest. --view chooses the
+// tree of the folded format.
+func parseCrossviewArgs(args []string) (crossviewArgs, parsedArgs, error) {
 	a := crossviewArgs{opts: crossview.DefaultOptions(), format: crossview.FormatTree, view: "gpu"}
-	var rest []string
-	for i := 0; i < len(args); i++ {
-		ok, j, err := parseCacheFlag(args, i, &a.load)
-		if err != nil {
-			return a, nil, err
-		}
-		if ok {
-			i = j
-			continue
-		}
-		arg := args[i]
-		name, value, inline := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
-		switch name {
-		case "depth", "min-pct", "format", "view":
-		default:
-			rest = append(rest, arg)
-			continue
-		}
-		if !strings.HasPrefix(arg, "--") {
-			rest = append(rest, arg)
-			continue
-		}
-		if !inline {
-			if i+1 >= len(args) {
-				return a, nil, fmt.Errorf("--%s needs a value", name)
-			}
-			i++
-			value = args[i]
-		}
-		switch name {
-		case "depth":
-			n, err := strconv.Atoi(value)
-			if err != nil || n < 0 {
-				return a, nil, fmt.Errorf("--depth %q: want a number of levels, 0 for all", value)
-			}
-			a.opts.Depth = n
-		case "min-pct":
-			p, err := strconv.ParseFloat(value, 64)
-			if err != nil || p < 0 || p > 100 {
-				return a, nil, fmt.Errorf("--min-pct %q: want a percentage from 0 to 100", value)
-			}
-			a.opts.MinPct = p
-		case "format":
-			switch value {
-			case crossview.FormatTree, crossview.FormatFolded, crossview.FormatHTML:
-			default:
-				return a, nil, fmt.Errorf("--format %q: want tree, folded or html", value)
-			}
-			a.format = value
-		case "view":
-			if value != "gpu" && value != "cpu" {
-				return a, nil, fmt.Errorf("--view %q: want gpu or cpu", value)
-			}
-			a.view = value
-		}
+	p, lf, err := parseLoadArgs("crossview", args, options{values: []string{"depth", "min-pct", "format", "view"}})
+	if err != nil {
+		return a, p, err
 	}
-	return a, rest, nil
+	a.load = lf
+	if v, ok := p.values["depth"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return a, p, fmt.Errorf("--depth %q: want a number of levels, 0 for all", v)
+		}
+		a.opts.Depth = n
+	}
+	if v, ok := p.values["min-pct"]; ok {
+		pct, err := strconv.ParseFloat(v, 64)
+		if err != nil || pct < 0 || pct > 100 {
+			return a, p, fmt.Errorf("--min-pct %q: want a percentage from 0 to 100", v)
+		}
+		a.opts.MinPct = pct
+	}
+	switch a.format = p.value("format", a.format); a.format {
+	case crossview.FormatTree, crossview.FormatFolded, crossview.FormatHTML:
+	default:
+		return a, p, fmt.Errorf("--format %q: want tree, folded or html", a.format)
+	}
+	if a.view = p.value("view", a.view); a.view != "gpu" && a.view != "cpu" {
+		return a, p, fmt.Errorf("--view %q: want gpu or cpu", a.view)
+	}
+	return a, p, nil
 }
 
 func runCrossview(args []string, stdout, stderr io.Writer) error {
-	a, rest, err := parseCrossviewArgs(args)
+	a, p, err := parseCrossviewArgs(args)
 	if err != nil {
 		return err
 	}
-	f, paths, err := cells.ParseFilter(rest)
+	f, paths, err := p.filter("crossview")
 	if err != nil {
 		return err
-	}
-	for _, p := range paths {
-		if strings.HasPrefix(p, "--") {
-			return fmt.Errorf("unknown option %s", p)
-		}
 	}
 	if len(paths) == 0 {
 		return fmt.Errorf("no trace given: usage: tracebook %s", commands["crossview"].usage)

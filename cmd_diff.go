@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/tracebook/tracebook/analysis/diff"
@@ -44,63 +43,25 @@ func diffPageWriter(module []byte) cells.DiffPageWriter {
 
 func runDiff(args []string, stdout, stderr io.Writer) error {
 	usage := fmt.Errorf("usage: tracebook %s", commands["diff"].usage)
-	var out, mdPath, baseSpec, testSpec, check string
-	var lf loadFlags
-	var rest []string
-	for i := 0; i < len(args); i++ {
-		ok, j, err := parseCacheFlag(args, i, &lf)
-		if err != nil {
-			return err
-		}
-		if ok {
-			i = j
-			continue
-		}
-		arg := args[i]
-		name, value, inline := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-		if !strings.HasPrefix(arg, "-") || (name != "o" && name != "out" && name != "md" && name != "base-context" && name != "test-context" && name != "check") {
-			rest = append(rest, arg)
-			continue
-		}
-		if !inline {
-			if i+1 >= len(args) {
-				return fmt.Errorf("%s needs a PATH", arg)
-			}
-			i++
-			value = args[i]
-		}
-		switch name {
-		case "md":
-			mdPath = value
-		case "base-context":
-			baseSpec = value
-		case "test-context":
-			testSpec = value
-		case "check":
-			check = value
-		default:
-			out = value
-		}
+	p, lf, err := parseLoadArgs("diff", args, options{values: []string{"out|o", "md", "base-context", "test-context", "check"}})
+	if err != nil {
+		return err
 	}
+	out, mdPath, check := p.values["out"], p.values["md"], p.values["check"]
 	if check != "" {
 		return checkDiffPage(check, stdout)
 	}
-	baseCtx, err := cells.ParseDiffContext(nil, baseSpec)
+	baseCtx, err := cells.ParseDiffContext(nil, p.values["base-context"])
 	if err != nil {
 		return err
 	}
-	testCtx, err := cells.ParseDiffContext(nil, testSpec)
+	testCtx, err := cells.ParseDiffContext(nil, p.values["test-context"])
 	if err != nil {
 		return err
 	}
-	f, paths, err := cells.ParseFilter(rest)
+	f, paths, err := p.filter("diff")
 	if err != nil {
 		return err
-	}
-	for _, p := range paths {
-		if strings.HasPrefix(p, "-") {
-			return fmt.Errorf("unknown option %s (%v)", p, usage)
-		}
 	}
 	if len(paths) != 2 {
 		return usage

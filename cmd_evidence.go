@@ -23,42 +23,17 @@ func init() {
 
 func runEvidence(args []string, stdout, stderr io.Writer) error {
 	usage := fmt.Errorf("usage: tracebook %s (areas: %s, phases, all)", commands["evidence"].usage, strings.Join(evidence.Areas, ", "))
-	format, raw := "md", false
-	var lf loadFlags
-	var rest []string
-	for i := 0; i < len(args); i++ {
-		ok, j, err := parseCacheFlag(args, i, &lf)
-		if err != nil {
-			return err
-		}
-		if ok {
-			i = j
-			continue
-		}
-		a := args[i]
-		switch {
-		case a == "--raw":
-			raw = true
-		case a == "--format" || strings.HasPrefix(a, "--format="):
-			v, ok := strings.CutPrefix(a, "--format=")
-			if !ok {
-				if i+1 >= len(args) {
-					return fmt.Errorf("--format needs a value")
-				}
-				i++
-				v = args[i]
-			}
-			format = v
-		default:
-			rest = append(rest, a)
-		}
+	p, lf, err := parseLoadArgs("evidence", args, options{values: []string{"format"}, flags: []string{"raw"}})
+	if err != nil {
+		return err
 	}
+	format, raw := p.value("format", "md"), p.flags["raw"]
 	switch format {
 	case "md", "csv", "json":
 	default:
 		return fmt.Errorf("--format %q: want md, csv or json", format)
 	}
-	f, pos, err := cells.ParseFilter(rest)
+	f, pos, err := p.filter("evidence")
 	if err != nil {
 		return err
 	}
@@ -66,11 +41,6 @@ func runEvidence(args []string, stdout, stderr io.Writer) error {
 		return usage
 	}
 	area, paths := pos[0], pos[1:]
-	for _, p := range paths {
-		if strings.HasPrefix(p, "-") {
-			return fmt.Errorf("unknown option %s (%v)", p, usage)
-		}
-	}
 
 	ctx, db, err := openTraces(context.Background(), lf, stderr)
 	if err != nil {

@@ -25,8 +25,9 @@ func init() {
 	})
 }
 
-// loadFlags are the options shared by load and query: where the database
-// is, and how the traces are loaded.
+// loadFlags are the load options (loadFlagsOf): the parse cache and -q,
+// which every command that loads traces takes, and for load and query
+// where the database is and how the traces are loaded.
 type loadFlags struct {
 	db    string
 	cache string
@@ -34,85 +35,50 @@ type loadFlags struct {
 	quiet bool
 }
 
-// parseCacheFlag consumes -q (--quiet) or --cache DIR|- at args[i] into f,
-// the load options of every command that loads traces; report, evidence,
-// crossview and diff take only these (their --rank and --window filter the
-// analysis, not the load). It reports whether args[i] was one, and the
-// index of the last argument used.
-func parseCacheFlag(args []string, i int, f *loadFlags) (bool, int, error) {
-	arg := args[i]
-	switch arg {
-	case "-q", "--q", "--quiet":
-		f.quiet = true
-		return true, i, nil
-	case "--cache":
-		if i+1 >= len(args) {
-			return true, i, fmt.Errorf("--cache needs a value: a directory, or - for no parse cache")
-		}
-		f.cache = args[i+1]
-		return true, i + 1, nil
+// parseLoadArgs is parseCommandArgs for the command cmd that loads
+// traces: its options sets and cacheOptions, whose values (and those of
+// traceLoadOptions when sets has them) it reads into loadFlags.
+func parseLoadArgs(cmd string, args []string, sets ...options) (parsedArgs, loadFlags, error) {
+	p, err := parseCommandArgs(cmd, args, append([]options{cacheOptions}, sets...)...)
+	if err != nil {
+		return p, loadFlags{}, err
 	}
-	if v, ok := strings.CutPrefix(arg, "--cache="); ok {
-		f.cache = v
-		return true, i, nil
-	}
-	return false, i, nil
+	f, err := loadFlagsOf(p)
+	return p, f, err
 }
 
-// parseLoadFlag consumes the load option at args[i] (with its value) into f;
-// it reports whether args[i] was one, and the index of the last argument used.
-func parseLoadFlag(args []string, i int, f *loadFlags) (bool, int, error) {
-	if ok, j, err := parseCacheFlag(args, i, f); ok {
-		return ok, j, err
-	}
-	arg := args[i]
-	if !strings.HasPrefix(arg, "--") {
-		return false, i, nil
-	}
-	name, value, inline := strings.Cut(strings.TrimPrefix(arg, "--"), "=")
-	switch name {
-	case "no-python":
-		f.opts.NoPython = true
-		return true, i, nil
-	case "db", "name", "rank", "window", "steps":
-	default:
-		return false, i, nil
-	}
-	if !inline {
-		if i+1 >= len(args) {
-			return true, i, fmt.Errorf("--%s needs a value", name)
-		}
-		i++
-		value = args[i]
-	}
-	switch name {
-	case "db":
-		f.db = value
-	case "name":
-		f.opts.Name = value
-	case "rank":
-		n, err := strconv.Atoi(value)
+// loadFlagsOf reads the load options of p (cacheOptions, and
+// traceLoadOptions for load and query) into loadFlags, checking their
+// values.
+func loadFlagsOf(p parsedArgs) (loadFlags, error) {
+	f := loadFlags{db: p.values["db"], cache: p.values["cache"], quiet: p.flags["quiet"]}
+	f.opts.Name = p.values["name"]
+	f.opts.NoPython = p.flags["no-python"]
+	if v, ok := p.values["rank"]; ok {
+		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return true, i, fmt.Errorf("--rank %q: want a rank number", value)
+			return f, fmt.Errorf("--rank %q: want a rank number", v)
 		}
 		f.opts.Rank, f.opts.HasRank = n, true
-	case "window":
-		lo, hi, err := parseRange(value, func(s string) (int64, error) {
+	}
+	if v, ok := p.values["window"]; ok {
+		lo, hi, err := parseRange(v, func(s string) (int64, error) {
 			ms, err := strconv.ParseFloat(strings.TrimSuffix(s, "ms"), 64)
 			return int64(ms * 1e6), err
 		})
 		if err != nil || hi <= lo {
-			return true, i, fmt.Errorf("--window %q: want START..END in milliseconds from the trace's start, END > START", value)
+			return f, fmt.Errorf("--window %q: want START..END in milliseconds from the trace's start, END > START", v)
 		}
 		f.opts.WindowStartNs, f.opts.WindowEndNs = lo, hi
-	case "steps":
-		lo, hi, err := parseRange(value, func(s string) (int64, error) { return strconv.ParseInt(s, 10, 32) })
+	}
+	if v, ok := p.values["steps"]; ok {
+		lo, hi, err := parseRange(v, func(s string) (int64, error) { return strconv.ParseInt(s, 10, 32) })
 		if err != nil || hi < lo {
-			return true, i, fmt.Errorf("--steps %q: want A..B, step numbers with B >= A", value)
+			return f, fmt.Errorf("--steps %q: want A..B, step numbers with B >= A", v)
 		}
 		f.opts.FirstStep, f.opts.LastStep = int(lo), int(hi)
 	}
-	return true, i, nil
+	return f, nil
 }
 
 // parseRange parses "A..B" (a single A means A..A).
@@ -130,20 +96,13 @@ func parseRange(s string, num func(string) (int64, error)) (int64, int64, error)
 }
 
 func runLoad(args []string, stdout, stderr io.Writer) error {
-	var f loadFlags
-	var paths []string
-	for i := 0; i < len(args); i++ {
-		ok, j, err := parseLoadFlag(args, i, &f)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			if strings.HasPrefix(args[i], "-") {
-				return fmt.Errorf("unknown option %s (usage: tracebook %s)", args[i], commands["load"].usage)
-			}
-			paths = append(paths, args[i])
-		}
-		i = j
+	p, f, err := parseLoadArgs("load", args, traceLoadOptions)
+	if err != nil {
+		return err
+	}
+	paths, err := p.operands("load", p.rest)
+	if err != nil {
+		return err
 	}
 	if f.db == "" {
 		return fmt.Errorf("--db FILE.duckdb is required (usage: tracebook %s)", commands["load"].usage)

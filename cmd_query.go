@@ -22,48 +22,23 @@ func init() {
 }
 
 func runQuery(args []string, stdout, stderr io.Writer) error {
-	var f loadFlags
-	var paths []string
-	var query, format = "", "csv"
-	maxRows := 0
 	usage := fmt.Errorf("usage: tracebook %s", commands["query"].usage)
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		ok, j, err := parseLoadFlag(args, i, &f)
-		if err != nil {
-			return err
+	p, f, err := parseLoadArgs("query", args, traceLoadOptions, options{values: []string{"e", "format", "max-rows"}})
+	if err != nil {
+		return err
+	}
+	paths, err := p.operands("query", p.rest)
+	if err != nil {
+		return err
+	}
+	query, format := p.values["e"], p.value("format", "csv")
+	maxRows := 0
+	if v, ok := p.values["max-rows"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("--max-rows %q: want a number of rows, 0 for all", v)
 		}
-		if ok {
-			i = j
-			continue
-		}
-		name, value, inline := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-		switch {
-		case !strings.HasPrefix(arg, "-"):
-			paths = append(paths, arg)
-			continue
-		case name != "e" && name != "format" && name != "max-rows":
-			return fmt.Errorf("unknown option %s (%v)", arg, usage)
-		}
-		if !inline {
-			if i+1 >= len(args) {
-				return fmt.Errorf("%s needs a value", arg)
-			}
-			i++
-			value = args[i]
-		}
-		switch name {
-		case "e":
-			query = value
-		case "format":
-			format = value
-		case "max-rows":
-			n, err := strconv.Atoi(value)
-			if err != nil || n < 0 {
-				return fmt.Errorf("--max-rows %q: want a number of rows, 0 for all", value)
-			}
-			maxRows = n
-		}
+		maxRows = n
 	}
 	if query == "" {
 		return fmt.Errorf("no SQL given: -e SQL (%v)", usage)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
@@ -59,57 +58,16 @@ type reportArgs struct {
 }
 
 // parseReportArgs takes the report's own options and the load options
-// (--cache, -q) out of args; the filter and the trace paths remain.
-func parseReportArgs(args []string) (reportArgs, loadFlags, []string, error) {
-	a := reportArgs{}
-	var lf loadFlags
-	var rest []string
-	for i := 0; i < len(args); i++ {
-		ok, j, err := parseCacheFlag(args, i, &lf)
-		if err != nil {
-			return a, lf, nil, err
-		}
-		if ok {
-			i = j
-			continue
-		}
-		arg := args[i]
-		name, value, inline := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-		if !strings.HasPrefix(arg, "-") {
-			rest = append(rest, arg)
-			continue
-		}
-		switch name {
-		case "o", "out", "md", "check", "from", "perfetto":
-		default:
-			rest = append(rest, arg)
-			continue
-		}
-		if !inline {
-			if i+1 >= len(args) {
-				return a, lf, nil, fmt.Errorf("%s needs a PATH", arg)
-			}
-			i++
-			value = args[i]
-		}
-		switch name {
-		case "o", "out":
-			a.out = value
-		case "md":
-			a.md = value
-		case "check":
-			a.check = value
-		case "from":
-			a.from = value
-		case "perfetto":
-			a.perfetto = value
-		}
-	}
-	return a, lf, rest, nil
+// (--cache, -q) out of args; the filter and the trace paths remain in the
+// parsed arguments' rest.
+func parseReportArgs(args []string) (reportArgs, loadFlags, parsedArgs, error) {
+	p, lf, err := parseLoadArgs("report", args, options{values: []string{"out|o", "md", "check", "from", "perfetto"}})
+	a := reportArgs{out: p.values["out"], md: p.values["md"], check: p.values["check"], from: p.values["from"], perfetto: p.values["perfetto"]}
+	return a, lf, p, err
 }
 
 func runReport(args []string, stdout, stderr io.Writer) error {
-	a, lf, rest, err := parseReportArgs(args)
+	a, lf, p, err := parseReportArgs(args)
 	if err != nil {
 		return err
 	}
@@ -126,14 +84,9 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%s: the viewer module renders exactly what the native code renders (%.1f s)\n", a.check, time.Since(start).Seconds())
 		return nil
 	}
-	f, paths, err := cells.ParseFilter(rest)
+	f, paths, err := p.filter("report")
 	if err != nil {
 		return err
-	}
-	for _, p := range paths {
-		if strings.HasPrefix(p, "-") {
-			return fmt.Errorf("unknown option %s (usage: tracebook %s)", p, commands["report"].usage)
-		}
 	}
 	if len(paths) == 0 && a.from == "" {
 		// A fixed place, so that the report names the same file every run
