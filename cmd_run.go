@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,7 +22,7 @@ import (
 func init() {
 	register(command{
 		name:  "run",
-		usage: "run NOTEBOOK.ipynb [-o OUT.ipynb | --inplace] [--allow-errors] [--cache-dir DIR]",
+		usage: "run NOTEBOOK.ipynb [-o OUT.ipynb | --inplace] [--allow-errors] [--cache DIR|-]",
 		help:  "execute a notebook's cells without a Jupyter server and write it with its outputs",
 		run:   runRun,
 	})
@@ -53,25 +52,19 @@ type runOptions struct {
 	cacheDir    string
 }
 
-func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
+// parseRunArgs reads the run command's arguments; the notebook may come
+// before or after the options. --cache-dir is the old name of --cache.
+func parseRunArgs(args []string) (runOptions, error) {
 	var o runOptions
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&o.out, "o", "", "write the executed notebook to `OUT.ipynb` (default: stdout)")
-	fs.BoolVar(&o.inplace, "inplace", false, "write the executed notebook over NOTEBOOK.ipynb")
-	fs.BoolVar(&o.allowErrors, "allow-errors", false, "keep going after a failing cell and save its error output")
-	fs.StringVar(&o.cacheDir, "cache-dir", "", "parse cache `DIR` (default: the user cache directory; - for none)")
-	// The notebook may come before or after the flags.
-	var pos []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return o, err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	p, err := parseCommandArgs("run", args, options{values: []string{"o", "cache|cache-dir"}, flags: []string{"inplace", "allow-errors"}})
+	if err != nil {
+		return o, err
+	}
+	o.out, o.cacheDir = p.values["o"], p.values["cache"]
+	o.inplace, o.allowErrors = p.flags["inplace"], p.flags["allow-errors"]
+	pos, err := p.operands("run", p.rest)
+	if err != nil {
+		return o, err
 	}
 	switch {
 	case len(pos) != 1:
@@ -86,7 +79,7 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 // runRun executes a notebook as the kernel would, in the notebook's
 // folder, and writes it back with its outputs.
 func runRun(args []string, stdout, stderr io.Writer) error {
-	o, err := parseRunArgs(args, stderr)
+	o, err := parseRunArgs(args)
 	if err != nil {
 		return err
 	}

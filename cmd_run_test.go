@@ -353,6 +353,46 @@ func TestRunUsage(t *testing.T) {
 // runs must give the same bytes, equal to the committed notebook (when they
 // differ, the committed notebook is stale: `tracebook run --inplace` it), and
 // key outputs must be there.
+// TestParseRunArgs: run spells its options as the other commands do
+// (--cache DIR|-, one or two dashes); --cache-dir still works but is not
+// in the usage.
+func TestParseRunArgs(t *testing.T) {
+	tests := []struct {
+		args []string
+		want runOptions
+	}{
+		{[]string{"nb.ipynb"}, runOptions{notebook: "nb.ipynb"}},
+		{[]string{"nb.ipynb", "--cache", "-"}, runOptions{notebook: "nb.ipynb", cacheDir: "-"}},
+		{[]string{"--cache=dir", "nb.ipynb"}, runOptions{notebook: "nb.ipynb", cacheDir: "dir"}},
+		{[]string{"nb.ipynb", "--cache-dir", "dir"}, runOptions{notebook: "nb.ipynb", cacheDir: "dir"}},
+		{[]string{"-cache-dir=dir", "nb.ipynb"}, runOptions{notebook: "nb.ipynb", cacheDir: "dir"}},
+		{[]string{"-o", "out.ipynb", "nb.ipynb", "--allow-errors"}, runOptions{notebook: "nb.ipynb", out: "out.ipynb", allowErrors: true}},
+		{[]string{"-inplace", "nb.ipynb", "-allow-errors"}, runOptions{notebook: "nb.ipynb", inplace: true, allowErrors: true}},
+		{[]string{"--inplace", "--", "-nb.ipynb"}, runOptions{notebook: "-nb.ipynb", inplace: true}},
+	}
+	for _, tc := range tests {
+		got, err := parseRunArgs(tc.args)
+		if err != nil || got != tc.want {
+			t.Errorf("parseRunArgs(%q) = %+v, %v; want %+v", tc.args, got, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"nb.ipynb", "--cache"}, "--cache needs a value"},
+		{[]string{"nb.ipynb", "--inplace=true"}, "--inplace takes no value"},
+		{[]string{"nb.ipynb", "--bogus"}, "unknown option --bogus"},
+	} {
+		if _, err := parseRunArgs(tc.args); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("parseRunArgs(%q) = %v, want an error %q", tc.args, err, tc.want)
+		}
+	}
+	if u := commands["run"].usage; !strings.Contains(u, "[--cache DIR|-]") || strings.Contains(u, "cache-dir") {
+		t.Errorf("run's usage %q: want --cache DIR|- and not --cache-dir", u)
+	}
+}
+
 func TestRunNotebooks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three notebooks")
