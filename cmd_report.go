@@ -54,7 +54,6 @@ type reportArgs struct {
 	out, md, check string
 	from           string // a notebook saved with a %report output (cmd_run.go)
 	perfetto       string // a directory for the findings' Perfetto files
-	paths          []string
 }
 
 // parseReportArgs takes the report's own options and the load options
