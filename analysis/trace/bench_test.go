@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -91,4 +92,27 @@ func reportCPU(b *testing.B, cpu0 time.Duration, bytesPerOp int64) {
 		return
 	}
 	b.ReportMetric(float64(bytesPerOp)*float64(b.N)/cpu.Seconds()/1e6, "MB/cpu-s")
+}
+
+// BenchmarkParseEscapes measures the importer on names, categories and ids
+// that hold escapes, the path that unescapes into scratch memory (the real
+// traces above have few). MB/s is JSON.
+func BenchmarkParseEscapes(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"traceEvents":[`)
+	for i := range 20000 {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		fmt.Fprintf(&buf, `{"ph":"X","cat":"cpu_op","name":"aten::\"op\" %d \u00e9\ud83d\ude00\tfn\\path\/x","pid":"rank \u0030","tid":"th\u0072ead %d","ts":%d,"dur":3,"args":{"k":"v"}}`, i%50, i%4, i*5)
+	}
+	buf.WriteString(`]}`)
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(bytes.NewReader(data), "escapes.json", LoadOptions{}, func(*Event) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

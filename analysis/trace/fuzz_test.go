@@ -75,6 +75,7 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		`{"traceEvents":[{"ph":"X","cat":"kernel","name":"k\u00e9","pid":0,"tid":"stream 7","ts":"1.5e3","dur":2.0005,"args":{"bytes":1,"grid":[1,2,3],"x":[{"y":NaN}]}}],"schemaVersion":1}`,
 		`[{"name":"a","ph":"X","ts":1,"dur":0,"tid":1,"pid":"CPU functions","args":{}}]`,
+		`{"traceEvents":[{"ph":"s","name":"a\"\\\/\b\f\n\r\t\ud83d\ude00","cat":"\ud800\u0041\udc00","id":"0x1\u0030","ts":"\u0031"}]}`,
 		`{"deviceProperties":[{"name":"x"}],"traceEvents":[{"ph":"M","name":"process_name","pid":1,"args":{"name":"[TP01-DP00-PP00-EP00] w"}},{"ph":"s","id":"x","cat":"ac2g"}]}`,
 	} {
 		f.Add([]byte(s))

@@ -9,8 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/tracebook/tracebook/analysis/internal/jsonstr"
 )
 
 // The parser. It never holds the document: the JSON arrives in chunks (see
@@ -1136,94 +1137,33 @@ func (p *parser) str(b []byte, i int) ([]byte, int, error) {
 	return p.unescape(b, i)
 }
 
-// unescape decodes a string with escapes into p.tmp.
+// unescape decodes a string with escapes into p.tmp. Its bytes other than
+// escapes are kept as they are: internBytes and the callers that compare or
+// hash them see the string as written.
 func (p *parser) unescape(b []byte, i int) ([]byte, int, error) {
-	out := p.tmp[:0]
-	j := i + 1
-	for {
-		if j >= len(b) {
-			return nil, 0, errShort
-		}
-		c := b[j]
-		switch {
-		case c == '"':
-			p.tmp = out
-			return out, j + 1, nil
-		case c != '\\':
-			out = append(out, c)
-			j++
-			continue
-		}
-		if j+1 >= len(b) {
-			return nil, 0, errShort
-		}
-		switch b[j+1] {
-		case '"', '\\', '/':
-			out = append(out, b[j+1])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, n, err := p.hex4(b, j)
-			if err != nil {
-				return nil, 0, err
-			}
-			if utf16.IsSurrogate(r) {
-				// A pair is \uD8xx\uDCxx; a lone half becomes U+FFFD.
-				if n+1 >= len(b) {
-					return nil, 0, errShort
-				}
-				if b[n] == '\\' && b[n+1] == 'u' {
-					r2, n2, err := p.hex4(b, n)
-					if err != nil {
-						return nil, 0, err
-					}
-					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-						out = utf8.AppendRune(out, d)
-						j = n2
-						continue
-					}
-				}
-				r = utf8.RuneError
-			}
-			out = utf8.AppendRune(out, r)
-			j = n
-			continue
-		default:
-			return nil, 0, p.syntax(j+1, "invalid escape in a string")
-		}
-		j += 2
+	out, n, st := jsonstr.Append(p.tmp[:0], b[i+1:], jsonstr.Raw)
+	p.tmp = out
+	n += i + 1
+	switch st {
+	case jsonstr.OK:
+		return out, n, nil
+	case jsonstr.BadEscape:
+		return nil, 0, p.syntax(n, "invalid escape in a string")
+	case jsonstr.BadHex:
+		return nil, 0, p.syntax(n, "invalid \\u escape")
 	}
+	return nil, 0, errShort
 }
 
-// hex4 reads the \uXXXX escape at b[j] (the backslash).
-func (p *parser) hex4(b []byte, j int) (rune, int, error) {
+// hex4 checks the \uXXXX escape at b[j] (the backslash) and returns its end.
+func (p *parser) hex4(b []byte, j int) (int, error) {
 	if j+6 > len(b) {
-		return 0, 0, errShort
+		return 0, errShort
 	}
-	var r rune
-	for _, c := range b[j+2 : j+6] {
-		var d byte
-		switch {
-		case c >= '0' && c <= '9':
-			d = c - '0'
-		case c >= 'a' && c <= 'f':
-			d = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			d = c - 'A' + 10
-		default:
-			return 0, 0, p.syntax(j+2, "invalid \\u escape")
-		}
-		r = r<<4 | rune(d)
+	if _, ok := jsonstr.Hex4(b[j+2:]); !ok {
+		return 0, p.syntax(j+2, "invalid \\u escape")
 	}
-	return r, j + 6, nil
+	return j + 6, nil
 }
 
 // number validates the JSON number at b[i] and returns its end.
@@ -1463,7 +1403,7 @@ func (p *parser) stringValue(b []byte, i int, out *[]byte) (int, error) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				j = k + 2
 			case 'u':
-				_, n, err := p.hex4(b, k)
+				n, err := p.hex4(b, k)
 				if err != nil {
 					return 0, err
 				}
