@@ -4,10 +4,9 @@ import (
 	"errors"
 	"math"
 	"strconv"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/internal/jsonstr"
 )
 
 // The viewer module parses the view with this small JSON reader instead of
@@ -135,77 +134,19 @@ func (r *jsonReader) value(depth int) (any, error) {
 	}
 }
 
+// str reads the string at r.pos (a '"'): RFC 8259 strictly, so a raw
+// control character is an error, and invalid UTF-8 becomes U+FFFD, as
+// encoding/json does.
 func (r *jsonReader) str() (string, error) {
-	r.pos++ // opening quote
-	var out []byte
-	for r.pos < len(r.s) {
-		c := r.s[r.pos]
-		switch {
-		case c == '"':
-			r.pos++
-			return string(out), nil
-		case c == '\\':
-			if r.pos+1 >= len(r.s) {
-				return "", r.fail()
-			}
-			e := r.s[r.pos+1]
-			r.pos += 2
-			switch e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				u, ok := r.hex4()
-				if !ok {
-					return "", r.fail()
-				}
-				if utf16.IsSurrogate(rune(u)) && r.pos+1 < len(r.s) && r.s[r.pos] == '\\' && r.s[r.pos+1] == 'u' {
-					r.pos += 2
-					u2, ok := r.hex4()
-					if !ok {
-						return "", r.fail()
-					}
-					out = utf8.AppendRune(out, utf16.DecodeRune(rune(u), rune(u2)))
-				} else {
-					out = utf8.AppendRune(out, rune(u))
-				}
-			default:
-				return "", r.fail()
-			}
-		case c < 0x20:
-			return "", r.fail()
-		case c < utf8.RuneSelf:
-			out = append(out, c)
-			r.pos++
-		default:
-			// Invalid UTF-8 becomes U+FFFD, as encoding/json does.
-			ru, size := utf8.DecodeRune(r.s[r.pos:])
-			out = utf8.AppendRune(out, ru)
-			r.pos += size
+	out, n, st := jsonstr.Append(nil, r.s[r.pos+1:], jsonstr.Strict)
+	r.pos += 1 + n
+	if st != jsonstr.OK {
+		if st == jsonstr.BadEscape {
+			r.pos++ // the error names the byte after the escape's letter
 		}
+		return "", r.fail()
 	}
-	return "", r.fail()
-}
-
-func (r *jsonReader) hex4() (uint16, bool) {
-	if r.pos+4 > len(r.s) {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(string(r.s[r.pos:r.pos+4]), 16, 16)
-	if err != nil {
-		return 0, false
-	}
-	r.pos += 4
-	return uint16(v), true
+	return string(out), nil
 }
 
 // parseJSON reads one JSON document.
