@@ -277,3 +277,54 @@ func TestReportMagicPerfetto(t *testing.T) {
 		t.Error("the written file holds no events")
 	}
 }
+
+// A finding the collected report did not show (the viewer re-ranked the
+// findings for another view) gets the window PlanWindows would choose, or
+// none where the rank has no steps, and its line names the command that
+// writes the file instead of a button that would save nothing.
+func TestPerfettoWindowForAnotherView(t *testing.T) {
+	for _, tc := range []struct {
+		steps bool
+		want  string
+	}{
+		{true, "Open in Perfetto: trace t, rank 0, steps 2..4 (worst 3)"},
+		{false, "Open in Perfetto: this report holds no window for this finding; `tracebook report TRACE --rank 0 --perfetto DIR` places one around rank 0's longest blocking sync call and writes its file."},
+	} {
+		src := reportOf(t, perfetto.ReportBudget, plantedSteps(t, tc.steps))
+		// The sync finding's window was collected for another view: only
+		// another rule's is in this report.
+		var kept []report.Window
+		for _, w := range src.Windows {
+			if w.Rule == "sync_bound_loop" {
+				w.Rule = "another_rule"
+				kept = append(kept, w)
+			}
+		}
+		if len(kept) == 0 {
+			t.Fatalf("steps %v: no sync window: %+v", tc.steps, src.Windows)
+		}
+		src.Windows = kept
+		for _, f := range []report.Format{report.Markdown, report.HTMLFragment} {
+			var out bytes.Buffer
+			if err := report.GenerateView(&out, src, report.View{Filter: src.Bundle.Filter}, f); err != nil {
+				t.Fatal(err)
+			}
+			got := out.String()
+			want := tc.want
+			if f == report.HTMLFragment {
+				want = strings.ReplaceAll(want, "`", "")
+				want = strings.Replace(want, "tracebook report", "<code>tracebook report", 1)
+				want = strings.Replace(want, " DIR ", " DIR</code> ", 1)
+			}
+			if !strings.Contains(got, want) {
+				t.Errorf("steps %v, format %v: no line %q in\n%s", tc.steps, f, want, got)
+			}
+			if tc.steps && !strings.Contains(got, "This report holds no file for it (it was collected for another view)") {
+				t.Errorf("steps %v, format %v: the line does not say the file is missing:\n%s", tc.steps, f, got)
+			}
+			if strings.Contains(got, "data-tb-perfetto") {
+				t.Errorf("steps %v, format %v: a button for a file the report does not hold", tc.steps, f)
+			}
+		}
+	}
+}

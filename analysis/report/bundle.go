@@ -71,7 +71,7 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	d := build(b, ev, found, v)
 	if len(src.Windows) > 0 {
 		crit, minor := shown(found)
-		attachWindows(d, src.Windows, crit, minor)
+		attachWindows(d, b, src.Windows, crit, minor)
 	}
 	cv, exact := pickCrossView(src.CrossViews, v.Filter)
 	d.GPUTree = gpuTree(cv)

@@ -433,8 +433,11 @@ func (w *Window) Text() string {
 
 // attachWindows gives each issue of d the window collected for its
 // finding (same rule, trace and rank). crit and minor are the findings d's
-// issues were made from, in the same order.
-func attachWindows(d *Doc, ws []Window, crit, minor []evidence.Finding) {
+// issues were made from, in the same order. A finding the collected report
+// did not show (the viewer re-ranked the findings for another rank, phase
+// or threshold) gets the window PlanWindows would choose for it, without a
+// file: its line says which command writes one.
+func attachWindows(d *Doc, b *evidence.Bundle, ws []Window, crit, minor []evidence.Finding) {
 	if len(ws) == 0 {
 		return
 	}
@@ -445,7 +448,8 @@ func attachWindows(d *Doc, ws []Window, crit, minor []evidence.Finding) {
 				return &w
 			}
 		}
-		return nil
+		w := planWindow(b, f)
+		return &w
 	}
 	for i := range d.Critical {
 		if i < len(crit) {
@@ -461,14 +465,38 @@ func attachWindows(d *Doc, ws []Window, crit, minor []evidence.Finding) {
 
 // htmlWindow writes an issue's Perfetto line: the window in words, and a
 // button that saves the file (package wasm's perfetto.js; without
-// JavaScript the line still says where to look).
+// JavaScript the line still says where to look). A window without a file
+// names the command that writes one instead.
 func htmlWindow(p func(...string), w *Window) {
-	p(`<span class="tb-perfetto">Open in Perfetto: `, esc(w.Text()), "; ", esc(w.Basis), `. <button type="button" data-tb-perfetto="`, esc(w.File), `">Save `,
-		esc(w.File), `</button>, then `, esc(PerfettoHint), ".</span>")
+	switch {
+	case !w.Placed:
+		p(`<span class="tb-perfetto">Open in Perfetto: this report holds no window for this finding; <code>`, esc(w.command()),
+			`</code> places one around rank `, strconv.Itoa(w.Rank), "'s ", esc(anchorWords[w.Anchor]), " and writes its file.</span>")
+	case w.File == "":
+		p(`<span class="tb-perfetto">Open in Perfetto: `, esc(w.Text()), "; ", esc(w.Basis), ". This report holds no file for it (it was collected for another view): <code>",
+			esc(w.command()), "</code> writes it.</span>")
+	default:
+		p(`<span class="tb-perfetto">Open in Perfetto: `, esc(w.Text()), "; ", esc(w.Basis), `. <button type="button" data-tb-perfetto="`, esc(w.File), `">Save `,
+			esc(w.File), `</button>, then `, esc(PerfettoHint), ".</span>")
+	}
 }
 
 // mdWindow is an issue's Perfetto line in Markdown.
 func mdWindow(w *Window) string {
+	switch {
+	case !w.Placed:
+		return "Open in Perfetto: this report holds no window for this finding; " + mdCode(w.command()) + " places one around rank " +
+			strconv.Itoa(w.Rank) + "'s " + mdText(anchorWords[w.Anchor]) + " and writes its file."
+	case w.File == "":
+		return "Open in Perfetto: " + mdText(w.Text()) + "; " + mdText(w.Basis) + ". This report holds no file for it (it was collected for another view): " +
+			mdCode(w.command()) + " writes it."
+	}
 	return "Open in Perfetto: " + mdText(w.Text()) + "; " + mdText(w.Basis) + ". File " + mdCode(w.File) +
 		" (the HTML report's button saves it; `tracebook report TRACE --perfetto DIR` writes it): " + mdText(PerfettoHint) + "."
+}
+
+// command is the command that writes the window's file: the report of its
+// rank with --perfetto.
+func (w *Window) command() string {
+	return "tracebook report TRACE --rank " + strconv.Itoa(w.Rank) + " --perfetto DIR"
 }
