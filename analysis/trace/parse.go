@@ -811,7 +811,11 @@ func (p *parser) argsObject(b []byte, i int) (int, error) {
 		} else {
 			p.args = append(p.args, ',')
 		}
-		p.args = append(p.args, b[raw.start:raw.end]...)
+		if key := b[raw.start:raw.end]; printableASCII(key) {
+			p.args = append(p.args, key...)
+		} else {
+			p.args = appendStringText(p.args, key)
+		}
 		p.args = append(p.args, ':')
 		{
 			n, err := p.value(b, i, 0, &p.args)
@@ -1415,21 +1419,29 @@ func (p *parser) stringValue(b []byte, i int, out *[]byte) (int, error) {
 	}
 closed:
 	if out != nil {
-		s := b[i:j]
-		clean := true
-		for _, c := range s {
-			if c < 0x20 || c >= 0x80 {
-				clean = false
-				break
-			}
-		}
-		if clean || (utf8.Valid(s) && noControl(s)) {
-			*out = append(*out, s...)
-		} else {
-			*out = appendSanitized(*out, s)
-		}
+		*out = appendStringText(*out, b[i:j])
 	}
 	return j, nil
+}
+
+// appendStringText appends the JSON string s, quotes included and escapes
+// as written, with invalid UTF-8 replaced by U+FFFD and raw control
+// characters escaped.
+func appendStringText(out, s []byte) []byte {
+	if printableASCII(s) || (utf8.Valid(s) && noControl(s)) {
+		return append(out, s...)
+	}
+	return appendSanitized(out, s)
+}
+
+// printableASCII reports whether every byte of s is in 0x20-0x7f.
+func printableASCII(s []byte) bool {
+	for _, c := range s {
+		if c-0x20 >= 0x60 {
+			return false
+		}
+	}
+	return true
 }
 
 func noControl(s []byte) bool {

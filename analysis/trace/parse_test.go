@@ -101,6 +101,8 @@ func TestScanner(t *testing.T) {
 			func(e Event) bool { return string(e.Args) == `{"k\"ey":"v\\u0041\n"}` }},
 		{"control character escaped in args", "{\"ph\":\"X\",\"args\":{\"k\":\"a\x01b\"}}",
 			func(e Event) bool { return string(e.Args) == `{"k":"a\u0001b"}` }},
+		{"control character and invalid utf-8 in an arg key", "{\"ph\":\"X\",\"args\":{\"\v\":[],\"a\xffb\\n\":1}}",
+			func(e Event) bool { return string(e.Args) == "{\"\\u000b\":[],\"a\uFFFDb\\n\":1}" }},
 		{"flow", `{"ph":"s","id":538860,"pid":1,"tid":1,"ts":1,"cat":"ac2g","name":"ac2g","bp":"e"}`,
 			func(e Event) bool {
 				return e.Kind == KindFlow && e.FlowID == 538860 && e.BP == "e" && e.Has&HasFlowID != 0
