@@ -48,7 +48,7 @@ func BenchmarkParse(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := testutil.CPUTime()
 			for b.Loop() {
 				if _, err := Parse(bytes.NewReader(data), rel, LoadOptions{}, func(*Event) error { return nil }); err != nil {
 					b.Fatal(err)
@@ -72,7 +72,7 @@ func BenchmarkParseFile(b *testing.B) {
 			}
 			b.SetBytes(fi.JSONBytes)
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := testutil.CPUTime()
 			for b.Loop() {
 				if _, err := ParseFile(path, LoadOptions{}, func(*Event) error { return nil }, nil); err != nil {
 					b.Fatal(err)
@@ -87,7 +87,7 @@ func BenchmarkParseFile(b *testing.B) {
 // hashing, gunzip and parsing), a figure that other processes sharing the
 // machine disturb much less than MB/s of wall time.
 func reportCPU(b *testing.B, cpu0 time.Duration, bytesPerOp int64) {
-	cpu := cpuTime() - cpu0
+	cpu := testutil.CPUTime() - cpu0
 	if cpu0 == 0 || cpu <= 0 {
 		return
 	}
