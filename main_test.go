@@ -10,6 +10,20 @@ import (
 	"testing"
 )
 
+// TestMain gives the tests a parse cache of their own: the commands they run
+// use the default cache (under $XDG_CACHE_HOME), which must not be the
+// user's.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tracebook-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
 // TestCommandHelp: `tracebook CMD -h`, `--help` (first or later among the
 // arguments) and `tracebook help CMD` print the command's usage and its
 // one-line help on stdout and exit 0, for every registered command.
