@@ -2,6 +2,7 @@ package crossview
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tracebook/tracebook/analysis/table"
 )
@@ -30,70 +31,118 @@ func FromTable(t *table.Table) (*Input, error) {
 	if t == nil {
 		return nil, fmt.Errorf("crossview: no table")
 	}
-	col := make(map[string]int, len(Columns))
+	names := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		names[i] = c.Name
+	}
+	r, err := NewRowReader(names)
+	if err != nil {
+		return nil, err
+	}
+	r.Grow(len(t.Rows)) // most rows are frames
+	for _, row := range t.Rows {
+		if err := r.Add(row); err != nil {
+			return nil, err
+		}
+	}
+	return r.Input()
+}
+
+// RowReader reads the crossview preset's result a row at a time into an
+// Input, so that an engine can hand the rows over as it reads them instead
+// of building a table of every host frame first (FromTable reads a table
+// through it).
+type RowReader struct {
+	in      *Input
+	n       int // the columns a row must have
+	stacks  map[int64]string
+	pending []int64 // call_stack_id of each frame, resolved once the stack rows are read
+	rows    int
+
+	cKind, cTrace, cRank, cID, cParent, cThread, cEvKind, cAPI, cName int
+	cTs, cDur, cStream, cGraph, cOper, cLink, cStack                  int
+}
+
+// NewRowReader returns a reader for rows with these columns, which must
+// include every one of Columns (LinkColumns are read when present).
+func NewRowReader(columns []string) (*RowReader, error) {
+	at := func(name string) int {
+		for i, c := range columns {
+			if c == name {
+				return i
+			}
+		}
+		return -1
+	}
 	for _, name := range Columns {
-		i := t.Col(name)
-		if i < 0 {
+		if at(name) < 0 {
 			return nil, fmt.Errorf("crossview: the preset's result has no column %q", name)
 		}
-		col[name] = i
 	}
-	opt := make(map[string]int, len(LinkColumns))
-	for _, name := range LinkColumns {
-		opt[name] = t.Col(name) // -1 when absent
+	return &RowReader{
+		in: &Input{Origins: map[string]int64{}}, n: len(columns), stacks: map[int64]string{},
+		cKind: at("row_kind"), cTrace: at("trace"), cRank: at("rank"), cID: at("id"), cParent: at("parent_id"),
+		cThread: at("thread"), cEvKind: at("kind"), cAPI: at("api"), cName: at("name"),
+		cTs: at("ts_ns"), cDur: at("dur_ns"), cStream: at("stream"), cGraph: at("graph_id"),
+		cOper: at("operator_id"), cLink: at("link"), cStack: at("call_stack_id"),
+	}, nil
+}
+
+// Grow makes room for n more frames.
+func (r *RowReader) Grow(n int) { r.in.Frames = slices.Grow(r.in.Frames, n) }
+
+// Add reads one row. It keeps no reference to row: the caller may reuse it.
+func (r *RowReader) Add(row []any) error {
+	r.rows++
+	if len(row) < r.n {
+		return fmt.Errorf("crossview: row %d has %d cells, want %d", r.rows-1, len(row), r.n)
 	}
-	cell := func(row []any, i int) any {
+	cell := func(i int) any {
 		if i < 0 {
 			return nil
 		}
 		return row[i]
 	}
-	cOper, cLink, cStack := opt["operator_id"], opt["link"], opt["call_stack_id"]
-	stacks := map[int64]string{}
-	var pending []int64 // call_stack_id of each frame, resolved once the stack rows are read
-	in := &Input{Origins: map[string]int64{}}
-	cKind, cTrace, cRank, cID, cParent := col["row_kind"], col["trace"], col["rank"], col["id"], col["parent_id"]
-	cThread, cEvKind, cAPI, cName := col["thread"], col["kind"], col["api"], col["name"]
-	cTs, cDur, cStream, cGraph := col["ts_ns"], col["dur_ns"], col["stream"], col["graph_id"]
-	// Most rows are frames: size for them.
-	in.Frames = make([]Frame, 0, len(t.Rows))
-	for r, row := range t.Rows {
-		if len(row) < len(t.Columns) {
-			return nil, fmt.Errorf("crossview: row %d has %d cells, want %d", r, len(row), len(t.Columns))
-		}
-		switch kind := asString(row[cKind]); kind {
-		case RowFrame:
-			in.Frames = append(in.Frames, Frame{
-				ID: asInt(row[cID]), Parent: asInt(row[cParent]), Trace: asString(row[cTrace]), Rank: int(asInt(row[cRank])),
-				Thread: asString(row[cThread]), Kind: asString(row[cEvKind]), API: asString(row[cAPI]), Name: asString(row[cName]),
-				TsNs: asInt(row[cTs]), DurNs: asInt(row[cDur]),
-			})
-			if sid := asInt(cell(row, cStack)); sid != 0 || pending != nil {
-				if pending == nil {
-					pending = make([]int64, len(in.Frames)-1, cap(in.Frames))
-				}
-				pending = append(pending, sid)
+	in := r.in
+	switch kind := asString(row[r.cKind]); kind {
+	case RowFrame:
+		in.Frames = append(in.Frames, Frame{
+			ID: asInt(row[r.cID]), Parent: asInt(row[r.cParent]), Trace: asString(row[r.cTrace]), Rank: int(asInt(row[r.cRank])),
+			Thread: asString(row[r.cThread]), Kind: asString(row[r.cEvKind]), API: asString(row[r.cAPI]), Name: asString(row[r.cName]),
+			TsNs: asInt(row[r.cTs]), DurNs: asInt(row[r.cDur]),
+		})
+		if sid := asInt(cell(r.cStack)); sid != 0 || r.pending != nil {
+			if r.pending == nil {
+				r.pending = make([]int64, len(in.Frames)-1, cap(in.Frames))
 			}
-		case RowOp:
-			in.Ops = append(in.Ops, Op{
-				ID: asInt(row[cID]), Launch: asInt(row[cParent]), Trace: asString(row[cTrace]), Rank: int(asInt(row[cRank])),
-				Stream: asInt(row[cStream]), Kind: asString(row[cEvKind]), Name: asString(row[cName]),
-				TsNs: asInt(row[cTs]), DurNs: asInt(row[cDur]), GraphID: asInt(row[cGraph]),
-				Operator: asInt(cell(row, cOper)), Link: asString(cell(row, cLink)),
-			})
-		case RowOrigin:
-			in.Origins[asString(row[cTrace])] = asInt(row[cTs])
-		case RowStack:
-			stacks[asInt(row[cID])] = asString(row[cName])
-		default:
-			return nil, fmt.Errorf("crossview: row %d: unknown row_kind %q", r, kind)
+			r.pending = append(r.pending, sid)
 		}
+	case RowOp:
+		in.Ops = append(in.Ops, Op{
+			ID: asInt(row[r.cID]), Launch: asInt(row[r.cParent]), Trace: asString(row[r.cTrace]), Rank: int(asInt(row[r.cRank])),
+			Stream: asInt(row[r.cStream]), Kind: asString(row[r.cEvKind]), Name: asString(row[r.cName]),
+			TsNs: asInt(row[r.cTs]), DurNs: asInt(row[r.cDur]), GraphID: asInt(row[r.cGraph]),
+			Operator: asInt(cell(r.cOper)), Link: asString(cell(r.cLink)),
+		})
+	case RowOrigin:
+		in.Origins[asString(row[r.cTrace])] = asInt(row[r.cTs])
+	case RowStack:
+		r.stacks[asInt(row[r.cID])] = asString(row[r.cName])
+	default:
+		return fmt.Errorf("crossview: row %d: unknown row_kind %q", r.rows-1, kind)
 	}
-	for i, sid := range pending {
+	return nil
+}
+
+// Input returns what the rows read so far make: the frames take the Call
+// stacks their stack rows hold.
+func (r *RowReader) Input() (*Input, error) {
+	in := r.in
+	for i, sid := range r.pending {
 		if sid == 0 {
 			continue
 		}
-		cs, ok := stacks[sid]
+		cs, ok := r.stacks[sid]
 		if !ok {
 			return nil, fmt.Errorf("crossview: frame %d names call stack %d, which no stack row holds", in.Frames[i].ID, sid)
 		}

@@ -222,6 +222,44 @@ func (d *DB) Query(ctx context.Context, query string, maxRows int, args ...any) 
 	return t, rows.Err()
 }
 
+// QueryEach runs query and hands its rows to each, one at a time, without
+// building a table (a cross-view reads every host frame of the slice):
+// start gets the column names first. The row slice is reused between
+// calls; its values (nil, bool, int64, float64 or string, converted as
+// Query's) may be kept.
+func (d *DB) QueryEach(ctx context.Context, query string, start func(columns []string) error, each func(row []any) error, args ...any) error {
+	rows, err := d.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	if err := start(cols); err != nil {
+		return err
+	}
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	row := make([]any, len(cols))
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		for i, v := range vals {
+			row[i] = cell(v)
+		}
+		if err := each(row); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 // countRows counts the rows of a SELECT (or WITH, FROM, VALUES) query.
 func (d *DB) countRows(ctx context.Context, query string, args []any) (int64, bool) {
 	q := strings.TrimRight(strings.TrimSpace(query), "; \t\n")

@@ -1,0 +1,60 @@
+//go:build cgo
+
+package cells
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/tracebook/tracebook/analysis/crossview"
+	"github.com/tracebook/tracebook/analysis/trace"
+	"github.com/tracebook/tracebook/internal/duck"
+	"github.com/tracebook/tracebook/internal/testutil"
+	"github.com/tracebook/tracebook/sql"
+)
+
+// tableOnly hides an engine's QueryEach: the cross-view reads a table.
+type tableOnly struct{ Engine }
+
+// The cross-view input streamed from DuckDB row by row is the input read
+// from the whole table: on a trace with python frames, and on a 2021-format
+// one whose operators carry Call stacks.
+func TestCrossViewStreamedInput(t *testing.T) {
+	p, _ := sql.Lookup("crossview")
+	for _, dir := range []string{"tracelens/vllm_prefilldecode_piecewise_mi300x", "kineto/resnet50_num_workers_0"} {
+		db, err := duck.Open("", duck.Options{CacheDir: "-", Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		ctx := context.Background()
+		if _, err := db.Load(ctx, []string{filepath.Join(testutil.Testdata(t), dir)}, trace.LoadOptions{Name: "t"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := Engine(db).(RowStreamer); !ok {
+			t.Fatal("duck.DB does not stream rows")
+		}
+		streamed, err := crossviewInput(ctx, db, p.SQL, "", -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := crossviewInput(ctx, tableOnly{db}, p.SQL, "", -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range []*crossview.Input{streamed, whole} {
+			slices.SortFunc(in.Frames, func(a, b crossview.Frame) int { return int(a.ID - b.ID) })
+			slices.SortFunc(in.Ops, func(a, b crossview.Op) int { return int(a.ID - b.ID) })
+		}
+		if len(streamed.Frames) == 0 || len(streamed.Ops) == 0 {
+			t.Fatalf("%s: %d frames, %d ops streamed", dir, len(streamed.Frames), len(streamed.Ops))
+		}
+		if !reflect.DeepEqual(streamed, whole) {
+			t.Errorf("%s: the streamed input differs from the table's (%d/%d frames, %d/%d ops)",
+				dir, len(streamed.Frames), len(whole.Frames), len(streamed.Ops), len(whole.Ops))
+		}
+	}
+}
