@@ -84,7 +84,9 @@ func runCrossview(args []string, stdout, stderr io.Writer) error {
 	if _, err := db.load(ctx, paths, trace.LoadOptions{}); err != nil {
 		return err
 	}
+	done := db.stage("analysing: cross-view")
 	res, err := cells.CrossView(ctx, db, f, a.opts)
+	done()
 	if err != nil {
 		return err
 	}

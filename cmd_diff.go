@@ -154,5 +154,6 @@ func collectDiff(ctx context.Context, base, test string, f evidence.Filter, base
 	if err != nil {
 		return nil, err
 	}
+	defer db.stage("analysing: evidence and cross-views of both traces")()
 	return cells.CollectDiffInput(ctx, db.DB, b.Trace, t.Trace, f, baseCtx, testCtx, withSlices)
 }

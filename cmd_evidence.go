@@ -50,7 +50,9 @@ func runEvidence(args []string, stdout, stderr io.Writer) error {
 	if _, err := db.load(ctx, paths, trace.LoadOptions{}); err != nil {
 		return err
 	}
+	done := db.stage("analysing: evidence " + area)
 	b, err := cells.CollectEvidence(ctx, db, []string{area}, f, nil)
+	done()
 	if err != nil {
 		return err
 	}

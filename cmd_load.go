@@ -170,6 +170,49 @@ func (d *traceDB) load(ctx context.Context, paths []string, opts trace.LoadOptio
 	return res, err
 }
 
+// stage shows what the command does after its load (what, such as
+// "analysing: evidence and cross-views") with the seconds it has taken, on
+// one line of stderr that updates in place once it has run longer than
+// progressAfter (none with -q); done clears the line. A large trace's
+// analysis runs for tens of seconds after its load.
+func (d *traceDB) stage(what string) (done func()) {
+	if d.quiet {
+		return func() {}
+	}
+	start := time.Now()
+	stop := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		shown, width := "", 0
+		for {
+			select {
+			case <-stop:
+				if width > 0 {
+					fmt.Fprintf(d.stderr, "\r%s\r", strings.Repeat(" ", width))
+				}
+				return
+			case now := <-tick.C:
+				if now.Sub(start) < progressAfter {
+					continue
+				}
+				line := fmt.Sprintf("%s (%.0f s)", what, now.Sub(start).Seconds())
+				if line == shown {
+					continue
+				}
+				fmt.Fprintf(d.stderr, "\r%s%s", line, strings.Repeat(" ", max(0, width-len(line))))
+				shown, width = line, len(line)
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-finished
+	}
+}
+
 // Close closes the database and stops listening for Ctrl-C.
 func (d *traceDB) Close() error {
 	defer d.stop()

@@ -171,6 +171,7 @@ func collectReport(ctx context.Context, paths []string, f evidence.Filter, lf lo
 	if _, err := db.load(ctx, paths, trace.LoadOptions{}); err != nil {
 		return nil, err
 	}
+	defer db.stage("analysing: evidence, cross-views and the findings' Perfetto windows")()
 	return collectLoaded(ctx, db.DB, f)
 }
 

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMain gives the tests a parse cache of their own: the commands they run
@@ -246,5 +247,30 @@ func TestLoadOptionsEveryCommand(t *testing.T) {
 				t.Errorf("--cache %s: no files written", dir)
 			}
 		})
+	}
+}
+
+// TestStageLine: the analysis after a load shows its stage and seconds on
+// one line of stderr once it runs longer than progressAfter, cleared when
+// done; -q shows nothing.
+func TestStageLine(t *testing.T) {
+	withProgress(t)
+	for _, quiet := range []bool{false, true} {
+		var stderr bytes.Buffer
+		d := &traceDB{quiet: quiet, stderr: &stderr}
+		done := d.stage("analysing: evidence")
+		time.Sleep(350 * time.Millisecond)
+		done()
+		got := stderr.String()
+		if quiet {
+			if got != "" {
+				t.Errorf("-q: stderr %q, want nothing", got)
+			}
+			continue
+		}
+		if !strings.HasPrefix(got, "\ranalysing: evidence (0 s)") || !strings.HasSuffix(got, "\r") ||
+			strings.TrimSpace(got[strings.LastIndex(strings.TrimSuffix(got, "\r"), "\r"):]) != "" {
+			t.Errorf("stderr %q: want the stage line, then a blank line that clears it", got)
+		}
 	}
 }
