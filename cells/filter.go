@@ -21,15 +21,20 @@ var filterOptions = []option{
 // ParseFilter takes the filter options out of a magic's arguments:
 // --trace NAME, --rank N, --window START..END (milliseconds from the
 // trace's first event), --phase prefill|decode|mixed|step:N and --stream S,
-// each as "--opt VALUE" or "--opt=VALUE". It returns the filter and the
-// arguments it did not take, in their order. Every magic that takes a
-// filter parses it here, so the options mean the same everywhere.
+// each as "--opt VALUE" or "--opt=VALUE" (one dash works too, as for the
+// CLI's own options). It returns the filter and the arguments it did not
+// take, in their order. Every magic that takes a filter parses it here, so
+// the options mean the same everywhere.
 func ParseFilter(args []string) (evidence.Filter, []string, error) {
 	var f evidence.Filter
 	var rest []string
 	seen := map[string]bool{}
 	for i := 0; i < len(args); i++ {
 		name, value, inline := splitOption(args[i])
+		if name == "" && strings.HasPrefix(args[i], "-") {
+			// -rank 3 as well, as the CLI's own options take one dash too.
+			name, value, inline = splitOption("-" + args[i])
+		}
 		if !isFilterOption(name) {
 			rest = append(rest, args[i])
 			continue

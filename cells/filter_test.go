@@ -27,6 +27,8 @@ func TestParseFilter(t *testing.T) {
 		{"phase prefill", []string{"--phase", "prefill"}, evidence.Filter{Phase: "prefill"}, nil},
 		{"phase mixed", []string{"--phase", "mixed"}, evidence.Filter{Phase: "mixed"}, nil},
 		{"stream as written", []string{"--stream", "stream 7"}, evidence.Filter{Stream: 7, HasStream: true}, nil},
+		{"one dash", []string{"-rank", "2", "-phase=decode", "-", "-5", "-x"},
+			evidence.Filter{Rank: 2, HasRank: true, Phase: "decode"}, []string{"-", "-5", "-x"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
