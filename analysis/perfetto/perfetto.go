@@ -517,6 +517,16 @@ func (w *writer) meta(name string, pid, tid int64, key string, val func()) {
 	w.raw("}}")
 }
 
+// at writes an event's "pid", "tid" and "ts" members.
+func (w *writer) at(pid, tid, ts int64) {
+	w.raw(`,"pid":`)
+	w.int(pid)
+	w.raw(`,"tid":`)
+	w.int(tid)
+	w.raw(`,"ts":`)
+	w.us(ts)
+}
+
 // slice writes an X event; args writes the inside of its args object (nil = none).
 func (w *writer) slice(cat, name string, pid, tid, ts, dur int64, args func()) {
 	w.next()
@@ -524,12 +534,7 @@ func (w *writer) slice(cat, name string, pid, tid, ts, dur int64, args func()) {
 	w.str(cat)
 	w.raw(`,"name":`)
 	w.str(name)
-	w.raw(`,"pid":`)
-	w.int(pid)
-	w.raw(`,"tid":`)
-	w.int(tid)
-	w.raw(`,"ts":`)
-	w.us(ts)
+	w.at(pid, tid, ts)
 	w.raw(`,"dur":`)
 	w.us(dur)
 	if args != nil {
@@ -649,38 +654,26 @@ func (w *writer) finding(in Input, t0, pid int64, ms []mark, note string) {
 // (External id, correlation) and say where they ran (stream, device).
 func (w *writer) events(kept []*event) {
 	for _, e := range kept {
-		w.next()
-		w.raw(`{"ph":"X","cat":`)
-		w.str(e.cat)
-		w.raw(`,"name":`)
-		w.str(e.name)
-		w.raw(`,"pid":`)
-		w.int(e.pidN)
-		w.raw(`,"tid":`)
-		w.int(e.tidN)
-		w.raw(`,"ts":`)
-		w.us(e.ts)
-		w.raw(`,"dur":`)
-		w.us(e.dur)
+		var args func()
 		if e.has&(hasCorr|hasExt|hasStream|hasDevice|hasBytes|hasGraph) != 0 {
-			sep := `,"args":{`
-			for _, a := range [...]struct {
-				bit uint16
-				key string
-				v   int64
-			}{{hasExt, "External id", e.ext}, {hasCorr, "correlation", e.corr}, {hasStream, "stream", e.stream},
-				{hasDevice, "device", e.device}, {hasBytes, "bytes", e.bytes}, {hasGraph, "graph id", e.graph}} {
-				if e.has&a.bit == 0 {
-					continue
+			args = func() {
+				sep := ""
+				for _, a := range [...]struct {
+					bit uint16
+					key string
+					v   int64
+				}{{hasExt, "External id", e.ext}, {hasCorr, "correlation", e.corr}, {hasStream, "stream", e.stream},
+					{hasDevice, "device", e.device}, {hasBytes, "bytes", e.bytes}, {hasGraph, "graph id", e.graph}} {
+					if e.has&a.bit == 0 {
+						continue
+					}
+					w.raw(sep + `"` + a.key + `":`)
+					sep = ","
+					w.int(a.v)
 				}
-				w.raw(sep)
-				sep = ","
-				w.raw(`"` + a.key + `":`)
-				w.int(a.v)
 			}
-			w.raw("}")
 		}
-		w.raw("}")
+		w.slice(e.cat, e.name, e.pidN, e.tidN, e.ts, e.dur, args)
 	}
 }
 
@@ -703,12 +696,7 @@ func (w *writer) flows(kept []*event) int {
 		}
 		w.raw(`"cat":"ac2g","name":"ac2g","id":`)
 		w.int(corr)
-		w.raw(`,"pid":`)
-		w.int(e.pidN)
-		w.raw(`,"tid":`)
-		w.int(e.tidN)
-		w.raw(`,"ts":`)
-		w.us(e.ts)
+		w.at(e.pidN, e.tidN, e.ts)
 		w.raw("}")
 	}
 	n := 0
