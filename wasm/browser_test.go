@@ -24,14 +24,44 @@ type Browser struct {
 	page *cdp.Conn
 }
 
+// requireChromium skips a browser test where Chromium is absent (before
+// the test builds what it would open).
+func requireChromium(t *testing.T) {
+	t.Helper()
+	if cdp.Find() == "" {
+		t.Skip("chromium not found (/usr/bin/chromium): skipping the browser test")
+	}
+}
+
+// openPage writes page as name in a new temporary directory and opens it
+// in Chromium (OpenInChromium); it returns the page's path too.
+func openPage(t *testing.T, name string, page []byte) (*Browser, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, page, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return OpenInChromium(t, path), path
+}
+
+// WaitReady waits until the viewer is ready and checks that the module's
+// first rendering equals the static page (what names it: report, diff).
+func (b *Browser) WaitReady(what string) {
+	b.t.Helper()
+	if s := b.WaitState("static"); s != "ready" {
+		b.t.Fatalf("data-viewer-state = %q (%s), want ready", s, b.Eval(`document.getElementById("tb-status").textContent`))
+	}
+	if p := b.Eval(`document.getElementById("tb-root").getAttribute("data-viewer-parity")`); p != "same" {
+		b.t.Errorf("the module's first rendering differs from the static %s in the browser: parity %q", what, p)
+	}
+}
+
 // OpenInChromium writes nothing: it opens path and waits until the root's
 // data-viewer-state leaves "static". It skips when Chromium is absent.
 func OpenInChromium(t *testing.T, path string) *Browser {
 	t.Helper()
+	requireChromium(t)
 	bin := cdp.Find()
-	if bin == "" {
-		t.Skip("chromium not found (/usr/bin/chromium): skipping the browser test")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
 	// Chromium's helper processes may still write into the profile for a
@@ -125,25 +155,14 @@ func (b *Browser) Requests(self string) []string {
 }
 
 func TestReportInChromium(t *testing.T) {
-	if cdp.Find() == "" {
-		t.Skip("chromium not found (/usr/bin/chromium): skipping the browser test")
-	}
+	requireChromium(t)
 	mod := buildtest.Module(t)
 	var page bytes.Buffer
 	if err := wasm.WriteReport(&page, buildtest.SampleBundle(t), report.View{}, wasm.Options{Module: mod}); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "report.html")
-	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b := OpenInChromium(t, path)
-	if s := b.WaitState("static"); s != "ready" {
-		t.Fatalf("data-viewer-state = %q (%s), want ready", s, b.Eval(`document.getElementById("tb-status").textContent`))
-	}
-	if p := b.Eval(`document.getElementById("tb-root").getAttribute("data-viewer-parity")`); p != "same" {
-		t.Errorf("the module's first rendering differs from the static report in the browser: parity %q", p)
-	}
+	b, path := openPage(t, "report.html", page.Bytes())
+	b.WaitReady("report")
 	// The hostile kernel name shows as text, and no script of the trace ran.
 	if got := b.Eval(`String(document.querySelectorAll("[data-tb-issue]").length)`); got == "0" {
 		t.Errorf("the sample's sync finding is missing on all ranks")
@@ -195,9 +214,7 @@ func TestReportInChromium(t *testing.T) {
 // missing says so in the page, naming what it is, and marks itself failed;
 // the static content stays.
 func TestReportInChromiumWithoutModule(t *testing.T) {
-	if cdp.Find() == "" {
-		t.Skip("chromium not found (/usr/bin/chromium): skipping the browser test")
-	}
+	requireChromium(t)
 	none := wasm.Options{Module: []byte{}}
 	for _, tc := range []struct {
 		kind   string
@@ -216,11 +233,7 @@ func TestReportInChromiumWithoutModule(t *testing.T) {
 			if err := tc.write(&page); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join(t.TempDir(), tc.kind+".html")
-			if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			b := OpenInChromium(t, path)
+			b, _ := openPage(t, tc.kind+".html", page.Bytes())
 			if s := b.WaitState("static"); s != "failed" {
 				t.Fatalf("data-viewer-state = %q, want failed", s)
 			}

@@ -2,40 +2,26 @@ package wasm_test
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/internal/buildtest"
 	"github.com/tracebook/tracebook/wasm"
-	"github.com/tracebook/tracebook/wasm/internal/cdp"
 )
 
 // TestDiffInChromium opens a diff page from file:// in headless Chromium,
 // waits for the module, changes the rank and the phase and sorts a change
 // table, and wants the content to change with no network request.
 func TestDiffInChromium(t *testing.T) {
-	if cdp.Find() == "" {
-		t.Skip("chromium not found (/usr/bin/chromium): skipping the browser test")
-	}
+	requireChromium(t)
 	mod := buildtest.Module(t)
 	var page bytes.Buffer
 	if err := wasm.WriteDiff(&page, buildtest.SampleDiffInput(t), report.View{}, wasm.Options{Module: mod}); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "diff.html")
-	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b := OpenInChromium(t, path)
-	if s := b.WaitState("static"); s != "ready" {
-		t.Fatalf("data-viewer-state = %q (%s), want ready", s, b.Eval(`document.getElementById("tb-status").textContent`))
-	}
-	if p := b.Eval(`document.getElementById("tb-root").getAttribute("data-viewer-parity")`); p != "same" {
-		t.Errorf("the module's first rendering differs from the static diff in the browser: parity %q", p)
-	}
+	b, path := openPage(t, "diff.html", page.Bytes())
+	b.WaitReady("diff")
 	if got := b.Eval(`document.querySelector("#tb-slot code.tb-kernel[title^='<script>']") ? "text" : "none"`); got != "text" {
 		t.Error("the hostile kernel name is not shown as text in the kernels table")
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/tracebook/tracebook/internal/buildtest"
-	"github.com/tracebook/tracebook/wasm/internal/cdp"
 )
 
 // TestPerfettoSaveInChromium: in the interactive report (the module has
@@ -16,30 +15,17 @@ import (
 // blob holding exactly the embedded Chrome trace and saves it as
 // finding-N-<rule>.json, with no network request.
 func TestPerfettoSaveInChromium(t *testing.T) {
-	if cdp.Find() == "" {
-		t.Skip("chromium not found (/usr/bin/chromium): skipping the browser test")
-	}
+	requireChromium(t)
 	src := perfettoSource(t)
-	page := perfettoPage(t, src, buildtest.Module(t))
-	dir := t.TempDir()
-	path := filepath.Join(dir, "report.html")
-	if err := os.WriteFile(path, page, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	downloads := filepath.Join(dir, "downloads")
+	b, path := openPage(t, "report.html", perfettoPage(t, src, buildtest.Module(t)))
+	downloads := filepath.Join(filepath.Dir(path), "downloads")
 	if err := os.MkdirAll(downloads, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b := OpenInChromium(t, path)
 	if err := b.page.Call(b.ctx, "Browser.setDownloadBehavior", map[string]any{"behavior": "allow", "downloadPath": downloads}, nil); err != nil {
 		t.Fatalf("Browser.setDownloadBehavior: %v", err)
 	}
-	if s := b.WaitState("static"); s != "ready" {
-		t.Fatalf("data-viewer-state = %q (%s), want ready", s, b.Eval(`document.getElementById("tb-status").textContent`))
-	}
-	if p := b.Eval(`document.getElementById("tb-root").getAttribute("data-viewer-parity")`); p != "same" {
-		t.Errorf("the module renders the Perfetto lines differently from the static report: parity %q", p)
-	}
+	b.WaitReady("report with its Perfetto lines")
 	want := src.Perfetto[0]
 	sel := `button[data-tb-perfetto="` + want.Name + `"]`
 	if n := b.Eval(`String(document.querySelectorAll('` + sel + `').length)`); n != "1" {
