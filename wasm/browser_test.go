@@ -26,7 +26,7 @@ type Browser struct {
 
 // requireChromium skips a browser test where Chromium is absent (before
 // the test builds what it would open).
-func requireChromium(t *testing.T) {
+func requireChromium(t testing.TB) {
 	t.Helper()
 	if cdp.Find() == "" {
 		t.Skip("chromium not found (/usr/bin/chromium): skipping the browser test")

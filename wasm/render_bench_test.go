@@ -303,10 +303,8 @@ func cpuTimes(ctx context.Context, b *testing.B, page *cdp.Conn) (thread, proces
 // re-render after a rank change (rerank-*), and the loader's own marks
 // (performance.mark "tb:NAME", as NAME-ms).
 func BenchmarkChromium(b *testing.B) {
+	requireChromium(b)
 	bin := cdp.Find()
-	if bin == "" {
-		b.Skip("chromium not found (/usr/bin/chromium)")
-	}
 	cs := benchCases(b)
 	mod := buildtest.Module(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
