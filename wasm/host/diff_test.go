@@ -60,11 +60,7 @@ func checkDiffParity(t *testing.T, v *host.Viewer, name string, input []byte) {
 
 func TestDiffParity(t *testing.T) {
 	ctx := context.Background()
-	v, err := host.New(ctx, buildtest.Module(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close(ctx)
+	v := newViewer(t)
 	checkDiffParity(t, v, "sample", buildtest.SampleDiffInput(t))
 	// The same module instance renders a report after a diff and a diff
 	// after a report: the two caches do not mix.
@@ -82,12 +78,7 @@ func TestDiffParityRealTraces(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no encoded inputs in analysis/diff/testdata/golden (run the root package's TestDiffGolden with -update)")
 	}
-	ctx := context.Background()
-	v, err := host.New(ctx, buildtest.Module(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close(ctx)
+	v := newViewer(t)
 	for _, f := range files {
 		gz, err := os.ReadFile(f)
 		if err != nil {
@@ -107,11 +98,7 @@ func TestDiffParityRealTraces(t *testing.T) {
 
 func TestRenderDiffError(t *testing.T) {
 	ctx := context.Background()
-	v, err := host.New(ctx, buildtest.Module(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close(ctx)
+	v := newViewer(t)
 	if _, err := v.RenderDiff(ctx, buildtest.SampleBundle(t), nil); err == nil || !strings.Contains(err.Error(), "not a diff input") {
 		t.Errorf("RenderDiff(a report's bundle) = %v, want the module's not-a-diff-input error", err)
 	}

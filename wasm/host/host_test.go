@@ -18,13 +18,22 @@ import (
 
 // TestParity renders the same bundle for several views natively and in the
 // module under wazero and wants the same bytes.
-func TestParity(t *testing.T) {
+// newViewer instantiates the viewer module built for the tests; it is
+// closed when the test ends.
+func newViewer(t *testing.T) *host.Viewer {
+	t.Helper()
 	ctx := context.Background()
 	v, err := host.New(ctx, buildtest.Module(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer v.Close(ctx)
+	t.Cleanup(func() { v.Close(ctx) })
+	return v
+}
+
+func TestParity(t *testing.T) {
+	ctx := context.Background()
+	v := newViewer(t)
 	bundle := buildtest.SampleBundle(t)
 	views := []struct {
 		name string
@@ -59,11 +68,7 @@ func TestParity(t *testing.T) {
 
 func TestRenderError(t *testing.T) {
 	ctx := context.Background()
-	v, err := host.New(ctx, buildtest.Module(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close(ctx)
+	v := newViewer(t)
 	if _, err := v.Render(ctx, []byte{0xc1}, nil); err == nil {
 		t.Error("Render(bad bundle) = nil error, want the module's decoding error")
 	}
@@ -97,11 +102,7 @@ func TestParityRealTraces(t *testing.T) {
 		t.Fatal("no encoded sources in analysis/report/testdata/golden (run the root package's TestReportGolden with -update)")
 	}
 	ctx := context.Background()
-	v, err := host.New(ctx, buildtest.Module(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close(ctx)
+	v := newViewer(t)
 	views := []report.View{
 		{},
 		{Filter: evidence.Filter{Rank: 0, HasRank: true}},

@@ -13,7 +13,6 @@ import (
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/internal/buildtest"
 	"github.com/tracebook/tracebook/internal/testutil"
-	"github.com/tracebook/tracebook/wasm/host"
 )
 
 // TestLoadRenderViewParity: load_bundle once, then render_view per view,
@@ -22,11 +21,7 @@ import (
 // one module instance.
 func TestLoadRenderViewParity(t *testing.T) {
 	ctx := context.Background()
-	v, err := host.New(ctx, buildtest.Module(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close(ctx)
+	v := newViewer(t)
 	bundles := map[string][]byte{"sample": buildtest.SampleBundle(t)}
 	synth, err := report.EncodeOffline(&report.Source{Bundle: buildtest.SyntheticBundle(3, 40)})
 	if err != nil {
@@ -77,11 +72,7 @@ func TestLoadRenderViewParity(t *testing.T) {
 // load keeps the bundle loaded before.
 func TestLoadErrors(t *testing.T) {
 	ctx := context.Background()
-	v, err := host.New(ctx, buildtest.Module(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close(ctx)
+	v := newViewer(t)
 	if _, err := v.RenderView(ctx, []byte("{}")); err == nil || !strings.Contains(err.Error(), "no bundle loaded") {
 		t.Errorf("RenderView before Load: error %v, want no bundle loaded", err)
 	}
@@ -114,11 +105,7 @@ func TestMemoryStaysBounded(t *testing.T) {
 		t.Skip("renders 160 views")
 	}
 	ctx := context.Background()
-	v, err := host.New(ctx, buildtest.Module(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close(ctx)
+	v := newViewer(t)
 	data, err := report.EncodeOffline(&report.Source{Bundle: buildtest.SyntheticBundle(8, 1000)})
 	if err != nil {
 		t.Fatal(err)
