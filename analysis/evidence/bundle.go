@@ -14,7 +14,7 @@ const SchemaVersion = 1
 // Areas lists the evidence areas in the order `%evidence all` collects and a
 // report shows them. Each is one preset, sql/<area>.sql; "phases" is another
 // name for "steps".
-var Areas = []string{"overview", "sync", "kernels", "ops", "ranks", "memcpy", "steps", "gaps", "launch", "overlap", "graphs", "memory"}
+var Areas = []string{"overview", "sync", "kernels", "ops", "ranks", "memcpy", "steps", "gaps", "launch", "overlap", "graphs", "memory", "capture", "workload", "collectives"}
 
 // AreaPreset maps an area name as a user types it to its preset's name:
 // "phases" is the steps preset; other names map to themselves.

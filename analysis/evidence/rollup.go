@@ -116,6 +116,23 @@ var specs = map[string]spec{
 		values: map[string]agg{"allocs": aggSum, "frees": aggSum, "alloc_bytes": aggSum, "freed_bytes": aggSum,
 			"peak_allocated": aggMax, "peak_reserved": aggMax, "total_mem": aggMax, "free_calls": aggSum, "free_ns": aggSum},
 	},
+	"capture": {
+		keys: []string{"kind", "name"},
+		values: map[string]agg{"count": aggSum, "total_ns": aggSum, "max_ns": aggMax, "idle_ns": aggSum,
+			"first_ns": aggMin, "last_ns": aggMax},
+		sortBy: "total_ns",
+	},
+	"workload": {
+		keys:   []string{"feature", "name"},
+		values: map[string]agg{"count": aggSum, "total_ns": aggSum},
+		sortBy: "count",
+	},
+	"collectives": {
+		keys: []string{"collective", "pg"},
+		values: map[string]agg{"count": aggSum, "total_ns": aggSum, "wait_ns": aggSum, "transfer_ns": aggSum,
+			"late": aggSum, "bytes": aggSum},
+		sortBy: "total_ns",
+	},
 }
 
 // Rollup merges the bundle's rows that pass f into the evidence for f. The
