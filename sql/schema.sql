@@ -41,6 +41,10 @@ CREATE TABLE IF NOT EXISTS traces(
   gpu_model VARCHAR,
   -- Total memory of device 0 from deviceProperties. BYTES
   gpu_total_mem BIGINT,
+  -- Compute capability major of device 0 from deviceProperties (computeMajor; on ROCm the GFXIP major: 9 for gfx90a and gfx942, not Hopper), NULL when the trace does not give it. INT
+  gpu_cc_major INTEGER,
+  -- Compute capability minor of device 0 from deviceProperties (computeMinor; on ROCm the GFXIP minor), NULL when the trace does not give it. INT
+  gpu_cc_minor INTEGER,
   -- The trace shows CUDA/HIP graph launches (cudaGraphLaunch, graph id args). BOOL
   has_graphs BOOLEAN NOT NULL,
   -- The trace has cuda_sync events (synchronization tracking was on). BOOL
@@ -70,6 +74,14 @@ CREATE TABLE IF NOT EXISTS traces(
   -- The slice loaded when the load was partial ("window 100ms..200ms", "steps 3..5"), NULL for all. TEXT
   slice VARCHAR
 );
+
+-- Columns added to traces after databases were first written: a database
+-- made by an older build (tracebook load --db) gets them here, NULL in its
+-- rows, so it stays readable and loadable. The loader names its columns,
+-- so their position (last in such a database) does not matter.
+
+ALTER TABLE traces ADD COLUMN IF NOT EXISTS gpu_cc_major INTEGER;
+ALTER TABLE traces ADD COLUMN IF NOT EXISTS gpu_cc_minor INTEGER;
 
 -- One row per non-metadata event (X, i, s, f, C and the rest).
 CREATE TABLE IF NOT EXISTS events(

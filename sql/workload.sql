@@ -1,19 +1,156 @@
 -- workload: what the trace shows about the workload and its framework: training or inference, torch.compile, DDP/FSDP/TorchRec, the DataLoader's iterator, the trace-format era.
 -- INCLUDE: evidence_base
 --
--- One row per (trace, rank, feature, name): the events that show a feature,
--- counted, with an example name. The findings read it to scope their fixes
--- (analysis/findings/workload.go documents each feature).
+-- One row per (trace, rank, feature): the events that show a feature,
+-- counted, with an example name (the first seen). The findings read it to
+-- scope their fixes (analysis/findings/workload.go). A feature the trace does
+-- not show has no row: no row is not proof of absence where the capture
+-- could not record it (no python frames without with_stack).
+--
+-- Features (host events are cpu_op, user annotations, and the legacy
+-- profiler's uncategorised events; GPU-side copies of annotations are not
+-- counted):
+-- - cpu_ops: CPU operators (cpu_op events; the legacy profiler's aten::
+--     events): without them no feature below can show, and the absence of
+--     backward says nothing.
+-- - backward: operators of the autograd engine: names ending in Backward,
+--     Backward0, Backward1, ... or _backward (aten::convolution_backward),
+--     and autograd::engine::evaluate_function: ...
+-- - optimizer: Optimizer.step#... and Optimizer.zero_grad#... annotations.
+-- - compiled: torch.compile in use: Torch-Compiled Region: ..., TorchDynamo
+--     Cache Lookup, CompiledFunction/CompiledFunctionBackward (AOTAutograd),
+--     ## Call CompiledFxGraph ... ##; python frames of code that only a
+--     compiled graph runs: torch/_inductor/, AOTAutograd's
+--     runtime_wrappers.py, Dynamo's record_pregraph_bytecode, and vLLM's
+--     compiled dispatch (vllm/compilation/ wrapper, backends,
+--     piecewise_backend, caching, compiler_interface).
+-- - dynamo_frames: other python frames under torch/_dynamo/ or
+--     torch/_functorch/: PyTorch 2 is installed, but eager code calls them
+--     too (torch._disable_dynamo wraps optimizer and checkpoint functions),
+--     so they do not prove compilation.
+-- - inductor_kernels: kernels named triton_* (Inductor's naming). Not proof
+--     of torch.compile by themselves: vLLM and SGLang ship Triton kernels.
+-- - ddp: DistributedDataParallel.forward, DDP's reducer operators
+--     (torch::distributed::reducer::..., torch.distributed.ddp.reducer::...),
+--     python frames of torch/nn/parallel/distributed.py.
+-- - allreduce_in_backward: c10d::allreduce* operators inside an autograd
+--     engine operator of the same thread: gradients reduced from backward
+--     hooks (DDP's reducer, or a compiled equivalent).
+-- - fsdp: FullyShardedDataParallel*, FSDP::* and python frames of
+--     torch/distributed/fsdp/ or torch/distributed/_composable/fsdp/.
+-- - torchrec: names containing torchrec or KJT, TorchRec's awaitables
+--     (EmbeddingBagCollectionAwaitable, PooledEmbeddingsAwaitable, ...),
+--     its pipeline's ## sparse_data_dist ## ranges, python frames of torchrec/.
+-- - dataloader_single / dataloader_workers: enumerate(DataLoader)#
+--     _SingleProcessDataLoaderIter.__next__ (num_workers=0) /
+--     _MultiProcessingDataLoaderIter.__next__ (workers).
+-- - legacy_categories: events whose cat is Operator, Runtime or Kernel
+--     (kineto up to 2021: about PyTorch 1.8-1.10).
+-- - torch_version: the version a metadata key "torch_version" states (as
+--     name; count is the files that state it, total_ns 0).
+-- No trace seen states a vLLM or SGLang version (a pip list in metadata
+-- names installed packages, not the workload), so none is read.
 --
 -- Columns:
 -- trace: Trace name. TEXT
 -- rank: Rank. INT
--- feature: What the events show (see analysis/findings/workload.go). TEXT
+-- feature: What the events show (the list above). TEXT
 -- name: The event name that shows it (the first seen). TEXT
 -- count: Events that show it. COUNT
 -- total_ns: Their summed duration. DURATION_NS
+-- KEYED: e.kind IN ('cpu_op', 'annotation', 'other', 'kernel') plus python frames and categories from events
 --
--- No parameters: the filter (trace, rank, window: evidence_base's PARAMS)
--- is applied when evidence_base_events is built.
-SELECT trace, rank, '' AS feature, '' AS name, CAST(0 AS BIGINT) AS count, CAST(0 AS BIGINT) AS total_ns
-FROM evidence_base_events WHERE false
+-- PARAMS: the four of evidence_base: $1 trace (TEXT, '' = every trace), $2
+--   rank (INT, -1 = every rank), $3 window start and $4 window end
+--   (DURATION_NS from the trace's first event, 0 = open). Host events come
+--   from evidence_base_events, built for the whole filter; python frames and
+--   the trace's own categories, which that table leaves out, are read here
+--   from events under the same filter.
+WITH
+_t0 AS (
+  SELECT trace, min(first_ts_ns) AS t0 FROM traces GROUP BY trace
+),
+_host AS NOT MATERIALIZED (
+  SELECT trace, rank, pid, tid, kind, name, ts_ns, dur_ns, end_ns
+  FROM evidence_base_events
+  WHERE kind IN ('cpu_op', 'annotation', 'other', 'kernel') AND name IS NOT NULL
+),
+_hf AS (
+  SELECT trace, rank, name, ts_ns, dur_ns, unnest([
+    CASE WHEN kind = 'cpu_op' OR (kind = 'other' AND starts_with(name, 'aten::')) THEN 'cpu_ops' END,
+    CASE WHEN kind IN ('cpu_op', 'other') AND (regexp_matches(name, '(Backward\d*|_backward)$')
+      OR starts_with(name, 'autograd::engine::evaluate_function: ')) THEN 'backward' END,
+    CASE WHEN kind <> 'kernel' AND (starts_with(name, 'Optimizer.step#') OR starts_with(name, 'Optimizer.zero_grad#'))
+      THEN 'optimizer' END,
+    CASE WHEN kind <> 'kernel' AND (starts_with(name, 'Torch-Compiled Region') OR name IN ('CompiledFunction', 'CompiledFunctionBackward', 'TorchDynamo Cache Lookup')
+      OR starts_with(name, '## Call CompiledFxGraph')) THEN 'compiled' END,
+    CASE WHEN kind = 'kernel' AND starts_with(name, 'triton_') THEN 'inductor_kernels' END,
+    CASE WHEN kind <> 'kernel' AND (starts_with(name, 'DistributedDataParallel')
+      OR starts_with(name, 'torch::distributed::reducer::') OR starts_with(name, 'torch.distributed.ddp.reducer::')) THEN 'ddp' END,
+    CASE WHEN kind <> 'kernel' AND (starts_with(name, 'FullyShardedDataParallel') OR starts_with(name, 'FSDP::'))
+      THEN 'fsdp' END,
+    CASE WHEN kind <> 'kernel' AND (contains(lower(name), 'torchrec') OR contains(name, 'KJT')
+      OR regexp_matches(name, '(EmbeddingBagCollection|EmbeddingCollection|PooledEmbeddings?)\w*Awaitable')
+      OR regexp_matches(name, '^## (wait_)?sparse_data_dist')) THEN 'torchrec' END,
+    CASE WHEN kind <> 'kernel' AND starts_with(name, 'enumerate(DataLoader)#_SingleProcessDataLoaderIter') THEN 'dataloader_single' END,
+    CASE WHEN kind <> 'kernel' AND starts_with(name, 'enumerate(DataLoader)#_MultiProcessingDataLoaderIter') THEN 'dataloader_workers' END
+  ]) AS feature
+  FROM _host
+),
+_raw AS (
+  SELECT e.trace, e.rank, e.kind, e.cat, e.name, e.ts_ns, e.dur_ns
+  FROM events e JOIN _t0 t ON t.trace = e.trace
+  WHERE ((e.kind = 'python' AND regexp_matches(e.name, '(^|/)(torch/_(inductor|dynamo|functorch)/|vllm/compilation/|torch/nn/parallel/distributed\.py|torch/distributed/(fsdp|_composable/fsdp)/|torchrec/)'))
+      OR e.cat IN ('Operator', 'Runtime', 'Kernel'))
+    AND ($1::VARCHAR = '' OR e.trace = $1::VARCHAR)
+    AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
+    AND ($3::BIGINT <= 0 OR e.ts_ns - t.t0 >= $3::BIGINT)
+    AND ($4::BIGINT <= 0 OR e.ts_ns - t.t0 < $4::BIGINT)
+),
+_rf AS (
+  SELECT trace, rank, name, ts_ns, dur_ns,
+    CASE
+      WHEN kind <> 'python' THEN 'legacy_categories'
+      WHEN regexp_matches(name, '(^|/)(torch/_inductor/|torch/_functorch/_aot_autograd/runtime_wrappers\.py|vllm/compilation/(wrapper|backends|piecewise_backend|caching|compiler_interface)\.py)')
+        OR regexp_matches(name, '(^|/)torch/_dynamo/utils\.py\(\d+\): record_pregraph_bytecode') THEN 'compiled'
+      WHEN regexp_matches(name, '(^|/)torch/_(dynamo|functorch)/') THEN 'dynamo_frames'
+      WHEN regexp_matches(name, '(^|/)torch/nn/parallel/distributed\.py') THEN 'ddp'
+      WHEN regexp_matches(name, '(^|/)torch/distributed/(fsdp|_composable/fsdp)/') THEN 'fsdp'
+      WHEN regexp_matches(name, '(^|/)torchrec/') THEN 'torchrec'
+    END AS feature
+  FROM _raw
+),
+_bwd AS (
+  SELECT trace, rank, pid, tid, ts_ns, end_ns FROM _host
+  WHERE kind = 'cpu_op' AND starts_with(name, 'autograd::engine::evaluate_function: ')
+),
+_arb AS (
+  SELECT a.trace, a.rank, a.name, a.ts_ns, a.dur_ns, 'allreduce_in_backward' AS feature
+  FROM _host a
+  WHERE a.kind = 'cpu_op' AND starts_with(a.name, 'c10d::allreduce')
+    AND EXISTS (SELECT 1 FROM _bwd b WHERE b.trace = a.trace AND b.rank = a.rank AND b.pid = a.pid AND b.tid = a.tid
+      AND a.ts_ns >= b.ts_ns AND a.end_ns <= b.end_ns)
+),
+_tv AS (
+  SELECT trace, rank, 'torch_version' AS feature,
+    regexp_extract(CAST(metadata AS VARCHAR), '"torch_version":\s*"([^"]+)"', 1) AS name,
+    CAST(NULL AS BIGINT) AS ts_ns, CAST(0 AS BIGINT) AS dur_ns
+  FROM traces
+  WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR) AND ($2::INTEGER < 0 OR rank = $2::INTEGER)
+),
+_all AS (
+  SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _hf WHERE feature IS NOT NULL
+  UNION ALL
+  SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _rf WHERE feature IS NOT NULL
+  UNION ALL
+  SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _arb
+  UNION ALL
+  SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _tv WHERE name <> ''
+)
+SELECT trace, rank, feature,
+  arg_min(name, (coalesce(ts_ns, 9223372036854775807), name)) AS name,
+  count(*) AS count,
+  CAST(coalesce(sum(dur_ns), 0) AS BIGINT) AS total_ns
+FROM _all
+GROUP BY trace, rank, feature
+ORDER BY trace, rank, feature

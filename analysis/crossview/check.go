@@ -39,6 +39,10 @@ const (
 	// GraphCoverageMin: below it graph replays hide too many kernels to
 	// measure idle time.
 	GraphCoverageMin = 0.50
+	// HeldMinNs: an operation that starts this long after its launching
+	// call returned, with the device idle for most of the gap before it,
+	// was held on the device side (sql/capture.sql's held kind).
+	HeldMinNs = 1_000_000
 )
 
 func always(string) func(Metrics) string { return func(Metrics) string { return "" } }
@@ -314,16 +318,20 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData, m *Metrics) []Gap {
 // from below. A start at or after the gap's start proves a launch after it
 // began; an earlier one proves nothing, and the operation counts as not
 // launched.
+//
+// A launch that returned at least HeldMinNs before the operation started,
+// with most of the gap after it, is device-side: the queue was held by work
+// the trace does not show or by a dependency.
 func (b *builder) gapCause(g ival, ops []opIn, d *rankData) (string, bool) {
 	k := sort.Search(len(ops), func(i int) bool { return ops[i].a >= g.b })
-	var launchTs, operTs int64
+	var launchTs, launchEnd, operTs int64
 	haveLaunch, haveOper := false, false
 	for ; k < len(ops) && ops[k].a == g.b; k++ {
 		switch {
 		case ops[k].launch >= 0:
 			ts := b.frames[ops[k].launch].TsNs
 			if !haveLaunch || ts < launchTs {
-				launchTs, haveLaunch = ts, true
+				launchTs, launchEnd, haveLaunch = ts, b.frames[ops[k].launch].End(), true
 			}
 		case ops[k].oper >= 0:
 			if ts := b.frames[ops[k].oper].TsNs; ts >= g.a && (!haveOper || ts < operTs) {
@@ -346,6 +354,12 @@ func (b *builder) gapCause(g ival, ops []opIn, d *rankData) (string, bool) {
 	switch {
 	case containing(d.sync, g.a) >= 0:
 		return CauseSync, launchTs >= g.a
+	case launchEnd > 0 && g.b-launchEnd >= HeldMinNs && 2*(g.b-max(launchEnd, g.a)) >= g.b-g.a:
+		// Launched, yet the device stayed idle long after the call
+		// returned: it was held by work the trace does not show (queued
+		// before the window, another process) or a dependency, not by the
+		// host.
+		return CauseDevice, true
 	case launchTs >= g.a && waiting:
 		return CauseWait, true
 	case launchTs >= g.a:

@@ -133,6 +133,10 @@ type Finding struct {
 	Snippet   string `msgpack:"snippet,omitempty" json:"snippet,omitempty"` // one line, where the fix is one
 	Verify    string `msgpack:"verify,omitempty" json:"verify,omitempty"`   // how to check the fix worked
 	Refute    string `msgpack:"refute" json:"refute"`                       // what would refute the finding
+	// Caveat says why the finding's confidence or severity was capped by
+	// the capture-quality gate (analysis/findings/capture.go); empty when
+	// nothing in the capture limits it.
+	Caveat string `msgpack:"caveat,omitempty" json:"caveat,omitempty"`
 	// Evidence lists the preset rows the finding rests on.
 	Evidence []Ref `msgpack:"evidence" json:"evidence"`
 	Scope    Scope `msgpack:"scope" json:"scope"`

@@ -12,12 +12,16 @@ type RankInfo struct {
 	Trace, Producer, Platform, GPUModel, RankSource, Format string
 	Rank                                                    int
 	GPUTotalMem                                             int64
-	HasGraphs, HasSyncEvents, HasPythonStacks, HasSteps     bool
+	// CCMajor and CCMinor are the device's compute capability (on ROCm the
+	// GFXIP version) from gpu_cc_major/gpu_cc_minor, -1 when the trace does
+	// not give it or the table has no such columns (an older bundle).
+	CCMajor, CCMinor                                    int
+	HasGraphs, HasSyncEvents, HasPythonStacks, HasSteps bool
 }
 
 // Ranks reads the traces table: one RankInfo per (trace, rank), sorted.
-// Several files of one rank merge: flags are ORed, names taken from the
-// first file that has them.
+// Several files of one rank merge: flags are ORed, names and the compute
+// capability taken from the first file that has them.
 func Ranks(traces *table.Table) []RankInfo {
 	if traces == nil {
 		return nil
@@ -29,7 +33,7 @@ func Ranks(traces *table.Table) []RankInfo {
 		k := fmt.Sprintf("%s\x00%09d", tr, rank)
 		ri := byKey[k]
 		if ri == nil {
-			ri = &RankInfo{Trace: tr, Rank: rank}
+			ri = &RankInfo{Trace: tr, Rank: rank, CCMajor: -1, CCMinor: -1}
 			byKey[k] = ri
 			keys = append(keys, k)
 		}
@@ -45,6 +49,13 @@ func Ranks(traces *table.Table) []RankInfo {
 		set(&ri.Format, "format")
 		if m := Int(traces, r, "gpu_total_mem"); m > ri.GPUTotalMem {
 			ri.GPUTotalMem = m
+		}
+		if ri.CCMajor < 0 {
+			major, okMajor := toInt(Cell(traces, r, "gpu_cc_major"))
+			minor, okMinor := toInt(Cell(traces, r, "gpu_cc_minor"))
+			if okMajor && okMinor {
+				ri.CCMajor, ri.CCMinor = int(major), int(minor)
+			}
 		}
 		ri.HasGraphs = ri.HasGraphs || Bool(traces, r, "has_graphs")
 		ri.HasSyncEvents = ri.HasSyncEvents || Bool(traces, r, "has_sync_events")

@@ -119,7 +119,7 @@ var specs = map[string]spec{
 	"capture": {
 		keys: []string{"kind", "name"},
 		values: map[string]agg{"count": aggSum, "total_ns": aggSum, "max_ns": aggMax, "idle_ns": aggSum,
-			"first_ns": aggMin, "last_ns": aggMax},
+			"span_ns": aggSum, "first_ns": aggMin, "last_ns": aggMax},
 		sortBy: "total_ns",
 	},
 	"workload": {
@@ -129,8 +129,11 @@ var specs = map[string]spec{
 	},
 	"collectives": {
 		keys: []string{"collective", "pg"},
-		values: map[string]agg{"count": aggSum, "total_ns": aggSum, "wait_ns": aggSum, "transfer_ns": aggSum,
-			"late": aggSum, "bytes": aggSum},
+		values: map[string]agg{"count": aggSum, "total_ns": aggSum, "name_hint": aggSum, "instances": aggSum,
+			"matched": aggSum, "matched_ns": aggSum, "wait_ns": aggSum, "transfer_ns": aggSum,
+			"late": aggSum, "lag_ns": aggSum, "caused_ns": aggSum, "late_peer_n": aggMax, "group_size": aggMax,
+			"bytes": aggSum, "sized": aggSum, "sized_bytes": aggSum, "sized_transfer_ns": aggSum},
+		argmax: map[string]string{"late_peer": "late_peer_n"},
 		sortBy: "total_ns",
 	},
 }

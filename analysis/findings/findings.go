@@ -45,7 +45,19 @@ var Catalogue = []Threshold{
 	{"comm_critical", 0.25, "non-overlapped communication as a share of GPU busy time that makes the finding critical"},
 	{"dataloader_share", 0.05, "DataLoader time as a share of step time that is reported (tb_plugin R1: > 5%)"},
 	{"dataloader_critical", 0.20, "the same share that makes the finding critical"},
-	{"simt_gemm_share", 0.10, "share of GPU busy time in GEMMs whose kernel names show no tensor-core path"},
+	{"fp32_simt_share", 0.10, "share of GPU busy time in fp32 GEMM and convolution kernels whose names show the SIMT path that is reported (our choice)"},
+	{"fp32_simt_critical", 0.30, "the same share that makes the finding critical, with the GPU busy at least gpu_busy_critical of its span (our choice: then the SIMT kernels are at least 15% of the wall time, and tensor cores run them several times faster)"},
+	{"gpu_busy_critical", 0.50, "GPU busy share of the span from which a kernel-side lever (precision, fusion) can be critical: the kernels are most of the time (tb_plugin treats GPU utilization < 50% as low; its converse)"},
+	{"elementwise_share", 0.40, "share of GPU busy time in PyTorch's eager elementwise and reduction kernels that is reported as a fusion lever; critical with the GPU busy at least gpu_busy_critical (our choice)"},
+	{"slow_instance_ratio", 2, "a kernel instance at least this many times its name's median duration is slow (our choice)"},
+	{"slow_instance_share", 0.05, "time the slow instances take beyond the median, as a share of GPU busy time, that is reported (our choice)"},
+	{"slow_instance_min_count", 10, "instances of a kernel name needed before its median is trusted (our choice)"},
+	{"slow_instance_tail", 0.10, "largest share of a name's instances that may be slow: more is a second mode (another shape), not a tail (our choice)"},
+	{"storm_kernel_ns", 10000, "median duration (ns) under which a kernel name counts as tiny (our choice; about ten times a kernel launch's GPU-side cost)"},
+	{"storm_count_share", 0.5, "share of launched kernels that are tiny needed for a storm (our choice, after HTA's 50% short-kernel share)"},
+	{"storm_min_count", 1000, "kernels launched needed before a rank is judged (our choice)"},
+	{"storm_time_share", 0.3, "share of GPU busy time in tiny kernels needed for a storm: below it the large kernels are the time (our choice)"},
+	{"memory_peak_share", 0.90, "allocator peak (reserved or allocated) as a share of the device's memory that is reported (our choice; vLLM's default gpu_memory_utilization is 0.9, so serving engines are left out)"},
 }
 
 // Defaults returns the default thresholds.
@@ -71,16 +83,21 @@ var Rules = []Rule{
 	{ID: "pageable_copies", Doc: "host copies through pageable memory (staged, effectively synchronous)", Thresholds: []string{"pageable_min_bytes", "pageable_critical"}, eval: pageable},
 	{ID: "host_bound_idle", Doc: "GPU idle while the CPU had not yet launched the next kernel (HTA host wait)", Thresholds: []string{"host_wait_minor", "host_wait_critical", "idle_critical"}, eval: hostBound},
 	{ID: "launch_bound", Doc: "kernels shorter than their launches, GPU idle between them; eager vLLM without CUDA graphs", Thresholds: []string{"short_kernel_share", "launch_min_count", "launch_idle_minor", "idle_critical"}, eval: launchBound},
-	{ID: "rank_straggler", Doc: "one rank computes longer than the others, which wait for it in collectives", Thresholds: []string{"imbalance_minor", "imbalance_critical"}, eval: straggler},
-	{ID: "comm_not_overlapped", Doc: "communication that computation does not hide", Thresholds: []string{"comm_share", "comm_overlap_low", "comm_critical"}, eval: commExposed},
+	{ID: "rank_straggler", Doc: "one rank arrives last at the collectives and the others wait for it (start times of matched instances); without matched collectives, the rank that computes longest, as a hypothesis", Thresholds: []string{"straggler_wait_minor", "straggler_wait_critical", "imbalance_minor", "imbalance_critical"}, eval: straggler},
+	{ID: "comm_not_overlapped", Doc: "communication that computation does not hide, split into waiting for a late rank and transfer where collectives match across ranks", Thresholds: []string{"comm_share", "comm_overlap_low", "comm_critical", "comm_wait_share"}, eval: commExposed},
 	{ID: "dataloader_share", Doc: "time in the DataLoader inside training steps", Thresholds: []string{"dataloader_share", "dataloader_critical"}, eval: dataloader},
-	{ID: "gemm_without_tensor_cores", Doc: "GEMMs on the SIMT (non tensor-core) path", Thresholds: []string{"simt_gemm_share"}, eval: simtGemm},
+	{ID: "fp32_no_tensor_cores", Doc: "fp32 GEMMs and convolutions on the SIMT path of a GPU with tensor cores: float16 AMP on CC 7.x, TF32 or bfloat16 from CC 8.0", Thresholds: []string{"fp32_simt_share", "fp32_simt_critical", "gpu_busy_critical"}, eval: fp32NoTensorCores},
+	{ID: "elementwise_dominated", Doc: "eager elementwise and reduction kernels take most of GPU busy time: fuse them with torch.compile where the device and framework allow", Thresholds: []string{"elementwise_share", "gpu_busy_critical"}, eval: elementwiseDominated},
+	{ID: "kernel_slow_instances", Doc: "a kernel's slowest instances run far above its median and add up to a share of busy time (shape, clocks or contention)", Thresholds: []string{"slow_instance_ratio", "slow_instance_share", "slow_instance_min_count", "slow_instance_tail"}, eval: slowInstances},
+	{ID: "short_kernel_storm", Doc: "a busy GPU running mostly tiny kernels (launch_bound covers the idle case)", Thresholds: []string{"storm_kernel_ns", "storm_count_share", "storm_min_count", "storm_time_share", "launch_idle_minor"}, eval: shortKernelStorm},
+	{ID: "memory_peak", Doc: "the allocator's peak close to the device's memory: fragmentation and out-of-memory risk", Thresholds: []string{"memory_peak_share"}, eval: memoryPeak},
 }
 
 // Evaluate runs every rule on ev with th (missing names take their
 // defaults) and returns the findings: critical first, then by impact.
 func Evaluate(ev *evidence.Evidence, th evidence.Thresholds) []evidence.Finding {
 	c := newCtx(ev, th)
+	c.gate = Assess(ev)
 	var out []evidence.Finding
 	for _, r := range Rules {
 		for _, f := range r.eval(c) {
@@ -95,6 +112,7 @@ func Evaluate(ev *evidence.Evidence, th evidence.Thresholds) []evidence.Finding 
 			out = append(out, f)
 		}
 	}
+	out = c.gate.apply(out)
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if (a.Severity == "critical") != (b.Severity == "critical") {
@@ -122,6 +140,7 @@ type ctx struct {
 	info  map[string]evidence.RankInfo // trace\x00rank
 	ranks []rankRow
 	gaps  map[string]map[evidence.GapKind]bool // trace\x00rank -> kinds (rank -1 gaps fan out)
+	gate  *Gate                                // the capture-quality gate; nil inside Assess
 }
 
 type rankRow struct {

@@ -22,7 +22,7 @@ func cols(spec string) []table.Column {
 func bundle(producer, platform, gpu string, busy, idle int64, tables map[string]*table.Table) *evidence.Bundle {
 	b := evidence.NewBundle()
 	b.Traces = &table.Table{Columns: cols("trace rank rank_source producer platform gpu_model has_graphs has_sync_events has_python_stacks"),
-		Rows: [][]any{{"t", int64(0), "filename", producer, platform, gpu, false, true, true}}}
+		Rows: [][]any{{"t", int64(0), "filename", producer, platform, gpu, false, true, false}}}
 	b.Tables["ranks"] = &table.Table{Columns: cols("trace rank step phase busy_ns idle_ns compute_ns comm_ns comm_comp_ns step_ns"),
 		Rows: [][]any{{"t", int64(0), int64(1), "", busy, idle, busy, int64(0), busy, busy + idle}}}
 	for k, v := range tables {
@@ -89,7 +89,7 @@ func TestHostBoundAndGraphUnderRecording(t *testing.T) {
 	if rules(fs) != "host_bound_idle:critical:confirmed" {
 		t.Fatalf("host bound: %s", rules(fs))
 	}
-	if !strings.Contains(fs[0].Snippet, "--async-scheduling") || strings.Contains(fs[0].Fix, "torch.compile") {
+	if !strings.Contains(fs[0].Fix, "async scheduling") || strings.Contains(fs[0].Fix, "torch.compile") {
 		t.Errorf("vllm host-bound fix out of scope: %q %q", fs[0].Fix, fs[0].Snippet)
 	}
 	// Graph replay under-recorded: an evidence gap, never an idle finding.

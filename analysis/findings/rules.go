@@ -2,7 +2,6 @@ package findings
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -22,7 +21,10 @@ func itoa(i int) string { return fmt.Sprint(i) }
 // syncBound: blocking syncs that drain the GPU. Confirmed where the sync
 // rows show a GPU gap opened by the call in the same rank and step (the
 // preset links them); a sync with blocked host time and no gap stays a
-// hypothesis.
+// hypothesis. Explicit synchronisations at the window's edge (the
+// profiler's stop sync, a harness sync after the step: the capture gate's
+// edge_sync) are left out. GPU gaps are a share of the steady GPU span;
+// blocked host time, of the rank's wall time.
 func syncBound(c *ctx) []evidence.Finding {
 	t := c.ev.Table("sync")
 	if t == nil {
@@ -32,8 +34,10 @@ func syncBound(c *ctx) []evidence.Finding {
 		gap, blocked, calls, gaps int64
 		top                       int
 		topScore                  int64
+		topCalls, topBlocked      int64
 	}
 	per := map[string]*acc{}
+	edge := map[string][2]int64{} // calls, ns of edge syncs not yet taken out
 	var cs []cand
 	for r := range t.Rows {
 		if !evidence.Bool(t, r, "blocking") {
@@ -44,32 +48,55 @@ func syncBound(c *ctx) []evidence.Finding {
 			float64(evidence.Int(t, r, "bytes"))/float64(n) > c.th["pageable_min_bytes"] {
 			continue
 		}
-		k := key(evidence.Str(t, r, "trace"), int(evidence.Int(t, r, "rank")))
+		trace, rank := evidence.Str(t, r, "trace"), int(evidence.Int(t, r, "rank"))
+		k := key(trace, rank)
+		calls, blocked := evidence.Int(t, r, "count"), evidence.Int(t, r, "blocked_ns")
+		if evidence.Str(t, r, "trigger") == "explicit" {
+			e, ok := edge[k]
+			if !ok {
+				e[0], e[1] = c.edgeSyncs(trace, rank)
+			}
+			take := min(e[0], calls)
+			takeNs := min(e[1], blocked)
+			calls, blocked = calls-take, blocked-takeNs
+			e[0], e[1] = e[0]-take, e[1]-takeNs
+			edge[k] = e
+			if calls == 0 {
+				continue
+			}
+		}
 		a := per[k]
 		if a == nil {
 			a = &acc{top: -1}
 			per[k] = a
 		}
 		a.gap += evidence.Int(t, r, "gpu_gap_ns")
-		a.blocked += evidence.Int(t, r, "blocked_ns")
-		a.calls += evidence.Int(t, r, "count")
+		a.blocked += blocked
+		a.calls += calls
 		a.gaps += evidence.Int(t, r, "gaps")
-		score := evidence.Int(t, r, "gpu_gap_ns")*4 + evidence.Int(t, r, "blocked_ns")
+		score := evidence.Int(t, r, "gpu_gap_ns")*4 + blocked
 		if a.top < 0 || score > a.topScore {
-			a.top, a.topScore = r, score
+			a.top, a.topScore, a.topCalls, a.topBlocked = r, score, calls, blocked
 		}
+	}
+	shares := func(trace string, rank int, a *acc) (gap, blocked float64, ok bool) {
+		idle, span := c.steady(trace, rank)
+		wall := c.wall(trace, rank)
+		if span <= 0 || wall <= 0 {
+			return 0, 0, false
+		}
+		return float64(min(a.gap, idle)) / float64(span), float64(a.blocked) / float64(wall), true
 	}
 	for k, a := range per {
 		parts := strings.SplitN(k, "\x00", 2)
 		var rank int
 		fmt.Sscan(parts[1], &rank)
-		span := c.span(parts[0], rank)
-		if span <= 0 {
+		share, blocked, ok := shares(parts[0], rank, a)
+		if !ok {
 			continue
 		}
-		share := float64(a.gap) / float64(span)
-		if share >= c.th["sync_gap_minor"] || float64(a.blocked)/float64(span) >= c.th["sync_blocked_minor"] {
-			cs = append(cs, cand{trace: parts[0], rank: rank, score: share + float64(a.blocked)/float64(span)/10})
+		if share >= c.th["sync_gap_minor"] || blocked >= c.th["sync_blocked_minor"] {
+			cs = append(cs, cand{trace: parts[0], rank: rank, score: share + blocked/10})
 		}
 	}
 	best, counts := worstPerTrace(cs)
@@ -77,8 +104,7 @@ func syncBound(c *ctx) []evidence.Finding {
 	for _, b := range best {
 		a := per[key(b.trace, b.rank)]
 		ri := c.rankInfo(b.trace, b.rank)
-		span := c.span(b.trace, b.rank)
-		share := float64(a.gap) / float64(span)
+		share, blockedShare, _ := shares(b.trace, b.rank, a)
 		r := a.top
 		call, op, trig := evidence.Str(t, r, "call"), evidence.Str(t, r, "op"), evidence.Str(t, r, "trigger")
 		dir := evidence.Str(t, r, "direction")
@@ -96,13 +122,13 @@ func syncBound(c *ctx) []evidence.Finding {
 			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
 		}
 		confirmed := a.gaps > 0 && share >= c.th["sync_gap_minor"] && !c.hasGap(b.trace, b.rank, evidence.GapGraphUnderRecord)
-		f.Observation = fmt.Sprintf("%d blocking sync calls blocked the host for %s in total and opened %d GPU gaps totalling %s, %s of the GPU span (%s)%s; the largest contributor is %s %s (%d calls, %s blocked, %s of GPU gap).",
-			a.calls, ms(a.blocked), a.gaps, ms(a.gap), pct(share), c.where(b.trace, b.rank), others(counts[b.trace]),
-			what, issuer, evidence.Int(t, r, "count"), ms(evidence.Int(t, r, "blocked_ns")), ms(evidence.Int(t, r, "gpu_gap_ns")))
+		f.Observation = fmt.Sprintf("%d blocking sync calls blocked the host for %s in total (%s of the rank's wall time) and opened %d GPU gaps totalling %s, %s of the GPU span (%s)%s; the largest contributor is %s %s (%d calls, %s blocked, %s of GPU gap).",
+			a.calls, ms(a.blocked), pct(blockedShare), a.gaps, ms(a.gap), pct(share), c.where(b.trace, b.rank), others(counts[b.trace]),
+			what, issuer, a.topCalls, ms(a.topBlocked), ms(evidence.Int(t, r, "gpu_gap_ns")))
 		if a.gaps == 0 {
-			f.Observation = fmt.Sprintf("%d blocking sync calls blocked the host for %s in total, %s of the GPU span, with no GPU gap linked to them (%s)%s; the largest contributor is %s %s (%d calls, %s blocked).",
-				a.calls, ms(a.blocked), pct(float64(a.blocked)/float64(span)), c.where(b.trace, b.rank), others(counts[b.trace]),
-				what, issuer, evidence.Int(t, r, "count"), ms(evidence.Int(t, r, "blocked_ns")))
+			f.Observation = fmt.Sprintf("%d blocking sync calls blocked the host for %s in total, %s of the rank's wall time, with no GPU gap linked to them (%s)%s; the largest contributor is %s %s (%d calls, %s blocked).",
+				a.calls, ms(a.blocked), pct(blockedShare), c.where(b.trace, b.rank), others(counts[b.trace]),
+				what, issuer, a.topCalls, ms(a.topBlocked))
 		}
 		if confirmed {
 			f.Status = "confirmed"
@@ -113,14 +139,14 @@ func syncBound(c *ctx) []evidence.Finding {
 			f.Status = "hypothesis"
 			f.Severity = "minor"
 			f.Title = "The host blocks in syncs; no GPU gap is linked to them"
-			f.Impact = float64(a.blocked) / float64(span) / 10
+			f.Impact = blockedShare / 10
 		}
 		switch ri.Producer {
 		case "vllm":
-			f.Fix = "Let the scheduler overlap the sampled-token copy with the next step: enable vLLM's async scheduling."
-			f.Snippet = "vllm serve MODEL --async-scheduling"
+			f.Fix = "Let the scheduler overlap the sampled-token copy with the next step: check that async scheduling is on (the default from vLLM 0.14; pass --async-scheduling before that)."
+			f.Snippet = "vllm serve MODEL --async-scheduling  # only needed before vLLM 0.14"
 		case "sglang":
-			f.Fix = "Keep SGLang's overlap scheduler on (do not pass --disable-overlap-schedule), which hides the per-step result copy."
+			f.Fix = "Check that SGLang's overlap scheduler is on (it is unless --disable-overlap-schedule was passed): it hides the per-step result copy."
 		default:
 			switch trig {
 			case "item":
@@ -234,21 +260,24 @@ func (c *ctx) idleUnreliable(trace string, rank int) bool {
 	return c.hasGap(trace, rank, evidence.GapGraphUnderRecord) || c.hasGap(trace, rank, evidence.GapNoGPUEvents)
 }
 
+// hostBound: HTA's host-wait idle, judged on the steady slice (the idle
+// inside start-up and held intervals taken out by the capture gate).
 func hostBound(c *ctx) []evidence.Finding {
 	g := c.ev.Table("gaps")
 	if g == nil {
 		return nil
 	}
 	var cs []cand
+	hwOf := map[string]int64{}
 	for _, rr := range c.ranks {
-		span := rr.busy + rr.idle
+		idle, span := c.steady(rr.trace, rr.rank)
 		if span <= 0 || c.idleUnreliable(rr.trace, rr.rank) {
 			continue
 		}
-		hw := sumBy(g, rr.trace, rr.rank, "idle_ns", func(r int) bool { return evidence.Str(g, r, "category") == "host_wait" })
-		if hw > rr.idle {
-			hw = rr.idle
-		}
+		// Host waits are summed over streams; at most the device-level
+		// idle of the steady slice can be host wait.
+		hw := min(sumBy(g, rr.trace, rr.rank, "idle_ns", func(r int) bool { return evidence.Str(g, r, "category") == "host_wait" }), idle)
+		hwOf[key(rr.trace, rr.rank)] = hw
 		share := float64(hw) / float64(span)
 		if share >= c.th["host_wait_minor"] {
 			cs = append(cs, cand{trace: rr.trace, rank: rr.rank, score: share})
@@ -258,35 +287,25 @@ func hostBound(c *ctx) []evidence.Finding {
 	var out []evidence.Finding
 	for _, b := range best {
 		ri := c.rankInfo(b.trace, b.rank)
-		span := c.span(b.trace, b.rank)
-		var idle int64
-		for _, rr := range c.ranks {
-			if rr.trace == b.trace && rr.rank == b.rank {
-				idle = rr.idle
-			}
+		idle, span := c.steady(b.trace, b.rank)
+		hw := hwOf[key(b.trace, b.rank)]
+		slice := "its span"
+		if ex := c.span(b.trace, b.rank) - span; ex > 0 {
+			slice = fmt.Sprintf("its span outside start-up and held intervals (%s; %s of idle inside those is left out, see Capture quality)", ms(span), ms(ex))
 		}
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "confirmed",
 			Severity: severity(b.score, c.th["host_wait_critical"]),
 			Title:    "The GPU waits for the CPU to launch work",
-			Observation: fmt.Sprintf("The GPU was idle %s of its span (%s); %s of the span (at most %s) were host waits, intervals after which the next kernel's launch call started only once the GPU was already idle (%s)%s.",
-				pct(float64(idle)/float64(span)), ms(idle), pct(b.score), ms(int64(b.score*float64(span))), c.where(b.trace, b.rank), others(counts[b.trace])),
+			Observation: fmt.Sprintf("The GPU was idle %s of %s (%s idle); at most %s of that span (%s) were host waits, intervals after which the next kernel's launch call started only once the GPU was already idle (%s)%s.",
+				pct(float64(idle)/float64(span)), slice, ms(idle), pct(b.score), ms(hw), c.where(b.trace, b.rank), others(counts[b.trace])),
 			Mechanism: "HTA's host-wait test: the launching runtime call of the kernel after each gap started after the previous kernel on that stream ended.",
-			Evidence:  []evidence.Ref{ref("gaps", "rank", itoa(b.rank), "category", "host_wait"), ref("ranks", "rank", itoa(b.rank))},
+			Evidence:  []evidence.Ref{ref("gaps", "rank", itoa(b.rank), "category", "host_wait"), ref("ranks", "rank", itoa(b.rank)), ref("capture", "rank", itoa(b.rank))},
 			Impact:    b.score,
 			Scope:     evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
 			Verify:    "Re-profile: gaps.host_wait idle_ns and ranks.idle_ns should fall together.",
 			Refute:    "The CPU side of the cross-view shows the host idle too during those gaps (then something else, e.g. a remote dependency, delays both).",
 		}
-		switch ri.Producer {
-		case "vllm":
-			f.Fix = "Overlap the scheduler's CPU work with the GPU: enable async scheduling, and keep CUDA graphs on."
-			f.Snippet = "vllm serve MODEL --async-scheduling"
-		case "sglang":
-			f.Fix = "Keep the overlap scheduler and CUDA graphs on (no --disable-overlap-schedule, no --disable-cuda-graph)."
-		default:
-			f.Fix = "Shorten the CPU work between launches (the cross-view's CPU side names it): fuse small ops with torch.compile, move data preparation off the training thread."
-			f.Snippet = "model = torch.compile(model)"
-		}
+		f.Fix, f.Snippet = c.hostFix(b.trace, b.rank)
 		out = append(out, f)
 	}
 	return out
@@ -371,128 +390,6 @@ func launchBound(c *ctx) []evidence.Finding {
 	return out
 }
 
-func straggler(c *ctx) []evidence.Finding {
-	byTrace := map[string][]rankRow{}
-	var traces []string
-	for _, rr := range c.ranks {
-		if rr.busy <= 0 {
-			continue
-		}
-		if _, ok := byTrace[rr.trace]; !ok {
-			traces = append(traces, rr.trace)
-		}
-		byTrace[rr.trace] = append(byTrace[rr.trace], rr)
-	}
-	sort.Strings(traces)
-	var out []evidence.Finding
-	for _, tr := range traces {
-		rs := byTrace[tr]
-		if len(rs) < 2 {
-			continue
-		}
-		comp := make([]int64, len(rs))
-		for i, r := range rs {
-			comp[i] = r.compute
-		}
-		sort.Slice(comp, func(i, j int) bool { return comp[i] < comp[j] })
-		med := comp[len(comp)/2]
-		if len(comp)%2 == 0 {
-			med = (comp[len(comp)/2-1] + comp[len(comp)/2]) / 2
-		}
-		top := rs[0]
-		minComm := rs[0]
-		for _, r := range rs {
-			if r.compute > top.compute || (r.compute == top.compute && r.rank < top.rank) {
-				top = r
-			}
-			if r.comm < minComm.comm || (r.comm == minComm.comm && r.rank < minComm.rank) {
-				minComm = r
-			}
-		}
-		if med <= 0 {
-			continue
-		}
-		ratio := float64(top.compute)/float64(med) - 1
-		if ratio < c.th["imbalance_minor"] {
-			continue
-		}
-		ri := c.rankInfo(tr, top.rank)
-		f := evidence.Finding{Trace: tr, Rank: top.rank, Severity: severity(ratio, c.th["imbalance_critical"]),
-			Title: fmt.Sprintf("Rank %d is a straggler: it computes longer and the other ranks wait for it", top.rank),
-			Observation: fmt.Sprintf("Rank %d spent %s in computation kernels, %s more than the median rank (%s) of %d ranks (trace %s, %s).",
-				top.rank, ms(top.compute), pct(ratio), ms(med), len(rs), tr, strings.TrimPrefix(c.where(tr, -1), "trace "+tr+", all ranks, ")),
-			Evidence: []evidence.Ref{ref("ranks", "trace", tr), ref("kernels", "rank", itoa(top.rank), "class", "COMP")},
-			Impact:   ratio * float64(top.compute) / float64(top.busy+top.idle+1),
-			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}, Capture: []string{"several ranks loaded"}},
-			Verify:   "Re-profile all ranks: compute_ns should even out and the other ranks' comm_ns fall.",
-			Refute:   "Per step, the slowest rank changes (a one-off), or the other ranks' communication time does not exceed the straggler's.",
-		}
-		if top.comm > 0 && minComm.rank == top.rank {
-			f.Status = "confirmed"
-			f.Mechanism = fmt.Sprintf("Collectives end together: rank %d has the least communication time (%s) while the others' communication kernels run longer, waiting in the collective for it.", top.rank, ms(top.comm))
-		} else {
-			f.Status = "hypothesis"
-			if f.Severity == "critical" {
-				f.Severity = "minor"
-			}
-		}
-		switch ri.Producer {
-		case "training":
-			f.Fix = fmt.Sprintf("Even out rank %d's work: check its batch or sequence lengths (pad or bucket them), its data loading and its GPU clocks.", top.rank)
-			f.Snippet = "DistributedSampler(ds, shuffle=True, drop_last=True)"
-		default:
-			f.Fix = fmt.Sprintf("Tensor-parallel ranks run the same kernels: check rank %d's GPU (clocks, thermal throttling, other processes on it).", top.rank)
-			f.Snippet = "nvidia-smi -q -d CLOCK,PERFORMANCE"
-			if ri.Platform == "rocm" {
-				f.Snippet = "rocm-smi --showclocks --showperflevel"
-			}
-		}
-		out = append(out, f)
-	}
-	return out
-}
-
-func commExposed(c *ctx) []evidence.Finding {
-	var cs []cand
-	for _, rr := range c.ranks {
-		ri := c.rankInfo(rr.trace, rr.rank)
-		if !inScope(ri, []string{"training"}, nil) || rr.busy <= 0 || rr.comm <= 0 {
-			continue
-		}
-		overlap := rr.comm + rr.compute - rr.commComp
-		ov := 100 * float64(overlap) / float64(rr.comm)
-		if float64(rr.comm)/float64(rr.busy) >= c.th["comm_share"] && ov < c.th["comm_overlap_low"] {
-			cs = append(cs, cand{trace: rr.trace, rank: rr.rank, score: float64(rr.comm-overlap) / float64(rr.busy)})
-		}
-	}
-	best, counts := worstPerTrace(cs)
-	var out []evidence.Finding
-	for _, b := range best {
-		var rr rankRow
-		for _, x := range c.ranks {
-			if x.trace == b.trace && x.rank == b.rank {
-				rr = x
-			}
-		}
-		ri := c.rankInfo(b.trace, b.rank)
-		overlap := rr.comm + rr.compute - rr.commComp
-		out = append(out, evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis",
-			Severity: severity(b.score, c.th["comm_critical"]),
-			Title:    "Communication is exposed: computation does not hide it",
-			Observation: fmt.Sprintf("Communication kernels took %s, %s of GPU busy time, and only %s of it overlapped computation; %s (%s of busy time) ran alone (%s)%s.",
-				ms(rr.comm), pct(float64(rr.comm)/float64(rr.busy)), pct(float64(overlap)/float64(rr.comm)), ms(rr.comm-overlap), pct(b.score), c.where(b.trace, b.rank), others(counts[b.trace])),
-			Evidence: []evidence.Ref{ref("overlap", "rank", itoa(b.rank)), ref("ranks", "rank", itoa(b.rank))},
-			Impact:   b.score,
-			Scope:    evidence.Scope{Producers: []string{"training"}, Platforms: []string{ri.Platform}},
-			Fix:      "Overlap gradient communication with the backward pass: let DDP bucket gradients (or FSDP prefetch the next all-gather) so collectives start while later layers still compute.",
-			Snippet:  "DDP(model, bucket_cap_mb=25, gradient_as_bucket_view=True)",
-			Verify:   "Re-profile: overlap.comm_overlap_pct should rise.",
-			Refute:   "The collectives depend on the last computation (e.g. one all-reduce after the whole backward), so no overlap is possible without restructuring.",
-		})
-	}
-	return out
-}
-
 func dataloader(c *ctx) []evidence.Finding {
 	o := c.ev.Table("ops")
 	if o == nil {
@@ -502,7 +399,7 @@ func dataloader(c *ctx) []evidence.Finding {
 	dl := map[string]int64{}
 	for _, rr := range c.ranks {
 		ri := c.rankInfo(rr.trace, rr.rank)
-		if !inScope(ri, []string{"training"}, nil) || rr.stepNs <= 0 {
+		if ri.Producer == "vllm" || ri.Producer == "sglang" || rr.stepNs <= 0 {
 			continue
 		}
 		d := sumBy(o, rr.trace, rr.rank, "incl_ns", func(r int) bool {
@@ -518,78 +415,37 @@ func dataloader(c *ctx) []evidence.Finding {
 	var out []evidence.Finding
 	for _, b := range best {
 		ri := c.rankInfo(b.trace, b.rank)
+		w := c.workload(b.trace, b.rank)
 		d := dl[key(b.trace, b.rank)]
-		out = append(out, evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis",
+		loop := "The loop"
+		if w.Training || (!w.Known && ri.Producer == "training") {
+			loop = "The training loop"
+		}
+		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis",
 			Severity: severity(b.score, c.th["dataloader_critical"]),
-			Title:    "The training loop waits for the DataLoader",
+			Title:    loop + " waits for the DataLoader",
 			Observation: fmt.Sprintf("enumerate(DataLoader) took %s, %s of step time (%s)%s.",
 				ms(d), pct(b.score), c.where(b.trace, b.rank), others(counts[b.trace])),
-			Evidence: []evidence.Ref{ref("ops", "rank", itoa(b.rank), "name", "enumerate(DataLoader)#*"), ref("ranks", "rank", itoa(b.rank))},
+			Evidence: []evidence.Ref{ref("ops", "rank", itoa(b.rank), "name", "enumerate(DataLoader)#*"), ref("ranks", "rank", itoa(b.rank)), ref("workload", "rank", itoa(b.rank))},
 			Impact:   b.score,
-			Scope:    evidence.Scope{Producers: []string{"training"}, Platforms: []string{ri.Platform}},
-			Fix:      "Load batches in background workers, pinned, and keep the workers alive between epochs.",
-			Snippet:  "DataLoader(ds, batch_size=B, num_workers=8, pin_memory=True, persistent_workers=True)",
+			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
 			Verify:   "Re-profile: the DataLoader's share of step time should fall under 5%.",
 			Refute:   "The GPU stays busy during the DataLoader time (ranks.idle_ns does not shrink when it does): the loading is already hidden.",
-		})
-	}
-	return out
-}
-
-var (
-	simtRE     = regexp.MustCompile(`(?i)(^|[^a-z])(sgemm|dgemm|gemv|gemmsn|gemmk1)`)
-	tensorOpRE = regexp.MustCompile(`(?i)tensorop|xmma|hmma|wgmma|h884|h1688|s1688|h16816|i8816|nvjet|tf32|bf16|f16|fp16|sm8[0-9]_|sm9[0-9]_|sm1[0-9][0-9]_`)
-)
-
-// hasGem reports whether s holds "gem" in any case, as every name simtRE
-// matches does: most kernel names do not, and the check spares them the
-// regular expression (slow in the viewer module, which runs it per view).
-func hasGem(s string) bool {
-	for i := 0; i+3 <= len(s); i++ {
-		if s[i]|0x20 == 'g' && s[i+1]|0x20 == 'e' && s[i+2]|0x20 == 'm' {
-			return true
 		}
-	}
-	return false
-}
-
-func simtGemm(c *ctx) []evidence.Finding {
-	k := c.ev.Table("kernels")
-	if k == nil {
-		return nil
-	}
-	var cs []cand
-	simt := map[string]int64{}
-	for _, rr := range c.ranks {
-		ri := c.rankInfo(rr.trace, rr.rank)
-		if ri.GPUModel == "" || ri.Platform != "cuda" || rr.busy <= 0 {
-			continue // no verdict from a blank device name; the tensor-core names here are NVIDIA's
+		switch w.DataLoaderWorkers {
+		case 0:
+			f.Observation += " The iterator is _SingleProcessDataLoaderIter: the batches are loaded and collated on the loop's own thread (num_workers=0)."
+			f.Fix = "Load the batches in worker processes (num_workers > 0), pinned, and keep the workers alive between epochs."
+			f.Snippet = "DataLoader(ds, batch_size=B, num_workers=8, pin_memory=True, persistent_workers=True)"
+		case 1:
+			f.Observation += " The iterator is _MultiProcessingDataLoaderIter: the loop waits for workers that do not keep up."
+			f.Fix = "The workers do not keep up: make each sample cheaper (decode, augmentation and collate in the dataset's __getitem__), or add workers and prefetch more batches per worker if CPU cores are free."
+			f.Snippet = "DataLoader(ds, batch_size=B, num_workers=2 * current, prefetch_factor=4, persistent_workers=True)"
+		default:
+			f.Fix = "Check the DataLoader's iterator in the trace (num_workers): with none, load in worker processes; with workers, make each sample cheaper or add workers."
+			f.Snippet = "DataLoader(ds, batch_size=B, num_workers=8, pin_memory=True, persistent_workers=True)"
 		}
-		s := sumBy(k, rr.trace, rr.rank, "total_ns", func(r int) bool {
-			n := evidence.Str(k, r, "name")
-			return hasGem(n) && simtRE.MatchString(n) && !tensorOpRE.MatchString(n)
-		})
-		simt[key(rr.trace, rr.rank)] = s
-		if share := float64(s) / float64(rr.busy); share >= c.th["simt_gemm_share"] {
-			cs = append(cs, cand{trace: rr.trace, rank: rr.rank, score: share})
-		}
-	}
-	best, counts := worstPerTrace(cs)
-	var out []evidence.Finding
-	for _, b := range best {
-		ri := c.rankInfo(b.trace, b.rank)
-		out = append(out, evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis", Severity: "minor",
-			Title: "GEMMs run without tensor cores",
-			Observation: fmt.Sprintf("GEMM kernels whose names show the SIMT path (sgemm/gemv, no tensor-op marker) took %s, %s of GPU busy time on %s (%s)%s.",
-				ms(simt[key(b.trace, b.rank)]), pct(b.score), ri.GPUModel, c.where(b.trace, b.rank), others(counts[b.trace])),
-			Evidence: []evidence.Ref{ref("kernels", "rank", itoa(b.rank), "name", "*sgemm*|*gemv*")},
-			Impact:   b.score / 2,
-			Scope:    evidence.Scope{Platforms: []string{"cuda"}, Capture: []string{"device name in deviceProperties"}},
-			Fix:      "Run the matmuls in a tensor-core type: allow TF32 for float32, or autocast to bfloat16.",
-			Snippet:  "torch.backends.cuda.matmul.allow_tf32 = True",
-			Verify:   "Re-profile: GEMM kernel names should carry a tensor-op marker (xmma, s1688/h16816, nvjet) and their time fall.",
-			Refute:   "The device has no tensor cores (compute capability < 7.0), or the GEMMs need full fp32 precision.",
-		})
+		out = append(out, f)
 	}
 	return out
 }

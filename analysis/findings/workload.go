@@ -1,8 +1,31 @@
 package findings
 
+import (
+	"strconv"
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+)
+
 // Workload is what the trace shows about one rank's workload and framework,
 // read from the workload area. Fixes are scoped by it: a fix whose
 // precondition it contradicts is never printed.
+//
+// The area (sql/workload.sql) has one row per feature the rank's events
+// show; this struct reads them:
+//
+//	cpu_ops                   Operators
+//	backward, optimizer       Training
+//	compiled                  Compiled, TorchMajor 2
+//	dynamo_frames             TorchMajor 2 (not Compiled: eager code calls Dynamo too)
+//	inductor_kernels          InductorKernels (not Compiled: Triton kernels alone prove nothing)
+//	ddp                       DDP
+//	allreduce_in_backward     BackwardAllReduce
+//	fsdp, torchrec            FSDP, TorchRec
+//	dataloader_single         DataLoaderWorkers 0
+//	dataloader_workers        DataLoaderWorkers 1
+//	legacy_categories         Era "2021"
+//	torch_version             TorchVersion, TorchMajor
 type Workload struct {
 	// Known is false when the workload area is missing (an older bundle):
 	// every field is then unknown, not false.
@@ -25,9 +48,136 @@ type Workload struct {
 	// TorchMajor is the PyTorch major version the trace implies at least
 	// (2 when torch.compile frames are present), 0 when unknown.
 	TorchMajor int
+
+	// Operators: CPU operators were captured. Without them Training false
+	// says nothing (a trace of runtime calls and kernels only), and Phase
+	// says "unknown".
+	Operators bool
+	// Backward: backward operators ran (Training may also come from an
+	// optimizer step alone).
+	Backward bool
+	// InductorKernels: kernels named triton_* ran. Not proof of
+	// torch.compile (vLLM and SGLang ship Triton kernels of their own).
+	InductorKernels bool
+	// BackwardAllReduce: c10d all-reduces ran inside backward operators:
+	// gradients reduced from autograd hooks (DDP's reducer, or a compiled
+	// equivalent), whether or not the DDP markers are in the trace.
+	BackwardAllReduce bool
+	// TorchVersion is the PyTorch version the trace's metadata states
+	// ("2.6.0+cu124"), "" when it states none.
+	TorchVersion string
+	// Examples maps each feature the trace shows (the area's feature
+	// names) to the first event name that shows it, for the report to
+	// quote; nil when none shows.
+	Examples map[string]string
 }
 
 // workload returns what the workload area shows for trace and rank.
 func (c *ctx) workload(trace string, rank int) Workload {
-	return Workload{DataLoaderWorkers: -1}
+	return readWorkload(c.ev, trace, rank)
+}
+
+// ReadWorkload returns what the workload area of ev shows for trace and
+// rank: for the report and the viewer, which have the evidence but not the
+// rules' context.
+func ReadWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
+	return readWorkload(ev, trace, rank)
+}
+
+func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
+	w := Workload{DataLoaderWorkers: -1}
+	t := ev.Table("workload")
+	if t == nil {
+		return w
+	}
+	w.Known = true
+	single, workers := false, false
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") != trace || int(evidence.Int(t, r, "rank")) != rank {
+			continue
+		}
+		feature, name := evidence.Str(t, r, "feature"), evidence.Str(t, r, "name")
+		if feature == "" {
+			continue
+		}
+		if w.Examples == nil {
+			w.Examples = map[string]string{}
+		}
+		// Rows of one feature differ by name only after a rollup of
+		// several collections; the first row's name stands for them.
+		if _, seen := w.Examples[feature]; !seen {
+			w.Examples[feature] = name
+		}
+		switch feature {
+		case "cpu_ops":
+			w.Operators = true
+		case "backward":
+			w.Backward, w.Training = true, true
+		case "optimizer":
+			w.Training = true
+		case "compiled":
+			w.Compiled = true
+			w.TorchMajor = max(w.TorchMajor, 2)
+		case "dynamo_frames":
+			w.TorchMajor = max(w.TorchMajor, 2)
+		case "inductor_kernels":
+			w.InductorKernels = true
+		case "ddp":
+			w.DDP = true
+		case "allreduce_in_backward":
+			w.BackwardAllReduce = true
+		case "fsdp":
+			w.FSDP = true
+		case "torchrec":
+			w.TorchRec = true
+		case "dataloader_single":
+			single = true
+		case "dataloader_workers":
+			workers = true
+		case "legacy_categories":
+			w.Era = "2021"
+		case "torch_version":
+			w.TorchVersion = name
+			if m := torchMajor(name); m > 0 {
+				w.TorchMajor = max(w.TorchMajor, m)
+			}
+		}
+	}
+	switch {
+	case single && !workers:
+		w.DataLoaderWorkers = 0
+	case workers && !single:
+		w.DataLoaderWorkers = 1
+	}
+	return w
+}
+
+// torchMajor reads the major version of "2.6.0+cu124"; 0 when it is not one.
+func torchMajor(v string) int {
+	head, _, _ := strings.Cut(strings.TrimSpace(v), ".")
+	n, err := strconv.Atoi(head)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
+}
+
+// Phase says in words whether the rank trains, for the report:
+// "training (backward operators present)", "training (optimizer steps
+// present)" when only an optimizer ran, "inference (no backward operator)"
+// when operators were captured and none is a backward one, and "unknown"
+// when the workload area is missing or the trace holds no CPU operator.
+func (w Workload) Phase() string {
+	switch {
+	case !w.Known:
+		return "unknown"
+	case w.Backward:
+		return "training (backward operators present)"
+	case w.Training:
+		return "training (optimizer steps present)"
+	case !w.Operators:
+		return "unknown"
+	default:
+		return "inference (no backward operator)"
+	}
 }

@@ -6,17 +6,19 @@ import (
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/findings"
 	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // build fills a Doc from a bundle whose evidence and findings are already
 // those of the view (rolled up and ranked).
-func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, v View) *Doc {
+func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, gate *findings.Gate, v View) *Doc {
 	d := &Doc{
 		Title:       "TorchProfiler Trace Report",
 		Scope:       scopeText(v.Filter),
 		Summary:     []string{},
 		Traces:      traceMetas(b, v.Filter),
+		Capture:     []string{},
 		KeyFindings: []string{},
 		Critical:    []Issue{},
 		FollowUps:   []Issue{},
@@ -82,7 +84,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 	}
 	if len(d.Critical) > 0 {
 		top := d.Critical[0]
-		d.Summary = append(d.Summary, "Most likely bottleneck: "+top.Title+" ("+statusWord(top.Confirmed)+"). "+firstSentence(crit[0].Observation))
+		d.Summary = append(d.Summary, bottleneckPrefix+top.Title+" ("+statusWord(top.Confirmed)+"). "+firstSentence(crit[0].Observation))
 		if len(d.Critical) > 1 {
 			d.Summary = append(d.Summary, strconv.Itoa(len(d.Critical)-1)+" more critical issue(s) and "+strconv.Itoa(len(d.FollowUps))+" follow-up(s) below, each with a fix.")
 		}
@@ -90,6 +92,16 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		d.Summary = append(d.Summary, "No critical bottleneck in this slice; the largest minor issue: "+d.FollowUps[0].Title+".")
 	} else {
 		d.Summary = append(d.Summary, "No rule flagged this slice: nothing crosses a threshold with the evidence the trace can show.")
+	}
+	for _, a := range gate.Artifacts {
+		d.Capture = append(d.Capture, a.Title+": "+a.Detail)
+	}
+	if why := gate.Inconclusive(); why != "" {
+		d.Summary = append([]string{"Inconclusive: " + capFirst(why) + ". No finding here can be critical; see Capture quality."}, d.Summary...)
+	} else if ex, span := gate.Excluded(); ex > 0 && span > 0 {
+		d.Summary = append(d.Summary, fmtPct(float64(ex)/float64(span))+" of the GPU span ("+fmtMs(ex)+" of "+fmtMs(span)+") is GPU idle time inside start-up or held work, which the rules leave out: they judge the remaining "+fmtMs(span-ex)+"; see Capture quality.")
+	} else if len(d.Capture) > 0 {
+		d.Summary = append(d.Summary, strconv.Itoa(len(d.Capture))+" capture artifact(s) found; see Capture quality.")
 	}
 	if len(b.Gaps) > 0 {
 		d.Summary = append(d.Summary, strconv.Itoa(len(b.Gaps))+" evidence gap(s) limit what this trace can show; see Evidence Gaps.")
@@ -110,15 +122,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 
 	// Expected impact: what the critical issues account for, qualitatively.
 	if len(crit) > 0 {
-		sum := 0.0
-		for _, f := range crit {
-			sum += f.Impact
-		}
-		if sum > 1 {
-			sum = 1
-		}
-		d.Impact = "The critical issues account for up to " + fmtPct(sum) +
-			" of the window's time (shares overlap, so they do not add exactly); fixing them should shorten the step roughly in proportion and move the constraint to the next lever below."
+		d.Impact = expectedImpact(crit)
 	} else {
 		d.Impact = "No critical issue: expect only small gains from the follow-ups."
 	}
@@ -201,6 +205,9 @@ func issue(f evidence.Finding) Issue {
 		Confirmed: f.Status == "confirmed", Evidence: []string{}, Score: f.Impact}
 	if f.Mechanism != "" {
 		is.Observation += " Mechanism: " + f.Mechanism
+	}
+	if f.Caveat != "" {
+		is.Observation += " Confidence capped: " + f.Caveat
 	}
 	seen := map[string]bool{}
 	for _, r := range f.Evidence {
@@ -513,4 +520,32 @@ func firstSentence(s string) string {
 		return s[:i+1]
 	}
 	return s
+}
+
+func capFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// expectedImpact states what each critical issue accounts for, as a share of
+// the slice it was judged on. Issues that are shares of the same GPU idle
+// time are that idle counted once; the rest overlap in time, so the shares
+// are listed, never added.
+func expectedImpact(crit []evidence.Finding) string {
+	var parts []string
+	idle := -1
+	for i, f := range crit {
+		if findings.SharesIdle(f.Rule) {
+			if idle >= 0 {
+				parts = append(parts, "issue "+strconv.Itoa(i+1)+" is part of the same GPU idle time as issue "+strconv.Itoa(idle+1))
+				continue
+			}
+			idle = i
+		}
+		parts = append(parts, "issue "+strconv.Itoa(i+1)+" up to "+fmtPct(min(f.Impact, 1)))
+	}
+	return "Share of the judged slice's time each critical issue accounts for: " + strings.Join(parts, "; ") +
+		". They overlap in time, so they do not add up; fixing issue 1 should shorten the step roughly by its share and move the constraint to the next lever below."
 }

@@ -68,7 +68,8 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	}
 	ev := src.rollup(b, v.Filter)
 	found := findingsFor(b, ev, v)
-	d := build(b, ev, found, v)
+	gate := findings.Assess(ev)
+	d := build(b, ev, found, gate, v)
 	if len(src.Windows) > 0 {
 		crit, minor := shown(found)
 		attachWindows(d, b, src.Windows, crit, minor)
@@ -78,15 +79,19 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	if cv != nil && !exact && d.GPUTree != nil {
 		d.GPUTree.Where += " (the cross-view was computed for this slice, not for the current filter)"
 	}
-	d.CPUCheck = cpuCheck(cv)
+	label, capped := crossLabel(cv, gate)
+	d.CPUCheck = cpuCheck(cv, label, capped)
 	d.Controls.Rules = knobs(thresholdsFor(b, v))
 	if cv != nil {
 		d.Perfetto = append(d.Perfetto, gapInspects(cv)...)
 		d.Gaps = append(d.Gaps, cv.Gaps...)
 		if cv.Check.Verdict != "" {
-			d.KeyFindings = append(d.KeyFindings, "Cross-view verdict: "+cv.Check.Verdict+" ("+orDash(cv.Check.Label)+"); the CPU cross-check above gives the numbers.")
+			d.KeyFindings = append(d.KeyFindings, "Cross-view verdict: "+cv.Check.Verdict+" ("+orDash(label)+"); the CPU cross-check above gives the numbers.")
 		}
 	}
+	crit, _ := shown(found)
+	reconcile(d, cv, label, crit)
+	d.Gaps = append(d.Gaps, selfCheck(d)...)
 	applyView(d, v)
 	return Print(w, d, f)
 }

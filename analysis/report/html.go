@@ -87,6 +87,14 @@ func printHTML(w io.Writer, d *Doc) error {
 		p("<li>Capture settings: ", esc(strings.Join(orNone(t.Capture), "; ")), "</li>\n</ul>\n")
 	}
 
+	if len(d.Capture) > 0 {
+		p(`<h2 id="tb-capture">Capture quality</h2>`, "\n<p>What the rules leave out of the slice they judge.</p>\n<ul>\n")
+		for _, c := range d.Capture {
+			p("<li>", esc(c), "</li>\n")
+		}
+		p("</ul>\n")
+	}
+
 	p(`<h2 id="tb-tree">Observed Call Tree — GPU profile</h2>`, "\n")
 	if d.GPUTree != nil {
 		open := map[string]bool{}

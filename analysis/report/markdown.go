@@ -42,6 +42,14 @@ func printMarkdown(w io.Writer, d *Doc) error {
 		p("- Capture settings: ", mdText(strings.Join(orNone(t.Capture), "; ")), "\n\n")
 	}
 
+	if len(d.Capture) > 0 {
+		p("**Capture quality** (what the rules leave out of the slice they judge)\n\n")
+		for _, c := range d.Capture {
+			p("- ", mdText(c), "\n")
+		}
+		p("\n")
+	}
+
 	if d.GPUTree != nil {
 		p("**Observed Call Tree -- GPU profile** (", mdText(d.GPUTree.Where), ")\n\n")
 		var tb strings.Builder

@@ -14,6 +14,10 @@ type Doc struct {
 	Summary []string `msgpack:"summary" json:"summary"`
 
 	Traces []TraceMeta `msgpack:"traces" json:"traces"`
+	// Capture lists what the capture-quality gate found in the window
+	// (warm-up, held work, graph capture, counter replay, ...), each with
+	// its evidence; the rules judge the slice outside them.
+	Capture []string `msgpack:"capture" json:"capture"`
 
 	// GPUTree is the GPU call tree (python → operator → runtime → kernel);
 	// nil when the bundle carries no cross-view.

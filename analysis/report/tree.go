@@ -66,7 +66,9 @@ func isGPUOp(n *crossview.Node) bool {
 }
 
 // cpuCheck words the cross-check: which side is the constraint, and why.
-func cpuCheck(r *crossview.Result) string {
+// label is the verdict's confidence after the capture gate (crossLabel);
+// capped says why the gate lowered it.
+func cpuCheck(r *crossview.Result, label, capped string) string {
 	if r == nil {
 		return "No cross-view in this bundle: run %crossview with the same filter to compare the host and the GPU."
 	}
@@ -74,10 +76,13 @@ func cpuCheck(r *crossview.Result) string {
 	var b strings.Builder
 	if c.Verdict != "" {
 		b.WriteString("Verdict: " + c.Verdict)
-		if c.Label != "" {
-			b.WriteString(" (" + c.Label + ")")
+		if label != "" {
+			b.WriteString(" (" + label + ")")
 		}
 		b.WriteString(". ")
+	}
+	if capped != "" {
+		b.WriteString("Confidence capped by the capture: " + capped + ". ")
 	}
 	if c.Reason != "" {
 		b.WriteString(c.Reason + " ")

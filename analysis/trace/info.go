@@ -33,7 +33,11 @@ type FileInfo struct {
 
 	GPUModel    string // deviceProperties[0].name; "unknown" when absent or empty, never guessed
 	GPUTotalMem int64  // deviceProperties[0].totalGlobalMem in bytes, 0 when absent
-	VLLMVersion string // top-level vllm_version, when present
+	// CCMajor and CCMinor are deviceProperties[0].computeMajor and
+	// computeMinor, -1 when absent. On ROCm they are the GFXIP version
+	// (gfx90a 9.0, gfx942 9.4), not an NVIDIA compute capability.
+	CCMajor, CCMinor int
+	VLLMVersion      string // top-level vllm_version, when present
 
 	// Producer is "vllm" (vllm_version metadata or python frames under a
 	// "vllm/" path), else "sglang" ("sglang/" frames or step[...]
@@ -161,6 +165,8 @@ type topLevel struct {
 	DeviceProperties []struct {
 		Name           any         `json:"name"`
 		TotalGlobalMem json.Number `json:"totalGlobalMem"`
+		ComputeMajor   json.Number `json:"computeMajor"`
+		ComputeMinor   json.Number `json:"computeMinor"`
 	} `json:"deviceProperties"`
 	VLLMVersion any `json:"vllm_version"`
 }
@@ -170,6 +176,7 @@ type topLevel struct {
 // Metadata as written.
 func (fi *FileInfo) applyMetadata() {
 	fi.GPUModel = "unknown"
+	fi.CCMajor, fi.CCMinor = -1, -1
 	var tl topLevel
 	_ = json.Unmarshal(fi.Metadata, &tl) // best effort: type mismatches leave fields empty
 	if v, err := tl.SchemaVersion.Int64(); err == nil {
@@ -199,6 +206,12 @@ func (fi *FileInfo) applyMetadata() {
 		}
 		if v, err := tl.DeviceProperties[0].TotalGlobalMem.Int64(); err == nil {
 			fi.GPUTotalMem = v
+		}
+		// Both or neither: a major without its minor is not a capability.
+		major, errMajor := tl.DeviceProperties[0].ComputeMajor.Int64()
+		minor, errMinor := tl.DeviceProperties[0].ComputeMinor.Int64()
+		if errMajor == nil && errMinor == nil && major >= 0 && major < 1<<16 && minor >= 0 && minor < 1<<16 {
+			fi.CCMajor, fi.CCMinor = int(major), int(minor)
 		}
 	}
 	switch v := tl.VLLMVersion.(type) {

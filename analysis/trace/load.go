@@ -44,6 +44,10 @@ type LoadResult struct {
 
 // ImporterVersion numbers what the importer writes. Raise it whenever a
 // change alters the events a file yields (a kind mapping, a typed field, a
-// time rule): the engine's parse cache keys its entries by it, so entries
-// written by an older importer are parsed again instead of served.
-const ImporterVersion = 2
+// time rule) or the FileInfo that describes it (the cache stores FileInfo
+// as JSON: an entry from before a new field decodes it as zero): the
+// engine's parse cache keys its entries by it, so entries written by an
+// older importer are parsed again instead of served.
+//
+// 3: FileInfo.CCMajor/CCMinor (deviceProperties computeMajor/computeMinor).
+const ImporterVersion = 3

@@ -289,6 +289,36 @@ func TestFileInfo(t *testing.T) {
 	}
 }
 
+// TestFileInfoComputeCapability checks CCMajor/CCMinor: device 0's
+// computeMajor/computeMinor as written, -1 for both when either is absent
+// or not a number.
+func TestFileInfoComputeCapability(t *testing.T) {
+	events := `"traceEvents":[{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":1}]`
+	tests := []struct {
+		name, doc    string
+		major, minor int
+	}{
+		{"cuda", `{"deviceProperties":[{"name":"Tesla V100-SXM2-32GB","computeMajor":7,"computeMinor":0},{"name":"x","computeMajor":8,"computeMinor":0}],` + events + `}`, 7, 0},
+		{"rocm gfx942", `{"deviceProperties":[{"name":"","computeMajor":9,"computeMinor":4}],` + events + `}`, 9, 4},
+		{"no CC", `{"deviceProperties":[{"name":"NVIDIA H100 80GB HBM3","totalGlobalMem":85000000000}],` + events + `}`, -1, -1},
+		{"major only", `{"deviceProperties":[{"name":"NVIDIA H100","computeMajor":9}],` + events + `}`, -1, -1},
+		{"not a number", `{"deviceProperties":[{"name":"NVIDIA H100","computeMajor":"x","computeMinor":0}],` + events + `}`, -1, -1},
+		{"negative", `{"deviceProperties":[{"name":"NVIDIA H100","computeMajor":-1,"computeMinor":0}],` + events + `}`, -1, -1},
+		{"empty list", `{"deviceProperties":[],` + events + `}`, -1, -1},
+		{"no deviceProperties", `{` + events + `}`, -1, -1},
+		{"legacy array", `[{"name":"a","ph":"X","ts":1,"dur":1,"tid":1,"pid":1}]`, -1, -1},
+	}
+	for _, tc := range tests {
+		_, fi, err := collect(t, tc.doc, LoadOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if fi.CCMajor != tc.major || fi.CCMinor != tc.minor {
+			t.Errorf("%s: CCMajor, CCMinor = %d, %d, want %d, %d", tc.name, fi.CCMajor, fi.CCMinor, tc.major, tc.minor)
+		}
+	}
+}
+
 func TestParseLegacyAndGzip(t *testing.T) {
 	doc := `[{"name": "ProfilerStep#1", "ph": "X", "ts": 267, "dur": 12401, "tid": 1, "pid": "CPU functions", "args": {}}]`
 	var gz bytes.Buffer

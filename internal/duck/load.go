@@ -446,12 +446,15 @@ func (l *loader) insertMetadata(res *trace.LoadResult) error {
 			if c.HasTs {
 				first, last = c.FirstTsNs, c.LastEndNs
 			}
-			var worldSize, gpuMem, baseTime, gpuModel, traceName, session any
+			var worldSize, gpuMem, ccMajor, ccMinor, baseTime, gpuModel, traceName, session any
 			if info.WorldSize > 0 {
 				worldSize = info.WorldSize
 			}
 			if info.GPUTotalMem > 0 {
 				gpuMem = info.GPUTotalMem
+			}
+			if info.CCMajor >= 0 && info.CCMinor >= 0 {
+				ccMajor, ccMinor = info.CCMajor, info.CCMinor
 			}
 			if info.BaseTimeNs != 0 {
 				baseTime = info.BaseTimeNs
@@ -473,9 +476,15 @@ func (l *loader) insertMetadata(res *trace.LoadResult) error {
 			if meta == "" {
 				meta = "{}"
 			}
-			if _, err := l.tx.ExecContext(l.ctx, `INSERT INTO traces VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::JSON, ?)`,
+			// The columns are named: a database made by an older build has
+			// the later ones (gpu_cc_major, ...) last (schema.sql).
+			if _, err := l.tx.ExecContext(l.ctx, `INSERT INTO traces (trace, file_id, path, sha256, file_bytes, json_bytes, rank, rank_source,
+				tp, dp, pp, ep, world_size, producer, platform, gpu_model, gpu_total_mem, gpu_cc_major, gpu_cc_minor,
+				has_graphs, has_sync_events, has_python_stacks, has_steps, format,
+				schema_version, base_time_ns, trace_name, session, events, first_ts_ns, last_end_ns, metadata, slice)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::JSON, ?)`,
 				l.name, f.index, f.ref.Path, info.SHA256, info.FileBytes, info.JSONBytes, r, source,
-				tp, dp, pp, ep, worldSize, orUnknown(info.Producer), orUnknown(info.Platform), gpuModel, gpuMem,
+				tp, dp, pp, ep, worldSize, orUnknown(info.Producer), orUnknown(info.Platform), gpuModel, gpuMem, ccMajor, ccMinor,
 				info.HasGraphs, info.HasSyncEvents, info.HasPython, info.HasSteps, orUnknown(info.Format),
 				schemaVersion, baseTime, traceName, session, c.Events, first, last, meta, l.sliceLabel()); err != nil {
 				return err

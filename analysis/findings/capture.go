@@ -1,0 +1,437 @@
+package findings
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+)
+
+// The capture-quality gate runs before any rule. It reads the capture area
+// (sql/capture.sql: first-use calls, warm-up, work held by work the window
+// does not show, graph capture, counter replay, clock skew, edge syncs) and
+// the ranks' sizes, and for each rank it
+//   - names each artifact with its evidence (Gate.Artifacts, shown by the
+//     report under "Capture quality");
+//   - cuts the slice the rules judge: the GPU idle time inside start-up and
+//     held intervals leaves both the idle time and the span (steady);
+//   - caps the confidence of the findings an artifact could explain
+//     (limits): a capped finding is at most a hypothesis, or, where the
+//     capture cannot show steady state at all, a minor one, with a Caveat
+//     that says why.
+
+// Gate thresholds (our choices; each cap says why in the report).
+const (
+	// MinGPUEvents: fewer GPU events than this on a rank is too little to
+	// judge steady state.
+	MinGPUEvents = 50
+	// MinGPUSpanNs: a GPU span shorter than this is too short to judge.
+	MinGPUSpanNs = 1_000_000
+	// ExcludedIdleCap: when start-up and held intervals hold at least this
+	// share of a rank's GPU idle time, what remains is a short slice and its
+	// verdicts are hypotheses.
+	ExcludedIdleCap = 0.5
+	// CaptureSpanCap: a graph capture covering at least this share of the
+	// GPU span makes the window a start-up capture.
+	CaptureSpanCap = 0.5
+	// SkewMinCount, SkewMinNs: GPU work stamped before its launch call this
+	// often, or by this much, makes the launch-order tests unreliable.
+	SkewMinCount = 10
+	SkewMinNs    = 50_000
+	// HeldMinIdleNs: held work is reported when the device idled this long
+	// while it waited.
+	HeldMinIdleNs = 1_000_000
+	// HeldMinShare: ... and this share of the rank's GPU idle time.
+	HeldMinShare = 0.05
+)
+
+// Artifact is one capture artifact of one rank.
+type Artifact struct {
+	Trace  string
+	Rank   int
+	Kind   string // the capture area's kind
+	Title  string // what it is
+	Detail string // its numbers, with their context
+	IdleNs int64  // device-level GPU idle time inside it
+}
+
+// Gate is the capture-quality verdict of every rank in the evidence.
+type Gate struct {
+	Artifacts []Artifact
+	ranks     map[string]*rankGate
+}
+
+// rankGate is what the gate decided for one rank.
+type rankGate struct {
+	span         int64 // GPU span
+	excludedIdle int64 // GPU idle inside start-up and held intervals
+	edgeSyncs    int64 // sync calls at the window's edge
+	edgeSyncNs   int64
+	limits       []limit
+}
+
+// limit caps the findings of some rules on a rank.
+type limit struct {
+	drop  bool            // the capture cannot support a timing finding at all
+	minor bool            // no finding may be critical
+	rules map[string]bool // nil: every rule
+	why   string
+}
+
+// idleRules are the rules that read GPU idle time and the launch order.
+var idleRules = map[string]bool{"host_bound_idle": true, "launch_bound": true, "sync_bound_loop": true}
+
+// SharesIdle reports whether rule's impact is a share of the rank's GPU
+// idle time, so that two such findings are the same idle counted twice.
+func SharesIdle(rule string) bool { return idleRules[rule] }
+
+// Assess runs the gate over ev.
+func Assess(ev *evidence.Evidence) *Gate {
+	g := &Gate{ranks: map[string]*rankGate{}}
+	c := newCtx(ev, nil)
+	rank := func(trace string, r int) *rankGate {
+		k := key(trace, r)
+		if g.ranks[k] == nil {
+			g.ranks[k] = &rankGate{}
+		}
+		return g.ranks[k]
+	}
+	add := func(a Artifact) { g.Artifacts = append(g.Artifacts, a) }
+
+	type row struct {
+		kind, name                        string
+		count, total, max, idle, spanPart int64
+		first, last                       int64
+	}
+	perRank := map[string]map[string]row{}
+	if t := ev.Table("capture"); t != nil {
+		for r := range t.Rows {
+			k := key(evidence.Str(t, r, "trace"), int(evidence.Int(t, r, "rank")))
+			if perRank[k] == nil {
+				perRank[k] = map[string]row{}
+			}
+			kind := evidence.Str(t, r, "kind")
+			x := perRank[k][kind]
+			// Rows of one kind merge here when several names rolled up.
+			if evidence.Int(t, r, "max_ns") >= x.max {
+				x.name, x.max = evidence.Str(t, r, "name"), evidence.Int(t, r, "max_ns")
+			}
+			x.kind = kind
+			x.count += evidence.Int(t, r, "count")
+			x.total += evidence.Int(t, r, "total_ns")
+			x.idle += evidence.Int(t, r, "idle_ns")
+			x.spanPart += evidence.Int(t, r, "span_ns")
+			x.first, x.last = evidence.Int(t, r, "first_ns"), evidence.Int(t, r, "last_ns")
+			perRank[k][kind] = x
+		}
+	}
+
+	// Every rank the evidence knows, with or without GPU work.
+	all := append([]rankRow(nil), c.ranks...)
+	seen := map[string]bool{}
+	for _, rr := range c.ranks {
+		seen[key(rr.trace, rr.rank)] = true
+	}
+	for _, ri := range c.info {
+		if k := key(ri.Trace, ri.Rank); !seen[k] && (c.ev.Filter.Trace == "" || ri.Trace == c.ev.Filter.Trace) &&
+			(!c.ev.Filter.HasRank || ri.Rank == c.ev.Filter.Rank) {
+			seen[k] = true
+			all = append(all, rankRow{trace: ri.Trace, rank: ri.Rank})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool {
+		return all[i].trace < all[j].trace || (all[i].trace == all[j].trace && all[i].rank < all[j].rank)
+	})
+	for _, rr := range all {
+		rg := rank(rr.trace, rr.rank)
+		span := rr.busy + rr.idle
+		rg.span = span
+		where := c.where(rr.trace, rr.rank)
+		rows := perRank[key(rr.trace, rr.rank)]
+		ri := c.rankInfo(rr.trace, rr.rank)
+
+		if cr, ok := rows["counter_range"]; ok {
+			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "counter_range", Title: "CUPTI counter capture: the timings are synthetic",
+				Detail: fmt.Sprintf("%d cuda_profiler_range events (%s): the range profiler replays each kernel and writes evenly spaced timestamps, so no duration, utilisation or idle time in this trace is real.", cr.count, where)})
+			rg.limits = append(rg.limits, limit{drop: true, why: "the trace is a CUPTI counter capture (cuda_profiler_range events): its timings are synthetic"})
+		}
+		gpuEvents := rr.evs
+		if span > 0 && ((gpuEvents > 0 && gpuEvents < MinGPUEvents) || span < MinGPUSpanNs) {
+			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "too_short", Title: "Too little GPU work to judge steady state",
+				Detail: fmt.Sprintf("%d GPU events over a GPU span of %s (%s): a verdict needs at least %d events and %s of GPU span.", gpuEvents, ms(span), where, MinGPUEvents, ms(MinGPUSpanNs))})
+			rg.limits = append(rg.limits, limit{minor: true, why: fmt.Sprintf("only %d GPU events over %s: too little to judge steady state", gpuEvents, ms(span))})
+		}
+		if gc, ok := rows["graph_capture"]; ok {
+			share := 0.0
+			if span > 0 {
+				share = float64(gc.spanPart) / float64(span)
+			}
+			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "graph_capture", Title: "CUDA/HIP graph capture: start-up, not steady state",
+				Detail: fmt.Sprintf("%d capture calls and annotations (e.g. %s) span %s, %s of the GPU span (%s); captured work is recorded, not executed, and serving engines capture at start-up.", gc.count, gc.name, ms(gc.last-gc.first), pct(share), where)})
+			l := limit{minor: true, why: "the window holds a CUDA/HIP graph capture (start-up), not the serving loop"}
+			if share < CaptureSpanCap {
+				l = limit{rules: idleRules, why: "part of the window is a CUDA/HIP graph capture (start-up)"}
+			}
+			rg.limits = append(rg.limits, l)
+		}
+		for _, kind := range []string{"first_use", "first_op", "warmup", "warmup_step", "held", "pre_window"} {
+			x, ok := rows[kind]
+			if !ok || (kind == "held" && (x.idle < HeldMinIdleNs || float64(x.idle) < HeldMinShare*float64(rr.idle))) {
+				continue // work that waited in a busy queue is not an artifact
+			}
+			add(artifactOf(rr.trace, rr.rank, where, x.count, x.total, x.max, x.idle, x.name, kind))
+		}
+		if ex, ok := rows["excluded"]; ok && rr.idle > 0 {
+			rg.excludedIdle = min(ex.idle, rr.idle)
+			if share := float64(rg.excludedIdle) / float64(rr.idle); share >= ExcludedIdleCap {
+				rg.limits = append(rg.limits, limit{rules: idleRules,
+					why: fmt.Sprintf("%s of the GPU idle time (%s of %s) lies in start-up or held intervals; the rules judge the remaining %s of GPU span, a short slice",
+						pct(share), ms(rg.excludedIdle), ms(rr.idle), ms(span-rg.excludedIdle))})
+			}
+		}
+		if sk, ok := rows["clock_skew"]; ok {
+			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "clock_skew", Title: "GPU work stamped before its launch call: host and device clocks are offset",
+				Detail: fmt.Sprintf("%d GPU operations start before their launching call started, by up to %s (%s); launch-order tests (host wait, launched after idle) are unreliable at that scale.", sk.count, ms(sk.max), where)})
+			if sk.count >= SkewMinCount || sk.max >= SkewMinNs {
+				rg.limits = append(rg.limits, limit{rules: idleRules, why: fmt.Sprintf("host and device clocks are offset (up to %s): the launch-order mechanism cannot be confirmed", ms(sk.max))})
+			}
+		}
+		if es, ok := rows["edge_sync"]; ok {
+			rg.edgeSyncs, rg.edgeSyncNs = es.count, es.total
+			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "edge_sync", Title: "Synchronisations at the window's edge",
+				Detail: fmt.Sprintf("%d sync calls (e.g. %s, %s in total) come after the last GPU work started or outside every step (%s): the profiler's stop synchronisation or a harness sync, not the loop's; the sync rule leaves them out.", es.count, es.name, ms(es.total), where)})
+		}
+		if ri.HasPythonStacks {
+			rg.limits = append(rg.limits, limit{rules: map[string]bool{"host_bound_idle": true, "launch_bound": true},
+				why: "python stacks were captured (with_stack=True): the Python tracer inflates host time, so host-bound is at most a hypothesis"})
+		}
+	}
+	g.Artifacts = groupRanks(g.Artifacts)
+	return g
+}
+
+// groupRanks keeps one artifact per trace and kind: the rank with the most
+// GPU idle inside it (the lowest rank on a tie), noting how many ranks show
+// it. Artifacts are ordered by trace, then by the idle inside them.
+func groupRanks(as []Artifact) []Artifact {
+	type k struct{ trace, kind string }
+	best := map[k]int{}
+	n := map[k]int{}
+	var order []k
+	for i, a := range as {
+		kk := k{a.Trace, a.Kind}
+		n[kk]++
+		j, ok := best[kk]
+		if !ok {
+			order = append(order, kk)
+		}
+		if !ok || a.IdleNs > as[j].IdleNs || (a.IdleNs == as[j].IdleNs && a.Rank < as[j].Rank) {
+			best[kk] = i
+		}
+	}
+	out := make([]Artifact, 0, len(order))
+	for _, kk := range order {
+		a := as[best[kk]]
+		if n[kk] > 1 {
+			a.Detail += fmt.Sprintf(" (%d ranks of this trace show it; rank shown has the most GPU idle inside it)", n[kk])
+		}
+		out = append(out, a)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Trace != out[j].Trace {
+			return out[i].Trace < out[j].Trace
+		}
+		return out[i].IdleNs > out[j].IdleNs
+	})
+	return out
+}
+
+// artifactOf words one of the start-up or held kinds.
+func artifactOf(trace string, rank int, where string, count, total, max, idle int64, name, kind string) Artifact {
+	a := Artifact{Trace: trace, Rank: rank, Kind: kind, IdleNs: idle}
+	idleText := ""
+	if idle > 0 {
+		idleText = fmt.Sprintf("; %s of GPU idle time lies inside them", ms(idle))
+	}
+	switch kind {
+	case "first_use":
+		a.Title = "First-use runtime calls (context creation, lazy loading, allocator growth)"
+		a.Detail = fmt.Sprintf("%d runtime calls took at least 1 ms and 20x the median of their name, %s in total; the longest, %s, took %s (%s)%s. One-time costs, not the loop's.", count, ms(total), name, ms(max), where, idleText)
+	case "first_op":
+		a.Title = "First calls far slower than the later ones (autotuning, lazy initialisation, compilation)"
+		a.Detail = fmt.Sprintf("%d operators' first call took at least 10 ms and 20x their median call; the longest, %s, took %s (%s)%s.", count, name, ms(max), where, idleText)
+	case "warmup":
+		a.Title = "Warm-up iterations inside the window"
+		a.Detail = fmt.Sprintf("%d ranges whose name says warm-up, the longest %s (%s, %s)%s.", count, name, ms(max), where, idleText)
+	case "warmup_step":
+		a.Title = "A first step far longer than the others of its phase (warm-up or a one-off)"
+		a.Detail = fmt.Sprintf("%s took %s, at least twice the median of the later steps of its phase (%s)%s.", name, ms(max), where, idleText)
+	case "held":
+		a.Title = "GPU work held back by work the trace does not show"
+		a.Detail = fmt.Sprintf("%d GPU operations started at least 1 ms after their launching call returned, the longest wait %s (%s, %s)%s: the device was busy with work outside the trace (queued before the window, another process) or waiting on a dependency, not waiting for the host.", count, ms(max), name, where, idleText)
+	case "pre_window":
+		a.Title = "GPU work launched before the capture began"
+		a.Detail = fmt.Sprintf("%d GPU operations at the window's start have no launching call in the trace, %s of GPU time (%s): their host side is outside the window.", count, ms(total), where)
+	}
+	return a
+}
+
+// steady returns the rank's GPU idle time and span with the idle inside
+// start-up and held intervals taken out: the slice the rules judge.
+func (c *ctx) steady(trace string, rank int) (idle, span int64) {
+	for _, r := range c.ranks {
+		if r.trace == trace && r.rank == rank {
+			idle, span = r.idle, r.busy+r.idle
+		}
+	}
+	if c.gate != nil {
+		if rg := c.gate.ranks[key(trace, rank)]; rg != nil {
+			idle -= rg.excludedIdle
+			span -= rg.excludedIdle
+		}
+	}
+	return max(idle, 0), max(span, 0)
+}
+
+// edgeSyncs returns the rank's sync calls at the window's edge.
+func (c *ctx) edgeSyncs(trace string, rank int) (count, ns int64) {
+	if c.gate == nil {
+		return 0, 0
+	}
+	if rg := c.gate.ranks[key(trace, rank)]; rg != nil {
+		return rg.edgeSyncs, rg.edgeSyncNs
+	}
+	return 0, 0
+}
+
+// apply caps the findings by the ranks' limits. A finding on every rank
+// (rank -1) takes the limits every rank of its trace shares.
+func (g *Gate) apply(fs []evidence.Finding) []evidence.Finding {
+	out := fs[:0]
+	for _, f := range fs {
+		drop := false
+		var whys []string
+		for _, l := range g.limitsOf(f.Trace, f.Rank) {
+			if l.rules != nil && !l.rules[f.Rule] {
+				continue
+			}
+			if l.drop {
+				drop = true
+				break
+			}
+			if f.Status == "confirmed" {
+				f.Status = "hypothesis"
+			}
+			if l.minor {
+				f.Severity = "minor"
+			}
+			whys = append(whys, l.why)
+		}
+		if drop {
+			continue
+		}
+		if len(whys) > 0 {
+			f.Caveat = capFirst(strings.Join(whys, "; ")) + "."
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func (g *Gate) limitsOf(trace string, rank int) []limit {
+	if trace != "" && rank >= 0 {
+		if rg := g.ranks[key(trace, rank)]; rg != nil {
+			return rg.limits
+		}
+		return nil
+	}
+	var out []limit
+	keys := make([]string, 0, len(g.ranks))
+	for k := range g.ranks {
+		tr, r, _ := strings.Cut(k, "\x00")
+		if (trace == "" || tr == trace) && (rank < 0 || r == strconv.Itoa(rank)) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, g.ranks[k].limits...)
+	}
+	return out
+}
+
+// Inconclusive returns, for the evidence's ranks whose capture cannot
+// support a critical verdict on any rule, why; "" when every rank can.
+func (g *Gate) Inconclusive() string {
+	if g == nil {
+		return ""
+	}
+	keys := make([]string, 0, len(g.ranks))
+	for k := range g.ranks {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var whys []string
+	seen := map[string]bool{}
+	for _, k := range keys {
+		for _, l := range g.ranks[k].limits {
+			if l.rules == nil && (l.drop || l.minor) && !seen[l.why] {
+				seen[l.why] = true
+				whys = append(whys, l.why)
+			}
+		}
+	}
+	return strings.Join(whys, "; ")
+}
+
+// Limited returns why the gate caps rule on trace and rank, "" when it
+// does not.
+func (g *Gate) Limited(trace string, rank int, rule string) string {
+	if g == nil {
+		return ""
+	}
+	var whys []string
+	for _, l := range g.limitsOf(trace, rank) {
+		if l.rules == nil || l.rules[rule] {
+			whys = append(whys, l.why)
+		}
+	}
+	return strings.Join(whys, "; ")
+}
+
+func capFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// wall returns the rank's wall time: the overview's span of every event of
+// the rank (host and device), or the GPU span where the overview has none.
+func (c *ctx) wall(trace string, rank int) int64 {
+	if t := c.ev.Table("overview"); t != nil {
+		for r := range t.Rows {
+			if evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank {
+				if w := evidence.Int(t, r, "span_ns"); w > 0 {
+					return max(w, c.span(trace, rank))
+				}
+			}
+		}
+	}
+	return c.span(trace, rank)
+}
+
+// Excluded returns the GPU idle time the gate took out of the judged slice
+// and the GPU span it was taken from, summed over the ranks.
+func (g *Gate) Excluded() (idle, span int64) {
+	if g == nil {
+		return 0, 0
+	}
+	for _, rg := range g.ranks {
+		idle += rg.excludedIdle
+		span += rg.span
+	}
+	return idle, span
+}

@@ -1,0 +1,606 @@
+package findings
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+)
+
+// The collective rules: who makes the others wait (rank_straggler) and
+// what part of the exposed communication is waiting rather than transfer
+// (comm_not_overlapped). They read the collectives area (sql/collectives.sql),
+// whose matched instances give each rank's wait for the last arrival and
+// the transfer after it (docs/JUDGEMENT.md §4.2), and the ranks area for
+// communication time not overlapped by computation.
+//
+// JUDGEMENT §4.5's "never say" list is the contract: the longest collective
+// kernel belongs to a waiter, not the straggler; a bandwidth figure comes
+// from the transfer part only; DDP's bucket_cap_mb is never offered for
+// all-to-all, FSDP or tensor-parallel traffic; the kernel name does not
+// identify the collective.
+
+// collectiveThresholds are the thresholds these rules add to the Catalogue.
+var collectiveThresholds = []Threshold{
+	{"straggler_wait_minor", 0.02, "the other ranks' wait for the rank that arrives last at matched collectives, as a share of their GPU span, that is reported (HTA's straggler analysis ranks ranks by the start of their collectives; the share is our choice)"},
+	{"straggler_wait_critical", 0.10, "the same share that makes the straggler finding critical"},
+	{"comm_wait_share", 0.5, "share of a rank's matched collective time spent waiting for the last rank to arrive above which exposed communication is put down to the late rank, not to missing overlap"},
+}
+
+func init() { Catalogue = append(Catalogue, collectiveThresholds...) }
+
+// collRow is one row of the collectives area: one collective and process
+// group on one rank.
+type collRow struct {
+	coll, pg                                                      string
+	count, total, hint, instances, matched, matchedNs, wait, xfer int64
+	late, lag, caused                                             int64
+	peer                                                          int // -1: none
+	peerN, groupSize, bytes, sized, sizedBytes, sizedXfer         int64
+}
+
+// collRank sums a rank's collective rows.
+type collRank struct {
+	trace                                                              string
+	rank                                                               int
+	rows                                                               []collRow
+	count, total, instances, matched, matchedNs, wait, xfer, late, lag int64
+	caused                                                             int64
+	peers                                                              map[int]int64
+}
+
+// collectives reads the collectives area per (trace, rank); nil without it.
+func (c *ctx) collectives() map[string]*collRank {
+	t := c.ev.Table("collectives")
+	if t == nil {
+		return nil
+	}
+	out := map[string]*collRank{}
+	for r := range t.Rows {
+		tr, rank := evidence.Str(t, r, "trace"), int(evidence.Int(t, r, "rank"))
+		k := key(tr, rank)
+		cr := out[k]
+		if cr == nil {
+			cr = &collRank{trace: tr, rank: rank, peers: map[int]int64{}}
+			out[k] = cr
+		}
+		row := collRow{coll: evidence.Str(t, r, "collective"), pg: evidence.Str(t, r, "pg"),
+			count: evidence.Int(t, r, "count"), total: evidence.Int(t, r, "total_ns"), hint: evidence.Int(t, r, "name_hint"),
+			instances: evidence.Int(t, r, "instances"), matched: evidence.Int(t, r, "matched"), matchedNs: evidence.Int(t, r, "matched_ns"),
+			wait: evidence.Int(t, r, "wait_ns"), xfer: evidence.Int(t, r, "transfer_ns"),
+			late: evidence.Int(t, r, "late"), lag: evidence.Int(t, r, "lag_ns"), caused: evidence.Int(t, r, "caused_ns"),
+			peer: -1, peerN: evidence.Int(t, r, "late_peer_n"), groupSize: evidence.Int(t, r, "group_size"),
+			bytes: evidence.Int(t, r, "bytes"), sized: evidence.Int(t, r, "sized"),
+			sizedBytes: evidence.Int(t, r, "sized_bytes"), sizedXfer: evidence.Int(t, r, "sized_transfer_ns")}
+		if evidence.Cell(t, r, "late_peer") != nil && row.peerN > 0 {
+			row.peer = int(evidence.Int(t, r, "late_peer"))
+			cr.peers[row.peer] += row.peerN
+		}
+		cr.rows = append(cr.rows, row)
+		cr.count += row.count
+		cr.total += row.total
+		cr.instances += row.instances
+		cr.matched += row.matched
+		cr.matchedNs += row.matchedNs
+		cr.wait += row.wait
+		cr.xfer += row.xfer
+		cr.late += row.late
+		cr.lag += row.lag
+		cr.caused += row.caused
+	}
+	for _, cr := range out {
+		sort.SliceStable(cr.rows, func(i, j int) bool { return cr.rows[i].total > cr.rows[j].total })
+	}
+	return out
+}
+
+// latePeer is the other rank that arrived last most often in cr's matched
+// instances (the lowest on a tie), and how often; -1 when none did.
+func (cr *collRank) latePeer() (int, int64) {
+	best, n := -1, int64(0)
+	for p, k := range cr.peers {
+		if k > n || (k == n && p < best) {
+			best, n = p, k
+		}
+	}
+	return best, n
+}
+
+// dominant is the collective that took most of the rank's collective time.
+func (cr *collRank) dominant() string {
+	if cr == nil || len(cr.rows) == 0 {
+		return ""
+	}
+	byColl := map[string]int64{}
+	for _, r := range cr.rows {
+		byColl[r.coll] += r.total
+	}
+	best := ""
+	for k, v := range byColl {
+		if best == "" || v > byColl[best] || (v == byColl[best] && k < best) {
+			best = k
+		}
+	}
+	return best
+}
+
+// lateColl is the collective whose late arrivals cost the others the
+// most wait on cr ("" when cr arrived late in none).
+func (cr *collRank) lateColl() string {
+	byColl := map[string]int64{}
+	best := ""
+	for _, r := range cr.rows {
+		if r.late > 0 {
+			byColl[r.coll] += r.caused + 1
+		}
+	}
+	for k, v := range byColl {
+		if best == "" || v > byColl[best] || (v == byColl[best] && k < best) {
+			best = k
+		}
+	}
+	return best
+}
+
+// waitedColl is the collective in which peer arrived late most often in
+// cr's matched instances.
+func (cr *collRank) waitedColl(peer int) string {
+	byColl := map[string]int64{}
+	best := ""
+	for _, r := range cr.rows {
+		if r.peer == peer && r.peerN > 0 {
+			byColl[r.coll] += r.peerN
+		}
+	}
+	for k, v := range byColl {
+		if best == "" || v > byColl[best] || (v == byColl[best] && k < best) {
+			best = k
+		}
+	}
+	return best
+}
+
+// lateBreakdown lists the collectives cr arrived last in: "all_to_all 4, all_reduce 1".
+func (cr *collRank) lateBreakdown() string {
+	byColl := map[string]int64{}
+	var names []string
+	for _, r := range cr.rows {
+		if r.late == 0 {
+			continue
+		}
+		if _, ok := byColl[r.coll]; !ok {
+			names = append(names, r.coll)
+		}
+		byColl[r.coll] += r.late
+	}
+	sort.SliceStable(names, func(i, j int) bool { return byColl[names[i]] > byColl[names[j]] })
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d", n, byColl[n])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// busFactor is nccl-tests' bus-bandwidth factor for a collective of n
+// ranks (JUDGEMENT §4.3); 0 when the collective has none we can state.
+func busFactor(coll string, n int64) float64 {
+	if n < 2 {
+		return 0
+	}
+	switch coll {
+	case "all_reduce":
+		return 2 * float64(n-1) / float64(n)
+	case "all_gather", "reduce_scatter", "all_to_all":
+		return float64(n-1) / float64(n)
+	case "broadcast", "reduce", "send", "recv":
+		return 1
+	}
+	return 0
+}
+
+// busBandwidth states the bus bandwidth of cr's matched, sized instances
+// per collective: bytes over the transfer part only, times the factor.
+func (cr *collRank) busBandwidth() string {
+	if cr == nil {
+		return ""
+	}
+	type acc struct{ bytes, xfer, n, inst int64 }
+	per := map[string]*acc{}
+	var names []string
+	for _, r := range cr.rows {
+		if r.sizedBytes <= 0 || r.sizedXfer <= 0 || busFactor(r.coll, r.groupSize) == 0 {
+			continue
+		}
+		a := per[r.coll]
+		if a == nil {
+			a = &acc{}
+			per[r.coll] = a
+			names = append(names, r.coll)
+		}
+		a.bytes += r.sizedBytes
+		a.xfer += r.sizedXfer
+		a.n = max(a.n, r.groupSize)
+		a.inst += r.matched
+	}
+	sort.Strings(names)
+	var parts []string
+	for _, n := range names {
+		a := per[n]
+		f := busFactor(n, a.n)
+		busbw := float64(a.bytes) / float64(a.xfer) * f // bytes per ns = GB/s
+		parts = append(parts, fmt.Sprintf("%s %.1f GB/s (nccl-tests busbw: %.1f MB over %s of transfer after the last arrival, times %s with n = %d)",
+			n, busbw, float64(a.bytes)/1e6, ms(a.xfer), factorText(n), a.n))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " Bus bandwidth of the transfer part of the matched instances whose args give their size: " + strings.Join(parts, "; ") + "."
+}
+
+func factorText(coll string) string {
+	switch coll {
+	case "all_reduce":
+		return "2(n-1)/n"
+	case "all_gather", "reduce_scatter", "all_to_all":
+		return "(n-1)/n"
+	}
+	return "1"
+}
+
+// rankCount is how many ranks of trace are loaded.
+func (c *ctx) rankCount(trace string) int {
+	n := 0
+	for _, ri := range c.info {
+		if ri.Trace == trace {
+			n++
+		}
+	}
+	return n
+}
+
+// unmatchedWhy says why the collectives of trace carry no wait/transfer
+// split: what the trace cannot show, never "no wait".
+func (c *ctx) unmatchedWhy(trace string, haveTable bool) string {
+	switch {
+	case !haveTable:
+		return "the collectives area was not collected"
+	case c.rankCount(trace) < 2:
+		return "only one rank is loaded, so no instance can be matched across ranks; load every rank's trace of the job together"
+	}
+	return "no collective instance was seen on every rank of its group (a subset of the job's ranks is loaded, or the ranks' clocks are not aligned)"
+}
+
+func rankList(rs []*collRank) []*collRank {
+	sort.Slice(rs, func(i, j int) bool { return rs[i].rank < rs[j].rank })
+	return rs
+}
+
+// straggler: the rank the others wait for. With matched collectives it is
+// the rank that arrives last and causes the most wait on the others (HTA's
+// start-time view); the longest collective kernels belong to its waiters.
+// Without them, compute imbalance stands in, as a hypothesis.
+func straggler(c *ctx) []evidence.Finding {
+	colls := c.collectives()
+	byTrace := map[string][]rankRow{}
+	var traces []string
+	for _, rr := range c.ranks {
+		if rr.busy <= 0 {
+			continue
+		}
+		if _, ok := byTrace[rr.trace]; !ok {
+			traces = append(traces, rr.trace)
+		}
+		byTrace[rr.trace] = append(byTrace[rr.trace], rr)
+	}
+	sort.Strings(traces)
+	var out []evidence.Finding
+	for _, tr := range traces {
+		var rs []*collRank
+		var matched int64
+		for _, cr := range colls {
+			if cr.trace == tr {
+				rs = append(rs, cr)
+				matched += cr.matched
+			}
+		}
+		if len(rs) >= 2 && matched > 0 {
+			// The start times decide: no compute-imbalance guess against them.
+			if f, ok := arrivalStraggler(c, tr, rankList(rs)); ok {
+				out = append(out, f)
+			}
+			continue
+		}
+		if len(byTrace[tr]) < 2 {
+			continue
+		}
+		if f, ok := computeStraggler(c, tr, byTrace[tr], c.unmatchedWhy(tr, colls != nil)); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func arrivalStraggler(c *ctx, tr string, rs []*collRank) (evidence.Finding, bool) {
+	var top *collRank
+	for _, cr := range rs {
+		if cr.late == 0 {
+			continue
+		}
+		if top == nil || cr.caused > top.caused || (cr.caused == top.caused && cr.late > top.late) {
+			top = cr
+		}
+	}
+	if top == nil {
+		return evidence.Finding{}, false
+	}
+	var othersSpan, inst int64
+	var waiter *collRank
+	for _, cr := range rs {
+		inst = max(inst, cr.matched)
+		if cr.rank == top.rank {
+			continue
+		}
+		othersSpan += c.span(tr, cr.rank)
+		if waiter == nil || cr.total > waiter.total {
+			waiter = cr
+		}
+	}
+	if othersSpan <= 0 {
+		return evidence.Finding{}, false
+	}
+	share := float64(top.caused) / float64(othersSpan)
+	if share < c.th["straggler_wait_minor"] {
+		return evidence.Finding{}, false
+	}
+	ri := c.rankInfo(tr, top.rank)
+	w := c.workload(tr, top.rank)
+	window := strings.TrimPrefix(c.where(tr, -1), "trace "+tr+", all ranks, ")
+	obs := fmt.Sprintf("Rank %d was the last of %d ranks to arrive in %d of %d matched collective instances (%s), by %s in total over the next-latest rank; the other %d ranks waited %s for it in those instances, %s of their GPU span (trace %s, %s).",
+		top.rank, len(rs), top.late, inst, top.lateBreakdown(), ms(top.lag), len(rs)-1, ms(top.caused), pct(share), tr, window)
+	if waiter != nil && waiter.total > top.total {
+		obs += fmt.Sprintf(" Rank %d has the longest collective kernels (%s against rank %d's %s): it is the one that waits longest, not the cause.",
+			waiter.rank, ms(waiter.total), top.rank, ms(top.total))
+	}
+	f := evidence.Finding{Trace: tr, Rank: top.rank, Status: "confirmed", Severity: severity(share, c.th["straggler_wait_critical"]),
+		Title:       fmt.Sprintf("Rank %d is a straggler: it arrives last at the collectives and the other ranks wait for it", top.rank),
+		Observation: obs,
+		Mechanism:   "The same collective instance, matched across ranks by process group and sequence number (or ordinal), starts at different times on each rank and ends together: each rank's kernel waits from its own start until the last rank starts, so the late rank's delay becomes the others' wait.",
+		Evidence:    []evidence.Ref{ref("collectives", "trace", tr, "rank", itoa(top.rank)), ref("collectives", "trace", tr), ref("ranks", "trace", tr)},
+		Impact:      share,
+		Scope:       evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}, Capture: []string{"several ranks loaded", "collectives matched across ranks"}},
+		Verify:      fmt.Sprintf("Re-profile all ranks: collectives.late of rank %d and the other ranks' collectives.wait_ns should fall.", top.rank),
+		Refute:      "The late rank changes from step to step (a one-off), or the ranks run on hosts whose clocks are not aligned (the start differences are then clock offsets, not arrivals).",
+	}
+	f.Fix, f.Snippet = lateFix(ri, w, top.rank, top.lateColl(), true)
+	return f, true
+}
+
+func computeStraggler(c *ctx, tr string, rs []rankRow, why string) (evidence.Finding, bool) {
+	comp := make([]int64, len(rs))
+	for i, r := range rs {
+		comp[i] = r.compute
+	}
+	sort.Slice(comp, func(i, j int) bool { return comp[i] < comp[j] })
+	med := comp[len(comp)/2]
+	if len(comp)%2 == 0 {
+		med = (comp[len(comp)/2-1] + comp[len(comp)/2]) / 2
+	}
+	top := rs[0]
+	for _, r := range rs {
+		if r.compute > top.compute || (r.compute == top.compute && r.rank < top.rank) {
+			top = r
+		}
+	}
+	if med <= 0 {
+		return evidence.Finding{}, false
+	}
+	ratio := float64(top.compute)/float64(med) - 1
+	if ratio < c.th["imbalance_minor"] {
+		return evidence.Finding{}, false
+	}
+	ri := c.rankInfo(tr, top.rank)
+	w := c.workload(tr, top.rank)
+	f := evidence.Finding{Trace: tr, Rank: top.rank, Status: "hypothesis", Severity: "minor",
+		Title: fmt.Sprintf("Rank %d may be a straggler: it computes longer than the others", top.rank),
+		Observation: fmt.Sprintf("Rank %d spent %s in computation kernels, %s more than the median rank (%s) of %d ranks (trace %s, %s). Which rank arrives last at the collectives is unknown: %s.",
+			top.rank, ms(top.compute), pct(ratio), ms(med), len(rs), tr, strings.TrimPrefix(c.where(tr, -1), "trace "+tr+", all ranks, "), why),
+		Evidence: []evidence.Ref{ref("ranks", "trace", tr), ref("kernels", "rank", itoa(top.rank), "class", "COMP")},
+		Impact:   ratio * float64(top.compute) / float64(top.busy+top.idle+1),
+		Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}, Capture: []string{"several ranks loaded"}},
+		Verify:   "Load every rank of the job and re-run: the collectives area then shows which rank arrives last; after a fix, compute_ns should even out.",
+		Refute:   "The collectives, matched across ranks, show another rank arriving last, or the longer computation overlaps communication that waits anyway.",
+	}
+	f.Fix, f.Snippet = lateFix(ri, w, top.rank, "", false)
+	return f, true
+}
+
+// lateFix is the fix for a rank that arrives late at coll: even out what it
+// does before the collective, in the workload's terms. Overlap settings do
+// not shorten a wait for a peer, so none is offered. late says the matched
+// collectives show the rank arriving last; without it the rank only
+// computes longest, and the fix says to check that first.
+func lateFix(ri evidence.RankInfo, w Workload, rank int, coll string, late bool) (fix, snippet string) {
+	fix, snippet = lateFixText(ri, w, rank, coll)
+	if late {
+		return fmt.Sprintf("Rank %d arrives last: %s", rank, fix), snippet
+	}
+	return fmt.Sprintf("Check first that rank %d is the rank the others wait for (load every rank and collect the collectives area: its late column); if it is: %s", rank, fix), snippet
+}
+
+func lateFixText(ri evidence.RankInfo, w Workload, rank int, coll string) (fix, snippet string) {
+	switch {
+	case ri.Producer == "vllm" || ri.Producer == "sglang":
+		snippet = "nvidia-smi -q -d CLOCK,PERFORMANCE"
+		if ri.Platform == "rocm" {
+			snippet = "rocm-smi --showclocks --showperflevel"
+		}
+		return fmt.Sprintf("tensor-parallel ranks run the same kernels, so a late rank is held up outside them; check rank %d's host (CPU contention, other processes, the scheduler's work before the step) and its GPU (clocks, thermal throttling).", rank), snippet
+	case coll == "all_to_all" && w.Known && w.TorchRec:
+		return fmt.Sprintf("balance the work before the all-to-all. Rebalance the TorchRec sharding plan (the embedding tables, their sizes and pooling per rank) and the input lengths each rank receives (KeyedJaggedTensor lengths), so that rank %d's lookups are not the longest.", rank), ""
+	case coll == "all_to_all":
+		return fmt.Sprintf("find what delays rank %d before the all-to-all (its kernels and host time before it: the kernels and ops areas filtered to rank %d). With TorchRec embeddings, balance the sharding plan and the input lengths per rank; with expert parallelism, the tokens routed to its experts.", rank, rank), ""
+	case w.Known && w.Training, !w.Known && ri.Producer == "training":
+		return fmt.Sprintf("even out the work before the collective. Compare rank %d's computation and host time before it with the other ranks' (batch or sequence lengths: pad or bucket them; its data loading; its GPU clocks).", rank),
+			"DistributedSampler(ds, shuffle=True, drop_last=True)"
+	}
+	return fmt.Sprintf("find what delays rank %d before the collective: compare its kernels and host time before it with the other ranks' (the kernels and ops areas filtered to each rank), and check its GPU clocks.", rank), ""
+}
+
+// commScope lists the producers whose exposed communication is reported.
+var commScope = []string{"training", "vllm", "sglang"}
+
+// commExposed: communication that computation does not hide. Matched
+// collectives split it into waiting for the last rank and transfer: when
+// waiting dominates, the finding is about the late rank; otherwise the fix
+// follows the collective and the workload.
+func commExposed(c *ctx) []evidence.Finding {
+	var cs []cand
+	for _, rr := range c.ranks {
+		ri := c.rankInfo(rr.trace, rr.rank)
+		if !inScope(ri, commScope, nil) || rr.busy <= 0 || rr.comm <= 0 {
+			continue
+		}
+		overlap := rr.comm + rr.compute - rr.commComp
+		ov := 100 * float64(overlap) / float64(rr.comm)
+		if float64(rr.comm)/float64(rr.busy) >= c.th["comm_share"] && ov < c.th["comm_overlap_low"] {
+			cs = append(cs, cand{trace: rr.trace, rank: rr.rank, score: float64(rr.comm-overlap) / float64(rr.busy)})
+		}
+	}
+	best, counts := worstPerTrace(cs)
+	colls := c.collectives()
+	var out []evidence.Finding
+	for _, b := range best {
+		var rr rankRow
+		for _, x := range c.ranks {
+			if x.trace == b.trace && x.rank == b.rank {
+				rr = x
+			}
+		}
+		ri := c.rankInfo(b.trace, b.rank)
+		w := c.workload(b.trace, b.rank)
+		cr := colls[key(b.trace, b.rank)]
+		dom := cr.dominant()
+		overlap := rr.comm + rr.compute - rr.commComp
+		obs := fmt.Sprintf("Communication kernels took %s, %s of GPU busy time, and only %s of it overlapped computation; %s (%s of busy time) ran alone (%s)%s.",
+			ms(rr.comm), pct(float64(rr.comm)/float64(rr.busy)), pct(float64(overlap)/float64(rr.comm)), ms(rr.comm-overlap), pct(b.score), c.where(b.trace, b.rank), others(counts[b.trace]))
+		switch dom {
+		case "":
+		case "unknown":
+			obs += " Most of the collective time is in kernels that do not name their operation (no Collective name arg, no c10d operator around the launch)."
+		default:
+			obs += fmt.Sprintf(" Most of the collective time is %s%s.", dom, hintNote(cr, dom))
+		}
+		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis",
+			Severity: severity(b.score, c.th["comm_critical"]),
+			Title:    "Communication is exposed: computation does not hide it",
+			Evidence: []evidence.Ref{ref("overlap", "rank", itoa(b.rank)), ref("ranks", "rank", itoa(b.rank)), ref("collectives", "rank", itoa(b.rank))},
+			Impact:   b.score,
+			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
+			Verify:   "Re-profile: overlap.comm_overlap_pct should rise and collectives.transfer_ns of the exposed collective fall.",
+			Refute:   "The collectives depend on the last computation (e.g. one all-reduce after the whole backward), so no overlap is possible without restructuring.",
+		}
+		if cr == nil || cr.matched == 0 || cr.matchedNs <= 0 {
+			why := c.unmatchedWhy(b.trace, colls != nil)
+			f.Observation = obs + fmt.Sprintf(" How much of it is waiting for a late rank rather than transfer is unknown: %s.", why)
+			f.Scope.Capture = []string{"collectives matched across ranks (to split wait from transfer)"}
+			fix, _ := overlapFix(ri, w, dom, false)
+			f.Fix = "First split the communication into waiting for the last rank and transfer: collect the collectives area with every rank's trace of the job loaded together (the longest collectives are often the waiters). If it is transfer: " + fix
+			out = append(out, f)
+			continue
+		}
+		waitShare := float64(cr.wait) / float64(cr.matchedNs)
+		obs += fmt.Sprintf(" Of its %d matched collective instances (%s), %s (%s) was waiting for the last rank to arrive and %s transfer after it.",
+			cr.matched, ms(cr.matchedNs), ms(cr.wait), pct(waitShare), ms(cr.xfer))
+		if cr.matched < cr.instances {
+			obs += fmt.Sprintf(" %d more instances (%s of kernel time) were not matched on every rank of their group and are not split.",
+				cr.instances-cr.matched, ms(cr.total-cr.matchedNs))
+		}
+		if waitShare >= c.th["comm_wait_share"] {
+			peer, peerN := cr.latePeer()
+			who := "late ranks"
+			if peer >= 0 {
+				who = fmt.Sprintf("rank %d", peer)
+				obs += fmt.Sprintf(" Rank %d arrived last in %d of them.", peer, peerN)
+			}
+			f.Title = fmt.Sprintf("Rank %d's exposed communication is mostly waiting for %s to arrive, not transfer", b.rank, who)
+			f.Observation = obs
+			f.Status = "confirmed"
+			f.Mechanism = "The collectives are matched across ranks: each instance ends together on every rank, and this rank's kernel waits from its own start until the last rank starts. The waiting part is not communication that overlap settings could hide; the late rank sets it."
+			f.Verify = "Re-profile all ranks: this rank's collectives.wait_ns and the late rank's collectives.late should fall."
+			f.Refute = "The late rank changes from step to step (a one-off), or the ranks run on hosts whose clocks are not aligned (start differences are then clock offsets)."
+			if peer >= 0 {
+				f.Fix, f.Snippet = lateFix(c.rankInfo(b.trace, peer), c.workload(b.trace, peer), peer, cr.waitedColl(peer), true)
+				f.Evidence = append(f.Evidence, ref("collectives", "rank", itoa(peer)))
+			} else {
+				f.Fix = "Find which rank arrives last at each collective (the collectives area with every rank loaded: the late column) and even out its work before the collective."
+			}
+			out = append(out, f)
+			continue
+		}
+		f.Observation = obs + cr.busBandwidth()
+		f.Fix, f.Snippet = overlapFix(ri, w, dom, true)
+		out = append(out, f)
+	}
+	return out
+}
+
+// hintNote says when a collective's name comes from the kernel name only.
+func hintNote(cr *collRank, coll string) string {
+	var hint, n int64
+	for _, r := range cr.rows {
+		if r.coll == coll {
+			hint += r.hint
+			n += r.count
+		}
+	}
+	if hint > 0 && hint == n {
+		return " (named from the kernel name only, which does not identify the operation)"
+	}
+	return ""
+}
+
+// overlapFix is the fix for exposed transfer of coll, in the workload's
+// terms (JUDGEMENT §4.5). transfer says the matched instances show it is
+// transfer; without it the wait/transfer split is unknown and no knob that
+// only shortens transfer is prescribed outright.
+func overlapFix(ri evidence.RankInfo, w Workload, coll string, transfer bool) (fix, snippet string) {
+	switch {
+	case ri.Producer == "vllm":
+		return "Tensor-parallel all-reduces sit between the layers and cannot overlap them: check that vLLM's custom all-reduce is in use (cross_device_reduce kernels; --disable-custom-all-reduce not passed), and weigh a smaller tensor-parallel size (more replicas) against the model's memory needs.", ""
+	case ri.Producer == "sglang":
+		return "Tensor-parallel all-reduces sit between the layers and cannot overlap them: check that SGLang's custom all-reduce is in use (--disable-custom-all-reduce not passed), and weigh a smaller tensor-parallel size against the model's memory needs.", ""
+	}
+	switch coll {
+	case "all_to_all":
+		if w.Known && w.TorchRec {
+			return "Overlap TorchRec's input-dist all-to-all with the previous batch's compute (TrainPipelineSparseDist) and cut its volume with the sharding plan (EmbeddingShardingPlanner: table-wise against row-wise, balanced across ranks).",
+				"pipeline = TrainPipelineSparseDist(model, optimizer, device)"
+		}
+		return "Check what issues the all-to-all: with TorchRec sharded embeddings, pipeline the input dist under the previous batch (TrainPipelineSparseDist) and revisit the sharding plan; with expert parallelism, overlap token dispatch and combine with expert computation.", ""
+	case "all_gather", "reduce_scatter":
+		if w.Known && w.FSDP {
+			return "Let FSDP prefetch so the next all-gather runs under the current layer's compute: backward_prefetch=BackwardPrefetch.BACKWARD_PRE and forward_prefetch=True (FSDP2: set_modules_to_forward_prefetch and set_modules_to_backward_prefetch).",
+				"FSDP(model, backward_prefetch=BackwardPrefetch.BACKWARD_PRE, forward_prefetch=True)"
+		}
+		if w.Known {
+			return "The operators show no FSDP: find the code that issues these " + coll + " calls (the ops area's c10d:: rows) and start them earlier with async_op=True where the data allows, waiting only where the result is needed.", ""
+		}
+		return "Check what issues the " + coll + ": under FSDP, its prefetch settings (backward_prefetch, forward_prefetch; FSDP2 set_modules_to_*_prefetch) decide the overlap; elsewhere, start the calls with async_op=True and wait only where the result is needed.", ""
+	case "all_reduce":
+		switch {
+		case w.Known && w.DDP && transfer:
+			return "DDP already overlaps its gradient buckets with the backward pass, so what stays exposed is transfer that nothing computes under: where it is the last bucket, after the backward pass's last kernel (see it in the Perfetto view), a smaller bucket_cap_mb leaves less to send once backward ends.",
+				"DDP(model, bucket_cap_mb=10, gradient_as_bucket_view=True)"
+		case w.Known && w.DDP:
+			return "DDP already overlaps its gradient buckets with the backward pass; a smaller bucket_cap_mb helps only with transfer left after the backward pass's last kernel (see where the exposed all-reduce sits in the Perfetto view).", ""
+		case w.Known && w.FSDP:
+			return "Under FSDP the all-reduce is not gradient bucketing: find what issues it (the ops area's c10d:: rows) and start it asynchronously (async_op=True) where the data allows.", ""
+		case w.Known:
+			return "The operators show no DDP reducer: an all-reduce issued in the loop (dist.all_reduce) can start asynchronously (async_op=True) and be waited on where the result is needed, or several tensors can be reduced in one call.",
+				"work = dist.all_reduce(t, async_op=True)  # ... independent work ...; work.wait()"
+		}
+		return "Check what issues the all-reduce: DDP's gradient buckets already overlap with backward (bucket_cap_mb matters only for transfer left after backward); an all-reduce issued in the loop can start with async_op=True and be waited on where the result is needed.", ""
+	}
+	return "Check what issues the exposed communication (the collectives area names it; the ops area's c10d:: and nccl: rows show the callers) and start it earlier, asynchronously, under independent computation.", ""
+}

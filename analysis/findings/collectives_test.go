@@ -1,0 +1,303 @@
+package findings_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+// rk is one rank of a hand-made multi-rank bundle: its GPU time (busy =
+// compute + comm, nothing overlapped) and its collective rows.
+type rk struct {
+	compute, comm int64
+	colls         []cr
+}
+
+// cr is one collectives row: collective, kernel time, and the matched split.
+type cr struct {
+	coll                                string
+	total, matched, wait, xfer, late    int64
+	lag, caused                         int64
+	peer                                any // late_peer: an int64 or nil
+	peerN, groupSize, sizedB, sizedXfer int64
+	hint                                int64
+}
+
+// multiBundle builds a bundle of len(ranks) ranks of trace "t" with the
+// producer given; features are the workload area's rows of every rank
+// (nil: no workload area). withColls false leaves the collectives area out.
+func multiBundle(producer string, features []string, withColls bool, ranks ...rk) *evidence.Bundle {
+	b := evidence.NewBundle()
+	b.Traces = &table.Table{Columns: cols("trace rank rank_source producer platform gpu_model has_graphs has_sync_events has_python_stacks world_size")}
+	b.Tables["ranks"] = &table.Table{Columns: cols("trace rank step phase events busy_ns idle_ns compute_ns comm_ns comm_comp_ns step_ns")}
+	coll := &table.Table{Columns: cols("trace rank collective pg count total_ns name_hint instances matched matched_ns wait_ns transfer_ns late lag_ns caused_ns late_peer late_peer_n group_size bytes sized sized_bytes sized_transfer_ns")}
+	var wl *table.Table
+	if features != nil {
+		wl = &table.Table{Columns: cols("trace rank feature name count total_ns")}
+		b.Tables["workload"] = wl
+	}
+	for i, r := range ranks {
+		rank := int64(i)
+		b.Traces.Rows = append(b.Traces.Rows, []any{"t", rank, "distributed_info", producer, "cuda", "NVIDIA H100 80GB HBM3", false, true, true, int64(len(ranks))})
+		busy := r.compute + r.comm
+		b.Tables["ranks"].Rows = append(b.Tables["ranks"].Rows, []any{"t", rank, int64(1), "", int64(5000), busy, int64(1_000_000), r.compute, r.comm, busy, busy + 1_000_000})
+		for _, c := range r.colls {
+			matchedNs := int64(0)
+			if c.matched > 0 {
+				matchedNs = c.wait + c.xfer
+			}
+			coll.Rows = append(coll.Rows, []any{"t", rank, c.coll, "0 (default_pg)", int64(10), c.total, c.hint, int64(10), c.matched, matchedNs,
+				c.wait, c.xfer, c.late, c.lag, c.caused, c.peer, c.peerN, c.groupSize, c.sizedB, int64(0), c.sizedB, c.sizedXfer})
+		}
+		for _, f := range features {
+			wl.Rows = append(wl.Rows, []any{"t", rank, f, f + "_example", int64(1), int64(1000)})
+		}
+	}
+	if withColls {
+		b.Tables["collectives"] = coll
+	}
+	return b
+}
+
+func find(fs []evidence.Finding, rule string) *evidence.Finding {
+	for i := range fs {
+		if fs[i].Rule == rule {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+// Four ranks: rank 3 arrives last at every all-to-all; rank 0 waits longest
+// (the longest collective kernels) and also computes most.
+func lateRank3(coll string, producer string, features []string) *evidence.Bundle {
+	waiter := func(wait int64) rk {
+		return rk{compute: 20_000_000, comm: wait + 2_000_000, colls: []cr{{coll: coll, total: wait + 2_000_000, matched: 10, wait: wait, xfer: 2_000_000, peer: int64(3), peerN: 8, groupSize: 4}}}
+	}
+	r0 := waiter(30_000_000)
+	r0.compute = 30_000_000
+	return multiBundle(producer, features, true,
+		r0, waiter(20_000_000), waiter(25_000_000),
+		rk{compute: 22_000_000, comm: 2_100_000, colls: []cr{{coll: coll, total: 2_100_000, matched: 10, wait: 100_000, xfer: 2_000_000, late: 8, lag: 8_000_000, caused: 75_000_000, peer: nil, groupSize: 4}}})
+}
+
+func TestStragglerIsTheLateArriver(t *testing.T) {
+	tests := []struct {
+		name         string
+		b            *evidence.Bundle
+		wantRank     int
+		wantStatus   string
+		wantInObs    []string
+		wantNotInFix []string
+		wantInFix    []string
+	}{
+		{
+			name:     "torchrec all-to-all: the late rank, not the longest waiter, not the most compute",
+			b:        lateRank3("all_to_all", "training", []string{"backward", "torchrec", "ddp"}),
+			wantRank: 3, wantStatus: "confirmed",
+			wantInObs:    []string{"Rank 3 was the last of 4 ranks to arrive in 8 of 10 matched collective instances (all_to_all 8)", "by 8.0 ms", "waited 75.0 ms", "Rank 0 has the longest collective kernels", "trace t"},
+			wantInFix:    []string{"Rank 3 arrives last", "sharding plan"},
+			wantNotInFix: []string{"DDP", "bucket_cap_mb"},
+		},
+		{
+			name:     "ddp all-reduce: even out the work, no bucket advice",
+			b:        lateRank3("all_reduce", "training", []string{"backward", "ddp"}),
+			wantRank: 3, wantStatus: "confirmed",
+			wantInObs:    []string{"(all_reduce 8)"},
+			wantInFix:    []string{"Rank 3 arrives last", "even out"},
+			wantNotInFix: []string{"bucket_cap_mb"},
+		},
+		{
+			name:     "vllm tensor parallel: the host or GPU of the late rank",
+			b:        lateRank3("all_reduce", "vllm", []string{}),
+			wantRank: 3, wantStatus: "confirmed",
+			wantInFix:    []string{"tensor-parallel ranks run the same kernels", "rank 3's host"},
+			wantNotInFix: []string{"DDP", "bucket_cap_mb", "DistributedSampler"},
+		},
+		{
+			name: "no matched collectives: compute imbalance, as a hypothesis",
+			b: multiBundle("training", []string{"backward"}, true,
+				rk{compute: 10_000_000, comm: 3_000_000, colls: []cr{{coll: "all_reduce", total: 3_000_000}}},
+				rk{compute: 15_000_000, comm: 1_000_000, colls: []cr{{coll: "all_reduce", total: 1_000_000}}},
+				rk{compute: 10_000_000, comm: 3_000_000, colls: []cr{{coll: "all_reduce", total: 3_000_000}}}),
+			wantRank: 1, wantStatus: "hypothesis",
+			wantInObs: []string{"Rank 1 spent 15.0 ms in computation kernels", "Which rank arrives last at the collectives is unknown: no collective instance was seen on every rank"},
+			wantInFix: []string{"Check first that rank 1 is the rank the others wait for"},
+		},
+		{
+			name: "no collectives area: compute imbalance, as a hypothesis",
+			b: multiBundle("training", nil, false,
+				rk{compute: 10_000_000, comm: 1_000_000}, rk{compute: 10_000_000, comm: 1_000_000}, rk{compute: 14_000_000, comm: 1_000_000}),
+			wantRank: 2, wantStatus: "hypothesis",
+			wantInObs: []string{"the collectives area was not collected"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := eval(tc.b, nil)
+			f := find(fs, "rank_straggler")
+			if f == nil {
+				t.Fatalf("no rank_straggler finding: %s", rules(fs))
+			}
+			if f.Rank != tc.wantRank || f.Status != tc.wantStatus {
+				t.Errorf("straggler = rank %d %s, want rank %d %s\n%s", f.Rank, f.Status, tc.wantRank, tc.wantStatus, f.Observation)
+			}
+			for _, s := range tc.wantInObs {
+				if !strings.Contains(f.Observation, s) {
+					t.Errorf("observation lacks %q:\n%s", s, f.Observation)
+				}
+			}
+			for _, s := range tc.wantInFix {
+				if !strings.Contains(f.Fix, s) {
+					t.Errorf("fix lacks %q:\n%s", s, f.Fix)
+				}
+			}
+			for _, s := range tc.wantNotInFix {
+				if strings.Contains(f.Fix+f.Snippet, s) {
+					t.Errorf("fix mentions %q:\n%s | %s", s, f.Fix, f.Snippet)
+				}
+			}
+		})
+	}
+}
+
+// Matched collectives where no rank arrives late: no straggler, even with a
+// compute imbalance (the start times decide).
+func TestNoStragglerWhenNobodyIsLate(t *testing.T) {
+	b := multiBundle("training", []string{"backward"}, true,
+		rk{compute: 10_000_000, comm: 1_000_000, colls: []cr{{coll: "all_reduce", total: 1_000_000, matched: 5, wait: 10_000, xfer: 990_000, groupSize: 2}}},
+		rk{compute: 20_000_000, comm: 1_000_000, colls: []cr{{coll: "all_reduce", total: 1_000_000, matched: 5, wait: 10_000, xfer: 990_000, groupSize: 2}}})
+	if f := find(eval(b, nil), "rank_straggler"); f != nil {
+		t.Errorf("straggler without a late arrival: %s", f.Observation)
+	}
+	// A late rank whose delay costs the others under straggler_wait_minor of their span is not reported.
+	b = lateRank3("all_reduce", "training", []string{"backward"})
+	if f := find(eval(b, evidence.Thresholds{"straggler_wait_minor": 0.9}), "rank_straggler"); f != nil {
+		t.Errorf("straggler under the threshold: %s", f.Observation)
+	}
+}
+
+func TestCommExposedSplit(t *testing.T) {
+	// Rank 0 of two: 40 ms of all-reduce exposed against 20 ms of compute.
+	transfer := func(producer string, features []string, coll string) *evidence.Bundle {
+		row := cr{coll: coll, total: 40_000_000, matched: 10, wait: 4_000_000, xfer: 36_000_000, peer: int64(1), peerN: 2, groupSize: 8,
+			sizedB: 4_000_000_000, sizedXfer: 36_000_000}
+		return multiBundle(producer, features, true,
+			rk{compute: 20_000_000, comm: 40_000_000, colls: []cr{row}},
+			rk{compute: 20_000_000, comm: 39_000_000, colls: []cr{row}})
+	}
+	waiting := func(producer string, features []string, coll string) *evidence.Bundle {
+		return multiBundle(producer, features, true,
+			rk{compute: 20_000_000, comm: 40_000_000, colls: []cr{{coll: coll, total: 40_000_000, matched: 10, wait: 36_000_000, xfer: 4_000_000, peer: int64(1), peerN: 9, groupSize: 2}}},
+			rk{compute: 30_000_000, comm: 4_500_000, colls: []cr{{coll: coll, total: 4_500_000, matched: 10, wait: 500_000, xfer: 4_000_000, late: 9, lag: 35_000_000, caused: 36_000_000, groupSize: 2}}})
+	}
+	single := func(producer string, features []string, coll string) *evidence.Bundle {
+		return multiBundle(producer, features, true,
+			rk{compute: 20_000_000, comm: 40_000_000, colls: []cr{{coll: coll, total: 40_000_000}}})
+	}
+	tests := []struct {
+		name       string
+		b          *evidence.Bundle
+		wantTitle  string
+		wantStatus string
+		wantIn     []string // in the observation
+		wantFix    []string
+		notFix     []string
+		noSnippet  bool
+	}{
+		{
+			name:      "waiting dominates: the finding is about the late rank",
+			b:         waiting("training", []string{"backward", "ddp", "torchrec"}, "all_to_all"),
+			wantTitle: "Rank 0's exposed communication is mostly waiting for rank 1 to arrive, not transfer", wantStatus: "confirmed",
+			wantIn:  []string{"36.0 ms (90.0%) was waiting for the last rank to arrive and 4.0 ms transfer", "Rank 1 arrived last in 9 of them"},
+			wantFix: []string{"Rank 1 arrives last", "sharding plan"},
+			notFix:  []string{"DDP", "bucket_cap_mb", "prefetch"},
+		},
+		{
+			name:      "waiting dominates under DDP: no bucket advice",
+			b:         waiting("training", []string{"backward", "ddp"}, "all_reduce"),
+			wantTitle: "Rank 0's exposed communication is mostly waiting for rank 1 to arrive, not transfer", wantStatus: "confirmed",
+			wantFix: []string{"Rank 1 arrives last"},
+			notFix:  []string{"bucket_cap_mb"},
+		},
+		{
+			name:      "DDP all-reduce transfer: bucket tuning after backward, and the bus bandwidth",
+			b:         transfer("training", []string{"backward", "ddp"}, "all_reduce"),
+			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
+			wantIn:  []string{"4.0 ms (10.0%) was waiting", "all_reduce 194.4 GB/s", "n = 8", "4000.0 MB over 36.0 ms"},
+			wantFix: []string{"DDP already overlaps", "bucket_cap_mb", "after the backward pass"},
+		},
+		{
+			name:      "TorchRec all-to-all transfer: pipeline and sharding, never buckets",
+			b:         transfer("training", []string{"backward", "ddp", "torchrec"}, "all_to_all"),
+			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
+			wantIn:  []string{"all_to_all 97.2 GB/s"},
+			wantFix: []string{"TrainPipelineSparseDist", "sharding plan"},
+			notFix:  []string{"DDP", "bucket_cap_mb"},
+		},
+		{
+			name:      "FSDP all-gather transfer: prefetch",
+			b:         transfer("training", []string{"backward", "fsdp"}, "all_gather"),
+			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
+			wantFix: []string{"backward_prefetch", "forward_prefetch"},
+			notFix:  []string{"DDP", "bucket_cap_mb"},
+		},
+		{
+			name:      "vLLM tensor parallel: no DDP fix",
+			b:         transfer("vllm", []string{}, "all_reduce"),
+			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
+			wantFix: []string{"custom all-reduce", "--disable-custom-all-reduce"},
+			notFix:  []string{"DDP", "bucket_cap_mb", "prefetch"},
+		},
+		{
+			name:      "workload unknown: what to check, no snippet",
+			b:         transfer("training", nil, "all_reduce"),
+			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
+			wantFix:   []string{"Check what issues the all-reduce"},
+			noSnippet: true,
+		},
+		{
+			name:      "one rank: the split is unknown, never zero wait",
+			b:         single("training", []string{"backward", "ddp"}, "all_reduce"),
+			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
+			wantIn:    []string{"is unknown: only one rank is loaded"},
+			wantFix:   []string{"First split the communication into waiting for the last rank and transfer"},
+			noSnippet: true,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := eval(tc.b, nil)
+			f := find(fs, "comm_not_overlapped")
+			if f == nil {
+				t.Fatalf("no comm_not_overlapped finding: %s", rules(fs))
+			}
+			if f.Title != tc.wantTitle || f.Status != tc.wantStatus || f.Rank != 0 {
+				t.Errorf("finding = rank %d %q %s, want rank 0 %q %s", f.Rank, f.Title, f.Status, tc.wantTitle, tc.wantStatus)
+			}
+			for _, s := range tc.wantIn {
+				if !strings.Contains(f.Observation, s) {
+					t.Errorf("observation lacks %q:\n%s", s, f.Observation)
+				}
+			}
+			for _, s := range tc.wantFix {
+				if !strings.Contains(f.Fix, s) {
+					t.Errorf("fix lacks %q:\n%s", s, f.Fix)
+				}
+			}
+			for _, s := range tc.notFix {
+				if strings.Contains(f.Fix+f.Snippet, s) {
+					t.Errorf("fix mentions %q:\n%s | %s", s, f.Fix, f.Snippet)
+				}
+			}
+			if tc.noSnippet && f.Snippet != "" {
+				t.Errorf("snippet %q where the fix only says what to check", f.Snippet)
+			}
+			if strings.Contains(f.Observation, "0.000 ms (0.0%) was waiting") {
+				t.Errorf("zero wait reported: %s", f.Observation)
+			}
+		})
+	}
+}

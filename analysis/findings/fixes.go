@@ -1,0 +1,96 @@
+package findings
+
+import (
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/device"
+)
+
+// Fixes are scoped by what the trace shows: the producer (training, vLLM,
+// SGLang), the device's capabilities (analysis/device), the workload and
+// framework era (workload.go) and the capture settings (CUDA graphs). A fix
+// whose precondition the trace contradicts is never printed; one the trace
+// cannot confirm says what to check.
+
+// caps returns the capabilities of the rank's device.
+func (c *ctx) caps(trace string, rank int) device.Caps {
+	ri := c.rankInfo(trace, rank)
+	return device.Lookup(ri.GPUModel, -1, -1, ri.Platform)
+}
+
+// compileAdvice says whether torch.compile can be prescribed on the rank,
+// and when it cannot, why (already compiled, too old a PyTorch, a device
+// Triton refuses, a serving engine that compiles itself). ok with an empty
+// why means "prescribe it"; a non-empty why with ok says what to check.
+func (c *ctx) compileAdvice(trace string, rank int) (ok bool, why string) {
+	ri := c.rankInfo(trace, rank)
+	w := c.workload(trace, rank)
+	cp := c.caps(trace, rank)
+	switch {
+	case ri.Producer == "vllm" || ri.Producer == "sglang":
+		return false, "the serving engine compiles and graphs its model itself"
+	case w.Compiled:
+		return false, "the trace already runs torch.compile (compiled-region frames)"
+	case w.Era == "2021":
+		return false, "the trace's format dates it to PyTorch 1.8-1.10, and torch.compile needs PyTorch 2.0 or later"
+	case cp.Known && !cp.Compile:
+		return false, "torch.compile's Triton backend does not run on " + orName(cp.Family) + " (compute capability below 7.0)"
+	case !cp.Known && ri.Platform == "cuda":
+		return true, "torch.compile needs PyTorch 2.0 or later and a GPU of compute capability 7.0 or more; the trace does not say which this is"
+	case !cp.Known:
+		return true, "torch.compile needs PyTorch 2.0 or later and a backend that supports this device; check both"
+	}
+	return true, ""
+}
+
+func orName(s string) string {
+	if s == "" {
+		return "this GPU"
+	}
+	return s
+}
+
+// hostFix is the fix for a host-bound GPU: what keeps the launching thread
+// from feeding the GPU, in the producer's terms.
+func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
+	ri := c.rankInfo(trace, rank)
+	w := c.workload(trace, rank)
+	switch ri.Producer {
+	case "vllm":
+		if ri.HasGraphs {
+			return "CUDA graphs are on (the trace replays graphs), so the gaps are host work between steps: check that async scheduling is on (the default from vLLM 0.14; pass --async-scheduling before that) and look at the cross-view's CPU side for the scheduler's work.",
+				"vllm serve MODEL --async-scheduling  # only needed before vLLM 0.14"
+		}
+		return "No graph replay in the trace: run with CUDA graphs (drop --enforce-eager) so decode steps are one launch, and check that async scheduling is on (default from vLLM 0.14).",
+			"vllm serve MODEL  # without --enforce-eager"
+	case "sglang":
+		if ri.HasGraphs {
+			return "CUDA graphs are on (the trace replays graphs) and the overlap scheduler is SGLang's default: check that --disable-overlap-schedule was not passed, and that the batch fits --cuda-graph-max-bs.", ""
+		}
+		return "No graph replay in the trace: check that --disable-cuda-graph was not passed and that the batch fits --cuda-graph-max-bs; the overlap scheduler is on unless --disable-overlap-schedule was passed.", ""
+	}
+	parts := []string{"Shorten the CPU work between launches (the cross-view's CPU side names it)"}
+	ok, why := c.compileAdvice(trace, rank)
+	switch {
+	case ok && why == "":
+		parts = append(parts, "fuse the small operations with torch.compile")
+		snippet = "model = torch.compile(model)"
+	case ok:
+		parts = append(parts, "fuse the small operations with torch.compile ("+why+")")
+		snippet = "model = torch.compile(model)"
+	case w.Compiled && !ri.HasGraphs:
+		parts = append(parts, "the model is already compiled: replay it as CUDA graphs with mode=\"reduce-overhead\" and look for graph breaks")
+		snippet = "TORCH_LOGS=graph_breaks python train.py"
+	case why != "":
+		parts = append(parts, "batch more work per launch (larger batches, fewer small operations); torch.compile is not an option here: "+why)
+	}
+	if w.Training {
+		if w.DataLoaderWorkers == 0 {
+			parts = append(parts, "and load batches in DataLoader worker processes, not on the training thread")
+			if snippet == "" {
+				snippet = "DataLoader(ds, batch_size=B, num_workers=4, pin_memory=True)"
+			}
+		}
+	}
+	return strings.Join(parts, "; ") + ".", snippet
+}

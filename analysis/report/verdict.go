@@ -1,0 +1,157 @@
+package report
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/crossview"
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/findings"
+)
+
+// One report, one verdict: the cross-check's label is capped by the same
+// capture gate as the findings, the Executive Summary takes the lower of the
+// top issue's and the cross-check's confidence when both name the same
+// constraint and says so when they name different ones, and a self-check
+// lists any share above 100% or a summary that disagrees with its issues.
+
+// ruleVerdict maps a finding rule to the cross-check verdict that names the
+// same constraint; "" when none does.
+var ruleVerdict = map[string]string{
+	"host_bound_idle":     crossview.VerdictHost,
+	"launch_bound":        crossview.VerdictHost,
+	"sync_bound_loop":     crossview.VerdictSync,
+	"comm_not_overlapped": crossview.VerdictComm,
+}
+
+// verdictRule is the finding rule the capture gate consults for a
+// cross-check verdict.
+var verdictRule = map[string]string{
+	crossview.VerdictHost:    "host_bound_idle",
+	crossview.VerdictWaiting: "host_bound_idle",
+	crossview.VerdictSync:    "sync_bound_loop",
+	crossview.VerdictComm:    "comm_not_overlapped",
+}
+
+// crossLabel returns the cross-check's confidence after the capture gate,
+// and why the gate lowered it ("" when it did not).
+func crossLabel(cv *crossview.Result, gate *findings.Gate) (label, capped string) {
+	if cv == nil {
+		return "", ""
+	}
+	label = cv.Check.Label
+	if label != crossview.Confirmed {
+		return label, ""
+	}
+	rank := -1
+	if cv.Slice.HasRank {
+		rank = cv.Slice.Rank
+	}
+	why := gate.Inconclusive()
+	if why == "" {
+		if rule := verdictRule[cv.Check.Verdict]; rule != "" {
+			why = gate.Limited(cv.Slice.Trace, rank, rule)
+		}
+	}
+	if why == "" {
+		return label, ""
+	}
+	return crossview.Hypothesis, why
+}
+
+// reconcile makes the issues and the Executive Summary agree with the
+// cross-check of the same slice: a confirmed issue whose constraint the
+// cross-check rates a hypothesis, cannot attribute (inconclusive) or sees
+// as another constraint is shown as a hypothesis, with why; a cross-check
+// verdict that no critical issue shares is named in the summary.
+func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Finding) {
+	if cv == nil || cv.Check.Verdict == "" || cv.Check.Metrics.GPUTimeNs == 0 {
+		return
+	}
+	verdict := cv.Check.Verdict + " (" + orDash(label) + ")"
+	for i := range d.Critical {
+		is := &d.Critical[i]
+		want := ruleVerdict[is.ID]
+		if !is.Confirmed || want == "" {
+			continue
+		}
+		why := ""
+		switch {
+		case cv.Check.Verdict == crossview.VerdictInconclusive:
+			why = "the CPU cross-check cannot attribute this slice's idle time to one cause (inconclusive)"
+		case cv.Check.Verdict != want && cv.Check.Verdict != crossview.VerdictWaiting:
+			why = "the CPU cross-check names another constraint for this slice: " + verdict
+		case label != crossview.Confirmed:
+			why = "the CPU cross-check rates this constraint a hypothesis"
+		}
+		if why == "" {
+			continue
+		}
+		is.Confirmed = false
+		is.Observation += " Confidence capped: " + why + "."
+		demote(d, is.Title)
+		if i == 0 {
+			for k, s := range d.Summary {
+				if strings.HasPrefix(s, bottleneckPrefix) {
+					d.Summary[k] = strings.Replace(s, " (confirmed).", " (hypothesis: "+why+").", 1)
+				}
+			}
+		}
+	}
+	if cv.Check.Verdict == crossview.VerdictInconclusive || label != crossview.Confirmed {
+		return
+	}
+	for _, f := range crit {
+		if ruleVerdict[f.Rule] == cv.Check.Verdict {
+			return
+		}
+	}
+	if len(crit) == 0 {
+		d.Summary = append(d.Summary, "The CPU cross-check reads this slice as "+verdict+", but no rule's finding crosses its critical threshold; the follow-ups and the cross-check give the numbers.")
+		return
+	}
+	d.Summary = append(d.Summary, "The CPU cross-check names another constraint for this slice: "+verdict+"; see the cross-check for its numbers.")
+}
+
+// demote moves the claim titled title from Confirmed evidence to the
+// Hypotheses.
+func demote(d *Doc, title string) {
+	kept := d.Confirmed[:0]
+	for _, c := range d.Confirmed {
+		if c == title || strings.HasPrefix(c, title+": ") {
+			d.Hypotheses = append(d.Hypotheses, c)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	d.Confirmed = kept
+}
+
+// bottleneckPrefix opens the summary sentence that names the top issue.
+const bottleneckPrefix = "Most likely bottleneck: "
+
+var shareRE = regexp.MustCompile(`(\d+(?:\.\d+)?)%`)
+
+// selfCheck lists what the report would print wrongly: a share above 100%,
+// or a summary whose confidence is not its top issue's.
+func selfCheck(d *Doc) []string {
+	var out []string
+	texts := append([]string{d.CPUCheck, d.Impact}, d.Summary...)
+	texts = append(texts, d.KeyFindings...)
+	for _, is := range append(append([]Issue{}, d.Critical...), d.FollowUps...) {
+		texts = append(texts, is.Observation)
+	}
+	for _, t := range texts {
+		for _, m := range shareRE.FindAllStringSubmatch(t, -1) {
+			if v, err := strconv.ParseFloat(m[1], 64); err == nil && v > 100.05 {
+				out = append(out, "report self-check: a share above 100% ("+m[0]+") was printed in: "+firstSentence(t))
+			}
+		}
+	}
+	if len(d.Critical) > 0 && len(d.Summary) > 0 && strings.HasPrefix(d.Summary[0], bottleneckPrefix) &&
+		strings.Contains(d.Summary[0], "(confirmed)") && !d.Critical[0].Confirmed {
+		out = append(out, "report self-check: the summary calls the top issue confirmed, but the issue is a hypothesis")
+	}
+	return out
+}
