@@ -94,3 +94,22 @@ func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
 	}
 	return strings.Join(parts, "; ") + ".", snippet
 }
+
+// launchFix is the fix for a launch-bound training or unknown workload:
+// replay the region as a CUDA graph, by the route the trace allows.
+func (c *ctx) launchFix(trace string, rank int, graphs bool) (fix, snippet string) {
+	if graphs {
+		return "CUDA graph replays are already in the trace: the launch-bound part runs outside them; capture that region too (torch.cuda.graph, or torch.compile with mode=\"reduce-overhead\" where it applies) or fuse its small operations.", ""
+	}
+	ok, why := c.compileAdvice(trace, rank)
+	w := c.workload(trace, rank)
+	switch {
+	case ok && why == "":
+		return "Replay the launch-bound region as a CUDA graph: compile it with mode=\"reduce-overhead\" (CUDA graphs), or fuse the small operations.", "model = torch.compile(model, mode=\"reduce-overhead\")"
+	case ok:
+		return "Replay the launch-bound region as a CUDA graph: compile it with mode=\"reduce-overhead\" (" + why + "), or fuse the small operations.", "model = torch.compile(model, mode=\"reduce-overhead\")"
+	case w.Compiled:
+		return "The model is already compiled: compile it with mode=\"reduce-overhead\" so the compiled region replays as CUDA graphs, and remove graph breaks (TORCH_LOGS=graph_breaks).", "TORCH_LOGS=graph_breaks python train.py"
+	}
+	return "Capture the launch-bound region as a CUDA graph by hand (torch.cuda.graph with static input buffers) or launch fewer, larger kernels (bigger batches); torch.compile is not an option here: " + why + ".", "g = torch.cuda.CUDAGraph()  # with torch.cuda.graph(g): out = model(static_in)"
+}

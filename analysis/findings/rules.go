@@ -242,7 +242,7 @@ func pageable(c *ctx) []evidence.Finding {
 			Verify:    "Re-profile: the copies should read Pinned, and their calls return in microseconds.",
 			Refute:    "The calls' durations do not shrink with pinned buffers (then they wait for queued work, not for staging).",
 		}
-		if ri.Producer == "training" {
+		if w := c.workload(b.trace, b.rank); w.DataLoaderWorkers >= 0 || (!w.Known && ri.Producer == "training") {
 			f.Fix = "Pin the host batches and copy them asynchronously."
 			f.Snippet = "DataLoader(ds, batch_size=B, pin_memory=True); x = x.to(\"cuda\", non_blocking=True)"
 		} else {
@@ -382,8 +382,7 @@ func launchBound(c *ctx) []evidence.Finding {
 		case "sglang":
 			f.Fix = "Keep CUDA graphs on and covering the batch (no --disable-cuda-graph; raise --cuda-graph-max-bs to the batch size)."
 		default:
-			f.Fix = "Replay the launch-bound region as a graph: compile it with CUDA graphs, or fuse the small ops."
-			f.Snippet = "model = torch.compile(model, mode=\"reduce-overhead\")"
+			f.Fix, f.Snippet = c.launchFix(b.trace, b.rank, a.graphs > 0)
 		}
 		out = append(out, f)
 	}

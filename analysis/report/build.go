@@ -107,6 +107,19 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		d.Summary = append(d.Summary, strconv.Itoa(len(b.Gaps))+" evidence gap(s) limit what this trace can show; see Evidence Gaps.")
 	}
 	what := orUnknown(producer) + " workload"
+	if producer == "training" || producer == "" {
+		// The producer label comes from step annotations; the operators say
+		// whether anything trained.
+		for _, t := range d.Traces {
+			if len(t.Ranks) == 0 {
+				continue
+			}
+			if w := findings.ReadWorkload(ev, t.Name, t.Ranks[0]); w.Known && w.Operators {
+				what = w.Phase() + " workload"
+			}
+			break
+		}
+	}
 	if device != "" {
 		what += " on " + device
 	}

@@ -215,10 +215,14 @@ func normUnit(u string) string {
 	return ""
 }
 
-// ranksText formats a rank list compactly: "0-3, 6".
+// ranksText says how many ranks and which: "1 (rank 0)", "8 (0–7)",
+// "3 (0, 2, 5)".
 func ranksText(ranks []int) string {
 	if len(ranks) == 0 {
 		return "unknown"
+	}
+	if len(ranks) == 1 {
+		return "1 (rank " + strconv.Itoa(ranks[0]) + ")"
 	}
 	var b strings.Builder
 	for i := 0; i < len(ranks); {
@@ -231,10 +235,10 @@ func ranksText(ranks []int) string {
 		}
 		b.WriteString(strconv.Itoa(ranks[i]))
 		if j > i {
-			b.WriteByte('-')
+			b.WriteString("–")
 			b.WriteString(strconv.Itoa(ranks[j]))
 		}
 		i = j + 1
 	}
-	return b.String()
+	return strconv.Itoa(len(ranks)) + " (" + b.String() + ")"
 }

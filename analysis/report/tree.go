@@ -15,7 +15,14 @@ func gpuTree(r *crossview.Result) *Tree {
 		return nil
 	}
 	total := r.GPU.TotalNs
-	root := Node{ID: "gpu", Name: "GPU time", GPUNs: total, Share: 1, Children: []Node{}}
+	// Operations on concurrent streams each count their own time, so the
+	// tree's total can exceed the GPU's busy time (the union); the root
+	// says which one it is.
+	name := "GPU time"
+	if busy := r.Check.Metrics.BusyNs; busy > 0 && total > busy+busy/100 {
+		name = "GPU operation time, summed over concurrent streams (the GPU was busy " + fmtMs(busy) + ")"
+	}
+	root := Node{ID: "gpu", Name: name, GPUNs: total, Share: 1, Children: []Node{}}
 	for i, n := range r.GPU.Roots {
 		root.Children = append(root.Children, convertNode(n, "gpu/"+strconv.Itoa(i), total))
 	}

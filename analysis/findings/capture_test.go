@@ -1,0 +1,108 @@
+package findings_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/findings"
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+// captureTable builds capture rows: kind, name, count, total, max, idle, span.
+func captureTable(rows ...[]any) *table.Table {
+	t := &table.Table{Columns: cols("trace rank kind name count total_ns max_ns idle_ns span_ns first_ns last_ns")}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, append([]any{"t", int64(0)}, append(r, int64(0), int64(1))...))
+	}
+	return t
+}
+
+func capRow(kind, name string, count, total, max, idle, span int64) []any {
+	return []any{kind, name, count, total, max, idle, span}
+}
+
+// withEvents sets the GPU event count of the bundle's one ranks row.
+func withEvents(b *evidence.Bundle, n int64) *evidence.Bundle {
+	t := b.Tables["ranks"]
+	t.Columns = append(t.Columns, table.Column{Name: "events"})
+	t.Rows[0] = append(t.Rows[0], n)
+	return b
+}
+
+func TestGate(t *testing.T) {
+	hostWait := map[string]*table.Table{"gaps": gapsTable(55_000_000)}
+	cases := []struct {
+		name    string
+		capture *table.Table
+		events  int64
+		want    string // rules(fs)
+		caveat  string // in the first finding's Caveat
+		gone    bool   // no finding at all
+	}{
+		{name: "clean", events: 1000, want: "host_bound_idle:critical:confirmed"},
+		{name: "counter replay drops every timing finding", events: 1000,
+			capture: captureTable(capRow("counter_range", "k", 77, 77e6, 1e6, 0, 0)), gone: true},
+		{name: "too few GPU events", events: 12, want: "host_bound_idle:minor:hypothesis", caveat: "too little to judge steady state"},
+		{name: "start-up idle leaves the judged slice", events: 1000,
+			capture: captureTable(capRow("first_use", "cudaFree", 1, 50e6, 50e6, 50e6, 50e6), capRow("excluded", "", 1, 50e6, 50e6, 50e6, 50e6)),
+			// 10 ms idle of a 50 ms steady span: host wait 10/50 = 20%, minor.
+			want: "host_bound_idle:minor:hypothesis", caveat: "start-up or held intervals"},
+		{name: "graph capture over the whole span", events: 1000,
+			capture: captureTable(capRow("graph_capture", "capture_32_FULL", 4, 99e6, 98e6, 59e6, 99e6)),
+			want:    "host_bound_idle:minor:hypothesis", caveat: "graph capture"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tabs := map[string]*table.Table{}
+			for k, v := range hostWait {
+				tabs[k] = v
+			}
+			if tc.capture != nil {
+				tabs["capture"] = tc.capture
+			}
+			b := withEvents(bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, tabs), tc.events)
+			fs := eval(b, nil)
+			if tc.gone {
+				if len(fs) != 0 {
+					t.Fatalf("findings despite the gate: %s", rules(fs))
+				}
+				return
+			}
+			if rules(fs) != tc.want {
+				t.Fatalf("got %s, want %s (%+v)", rules(fs), tc.want, fs)
+			}
+			if !strings.Contains(fs[0].Caveat, tc.caveat) || (tc.caveat == "") != (fs[0].Caveat == "") {
+				t.Errorf("caveat %q, want one with %q", fs[0].Caveat, tc.caveat)
+			}
+		})
+	}
+}
+
+func TestGatePythonStacksCapHostBound(t *testing.T) {
+	b := withEvents(bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)}), 1000)
+	b.Traces.Rows[0][b.Traces.Col("has_python_stacks")] = true
+	fs := eval(b, nil)
+	if rules(fs) != "host_bound_idle:critical:hypothesis" || !strings.Contains(fs[0].Caveat, "Python tracer") {
+		t.Fatalf("got %s %q", rules(fs), fs[0].Caveat)
+	}
+}
+
+func TestGateEdgeSyncIsNotTheLoops(t *testing.T) {
+	sync := &table.Table{Columns: cols("trace rank step phase call op trigger direction pageable blocking count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes"),
+		Rows: [][]any{{"t", int64(0), int64(-1), "", "cudaDeviceSynchronize", "", "explicit", "", false, true, int64(1), int64(30_000_000), int64(30_000_000), int64(0), int64(0), int64(0), int64(0)}}}
+	tabs := map[string]*table.Table{"sync": sync}
+	b := withEvents(bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 95_000_000, 5_000_000, tabs), 1000)
+	if fs := eval(b, nil); rules(fs) != "sync_bound_loop:minor:hypothesis" {
+		t.Fatalf("without the edge row: %s", rules(fs))
+	}
+	tabs["capture"] = captureTable(capRow("edge_sync", "cudaDeviceSynchronize", 1, 30e6, 30e6, 0, 0))
+	b = withEvents(bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 95_000_000, 5_000_000, tabs), 1000)
+	if fs := eval(b, nil); len(fs) != 0 {
+		t.Errorf("the profiler's stop sync was reported: %s %+v", rules(fs), fs)
+	}
+	g := findings.Assess(evidence.Rollup(b, evidence.Filter{}))
+	if len(g.Artifacts) != 1 || g.Artifacts[0].Kind != "edge_sync" {
+		t.Errorf("artifacts: %+v", g.Artifacts)
+	}
+}
