@@ -87,6 +87,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	sample := ""
 	if len(paths) == 0 && a.from == "" {
 		// A fixed place, so that the report names the same file every run
 		// (and the parse cache recognises it).
@@ -99,6 +100,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		paths = []string{p}
+		sample = p
 		fmt.Fprintf(stderr, "tracebook report: no trace given; analysing the sample trace %s (HTA's AlexNet test trace, MIT)\n", sampleTraceName)
 	}
 	if a.out == "" && a.md == "" && a.perfetto == "" {
@@ -108,6 +110,16 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	src, err := reportSource(ctx, a.from, paths, f, lf, stderr)
 	if err != nil {
 		return err
+	}
+	if sample != "" && src.Bundle != nil {
+		// The report names the sample, not the temporary copy it was read from.
+		if t, c := src.Bundle.Traces, src.Bundle.Traces.Col("path"); c >= 0 {
+			for _, r := range t.Rows {
+				if c < len(r) && r[c] == sample {
+					r[c] = sampleTraceName + " (the sample embedded in tracebook)"
+				}
+			}
+		}
 	}
 	view := report.View{Filter: f}
 	if a.md != "" {

@@ -15,8 +15,9 @@
 -- alike; RCCL's ncclDevKernel_Generic names nothing: unknown). Names are
 -- normalised to all_reduce, all_gather, reduce_scatter, all_to_all,
 -- broadcast, reduce, send, recv, send_recv, barrier, gather, scatter;
--- other names from args or operators are kept lower-cased. vLLM cross_device_reduce is
--- all_reduce; DeepEP kernels are ep_dispatch, ep_combine or ep_other.
+-- other names from args or operators are kept lower-cased. vLLM
+-- cross_device_reduce is all_reduce; DeepEP kernels are ep_dispatch,
+-- ep_combine or ep_other.
 --
 -- Matching one instance across ranks (JUDGEMENT §4.2). The group is the
 -- "Process Group Name" arg, else the stream the kernel ran on. Kernels that
@@ -78,7 +79,7 @@
 -- sized: Instances whose bytes are known. COUNT
 -- sized_bytes: Bytes of the matched instances whose bytes are known. BYTES
 -- sized_transfer_ns: This rank's transfer time in those instances. DURATION_NS
--- KEYED: e.kind = 'kernel' AND the COMM class of ranks.sql
+-- KEYED: e.kind = 'kernel' AND regexp_matches(e.name, '^(nccl|rccl|hccl)|ncclDevKernel|ncclKernel|cross_device_reduce|deep_ep::|dpsk::ep::', 'i')
 --
 -- PARAMS: $1 trace (TEXT, '' = every trace), the first of evidence_base's:
 --   matching reads the events table for every rank and the whole trace; the

@@ -149,16 +149,17 @@ var table = []family{
 			dev(`\bRTX A[0-9]{4}\b`, 0, 0), dev(`\bRTX 30[0-9]0`, 0, 0)}},
 	{vendor: "nvidia", name: "Ada (L4/L40/RTX 40xx)", arch: "sm_89", major: 8, minor: 9, known: true, caps: fp8TC, src: "[CC][CUTE][L4-3P][4090-3P]",
 		// GeForce: the FP32-accumulate rate (what PyTorch's BF16/FP16 GEMMs use) is half the FP16-accumulate one.
+		// L4: the lower end of the ≈121–125 the source quotes.
 		parts: []part{dev(`\bL4\b`, 121, 0.30), dev(`\bL40S?\b`, 0, 0), dev(`\bL20\b`, 0, 0), dev(`\bRTX 4090`, 165, 1.008), dev(`\bRTX 40[0-9]0`, 0, 0),
 			dev(`\bRTX [0-9]000 Ada\b`, 0, 0), dev(`\bAda Generation\b`, 0, 0)}},
-	{vendor: "nvidia", name: "Hopper (H100/H200)", arch: "sm_90", major: 9, minor: 0, known: true, caps: fp8TC, src: "[CC][H100-DS][H200]; H800/H20 CC (unverified)",
+	{vendor: "nvidia", name: "Hopper (H100/H200)", arch: "sm_90", major: 9, minor: 0, known: true, caps: fp8TC, src: "[CC][H100-DS][H200]; H20 CC (unverified); H800 9.0 as the deepseek trace gives it",
 		parts: []part{dev(`\bH100\b.*\bPCIe\b`, 756, 2.0), dev(`\bH100\b.*\bNVL\b`, 0, 0), dev(`\bH100\b.*\b(HBM3|SXM)`, 989, 3.35), dev(`\bH100\b`, 0, 0),
 			dev(`\bH200\b.*\bNVL\b`, 0, 0), dev(`\bH200\b`, 989, 4.8), dev(`\bGH200\b`, 0, 0), dev(`\bH800\b`, 0, 0), dev(`\bH20\b`, 0, 0)}},
 	{vendor: "nvidia", name: "Blackwell (B200/GB200)", arch: "sm_100", major: 10, minor: 0, known: true, caps: fp4TC, src: "[CC][CUTE][B200]",
 		parts: []part{dev(`\bB200\b`, 2250, 8.0), dev(`\bGB200\b`, 2500, 8.0)}},
 	{vendor: "nvidia", name: "Blackwell Ultra (B300/GB300)", arch: "sm_103", major: 10, minor: 3, known: true, caps: fp4TC, src: "[CC][B200]",
 		parts: []part{dev(`\bG?B300\b`, 0, 0)}},
-	{vendor: "nvidia", name: "Blackwell (RTX 50xx/RTX PRO)", arch: "sm_120", major: 12, minor: 0, known: true, caps: fp4TC, src: "[CC][CUTE][5090-3P]",
+	{vendor: "nvidia", name: "Blackwell (RTX 50xx/RTX PRO)", arch: "sm_120", major: 12, minor: 0, known: true, caps: fp4TC, src: "[CC][CUTE][5090-3P]; RTX 5090 peak derived (half the FP16-accumulate figure)",
 		// 209.5 = half of the ≈419 FP16-accumulate figure (3rd-party), as for every GeForce part.
 		parts: []part{dev(`\bRTX 5090`, 209.5, 1.792), dev(`\bRTX 50[0-9]0`, 0, 0), dev(`\bRTX PRO [0-9]000 Blackwell`, 0, 0)}},
 	{vendor: "nvidia", name: "Blackwell (GB10)", arch: "sm_121", major: 12, minor: 1, known: true, caps: fp4TC, src: "[CC]",
@@ -193,8 +194,8 @@ func Lookup(name string, ccMajor, ccMinor int, platform string) Caps {
 	hasCC := ccMajor > 0
 	c := Caps{CCMajor: ccMajor, CCMinor: ccMinor}
 
-	f, pt := match(name)
 	vendor := vendorOf(name, platform)
+	f, pt := match(name, vendorOf(name, ""))
 	if f != nil {
 		vendor = f.vendor
 	}
@@ -230,12 +231,16 @@ func Lookup(name string, ccMajor, ccMinor int, platform string) Caps {
 	return c
 }
 
-// match returns the family and part whose pattern matches name first.
-func match(name string) (*family, part) {
+// match returns the family and part whose pattern matches name first,
+// among the rows of vendor when the name's own words tell it ("" = any).
+func match(name, vendor string) (*family, part) {
 	if strings.TrimSpace(name) == "" {
 		return nil, part{}
 	}
 	for i := range table {
+		if vendor != "" && table[i].vendor != vendor {
+			continue
+		}
 		for _, pt := range table[i].parts {
 			if pt.re.MatchString(name) {
 				return &table[i], pt

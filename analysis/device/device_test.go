@@ -115,6 +115,8 @@ func TestLookup(t *testing.T) {
 		{"AMD Instinct MI210", 9, 0, "rocm", true, "amd", "gfx90a", mi200, 0, 0, false},
 		{"AMD Instinct MI325X", 9, 4, "rocm", true, "amd", "gfx942", mi300, 1307.4, 6.0, false},
 		{"AMD Instinct MI300A", 9, 4, "rocm", true, "amd", "gfx942", mi300, 0, 0, false},
+		// The name's vendor words keep it off the other vendor's rows.
+		{"AMD Radeon A2", 11, 0, "rocm", false, "amd", "", "", 0, 0, false},
 		// The name decides the vendor over the platform.
 		{"AMD Instinct MI300X", 9, 4, "cuda", true, "amd", "gfx942", mi300, 1307.4, 5.3, false},
 	}

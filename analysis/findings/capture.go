@@ -326,6 +326,11 @@ func (g *Gate) apply(fs []evidence.Finding) []evidence.Finding {
 			}
 			if l.minor {
 				f.Severity = "minor"
+				if l.rules == nil {
+					// The capture shows no steady state: no fix can rest on it.
+					f.Fix = "None from this capture (" + l.why + "): profile the steady state, a few steps after warm-up, and re-run the report."
+					f.Snippet = "torch.profiler.schedule(wait=1, warmup=2, active=3)"
+				}
 			}
 			whys = append(whys, l.why)
 		}

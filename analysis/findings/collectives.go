@@ -359,8 +359,8 @@ func arrivalStraggler(c *ctx, tr string, rs []*collRank) (evidence.Finding, bool
 	obs := fmt.Sprintf("Rank %d was the last of %d ranks to arrive in %d of %d matched collective instances (%s), by %s in total over the next-latest rank; the other %d ranks waited %s for it in those instances, %s of their GPU span (trace %s, %s).",
 		top.rank, len(rs), top.late, inst, top.lateBreakdown(), ms(top.lag), len(rs)-1, ms(top.caused), pct(share), tr, window)
 	if waiter != nil && waiter.total > top.total {
-		obs += fmt.Sprintf(" Rank %d has the longest collective kernels (%s against rank %d's %s): it is the one that waits longest, not the cause.",
-			waiter.rank, ms(waiter.total), top.rank, ms(top.total))
+		obs += fmt.Sprintf(" Rank %d has the longest collective kernels (%s, %s of it waiting, against rank %d's %s): it waits, it is not the cause.",
+			waiter.rank, ms(waiter.total), ms(waiter.wait), top.rank, ms(top.total))
 	}
 	f := evidence.Finding{Trace: tr, Rank: top.rank, Status: "confirmed", Severity: severity(share, c.th["straggler_wait_critical"]),
 		Title:       fmt.Sprintf("Rank %d is a straggler: it arrives last at the collectives and the other ranks wait for it", top.rank),
@@ -530,7 +530,13 @@ func commExposed(c *ctx) []evidence.Finding {
 			f.Verify = "Re-profile all ranks: this rank's collectives.wait_ns and the late rank's collectives.late should fall."
 			f.Refute = "The late rank changes from step to step (a one-off), or the ranks run on hosts whose clocks are not aligned (start differences are then clock offsets)."
 			if peer >= 0 {
-				f.Fix, f.Snippet = lateFix(c.rankInfo(b.trace, peer), c.workload(b.trace, peer), peer, cr.waitedColl(peer), true)
+				// The late rank's workload rows are absent under a rank
+				// filter: the waiting rank's stand for the job's then.
+				pw := c.workload(b.trace, peer)
+				if !pw.Training && !pw.DDP && !pw.FSDP && !pw.TorchRec {
+					pw = w
+				}
+				f.Fix, f.Snippet = lateFix(c.rankInfo(b.trace, peer), pw, peer, cr.waitedColl(peer), true)
 				f.Evidence = append(f.Evidence, ref("collectives", "rank", itoa(peer)))
 			} else {
 				f.Fix = "Find which rank arrives last at each collective (the collectives area with every rank loaded: the late column) and even out its work before the collective."

@@ -15,7 +15,7 @@ import (
 // caps returns the capabilities of the rank's device.
 func (c *ctx) caps(trace string, rank int) device.Caps {
 	ri := c.rankInfo(trace, rank)
-	return device.Lookup(ri.GPUModel, -1, -1, ri.Platform)
+	return device.Lookup(ri.GPUModel, ri.CCMajor, ri.CCMinor, ri.Platform)
 }
 
 // compileAdvice says whether torch.compile can be prescribed on the rank,

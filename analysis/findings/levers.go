@@ -49,7 +49,7 @@ func (l lever) span() int64 { return l.rr.busy + l.rr.idle }
 func (c *ctx) leverOf(rr rankRow) lever {
 	ri := c.rankInfo(rr.trace, rr.rank)
 	l := lever{ri: ri, rr: rr, w: c.workload(rr.trace, rr.rank)}
-	l.caps = device.Lookup(ri.GPUModel, -1, -1, ri.Platform) // compute capability unknown (-1, -1) until RankInfo carries CCMajor/CCMinor
+	l.caps = c.caps(rr.trace, rr.rank)
 	l.serving = ri.Producer == "vllm" || ri.Producer == "sglang"
 	if l.w.Known {
 		l.compiled, l.era = l.w.Compiled, l.w.Era
@@ -99,7 +99,9 @@ func (l lever) oldTorch(major, minor int) (why string, old bool) {
 }
 
 // opsShowCompile: the CPU operators include torch.compile's frames
-// (docs/JUDGEMENT.md §2.2). Triton kernel names alone do not count.
+// (docs/JUDGEMENT.md §2.2). Triton kernel names alone do not count, nor do
+// Dynamo's cache-lookup frames (eager code passes through Dynamo too), as
+// in workload.go.
 func (c *ctx) opsShowCompile(trace string, rank int) bool {
 	o := c.ev.Table("ops")
 	if o == nil {
@@ -111,17 +113,18 @@ func (c *ctx) opsShowCompile(trace string, rank int) bool {
 		}
 		n := evidence.Str(o, r, "name")
 		if strings.HasPrefix(n, "Torch-Compiled Region") || strings.HasPrefix(n, "CompiledFunction") ||
-			strings.HasPrefix(n, "## Call CompiledFxGraph") || strings.HasPrefix(n, "TorchDynamo Cache Lookup") {
+			strings.HasPrefix(n, "## Call CompiledFxGraph") {
 			return true
 		}
 	}
 	return false
 }
 
-// compileFix says how to bring torch.compile to l's rank: a fix and a
-// snippet, or ok false where the device, the producer or the trace rule it
-// out (Inductor refuses CC < 7.0; vLLM and SGLang compile themselves; an
-// already-compiled trace needs its graph breaks looked at instead).
+// compileFix says how to bring torch.compile to l's rank: a fix (to follow
+// a colon) and a snippet, or ok false where the device or the producer
+// rule it out or the device is not known to allow it (Inductor refuses
+// CC < 7.0; vLLM and SGLang compile themselves). The caller has checked
+// that the trace is not compiled already.
 func (l lever) compileFix(mode string) (fix, snippet string, ok bool) {
 	if l.serving || !l.caps.Compile {
 		return "", "", false
@@ -267,10 +270,10 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 		return nil
 	}
 	type acc struct {
-		l                 lever
-		gemm, conv, tc    int64
-		tf32Conv, tf32Any bool
-		top               []int // rows, largest first
+		l              lever
+		gemm, conv, tc int64
+		tf32Conv       bool  // a convolution already runs in TF32: cuDNN has TF32 on
+		top            []int // rows, largest first
 	}
 	per := map[string]*acc{}
 	var cs []cand
@@ -296,7 +299,6 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 			default:
 				if tc, tf := tensorCoreMath(n); tc {
 					a.tc += d
-					a.tf32Any = a.tf32Any || tf
 					a.tf32Conv = a.tf32Conv || (tf && hasAnyFold(n, convMarkers))
 				}
 			}
@@ -390,7 +392,7 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 				f.Fix = "cuDNN already runs some convolutions in TF32 (tf32 kernel names), so TF32 is on and the SIMT ones are cuDNN's pick for those shapes: autocast to bfloat16 moves them to tensor cores (channels_last memory format helps cuDNN choose them)."
 				f.Snippet = `with torch.autocast("cuda", dtype=torch.bfloat16): y = model(x)`
 			default:
-				f.Fix = "Allow TF32 for cuDNN convolutions and matmuls (cuDNN's default is on, so something turned it off), or autocast the model to bfloat16."
+				f.Fix = "Check that TF32 is allowed for cuDNN and for matmuls (cuDNN's default is on; SIMT convolutions with no TF32 one beside them suggest it was turned off), or autocast the model to bfloat16."
 				f.Snippet = "torch.backends.cudnn.allow_tf32 = True; torch.backends.cuda.matmul.allow_tf32 = True"
 			}
 			f.Verify = "Re-profile: the GEMM and convolution kernel names should carry tf32, bf16 or nvjet/xmma tensor-core markers and their time fall."
@@ -416,6 +418,7 @@ func shortName(n string) string {
 	if strings.HasPrefix(n, "void ") {
 		n = n[5:]
 	}
+	label := ""
 	if i := strings.IndexByte(n, '<'); i > 0 && strings.Contains(full, "at::native::") {
 		base := n[:i]
 		if j := strings.LastIndex(base, "::"); j >= 0 {
@@ -423,10 +426,13 @@ func shortName(n string) string {
 		}
 		for _, m := range opRE.FindAllString(n[i:], -1) {
 			if !genericOps[m] {
-				n = base + " (" + m + ")"
+				label = base + " (" + m + ")"
 				break
 			}
 		}
+	}
+	if label != "" {
+		n = label
 	} else if i := strings.IndexByte(n, '('); i > 0 {
 		n = n[:i]
 	}
@@ -438,7 +444,7 @@ func shortName(n string) string {
 
 var (
 	// opRE: the functor or op a templated at::native kernel runs.
-	opRE       = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(Functor|Ops|_kernel_cuda|_kernel_impl|_kernel)\b`)
+	opRE       = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(Functor[A-Za-z0-9_]*|_functor|Ops|KernelImpl|_kernel_cuda|_kernel_impl|_kernel)\b|launch_[a-z_]+|copy_device_to_device`)
 	genericOps = map[string]bool{"BinaryFunctor": true, "AUnaryFunctor": true, "BUnaryFunctor": true, "UnaryFunctor": true,
 		"gpu_kernel_impl": true, "gpu_kernel_impl_nocast": true, "ReduceOp": true, "func_wrapper_t": true, "elementwise_kernel": true,
 		"vectorized_elementwise_kernel": true, "unrolled_elementwise_kernel": true, "reduce_kernel": true}
@@ -463,10 +469,9 @@ func elementwiseDominated(c *ctx) []evidence.Finding {
 		return nil
 	}
 	type acc struct {
-		l              lever
-		eager, triton  int64
-		count, kernels int64
-		top            int
+		l                    lever
+		eager, triton, count int64
+		top                  int
 	}
 	per := map[string]*acc{}
 	var cs []cand
@@ -480,7 +485,6 @@ func elementwiseDominated(c *ctx) []evidence.Finding {
 				continue
 			}
 			n := evidence.Str(k, r, "name")
-			a.kernels += evidence.Int(k, r, "count")
 			switch {
 			case eagerElementwise(n):
 				a.eager += evidence.Int(k, r, "total_ns")
@@ -511,7 +515,7 @@ func elementwiseDominated(c *ctx) []evidence.Finding {
 				ms(a.eager), a.count, pct(b.score), pct(l.busyShare()), c.where(b.trace, b.rank), others(counts[b.trace]),
 				shortName(evidence.Str(k, a.top, "name")), ms(evidence.Int(k, a.top, "total_ns"))),
 			Evidence: []evidence.Ref{ref("kernels", "rank", itoa(b.rank), "name", "at::native::*elementwise_kernel*|at::native::reduce_kernel*"), ref("ranks", "rank", itoa(b.rank))},
-			Impact:   float64(a.eager) / float64(l.span()) / 2,
+			Impact:   float64(a.eager) / float64(l.span()),
 			Scope:    evidence.Scope{Producers: []string{l.ri.Producer}, Platforms: []string{l.ri.Platform}},
 			Verify:   "Re-profile: the at::native elementwise kernels should give way to fewer fused (triton_) kernels and GPU busy time fall.",
 			Refute:   "The elementwise kernels sit between ops a compiler cannot fuse across (custom CUDA ops, collectives, data-dependent shapes), or each already moves as many bytes as fused code would.",
@@ -519,7 +523,7 @@ func elementwiseDominated(c *ctx) []evidence.Finding {
 		if a.triton > 0 {
 			f.Observation += fmt.Sprintf(" Inductor's fused kernels (triton_poi/red/per) took another %s.", ms(a.triton))
 		}
-		if b.score >= c.th["elementwise_share"] && l.busyShare() >= c.th["gpu_busy_critical"] {
+		if l.busyShare() >= c.th["gpu_busy_critical"] {
 			f.Severity = "critical"
 		}
 		switch {
@@ -560,7 +564,7 @@ func slowInstances(c *ctx) []evidence.Finding {
 	nhits := map[string]int{}
 	var cs []cand
 	for _, rr := range c.ranks {
-		if rr.busy <= 0 || c.idleUnreliable(rr.trace, rr.rank) {
+		if rr.busy <= 0 {
 			continue
 		}
 		best := hit{row: -1}
@@ -713,7 +717,7 @@ func shortKernelStorm(c *ctx) []evidence.Finding {
 		case l.serving && l.ri.HasGraphs:
 			continue // CUDA graphs already replay the model: nothing to switch on
 		case l.ri.Producer == "vllm":
-			f.Fix = "Run with CUDA graphs: drop --enforce-eager so vLLM captures its graphs and compiles the model."
+			f.Fix = "Run with CUDA graphs: drop --enforce-eager so vLLM captures its decode steps as graphs."
 			f.Snippet = "vllm serve MODEL  # without --enforce-eager"
 		case l.ri.Producer == "sglang":
 			f.Fix = "Run with CUDA graphs: do not pass --disable-cuda-graph, and raise --cuda-graph-max-bs to the batch sizes served."

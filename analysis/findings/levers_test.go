@@ -1,0 +1,396 @@
+package findings_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/findings"
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+// rig is one rank's hand-made evidence for the lever rules.
+type rig struct {
+	producer, platform, gpu, format string
+	totalMem                        int64
+	graphs                          bool
+	busy, idle                      int64
+	kernels                         [][]any // kernelRow rows
+	features                        []string
+	memory                          *table.Table
+}
+
+func (g rig) bundle() *evidence.Bundle {
+	b := evidence.NewBundle()
+	platform := g.platform
+	if platform == "" {
+		platform = "cuda"
+	}
+	b.Traces = &table.Table{Columns: cols("trace rank rank_source producer platform gpu_model gpu_total_mem format has_graphs has_sync_events has_python_stacks"),
+		Rows: [][]any{{"t", int64(0), "filename", g.producer, platform, g.gpu, g.totalMem, g.format, g.graphs, true, false}}}
+	b.Tables["ranks"] = &table.Table{Columns: cols("trace rank step phase events busy_ns idle_ns compute_ns comm_ns comm_comp_ns step_ns"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", int64(5000), g.busy, g.idle, g.busy, int64(0), g.busy, g.busy + g.idle}}}
+	if g.kernels != nil {
+		b.Tables["kernels"] = &table.Table{Columns: cols("trace rank step phase stream name class count total_ns min_ns max_ns hist"), Rows: g.kernels}
+	}
+	if g.features != nil {
+		w := &table.Table{Columns: cols("trace rank feature name count total_ns")}
+		for _, f := range g.features {
+			name, val, ok := strings.Cut(f, "=") // feature[=event name]
+			if !ok {
+				val = name
+			}
+			w.Rows = append(w.Rows, []any{"t", int64(0), name, val, int64(1), int64(0)})
+		}
+		b.Tables["workload"] = w
+	}
+	if g.memory != nil {
+		b.Tables["memory"] = g.memory
+	}
+	return b
+}
+
+// kernelRow is one kernel name: n instances of dur ns each, plus the
+// instances of extra (duration -> count).
+func kernelRow(name string, n, dur int64, extra map[int64]int64) []any {
+	h := evidence.Hist{evidence.BucketOf(dur): n}
+	total, lo, hi := n*dur, dur, dur
+	for d, c := range extra {
+		h[evidence.BucketOf(d)] += c
+		total += c * d
+		lo, hi = min(lo, d), max(hi, d)
+		n += c
+	}
+	return []any{"t", int64(0), int64(1), "", int64(7), name, "COMP", n, total, lo, hi, h.String()}
+}
+
+// only evaluates g and returns the findings of one rule.
+func only(g rig, rule string, th evidence.Thresholds) []evidence.Finding {
+	var out []evidence.Finding
+	for _, f := range findings.Evaluate(evidence.Rollup(g.bundle(), evidence.Filter{}), th) {
+		if f.Rule == rule {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// text is everything a finding prints.
+func text(f evidence.Finding) string {
+	return strings.Join([]string{f.Title, f.Observation, f.Mechanism, f.Fix, f.Snippet, f.Verify, f.Refute}, "\n")
+}
+
+func hasAny(s string, words ...string) string {
+	l := strings.ToLower(s)
+	for _, w := range words {
+		if strings.Contains(l, strings.ToLower(w)) {
+			return w
+		}
+	}
+	return ""
+}
+
+func TestIsFP32SIMT(t *testing.T) {
+	for name, want := range map[string]bool{
+		"volta_sgemm_128x64_nn":                                                                                                      true,
+		"ampere_sgemm_32x32_sliced1x4_tn":                                                                                            true,
+		"turing_sgemm_64x64_nt":                                                                                                      true,
+		"volta_scudnn_128x64_relu_interior_nn_v1":                                                                                    true,
+		"cudnn_infer_volta_scudnn_128x64_relu_medium_nn":                                                                             true,
+		"void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int)":                                               true,
+		"void cudnn::cnn::wgrad_alg0_engine<float, 128, 6, 7, 3, 3, 5, false, 512>(int)":                                             true,
+		"void implicit_convolve_sgemm<float, float, 1024, 6, 7, 3, 3, 5, 1, false, true, true>(int)":                                 true,
+		"void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>(cudnn::winograd_nonfused::W)":                           true,
+		"void gemv2N_kernel<int, int, float, float, float, float, 128, 1, 4, 4, 1, false>(int)":                                      true,
+		"void gemmk1_kernel<int, float, 256, 5, false, false, false, false>(int)":                                                    true,
+		"cutlass_80_simt_sgemm_128x128_8x4_nn_align1":                                                                                true,
+		"sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize256x64x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas": true,
+		// Tensor cores, other types, or not a GEMM/convolution.
+		"volta_h884gemm_64x64_ldg8_nn": false,
+		"volta_s884cudnn_fp16_128x128": false,
+		"turing_h1688gemm_128x128_nn":  false,
+		"sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16": false,
+		"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1":             false,
+		"void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_32x3_tn_align4>(Params)":        false,
+		"nvjet_tst_64x64_64x16_2x1_2cta_v_bz_bias_TNT":                                               false,
+		"volta_dgemm_64x64_nn": false,
+		"void gemv2T_kernel_val<int, int, double, double, double, double, 128, 16>(int)":              false,
+		"void gemv2T_kernel_val<int, int, __half, __half, float, float, 128, 16>(int)":                false,
+		"void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>(float)":                false,
+		"void cudnn::ops::scalePackedTensor_kernel<float, float>(cudnnTensor4dStruct, float*, float)": false,
+		"void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float> >(int)":      false,
+		"triton_poi_fused_add_0": false,
+	} {
+		if got := findings.IsFP32SIMT(name); got != want {
+			t.Errorf("IsFP32SIMT(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// simtKernels: 60% of a 100 ms busy time in SIMT GEMMs and convolutions.
+func simtKernels() [][]any {
+	return [][]any{
+		kernelRow("volta_sgemm_128x64_nn", 100, 200_000, nil),
+		kernelRow("volta_scudnn_128x64_relu_interior_nn_v1", 100, 200_000, nil),
+		kernelRow("void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int)", 100, 200_000, nil),
+		kernelRow("void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float> >(int)", 100, 100_000, nil),
+	}
+}
+
+func TestFP32NoTensorCoresByDevice(t *testing.T) {
+	forbid := []string{"bf16", "bfloat16", "tf32", "set_float32_matmul_precision"}
+	tests := []struct {
+		name     string
+		rig      rig
+		want     string   // rules() of the rule's findings
+		contains []string // in Fix+Snippet
+		absent   []string // nowhere in the finding
+	}{
+		{"V100 training: float16 AMP with a GradScaler, never bf16/TF32",
+			rig{producer: "training", gpu: "Tesla V100-SXM2-32GB", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels(), features: []string{"cpu_ops", "backward"}},
+			"fp32_no_tensor_cores:critical:confirmed", []string{"float16", "GradScaler", "autocast"}, forbid},
+		{"V100 inference: autocast without a GradScaler",
+			rig{producer: "training", gpu: "Tesla V100-SXM2-32GB", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels(), features: []string{"cpu_ops"}},
+			"fp32_no_tensor_cores:critical:confirmed", []string{"float16", "autocast"}, append(forbid, "GradScaler")},
+		{"RTX 2080 Ti (Turing): float16 only",
+			rig{producer: "unknown", gpu: "NVIDIA GeForce RTX 2080 Ti", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels()},
+			"fp32_no_tensor_cores:critical:confirmed", []string{"float16"}, forbid},
+		{"T4 with the GPU mostly idle: minor",
+			rig{producer: "training", gpu: "Tesla T4", busy: 30_000_000, idle: 70_000_000, kernels: simtKernels(), features: []string{"cpu_ops", "backward"}},
+			"fp32_no_tensor_cores:minor:confirmed", []string{"GradScaler"}, forbid},
+		{"GP100: no tensor cores, no precision fix",
+			rig{producer: "training", gpu: "Quadro GP100", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels(), features: []string{"cpu_ops", "backward"}},
+			"", nil, nil},
+		{"A100 GEMMs: TF32",
+			rig{producer: "training", gpu: "NVIDIA A100-SXM4-80GB", busy: 100_000_000, idle: 5_000_000, kernels: [][]any{
+				kernelRow("ampere_sgemm_128x64_nn", 100, 500_000, nil),
+				kernelRow("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize256x64x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas", 10, 100_000, nil)}},
+			"fp32_no_tensor_cores:critical:confirmed", []string{"set_float32_matmul_precision(\"high\")", "TF32"}, []string{"torch.float16", "GradScaler", "cuda.amp"}},
+		{"A100 convolutions with TF32 already in cuDNN: bfloat16 autocast",
+			rig{producer: "training", gpu: "NVIDIA A100-PG509-200", busy: 100_000_000, idle: 5_000_000, kernels: [][]any{
+				kernelRow("cudnn_ampere_scudnn_128x64_relu_xregs_large_nn_v1", 100, 400_000, nil),
+				kernelRow("sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_stage4", 100, 100_000, nil)}},
+			"fp32_no_tensor_cores:critical:confirmed", []string{"torch.bfloat16", "already"}, []string{"torch.float16", "GradScaler", "cuda.amp"}},
+		{"H100 bf16 GEMMs: nothing to say",
+			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 5_000_000, kernels: [][]any{
+				kernelRow("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1", 100, 900_000, nil)}},
+			"", nil, nil},
+		{"blank device name: no verdict",
+			rig{producer: "training", gpu: "", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels()},
+			"", nil, nil},
+		{"ROCm: the names read are NVIDIA's",
+			rig{producer: "training", platform: "rocm", gpu: "AMD Instinct MI300X", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels()},
+			"", nil, nil},
+		{"a device not in the table: what to check, no precision prescribed",
+			rig{producer: "training", gpu: "NVIDIA Mystery 9000", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels()},
+			"fp32_no_tensor_cores:minor:confirmed", []string{"compute capability", "get_device_capability"}, []string{"GradScaler()", "allow_tf32"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := only(tc.rig, "fp32_no_tensor_cores", nil)
+			if got := rules(fs); got != tc.want {
+				t.Fatalf("findings = %q, want %q: %+v", got, tc.want, fs)
+			}
+			for _, f := range fs {
+				for _, w := range tc.contains {
+					if !strings.Contains(f.Fix+"\n"+f.Snippet, w) {
+						t.Errorf("fix lacks %q: %q / %q", w, f.Fix, f.Snippet)
+					}
+				}
+				if w := hasAny(text(f), tc.absent...); w != "" {
+					t.Errorf("finding mentions %q:\n%s", w, text(f))
+				}
+				if !strings.Contains(f.Observation, "of GPU busy time") || !strings.Contains(f.Observation, "trace t, rank 0") {
+					t.Errorf("observation without its context: %q", f.Observation)
+				}
+			}
+		})
+	}
+	// The critical threshold is the catalogue's, and the viewer may raise it.
+	g := tests[0].rig
+	if fs := only(g, "fp32_no_tensor_cores", evidence.Thresholds{"fp32_simt_critical": 0.9}); rules(fs) != "fp32_no_tensor_cores:minor:confirmed" {
+		t.Errorf("raised fp32_simt_critical: %s", rules(fs))
+	}
+	if fs := only(g, "fp32_no_tensor_cores", evidence.Thresholds{"gpu_busy_critical": 0.99}); rules(fs) != "fp32_no_tensor_cores:minor:confirmed" {
+		t.Errorf("raised gpu_busy_critical: %s", rules(fs))
+	}
+}
+
+// eagerKernels: 60% of a 100 ms busy time in eager elementwise kernels.
+func eagerKernels() [][]any {
+	return [][]any{
+		kernelRow("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int)", 4000, 10_000, nil),
+		kernelRow("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float>, unsigned int, float, 4> >(int)", 1000, 20_000, nil),
+		kernelRow("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1", 100, 400_000, nil),
+	}
+}
+
+func TestElementwiseDominated(t *testing.T) {
+	tests := []struct {
+		name     string
+		rig      rig
+		want     string
+		contains []string // in Fix+Snippet
+		absent   []string // in Fix+Snippet
+	}{
+		{"eager H100: torch.compile",
+			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 5_000_000, kernels: eagerKernels(), features: []string{"cpu_ops", "backward", "torch_version=2.6.0+cu124"}},
+			"elementwise_dominated:critical:hypothesis", []string{"model = torch.compile(model)"}, []string{"graph_breaks", "upgrade"}},
+		{"already compiled: graph breaks, not torch.compile",
+			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 5_000_000, kernels: eagerKernels(), features: []string{"cpu_ops", "backward", "compiled"}},
+			"elementwise_dominated:critical:hypothesis", []string{"TORCH_LOGS=graph_breaks"}, []string{"torch.compile(model"}},
+		{"vLLM compiles itself: no finding",
+			rig{producer: "vllm", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 5_000_000, kernels: eagerKernels()},
+			"", nil, nil},
+		{"SGLang compiles itself: no finding",
+			rig{producer: "sglang", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 5_000_000, kernels: eagerKernels()},
+			"", nil, nil},
+		{"GP100: Inductor refuses CC < 7.0",
+			rig{producer: "training", gpu: "Quadro GP100", busy: 100_000_000, idle: 5_000_000, kernels: eagerKernels(), features: []string{"cpu_ops", "backward"}},
+			"", nil, nil},
+		{"2021-era trace: upgrade first",
+			rig{producer: "training", gpu: "Tesla V100-SXM2-16GB", busy: 100_000_000, idle: 5_000_000, kernels: eagerKernels(), features: []string{"cpu_ops", "backward", "legacy_categories"}},
+			"elementwise_dominated:critical:hypothesis", []string{"PyTorch >= 2.0", "torch.compile(model)"}, nil},
+		{"an idle GPU: minor",
+			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 200_000_000, kernels: eagerKernels(), features: []string{"cpu_ops"}},
+			"elementwise_dominated:minor:hypothesis", []string{"torch.compile"}, nil},
+		{"below the share: nothing",
+			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 200_000_000, idle: 5_000_000, kernels: eagerKernels()},
+			"", nil, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := only(tc.rig, "elementwise_dominated", nil)
+			if got := rules(fs); got != tc.want {
+				t.Fatalf("findings = %q, want %q: %+v", got, tc.want, fs)
+			}
+			for _, f := range fs {
+				for _, w := range tc.contains {
+					if !strings.Contains(f.Fix+"\n"+f.Snippet, w) {
+						t.Errorf("fix lacks %q: %q / %q", w, f.Fix, f.Snippet)
+					}
+				}
+				if w := hasAny(f.Fix+"\n"+f.Snippet, tc.absent...); w != "" {
+					t.Errorf("fix mentions %q: %q / %q", w, f.Fix, f.Snippet)
+				}
+				if !strings.Contains(f.Observation, "(CUDAFunctor_add)") {
+					t.Errorf("observation does not name the largest kernel's op: %q", f.Observation)
+				}
+			}
+		})
+	}
+}
+
+func TestKernelSlowInstances(t *testing.T) {
+	g := rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 20_000_000, idle: 1_000_000}
+	// A tail: 95 instances at 100 us, 5 at 500 us (2 ms above the median's time, 10% of busy).
+	g.kernels = [][]any{kernelRow("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 95, 100_000, map[int64]int64{500_000: 5})}
+	fs := only(g, "kernel_slow_instances", nil)
+	if rules(fs) != "kernel_slow_instances:minor:hypothesis" || !strings.Contains(fs[0].Observation, "5 of the 100 instances") {
+		t.Fatalf("tail: %s %+v", rules(fs), fs)
+	}
+	if !strings.Contains(fs[0].Observation, "larger shape") || !strings.Contains(fs[0].Refute, "shape") {
+		t.Errorf("the shape caveat is missing: %q / %q", fs[0].Observation, fs[0].Refute)
+	}
+	// A second mode (30 of 100: another layer's shape) is not a tail.
+	g.kernels = [][]any{kernelRow("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 70, 100_000, map[int64]int64{500_000: 30})}
+	if fs := only(g, "kernel_slow_instances", nil); len(fs) != 0 {
+		t.Errorf("second mode reported as slow instances: %s", rules(fs))
+	}
+	// One slow instance (a first call) is not a pattern.
+	g.kernels = [][]any{kernelRow("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 99, 100_000, map[int64]int64{5_000_000: 1})}
+	if fs := only(g, "kernel_slow_instances", nil); len(fs) != 0 {
+		t.Errorf("one slow instance reported: %s", rules(fs))
+	}
+}
+
+// tinyKernels: 3000 kernels of 5 us and 10 of 1 ms: 60% of busy time tiny.
+func tinyKernels() [][]any {
+	return [][]any{
+		kernelRow("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int)", 3000, 5_000, nil),
+		kernelRow("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 10, 1_000_000, nil),
+	}
+}
+
+func TestShortKernelStorm(t *testing.T) {
+	tests := []struct {
+		name    string
+		rig     rig
+		want    string
+		snippet string
+	}{
+		{"busy eager H100: compile with CUDA graphs",
+			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 25_000_000, idle: 1_000_000, kernels: tinyKernels(), features: []string{"cpu_ops", "backward"}},
+			"short_kernel_storm:minor:hypothesis", `model = torch.compile(model, mode="reduce-overhead")`},
+		{"GPU idle: launch_bound's, not a storm",
+			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 25_000_000, idle: 25_000_000, kernels: tinyKernels()},
+			"", ""},
+		{"compiled, not graphed: reduce-overhead",
+			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 25_000_000, idle: 1_000_000, kernels: tinyKernels(), features: []string{"cpu_ops", "compiled"}},
+			"short_kernel_storm:minor:hypothesis", `model = torch.compile(model, mode="reduce-overhead")`},
+		{"compiled and graphed: nothing to switch on",
+			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", graphs: true, busy: 25_000_000, idle: 1_000_000, kernels: tinyKernels(), features: []string{"cpu_ops", "compiled"}},
+			"", ""},
+		{"vLLM with CUDA graphs: keep them, nothing to say",
+			rig{producer: "vllm", gpu: "NVIDIA H100 80GB HBM3", graphs: true, busy: 25_000_000, idle: 1_000_000, kernels: tinyKernels()},
+			"", ""},
+		{"eager vLLM: CUDA graphs, no torch.compile",
+			rig{producer: "vllm", gpu: "NVIDIA B200", busy: 25_000_000, idle: 1_000_000, kernels: tinyKernels()},
+			"short_kernel_storm:minor:hypothesis", "vllm serve MODEL  # without --enforce-eager"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := only(tc.rig, "short_kernel_storm", nil)
+			if got := rules(fs); got != tc.want {
+				t.Fatalf("findings = %q, want %q: %+v", got, tc.want, fs)
+			}
+			if len(fs) == 1 && fs[0].Snippet != tc.snippet {
+				t.Errorf("snippet = %q, want %q", fs[0].Snippet, tc.snippet)
+			}
+		})
+	}
+}
+
+func memoryTable(reserved, total int64) *table.Table {
+	return &table.Table{Columns: cols("trace rank step phase device allocs frees alloc_bytes freed_bytes peak_allocated peak_reserved total_mem free_calls free_ns"),
+		Rows: [][]any{
+			{"t", int64(0), int64(1), "", int64(0), int64(10), int64(10), int64(1 << 30), int64(1 << 30), reserved - (2 << 30), reserved, total, int64(0), int64(0)},
+			{"t", int64(0), int64(1), "", int64(-1), int64(0), int64(0), int64(0), int64(0), nil, nil, total, int64(3), int64(2_000_000)},
+		}}
+}
+
+func TestMemoryPeak(t *testing.T) {
+	const gb = int64(1 << 30)
+	g := rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", totalMem: 80 * gb, busy: 20_000_000, idle: 1_000_000, features: []string{"cpu_ops", "backward"}}
+	g.memory = memoryTable(76*gb, 80*gb)
+	fs := only(g, "memory_peak", nil)
+	if rules(fs) != "memory_peak:minor:hypothesis" || !strings.Contains(fs[0].Snippet, "expandable_segments:True") ||
+		!strings.Contains(fs[0].Fix, "activation checkpointing") || !strings.Contains(fs[0].Observation, "95.0%") {
+		t.Fatalf("training near the cap: %s %+v", rules(fs), fs)
+	}
+	// Inference: no activations to recompute.
+	g.features = []string{"cpu_ops"}
+	if fs := only(g, "memory_peak", nil); len(fs) != 1 || strings.Contains(fs[0].Fix, "checkpointing") {
+		t.Errorf("inference fix: %+v", fs)
+	}
+	// A 2021-era trace: expandable segments need PyTorch 2.1.
+	g.features = []string{"cpu_ops", "backward", "legacy_categories"}
+	if fs := only(g, "memory_peak", nil); len(fs) != 1 || !strings.Contains(fs[0].Fix, "Upgrade to PyTorch >= 2.1") {
+		t.Errorf("old trace: %+v", fs)
+	}
+	// vLLM reserves 90% for its KV cache by design.
+	g.producer = "vllm"
+	if fs := only(g, "memory_peak", nil); len(fs) != 0 {
+		t.Errorf("vLLM's KV-cache reservation reported: %s", rules(fs))
+	}
+	// Below the share, and without [memory] events: nothing.
+	g.producer = "training"
+	g.memory = memoryTable(40*gb, 80*gb)
+	if fs := only(g, "memory_peak", nil); len(fs) != 0 {
+		t.Errorf("half the device reported: %s", rules(fs))
+	}
+	g.memory = nil
+	if fs := only(g, "memory_peak", nil); len(fs) != 0 {
+		t.Errorf("finding without [memory] events: %s", rules(fs))
+	}
+}
