@@ -46,7 +46,7 @@ func TestComplete(t *testing.T) {
 		{"subcommands", "%trace |", []string{"drop", "info", "list", "load"}, 7},
 		{"subcommand prefix", "%trace l|", []string{"list", "load"}, 7},
 		{"areas", "%evidence s|", []string{"steps", "sync"}, 10},
-		{"all areas", "%evidence |", []string{"all", "gaps", "graphs", "kernels", "launch", "memcpy", "memory", "ops", "overlap", "overview", "phases", "ranks", "steps", "sync"}, 10},
+		{"all areas", "%evidence |", []string{"all", "capture", "collectives", "gaps", "graphs", "kernels", "launch", "memcpy", "memory", "ops", "overlap", "overview", "phases", "ranks", "steps", "sync", "workload"}, 10},
 		{"no second area", "%evidence sync |", nil, -1},
 		{"options", "%evidence sync --|", []string{"--phase", "--rank", "--stream", "--trace", "--window"}, 15},
 		{"report options", "%report --h|", []string{"--html"}, 8},

@@ -134,21 +134,22 @@ func wantFindings(t *testing.T, b *evidence.Bundle, want ...string) {
 }
 
 // A 5 ms cudaStreamSynchronize under aten::item drains the GPU; the host
-// then works 2 ms before launching again.
+// then works 2 ms before launching again. 51 GPU events: enough for the
+// capture gate to judge.
 func TestFindingsPlantedItemSync(t *testing.T) {
 	k := newKT(0, 1, "NVIDIA H100 80GB HBM3")
 	k.op("user_annotation", "ProfilerStep#1", 0, 13000)
 	k.op("cpu_op", "aten::mm", 5, 200)
-	for i := 0; i < 10; i++ {
-		k.kernel("sm90_xmma_gemm_bf16", 7, 10+float64(i)*15, 100+float64(i)*500, 500)
+	for i := 0; i < 25; i++ {
+		k.kernel("sm90_xmma_gemm_bf16", 7, 10+float64(i)*10, 100+float64(i)*200, 200)
 	}
 	k.op("cpu_op", "aten::item", 300, 5200)
 	k.op("cpu_op", "aten::_local_scalar_dense", 305, 5190)
 	k.launch("cudaMemcpyAsync", 310, 10, "gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 7, 5100, 2, map[string]any{"bytes": 4})
 	k.x("cuda_runtime", "cudaStreamSynchronize", 100, 100, 330, 5000, map[string]any{"correlation": 99999})
 	k.op("cpu_op", "aten::mm", 7400, 200)
-	for i := 0; i < 10; i++ {
-		k.kernel("sm90_xmma_gemm_bf16", 7, 7410+float64(i)*15, 7500+float64(i)*500, 500)
+	for i := 0; i < 25; i++ {
+		k.kernel("sm90_xmma_gemm_bf16", 7, 7410+float64(i)*10, 7500+float64(i)*200, 200)
 	}
 	b := collect(t, k.write(t, t.TempDir(), "item.json"))
 	wantFindings(t, b, "sync_bound_loop critical confirmed rank0", "host_bound_idle minor confirmed rank0")
@@ -191,8 +192,8 @@ func TestFindingsPageableCopy(t *testing.T) {
 	k.op("cpu_op", "aten::copy_", 102, 6040)
 	k.launch("cudaMemcpyAsync", 110, 6000, "gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 7, 500, 5500,
 		map[string]any{"bytes": 64 << 20, "memory bandwidth (GB/s)": 12.2})
-	for i := 0; i < 20; i++ {
-		k.kernel("sm90_xmma_gemm_bf16", 7, 6120+float64(i)*10, 6200+float64(i)*1000, 1000)
+	for i := 0; i < 50; i++ {
+		k.kernel("sm90_xmma_gemm_bf16", 7, 6120+float64(i)*10, 6200+float64(i)*400, 400)
 	}
 	b := collect(t, k.write(t, t.TempDir(), "pageable.json"))
 	wantFindings(t, b, "pageable_copies critical confirmed rank0")
@@ -214,7 +215,9 @@ func TestFindingsStraggler(t *testing.T) {
 		}
 		k.op("user_annotation", "ProfilerStep#1", 0, 22000)
 		k.op("cpu_op", "aten::mm", 5, 20)
-		k.kernel("sm90_xmma_gemm_bf16", 7, 10, 0+10, a)
+		for i := 0; i < 50; i++ { // enough GPU events for the capture gate to judge
+			k.kernel("sm90_xmma_gemm_bf16", 7, 10+float64(i)*0.5, 10+float64(i)*a/50, a/50)
+		}
 		k.op("cpu_op", "nccl:all_reduce", 40, 20)
 		k.kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 9, 45, a+100, 16100-(a+100))
 		k.op("cpu_op", "aten::mm", 70, 20)
@@ -313,7 +316,7 @@ func TestFindingsHealthyTrace(t *testing.T) {
 		areas = append(areas, a)
 	}
 	sort.Strings(areas)
-	if strings.Join(areas, " ") != "gaps graphs kernels launch memcpy memory ops overlap overview ranks steps sync" {
+	if strings.Join(areas, " ") != "capture collectives gaps graphs kernels launch memcpy memory ops overlap overview ranks steps sync workload" {
 		t.Errorf("areas = %v", areas)
 	}
 }
@@ -340,7 +343,7 @@ func TestEvidenceMagic(t *testing.T) {
 	if len(rec.texts) != len(evidence.Areas)-1 {
 		t.Errorf("displayed %d areas before the result, want %d", len(rec.texts), len(evidence.Areas)-1)
 	}
-	if html, _ := res.Data[cells.MIMEHTML].(string); !strings.Contains(html, "evidence_memory") || !strings.Contains(html, "<details>") {
+	if html, _ := res.Data[cells.MIMEHTML].(string); !strings.Contains(html, "evidence_"+evidence.Areas[len(evidence.Areas)-1]) || !strings.Contains(html, "<details>") {
 		t.Errorf("result lacks the table name or the SQL: %.300s", html)
 	}
 	if b := s.Bundle(); b == nil || b.Table("kernels") == nil || !b.Filter.HasRank {

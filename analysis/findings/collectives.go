@@ -21,15 +21,6 @@ import (
 // all-to-all, FSDP or tensor-parallel traffic; the kernel name does not
 // identify the collective.
 
-// collectiveThresholds are the thresholds these rules add to the Catalogue.
-var collectiveThresholds = []Threshold{
-	{"straggler_wait_minor", 0.02, "the other ranks' wait for the rank that arrives last at matched collectives, as a share of their GPU span, that is reported (HTA's straggler analysis ranks ranks by the start of their collectives; the share is our choice)"},
-	{"straggler_wait_critical", 0.10, "the same share that makes the straggler finding critical"},
-	{"comm_wait_share", 0.5, "share of a rank's matched collective time spent waiting for the last rank to arrive above which exposed communication is put down to the late rank, not to missing overlap"},
-}
-
-func init() { Catalogue = append(Catalogue, collectiveThresholds...) }
-
 // collRow is one row of the collectives area: one collective and process
 // group on one rank.
 type collRow struct {

@@ -115,7 +115,7 @@ func kernelsTable(name string, total int64) *table.Table {
 
 func TestTensorCoreScope(t *testing.T) {
 	k := map[string]*table.Table{"kernels": kernelsTable("volta_sgemm_128x64_nn", 50_000_000)}
-	if fs := eval(bundle("training", "cuda", "Tesla V100-SXM2-32GB", 90_000_000, 0, k), nil); rules(fs) != "gemm_without_tensor_cores:minor:hypothesis" {
+	if fs := eval(bundle("training", "cuda", "Tesla V100-SXM2-32GB", 90_000_000, 0, k), nil); rules(fs) != "fp32_no_tensor_cores:critical:confirmed" {
 		t.Errorf("sgemm on V100: %s", rules(fs))
 	}
 	if fs := eval(bundle("training", "cuda", "", 90_000_000, 0, k), nil); len(fs) != 0 {

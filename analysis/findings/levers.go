@@ -160,6 +160,8 @@ var (
 	// (and at::native's), which name their type only as a template
 	// argument; cuDNN's batch-norm and layout kernels are not among them.
 	convKernels = []string{"conv", "fprop", "dgrad", "wgrad", "winograd", "fft2d_"}
+	// candidateMarkers: every name fp32SIMT accepts holds "gem" or one of these.
+	candidateMarkers = []string{"cudnn", "conv", "grad", "fft2d_", "xmma", "simt_s", "fprop"}
 )
 
 // hasGem reports whether s holds "gem" in any case, as every name simtRE
@@ -215,6 +217,11 @@ func hasAnyFold(s string, subs []string) bool {
 // xmma and nvjet kernels are tensor cores; fp64 (dgemm, double) is another
 // story and is left out.
 func fp32SIMT(name string) string {
+	// Most kernel names are neither: one cheap pass spares them the rest
+	// (the viewer module runs this per kernel name per view).
+	if !hasGem(name) && !hasAnyFold(name, candidateMarkers) {
+		return ""
+	}
 	kind := func() string {
 		if hasAnyFold(name, convMarkers) {
 			return "convolution"

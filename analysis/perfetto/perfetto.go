@@ -20,13 +20,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/findings"
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/analysis/table"
 )
@@ -213,7 +213,6 @@ type mark struct {
 }
 
 var (
-	simtName      = regexp.MustCompile(`(?i)sgemm|dgemm|gemv`)
 	syncCopyCalls = map[string]bool{"cudaMemcpy": true, "hipMemcpy": true, "cuMemcpy": true, "cuMemcpyDtoH": true, "cuMemcpyDtoH_v2": true}
 )
 
@@ -293,10 +292,10 @@ func marks(rule string, events, gaps []event) []mark {
 				out = append(out, mark{name: "DataLoader: " + e.name, what: "the training loop waits for the next batch", ts: e.ts, dur: e.dur})
 			}
 		}
-	case "gemm_without_tensor_cores":
+	case "fp32_no_tensor_cores":
 		for i := range events {
-			if e := &events[i]; e.kind == "kernel" && simtName.MatchString(e.name) {
-				out = append(out, mark{name: "SIMT GEMM: " + e.name, what: "a GEMM kernel whose name shows no tensor-core path", ts: e.ts, dur: e.dur})
+			if e := &events[i]; e.kind == "kernel" && findings.IsFP32SIMT(e.name) {
+				out = append(out, mark{name: "fp32 SIMT: " + e.name, what: "an fp32 GEMM or convolution kernel whose name shows no tensor-core path", ts: e.ts, dur: e.dur})
 			}
 		}
 	}

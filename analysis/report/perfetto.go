@@ -1,12 +1,12 @@
 package report
 
 import (
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/findings"
 	"github.com/tracebook/tracebook/analysis/table"
 )
 
@@ -160,8 +160,6 @@ type measure struct {
 	anchor string
 }
 
-var simtName = regexp.MustCompile(`(?i)sgemm|dgemm|gemv`)
-
 // measureOf returns the per-step measure of a rule: the same evidence rows
 // the rule reads, summed per step of the finding's rank.
 func measureOf(rule string) measure {
@@ -204,9 +202,9 @@ func measureOf(rule string) measure {
 				return strings.HasPrefix(n, "enumerate(DataLoader)#") || strings.HasPrefix(n, "enumerate(DataPipe)#")
 			})
 		}, "dataloader"}
-	case "gemm_without_tensor_cores":
-		return measure{"GEMM time on the SIMT path (sgemm/gemv kernel names)", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
-			return sumSteps(b.Table("kernels"), tr, rk, "total_ns", func(t *table.Table, r int) bool { return simtName.MatchString(evidence.Str(t, r, "name")) })
+	case "fp32_no_tensor_cores":
+		return measure{"fp32 GEMM and convolution time on the SIMT path", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+			return sumSteps(b.Table("kernels"), tr, rk, "total_ns", func(t *table.Table, r int) bool { return findings.IsFP32SIMT(evidence.Str(t, r, "name")) })
 		}, "kernel"}
 	case "rank_straggler":
 		return measure{"computation beyond the median rank's", stragglerExcess, "kernel"}
