@@ -45,10 +45,14 @@ func writeStepsTrace(t *testing.T, dir, name string, planted bool) string {
 		ext++
 		x(cat, name, 100, 100, ts, dur, map[string]any{"External id": ext})
 	}
+	// Each kernel is split into five back to back, so that the trace holds
+	// enough GPU events (60) for the capture gate to judge it.
 	kernel := func(name string, launch, gts, gdur float64) {
-		corr++
-		x("cuda_runtime", "cudaLaunchKernel", 100, 100, launch, 5, map[string]any{"correlation": corr, "External id": ext})
-		x("kernel", name, 0, 7, gts, gdur, map[string]any{"stream": 7, "device": 0, "correlation": corr, "External id": ext})
+		for i := 0; i < 5; i++ {
+			corr++
+			x("cuda_runtime", "cudaLaunchKernel", 100, 100, launch+float64(i), 0.8, map[string]any{"correlation": corr, "External id": ext})
+			x("kernel", name, 0, 7, gts+float64(i)*gdur/5, gdur/5, map[string]any{"stream": 7, "device": 0, "correlation": corr, "External id": ext})
+		}
 	}
 	s := 0.0
 	for k := 0; k < 6; k++ {
