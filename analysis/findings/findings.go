@@ -12,6 +12,7 @@ package findings
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
@@ -115,7 +116,7 @@ func Evaluate(ev *evidence.Evidence, th evidence.Thresholds) []evidence.Finding 
 			out = append(out, f)
 		}
 	}
-	out = c.gate.apply(out)
+	out = c.gate.apply(mergeWaiting(out))
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if (a.Severity == "critical") != (b.Severity == "critical") {
@@ -325,4 +326,65 @@ func severity(share, critical float64) string {
 		return "critical"
 	}
 	return "minor"
+}
+
+// mergeWaiting folds a rank's exposed communication that is waiting for a
+// late rank into that rank's straggler finding: one cause, one finding. The
+// straggler takes the larger impact and severity and names the waiter.
+// Under a rank filter the straggler's rows are absent, and the waiting
+// finding stands alone.
+func mergeWaiting(fs []evidence.Finding) []evidence.Finding {
+	strag := map[string]int{} // trace\x00rank -> index of the straggler finding
+	for i, f := range fs {
+		if f.Rule == "rank_straggler" && f.Status == "confirmed" {
+			strag[key(f.Trace, f.Rank)] = i
+		}
+	}
+	if len(strag) == 0 {
+		return fs
+	}
+	folded := make([]bool, len(fs))
+	for j, f := range fs {
+		if f.Rule != "comm_not_overlapped" || f.Status != "confirmed" {
+			continue
+		}
+		if i, ok := waitsFor(f, strag); ok {
+			s := &fs[i]
+			s.Impact = max(s.Impact, f.Impact)
+			if f.Severity == "critical" {
+				s.Severity = "critical"
+			}
+			s.Observation += " " + f.Title + ": " + firstSentence(f.Observation)
+			s.Evidence = append(s.Evidence, f.Evidence...)
+			folded[j] = true
+		}
+	}
+	var out []evidence.Finding
+	for j, f := range fs {
+		if !folded[j] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// waitsFor returns the straggler finding whose rank f's evidence names as
+// the late rank.
+func waitsFor(f evidence.Finding, strag map[string]int) (int, bool) {
+	for _, r := range f.Evidence {
+		if r.Preset != "collectives" {
+			continue
+		}
+		if i, ok := strag[f.Trace+"\x00"+r.Where["rank"]]; ok && r.Where["rank"] != strconv.Itoa(f.Rank) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
 }
