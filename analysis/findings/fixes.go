@@ -1,9 +1,11 @@
 package findings
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/device"
+	"github.com/tracebook/tracebook/analysis/evidence"
 )
 
 // Fixes are scoped by what the trace shows: the producer (training, vLLM,
@@ -69,6 +71,12 @@ func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
 		}
 		return "No graph replay in the trace: check that --disable-cuda-graph was not passed and that the batch fits --cuda-graph-max-bs; the overlap scheduler is on unless --disable-overlap-schedule was passed.", ""
 	}
+	if d, share := c.dataloaderShare(trace, rank); share >= c.th["dataloader_share"] {
+		// The host is waiting for batches: that is the lever, not fusion.
+		return fmt.Sprintf("The launching thread spends %s (%s of %s) inside enumerate(DataLoader): the GPU waits for batches. Fix the input pipeline first (see the DataLoader issue), then shorten the CPU work that remains between launches.",
+				ms(d), pct(share), c.loopWhat(trace, rank)),
+			"DataLoader(ds, batch_size=B, num_workers=8, pin_memory=True, persistent_workers=True)"
+	}
 	parts := []string{"Shorten the CPU work between launches (the cross-view's CPU side names it)"}
 	ok, why := c.compileAdvice(trace, rank)
 	switch {
@@ -112,4 +120,23 @@ func (c *ctx) launchFix(trace string, rank int, graphs bool) (fix, snippet strin
 		return "The model is already compiled: compile it with mode=\"reduce-overhead\" so the compiled region replays as CUDA graphs, and remove graph breaks (TORCH_LOGS=graph_breaks).", "TORCH_LOGS=graph_breaks python train.py"
 	}
 	return "Capture the launch-bound region as a CUDA graph by hand (torch.cuda.graph with static input buffers) or launch fewer, larger kernels (bigger batches); torch.compile is not an option here: " + why + ".", "g = torch.cuda.CUDAGraph()  # with torch.cuda.graph(g): out = model(static_in)"
+}
+
+// dataloaderShare is the time in enumerate(DataLoader) on the rank and its
+// share of the loop's time (loopTime).
+func (c *ctx) dataloaderShare(trace string, rank int) (int64, float64) {
+	o := c.ev.Table("ops")
+	for _, rr := range c.ranks {
+		if rr.trace != trace || rr.rank != rank {
+			continue
+		}
+		d := sumBy(o, trace, rank, "incl_ns", func(r int) bool {
+			n := evidence.Str(o, r, "name")
+			return strings.HasPrefix(n, "enumerate(DataLoader)#") || strings.HasPrefix(n, "enumerate(DataPipe)#")
+		})
+		if base := c.loopTime(rr); base > 0 {
+			return d, float64(d) / float64(base)
+		}
+	}
+	return 0, 0
 }

@@ -398,15 +398,12 @@ func dataloader(c *ctx) []evidence.Finding {
 	dl := map[string]int64{}
 	for _, rr := range c.ranks {
 		ri := c.rankInfo(rr.trace, rr.rank)
-		if ri.Producer == "vllm" || ri.Producer == "sglang" || rr.stepNs <= 0 {
+		if ri.Producer == "vllm" || ri.Producer == "sglang" {
 			continue
 		}
-		d := sumBy(o, rr.trace, rr.rank, "incl_ns", func(r int) bool {
-			n := evidence.Str(o, r, "name")
-			return strings.HasPrefix(n, "enumerate(DataLoader)#") || strings.HasPrefix(n, "enumerate(DataPipe)#")
-		})
+		d, share := c.dataloaderShare(rr.trace, rr.rank)
 		dl[key(rr.trace, rr.rank)] = d
-		if share := float64(d) / float64(rr.stepNs); share >= c.th["dataloader_share"] {
+		if share >= c.th["dataloader_share"] {
 			cs = append(cs, cand{trace: rr.trace, rank: rr.rank, score: share})
 		}
 	}
@@ -423,8 +420,8 @@ func dataloader(c *ctx) []evidence.Finding {
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis",
 			Severity: severity(b.score, c.th["dataloader_critical"]),
 			Title:    loop + " waits for the DataLoader",
-			Observation: fmt.Sprintf("enumerate(DataLoader) took %s, %s of step time (%s)%s.",
-				ms(d), pct(b.score), c.where(b.trace, b.rank), others(counts[b.trace])),
+			Observation: fmt.Sprintf("enumerate(DataLoader) took %s, %s of %s (%s)%s.",
+				ms(d), pct(b.score), c.loopWhat(b.trace, b.rank), c.where(b.trace, b.rank), others(counts[b.trace])),
 			Evidence: []evidence.Ref{ref("ops", "rank", itoa(b.rank), "name", "enumerate(DataLoader)#*"), ref("ranks", "rank", itoa(b.rank)), ref("workload", "rank", itoa(b.rank))},
 			Impact:   b.score,
 			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
@@ -447,4 +444,23 @@ func dataloader(c *ctx) []evidence.Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// loopTime is what a share of the loop's time is taken of: the steps' host
+// time where the trace has steps, else the rank's wall time.
+func (c *ctx) loopTime(rr rankRow) int64 {
+	if rr.stepNs > 0 {
+		return rr.stepNs
+	}
+	return c.wall(rr.trace, rr.rank)
+}
+
+// loopWhat names loopTime's denominator.
+func (c *ctx) loopWhat(trace string, rank int) string {
+	for _, rr := range c.ranks {
+		if rr.trace == trace && rr.rank == rank && rr.stepNs > 0 {
+			return "step time"
+		}
+	}
+	return "the rank's wall time (the trace has no steps)"
 }

@@ -559,6 +559,9 @@ func expectedImpact(crit []evidence.Finding) string {
 		}
 		parts = append(parts, "issue "+strconv.Itoa(i+1)+" up to "+fmtPct(min(f.Impact, 1)))
 	}
+	if len(crit) == 1 {
+		return "The critical issue accounts for up to " + fmtPct(min(crit[0].Impact, 1)) + " of the judged slice's time; fixing it should shorten the step roughly by that share and move the constraint to the next lever below."
+	}
 	return "Share of the judged slice's time each critical issue accounts for: " + strings.Join(parts, "; ") +
 		". They overlap in time, so they do not add up; fixing issue 1 should shorten the step roughly by its share and move the constraint to the next lever below."
 }

@@ -33,6 +33,7 @@ table.tb-table{border-collapse:collapse;margin:8px 0 16px;font-size:12px}
 .tb-issue{border-left:4px solid #d33;padding:2px 12px;margin:10px 0}
 .tb-fix{margin-top:10px}.tb-tag{font-size:11px;color:#555}
 pre.tb-snippet{background:#f4f4f4;padding:6px 8px}
+.tb-chart{margin:8px 0 18px}.tb-chart svg{display:block;max-width:100%;height:auto}
 `
 
 // printHTMLPage writes d as a complete static HTML page: the fragment in a
@@ -72,6 +73,7 @@ func printHTML(w io.Writer, d *Doc) error {
 	for _, s := range d.Summary {
 		p("<p>", esc(s), "</p>\n")
 	}
+	htmlCharts(p, d.Charts)
 
 	p(`<h2 id="tb-meta">Trace Metadata</h2>`, "\n")
 	for _, t := range d.Traces {
@@ -179,6 +181,19 @@ func printHTML(w io.Writer, d *Doc) error {
 	p(`<h2 id="tb-next">Next lever</h2>`, "\n<p>", esc(orDash(d.NextLever)), "</p>\n")
 	p("</div>\n")
 	return bw.Flush()
+}
+
+// htmlCharts writes the Charts section: each chart's SVG inline. The SVG is
+// package chart's, in which every string is escaped, so it is the report's
+// own markup, not the trace's. No section without a chart.
+func htmlCharts(p func(...string), charts []Chart) {
+	if len(charts) == 0 {
+		return
+	}
+	p(`<h2 id="tb-charts">Charts</h2>`, "\n")
+	for _, c := range charts {
+		p(`<figure class="tb-chart" data-tb-chart="`, esc(c.ID), `">`, "\n", c.SVG, "</figure>\n")
+	}
 }
 
 func htmlControls(p func(...string), c *Controls) {

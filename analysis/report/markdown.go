@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"encoding/base64"
 	"github.com/tracebook/tracebook/analysis/table"
 	"io"
 	"strconv"
@@ -27,6 +28,7 @@ func printMarkdown(w io.Writer, d *Doc) error {
 	for _, s := range d.Summary {
 		p(mdText(s), "\n\n")
 	}
+	mdCharts(p, d.Charts)
 
 	p("## Trace Metadata\n\n")
 	for _, t := range d.Traces {
@@ -124,6 +126,31 @@ func printMarkdown(w io.Writer, d *Doc) error {
 	list(p, d.Gaps, "None recorded.")
 	p("## Next lever\n\n", mdText(orDash(d.NextLever)), "\n")
 	return bw.Flush()
+}
+
+// mdCharts writes the Charts section: each chart as an image whose source
+// is a data: URI of its SVG (GitHub, nbconvert and notebooks show it; no raw
+// HTML), then its text alternative as a list. No section without a chart.
+func mdCharts(p func(...string), charts []Chart) {
+	if len(charts) == 0 {
+		return
+	}
+	p("## Charts\n\n")
+	for _, c := range charts {
+		p("![", mdText(c.Title), "](", SVGDataURI(c.SVG), ")\n\n")
+		var alt []string
+		for _, l := range strings.Split(c.Alt, "\n") {
+			if strings.TrimSpace(l) != "" {
+				alt = append(alt, l)
+			}
+		}
+		list(p, alt, "No numbers.")
+	}
+}
+
+// SVGDataURI returns svg as a base64 data: URI (image/svg+xml).
+func SVGDataURI(svg string) string {
+	return "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString([]byte(svg))
 }
 
 func list(p func(...string), items []string, empty string) {

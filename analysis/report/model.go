@@ -12,6 +12,10 @@ type Doc struct {
 	Scope string `msgpack:"scope" json:"scope"`
 	// Summary is the Executive Summary: a few sentences naming the most likely bottleneck.
 	Summary []string `msgpack:"summary" json:"summary"`
+	// Charts are drawn from the evidence of the view's filter (Charts in
+	// charts.go): GPU time per rank, by kernel class, the top kernels and
+	// per step. A chart without data is left out.
+	Charts []Chart `msgpack:"charts" json:"charts"`
 
 	Traces []TraceMeta `msgpack:"traces" json:"traces"`
 	// Capture lists what the capture-quality gate found in the window

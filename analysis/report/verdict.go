@@ -23,6 +23,12 @@ var ruleVerdict = map[string]string{
 	"launch_bound":        crossview.VerdictHost,
 	"sync_bound_loop":     crossview.VerdictSync,
 	"comm_not_overlapped": crossview.VerdictComm,
+	"rank_straggler":      crossview.VerdictComm,
+	// GPU-side levers: what to change when the GPU is the constraint.
+	"fp32_no_tensor_cores":  crossview.VerdictGPU,
+	"elementwise_dominated": crossview.VerdictGPU,
+	"short_kernel_storm":    crossview.VerdictGPU,
+	"kernel_slow_instances": crossview.VerdictGPU,
 }
 
 // verdictRule is the finding rule the capture gate consults for a
@@ -82,7 +88,7 @@ func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Findi
 			why = "the CPU cross-check cannot attribute this slice's idle time to one cause (inconclusive)"
 		case cv.Check.Verdict != want && cv.Check.Verdict != crossview.VerdictWaiting:
 			why = "the CPU cross-check names another constraint for this slice: " + verdict
-		case label != crossview.Confirmed && is.ID != "comm_not_overlapped":
+		case label != crossview.Confirmed && want != crossview.VerdictComm:
 			// The cross-check never confirms communication (one rank cannot
 			// see a peer's arrival); the collectives' matching is the
 			// mechanism there.

@@ -1,0 +1,543 @@
+package report
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/chart"
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+// Chart is one chart of the report, drawn by package chart from the
+// evidence of the view's filter.
+type Chart struct {
+	// ID names the chart and stays the same across views: "ranks",
+	// "kernel-classes", "kernels", "steps".
+	ID    string `msgpack:"id" json:"id"`
+	Title string `msgpack:"title" json:"title"`
+	// Alt is the text alternative: the numbers behind the chart, one
+	// statement per line. The SVG's <desc> holds it; the Markdown report
+	// lists it under the image.
+	Alt string `msgpack:"alt" json:"alt"`
+	// SVG is the chart as a standalone SVG document. Every string in it is
+	// escaped as XML text (trace and kernel names included) and it holds
+	// no script and no style attribute, so the HTML report inlines it.
+	SVG string `msgpack:"svg" json:"svg"`
+}
+
+// MaxStepBars is the most steps the step chart draws; past it the steps are
+// sampled evenly (first and last kept) and the title says so.
+const MaxStepBars = 200
+
+// maxRankBars is the most ranks the rank chart draws; past it the ranks
+// with the most compute time (the stragglers) are kept.
+const maxRankBars = 32
+
+// maxAltRanks is the most ranks the rank chart's text alternative lists
+// one by one.
+const maxAltRanks = 16
+
+// topKernels is the number of kernels the kernel chart draws.
+const topKernels = 10
+
+// The series of the GPU time charts. busy_ns splits without overlap into
+// compute (the union of COMP kernels), communication that no compute
+// kernel hides (comm_comp_ns - compute_ns), and the rest of busy time, when
+// only memcpy/memset or sync ran (busy_ns - comm_comp_ns); idle_ns is the
+// GPU idle time in the span. The four add up to the span.
+var gpuSeries = []chart.Series{
+	{Name: "compute", Color: chart.Blue},
+	{Name: "exposed communication", Color: chart.Vermillion, Short: "exposed comm"},
+	{Name: "memory copy/set and sync only", Color: chart.BluishGreen, Short: "mem/sync"},
+	{Name: "idle", Color: chart.Grey},
+}
+
+// classColors colours the kernel classes as gpuSeries colours the time.
+var classColors = map[string]string{"COMP": chart.Blue, "COMM": chart.Vermillion, "MEM": chart.BluishGreen, "SYNC": chart.ReddishPurple}
+
+// classOrder orders the kernel classes; others follow by name.
+var classOrder = map[string]int{"COMP": 0, "COMM": 1, "MEM": 2, "SYNC": 3}
+
+// classNames says what each class is.
+var classNames = map[string]string{"COMP": "COMP (compute)", "COMM": "COMM (communication)", "MEM": "MEM (memcpy/memset)", "SYNC": "SYNC (GPU sync)"}
+
+// ChartsFor returns the charts of src for view v: what GenerateView puts in
+// Doc.Charts, without the rest of the report (%report shows them as
+// image/svg+xml). The rollup is the Source's, shared with GenerateView.
+func ChartsFor(src *Source, v View) []Chart {
+	b := src.Bundle
+	if b == nil {
+		b = evidence.NewBundle()
+	}
+	return Charts(src.rollup(b, v.Filter), b, v.Filter)
+}
+
+// Charts draws the report's charts for filter f from the rolled-up evidence
+// ev and the bundle b it was rolled up from (the step chart reads b's
+// per-step rows): GPU time per rank with the median marked, GPU time by
+// kernel class, the top kernels, and the step time per step of one rank.
+// A chart without data is left out; the result is never nil.
+func Charts(ev *evidence.Evidence, b *evidence.Bundle, f evidence.Filter) []Chart {
+	out := []Chart{}
+	for _, c := range []Chart{rankChart(ev, b, f), classChart(ev, f), kernelChart(ev, f), stepChart(b, f)} {
+		if c.SVG != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// gpuSplit splits a ranks row's busy time as gpuSeries does, in ms.
+func gpuSplit(t *table.Table, r int) []float64 {
+	busy, idle := evidence.Int(t, r, "busy_ns"), evidence.Int(t, r, "idle_ns")
+	comp, cc := evidence.Int(t, r, "compute_ns"), evidence.Int(t, r, "comm_comp_ns")
+	return []float64{nsMs(comp), nsMs(max(cc-comp, 0)), nsMs(max(busy-cc, 0)), nsMs(idle)}
+}
+
+func nsMs(ns int64) float64 { return float64(ns) / 1e6 }
+
+// chartScope is the slice a chart covers, in words, for its title.
+func chartScope(f evidence.Filter) string { return scopeText(f) }
+
+// rankChart: busy / idle / exposed communication per rank as horizontal
+// stacked bars, the median rank's compute time marked. Under a rank
+// filter every rank of the rest of the filter is drawn and the selected one
+// is in bold, so a straggler still stands out against its peers.
+func rankChart(ev *evidence.Evidence, b *evidence.Bundle, f evidence.Filter) Chart {
+	t := ev.Table("ranks")
+	rf := f
+	if f.HasRank {
+		rf.HasRank, rf.Rank = false, 0
+		if rf.Trace == "" {
+			rf.Trace = ev.Filter.Trace
+		}
+		t = evidence.RollupTable("ranks", b.Table("ranks"), rf, nil)
+	}
+	if t == nil || len(t.Rows) == 0 {
+		return Chart{}
+	}
+	traces := map[string]bool{}
+	for r := range t.Rows {
+		traces[evidence.Str(t, r, "trace")] = true
+	}
+	type rankBar struct {
+		trace   string
+		rank    int64
+		vals    []float64
+		compute float64
+	}
+	var rows []rankBar
+	for r := range t.Rows {
+		v := gpuSplit(t, r)
+		rows = append(rows, rankBar{trace: evidence.Str(t, r, "trace"), rank: evidence.Int(t, r, "rank"), vals: v, compute: v[0]})
+	}
+	shown := len(rows)
+	if len(rows) > maxRankBars {
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].compute > rows[j].compute })
+		rows = rows[:maxRankBars]
+		sort.SliceStable(rows, func(i, j int) bool {
+			if rows[i].trace != rows[j].trace {
+				return rows[i].trace < rows[j].trace
+			}
+			return rows[i].rank < rows[j].rank
+		})
+	}
+	label := func(rb rankBar) string {
+		l := "rank " + strconv.FormatInt(rb.rank, 10)
+		if len(traces) > 1 {
+			l = rb.trace + " · " + l
+		}
+		return l
+	}
+	c := chart.Bars{ID: "tb-chart-ranks", Unit: "ms", ValueAxis: "GPU time", Series: gpuSeries}
+	computes := make([]float64, 0, shown)
+	for r := range t.Rows {
+		computes = append(computes, nsMs(evidence.Int(t, r, "compute_ns")))
+	}
+	var alt []string
+	for _, rb := range rows {
+		sel := f.HasRank && int64(f.Rank) == rb.rank && (f.Trace == "" || f.Trace == rb.trace)
+		l := label(rb)
+		full := l
+		if sel {
+			full += " (selected)"
+		}
+		c.Bars = append(c.Bars, chart.Bar{Label: l, Full: full, Values: rb.vals, Bold: sel})
+		if len(rows) <= maxAltRanks || sel {
+			alt = append(alt, full+": "+splitText(rb.vals))
+		}
+	}
+	title := "GPU time per rank: compute, exposed communication, memory/sync only and idle (ms)"
+	if shown > 1 {
+		med := median(computes)
+		c.Marks = []chart.Mark{{Value: med, Label: "median compute " + chart.Format(med) + " ms"}}
+		title += ", the median rank's compute marked"
+		alt = append([]string{"Median compute time across the " + strconv.Itoa(shown) + " ranks: " + chart.Format(med) + " ms."}, alt...)
+		lo, hi := minMaxBy(rows, func(rb rankBar) float64 { return rb.compute })
+		if len(rows) > maxAltRanks {
+			alt = append(alt, "Most compute: "+label(rows[hi])+", "+chart.Format(rows[hi].compute)+" ms; least: "+label(rows[lo])+", "+chart.Format(rows[lo].compute)+" ms.")
+		}
+	}
+	title += " — " + chartScope(rf)
+	if f.HasRank {
+		title += " (rank " + strconv.Itoa(f.Rank) + " selected, in bold)"
+	}
+	if len(rows) < shown {
+		title += "; the " + strconv.Itoa(len(rows)) + " of " + strconv.Itoa(shown) + " ranks with the most compute"
+	}
+	c.Title = title
+	c.Desc = strings.Join(alt, "\n")
+	return Chart{ID: "ranks", Title: title, Alt: c.Desc, SVG: c.SVG()}
+}
+
+// splitText writes a gpuSplit in words.
+func splitText(v []float64) string {
+	total := 0.0
+	parts := make([]string, len(gpuSeries))
+	for j, s := range gpuSeries {
+		parts[j] = s.Name + " " + chart.Format(v[j]) + " ms"
+		total += v[j]
+	}
+	return strings.Join(parts, ", ") + " (span " + chart.Format(total) + " ms)"
+}
+
+// classChart: GPU time by kernel class, from the kernels table.
+func classChart(ev *evidence.Evidence, f evidence.Filter) Chart {
+	t := ev.Table("kernels")
+	if t == nil || len(t.Rows) == 0 {
+		return Chart{}
+	}
+	sums := map[string]int64{}
+	var total int64
+	for r := range t.Rows {
+		ns := evidence.Int(t, r, "total_ns")
+		sums[evidence.Str(t, r, "class")] += ns
+		total += ns
+	}
+	classes := sortedClasses(sums)
+	c := chart.Bars{ID: "tb-chart-classes", Unit: "ms", ValueAxis: "GPU time, sum of kernel durations"}
+	var alt []string
+	for j, cl := range classes {
+		name := className(cl)
+		c.Series = append(c.Series, chart.Series{Name: name, Color: classColor(cl, j)})
+		vals := make([]float64, len(classes))
+		vals[j] = nsMs(sums[cl])
+		text := chart.Format(vals[j]) + " ms (" + fmtPct(shareOf(sums[cl], total)) + ")"
+		c.Bars = append(c.Bars, chart.Bar{Label: cl, Full: name, Values: vals, Text: text})
+		alt = append(alt, name+": "+text+".")
+	}
+	c.Title = "GPU time by kernel class (ms, sum of kernel durations) — " + chartScope(f)
+	c.Desc = strings.Join(alt, "\n")
+	return Chart{ID: "kernel-classes", Title: c.Title, Alt: c.Desc, SVG: c.SVG()}
+}
+
+// kernelChart: the top kernels by GPU time, summed over the filter's ranks,
+// coloured by class; long names shortened in the middle, the full name in
+// the bar's tooltip.
+func kernelChart(ev *evidence.Evidence, f evidence.Filter) Chart {
+	t := ev.Table("kernels")
+	if t == nil || len(t.Rows) == 0 {
+		return Chart{}
+	}
+	type kern struct {
+		name, class string
+		ns          int64
+	}
+	byName := map[string]*kern{}
+	var order []*kern
+	var total int64
+	for r := range t.Rows {
+		name, ns := evidence.Str(t, r, "name"), evidence.Int(t, r, "total_ns")
+		k := byName[name]
+		if k == nil {
+			k = &kern{name: name, class: evidence.Str(t, r, "class")}
+			byName[name] = k
+			order = append(order, k)
+		}
+		k.ns += ns
+		total += ns
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i].ns != order[j].ns {
+			return order[i].ns > order[j].ns
+		}
+		return order[i].name < order[j].name
+	})
+	if len(order) > topKernels {
+		order = order[:topKernels]
+	}
+	present := map[string]int64{}
+	for _, k := range order {
+		present[k.class] += k.ns
+	}
+	classes := sortedClasses(present)
+	idx := map[string]int{}
+	c := chart.Bars{ID: "tb-chart-kernels", Unit: "ms", ValueAxis: "GPU time, sum of kernel durations"}
+	for j, cl := range classes {
+		idx[cl] = j
+		c.Series = append(c.Series, chart.Series{Name: className(cl), Color: classColor(cl, j)})
+	}
+	var alt []string
+	for i, k := range order {
+		vals := make([]float64, len(classes))
+		vals[idx[k.class]] = nsMs(k.ns)
+		text := chart.Format(nsMs(k.ns)) + " ms (" + fmtPct(shareOf(k.ns, total)) + ")"
+		c.Bars = append(c.Bars, chart.Bar{Label: kernelLabel(k.name), Full: oneLine(k.name) + " [" + k.class + "]", Values: vals, Text: text})
+		alt = append(alt, strconv.Itoa(i+1)+". "+chart.Shorten(oneLine(k.name), 80)+" ("+k.class+"): "+text+".")
+	}
+	what := "Top " + strconv.Itoa(len(order)) + " kernels"
+	if len(order) == 1 {
+		what = "The one kernel"
+	}
+	c.Title = what + " by GPU time (ms, share of all kernel time) — " + chartScope(f)
+	c.Desc = strings.Join(alt, "\n")
+	return Chart{ID: "kernels", Title: c.Title, Alt: c.Desc, SVG: c.SVG()}
+}
+
+// kernelLabel is the part of a kernel name that tells kernels apart on an
+// axis: without a leading "void ", the top-level argument list (after the
+// template arguments) and the at::native:: namespace, which every PyTorch
+// kernel repeats. The chart shortens it in the middle.
+func kernelLabel(name string) string {
+	s := strings.TrimPrefix(oneLine(name), "void ")
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '<':
+			depth++
+		case '>':
+			depth--
+		case '(':
+			if depth == 0 && i > 0 {
+				s = s[:i]
+				i = len(s)
+			}
+		}
+	}
+	s = strings.ReplaceAll(s, "at::native::", "")
+	if strings.TrimSpace(s) == "" {
+		return oneLine(name)
+	}
+	return s
+}
+
+// stepChart: the GPU time of each step of one rank (the filter's, else the
+// first), stacked as gpuSeries, from the bundle's per-step ranks rows;
+// past MaxStepBars steps, evenly sampled. At least two steps are needed.
+func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
+	t := b.Table("ranks")
+	if t == nil || len(t.Rows) == 0 || f.HasStep {
+		return Chart{}
+	}
+	cp := t.Col("phase")
+	if t.Col("trace") < 0 || t.Col("rank") < 0 || t.Col("step") < 0 {
+		return Chart{}
+	}
+	// The rows in the filter: a step, the phase, the trace and rank asked
+	// for. Without a trace, the first trace; without a rank, its first rank.
+	trace := f.Trace
+	if trace == "" {
+		trace = b.Filter.Trace
+	}
+	inSlice := func(r int) bool {
+		return evidence.Int(t, r, "step") >= 0 && (f.Phase == "" || cp < 0 || evidence.Str(t, r, "phase") == f.Phase)
+	}
+	if trace == "" {
+		first := true
+		for r := range t.Rows {
+			if tr := evidence.Str(t, r, "trace"); inSlice(r) && (first || tr < trace) {
+				trace, first = tr, false
+			}
+		}
+	}
+	inFilter := func(r int) bool { return inSlice(r) && evidence.Str(t, r, "trace") == trace }
+	ranks := map[int64]bool{}
+	for r := range t.Rows {
+		if inFilter(r) {
+			ranks[evidence.Int(t, r, "rank")] = true
+		}
+	}
+	rank := int64(f.Rank)
+	if !f.HasRank {
+		first := true
+		for rk := range ranks {
+			if first || rk < rank {
+				rank, first = rk, false
+			}
+		}
+	}
+	if !ranks[rank] {
+		return Chart{}
+	}
+	type stepRow struct {
+		step                          int64
+		busy, idle, compute, commComp int64
+	}
+	bySteps := map[int64]*stepRow{}
+	for r := range t.Rows {
+		if !inFilter(r) || evidence.Int(t, r, "rank") != rank {
+			continue
+		}
+		st := evidence.Int(t, r, "step")
+		s := bySteps[st]
+		if s == nil {
+			s = &stepRow{step: st}
+			bySteps[st] = s
+		}
+		s.busy += evidence.Int(t, r, "busy_ns")
+		s.idle += evidence.Int(t, r, "idle_ns")
+		s.compute += evidence.Int(t, r, "compute_ns")
+		s.commComp += evidence.Int(t, r, "comm_comp_ns")
+	}
+	if len(bySteps) < 2 {
+		return Chart{}
+	}
+	steps := make([]*stepRow, 0, len(bySteps))
+	for _, s := range bySteps {
+		steps = append(steps, s)
+	}
+	sort.Slice(steps, func(i, j int) bool { return steps[i].step < steps[j].step })
+	all := len(steps)
+	split := func(s *stepRow) []float64 {
+		return []float64{nsMs(s.compute), nsMs(max(s.commComp-s.compute, 0)), nsMs(max(s.busy-s.commComp, 0)), nsMs(s.idle)}
+	}
+	totals := make([]float64, all)
+	sums := make([]float64, len(gpuSeries))
+	slowest, fastest := 0, 0
+	for i, s := range steps {
+		for j, v := range split(s) {
+			totals[i] += v
+			sums[j] += v
+		}
+		if totals[i] > totals[slowest] {
+			slowest = i
+		}
+		if totals[i] < totals[fastest] {
+			fastest = i
+		}
+	}
+	med := median(append([]float64(nil), totals...))
+	shown := steps
+	if all > MaxStepBars {
+		shown = make([]*stepRow, MaxStepBars)
+		for i := range shown {
+			shown[i] = steps[i*(all-1)/(MaxStepBars-1)]
+		}
+	}
+	c := chart.Bars{ID: "tb-chart-steps", Unit: "ms", ValueAxis: "GPU time", CategoryAxis: "step", Series: gpuSeries, Vertical: true,
+		Marks: []chart.Mark{{Value: med, Label: "median step " + chart.Format(med) + " ms"}}}
+	for _, s := range shown {
+		c.Bars = append(c.Bars, chart.Bar{Label: strconv.FormatInt(s.step, 10), Full: "step " + strconv.FormatInt(s.step, 10), Values: split(s)})
+	}
+	where := "rank " + strconv.FormatInt(rank, 10)
+	if !f.HasRank && len(ranks) > 1 {
+		where += " (the first of " + strconv.Itoa(len(ranks)) + " ranks; filter on a rank to see another)"
+	}
+	scope := []string{"trace " + trace}
+	if f.WindowStartNs != 0 || f.WindowEndNs != 0 {
+		scope = append(scope, "window "+fmtMs(f.WindowStartNs)+" .. "+fmtMs(f.WindowEndNs))
+	}
+	if f.Phase != "" {
+		scope = append(scope, "phase "+f.Phase)
+	}
+	c.Title = "GPU time per step on " + where + ": compute, exposed communication, memory/sync only and idle (ms), the median step marked — " +
+		strings.Join(scope, ", ")
+	if len(shown) < all {
+		c.Title += "; " + strconv.Itoa(len(shown)) + " of " + strconv.Itoa(all) + " steps, evenly sampled"
+	}
+	grand := 0.0
+	for _, v := range sums {
+		grand += v
+	}
+	shares := make([]string, len(gpuSeries))
+	for j, s := range gpuSeries {
+		shares[j] = s.Name + " " + fmtPct(ratio(sums[j], grand))
+	}
+	alt := []string{
+		strconv.Itoa(all) + " steps on " + where + "; median step " + chart.Format(med) + " ms.",
+		"Slowest: step " + strconv.FormatInt(steps[slowest].step, 10) + ", " + splitText(split(steps[slowest])) + ".",
+		"Fastest: step " + strconv.FormatInt(steps[fastest].step, 10) + ", " + splitText(split(steps[fastest])) + ".",
+		"Over all steps: " + strings.Join(shares, ", ") + ".",
+	}
+	if len(shown) < all {
+		alt = append(alt, "The chart draws "+strconv.Itoa(len(shown))+" evenly sampled steps, the first and the last included.")
+	}
+	c.Desc = strings.Join(alt, "\n")
+	return Chart{ID: "steps", Title: c.Title, Alt: c.Desc, SVG: c.SVG()}
+}
+
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a / b
+}
+
+// median of vs (sorting it); 0 for none.
+func median(vs []float64) float64 {
+	if len(vs) == 0 {
+		return 0
+	}
+	sort.Float64s(vs)
+	n := len(vs)
+	if n%2 == 1 {
+		return vs[n/2]
+	}
+	return (vs[n/2-1] + vs[n/2]) / 2
+}
+
+func minMaxBy[T any](xs []T, key func(T) float64) (lo, hi int) {
+	for i, x := range xs {
+		if key(x) < key(xs[lo]) {
+			lo = i
+		}
+		if key(x) > key(xs[hi]) {
+			hi = i
+		}
+	}
+	return lo, hi
+}
+
+// sortedClasses lists the classes with time, in classOrder then by name.
+func sortedClasses(sums map[string]int64) []string {
+	var cs []string
+	for cl, ns := range sums {
+		if ns > 0 {
+			cs = append(cs, cl)
+		}
+	}
+	sort.Slice(cs, func(i, j int) bool {
+		oi, iok := classOrder[cs[i]]
+		oj, jok := classOrder[cs[j]]
+		if iok != jok {
+			return iok
+		}
+		if iok && oi != oj {
+			return oi < oj
+		}
+		return cs[i] < cs[j]
+	})
+	return cs
+}
+
+func className(cl string) string {
+	if n, ok := classNames[cl]; ok {
+		return n
+	}
+	if cl == "" {
+		return "unclassified"
+	}
+	return cl
+}
+
+// classColor is the class's colour; unknown classes take the remaining
+// Okabe-Ito colours in turn.
+func classColor(cl string, j int) string {
+	if c, ok := classColors[cl]; ok {
+		return c
+	}
+	extra := []string{chart.Orange, chart.SkyBlue, chart.Yellow, chart.Black}
+	return extra[j%len(extra)]
+}
