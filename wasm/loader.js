@@ -1,5 +1,5 @@
 // tracebook offline report loader: decodes the embedded viewer module
-// (gzip + base64), instantiates it with a minimal WASI shim, and lets it
+// (gzip + base85), instantiates it with a minimal WASI shim, and lets it
 // re-render the report for each view. No network: nothing is fetched.
 (function () {
   "use strict";
@@ -17,16 +17,78 @@
     status.textContent = "Interactive viewer unavailable: " + msg + " The static " + noun + " below stays readable.";
   }
 
-  function b64(id) {
+  // blob returns the bytes of a blob element (still gzip-compressed), by its
+  // data-encoding: gzip+base85 (wasm/base85.go), or gzip+base64 in a page
+  // written before base85.
+  function blob(id) {
     var el = document.getElementById(id);
     if (!el) return null;
     var text = el.textContent;
+    if (el.getAttribute("data-encoding") === "gzip+base85") return base85(text);
     // Uint8Array.fromBase64 decodes natively and skips white space.
     if (typeof Uint8Array.fromBase64 === "function") return Uint8Array.fromBase64(text);
     var s = atob(text.replace(/\s+/g, ""));
     var u = new Uint8Array(s.length);
     for (var i = 0; i < s.length; i++) u[i] = s.charCodeAt(i);
     return u;
+  }
+
+  // base85 decodes the page's base85 (wasm/base85.go) straight into a
+  // Uint8Array: 5 characters -> 4 bytes big-endian, a final group of k
+  // characters -> k-1 bytes (padded with the last digit), white space
+  // skipped. It throws on anything else.
+  var B85 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?;_~()[]{}@%$#";
+  var b85 = null;
+  function base85(text) {
+    if (!b85) {
+      b85 = new Uint8Array(128).fill(255);
+      for (var k = 0; k < 85; k++) b85[B85.charCodeAt(k)] = k;
+      b85[32] = b85[9] = b85[10] = b85[12] = b85[13] = 254; // white space
+    }
+    var len = text.length, out = new Uint8Array(Math.floor(len / 5) * 4 + 3), t = b85;
+    var at = 0, v = 0, n = 0, i = 0;
+    // Whole groups of the alphabet at once; from the first other character
+    // on (white space, an error, the tail), one character at a time.
+    for (; i + 5 <= len; i += 5) {
+      var c0 = text.charCodeAt(i), c1 = text.charCodeAt(i + 1), c2 = text.charCodeAt(i + 2),
+        c3 = text.charCodeAt(i + 3), c4 = text.charCodeAt(i + 4);
+      if ((c0 | c1 | c2 | c3 | c4) > 127) break;
+      var d0 = t[c0], d1 = t[c1], d2 = t[c2], d3 = t[c3], d4 = t[c4];
+      if ((d0 | d1 | d2 | d3 | d4) > 127) break;
+      v = (((d0 * 85 + d1) * 85 + d2) * 85 + d3) * 85 + d4;
+      if (v > 4294967295) break;
+      out[at] = v >>> 24;
+      out[at + 1] = v >>> 16;
+      out[at + 2] = v >>> 8;
+      out[at + 3] = v;
+      at += 4;
+    }
+    v = 0;
+    for (; i < len; i++) {
+      var c = text.charCodeAt(i), d = c < 128 ? b85[c] : 255;
+      if (d > 84) {
+        if (d === 254) continue;
+        throw new Error("base85: invalid character at offset " + i);
+      }
+      v = v * 85 + d;
+      if (++n === 5) {
+        if (v > 4294967295) throw new Error("base85: a group ending at offset " + i + " is out of range");
+        out[at] = v >>> 24;
+        out[at + 1] = v >>> 16;
+        out[at + 2] = v >>> 8;
+        out[at + 3] = v;
+        at += 4;
+        v = 0;
+        n = 0;
+      }
+    }
+    if (n === 1) throw new Error("base85: a final group of one character");
+    if (n > 0) {
+      for (var j = n; j < 5; j++) v = v * 85 + 84;
+      if (v > 4294967295) throw new Error("base85: the final group is out of range");
+      for (var m = 0; m < n - 1; m++) out[at++] = v >>> (24 - 8 * m);
+    }
+    return out.subarray(0, at);
   }
 
   var inst = null;
@@ -235,7 +297,7 @@
 
   async function start() {
     mark("start");
-    var gz = b64("tb-module");
+    var gz = blob("tb-module");
     if (!gz) {
       fail("this " + noun + " was written by a tracebook built without the viewer module (build it with ./install.sh).");
       return;
@@ -248,7 +310,7 @@
     var compiled = compile(gz);
     compiled.catch(function () {}); // awaited below; not an unhandled rejection meanwhile
     gz = null;
-    bundle = await gunzip(b64("tb-bundle"));
+    bundle = await gunzip(blob("tb-bundle"));
     mark("bundle");
     view = JSON.parse(document.getElementById("tb-view").textContent);
     if (!view.open) {

@@ -1,6 +1,6 @@
 // Package wasm assembles the offline report: ONE self-contained HTML file
 // that holds the report rendered natively (readable without JavaScript), the
-// Bundle (msgpack, gzip + base64), the viewer module (gzip + base64) and the small
+// Bundle (msgpack, gzip + base85), the viewer module (gzip + base85) and the small
 // loader that instantiates the module from file:// with no network, under a
 // Content-Security-Policy that allows only the hashed inline script and style.
 // The offline diff (WriteDiff) is the same kind of page around the diff's
@@ -98,8 +98,8 @@ type page struct {
 
 // writePage writes one self-contained page: the static fragment between
 // the markers, the view (#tb-view, JSON), the data (#tb-bundle, gzip +
-// base64), the module (#tb-module, gzip + base64) and the loader, under
-// the CSP of the page's style.
+// base85, base85.go), the module (#tb-module, gzip + base85) and the
+// loader, under the CSP of the page's style.
 func writePage(w io.Writer, p page) error {
 	mod := p.module
 	if mod == nil {
@@ -139,12 +139,12 @@ func writePage(w io.Writer, p page) error {
 	if err != nil {
 		return err
 	}
-	b.WriteString(`<script type="application/octet-stream" id="tb-bundle" data-encoding="gzip+base64">`)
-	b.WriteString(base64.StdEncoding.EncodeToString(gz))
+	b.WriteString(`<script type="application/octet-stream" id="tb-bundle" data-encoding="` + encodingBase85 + `">`)
+	b.WriteString(encodeBlob(gz))
 	b.WriteString("</script>\n")
 	if len(mod) > 0 {
-		b.WriteString(`<script type="application/octet-stream" id="tb-module" data-encoding="gzip+base64">`)
-		b.WriteString(base64.StdEncoding.EncodeToString(mod))
+		b.WriteString(`<script type="application/octet-stream" id="tb-module" data-encoding="` + encodingBase85 + `">`)
+		b.WriteString(encodeBlob(mod))
 		b.WriteString("</script>\n")
 	}
 	b.WriteString(p.tail)
@@ -216,20 +216,20 @@ func extract(page []byte) (*Parts, error) {
 		return nil, err
 	}
 	p.View = v
-	b64, ok := scriptText(s, "tb-bundle")
+	text, enc, ok := scriptElement(s, "tb-bundle")
 	if !ok {
 		return nil, errors.New("not a tracebook report: the bundle is missing")
 	}
-	gz, err := base64.StdEncoding.DecodeString(b64)
+	gz, err := decodeBlob(text, enc)
 	if err != nil {
-		return nil, fmt.Errorf("decoding the bundle's base64: %w", err)
+		return nil, fmt.Errorf("decoding the bundle: %w", err)
 	}
 	if p.Bundle, err = gunzip(gz); err != nil {
 		return nil, fmt.Errorf("decompressing the bundle: %w", err)
 	}
-	if m, ok := scriptText(s, "tb-module"); ok {
-		if p.Module, err = base64.StdEncoding.DecodeString(m); err != nil {
-			return nil, fmt.Errorf("decoding the module's base64: %w", err)
+	if m, enc, ok := scriptElement(s, "tb-module"); ok {
+		if p.Module, err = decodeBlob(m, enc); err != nil {
+			return nil, fmt.Errorf("decoding the module: %w", err)
 		}
 	}
 	return &p, nil
@@ -237,20 +237,34 @@ func extract(page []byte) (*Parts, error) {
 
 // scriptText returns the text of the <script> element with the given id.
 func scriptText(s, id string) (string, bool) {
+	text, _, ok := scriptElement(s, id)
+	return text, ok
+}
+
+// scriptElement returns the text of the <script> element with the given
+// id and its data-encoding attribute ("" when it has none).
+func scriptElement(s, id string) (text, encoding string, ok bool) {
 	i := strings.Index(s, ` id="`+id+`"`)
 	if i < 0 {
-		return "", false
+		return "", "", false
 	}
 	k := strings.IndexByte(s[i:], '>')
 	if k < 0 {
-		return "", false
+		return "", "", false
+	}
+	const attr = ` data-encoding="`
+	if a := strings.Index(s[i:i+k], attr); a >= 0 {
+		rest := s[i+a+len(attr) : i+k]
+		if e := strings.IndexByte(rest, '"'); e >= 0 {
+			encoding = rest[:e]
+		}
 	}
 	start := i + k + 1
 	end := strings.Index(s[start:], "</script>")
 	if end < 0 {
-		return "", false
+		return "", "", false
 	}
-	return s[start : start+end], true
+	return s[start : start+end], encoding, true
 }
 
 func gzipBytes(b []byte) ([]byte, error) {

@@ -2,7 +2,6 @@ package wasm
 
 import (
 	_ "embed"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -22,8 +21,8 @@ var PerfettoJS string
 // perfettoTail is what a report page carries for its findings' Perfetto
 // files, before the loader: the files (#tb-perfetto-files) when there are
 // any, and the script that saves them. The files element is a JSON object:
-// "files" maps a file name to its head (gzip + base64) and the id of its
-// body, "bodies" maps an id to a body (gzip + base64); a file is its head
+// "files" maps a file name to its head (gzip + base85, base85.go) and the
+// id of its body, "bodies" maps an id to a body (gzip + base85); a file is its head
 // then its body (report.PerfettoFile.Split), and findings with the same
 // window share one body.
 func perfettoTail(files []report.PerfettoFile) (string, error) {
@@ -42,19 +41,19 @@ func perfettoTail(files []report.PerfettoFile) (string, error) {
 				if err != nil {
 					return "", err
 				}
-				doc.Bodies[id] = base64.StdEncoding.EncodeToString(gz)
+				doc.Bodies[id] = encodeBlob(gz)
 			}
 			gz, err := gzipBytes(f.JSON[:split])
 			if err != nil {
 				return "", err
 			}
-			doc.Files[f.Name] = [2]string{base64.StdEncoding.EncodeToString(gz), id}
+			doc.Files[f.Name] = [2]string{encodeBlob(gz), id}
 		}
-		j, err := json.Marshal(doc) // sorted keys; escapes <, > and &
+		j, err := json.Marshal(doc) // sorted keys; escapes <, > and & in the names (the base85 parts have none)
 		if err != nil {
 			return "", fmt.Errorf("encoding the Perfetto files: %w", err)
 		}
-		b.WriteString(`<script type="application/json" id="tb-perfetto-files" data-encoding="gzip+base64">`)
+		b.WriteString(`<script type="application/json" id="tb-perfetto-files" data-encoding="` + encodingBase85 + `">`)
 		b.Write(j)
 		b.WriteString("</script>\n")
 	}
@@ -72,7 +71,7 @@ type perfettoDoc struct {
 // -> the Chrome-trace JSON. A report without files gives an empty map.
 func ExtractPerfetto(page []byte) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	text, ok := scriptText(string(page), "tb-perfetto-files")
+	text, enc, ok := scriptElement(string(page), "tb-perfetto-files")
 	if !ok {
 		return out, nil
 	}
@@ -80,8 +79,8 @@ func ExtractPerfetto(page []byte) (map[string][]byte, error) {
 	if err := json.Unmarshal([]byte(text), &doc); err != nil {
 		return nil, fmt.Errorf("reading the Perfetto files: %w", err)
 	}
-	unpack := func(name, b64 string) ([]byte, error) {
-		gz, err := base64.StdEncoding.DecodeString(b64)
+	unpack := func(name, blob string) ([]byte, error) {
+		gz, err := decodeBlob(blob, enc)
 		if err != nil {
 			return nil, fmt.Errorf("Perfetto file %s: %w", name, err)
 		}
