@@ -94,8 +94,9 @@ type HTMLWriter func(w io.Writer, data []byte, v report.View, files []report.Per
 
 // ReportHook returns the %report hook: `%report [filter] [--html PATH]
 // [--md PATH]` collects the evidence and the cross-view under the filter,
-// keeps the bundle for later magics, shows the Markdown report (text/markdown
-// and text/plain) and writes the files asked for. writeHTML may be nil: then
+// keeps the bundle for later magics, shows the Markdown report (text/markdown;
+// text/plain with each chart image as its title) and the first chart
+// (image/svg+xml), and writes the files asked for. writeHTML may be nil: then
 // --html fails with a sentence saying so.
 func ReportHook(writeHTML HTMLWriter) Hook {
 	return func(ctx context.Context, s *Session, args []string, _ Publisher) (*Result, error) {
@@ -167,14 +168,15 @@ func ReportHook(writeHTML HTMLWriter) Hook {
 			}
 			fmt.Fprintf(&notes, "%d Perfetto file(s) written to %s (%s)\n", len(src.Perfetto), dir, report.PerfettoHint)
 		}
-		text := md.String()
+		text := plainReport(md.String())
 		if notes.Len() > 0 {
 			text = notes.String() + "\n" + text
 		}
-		return &Result{
-			Data:     map[string]any{"text/markdown": md.String(), "text/plain": text},
-			Metadata: map[string]any{},
-		}, nil
+		data := map[string]any{"text/markdown": md.String(), "text/plain": text}
+		// The charts of the same view (the rollup is the one GenerateView
+		// kept in src): the first as image/svg+xml beside the Markdown.
+		addChartSVG(data, report.ChartsFor(src, view))
+		return &Result{Data: data, Metadata: map[string]any{}}, nil
 	}
 }
 

@@ -114,8 +114,11 @@ const (
 	rowH      = 22
 	barH      = 16
 	colPlotH  = 220
-	// maxLabelChars is the most characters a row label shows (about 300 px).
+	// maxLabelChars is the most characters a row label shows, and
+	// maxLabelW its widest (pixels); maxTextW is the widest text past a bar.
 	maxLabelChars = 40
+	maxLabelW     = 300
+	maxTextW      = 200
 )
 
 // SVG returns the chart as a standalone SVG document (no XML declaration),
@@ -162,7 +165,7 @@ func (d *drawing) header(c *Bars) float64 {
 	x := float64(pad)
 	y += legendH
 	for _, s := range c.Series {
-		name := Shorten(s.Name, int((d.w-2*pad-20)/(CharWidth*FontSize)))
+		name := fit(s.Name, d.w-2*pad-20)
 		iw := 16 + TextWidth(name, FontSize) + 18
 		if x > pad && x+iw > d.w-pad {
 			x = pad
@@ -174,7 +177,7 @@ func (d *drawing) header(c *Bars) float64 {
 	}
 	// Then the marks: a dashed line and the mark's label.
 	for _, m := range c.Marks {
-		name := Shorten(m.Label, int((d.w-2*pad-30)/(CharWidth*FontSize)))
+		name := fit(m.Label, d.w-2*pad-30)
 		iw := 24 + TextWidth(name, FontSize) + 18
 		if x > pad && x+iw > d.w-pad {
 			x = pad
@@ -191,9 +194,8 @@ func (d *drawing) header(c *Bars) float64 {
 func (d *drawing) rows(c *Bars, y float64) {
 	labels := make([]string, len(c.Bars))
 	labelW := 0.0
-	maxChars := maxLabelChars
 	for i, b := range c.Bars {
-		labels[i] = Shorten(b.Label, maxChars)
+		labels[i] = fit(Shorten(b.Label, maxLabelChars), maxLabelW)
 		labelW = math.Max(labelW, TextWidth(labels[i], FontSize))
 	}
 	totals, maxV := totalsOf(c)
@@ -204,7 +206,7 @@ func (d *drawing) rows(c *Bars, y float64) {
 		if texts[i] == "" {
 			texts[i] = Format(totals[i]) + unitSuffix(c.Unit)
 		}
-		texts[i] = Shorten(texts[i], 30)
+		texts[i] = fit(texts[i], maxTextW)
 		textW = math.Max(textW, TextWidth(texts[i], FontSize))
 	}
 	for _, m := range c.Marks {
@@ -228,7 +230,7 @@ func (d *drawing) rows(c *Bars, y float64) {
 	d.p(`<line x1="`, num(x0), `" y1="`, num(plotBottom), `" x2="`, num(x1), `" y2="`, num(plotBottom), `" stroke="#555"/>`)
 	d.p("</g>\n")
 	if at := axisTitle(c.ValueAxis, c.Unit); at != "" {
-		d.p(`<text x="`, num((x0+x1)/2), `" y="`, num(plotBottom+32), `" text-anchor="middle">`, Escape(at), "</text>\n")
+		d.centred(at, (x0+x1)/2, plotBottom+32)
 	}
 	for i, b := range c.Bars {
 		by := plotTop + float64(i)*rowH + (rowH-barH)/2
@@ -276,7 +278,7 @@ func (d *drawing) columns(c *Bars, y float64) {
 	if at != "" {
 		// The value axis title sits above the axis, left-aligned.
 		y += 12
-		d.p(`<text x="`, num(pad), `" y="`, num(y), `">`, Escape(at), "</text>\n")
+		d.p(`<text x="`, num(pad), `" y="`, num(y), `">`, Escape(fit(at, d.w-2*pad)), "</text>\n")
 		y += 8
 	}
 	plotTop := y + 6
@@ -298,23 +300,39 @@ func (d *drawing) columns(c *Bars, y float64) {
 	}
 	d.p(`<line x1="`, num(x0), `" y1="`, num(plotBottom), `" x2="`, num(x1), `" y2="`, num(plotBottom), `" stroke="#555"/>`)
 	d.p("</g>\n")
-	for i, b := range c.Bars {
-		bx := x0 + float64(i)*slot + (slot-bw)/2
-		d.p(`<g data-bar="`, strconv.Itoa(i), `"><title>`, Escape(tooltip(c, b, totals[i])), "</title>")
-		yy := plotBottom
-		for j, s := range c.Series {
+	// The columns: one path per series holding its part of every column
+	// (a rect per part would repeat its attributes hundreds of times), then
+	// over each column a transparent rect the plot's height that carries
+	// the column's tooltip.
+	xs := make([]string, n)
+	stack := make([]float64, n) // the y each column's next part starts at
+	for i := range c.Bars {
+		xs[i] = num(x0 + float64(i)*slot + (slot-bw)/2)
+		stack[i] = plotBottom
+	}
+	ws := num(bw)
+	var path strings.Builder
+	for j, s := range c.Series {
+		path.Reset()
+		for i, b := range c.Bars {
 			v := value(b, j)
 			if v <= 0 {
 				continue
 			}
-			bh := v * scale
-			yy -= bh
-			d.p(`<rect data-s="`, strconv.Itoa(j), `" x="`, num(bx), `" y="`, num(yy), `" width="`, num(bw), `" height="`, num(bh), `" fill="`, Escape(s.Color), `"/>`)
+			yb := stack[i]
+			stack[i] = yb - v*scale
+			path.WriteString("M" + xs[i] + " " + num(yb) + "V" + num(stack[i]) + "h" + ws + "V" + num(yb) + "z")
 		}
-		d.p("</g>\n")
+		if path.Len() > 0 {
+			d.p(`<path data-s="`, strconv.Itoa(j), `" fill="`, Escape(s.Color), `" d="`, path.String(), `"/>`, "\n")
+		}
+	}
+	for i, b := range c.Bars {
+		d.p(`<rect data-bar="`, strconv.Itoa(i), `" x="`, xs[i], `" y="`, num(plotTop), `" width="`, ws, `" height="`, num(colPlotH),
+			`" fill-opacity="0"><title>`, Escape(tooltip(c, b, totals[i])), "</title></rect>\n")
 	}
 	// Category labels under the columns, every k-th so they do not overlap.
-	maxChars := 12
+	const maxChars = 12
 	lw := 0.0
 	for _, b := range c.Bars {
 		lw = math.Max(lw, TextWidth(Shorten(b.Label, maxChars), FontSize))
@@ -335,13 +353,36 @@ func (d *drawing) columns(c *Bars, y float64) {
 	bottom := plotBottom + 15
 	if c.CategoryAxis != "" {
 		bottom += 16
-		d.p(`<text x="`, num((x0+x1)/2), `" y="`, num(bottom), `" text-anchor="middle">`, Escape(c.CategoryAxis), "</text>\n")
+		d.centred(c.CategoryAxis, (x0+x1)/2, bottom)
 	}
 	for _, m := range c.Marks {
 		my := plotBottom - finite(m.Value)*scale
 		d.p(`<line data-mark="`, Format(finite(m.Value)), `" x1="`, num(x0), `" y1="`, num(my), `" x2="`, num(x1), `" y2="`, num(my), `" stroke="`, Black, `" stroke-width="1.5" stroke-dasharray="5 3"/>`, "\n")
 	}
 	d.h = bottom + pad
+}
+
+// centred writes a line of text centred on x at baseline y, shortened to
+// stay inside the chart.
+func (d *drawing) centred(s string, x, y float64) {
+	s = fit(s, 2*math.Min(x-pad, d.w-pad-x))
+	d.p(`<text x="`, num(x), `" y="`, num(y), `" text-anchor="middle">`, Escape(s), "</text>\n")
+}
+
+// fit shortens s in the middle to at most w pixels wide at FontSize.
+func fit(s string, w float64) string { return fitSize(s, w, FontSize) }
+
+// fitSize shortens s in the middle to at most w pixels wide at font size px.
+func fitSize(s string, w, px float64) string {
+	n := utf8.RuneCountInString(s)
+	out := s
+	for n > 3 && TextWidth(out, px) > w {
+		// Drop at least one character, more when far too wide.
+		drop := int((TextWidth(out, px) - w) / (2 * px))
+		n -= max(drop, 1)
+		out = Shorten(s, max(n, 3))
+	}
+	return out
 }
 
 // finish wraps the body in the <svg> element: its accessible name (<title>)
@@ -554,13 +595,10 @@ func Shorten(s string, n int) string {
 // most max lines (the last shortened); a word wider than a line is
 // shortened.
 func wrap(s string, width, px float64, maxLines int) []string {
-	chars := int(width / (CharWidth * px))
 	var lines []string
 	cur := ""
 	for _, word := range strings.Fields(s) {
-		if TextWidth(word, px) > width {
-			word = Shorten(word, chars)
-		}
+		word = fitSize(word, width, px)
 		switch {
 		case cur == "":
 			cur = word
@@ -576,7 +614,7 @@ func wrap(s string, width, px float64, maxLines int) []string {
 	}
 	if len(lines) > maxLines {
 		rest := strings.Join(lines[maxLines-1:], " ")
-		lines = append(lines[:maxLines-1], Shorten(rest, chars))
+		lines = append(lines[:maxLines-1], fitSize(rest, width, px))
 	}
 	return lines
 }

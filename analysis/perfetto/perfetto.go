@@ -48,15 +48,15 @@ const ReportBudget = 96 << 10
 const PageLimit = 3_000_000
 
 // minBudget is the least budget PageBudget gives: a page that leaves less
-// room still gets files of a few hundred events each.
-const minBudget = 16 << 10
+// room still gets files of a hundred events or so each.
+const minBudget = 8 << 10
 
 // PageBudget is the budget for Files when the report's page without the
 // files takes pageBytes: what is left under PageLimit (less a margin, and
-// less the third that base64 adds), at most ReportBudget and at least
-// 16 kB.
+// less the quarter that the page's base85 adds), at most ReportBudget and
+// at least 8 kB.
 func PageBudget(pageBytes int) int {
-	left := (PageLimit - pageBytes - 4<<10) * 3 / 4
+	left := (PageLimit - pageBytes - 4<<10) * 4 / 5
 	return max(min(left, ReportBudget), minBudget)
 }
 

@@ -361,8 +361,8 @@ func TestFilesShareWindow(t *testing.T) {
 func TestPageBudget(t *testing.T) {
 	tests := []struct{ page, want int }{
 		{100_000, ReportBudget},                             // a small report: the whole budget
-		{2_900_000, (PageLimit - 2_900_000 - 4096) * 3 / 4}, // what is left under the limit
-		{2_999_000, 16 << 10},                               // no room left: the floor
+		{2_900_000, (PageLimit - 2_900_000 - 4096) * 4 / 5}, // what is left under the limit
+		{2_999_000, 8 << 10},                                // no room left: the floor
 	}
 	for _, tc := range tests {
 		if got := PageBudget(tc.page); got != tc.want {

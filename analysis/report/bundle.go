@@ -70,6 +70,7 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	found := findingsFor(b, ev, v)
 	gate := findings.Assess(ev)
 	d := build(b, ev, found, gate, v)
+	d.Charts = Charts(ev, b, v.Filter)
 	if len(src.Windows) > 0 {
 		crit, minor := shown(found)
 		attachWindows(d, b, src.Windows, crit, minor)

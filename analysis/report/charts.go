@@ -29,7 +29,7 @@ type Chart struct {
 
 // MaxStepBars is the most steps the step chart draws; past it the steps are
 // sampled evenly (first and last kept) and the title says so.
-const MaxStepBars = 200
+const MaxStepBars = 100
 
 // maxRankBars is the most ranks the rank chart draws; past it the ranks
 // with the most compute time (the stragglers) are kept.
@@ -98,8 +98,16 @@ func gpuSplit(t *table.Table, r int) []float64 {
 
 func nsMs(ns int64) float64 { return float64(ns) / 1e6 }
 
-// chartScope is the slice a chart covers, in words, for its title.
-func chartScope(f evidence.Filter) string { return scopeText(f) }
+// hasSplit reports whether a ranks table has the columns gpuSplit reads
+// (a bundle from before comm_comp_ns has not).
+func hasSplit(t *table.Table) bool {
+	for _, c := range []string{"busy_ns", "idle_ns", "compute_ns", "comm_comp_ns"} {
+		if t.Col(c) < 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // rankChart: busy / idle / exposed communication per rank as horizontal
 // stacked bars, the median rank's compute time marked. Under a rank
@@ -115,8 +123,13 @@ func rankChart(ev *evidence.Evidence, b *evidence.Bundle, f evidence.Filter) Cha
 		}
 		t = evidence.RollupTable("ranks", b.Table("ranks"), rf, nil)
 	}
-	if t == nil || len(t.Rows) == 0 {
+	if t == nil || len(t.Rows) == 0 || !hasSplit(t) {
 		return Chart{}
+	}
+	if f.HasRank && len(t.Rows) == 1 {
+		// The bundle holds the selected rank only (collected under the
+		// filter): no peers to show it against.
+		rf = f
 	}
 	traces := map[string]bool{}
 	for r := range t.Rows {
@@ -133,9 +146,19 @@ func rankChart(ev *evidence.Evidence, b *evidence.Bundle, f evidence.Filter) Cha
 		v := gpuSplit(t, r)
 		rows = append(rows, rankBar{trace: evidence.Str(t, r, "trace"), rank: evidence.Int(t, r, "rank"), vals: v, compute: v[0]})
 	}
+	isSel := func(rb rankBar) bool {
+		return rf.HasRank != f.HasRank && int64(f.Rank) == rb.rank && (f.Trace == "" || f.Trace == rb.trace)
+	}
 	shown := len(rows)
 	if len(rows) > maxRankBars {
-		sort.SliceStable(rows, func(i, j int) bool { return rows[i].compute > rows[j].compute })
+		// The ranks with the most compute (the stragglers), and the
+		// selected one.
+		sort.SliceStable(rows, func(i, j int) bool {
+			if isSel(rows[i]) != isSel(rows[j]) {
+				return isSel(rows[i])
+			}
+			return rows[i].compute > rows[j].compute
+		})
 		rows = rows[:maxRankBars]
 		sort.SliceStable(rows, func(i, j int) bool {
 			if rows[i].trace != rows[j].trace {
@@ -158,7 +181,7 @@ func rankChart(ev *evidence.Evidence, b *evidence.Bundle, f evidence.Filter) Cha
 	}
 	var alt []string
 	for _, rb := range rows {
-		sel := f.HasRank && int64(f.Rank) == rb.rank && (f.Trace == "" || f.Trace == rb.trace)
+		sel := isSel(rb)
 		l := label(rb)
 		full := l
 		if sel {
@@ -180,12 +203,15 @@ func rankChart(ev *evidence.Evidence, b *evidence.Bundle, f evidence.Filter) Cha
 			alt = append(alt, "Most compute: "+label(rows[hi])+", "+chart.Format(rows[hi].compute)+" ms; least: "+label(rows[lo])+", "+chart.Format(rows[lo].compute)+" ms.")
 		}
 	}
-	title += " — " + chartScope(rf)
-	if f.HasRank {
+	title += " — " + scopeText(rf)
+	if rf.HasRank != f.HasRank {
 		title += " (rank " + strconv.Itoa(f.Rank) + " selected, in bold)"
 	}
 	if len(rows) < shown {
 		title += "; the " + strconv.Itoa(len(rows)) + " of " + strconv.Itoa(shown) + " ranks with the most compute"
+		if rf.HasRank != f.HasRank {
+			title += " and the selected one"
+		}
 	}
 	c.Title = title
 	c.Desc = strings.Join(alt, "\n")
@@ -225,10 +251,14 @@ func classChart(ev *evidence.Evidence, f evidence.Filter) Chart {
 		vals := make([]float64, len(classes))
 		vals[j] = nsMs(sums[cl])
 		text := chart.Format(vals[j]) + " ms (" + fmtPct(shareOf(sums[cl], total)) + ")"
-		c.Bars = append(c.Bars, chart.Bar{Label: cl, Full: name, Values: vals, Text: text})
+		label := cl
+		if label == "" {
+			label = name
+		}
+		c.Bars = append(c.Bars, chart.Bar{Label: label, Full: name, Values: vals, Text: text})
 		alt = append(alt, name+": "+text+".")
 	}
-	c.Title = "GPU time by kernel class (ms, sum of kernel durations) — " + chartScope(f)
+	c.Title = "GPU time by kernel class (ms, sum of kernel durations) — " + scopeText(f)
 	c.Desc = strings.Join(alt, "\n")
 	return Chart{ID: "kernel-classes", Title: c.Title, Alt: c.Desc, SVG: c.SVG()}
 }
@@ -291,7 +321,7 @@ func kernelChart(ev *evidence.Evidence, f evidence.Filter) Chart {
 	if len(order) == 1 {
 		what = "The one kernel"
 	}
-	c.Title = what + " by GPU time (ms, share of all kernel time) — " + chartScope(f)
+	c.Title = what + " by GPU time (ms, share of all kernel time) — " + scopeText(f)
 	c.Desc = strings.Join(alt, "\n")
 	return Chart{ID: "kernels", Title: c.Title, Alt: c.Desc, SVG: c.SVG()}
 }
@@ -332,7 +362,7 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 		return Chart{}
 	}
 	cp := t.Col("phase")
-	if t.Col("trace") < 0 || t.Col("rank") < 0 || t.Col("step") < 0 {
+	if t.Col("trace") < 0 || t.Col("rank") < 0 || t.Col("step") < 0 || !hasSplit(t) {
 		return Chart{}
 	}
 	// The rows in the filter: a step, the phase, the trace and rank asked
