@@ -2,8 +2,8 @@
 -- INCLUDE: evidence_base
 --
 -- One row per (trace, rank, collective, pg). Collective kernels are those
--- of class COMM in ranks.sql (NCCL/RCCL/HCCL kernels, vLLM
--- cross_device_reduce, DeepEP).
+-- of class COMM (tb_comm_kernel in views.sql: NCCL/RCCL/HCCL kernels, vLLM
+-- cross_device_reduce, DeepEP, PyTorch symmetric-memory kernels).
 --
 -- Naming (JUDGEMENT §4.1: the NCCL kernel name does not identify the
 -- operation): the kernel's "Collective name" arg; failing that, the
@@ -16,8 +16,10 @@
 -- normalised to all_reduce, all_gather, reduce_scatter, all_to_all,
 -- broadcast, reduce, send, recv, send_recv, barrier, gather, scatter;
 -- other names from args or operators are kept lower-cased. vLLM
--- cross_device_reduce is all_reduce; DeepEP kernels are ep_dispatch,
--- ep_combine or ep_other.
+-- cross_device_reduce is all_reduce; PyTorch's symmetric-memory kernels are
+-- all_reduce (multimem_all_reduce, one_shot_ and two_shot_all_reduce),
+-- all_gather (multimem_all_gather) or reduce (multimem_one_shot_reduce);
+-- DeepEP kernels are ep_dispatch, ep_combine or ep_other.
 --
 -- Matching one instance across ranks (JUDGEMENT §4.2). The group is the
 -- "Process Group Name" arg, else the stream the kernel ran on. Kernels that
@@ -79,7 +81,7 @@
 -- sized: Instances whose bytes are known. COUNT
 -- sized_bytes: Bytes of the matched instances whose bytes are known. BYTES
 -- sized_transfer_ns: This rank's transfer time in those instances. DURATION_NS
--- KEYED: e.kind = 'kernel' AND regexp_matches(e.name, '^(nccl|rccl|hccl)|ncclDevKernel|ncclKernel|cross_device_reduce|deep_ep::|dpsk::ep::', 'i')
+-- KEYED: e.kind = 'kernel' AND tb_comm_kernel(e.name)
 --
 -- PARAMS: $1 trace (TEXT, '' = every trace), the first of evidence_base's:
 --   matching reads the events table for every rank and the whole trace; the
@@ -102,7 +104,7 @@ _k AS (
     TRY_CAST(json_extract_string(e.args, '$.Seq') AS BIGINT) AS a_seq
   FROM events e
   WHERE e.kind = 'kernel' AND e.ts_ns IS NOT NULL AND ($1::VARCHAR = '' OR e.trace = $1::VARCHAR)
-    AND regexp_matches(e.name, '^(nccl|rccl|hccl)|ncclDevKernel|ncclKernel|cross_device_reduce|deep_ep::|dpsk::ep::', 'i')
+    AND tb_comm_kernel(e.name)
 ),
 _l AS (
   SELECT k.trace, k.file_id, k.idx, k.rank, r.pid, r.tid, min(r.ts_ns) AS lts
@@ -131,7 +133,9 @@ _n0 AS (
     regexp_replace(lower(CASE
       WHEN k.a_coll IS NOT NULL THEN k.a_coll
       WHEN o.oname IS NOT NULL THEN o.oname
-      WHEN regexp_matches(k.name, 'cross_device_reduce', 'i') THEN 'all_reduce'
+      WHEN regexp_matches(k.name, 'cross_device_reduce|multimem_(one_shot_)?all_reduce|(one|two)_shot_all_reduce', 'i') THEN 'all_reduce'
+      WHEN regexp_matches(k.name, 'multimem_all_gather', 'i') THEN 'all_gather'
+      WHEN regexp_matches(k.name, 'multimem_one_shot_reduce', 'i') THEN 'reduce'
       WHEN regexp_matches(k.name, '(deep_ep|dpsk::ep)::.*dispatch', 'i') THEN 'ep_dispatch'
       WHEN regexp_matches(k.name, '(deep_ep|dpsk::ep)::.*combine', 'i') THEN 'ep_combine'
       WHEN regexp_matches(k.name, '(deep_ep|dpsk::ep)::', 'i') THEN 'ep_other'

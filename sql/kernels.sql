@@ -4,9 +4,10 @@
 -- One row per kernel name (and memcpy/memset name) per key: count, total,
 -- min, max and a log-bucket histogram of durations, so that means, p50 and
 -- p99 can be computed after any merge. HTA's kernel breakdown (which includes
--- memory kernels) sums these rows over a rank. Classes as in ranks.sql:
--- COMM = NCCL/RCCL/HCCL kernels, vLLM cross_device_reduce, DeepEP kernels
--- (HTA counts the last two as computation); MEM = memcpy/memset; COMP = the
+-- memory kernels) sums these rows over a rank. Classes are
+-- tb_kernel_class's (views.sql): COMM = NCCL/RCCL/HCCL kernels, vLLM
+-- cross_device_reduce, DeepEP and PyTorch symmetric-memory kernels (HTA
+-- counts all but the first as computation); MEM = memcpy/memset; COMP = the
 -- rest. Shares of GPU busy time are computed by the rollup from ranks.busy_ns.
 -- Histogram: "b:n b:n ...", bucket b = floor(8*log2(max(dur_ns, 1))), n
 -- events; bucket b covers [2^(b/8), 2^((b+1)/8)) ns.
@@ -43,9 +44,7 @@ _keyed AS NOT MATERIALIZED (
 ),
 _g AS (
   SELECT trace, rank, step, phase, coalesce(stream, -1) AS stream, name,
-    CASE WHEN kind IN ('gpu_memcpy', 'gpu_memset') THEN 'MEM'
-         WHEN regexp_matches(name, '^(nccl|rccl|hccl)|ncclDevKernel|ncclKernel|cross_device_reduce|deep_ep::|dpsk::ep::', 'i') THEN 'COMM'
-         ELSE 'COMP' END AS class,
+    tb_kernel_class(kind, name) AS class,
     dur_ns,
     CAST(floor(8 * log2(greatest(dur_ns, 1))) AS INTEGER) AS bucket
   FROM _keyed

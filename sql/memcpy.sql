@@ -4,8 +4,9 @@
 -- Direction and memory kinds are parsed from the Kineto name
 -- "Memcpy DtoH (Device -> Pageable)"; where the trace does not name them
 -- (some ROCm builds) they are ''. The launching call comes from the runtime
--- event with the same correlation; a call without "Async" in its name is
--- synchronous. Bandwidth is bytes / total_ns, computed after any merge.
+-- event with the same correlation; a memcpy call without "Async" in its
+-- name is synchronous (tb_sync_call of views.sql, without the copy check).
+-- Bandwidth is bytes / total_ns, computed after any merge.
 --
 -- Columns:
 -- trace: Trace name. TEXT
@@ -18,7 +19,7 @@
 -- src: Source memory kind: Pageable, Pinned, Device, Managed, ... ('' when not named). TEXT
 -- dst: Destination memory kind ('' when not named). TEXT
 -- call: Launching runtime call ('' when not found). TEXT
--- sync: The launching call is synchronous (no Async in its name). BOOL
+-- sync: The launching call is a synchronous copy (a memcpy call without Async in its name). BOOL
 -- count: Copies. COUNT
 -- bytes: Bytes moved. BYTES
 -- total_ns: Sum of GPU durations. DURATION_NS
@@ -42,17 +43,18 @@ _keyed AS NOT MATERIALIZED (
   WHERE kind IN ('gpu_memcpy', 'gpu_memset')
 ),
 _rt AS (
-  SELECT trace, rank, correlation, any_value(name) AS call, sum(dur_ns) AS host_ns
+  SELECT trace, rank, correlation, any_value(name) AS call, sum(dur_ns) AS host_ns,
+    bool_or(coalesce(tb_sync_call(kind, api, name, false) = 'blocking', false)) AS sync_call
   FROM evidence_base_events WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL AND (api IN ('memcpy', 'memset') OR name LIKE '%Mem%')
   GROUP BY ALL
 )
 SELECT k.trace, k.rank, k.step, k.phase, coalesce(k.stream, -1) AS stream,
   CASE WHEN k.kind = 'gpu_memset' THEN 'memset' ELSE 'memcpy' END AS kind,
-  coalesce(regexp_extract(k.name, '^Memcpy (\w+)', 1), '') AS direction,
-  coalesce(regexp_extract(k.name, '\((\w+) -> (\w+)\)', 1), '') AS src,
-  coalesce(regexp_extract(k.name, '\((\w+) -> (\w+)\)', 2), '') AS dst,
+  coalesce(tb_copy_direction(k.name), '') AS direction,
+  coalesce(tb_copy_src(k.name), '') AS src,
+  coalesce(tb_copy_dst(k.name), '') AS dst,
   coalesce(r.call, '') AS call,
-  r.call IS NOT NULL AND r.call NOT LIKE '%Async%' AS sync,
+  coalesce(r.sync_call, false) AS sync,
   count(*) AS count,
   CAST(sum(coalesce(k.bytes, 0)) AS BIGINT) AS bytes,
   CAST(sum(k.dur_ns) AS BIGINT) AS total_ns,

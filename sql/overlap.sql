@@ -5,8 +5,9 @@
 -- with |A ∩ B| = |A| + |B| - |A ∪ B|. Unions are summed from per-event
 -- contributions (max-end-so-far, see ranks.sql), so every ns column adds up
 -- exactly over a rank's rows and comm_overlap_pct is recomputed after a
--- merge from overlap_ns / comm_ns. Classes as in ranks.sql (COMM includes
--- vLLM cross_device_reduce and DeepEP kernels, which HTA counts as
+-- merge from overlap_ns / comm_ns. Classes are tb_kernel_class's
+-- (views.sql), as in ranks.sql (COMM includes vLLM cross_device_reduce,
+-- DeepEP and PyTorch symmetric-memory kernels, which HTA counts as
 -- computation).
 --
 -- Columns:
@@ -38,8 +39,7 @@ _keyed AS NOT MATERIALIZED (
 ),
 _g AS (
   SELECT trace, rank, step, phase, ts_ns, end_ns, stream, correlation, name,
-    CASE WHEN regexp_matches(name, '^(nccl|rccl|hccl)|ncclDevKernel|ncclKernel|cross_device_reduce|deep_ep::|dpsk::ep::', 'i') THEN 'COMM'
-         ELSE 'COMP' END AS class
+    tb_kernel_class(kind, name) AS class
   FROM _keyed
 ),
 _w AS (

@@ -45,7 +45,7 @@
 -- device: event: arg "device" of GPU work. INT
 -- bytes: event: arg "bytes" of a copy or memset. BYTES
 -- graph_id: event: arg "graph id". INT
--- class: event: COMP, COMM or MEM for GPU operations (as in sql/kernels.sql); NULL otherwise. TEXT
+-- class: event: COMP, COMM or MEM for GPU operations (tb_kernel_class, as in sql/kernels.sql); NULL otherwise. TEXT
 -- total: origin: the events that overlap the window before the cap. COUNT
 -- python: origin: python frames among them. COUNT
 -- python_kept: origin: the python frames are exported (at most $6 of them). BOOL
@@ -144,9 +144,7 @@ FROM _gaps
 UNION ALL
 SELECT 'event', pid, tid, kind, api, cat, name, NULL, NULL,
   ts_ns, dur_ns, correlation, external_id, stream, device, bytes, graph_id,
-  CASE WHEN kind IN ('gpu_memcpy', 'gpu_memset') THEN 'MEM'
-       WHEN kind = 'kernel' AND regexp_matches(name, '^(nccl|rccl|hccl)|ncclDevKernel|ncclKernel|cross_device_reduce|deep_ep::|dpsk::ep::', 'i') THEN 'COMM'
-       WHEN kind = 'kernel' THEN 'COMP' END,
+  tb_kernel_class(kind, name),
   NULL, NULL, NULL
 FROM _kept
 ORDER BY row_kind, ts_ns, pid, tid, name, dur_ns DESC, correlation, external_id, kind

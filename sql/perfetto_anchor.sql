@@ -7,17 +7,19 @@
 -- This file finds those instances, one row per anchor kind that the rank
 -- shows (a kind with no instance has no row):
 --
--- anchor sync: the longest blocking host sync (runtime/driver api 'sync' other
---   than the non-blocking *StreamWaitEvent, and synchronous cudaMemcpy,
---   hipMemcpy, cuMemcpy and cuMemcpyDtoH calls).
--- anchor pageable: the longest GPU copy whose name records pageable host memory.
+-- anchor sync: the longest blocking host sync (tb_sync_call of views.sql
+--   without the copy check: runtime/driver api 'sync' other than the
+--   non-blocking *StreamWaitEvent, and synchronous copies: memcpy calls
+--   without Async in the name, such as cudaMemcpy or hipMemcpyWithStream).
+-- anchor pageable: the longest GPU copy whose name records pageable host
+--   memory (tb_copy_pageable).
 -- anchor gap: the longest GPU idle interval: a gap between the segments of the
 --   union of the rank's GPU operations (as in sql/sync.sql).
 -- anchor host_wait: the longest such gap whose closing operation's launch call
 --   started after the gap began (HTA's host-wait test, on the union).
 -- anchor dataloader: the longest enumerate(DataLoader)# or enumerate(DataPipe)#
 --   annotation or operator.
--- anchor comm: the longest communication kernel (class COMM of sql/kernels.sql).
+-- anchor comm: the longest communication kernel (class COMM: tb_comm_kernel).
 -- anchor kernel: the longest kernel.
 --
 -- Columns:
@@ -54,10 +56,9 @@ _gap AS (
 _cand AS (
   SELECT 'sync' AS anchor, name, ts_ns, dur_ns FROM _ev
   WHERE kind IN ('runtime', 'driver')
-    AND ((api = 'sync' AND name NOT LIKE '%WaitEvent%')
-      OR name IN ('cudaMemcpy', 'hipMemcpy', 'cuMemcpy', 'cuMemcpyDtoH', 'cuMemcpyDtoH_v2'))
+    AND tb_sync_call(kind, api, name, false) = 'blocking'
   UNION ALL
-  SELECT 'pageable', name, ts_ns, dur_ns FROM _ev WHERE kind = 'gpu_memcpy' AND name LIKE '%Pageable%'
+  SELECT 'pageable', name, ts_ns, dur_ns FROM _ev WHERE kind = 'gpu_memcpy' AND tb_copy_pageable(name)
   UNION ALL
   SELECT 'gap', name, ts_ns, dur_ns FROM _gap
   UNION ALL
@@ -68,7 +69,7 @@ _cand AS (
     AND (starts_with(name, 'enumerate(DataLoader)#') OR starts_with(name, 'enumerate(DataPipe)#'))
   UNION ALL
   SELECT 'comm', name, ts_ns, dur_ns FROM _ev
-  WHERE kind = 'kernel' AND regexp_matches(name, '^(nccl|rccl|hccl)|ncclDevKernel|ncclKernel|cross_device_reduce|deep_ep::|dpsk::ep::', 'i')
+  WHERE kind = 'kernel' AND tb_comm_kernel(name)
   UNION ALL
   SELECT 'kernel', name, ts_ns, dur_ns FROM _ev WHERE kind = 'kernel'
 )

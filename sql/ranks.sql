@@ -9,9 +9,10 @@
 -- part of itself past every earlier end, and the gap before it), so summing a
 -- column over every row of a rank gives the exact rank value, and a step's
 -- rows hold the busy time its events added and the gaps they closed.
--- Classes: COMM = NCCL/RCCL/HCCL kernels, vLLM cross_device_reduce, DeepEP;
--- MEM = memcpy/memset; COMP = other kernels. Unlike HTA, a CPU operator that
--- carries a stream arg is not GPU time.
+-- Classes are tb_kernel_class's (views.sql): COMM = NCCL/RCCL/HCCL kernels,
+-- vLLM cross_device_reduce, DeepEP, PyTorch symmetric-memory kernels; MEM =
+-- memcpy/memset; SYNC = gpu_sync; COMP = other kernels. Unlike HTA, a CPU
+-- operator that carries a stream arg is not GPU time.
 --
 -- Columns:
 -- trace: Trace name. TEXT
@@ -53,10 +54,7 @@ _keyed AS NOT MATERIALIZED (
 ),
 _g AS (
   SELECT trace, rank, step, phase, ts_ns, end_ns, kind, name, stream, correlation,
-    CASE WHEN kind IN ('gpu_memcpy', 'gpu_memset') THEN 'MEM'
-         WHEN kind = 'gpu_sync' THEN 'SYNC'
-         WHEN regexp_matches(name, '^(nccl|rccl|hccl)|ncclDevKernel|ncclKernel|cross_device_reduce|deep_ep::|dpsk::ep::', 'i') THEN 'COMM'
-         ELSE 'COMP' END AS class
+    tb_kernel_class(kind, name) AS class
   FROM _keyed
 ),
 _w AS (

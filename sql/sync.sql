@@ -1,16 +1,18 @@
 -- sync: host synchronisation calls and blocking copies, the CPU operator that issued them, and the GPU gap each opens.
 -- INCLUDE: evidence_base
 --
--- Calls: cuda/hip Stream/Device/EventSynchronize, cuStreamSynchronize,
--- cuCtxSynchronize, cudaStreamWaitEvent (does not block the host: blocking =
--- false), synchronous copies (cudaMemcpy, hipMemcpy without Async) and async
--- copies whose GPU op is DtoH or names pageable memory (both wait for queued
--- work). The issuing operator is chosen among the cpu_ops that enclose the
--- call on the same thread: the outermost scalar read (aten::item,
--- _local_scalar_dense, is_nonzero), else dynamic shape (nonzero,
--- masked_select, unique, repeat_interleave), else copy to host (aten::to,
--- _to_copy, copy_, cpu), else the innermost operator; '' when none, and for
--- the non-blocking cudaStreamWaitEvent (not looked up: they are many).
+-- Calls: those tb_sync_call (views.sql) classifies: cuda/hip/cu Stream,
+-- Device, Event and Ctx Synchronize, *StreamWaitEvent (does not block the
+-- host: blocking = false), synchronous copies (memcpy calls without Async in
+-- the name: cudaMemcpy, hipMemcpyWithStream, cuMemcpyDtoH_v2, ...) and async
+-- copies whose GPU op is DtoH or names pageable memory (tb_copy_waits: both
+-- wait for queued work). The issuing operator is chosen among the cpu_ops
+-- that enclose the call on the same thread: the outermost scalar read
+-- (aten::item, _local_scalar_dense, is_nonzero), else dynamic shape
+-- (nonzero, masked_select, unique, repeat_interleave), else copy to host
+-- (aten::to, _to_copy, copy_, cpu), else the innermost operator; '' when
+-- none, and for the non-blocking cudaStreamWaitEvent (not looked up: they
+-- are many).
 -- GPU gap: the rank's GPU union segment that ends last before the call
 -- returns is found; when it ended while the host waited (its end is at or
 -- after the call's start) and no GPU work covers the call's end, the idle
@@ -60,16 +62,12 @@ _cp AS (
 _s AS (
   SELECT k.trace, k.rank, k.step, k.phase, k.pid, k.tid, k.name AS call, k.ts_ns, k.end_ns, k.dur_ns,
     coalesce(cp.stream, k.stream, -1) AS stream,
-    coalesce(regexp_extract(cp.copy_name, '^Memcpy (\w+)', 1), '') AS direction,
-    coalesce(cp.copy_name LIKE '%Pageable%', false) AS pageable,
-    k.name NOT IN ('cudaStreamWaitEvent', 'hipStreamWaitEvent') AS blocking,
+    coalesce(tb_copy_direction(cp.copy_name), '') AS direction,
+    coalesce(tb_copy_pageable(cp.copy_name), false) AS pageable,
+    tb_sync_call(k.kind, k.api, k.name, tb_copy_waits(cp.copy_name)) = 'blocking' AS blocking,
     coalesce(cp.bytes, k.bytes, 0) AS bytes
   FROM _keyed k LEFT JOIN _cp cp ON cp.trace = k.trace AND cp.rank = k.rank AND cp.correlation = k.correlation
-  WHERE k.name IN ('cudaStreamSynchronize', 'cudaDeviceSynchronize', 'cudaEventSynchronize', 'cudaStreamWaitEvent',
-                   'hipStreamSynchronize', 'hipDeviceSynchronize', 'hipEventSynchronize', 'hipStreamWaitEvent',
-                   'cuStreamSynchronize', 'cuCtxSynchronize', 'cuEventSynchronize')
-     OR (k.name IN ('cudaMemcpy', 'hipMemcpy', 'cuMemcpy', 'cuMemcpyDtoH', 'cuMemcpyDtoH_v2'))
-     OR ((k.api = 'memcpy' OR k.name LIKE '%Memcpy%') AND (cp.copy_name LIKE 'Memcpy DtoH%' OR cp.copy_name LIKE '%Pageable%'))
+  WHERE tb_sync_call(k.kind, k.api, k.name, tb_copy_waits(cp.copy_name)) IS NOT NULL
 ),
 _enc AS (
   SELECT s.trace, s.rank, s.pid, s.tid, s.ts_ns, s.end_ns, c.name, c.ts_ns AS c_ts,

@@ -27,19 +27,99 @@ SELECT * FROM events WHERE kind = 'cpu_op';
 CREATE OR REPLACE VIEW runtime AS
 SELECT * FROM events WHERE kind IN ('runtime', 'driver');
 
+-- The classifiers below are the one definition of what a kernel, a copy or
+-- a host call is: every preset that classifies calls them, and Go code that
+-- classifies rows itself (analysis/crossview) follows them: it reads the
+-- pattern of tb_comm_kernel out of this file (sql.CommKernelPattern) and
+-- mirrors the rest, and analysis/crossview/classify_sql_test.go checks that
+-- both give the same answer on the same events.
+
+-- tb_comm_kernel(name): whether a kernel is a communication kernel, by its
+-- name, case-insensitively: NCCL, RCCL and HCCL kernels (a name that starts
+-- with nccl, rccl or hccl; ncclDevKernel_* and ncclKernel_* anywhere, as
+-- RCCL and older NCCL write them), vLLM's custom all-reduce
+-- (vllm::cross_device_reduce_1stage/2stage), DeepEP (deep_ep::,
+-- dpsk::ep::) and PyTorch's symmetric-memory collectives
+-- (multimem_all_reduce_kernel, multimem_all_gather_kernel,
+-- multimem_one_shot_reduce_kernel, one_shot_all_reduce_kernel,
+-- two_shot_all_reduce_kernel). A name that only contains all_reduce or the
+-- like is not one: Inductor names a fused pointwise kernel after the ops it
+-- fuses (triton_poi_fused_add_all_reduce_... holds torch.all). HTA counts
+-- only ^nccl, ^hccl and ncclKernel. Keep the body one
+-- regexp_matches(name, '<pattern>', 'i') call: package sql reads the
+-- pattern from it.
+CREATE OR REPLACE MACRO tb_comm_kernel(name) AS
+  regexp_matches(name, '^(nccl|rccl|hccl)|ncclDevKernel|ncclKernel|cross_device_reduce|deep_ep::|dpsk::ep::|multimem_(all_reduce|all_gather|one_shot)|(one|two)_shot_all_reduce', 'i');
+
+-- tb_kernel_class(kind, name): the class of a GPU event: MEM for copies and
+-- memsets (kind gpu_memcpy, gpu_memset), SYNC for GPU-side waits (kind
+-- gpu_sync), COMM for kernels that tb_comm_kernel matches, COMP for every
+-- other kernel; NULL for host events.
+CREATE OR REPLACE MACRO tb_kernel_class(kind, name) AS
+  CASE
+    WHEN kind IN ('gpu_memcpy', 'gpu_memset') THEN 'MEM'
+    WHEN kind = 'gpu_sync' THEN 'SYNC'
+    WHEN kind <> 'kernel' THEN NULL
+    WHEN tb_comm_kernel(name) THEN 'COMM'
+    ELSE 'COMP'
+  END;
+
+-- tb_copy_direction(name): the direction of a GPU copy from its Kineto name
+-- (`Memcpy DtoH (Device -> Pageable)` gives DtoH; HtoD, DtoD, HtoH, PtoP,
+-- ...); NULL when the name does not say.
+CREATE OR REPLACE MACRO tb_copy_direction(name) AS
+  NULLIF(regexp_extract(name, '^Memcpy (\w+)', 1), '');
+
+-- tb_copy_src(name): the memory kind a GPU copy's name gives for its
+-- source (`(Pageable -> Device)` gives Pageable; Pinned, Device, Managed,
+-- Host, ...); NULL when it gives none.
+CREATE OR REPLACE MACRO tb_copy_src(name) AS
+  NULLIF(regexp_extract(name, '\((\w+) -> \w+\)', 1), '');
+
+-- tb_copy_dst(name): the memory kind a GPU copy's name gives for its
+-- destination (`(Pageable -> Device)` gives Device); NULL when it gives none.
+CREATE OR REPLACE MACRO tb_copy_dst(name) AS
+  NULLIF(regexp_extract(name, '\(\w+ -> (\w+)\)', 1), '');
+
+-- tb_copy_pageable(name): whether a GPU copy's name records pageable host
+-- memory (the driver stages such a copy through a pinned bounce buffer).
+CREATE OR REPLACE MACRO tb_copy_pageable(name) AS
+  contains(name, 'Pageable');
+
+-- tb_copy_waits(name): whether a GPU copy makes even the Async call that
+-- launched it wait for the device: a device-to-host copy, or one that
+-- records pageable host memory. False for NULL (no copy).
+CREATE OR REPLACE MACRO tb_copy_waits(name) AS
+  coalesce(tb_copy_direction(name) = 'DtoH' OR tb_copy_pageable(name), false);
+
+-- tb_sync_call(kind, api, name, copy_waits): how a host runtime or driver
+-- call synchronizes with the device. 'blocking': the host waits: a
+-- synchronize call (api sync: cuda/hip/cu Stream, Device, Event or Ctx
+-- Synchronize), a synchronous copy (api memcpy without Async in the name:
+-- cudaMemcpy, hipMemcpyWithStream, cuMemcpyDtoH_v2, ...), or an Async copy
+-- whose GPU copy tb_copy_waits (copy_waits: pass tb_copy_waits of the copy
+-- with the call's correlation, or false to leave those out). 'stream': a
+-- *StreamWaitEvent (api sync): the stream waits, the host does not. NULL
+-- for every other event.
+CREATE OR REPLACE MACRO tb_sync_call(kind, api, name, copy_waits) AS
+  CASE
+    WHEN kind NOT IN ('runtime', 'driver') THEN NULL
+    WHEN api = 'sync' THEN CASE WHEN contains(name, 'WaitEvent') THEN 'stream' ELSE 'blocking' END
+    WHEN api = 'memcpy' AND (NOT contains(name, 'Async') OR coalesce(copy_waits, false)) THEN 'blocking'
+  END;
+
 -- GPU copies and memsets, with what the name says about them: a name such as
 -- `Memcpy HtoD (Pageable -> Device)` gives direction HtoD, src_kind Pageable
 -- and dst_kind Device; `Memset (Device)` gives dst_kind Device.
 CREATE OR REPLACE VIEW memops AS
 SELECT
   *,
-  -- HtoD, DtoH, DtoD, HtoH or PtoP from the name; NULL when the name does not say. TEXT
-  NULLIF(regexp_extract(name, '^Memcpy (HtoD|DtoH|DtoD|HtoH|PtoP)', 1), '') AS direction,
+  -- HtoD, DtoH, DtoD, HtoH, PtoP, ... from the name (tb_copy_direction); NULL when the name does not say. TEXT
+  tb_copy_direction(name) AS direction,
   -- Memory kind of the source (Pageable, Pinned, Device, Managed, ...); NULL when the name does not say. TEXT
-  NULLIF(regexp_extract(name, '\((\w+) -> \w+\)', 1), '') AS src_kind,
+  tb_copy_src(name) AS src_kind,
   -- Memory kind of the destination; for a memset, the memory it writes. TEXT
-  COALESCE(NULLIF(regexp_extract(name, '\(\w+ -> (\w+)\)', 1), ''),
-           NULLIF(regexp_extract(name, '^Memset \((\w+)\)', 1), '')) AS dst_kind
+  COALESCE(tb_copy_dst(name), NULLIF(regexp_extract(name, '^Memset \((\w+)\)', 1), '')) AS dst_kind
 FROM events
 WHERE kind IN ('gpu_memcpy', 'gpu_memset');
 

@@ -27,8 +27,10 @@
 // stacks, and decides the verdict. Running the SQL is the
 // engine's job (internal/duck, through cells.CrossView); carrying a Result in
 // the evidence Bundle is analysis/evidence's; the report draws it with
-// analysis/report. The package imports the standard library and
-// analysis/table only, so it builds for the WebAssembly viewer.
+// analysis/report. The package imports the standard library,
+// analysis/table and sql (for the one communication-kernel pattern, read from
+// sql/views.sql's tb_comm_kernel macro), so it builds for the WebAssembly
+// viewer.
 //
 // # Accounting
 //

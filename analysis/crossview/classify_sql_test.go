@@ -1,0 +1,241 @@
+//go:build cgo && unix
+
+package crossview_test
+
+import (
+	"context"
+	gosql "database/sql"
+	"testing"
+
+	"github.com/tracebook/tracebook/analysis/crossview"
+	"github.com/tracebook/tracebook/analysis/trace"
+	"github.com/tracebook/tracebook/internal/duck"
+)
+
+// The classifiers of sql/views.sql (the presets' macros) and of this
+// package (the cross-view's Go) give the same answer for the same event.
+// The names are taken from the shared traces where the comment names one;
+// the others are spelled as the library writes them.
+
+// kernelCases: kernel names and their class.
+var kernelCases = []struct {
+	kind, name, want string
+}{
+	// NCCL: both kernel spellings (ncclKernel_ before 2.19, ncclDevKernel_ after).
+	{"kernel", "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", "COMM"},                               // hta/df_index_resolver_v100
+	{"kernel", "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)", "COMM"}, // param/dlrm_8rank
+	{"kernel", "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "COMM"},                  // tracelens/b200_eager
+	{"kernel", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", "COMM"},   // tracemap/vllm_h100_tp4_rank0
+	{"kernel", "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "COMM"},                           //
+	// RCCL: ncclDevKernel_Generic names no operation; rccl*-named kernels.
+	{"kernel", "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", "COMM"},   // tracelens/mi300x_resnet_act_checkpoint
+	{"kernel", "ncclDevKernel_Generic_2(ncclDevKernelArgsStorage<4096ul>)", "COMM"}, // tracemap/vllm_mi300x_tp4_rank0
+	{"kernel", "rccl_AllReduce_RING_LL_Sum_bf16", "COMM"},
+	// HCCL (Habana/Ascend), matched case-insensitively at the start.
+	{"kernel", "hcclAllReduce", "COMM"},
+	{"kernel", "HCCL_AllGather", "COMM"},
+	// vLLM's custom all-reduce, CUDA and HIP.
+	{"kernel", "void vllm::cross_device_reduce_1stage<__nv_bfloat16, 4>(vllm::RankData*, vllm::RankSignals, vllm::Signal*, __nv_bfloat16*, int, int)", "COMM"},   // tracemap/vllm_h100_tp4_rank0
+	{"kernel", "void vllm::cross_device_reduce_1stage<__hip_bfloat16, 4>(vllm::RankData*, vllm::RankSignals, vllm::Signal*, __hip_bfloat16*, int, int)", "COMM"}, // tracemap/vllm_mi300x_tp4_rank0
+	{"kernel", "void vllm::cross_device_reduce_2stage<half, 8>(vllm::RankData*, vllm::RankSignals, vllm::Signal*, half*, int, int)", "COMM"},
+	// DeepEP: upstream (deep_ep::) and DeepSeek's build (dpsk::ep::).
+	{"kernel", "void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*, long*, float*, int*, int*, int4 const*, float const*, long const*, float const*, bool const*, int const*, int, int, int, int, int, int, int, int, void**, int, int, int)", "COMM"},
+	{"kernel", "void deep_ep::internode_ll::combine<7168, 9>(void*, void*, int*, void*, void const*, long const*, int const*, long const*, int*, int*, void*, long, int, int, int, int, int, int, int, int, bool)", "COMM"},
+	{"kernel", "void dpsk::ep::cuda::get_dispatch_layout<256, 32, 8>(long const*, int*, int*, int*, bool*, int, int, int, int)", "COMM"}, // deepseek/train_h800_ep64
+	{"kernel", "void dpsk::ep::internode::cached_notify<false>(int, int, int, int, int*, int, int, int const*, int const*, int*, void*, void**, int**, int, int, int, int*, bool, int)", "COMM"},
+	// PyTorch symmetric memory.
+	{"kernel", "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*, unsigned long, unsigned int**, unsigned long, unsigned long)", "COMM"}, // tracelens/b200_eager
+	{"kernel", "void (anonymous namespace)::two_shot_all_reduce_kernel<float, 16, 8>(float**, unsigned long, unsigned long, unsigned int**, unsigned long, unsigned long)", "COMM"},
+	{"kernel", "void (anonymous namespace)::multimem_all_gather_kernel<16>(char*, char*, unsigned long, unsigned int**, unsigned long, unsigned long)", "COMM"},
+	// Names that say all_reduce, reduce, gather or scatter and are computation.
+	{"kernel", "triton_poi_fused_add_all_reduce_bitwise_and_bitwise_or_embedding_ge_lt_masked_fill_mul_sub_0", "COMP"}, // tracemap/vllm_h100_tp4_rank0: torch.all fused by Inductor
+	{"kernel", "triton_red_fused_all_reduce_0", "COMP"},
+	{"kernel", "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::ArgMaxOps<float>, unsigned int, long, 4> >(at::native::ReduceOp<float, at::native::ArgMaxOps<float>, unsigned int, long, 4>)", "COMP"}, // tracemap/vllm_h100_tp4_rank0
+	{"kernel", "void cuda::reduce_fused_impl<__nv_bfloat16, false, false>(int4 const*, float const*, int const*, int4*, int, int, int, __nv_fp8_interpretation_t, float const*, float const*)", "COMP"},                               // deepseek/train_h800_ep64
+	{"kernel", "void cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_ptp128c::GemmKernel>(dpsk::grouped_gemm::cuda::fp8_ptp128c::GemmKernel::Params)", "COMP"},                                                                   // deepseek/train_h800_ep64
+	{"kernel", "void paged_attention_ll4mi_reduce_kernel<__hip_bfloat16, __hip_bfloat16, 128, 128, 256, 1>(__hip_bfloat16*, float const*, float const*, __hip_bfloat16 const*, int const*, int const*, int, float const*)", "COMP"},   // tracemap/vllm_mi300x_tp4_rank0
+	{"kernel", "void at::native::vectorized_gather_kernel<16, long>(char*, char*, long*, int, long, long, long, long, bool)", "COMP"},                                                                                                 // tracelens/b200_eager
+	{"kernel", "reduce_segments", "COMP"},                   // tracelens/vllm_decode_full_mi300x
+	{"kernel", "_finalize_matmul_scatter_bf16", "COMP"},     // tracelens/vllm_decode_full_mi300x
+	{"kernel", "aten::scatter_add.out-dtype_Float", "COMP"}, // hta/mtia_single_rank
+	{"kernel", "void splitKreduce_kernel<float, float, float, float>(cublasSplitKParams<float>, float const*, float const*, float*, float const*, float const*, float const*)", "COMP"}, // kineto/resnet50_num_workers_0
+	// A name of NCCL's that is not at the start is not enough.
+	{"kernel", "my_nccl_wrapper_kernel", "COMP"},
+	// Copies, memsets, GPU-side waits; host events have no class.
+	{"gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", "MEM"},
+	{"gpu_memset", "Memset (Device)", "MEM"},
+	{"gpu_sync", "Stream Wait Event", "SYNC"}, // hta/event_sync_multi_stream
+	{"gpu_sync", "Event Sync", "SYNC"},
+	{"cpu_op", "nccl:all_reduce", ""},
+	{"cpu_op", "symm_mem::multimem_all_reduce_", ""}, // tracelens/b200_eager
+	{"runtime", "cudaLaunchKernel", ""},
+}
+
+// syncCases: host calls, the GPU copy each launched ("" = none), and how the
+// call synchronizes.
+var syncCases = []struct {
+	kind, name, copy, want string
+}{
+	{"runtime", "cudaStreamSynchronize", "", "blocking"},
+	{"runtime", "cudaDeviceSynchronize", "", "blocking"},
+	{"runtime", "cudaEventSynchronize", "", "blocking"}, // hta/nccl_data_a100
+	{"runtime", "hipDeviceSynchronize", "", "blocking"},
+	{"runtime", "hipEventSynchronize", "", "blocking"}, // tracelens/vllm_decode_full_mi300x
+	{"driver", "cuStreamSynchronize", "", "blocking"},
+	{"driver", "cuCtxSynchronize", "", "blocking"},
+	{"runtime", "cudaStreamWaitEvent", "", "stream"},
+	{"runtime", "hipStreamWaitEvent", "", "stream"}, // tracemap/vllm_mi300x_tp4_rank0
+	{"driver", "cuStreamWaitEvent", "", "stream"},
+	// Synchronous copies block whatever they copy.
+	{"runtime", "cudaMemcpy", "", "blocking"}, // hta/cupti_profiler
+	{"runtime", "cudaMemcpy", "Memcpy HtoD (Pinned -> Device)", "blocking"},
+	{"runtime", "hipMemcpyWithStream", "Memcpy HtoD (Host -> Device)", "blocking"},   // hta/amd_mi250_minitoy
+	{"runtime", "hipMemcpyWithStream", "Memcpy DtoD (Device -> Device)", "blocking"}, // tracelens/xdit_sd35_mi300x
+	{"runtime", "hipMemcpyWithStream", "Memcpy DtoH (Device -> Host)", "blocking"},   // tracemap/vllm_mi300x_tp4_rank0
+	{"driver", "cuMemcpyDtoH_v2", "", "blocking"},
+	{"driver", "cuMemcpyHtoD_v2", "", "blocking"},
+	{"runtime", "cudaMemcpy2D", "", "blocking"},
+	// Async copies block when the copy is device to host or pageable.
+	{"runtime", "cudaMemcpyAsync", "Memcpy DtoH (Device -> Pageable)", "blocking"}, // tracemap/vllm_h100_tp4_rank0
+	{"runtime", "cudaMemcpyAsync", "Memcpy HtoD (Pageable -> Device)", "blocking"}, // hta/critical_path_alexnet
+	{"runtime", "cudaMemcpyAsync", "Memcpy DtoH (Device -> Pinned)", "blocking"},   // tracelens/h100_qwen15_05b_chat
+	{"runtime", "cudaMemcpyAsync", "Memcpy HtoD (Pinned -> Device)", ""},           // tracemap/vllm_h100_tp4_rank0
+	{"runtime", "cudaMemcpyAsync", "Memcpy DtoD (Device -> Device)", ""},           // deepseek/train_h800_ep64
+	{"runtime", "hipMemcpyAsync", "Memcpy HtoD (Host -> Device)", ""},              // tracelens/vllm_prefilldecode_piecewise_mi300x
+	{"runtime", "cudaMemcpyAsync", "", ""},                                         // hta/cupti_profiler: no copy recorded
+	{"driver", "cuMemcpyDtoHAsync_v2", "", ""},
+	// Not syncs.
+	{"runtime", "cudaMemsetAsync", "", ""},
+	{"runtime", "cudaLaunchKernel", "", ""},
+	{"runtime", "cudaGraphLaunch", "", ""},
+	{"cpu_op", "aten::item", "", ""},
+	{"cpu_op", "cudaStreamSynchronize", "", ""},
+}
+
+func openMemory(t *testing.T) *duck.DB {
+	t.Helper()
+	db, err := duck.Open("", duck.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func TestKernelClassMatchesSQL(t *testing.T) {
+	db := openMemory(t)
+	for _, tc := range kernelCases {
+		var sqlClass gosql.NullString
+		if err := db.SQL().QueryRowContext(context.Background(), `SELECT tb_kernel_class(?, ?)`, tc.kind, tc.name).Scan(&sqlClass); err != nil {
+			t.Fatal(err)
+		}
+		goClass := crossview.KernelClass(tc.kind, tc.name)
+		if sqlClass.String != goClass || goClass != tc.want {
+			t.Errorf("class of %s %q: SQL tb_kernel_class %q, Go KernelClass %q, want %q", tc.kind, tc.name, sqlClass.String, goClass, tc.want)
+		}
+		if got := crossview.IsComm(tc.kind, tc.name); got != (tc.want == "COMM") {
+			t.Errorf("IsComm(%q, %q) = %v, want %v", tc.kind, tc.name, got, tc.want == "COMM")
+		}
+	}
+}
+
+func TestSyncCallMatchesSQL(t *testing.T) {
+	db := openMemory(t)
+	for _, tc := range syncCases {
+		api := string(trace.APIOf(trace.Kind(tc.kind), tc.name))
+		var sqlSync, sqlDir gosql.NullString
+		var sqlWaits, sqlPageable bool
+		err := db.SQL().QueryRowContext(context.Background(),
+			`SELECT tb_sync_call($1, $2, $3, tb_copy_waits($4)), tb_copy_waits($4), tb_copy_direction($4), coalesce(tb_copy_pageable($4), false)`,
+			tc.kind, api, tc.name, nullable(tc.copy)).Scan(&sqlSync, &sqlWaits, &sqlDir, &sqlPageable)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waits := crossview.CopyWaits(tc.copy)
+		goSync := crossview.SyncCall(tc.kind, api, tc.name, waits)
+		if sqlSync.String != goSync || goSync != tc.want {
+			t.Errorf("%s %s (api %q) launching %q: SQL tb_sync_call %q, Go SyncCall %q, want %q", tc.kind, tc.name, api, tc.copy, sqlSync.String, goSync, tc.want)
+		}
+		if sqlWaits != waits {
+			t.Errorf("copy %q: SQL tb_copy_waits %v, Go CopyWaits %v", tc.copy, sqlWaits, waits)
+		}
+		if dir := crossview.CopyDirection(tc.copy); sqlDir.String != dir {
+			t.Errorf("copy %q: SQL tb_copy_direction %q, Go CopyDirection %q", tc.copy, sqlDir.String, dir)
+		}
+		// IsSync adds the scalar-read operators (aten::item), a CPU-view
+		// notion that the sync area handles as the call's trigger.
+		if blocking := crossview.IsSync(tc.kind, api, tc.name, waits); tc.kind != "cpu_op" && blocking != (tc.want == "blocking") {
+			t.Errorf("IsSync(%q, %q, %q, %v) = %v, want %v", tc.kind, api, tc.name, waits, blocking, tc.want == "blocking")
+		}
+	}
+}
+
+// TestClassifiersMatchSQLOnSharedTraces runs both classifiers over every
+// distinct kernel and every runtime call (with the copy it launched) of
+// shared traces that the other tests of this package load anyway, and of
+// the DeepEP training trace.
+func TestClassifiersMatchSQLOnSharedTraces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads shared traces")
+	}
+	for _, dir := range []string{"tracemap/vllm_h100_tp4_rank0", "tracelens/b200_eager", "param/dlrm_8rank", "deepseek/train_h800_ep64"} {
+		t.Run(dir, func(t *testing.T) {
+			db := load(t, dir)
+			ctx := context.Background()
+			rows, err := db.SQL().QueryContext(ctx, `SELECT DISTINCT kind, name, tb_kernel_class(kind, name)
+				FROM events WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync')`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for rows.Next() {
+				var kind, name string
+				var class gosql.NullString
+				if err := rows.Scan(&kind, &name, &class); err != nil {
+					t.Fatal(err)
+				}
+				if got := crossview.KernelClass(kind, name); got != class.String {
+					t.Errorf("class of %s %q: SQL %q, Go %q", kind, name, class.String, got)
+				}
+				n++
+			}
+			if err := rows.Close(); err != nil {
+				t.Fatal(err)
+			}
+			rows, err = db.SQL().QueryContext(ctx, `WITH cp AS (
+					SELECT trace, rank, correlation, any_value(name) AS copy_name FROM events
+					WHERE kind = 'gpu_memcpy' AND correlation IS NOT NULL GROUP BY ALL)
+				SELECT DISTINCT k.kind, coalesce(k.api, ''), k.name, coalesce(cp.copy_name, ''),
+					tb_sync_call(k.kind, k.api, k.name, tb_copy_waits(cp.copy_name))
+				FROM events k LEFT JOIN cp ON cp.trace = k.trace AND cp.rank = k.rank AND cp.correlation = k.correlation
+				WHERE k.kind IN ('runtime', 'driver')`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var kind, api, name, copyName string
+				var sync gosql.NullString
+				if err := rows.Scan(&kind, &api, &name, &copyName, &sync); err != nil {
+					t.Fatal(err)
+				}
+				if got := crossview.SyncCall(kind, api, name, crossview.CopyWaits(copyName)); got != sync.String {
+					t.Errorf("%s %s (api %q) launching %q: SQL %q, Go %q", kind, name, api, copyName, sync.String, got)
+				}
+				n++
+			}
+			if err := rows.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				t.Errorf("%s: no events compared", dir)
+			}
+		})
+	}
+}
