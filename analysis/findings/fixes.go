@@ -20,29 +20,21 @@ func (c *ctx) caps(trace string, rank int) device.Caps {
 	return device.Lookup(ri.GPUModel, ri.CCMajor, ri.CCMinor, ri.Platform)
 }
 
-// compileAdvice says whether torch.compile can be prescribed on the rank,
-// and when it cannot, why (already compiled, too old a PyTorch, a device
-// Triton refuses, a serving engine that compiles itself). ok with an empty
+// compileAdvice says whether torch.compile can be prescribed on the rank
+// (lever.compileAdvice decides), and when it cannot, why. ok with an empty
 // why means "prescribe it"; a non-empty why with ok says what to check.
 func (c *ctx) compileAdvice(trace string, rank int) (ok bool, why string) {
-	ri := c.rankInfo(trace, rank)
-	w := c.workload(trace, rank)
-	cp := c.caps(trace, rank)
-	switch {
-	case ri.Producer == "vllm" || ri.Producer == "sglang":
-		return false, "the serving engine compiles and graphs its model itself"
-	case w.Compiled:
-		return false, "the trace already runs torch.compile (compiled-region frames)"
-	case w.Era == "2021":
-		return false, "the trace's format dates it to PyTorch 1.8-1.10, and torch.compile needs PyTorch 2.0 or later"
-	case cp.Known && !cp.Compile:
-		return false, "torch.compile's Triton backend does not run on " + orName(cp.Family) + " (compute capability below 7.0)"
-	case !cp.Known && ri.Platform == "cuda":
-		return true, "torch.compile needs PyTorch 2.0 or later and a GPU of compute capability 7.0 or more; the trace does not say which this is"
-	case !cp.Known:
-		return true, "torch.compile needs PyTorch 2.0 or later and a backend that supports this device; check both"
+	rr := rankRow{trace: trace, rank: rank}
+	for _, r := range c.ranks {
+		if r.trace == trace && r.rank == rank {
+			rr = r
+		}
 	}
-	return true, ""
+	ok, upgrade, why := c.leverOf(rr).compileAdvice()
+	if upgrade {
+		return false, why + ", and torch.compile needs PyTorch 2.0 or later"
+	}
+	return ok, why
 }
 
 func orName(s string) string {

@@ -120,20 +120,47 @@ func (c *ctx) opsShowCompile(trace string, rank int) bool {
 	return false
 }
 
+// compileAdvice is the one decision whether torch.compile can be
+// prescribed on l's rank (docs/JUDGEMENT.md §1.3, §2): ok with an empty why
+// means "prescribe it"; ok with a why, prescribe it and say what to check;
+// upgrade, it needs a newer PyTorch first (why says which the trace shows);
+// otherwise why says why not (a serving engine that compiles itself, a
+// model already compiled, a device Triton refuses).
+func (l lever) compileAdvice() (ok, upgrade bool, why string) {
+	switch {
+	case l.serving:
+		return false, false, "the serving engine compiles and graphs its model itself"
+	case l.compiled:
+		return false, false, "the trace already runs torch.compile (compiled-region frames)"
+	case l.caps.Known && !l.caps.Compile:
+		return false, false, "torch.compile's Triton backend does not run on " + orName(l.caps.Family) + " (compute capability below 7.0)"
+	}
+	if why, old := l.oldTorch(2, 0); old {
+		return false, true, why
+	}
+	switch {
+	case !l.caps.Known && l.ri.Platform == "cuda":
+		return true, false, "torch.compile needs PyTorch 2.0 or later and a GPU of compute capability 7.0 or more; the trace does not say which this is"
+	case !l.caps.Known:
+		return true, false, "torch.compile needs PyTorch 2.0 or later and a backend that supports this device; check both"
+	}
+	return true, false, ""
+}
+
 // compileFix says how to bring torch.compile to l's rank: a fix (to follow
-// a colon) and a snippet, or ok false where the device or the producer
-// rule it out or the device is not known to allow it (Inductor refuses
-// CC < 7.0; vLLM and SGLang compile themselves). The caller has checked
-// that the trace is not compiled already.
+// a colon) and a snippet, or ok false where compileAdvice rules it out or
+// the device is not known to allow it. The caller has checked that the
+// trace is not compiled already.
 func (l lever) compileFix(mode string) (fix, snippet string, ok bool) {
-	if l.serving || !l.caps.Compile {
+	can, upgrade, why := l.compileAdvice()
+	if (!can && !upgrade) || !l.caps.Compile {
 		return "", "", false
 	}
 	call := "torch.compile(model)"
 	if mode != "" {
 		call = fmt.Sprintf("torch.compile(model, mode=%q)", mode)
 	}
-	if why, old := l.oldTorch(2, 0); old {
+	if upgrade {
 		return "upgrade to PyTorch >= 2.0 (" + why + ", which has no torch.compile), then compile the model.",
 			"model = " + call + "  # PyTorch >= 2.0", true
 	}
