@@ -55,7 +55,7 @@ func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
 			return "CUDA graphs are on (the trace replays graphs), so the gaps are host work between steps: check that async scheduling is on (the default from vLLM 0.14; pass --async-scheduling before that) and look at the cross-view's CPU side for the scheduler's work.",
 				"vllm serve MODEL --async-scheduling  # only needed before vLLM 0.14"
 		}
-		return "No graph replay in the trace: run with CUDA graphs (drop --enforce-eager) so decode steps are one launch, and check that async scheduling is on (default from vLLM 0.14).",
+		return "No graph replay in the trace: turn CUDA graphs on (drop --enforce-eager; a compilation_config cudagraph_mode of NONE also turns them off) so decode steps are one launch, and check that async scheduling is on (default from vLLM 0.14).",
 			"vllm serve MODEL  # without --enforce-eager"
 	case "sglang":
 		if ri.HasGraphs {

@@ -376,6 +376,13 @@ func launchBound(c *ctx) []evidence.Finding {
 				f.Title = "vLLM runs eagerly: no CUDA graphs, the GPU waits on kernel launches"
 				f.Fix = "Run with CUDA graphs: drop --enforce-eager so vLLM captures its default FULL_AND_PIECEWISE graphs."
 				f.Snippet = "vllm serve MODEL  # without --enforce-eager"
+				if c.workload(b.trace, b.rank).Compiled {
+					// --enforce-eager also turns compilation off where vLLM has
+					// optimisation levels: compiled code without graphs points at
+					// the cudagraph mode instead.
+					f.Fix = "Run with CUDA graphs: the trace shows vLLM's compiled model but no graph replay, so check compilation_config's cudagraph_mode (NONE turns graphs off; FULL_AND_PIECEWISE is the default from v0.11) and that --enforce-eager was not passed."
+					f.Snippet = `vllm serve MODEL --compilation-config '{"cudagraph_mode": "FULL_AND_PIECEWISE"}'`
+				}
 			} else {
 				f.Fix = "Make the eager part smaller: check that the batch sizes seen fall inside the captured graph sizes (--max-num-seqs, compilation_config cudagraph_capture_sizes)."
 			}
