@@ -3,6 +3,9 @@
 // re-render the report for each view. No network: nothing is fetched.
 (function () {
   "use strict";
+  // The page's one base85 decoder: perfetto.js's save buttons use it too
+  // (the loader is inlined in every page, and a click comes after load).
+  window.tracebookBase85 = base85;
   var root = document.getElementById("tb-root");
   var slot = document.getElementById("tb-slot");
   var status = document.getElementById("tb-status");
