@@ -100,6 +100,13 @@ var Rules = []Rule{
 // Evaluate runs every rule on ev with th (missing names take their
 // defaults) and returns the findings: critical first, then by impact.
 func Evaluate(ev *evidence.Evidence, th evidence.Thresholds) []evidence.Finding {
+	fs, _ := Judge(ev, th)
+	return fs
+}
+
+// Judge is Evaluate that also returns the capture-quality gate the
+// findings were capped by, for the report to show.
+func Judge(ev *evidence.Evidence, th evidence.Thresholds) ([]evidence.Finding, *Gate) {
 	c := newCtx(ev, th)
 	c.gate = Assess(ev)
 	var out []evidence.Finding
@@ -133,7 +140,7 @@ func Evaluate(ev *evidence.Evidence, th evidence.Thresholds) []evidence.Finding 
 		}
 		return a.Rank < b.Rank
 	})
-	return out
+	return out, c.gate
 }
 
 // ctx is what every rule reads: the evidence, thresholds, and per-rank

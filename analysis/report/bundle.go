@@ -67,8 +67,7 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 		b = evidence.NewBundle()
 	}
 	ev := src.rollup(b, v.Filter)
-	found := findingsFor(b, ev, v)
-	gate := findings.Assess(ev)
+	found, gate := findings.Judge(ev, thresholdsFor(b, v))
 	d := build(b, ev, found, gate, v)
 	d.Charts = Charts(ev, b, v.Filter)
 	if len(src.Windows) > 0 {
