@@ -444,7 +444,9 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 		if totals[i] > totals[slowest] {
 			slowest = i
 		}
-		if totals[i] < totals[fastest] {
+		// The fastest step is one that ran GPU work: a step without any
+		// (an empty annotation) says nothing about the loop.
+		if totals[i] > 0 && (totals[fastest] == 0 || totals[i] < totals[fastest]) {
 			fastest = i
 		}
 	}

@@ -86,7 +86,9 @@ func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Findi
 		switch {
 		case cv.Check.Verdict == crossview.VerdictInconclusive:
 			why = "the CPU cross-check cannot attribute this slice's idle time to one cause (inconclusive)"
-		case cv.Check.Verdict != want && cv.Check.Verdict != crossview.VerdictWaiting:
+		case cv.Check.Verdict != want && cv.Check.Verdict != crossview.VerdictWaiting && label == crossview.Confirmed:
+			// Only a confirmed other constraint outweighs the issue's own
+			// mechanism; a hypothesis is named in the summary instead.
 			why = "the CPU cross-check names another constraint for this slice: " + verdict
 		case label != crossview.Confirmed && want != crossview.VerdictComm:
 			// The cross-check never confirms communication (one rank cannot
@@ -108,13 +110,19 @@ func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Findi
 			}
 		}
 	}
-	if cv.Check.Verdict == crossview.VerdictInconclusive || label != crossview.Confirmed {
+	if cv.Check.Verdict == crossview.VerdictInconclusive {
 		return
 	}
 	for _, f := range crit {
 		if ruleVerdict[f.Rule] == cv.Check.Verdict {
 			return
 		}
+	}
+	if label != crossview.Confirmed {
+		if len(crit) > 0 {
+			d.Summary = append(d.Summary, "The CPU cross-check reads this slice differently, as a hypothesis: "+verdict+"; see the cross-check for its numbers.")
+		}
+		return
 	}
 	if len(crit) == 0 {
 		d.Summary = append(d.Summary, "The CPU cross-check reads this slice as "+verdict+", but no rule's finding crosses its critical threshold; the follow-ups and the cross-check give the numbers.")
