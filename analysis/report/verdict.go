@@ -90,7 +90,8 @@ func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Findi
 			// Only a confirmed other constraint outweighs the issue's own
 			// mechanism; a hypothesis is named in the summary instead.
 			why = "the CPU cross-check names another constraint for this slice: " + verdict
-		case label != crossview.Confirmed && want != crossview.VerdictComm:
+		case label != crossview.Confirmed && want != crossview.VerdictComm &&
+			(cv.Check.Verdict == want || cv.Check.Verdict == crossview.VerdictWaiting):
 			// The cross-check never confirms communication (one rank cannot
 			// see a peer's arrival); the collectives' matching is the
 			// mechanism there.
