@@ -1,22 +1,21 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/cells"
+	"github.com/tracebook/tracebook/internal/nbformat"
 )
 
 func init() {
@@ -87,9 +86,12 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	nb, err := parseNotebook(src)
+	nb, err := nbformat.Read(src)
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.notebook, err)
+	}
+	if k := nb.KernelName(); k != "" && k != kernelName {
+		return fmt.Errorf("%s: the notebook is for the kernel %q, not %q", o.notebook, k, kernelName)
 	}
 	out := o.out
 	if o.inplace {
@@ -112,7 +114,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if runErr != nil {
 		return fmt.Errorf("%s: %w", o.notebook, runErr)
 	}
-	b, err := nb.encode()
+	b, err := nb.Encode()
 	if err != nil {
 		return err
 	}
@@ -126,7 +128,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 // executeNotebook runs nb's code cells in order in a fresh session whose
 // working directory is dir, replacing their outputs and execution counts.
 // It stops at the first failing cell unless allowErrors.
-func executeNotebook(ctx context.Context, nb *notebook, dir string, cfg sessionConfig, allowErrors bool) error {
+func executeNotebook(ctx context.Context, nb *nbformat.Notebook, dir string, cfg sessionConfig, allowErrors bool) error {
 	if dir != "" && dir != "." {
 		// The process's working directory, like Jupyter's kernel: DuckDB
 		// resolves relative paths in SQL against it too.
@@ -145,24 +147,22 @@ func executeNotebook(ctx context.Context, nb *notebook, dir string, cfg sessionC
 	}
 	defer db.Close()
 	defer s.Shutdown(false)
-	displays := map[string][]*output{} // display id → the outputs it shows, across cells
-	for i, c := range nb.cells {
-		if c.cellType != "code" {
+	displays := map[string][]*nbformat.Output{} // display id → the outputs it shows, across cells
+	for i, c := range nb.Cells() {
+		if c.Type() != "code" {
 			continue
 		}
-		c.outputs = nil
-		c.executionCount = 0
-		if strings.TrimSpace(c.source) == "" {
+		c.Outputs = nil
+		c.ExecutionCount = 0
+		if strings.TrimSpace(c.Source()) == "" {
 			continue // Jupyter does not execute an empty cell
 		}
 		pub := &recorder{cell: c, displays: displays}
-		res, err := s.Execute(ctx, c.source, pub)
-		pub.mu.Lock()
-		pub.done = true
-		pub.mu.Unlock()
-		c.executionCount = s.ExecutionCount()
+		res, err := s.Execute(ctx, c.Source(), pub)
+		pub.finish()
+		c.ExecutionCount = s.ExecutionCount()
 		if res != nil {
-			c.outputs = append(c.outputs, &output{kind: "execute_result", data: res.Data, metadata: res.Metadata, count: c.executionCount})
+			pub.add(&nbformat.Output{Type: "execute_result", Data: res.Data, Metadata: res.Metadata, ExecutionCount: c.ExecutionCount})
 		}
 		if err == nil {
 			continue
@@ -171,12 +171,12 @@ func executeNotebook(ctx context.Context, nb *notebook, dir string, cfg sessionC
 		if !errors.As(err, &ee) {
 			ee = &cells.ExecError{EName: "Error", EValue: err.Error(), Traceback: []string{err.Error()}}
 		}
-		c.outputs = append(c.outputs, &output{kind: "error", ename: ee.EName, evalue: ee.EValue, traceback: ee.Traceback})
+		pub.add(&nbformat.Output{Type: "error", EName: ee.EName, EValue: ee.EValue, Traceback: ee.Traceback})
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if !allowErrors {
-			return &cellError{index: i, line: firstLine(c.source), err: ee}
+			return &cellError{index: i, line: firstLine(c.Source()), err: ee}
 		}
 	}
 	return nil
@@ -196,13 +196,58 @@ func firstLine(src string) string {
 }
 
 // recorder is the Publisher of one cell: it appends outputs to the cell as
-// Jupyter's client would, merging consecutive stream text and applying
-// display updates in place, so the notebook keeps a display's final state.
+// Jupyter's client (nbclient) does, applying display updates and clears in
+// place, so the notebook keeps the final state of what the cell showed. It
+// also merges consecutive stream text into one output, as Jupyter's front
+// ends show it.
 type recorder struct {
-	mu       sync.Mutex
-	cell     *cell
-	displays map[string][]*output
-	done     bool // the cell returned: later outputs have no cell to land in
+	mu         sync.Mutex
+	cell       *nbformat.Cell
+	displays   map[string][]*nbformat.Output
+	clearFirst bool // a ClearOutput(true) waits for the next output
+	done       bool // the cell returned: later outputs have no cell to land in
+}
+
+// finish ends the cell's publishing: the cell returned, so later outputs
+// are dropped, as the kernel drops them.
+func (r *recorder) finish() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.done = true
+}
+
+// add appends the cell's execute_result or error, after a pending clear.
+func (r *recorder) add(o *nbformat.Output) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.append(o)
+}
+
+// append adds o to the cell's outputs, clearing them first when a
+// ClearOutput(true) waits. r.mu is held.
+func (r *recorder) append(o *nbformat.Output) {
+	if r.clearFirst {
+		r.clear()
+	}
+	r.cell.Outputs = append(r.cell.Outputs, o)
+}
+
+// clear removes the cell's outputs, and from the displays that showed
+// them, so that a later update of their display id does not revive them.
+// r.mu is held.
+func (r *recorder) clear() {
+	r.clearFirst = false
+	if len(r.cell.Outputs) == 0 {
+		return
+	}
+	gone := map[*nbformat.Output]bool{}
+	for _, o := range r.cell.Outputs {
+		gone[o] = true
+	}
+	for id, outs := range r.displays {
+		r.displays[id] = slices.DeleteFunc(outs, func(o *nbformat.Output) bool { return gone[o] })
+	}
+	r.cell.Outputs = nil
 }
 
 func (r *recorder) Stream(name, text string) {
@@ -211,13 +256,13 @@ func (r *recorder) Stream(name, text string) {
 	if r.done {
 		return
 	}
-	if n := len(r.cell.outputs); n > 0 {
-		if last := r.cell.outputs[n-1]; last.kind == "stream" && last.name == name {
-			last.text += text
+	if n := len(r.cell.Outputs); n > 0 && !r.clearFirst {
+		if last := r.cell.Outputs[n-1]; last.Type == "stream" && last.Name == name {
+			last.Text += text
 			return
 		}
 	}
-	r.cell.outputs = append(r.cell.outputs, &output{kind: "stream", name: name, text: text})
+	r.append(&nbformat.Output{Type: "stream", Name: name, Text: text})
 }
 
 func (r *recorder) Display(data, metadata map[string]any, displayID string) {
@@ -226,8 +271,8 @@ func (r *recorder) Display(data, metadata map[string]any, displayID string) {
 	if r.done {
 		return
 	}
-	o := &output{kind: "display_data", data: data, metadata: metadata}
-	r.cell.outputs = append(r.cell.outputs, o)
+	o := &nbformat.Output{Type: "display_data", Data: data, Metadata: metadata}
+	r.append(o)
 	if displayID != "" {
 		r.displays[displayID] = append(r.displays[displayID], o)
 	}
@@ -240,360 +285,21 @@ func (r *recorder) UpdateDisplay(data, metadata map[string]any, displayID string
 		return
 	}
 	for _, o := range r.displays[displayID] {
-		o.data, o.metadata = data, metadata
+		o.Data, o.Metadata = data, metadata
 	}
 }
 
-// notebook is an nbformat 4 document read for execution. Everything but the
-// code cells' outputs and execution counts is kept as the raw JSON it was
-// read from, in its order, so that it is written back unchanged.
-type notebook struct {
-	fields []field // the top-level object; the "cells" value is rebuilt
-	cells  []*cell
-}
-
-// field is one member of a JSON object, its value as read.
-type field struct {
-	key   string
-	value json.RawMessage
-}
-
-type cell struct {
-	fields         []field // "outputs" and "execution_count" are rebuilt for code cells
-	cellType       string
-	source         string
-	outputs        []*output
-	executionCount int // 0 = null
-}
-
-// output is one output of a code cell.
-//
-// Spec: https://nbformat.readthedocs.io/en/latest/format_description.html#code-cell-outputs
-type output struct {
-	kind           string // stream, display_data, execute_result, error
-	name, text     string // stream
-	data, metadata map[string]any
-	count          int // execute_result
-	ename, evalue  string
-	traceback      []string
-}
-
-// parseNotebook reads an nbformat 4 notebook.
-func parseNotebook(b []byte) (*notebook, error) {
-	top, err := readObject(b)
-	if err != nil {
-		return nil, fmt.Errorf("not a notebook: %w", err)
+func (r *recorder) ClearOutput(wait bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return
 	}
-	nb := &notebook{fields: top}
-	var major int
-	var cellsRaw json.RawMessage
-	var meta struct {
-		Kernelspec struct {
-			Name string `json:"name"`
-		} `json:"kernelspec"`
+	if wait {
+		r.clearFirst = true
+		return
 	}
-	for _, f := range top {
-		switch f.key {
-		case "nbformat":
-			if err := json.Unmarshal(f.value, &major); err != nil {
-				return nil, fmt.Errorf("nbformat: %w", err)
-			}
-		case "cells":
-			cellsRaw = f.value
-		case "metadata":
-			if err := json.Unmarshal(f.value, &meta); err != nil {
-				return nil, fmt.Errorf("metadata: %w", err)
-			}
-		}
-	}
-	if major != 4 {
-		return nil, fmt.Errorf("nbformat %d: only nbformat 4 notebooks run (open and save it in Jupyter to upgrade it)", major)
-	}
-	if k := meta.Kernelspec.Name; k != "" && k != kernelName {
-		return nil, fmt.Errorf("the notebook is for the kernel %q, not %q", k, kernelName)
-	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(cellsRaw, &raws); err != nil {
-		return nil, fmt.Errorf("cells: %w", err)
-	}
-	for i, raw := range raws {
-		fs, err := readObject(raw)
-		if err != nil {
-			return nil, fmt.Errorf("cells[%d]: %w", i, err)
-		}
-		c := &cell{fields: fs}
-		for _, f := range fs {
-			switch f.key {
-			case "cell_type":
-				if err := json.Unmarshal(f.value, &c.cellType); err != nil {
-					return nil, fmt.Errorf("cells[%d].cell_type: %w", i, err)
-				}
-			case "source":
-				if c.source, err = multiline(f.value); err != nil {
-					return nil, fmt.Errorf("cells[%d].source: %w", i, err)
-				}
-			}
-		}
-		nb.cells = append(nb.cells, c)
-	}
-	return nb, nil
-}
-
-// readObject reads a JSON object's members in order, each value as raw JSON.
-func readObject(b []byte) ([]field, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("want a JSON object")
-	}
-	var fs []field
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		var f field
-		f.key = tok.(string) // the decoder allows only strings as keys
-		if err := dec.Decode(&f.value); err != nil {
-			return nil, fmt.Errorf("%s: %w", f.key, err)
-		}
-		fs = append(fs, f)
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the JSON object")
-	}
-	return fs, nil
-}
-
-// multiline reads nbformat's multiline string: a string or a list of strings.
-func multiline(raw json.RawMessage) (string, error) {
-	var s string
-	if err := json.Unmarshal(raw, &s); err == nil {
-		return s, nil
-	}
-	var parts []string
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("want a string or a list of strings")
-	}
-	return strings.Join(parts, ""), nil
-}
-
-// encode writes the notebook as Jupyter does: 1-space indentation, a
-// trailing newline, non-ASCII characters as they are, multiline strings as
-// lists of lines, mime bundles with JSON types as JSON.
-func (nb *notebook) encode() ([]byte, error) {
-	var compact bytes.Buffer
-	cellsRaw := make([]json.RawMessage, len(nb.cells))
-	for i, c := range nb.cells {
-		raw, err := c.encode()
-		if err != nil {
-			return nil, fmt.Errorf("cells[%d]: %w", i, err)
-		}
-		cellsRaw[i] = raw
-	}
-	fs := append([]field(nil), nb.fields...)
-	for i := range fs {
-		if fs[i].key == "cells" {
-			fs[i].value = marshalRawArray(cellsRaw)
-		}
-	}
-	writeObject(&compact, fs)
-	var out bytes.Buffer
-	if err := json.Indent(&out, compact.Bytes(), "", " "); err != nil {
-		return nil, err
-	}
-	out.WriteByte('\n')
-	return out.Bytes(), nil
-}
-
-func (c *cell) encode() (json.RawMessage, error) {
-	if c.cellType != "code" {
-		var b bytes.Buffer
-		writeObject(&b, c.fields)
-		return b.Bytes(), nil
-	}
-	outs := make([]json.RawMessage, len(c.outputs))
-	for i, o := range c.outputs {
-		raw, err := o.encode()
-		if err != nil {
-			return nil, fmt.Errorf("outputs[%d]: %w", i, err)
-		}
-		outs[i] = raw
-	}
-	count := json.RawMessage("null")
-	if c.executionCount > 0 {
-		count = json.RawMessage(fmt.Sprint(c.executionCount))
-	}
-	fs := append([]field(nil), c.fields...)
-	var haveOut, haveCount bool
-	for i := range fs {
-		switch fs[i].key {
-		case "outputs":
-			fs[i].value, haveOut = marshalRawArray(outs), true
-		case "execution_count":
-			fs[i].value, haveCount = count, true
-		}
-	}
-	if !haveCount {
-		fs = append(fs, field{"execution_count", count})
-	}
-	if !haveOut {
-		fs = append(fs, field{"outputs", marshalRawArray(outs)})
-	}
-	var b bytes.Buffer
-	writeObject(&b, fs)
-	return b.Bytes(), nil
-}
-
-func (o *output) encode() (json.RawMessage, error) {
-	var v any
-	switch o.kind {
-	case "stream":
-		v = struct {
-			Name       string   `json:"name"`
-			OutputType string   `json:"output_type"`
-			Text       []string `json:"text"`
-		}{o.name, o.kind, splitLines(o.text)}
-	case "error":
-		tb := o.traceback
-		if tb == nil {
-			tb = []string{}
-		}
-		v = struct {
-			EName      string   `json:"ename"`
-			EValue     string   `json:"evalue"`
-			OutputType string   `json:"output_type"`
-			Traceback  []string `json:"traceback"`
-		}{o.ename, o.evalue, o.kind, tb}
-	default:
-		data, err := mimeBundle(o.data)
-		if err != nil {
-			return nil, err
-		}
-		meta := o.metadata
-		if meta == nil {
-			meta = map[string]any{}
-		}
-		if o.kind == "execute_result" {
-			v = struct {
-				Data           map[string]json.RawMessage `json:"data"`
-				ExecutionCount int                        `json:"execution_count"`
-				Metadata       map[string]any             `json:"metadata"`
-				OutputType     string                     `json:"output_type"`
-			}{data, o.count, meta, o.kind}
-		} else {
-			v = struct {
-				Data       map[string]json.RawMessage `json:"data"`
-				Metadata   map[string]any             `json:"metadata"`
-				OutputType string                     `json:"output_type"`
-			}{data, meta, o.kind}
-		}
-	}
-	return marshal(v)
-}
-
-// mimeBundle encodes a MIME bundle as nbformat stores it: a JSON type
-// (application/json, anything ending in +json) as JSON, any other type as
-// a list of lines. Bytes are stored as base64.
-func mimeBundle(data map[string]any) (map[string]json.RawMessage, error) {
-	out := make(map[string]json.RawMessage, len(data))
-	for mime, v := range data {
-		jsonType := mime == "application/json" || strings.HasSuffix(mime, "+json")
-		var raw json.RawMessage
-		var err error
-		switch x := v.(type) {
-		case json.RawMessage:
-			if jsonType {
-				raw, err = normalJSON(x)
-			} else {
-				raw, err = marshal(splitLines(string(x)))
-			}
-		case string:
-			if jsonType && json.Valid([]byte(x)) {
-				raw, err = normalJSON([]byte(x))
-			} else {
-				raw, err = marshal(splitLines(x))
-			}
-		case []byte:
-			raw, err = marshal(splitLines(base64.StdEncoding.EncodeToString(x)))
-		default:
-			raw, err = marshal(x)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", mime, err)
-		}
-		out[mime] = raw
-	}
-	return out, nil
-}
-
-// normalJSON re-encodes JSON as Jupyter writes it: keys sorted, no HTML
-// escapes, numbers as written.
-func normalJSON(b []byte) (json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return marshal(v)
-}
-
-// splitLines splits text after each newline, as nbformat stores multiline
-// strings: "a\nb" is ["a\n", "b"].
-func splitLines(s string) []string {
-	lines := strings.SplitAfter(s, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	if lines == nil {
-		lines = []string{}
-	}
-	return lines
-}
-
-// marshal is json.Marshal without HTML escaping, as Python writes JSON.
-func marshal(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-func marshalRawArray(items []json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('[')
-	for i, it := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(it)
-	}
-	b.WriteByte(']')
-	return b.Bytes()
-}
-
-func writeObject(b *bytes.Buffer, fs []field) {
-	b.WriteByte('{')
-	for i, f := range fs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := marshal(f.key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(f.value)
-	}
-	b.WriteByte('}')
+	r.clear()
 }
 
 // writeFileAtomic writes b to path through a temporary file in the same
@@ -631,30 +337,21 @@ func reportSourceFromNotebook(path string) (*report.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	var nb struct {
-		Cells []struct {
-			Outputs []struct {
-				Data map[string]json.RawMessage `json:"data"`
-			} `json:"outputs"`
-		} `json:"cells"`
+	nb, err := nbformat.Read(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := json.Unmarshal(b, &nb); err != nil {
-		return nil, fmt.Errorf("%s: not a notebook: %w", path, err)
-	}
-	var raw json.RawMessage
-	for _, c := range nb.Cells {
+	var text string
+	found := false
+	for _, c := range nb.Cells() {
 		for _, o := range c.Outputs {
-			if r, ok := o.Data[mimeReportSource]; ok {
-				raw = r
+			if v, ok := o.Data[mimeReportSource].(string); ok {
+				text, found = v, true
 			}
 		}
 	}
-	if raw == nil {
+	if !found {
 		return nil, fmt.Errorf("%s: no %%report output with %s: run the notebook's %%report cell and save it", path, mimeReportSource)
-	}
-	text, err := multiline(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", path, mimeReportSource, err)
 	}
 	data, err := decodeReportSource(text)
 	if err != nil {

@@ -7,10 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/internal/nbformat"
 	"github.com/tracebook/tracebook/internal/testutil"
 )
 
@@ -337,7 +339,7 @@ func TestRunUsage(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct{ src, want string }{
-		{`{"nbformat": 3, "cells": []}`, "nbformat 3: only nbformat 4 notebooks run"},
+		{`{"nbformat": 3, "cells": []}`, "nbformat 3: only nbformat 4 notebooks are read"},
 		{`{"nbformat": 4, "nbformat_minor": 5, "metadata": {"kernelspec": {"name": "python3"}}, "cells": []}`, `the notebook is for the kernel "python3", not "tracebook"`},
 		{`[]`, "not a notebook: want a JSON object"},
 	} {
@@ -346,6 +348,96 @@ func TestRunUsage(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("run %s: exit %d, stderr %q; want %q", tc.src, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestRecorder: the run's Publisher keeps what a Jupyter client would
+// show: streams merged, displays updated in place (across cells too),
+// clear_output applied at once or, with wait, before the next output, and
+// nothing after the cell returned.
+func TestRecorder(t *testing.T) {
+	text := func(s string) map[string]any { return map[string]any{"text/plain": s} }
+	type step func(r *recorder)
+	tests := []struct {
+		name  string
+		steps []step
+		want  []string // output type and text
+	}{
+		{"streams merge", []step{
+			func(r *recorder) { r.Stream("stdout", "a") },
+			func(r *recorder) { r.Stream("stdout", "b") },
+			func(r *recorder) { r.Stream("stderr", "c") },
+		}, []string{"stream ab", "stream c"}},
+		{"display updated in place", []step{
+			func(r *recorder) { r.Display(text("0%"), nil, "p") },
+			func(r *recorder) { r.Stream("stdout", "s") },
+			func(r *recorder) { r.UpdateDisplay(text("100%"), nil, "p") },
+		}, []string{"display_data 100%", "stream s"}},
+		{"clear at once", []step{
+			func(r *recorder) { r.Stream("stdout", "old") },
+			func(r *recorder) { r.ClearOutput(false) },
+			func(r *recorder) { r.Stream("stdout", "new") },
+		}, []string{"stream new"}},
+		{"clear waits for the next output", []step{
+			func(r *recorder) { r.Display(text("frame 1"), nil, "") },
+			func(r *recorder) { r.ClearOutput(true) },
+			func(r *recorder) { r.ClearOutput(true) },
+			func(r *recorder) { r.Display(text("frame 2"), nil, "") },
+		}, []string{"display_data frame 2"}},
+		{"a waiting clear does not merge streams", []step{
+			func(r *recorder) { r.Stream("stdout", "old") },
+			func(r *recorder) { r.ClearOutput(true) },
+			func(r *recorder) { r.Stream("stdout", "new") },
+		}, []string{"stream new"}},
+		{"a waiting clear applies to the result", []step{
+			func(r *recorder) { r.Stream("stdout", "progress") },
+			func(r *recorder) { r.ClearOutput(true) },
+			func(r *recorder) { r.finish() },
+			func(r *recorder) { r.add(&nbformat.Output{Type: "execute_result", Data: text("42")}) },
+		}, []string{"execute_result 42"}},
+		{"a cleared display is not revived by an update", []step{
+			func(r *recorder) { r.Display(text("a"), nil, "p") },
+			func(r *recorder) { r.ClearOutput(false) },
+			func(r *recorder) { r.UpdateDisplay(text("b"), nil, "p") },
+		}, nil},
+		{"nothing after the cell returned", []step{
+			func(r *recorder) { r.Stream("stdout", "in") },
+			func(r *recorder) { r.finish() },
+			func(r *recorder) { r.Stream("stdout", "late") },
+			func(r *recorder) { r.ClearOutput(false) },
+		}, []string{"stream in"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &recorder{cell: &nbformat.Cell{}, displays: map[string][]*nbformat.Output{}}
+			for _, s := range tc.steps {
+				s(r)
+			}
+			var got []string
+			for _, o := range r.cell.Outputs {
+				s := o.Text
+				if o.Type != "stream" {
+					s = o.Data["text/plain"].(string)
+				}
+				got = append(got, o.Type+" "+s)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("outputs = %q, want %q", got, tc.want)
+			}
+		})
+	}
+
+	// A display shown in one cell and updated from a later one changes in
+	// the first cell, as in Jupyter; a clear in the later cell leaves it.
+	displays := map[string][]*nbformat.Output{}
+	first := &recorder{cell: &nbformat.Cell{}, displays: displays}
+	first.Display(text("v1"), nil, "d")
+	first.finish()
+	second := &recorder{cell: &nbformat.Cell{}, displays: displays}
+	second.ClearOutput(false)
+	second.UpdateDisplay(text("v2"), nil, "d")
+	if got := first.cell.Outputs[0].Data["text/plain"]; got != "v2" {
+		t.Errorf("the first cell's display = %v, want v2", got)
 	}
 }
 

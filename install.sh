@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the viewer module and the tracebook binary, installs the binary,
 # and registers the kernelspec with Jupyter, installing Jupyter from Debian's
-# packages when it is missing. Needs Go 1.26 (the Go module proxy serves the
+# packages when it is missing (scripts/deps.sh: the notebook, nbconvert,
+# and the `jupyter kernelspec` and `jupyter console` commands). Needs Go 1.26 (the Go module proxy serves the
 # dependencies).
 #
 #   ./install.sh            # binary to /usr/local/bin (root) or ~/.local/bin

@@ -105,6 +105,12 @@ func (r *recorder) UpdateDisplay(data, metadata map[string]any, id string) {
 	r.events = append(r.events, published{"update", id, fmt.Sprint(data[MIMEText])})
 }
 
+func (r *recorder) ClearOutput(wait bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, published{"clear", "", fmt.Sprint(wait)})
+}
+
 // testCatalog is a small catalog for completion and inspection.
 func testCatalog() map[string][]table.Column {
 	return map[string][]table.Column{

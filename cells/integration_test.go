@@ -59,6 +59,7 @@ func (r *recorder) Display(data, _ map[string]any, id string) {
 func (r *recorder) UpdateDisplay(data, _ map[string]any, id string) {
 	r.add("update", id, fmt.Sprint(data[cells.MIMEText]))
 }
+func (r *recorder) ClearOutput(wait bool) { r.add("clear", "", fmt.Sprint(wait)) }
 func (r *recorder) add(kind, id, text string) {
 	r.mu.Lock()
 	r.kinds, r.ids, r.texts = append(r.kinds, kind), append(r.ids, id), append(r.texts, text)

@@ -25,6 +25,9 @@ type Publisher interface {
 	Display(data, metadata map[string]any, displayID string)
 	// UpdateDisplay replaces the output shown with the same displayID.
 	UpdateDisplay(data, metadata map[string]any, displayID string)
+	// ClearOutput clears the cell's outputs so far; with wait true the
+	// client clears them only when the next output arrives.
+	ClearOutput(wait bool)
 }
 
 // Result is the value of a cell: a MIME bundle and its metadata. It has the
@@ -441,3 +444,4 @@ func (nopPublisher) Stream(string, string)                          {}
 func (nopPublisher) Display(map[string]any, map[string]any, string) {}
 func (nopPublisher) UpdateDisplay(map[string]any, map[string]any, string) {
 }
+func (nopPublisher) ClearOutput(bool) {}

@@ -63,6 +63,14 @@ func (e *testExec) Execute(ctx context.Context, code string, pub Publisher) (*Re
 		pub.Display(map[string]any{"text/plain": "d"}, nil, "d1")
 		pub.UpdateDisplay(map[string]any{"text/plain": "d2"}, nil, "d1")
 		return &Result{Data: map[string]any{"text/plain": "42"}}, nil
+	case code == "clear":
+		// An output cleared at once, then one redrawn in place.
+		pub.Stream("stdout", "old\n")
+		pub.ClearOutput(false)
+		pub.Display(map[string]any{"text/plain": "frame 1"}, nil, "")
+		pub.ClearOutput(true)
+		pub.Display(map[string]any{"text/plain": "frame 2"}, nil, "")
+		return nil, nil
 	case code == "hammer":
 		// Publishing from many goroutines at once.
 		var wg sync.WaitGroup

@@ -38,10 +38,10 @@
 //     (writeTimeout, 10s); while a write is stalled the kernel stops handing
 //     messages to zmq4, so that its own bounded queue (1024 messages) is the
 //     one that fills. A full queue drops the cells' outputs (stream,
-//     display_data, update_display_data) with a log line and never blocks
-//     Execute; the kernel's own messages (status, execute_input,
-//     execute_result, error) wait for room instead, so that busy/idle stay
-//     paired. Other clients go on receiving once the stalled one is dropped.
+//     display_data, update_display_data, clear_output) with a log line and
+//     never blocks Execute; the kernel's own messages (status,
+//     execute_input, execute_result, error) wait for room instead, so that
+//     busy/idle stay paired. Other clients go on receiving once the stalled one is dropped.
 //   - A reply to an identity with no connection (the client left) is dropped
 //     by zmq4 without an error; the kernel carries on.
 //   - zmq4 allocates a frame from the size a peer announces; frames over
@@ -51,6 +51,13 @@
 //   - zmq4 writes each frame's header and body separately (14 syscalls and
 //     TCP segments for a Jupyter message); the transport coalesces them into
 //     one write per message.
+//
+// PUB drops what it sends before a subscription arrives, and a client that
+// starts the kernel connects its sockets on separate timers, so the kernel
+// may answer a first request before iopub is subscribed (jupyter console
+// then waits forever for the idle of its first cell). Until a first
+// subscription, or for at most 2 seconds after the start, iopub messages
+// wait instead (TestFirstSubscriberSeesEarlyMessages).
 //
 // Messages with a bad signature or malformed frames are dropped with a log
 // line; Decode never panics (FuzzDecode).

@@ -23,6 +23,12 @@ type Publisher interface {
 	//
 	// Spec: https://jupyter-client.readthedocs.io/en/latest/messaging.html#update-display-data
 	UpdateDisplay(data, metadata map[string]any, displayID string)
+	// ClearOutput sends clear_output: the client clears the cell's outputs,
+	// at once, or with wait true only when the next output arrives (so that
+	// an output redrawn in place does not flicker).
+	//
+	// Spec: https://jupyter-client.readthedocs.io/en/latest/messaging.html#clear-output
+	ClearOutput(wait bool)
 }
 
 // Result is an execute_result; nil means none. Data is a MIME bundle

@@ -118,6 +118,9 @@ var (
 	// shellStopTimeout bounds the wait for a running cell to return after
 	// shutdown cancelled it.
 	shellStopTimeout = 3 * time.Second
+	// subscriberWait bounds, from the kernel's start, how long iopub
+	// messages wait for a first subscriber (see sendLoop).
+	subscriberWait = 2 * time.Second
 )
 
 // kernel is one running kernel: five sockets, a shell worker and an iopub
@@ -822,10 +825,23 @@ func stallThreshold() time.Duration { return writeTimeout / 5 }
 // sendLoop hands queued iopub messages to the PUB socket. Once shutdown
 // has begun it watches each message go out, and at exit it waits until the
 // last one has been written to every subscriber.
+//
+// Until a first client has subscribed to iopub, or subscriberWait after the
+// start, messages wait: a client that starts the kernel connects its
+// sockets on its own timers, and PUB drops what it sends before the
+// subscription arrives. jupyter console sends execute_request as soon as
+// kernel_info_reply came, and without this would miss the busy/idle of its
+// first cell and wait for them forever.
 func (k *kernel) sendLoop() {
 	defer close(k.outDone)
 	var waits []chan struct{}
+	subscribed := false
+	deadline := time.Now().Add(subscriberWait)
 	for m := range k.out {
+		if !subscribed {
+			k.waitSubscriber(deadline)
+			subscribed = true
+		}
 		if k.iopubL != nil {
 			// zmq4 queues without bound behind a stalled subscriber and drops
 			// silently at its high-water mark; hold messages here instead, so
@@ -843,6 +859,23 @@ func (k *kernel) sendLoop() {
 	}
 	if !waitAll(waits, flushTimeout) {
 		k.log.Warn("iopub not flushed to every subscriber before exit", "timeout", flushTimeout)
+	}
+}
+
+// waitSubscriber returns once iopub has a subscription, at deadline, or
+// at shutdown. It checks every 5ms, only while a message waits before the
+// first subscriber came.
+func (k *kernel) waitSubscriber(deadline time.Time) {
+	t, ok := k.iopub.(zmq4.Topics)
+	if !ok {
+		return
+	}
+	for len(t.Topics()) == 0 && time.Now().Before(deadline) {
+		select {
+		case <-k.ctx.Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
 
@@ -898,6 +931,13 @@ func (p *publisher) UpdateDisplay(data, metadata map[string]any, displayID strin
 		return
 	}
 	p.k.publishOutput(p.parent, "update_display_data", displayContent{Data: nonNil(data), Metadata: nonNil(metadata), Transient: transient(displayID)})
+}
+
+func (p *publisher) ClearOutput(wait bool) {
+	if p.off("clear_output") {
+		return
+	}
+	p.k.publishOutput(p.parent, "clear_output", clearOutput{Wait: wait})
 }
 
 func transient(displayID string) map[string]any {

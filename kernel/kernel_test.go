@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -71,6 +72,69 @@ func TestExecute_IOPubSequence(t *testing.T) {
 	}
 	if n := content(t, reply)["execution_count"]; n != 2.0 {
 		t.Errorf("silent: execution_count = %v, want 2", n)
+	}
+}
+
+// TestExecute_ClearOutput: ClearOutput sends clear_output with its wait
+// flag, in order with the cell's other outputs.
+func TestExecute_ClearOutput(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	_, iopub := c.execute("clear", nil)
+	got := types(iopub)
+	want := []string{"status:busy", "execute_input", "stream", "clear_output", "display_data", "clear_output", "display_data", "status:idle"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("iopub = %v, want %v", got, want)
+	}
+	for i, wait := range map[int]bool{3: false, 5: true} {
+		if cc := content(t, iopub[i]); !reflect.DeepEqual(cc, map[string]any{"wait": wait}) {
+			t.Errorf("iopub[%d] clear_output content = %v, want wait %v", i, cc, wait)
+		}
+	}
+	// Silent requests publish no outputs, clears included.
+	if _, iopub := c.execute("clear", map[string]any{"silent": true}); !reflect.DeepEqual(types(iopub), []string{"status:busy", "status:idle"}) {
+		t.Errorf("silent iopub = %v", types(iopub))
+	}
+}
+
+// TestFirstSubscriberSeesEarlyMessages: a client whose iopub subscription
+// arrives after its first execute_request (as jupyter console's may, since
+// it connects its sockets on separate timers while the kernel starts)
+// still gets that request's busy, outputs and idle.
+func TestFirstSubscriberSeesEarlyMessages(t *testing.T) {
+	tk := startKernel(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &client{t: t, key: []byte(tk.ci.Key), session: newID(), ctx: ctx, cancel: cancel,
+		shellIn: make(chan Message, 64), iopubIn: make(chan Message, 1024)}
+	c.shell = zmq4.NewDealer(ctx, zmq4.WithID(zmq4.SocketIdentity("late-shell")))
+	c.iopub = zmq4.NewSub(ctx)
+	t.Cleanup(func() {
+		cancel()
+		c.shell.Close()
+		c.iopub.Close()
+	})
+	if err := c.shell.Dial(fmt.Sprintf("tcp://%s:%d", tk.ci.IP, tk.ci.ShellPort)); err != nil {
+		t.Fatal(err)
+	}
+	go c.recvLoop(c.shell, c.shellIn)
+	id := c.send(c.shell, "execute_request", map[string]any{"code": "hello", "silent": false, "store_history": true})
+	c.reply(c.shellIn, id)
+
+	time.Sleep(subscriberWait / 8) // the reply is out; the subscriber comes later
+	if err := c.iopub.Dial(fmt.Sprintf("tcp://%s:%d", tk.ci.IP, tk.ci.IOPubPort)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.iopub.SetOption(zmq4.OptionSubscribe, ""); err != nil {
+		t.Fatal(err)
+	}
+	go c.recvLoop(c.iopub, c.iopubIn)
+	got := types(c.collect(id))
+	want := []string{"status:busy", "execute_input", "stream", "status:idle"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("iopub of the first request = %v, want %v", got, want)
+	}
+	if _, ok := c.waitIOPub("", "status", 0); !ok {
+		t.Errorf("the kernel's status starting did not reach the first subscriber")
 	}
 }
 

@@ -201,6 +201,11 @@ type displayContent struct {
 	Transient      map[string]any `json:"transient,omitempty"`
 }
 
+// clearOutput is the content of clear_output.
+type clearOutput struct {
+	Wait bool `json:"wait"`
+}
+
 // commClose is the content of comm_close.
 type commClose struct {
 	CommID string         `json:"comm_id"`

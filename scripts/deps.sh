@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs, from Debian's packages, what the notebook side and the browser
-# tests need when it is missing: Jupyter (jupyter-client, nbclient, nbconvert,
-# the classic notebook) and Chromium. Idempotent; needs root (or sudo) only
+# tests need when it is missing: Jupyter (jupyter-client with its
+# jupyter-kernelspec command, jupyter-console, nbclient, nbconvert, the
+# classic notebook) and Chromium. Idempotent; needs root (or sudo) only
 # when something is missing.
 set -euo pipefail
 
@@ -10,6 +11,10 @@ py=/usr/bin/python3
 if ! [ -x "$py" ] || ! "$py" -c 'import jupyter_client, nbclient, nbconvert, notebook, jsonschema' 2>/dev/null; then
 	need+=(python3-jupyter-client python3-nbclient python3-nbconvert python3-notebook jupyter-notebook python3-jsonschema)
 fi
+# The command-line tools live in packages of their own: jupyter-client has
+# jupyter-kernelspec (`jupyter kernelspec list`), jupyter-console the console.
+command -v jupyter-kernelspec >/dev/null 2>&1 || need+=(jupyter-client)
+command -v jupyter-console >/dev/null 2>&1 || need+=(jupyter-console)
 if [ "${1:-}" != "--jupyter-only" ] && ! command -v chromium >/dev/null 2>&1; then
 	need+=(chromium)
 fi

@@ -62,6 +62,18 @@ if got != want:
 if r["content"]["status"] != "ok" or r["content"]["execution_count"] != 1:
     fail("execute_reply %r" % r["content"])
 
+# clear_output, at once and waiting for the next output
+mid = kc.execute("clear")
+shell_reply(mid)
+msgs = iopub_for(mid)
+got = [kind(m) for m in msgs]
+want = ["status:busy", "execute_input", "stream", "clear_output", "display_data", "clear_output", "display_data", "status:idle"]
+if got != want:
+    fail("clear iopub %r, want %r" % (got, want))
+waits = [m["content"]["wait"] for m in msgs if m["msg_type"] == "clear_output"]
+if waits != [False, True]:
+    fail("clear_output waits %r, want [False, True]" % waits)
+
 # error
 mid = kc.execute("fail")
 r = shell_reply(mid)
@@ -88,7 +100,7 @@ if r["content"] != {"status": "incomplete", "indent": "  "}:
     fail("is_complete %r" % r["content"])
 mid = kc.history(hist_access_type="tail", n=10, output=False, raw=True)
 r = shell_reply(mid)
-if [h[2] for h in r["content"]["history"]] != ["outputs", "fail"]:
+if [h[2] for h in r["content"]["history"]] != ["outputs", "clear", "fail"]:
     fail("history %r" % r["content"])
 
 # interrupt a running cell through control

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Real Jupyter clients against the real kernel: builds tracebook, registers
 # it in a temporary Jupyter data dir, then runs the jupyter_client
-# conformance suite, executes every notebook with nbconvert, and opens the
-# quickstart notebook in the classic Notebook with headless Chromium.
+# conformance suite, `jupyter kernelspec list` and `jupyter console`,
+# executes every notebook with nbconvert, and opens the quickstart notebook
+# in the classic Notebook with headless Chromium.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -30,6 +31,7 @@ step() {
 }
 
 step "jupyter_client conformance" "$py" tests/jupyter/conformance_test.py
+step "jupyter kernelspec list and jupyter console" "$py" tests/jupyter/console_check.py
 
 mkdir -p "$root/test-artifacts"
 for nb in notebooks/*.ipynb; do
