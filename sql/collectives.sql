@@ -5,7 +5,7 @@
 -- of class COMM (tb_comm_kernel in views.sql: NCCL/RCCL/HCCL kernels, vLLM
 -- cross_device_reduce, DeepEP, PyTorch symmetric-memory kernels).
 --
--- Naming (JUDGEMENT §4.1: the NCCL kernel name does not identify the
+-- Naming (docs/JUDGEMENT.md §4.1: the NCCL kernel name does not identify the
 -- operation): the kernel's "Collective name" arg; failing that, the
 -- innermost collective operator around the kernel's launching call on the
 -- same thread (a record_param_comms carrying "Collective name", or a
@@ -21,7 +21,7 @@
 -- all_gather (multimem_all_gather) or reduce (multimem_one_shot_reduce);
 -- DeepEP kernels are ep_dispatch, ep_combine or ep_other.
 --
--- Matching one instance across ranks (JUDGEMENT §4.2). The group is the
+-- Matching one instance across ranks (docs/JUDGEMENT.md §4.2). The group is the
 -- "Process Group Name" arg, else the stream the kernel ran on. Kernels that
 -- carry "Seq" are one instance per (group, Seq). Others are numbered in
 -- start order per (trace, group, rank) over the whole trace, whatever the
@@ -52,11 +52,15 @@
 -- Several kernels of one rank in one instance (one Seq) share L; per-instance
 -- counts go to the rank's first kernel of the instance.
 --
--- Bytes (JUDGEMENT §4.3): "In msg nelems" (all_gather: "Out msg nelems")
+-- Bytes (docs/JUDGEMENT.md §4.3): "In msg nelems" (all_gather: "Out msg nelems")
 -- times the size of "dtype", on the rank's first kernel of the instance;
 -- NULL-free: kernels without those args add 0 and are not counted in sized.
 -- Bus bandwidth: sized_bytes / sized_transfer_ns x factor(collective,
 -- group_size), computed by the reader.
+--
+-- Merged rows keep the late peer of the row where it was late most often
+-- with that count, and the largest group size seen:
+-- MERGE: late_peer = argmax(late_peer_n), late_peer_n = max, group_size = max
 --
 -- Columns:
 -- trace: Trace name. TEXT

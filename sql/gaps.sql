@@ -14,6 +14,10 @@
 -- belongs to the step of the event that ends it. Device-level idle time
 -- (all streams together) is ranks.idle_ns.
 --
+-- The rollup keeps one row per stream and category (idle time is measured per
+-- stream) and the start of the longest interval with it:
+-- MERGE: stream = key, max_at_ns = argmax(max_ns)
+--
 -- Columns:
 -- trace: Trace name. TEXT
 -- rank: Rank. INT

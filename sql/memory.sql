@@ -8,6 +8,9 @@
 -- say). cudaFree/hipFree synchronise the device; their rows count the calls
 -- (device -1).
 --
+-- Merged rows keep the device's memory (the same on every row of a device):
+-- MERGE: total_mem = max
+--
 -- Columns:
 -- trace: Trace name. TEXT
 -- rank: Rank. INT

@@ -7,6 +7,9 @@
 -- invisible, no python stacks means no python frames in the cross-view,
 -- graphs mean per-kernel CPU attribution is lost for replayed kernels.
 --
+-- One row per rank: the rollup keeps the rows as they are.
+-- MERGE: none
+--
 -- Columns:
 -- trace: Trace name. TEXT
 -- rank: Rank. INT

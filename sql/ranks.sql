@@ -14,6 +14,9 @@
 -- memcpy/memset; SYNC = gpu_sync; COMP = other kernels. Unlike HTA, a CPU
 -- operator that carries a stream arg is not GPU time.
 --
+-- Merged over steps, the rank's row counts its distinct steps (column steps):
+-- MERGE: step = steps
+--
 -- Columns:
 -- trace: Trace name. TEXT
 -- rank: Rank. INT

@@ -11,16 +11,44 @@
 //
 // A file opens with a block of `-- ` lines: the first reads `-- name: what
 // the file computes.`, an optional `-- INCLUDE: a, b` names what it depends
-// on, and the other lines are free documentation. Every output column is
-// documented on a line of its own, in one of two forms:
+// on, and the other lines are free documentation. A preset documents the
+// columns it returns, in order, one to a line, under a `-- Columns:` line
+// (the list ends at the next empty `--` line); a table or view that
+// schema.sql or views.sql creates documents each column directly above it:
 //
-//	-- rank: Rank the row belongs to. INT          (in the header)
+//	-- Columns:                                    (in a preset's header)
+//	-- rank: Rank the row belongs to. INT
 //
-//	  -- Rank the row belongs to. INT              (directly above the column,
-//	  rank INTEGER,                                 as in schema.sql)
+//	  -- Rank the row belongs to. INT              (above the column, in a
+//	  rank INTEGER,                                 CREATE TABLE or VIEW)
 //
 // The unit is the last sentence of the doc when it is written in capitals
-// (INT, TEXT, BYTES, COUNT, TIMESTAMP_NS, JOINID(traces.trace), ...).
+// (INT, TEXT, BYTES, COUNT, DURATION_NS, TIMESTAMP_NS, PCT, HIST,
+// JOINID(traces.trace), ...). Every column a preset returns has one: a
+// test runs each preset on DuckDB and compares what it returns with its
+// header.
+//
+// # How an area's rows merge
+//
+// The rollup (analysis/evidence) merges an area's rows per trace, rank and
+// identity columns, and the single-file report merges them over steps
+// (analysis/report.Compact). Both read how a column merges from its unit
+// (evidence.MergeOf): trace, rank and columns of other units (TEXT, INT,
+// BOOL) are identities; step, phase and stream are the slices a filter
+// selects, merged over; COUNT, DURATION_NS and BYTES add up, except a name
+// that starts with min_ or first_ (the least) or max_, last_ or peak_ (the
+// largest); TIMESTAMP_NS takes the least (the largest for last_); HIST
+// histograms merge; PCT and SHARE are recomputed after the merge. A header
+// line `-- MERGE: col = rule, ...` states the rule of a column whose unit
+// does not say it: key (an identity), sum, min, max, argmax(other) (the
+// value of the row where the column other is largest) or steps (the count
+// of distinct steps >= 0, as the column steps); `-- MERGE: none` keeps the
+// rows as they are (one row per rank or per step). analysis/evidence keeps
+// the units and MERGE lines of the area presets in a generated file
+// (headers_gen.go, so that the viewer module does not carry every
+// preset's text): after editing a header, run
+// `go test ./analysis/evidence -run TestPresetHeaders -update`; the test
+// fails until then.
 //
 // # Presets that are not evidence areas
 //
@@ -62,9 +90,15 @@ type Preset struct {
 	Name     string      `json:"name"`              // the file name without .sql
 	Doc      string      `json:"doc"`               // the header's documentation, lines joined by newlines
 	Includes []string    `json:"includes"`          // the INCLUDE line's names; empty when none
-	Columns  []ColumnDoc `json:"columns"`           // every documented column, in file order
+	Columns  []ColumnDoc `json:"columns"`           // the columns the preset returns, as its header documents them
 	SQL      string      `json:"sql"`               // the whole file
 	Objects  []Object    `json:"objects,omitempty"` // the tables and views the file creates
+	// Merge is the header's MERGE line: column -> rule, for the columns
+	// whose unit does not say how they merge (see the package doc); nil
+	// when there is none.
+	Merge map[string]string `json:"merge,omitempty"`
+	// Unmerged: the MERGE line is "none": the rollup keeps the rows.
+	Unmerged bool `json:"unmerged,omitempty"`
 }
 
 // Object is one table or view that a file creates, with its doc comment and
@@ -212,12 +246,16 @@ func Parse(name, src string) Preset {
 	// The header: the leading block of comment lines.
 	i := 0
 	var doc []string
+	inColumns := false // after `-- Columns:`, up to the next empty line
 	for ; i < len(lines); i++ {
 		l := strings.TrimSpace(lines[i])
 		if !strings.HasPrefix(l, "--") {
 			break
 		}
 		t := strings.TrimSpace(strings.TrimPrefix(l, "--"))
+		if t == "" {
+			inColumns = false
+		}
 		switch {
 		case i == 0:
 			// `-- name: what it computes.`
@@ -231,7 +269,12 @@ func Parse(name, src string) Preset {
 					p.Includes = append(p.Includes, inc)
 				}
 			}
-		case headerColumnRE.MatchString(t):
+		case strings.HasPrefix(t, "MERGE:"):
+			p.Merge, p.Unmerged = parseMerge(strings.TrimPrefix(t, "MERGE:"))
+		case t == "Columns:":
+			inColumns = true
+			doc = append(doc, t)
+		case inColumns && headerColumnRE.MatchString(t):
 			m := headerColumnRE.FindStringSubmatch(t)
 			p.Columns = append(p.Columns, columnDoc(m[1], m[2]))
 		default:
@@ -265,18 +308,36 @@ func Parse(name, src string) Preset {
 				// A multi-line expression: the doc belongs to its `AS name` line.
 				continue
 			}
+			// Only the columns of a CREATE statement: a comment inside a
+			// preset's query documents the query, not a column it returns.
 			d := strings.Join(pending, " ")
 			for _, col := range cols {
-				c := columnDoc(col, d)
-				p.Columns = append(p.Columns, c)
 				if cur != nil {
-					cur.Columns = append(cur.Columns, c)
+					cur.Columns = append(cur.Columns, columnDoc(col, d))
 				}
 			}
 		}
 		pending = nil
 	}
 	return p
+}
+
+// parseMerge reads a MERGE line: `none`, or `col = rule, col = rule`
+// (a rule may hold a parenthesised column: argmax(max_ns)).
+func parseMerge(s string) (map[string]string, bool) {
+	s = strings.TrimSpace(s)
+	if s == "none" {
+		return nil, true
+	}
+	out := map[string]string{}
+	for _, part := range strings.Split(s, ",") {
+		col, rule, ok := strings.Cut(part, "=")
+		if !ok {
+			continue
+		}
+		out[strings.TrimSpace(col)] = strings.TrimSpace(rule)
+	}
+	return out, false
 }
 
 // columnNames returns the column names a line defines: `a INTEGER, b INTEGER,`

@@ -46,17 +46,31 @@ func TestParse(t *testing.T) {
 -- INCLUDE: views, steps
 --
 -- Waits are host calls that block on the device.
+-- kinds: a line of the doc that reads like a column is not one.
+-- MERGE: wait_ns = max, peer = argmax(calls)
+--
+-- Columns:
 -- rank: Rank of the row. INT
 -- wait_ns: Time blocked in the call. DURATION_NS
 -- calls: Number of calls. COUNT
 -- note: free text without a unit
+--
+-- after: not a column either.
 
 SELECT rank, sum(dur_ns) AS wait_ns, count(*) AS calls
 FROM runtime WHERE api = 'sync' GROUP BY rank;
 `
 	p := Parse("sync", src)
-	if p.Name != "sync" || p.Doc != "synchronization waits per (rank, step, stream).\n\nWaits are host calls that block on the device." {
-		t.Errorf("Parse().Doc = %q", p.Doc)
+	wantDoc := "synchronization waits per (rank, step, stream).\n\nWaits are host calls that block on the device.\n" +
+		"kinds: a line of the doc that reads like a column is not one.\n\nColumns:\n\nafter: not a column either."
+	if p.Name != "sync" || p.Doc != wantDoc {
+		t.Errorf("Parse().Doc = %q, want %q", p.Doc, wantDoc)
+	}
+	if len(p.Merge) != 2 || p.Merge["wait_ns"] != "max" || p.Merge["peer"] != "argmax(calls)" || p.Unmerged {
+		t.Errorf("Parse().Merge = %v, Unmerged %v", p.Merge, p.Unmerged)
+	}
+	if q := Parse("steps", "-- steps: one row per step.\n-- MERGE: none\nSELECT 1;\n"); !q.Unmerged || q.Merge != nil {
+		t.Errorf("MERGE: none gives Merge %v, Unmerged %v", q.Merge, q.Unmerged)
 	}
 	if strings.Join(p.Includes, ",") != "views,steps" {
 		t.Errorf("Parse().Includes = %v", p.Includes)

@@ -12,6 +12,9 @@
 -- (hypothesis = true). GPU busy time is the union contribution of the GPU
 -- events launched in the step (see ranks.sql).
 --
+-- One row per step: the rollup keeps the rows as they are.
+-- MERGE: none
+--
 -- Columns:
 -- trace: Trace name. TEXT
 -- rank: Rank. INT

@@ -132,7 +132,7 @@ func copiesToHost(kind, name string) bool {
 }
 
 // commRE is sql.CommKernelPattern, the pattern of tb_comm_kernel in
-// sql/views.sql (ANCHORS 7.3: not only HTA's ^nccl).
+// sql/views.sql (docs/ANCHORS.md §7.3: not only HTA's ^nccl).
 var commRE = regexp.MustCompile(`(?i)` + tbsql.CommKernelPattern)
 
 // KernelClass is tb_kernel_class of sql/views.sql: MEM for GPU copies and

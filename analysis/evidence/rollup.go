@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/tracebook/tracebook/analysis/table"
 )
@@ -30,112 +31,148 @@ func (e *Evidence) Table(area string) *table.Table {
 	return e.Tables[AreaPreset(area)]
 }
 
-type agg int
+// Merge says how one column of an area merges when rows are rolled up
+// (MergeOf).
+type Merge uint8
 
 const (
-	aggSum agg = iota
-	aggMin
-	aggMax
-	aggHist
-	aggSteps // number of distinct steps >= 0 among the merged rows
+	MergeKey     Merge = iota // an identity: rows merge only when it is equal
+	MergeSlice                // step, phase or stream: a filter selects it, the rollup merges over it
+	MergeSum                  // counts, durations, bytes: added up
+	MergeMin                  // the least (min_, first_, timestamps)
+	MergeMax                  // the largest (max_, last_, peak_)
+	MergeHist                 // log-bucket histograms: merged
+	MergeArgmax               // the value of the row where the column By is largest
+	MergeDerived              // a share: dropped, and recomputed after the merge
+	MergeSteps                // step counted: distinct steps >= 0, as the column steps
 )
 
-// spec says how an area's rows merge: the identity columns kept besides
-// trace and rank, how each value column merges, the column whose maximum
-// picks another column's value, the column to sort by (descending), and the
-// derived columns.
-type spec struct {
-	passthrough bool
-	keys        []string
-	values      map[string]agg
-	argmax      map[string]string
-	sortBy      string
-	derive      func(t *table.Table, ev *Evidence)
+// ColumnMerge is how one column merges.
+type ColumnMerge struct {
+	Merge Merge
+	By    string // MergeArgmax: the column whose largest value picks the row
 }
 
-var specs = map[string]spec{
-	"overview": {passthrough: true},
-	"steps":    {passthrough: true},
-	"kernels": {
-		keys:   []string{"name", "class"},
-		values: map[string]agg{"count": aggSum, "total_ns": aggSum, "min_ns": aggMin, "max_ns": aggMax, "hist": aggHist},
-		sortBy: "total_ns",
-		derive: deriveKernels,
-	},
-	"sync": {
-		keys: []string{"call", "op", "trigger", "direction", "pageable", "blocking"},
-		values: map[string]agg{"count": aggSum, "blocked_ns": aggSum, "max_blocked_ns": aggMax, "gaps": aggSum,
-			"gpu_gap_ns": aggSum, "max_gap_ns": aggMax, "bytes": aggSum},
-		sortBy: "blocked_ns",
-	},
-	"ops": {
-		keys: []string{"name"},
-		values: map[string]agg{"count": aggSum, "incl_ns": aggSum, "self_ns": aggSum, "max_ns": aggMax,
-			"launches": aggSum, "gpu_events": aggSum, "gpu_ns": aggSum},
-		sortBy: "self_ns",
-	},
-	"ranks": {
-		values: map[string]agg{"step": aggSteps, "events": aggSum, "first_ns": aggMin, "last_ns": aggMax, "busy_ns": aggSum,
-			"idle_ns": aggSum, "compute_ns": aggSum, "comm_ns": aggSum, "mem_ns": aggSum, "comm_comp_ns": aggSum,
-			"kernel_ns": aggSum, "step_ns": aggSum},
-		derive: deriveRanks,
-	},
-	"memcpy": {
-		keys: []string{"kind", "direction", "src", "dst", "call", "sync"},
-		values: map[string]agg{"count": aggSum, "bytes": aggSum, "total_ns": aggSum, "host_ns": aggSum,
-			"max_ns": aggMax},
-		sortBy: "total_ns",
-		derive: deriveMemcpy,
-	},
-	"gaps": {
-		keys:   []string{"stream", "category"},
-		values: map[string]agg{"count": aggSum, "idle_ns": aggSum, "max_ns": aggMax, "hist": aggHist},
-		argmax: map[string]string{"max_at_ns": "max_ns"},
-		sortBy: "idle_ns",
-		derive: deriveGaps,
-	},
-	"launch": {
-		keys: []string{"call"},
-		values: map[string]agg{"launches": aggSum, "with_gpu": aggSum, "cpu_ns": aggSum, "gpu_ns": aggSum,
-			"delay_ns": aggSum, "hta_delay_ns": aggSum, "short": aggSum, "short_cpu_ns": aggSum,
-			"runtime_outliers": aggSum, "delay_outliers": aggSum, "cpu_hist": aggHist, "delay_hist": aggHist},
-		sortBy: "cpu_ns",
-		derive: deriveLaunch,
-	},
-	"overlap": {
-		values: map[string]agg{"comm_ns": aggSum, "compute_ns": aggSum, "overlap_ns": aggSum, "comm_kernels": aggSum},
-		derive: deriveOverlap,
-	},
-	"graphs": {
-		keys: []string{"graph"},
-		values: map[string]agg{"launches": aggSum, "empty_launches": aggSum, "kernels": aggSum,
-			"min_per_launch": aggMin, "max_per_launch": aggMax, "gpu_ns": aggSum},
-	},
-	"memory": {
-		keys: []string{"device"},
-		values: map[string]agg{"allocs": aggSum, "frees": aggSum, "alloc_bytes": aggSum, "freed_bytes": aggSum,
-			"peak_allocated": aggMax, "peak_reserved": aggMax, "total_mem": aggMax, "free_calls": aggSum, "free_ns": aggSum},
-	},
-	"capture": {
-		keys: []string{"kind", "name"},
-		values: map[string]agg{"count": aggSum, "total_ns": aggSum, "max_ns": aggMax, "idle_ns": aggSum,
-			"span_ns": aggSum, "first_ns": aggMin, "last_ns": aggMax},
-		sortBy: "total_ns",
-	},
-	"workload": {
-		keys:   []string{"feature", "name"},
-		values: map[string]agg{"count": aggSum, "total_ns": aggSum},
-		sortBy: "count",
-	},
-	"collectives": {
-		keys: []string{"collective", "pg"},
-		values: map[string]agg{"count": aggSum, "total_ns": aggSum, "name_hint": aggSum, "instances": aggSum,
-			"matched": aggSum, "matched_ns": aggSum, "wait_ns": aggSum, "transfer_ns": aggSum,
-			"late": aggSum, "lag_ns": aggSum, "caused_ns": aggSum, "late_peer_n": aggMax, "group_size": aggMax,
-			"bytes": aggSum, "sized": aggSum, "sized_bytes": aggSum, "sized_transfer_ns": aggSum},
-		argmax: map[string]string{"late_peer": "late_peer_n"},
-		sortBy: "total_ns",
-	},
+// presetHeader is what an area preset's header says about merging: its
+// MERGE line (rules, or none: unmerged) and each column's unit. The
+// headers are read from sql/*.sql by TestPresetHeaders, which writes them
+// into presetHeaders (headers_gen.go) and fails when they drift: the
+// viewer module carries these few bytes instead of every preset's text.
+type presetHeader struct {
+	area     string
+	unmerged bool     // MERGE: none
+	rules    []string // the MERGE line: column, rule, column, rule, ...
+	units    []string // column, unit, column, unit, ... in the header's order
+}
+
+// headerOf returns the header of area's preset; ok false when area has none.
+func headerOf(area string) (h presetHeader, ok bool) {
+	area = AreaPreset(area)
+	for _, h := range presetHeaders {
+		if h.area == area {
+			return h, true
+		}
+	}
+	return presetHeader{}, false
+}
+
+// lookup returns the value paired with key in kv (key, value, key, ...).
+func lookup(kv []string, key string) (string, bool) {
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i] == key {
+			return kv[i+1], true
+		}
+	}
+	return "", false
+}
+
+// Merged reports whether the rows of area merge when rolled up: false for
+// an area whose header says MERGE: none (overview, steps: one row per
+// rank or step, kept as they are) and for a table that is no area.
+func Merged(area string) bool {
+	h, ok := headerOf(area)
+	return ok && !h.unmerged
+}
+
+// MergeOf returns how column c of area merges, the one rule the rollup
+// (RollupTable) and the single-file report's compaction
+// (report.Compact) both follow. It is derived from the column's unit as
+// the area's preset header documents it (the unit c carries when the
+// header does not document it), and the header's MERGE line where the
+// unit does not say (package sql documents the rules):
+//   - the MERGE line's rule: key, sum, min, max, steps or argmax(col);
+//   - trace and rank: identities; step, phase and stream: slices;
+//   - HIST: merged histograms; PCT and SHARE: derived, recomputed;
+//   - COUNT, DURATION_NS, BYTES, TIMESTAMP_NS: the least for a name that
+//     starts with min_ or first_, the largest for max_, last_ or peak_,
+//     else the sum (the least for a timestamp);
+//   - any other unit (TEXT, INT, BOOL, ...): an identity.
+func MergeOf(area string, c table.Column) ColumnMerge {
+	h, _ := headerOf(area)
+	if r, ok := lookup(h.rules, c.Name); ok {
+		switch {
+		case r == "key":
+			return ColumnMerge{Merge: MergeKey}
+		case r == "sum":
+			return ColumnMerge{Merge: MergeSum}
+		case r == "min":
+			return ColumnMerge{Merge: MergeMin}
+		case r == "max":
+			return ColumnMerge{Merge: MergeMax}
+		case r == "steps":
+			return ColumnMerge{Merge: MergeSteps}
+		case strings.HasPrefix(r, "argmax(") && strings.HasSuffix(r, ")"):
+			return ColumnMerge{Merge: MergeArgmax, By: strings.TrimSpace(r[len("argmax(") : len(r)-1])}
+		}
+	}
+	unit, ok := lookup(h.units, c.Name)
+	if !ok {
+		unit = c.Unit
+	}
+	n, u := c.Name, unit // units are written in capitals (package sql)
+	switch {
+	case n == "trace" || n == "rank":
+		return ColumnMerge{Merge: MergeKey}
+	case n == "step" || n == "phase" || n == "stream":
+		return ColumnMerge{Merge: MergeSlice}
+	case u == HistUnit:
+		return ColumnMerge{Merge: MergeHist}
+	case u == "PCT" || u == "SHARE":
+		return ColumnMerge{Merge: MergeDerived}
+	case u == "COUNT" || u == "DURATION_NS" || u == "BYTES" || u == "TIMESTAMP_NS":
+		switch {
+		case strings.HasPrefix(n, "min_") || strings.HasPrefix(n, "first_"):
+			return ColumnMerge{Merge: MergeMin}
+		case strings.HasPrefix(n, "max_") || strings.HasPrefix(n, "last_") || strings.HasPrefix(n, "peak_"):
+			return ColumnMerge{Merge: MergeMax}
+		case u == "TIMESTAMP_NS":
+			return ColumnMerge{Merge: MergeMin}
+		}
+		return ColumnMerge{Merge: MergeSum}
+	}
+	return ColumnMerge{Merge: MergeKey}
+}
+
+// shapes holds, per merged area, what the rollup adds to the merged rows:
+// the column to sort by (descending) and the derived columns. How each
+// column merges is not here: MergeOf reads it from the preset's header.
+var shapes = map[string]struct {
+	sortBy string
+	derive func(t *table.Table, ev *Evidence)
+}{
+	"kernels":     {"total_ns", deriveKernels},
+	"sync":        {"blocked_ns", nil},
+	"ops":         {"self_ns", nil},
+	"ranks":       {"", deriveRanks},
+	"memcpy":      {"total_ns", deriveMemcpy},
+	"gaps":        {"idle_ns", deriveGaps},
+	"launch":      {"cpu_ns", deriveLaunch},
+	"overlap":     {"", deriveOverlap},
+	"graphs":      {"", nil},
+	"memory":      {"", nil},
+	"capture":     {"total_ns", nil},
+	"workload":    {"count", nil},
+	"collectives": {"total_ns", nil},
 }
 
 // Rollup merges the bundle's rows that pass f into the evidence for f. The
@@ -172,9 +209,8 @@ func RollupTable(area string, t *table.Table, f Filter, ev *Evidence) *table.Tab
 	if t == nil {
 		return nil
 	}
-	sp, ok := specs[AreaPreset(area)]
 	keep := filterRows(t, f)
-	if !ok || sp.passthrough {
+	if !Merged(area) {
 		out := &table.Table{Name: t.Name, Columns: append([]table.Column(nil), t.Columns...)}
 		// The rows are the bundle's, each capped at its length so that an
 		// append to one (a derived column) copies it; nothing writes into
@@ -191,38 +227,36 @@ func RollupTable(area string, t *table.Table, f Filter, ev *Evidence) *table.Tab
 		return out
 	}
 
-	// Output columns: trace, rank, keys, values in source order, then derived.
+	// Output columns: trace, rank, the other identities, the values in
+	// source order, then the derived columns; slices and shares are
+	// merged over.
 	var outCols []table.Column
 	var src []int
-	var aggs []agg
-	isKey := map[string]bool{}
-	for _, k := range append([]string{"trace", "rank"}, sp.keys...) {
-		isKey[k] = true
-		if i := t.Col(k); i >= 0 {
-			outCols = append(outCols, t.Columns[i])
-			src = append(src, i)
-			aggs = append(aggs, -1)
+	var aggs []ColumnMerge
+	cms := make([]ColumnMerge, len(t.Columns))
+	for i, c := range t.Columns {
+		cms[i] = MergeOf(area, c)
+	}
+	for _, first := range []bool{true, false} {
+		for i, c := range t.Columns {
+			if cms[i].Merge == MergeKey && (c.Name == "trace" || c.Name == "rank") == first {
+				outCols = append(outCols, c)
+				src = append(src, i)
+				aggs = append(aggs, cms[i])
+			}
 		}
 	}
 	nkeys := len(src)
 	for i, c := range t.Columns {
-		if isKey[c.Name] {
+		switch cms[i].Merge {
+		case MergeKey, MergeSlice, MergeDerived:
 			continue
-		}
-		a, ok := sp.values[c.Name]
-		if _, am := sp.argmax[c.Name]; !ok && !am {
-			continue
-		}
-		if a == aggSteps {
+		case MergeSteps:
 			c = table.Column{Name: "steps", Type: "BIGINT", Unit: "COUNT", Doc: "Steps (>= 0) among the merged rows."}
 		}
 		outCols = append(outCols, c)
 		src = append(src, i)
-		if _, am := sp.argmax[c.Name]; am {
-			aggs = append(aggs, -2)
-		} else {
-			aggs = append(aggs, a)
-		}
+		aggs = append(aggs, cms[i])
 	}
 
 	// Per output column: the argmax column's source and output indexes.
@@ -230,11 +264,11 @@ func RollupTable(area string, t *table.Table, f Filter, ev *Evidence) *table.Tab
 	argCur := make([]int, len(outCols))
 	hasHist := false
 	for j := nkeys; j < len(outCols); j++ {
-		switch aggs[j] {
-		case aggHist:
+		switch aggs[j].Merge {
+		case MergeHist:
 			hasHist = true
-		case -2:
-			by := t.Col(sp.argmax[t.Columns[src[j]].Name])
+		case MergeArgmax:
+			by := t.Col(aggs[j].By)
 			cur := -1
 			for x := nkeys; x < len(outCols); x++ {
 				if src[x] == by {
@@ -277,18 +311,18 @@ func RollupTable(area string, t *table.Table, f Filter, ev *Evidence) *table.Tab
 		}
 		for j := nkeys; j < len(outCols); j++ {
 			v := r[src[j]]
-			switch aggs[j] {
-			case aggSum:
+			switch aggs[j].Merge {
+			case MergeSum:
 				g.sums[j].add(v)
-			case aggMin:
+			case MergeMin:
 				if v != nil && (g.row[j] == nil || less(v, g.row[j])) {
 					g.row[j] = v
 				}
-			case aggMax:
+			case MergeMax:
 				if v != nil && (g.row[j] == nil || less(g.row[j], v)) {
 					g.row[j] = v
 				}
-			case aggHist:
+			case MergeHist:
 				h := g.hists[j]
 				if h == nil {
 					h = Hist{}
@@ -297,18 +331,18 @@ func RollupTable(area string, t *table.Table, f Filter, ev *Evidence) *table.Tab
 				if s, ok := v.(string); ok {
 					h.addText(s)
 				}
-			case aggSteps:
+			case MergeSteps:
 				if s, ok := toInt(v); ok && s >= 0 {
 					g.steps = append(g.steps, int(s))
 				}
-			case -2:
+			case MergeArgmax:
 				by, cur := argBy[j], argCur[j]
 				// The row's own maximum decides: take v when this row's max is the group's max so far.
 				if cur < 0 || r[by] == nil {
 					break
 				}
 				best := g.row[cur]
-				if aggs[cur] == aggSum {
+				if aggs[cur].Merge == MergeSum {
 					best = g.sums[cur].value()
 				}
 				if g.row[j] == nil || !less(r[by], best) {
@@ -323,23 +357,24 @@ func RollupTable(area string, t *table.Table, f Filter, ev *Evidence) *table.Tab
 	}
 	for _, g := range order {
 		for j := nkeys; j < len(outCols); j++ {
-			switch aggs[j] {
-			case aggSum:
+			switch aggs[j].Merge {
+			case MergeSum:
 				g.row[j] = g.sums[j].value()
-			case aggHist:
+			case MergeHist:
 				if h := g.hists[j]; h != nil {
 					g.row[j] = h.String()
 				}
-			case aggSteps:
+			case MergeSteps:
 				g.row[j] = distinct(g.steps)
 			}
 		}
 		out.Rows = append(out.Rows, g.row)
 	}
-	if sp.derive != nil {
-		sp.derive(out, ev)
+	sh := shapes[AreaPreset(area)]
+	if sh.derive != nil {
+		sh.derive(out, ev)
 	}
-	sortRows(out, sp.sortBy, nkeys)
+	sortRows(out, sh.sortBy, nkeys)
 	out.Total = int64(len(out.Rows))
 	return out
 }
@@ -651,28 +686,60 @@ func deriveRanks(t *table.Table, _ *Evidence) {
 		return nil
 	})
 	// Across the ranks of each trace: compute time against the median rank's
-	// (the straggler has the largest), and the spread of busy time.
-	medians := map[string]float64{}
-	byTrace := map[string][]float64{}
+	// (the straggler has the largest).
+	type ranksOf struct{ compute, busy []int64 }
+	byTrace := map[string]*ranksOf{}
 	for r := range t.Rows {
-		byTrace[Str(t, r, "trace")] = append(byTrace[Str(t, r, "trace")], Float(t, r, "compute_ns"))
-	}
-	for tr, vs := range byTrace {
-		sort.Float64s(vs)
-		m := vs[len(vs)/2]
-		if len(vs)%2 == 0 {
-			m = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+		tr := Str(t, r, "trace")
+		if byTrace[tr] == nil {
+			byTrace[tr] = &ranksOf{}
 		}
-		medians[tr] = m
+		byTrace[tr].compute = append(byTrace[tr].compute, Int(t, r, "compute_ns"))
+		byTrace[tr].busy = append(byTrace[tr].busy, Int(t, r, "busy_ns"))
 	}
-	addColumn(t, table.Column{Name: "compute_vs_median_pct", Type: "DOUBLE", Unit: "PCT", Doc: "compute_ns over the median rank's compute_ns in the same trace, minus 100 (the straggler has the largest)."}, func(r int) any {
+	type median struct {
+		v float64
+		n int
+	}
+	medians := map[string]median{}
+	for tr, rs := range byTrace {
+		m, n := ComputeMedian(rs.compute, rs.busy)
+		medians[tr] = median{m, n}
+	}
+	addColumn(t, table.Column{Name: "compute_vs_median_pct", Type: "DOUBLE", Unit: "PCT", Doc: "compute_ns over the median compute_ns of the trace's ranks that ran GPU work, minus 100 (the straggler has the largest)."}, func(r int) any {
 		m := medians[Str(t, r, "trace")]
-		if m <= 0 || len(byTrace[Str(t, r, "trace")]) < 2 {
+		if m.v <= 0 || m.n < 2 {
 			return nil
 		}
-		v := pct(Float(t, r, "compute_ns")-m, m)
-		return v
+		return pct(Float(t, r, "compute_ns")-m.v, m.v)
 	})
+}
+
+// ComputeMedian is the median rank's computation time, what a straggler
+// is measured against: the ranks area's compute_vs_median_pct, the
+// rank_straggler finding and its per-step measure (analysis/findings) all
+// call it. compute and busy are the compute_ns and busy_ns of the ranks
+// (one entry per rank, same order). Only ranks with GPU busy time count: a
+// rank that ran no GPU work in the slice has no computation to compare (it
+// is not a fast rank) and would pull the median down. For an even count
+// the median is the mean of the middle two. n is how many ranks counted;
+// the median is 0 when none did.
+func ComputeMedian(compute, busy []int64) (median float64, n int) {
+	vs := make([]int64, 0, len(compute))
+	for i, c := range compute {
+		if i < len(busy) && busy[i] > 0 {
+			vs = append(vs, c)
+		}
+	}
+	if len(vs) == 0 {
+		return 0, 0
+	}
+	sort.Slice(vs, func(i, j int) bool { return vs[i] < vs[j] })
+	h := len(vs) / 2
+	if len(vs)%2 == 0 {
+		return (float64(vs[h-1]) + float64(vs[h])) / 2, len(vs)
+	}
+	return float64(vs[h]), len(vs)
 }
 
 func deriveMemcpy(t *table.Table, _ *Evidence) {

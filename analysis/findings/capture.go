@@ -80,13 +80,6 @@ type limit struct {
 	why   string
 }
 
-// idleRules are the rules that read GPU idle time and the launch order.
-var idleRules = map[string]bool{"host_bound_idle": true, "launch_bound": true, "sync_bound_loop": true}
-
-// SharesIdle reports whether rule's impact is a share of the rank's GPU
-// idle time, so that two such findings are the same idle counted twice.
-func SharesIdle(rule string) bool { return idleRules[rule] }
-
 // Assess runs the gate over ev.
 func Assess(ev *evidence.Evidence) *Gate {
 	g := &Gate{ranks: map[string]*rankGate{}}
@@ -172,7 +165,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 				Detail: fmt.Sprintf("%d capture calls and annotations (e.g. %s) span %s, %s of the GPU span (%s); captured work is recorded, not executed, and serving engines capture at start-up.", gc.count, gc.name, ms(gc.last-gc.first), pct(share), where)})
 			l := limit{minor: true, why: "the window holds a CUDA/HIP graph capture (start-up), not the serving loop"}
 			if share < CaptureSpanCap {
-				l = limit{rules: idleRules, why: "part of the window is a CUDA/HIP graph capture (start-up)"}
+				l = limit{rules: idleRules(), why: "part of the window is a CUDA/HIP graph capture (start-up)"}
 			}
 			rg.limits = append(rg.limits, l)
 		}
@@ -186,7 +179,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 		if ex, ok := rows["excluded"]; ok && rr.idle > 0 {
 			rg.excludedIdle = min(ex.idle, rr.idle)
 			if share := float64(rg.excludedIdle) / float64(rr.idle); share >= ExcludedIdleCap {
-				rg.limits = append(rg.limits, limit{rules: idleRules,
+				rg.limits = append(rg.limits, limit{rules: idleRules(),
 					why: fmt.Sprintf("%s of the GPU idle time (%s of %s) lies in start-up or held intervals; the rules judge the remaining %s of GPU span, a short slice",
 						pct(share), ms(rg.excludedIdle), ms(rr.idle), ms(span-rg.excludedIdle))})
 			}
@@ -195,7 +188,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "clock_skew", Title: "GPU work stamped before its launch call: host and device clocks are offset",
 				Detail: fmt.Sprintf("%d GPU operations start before their launching call started, by up to %s (%s); launch-order tests (host wait, launched after idle) are unreliable at that scale.", sk.count, ms(sk.max), where)})
 			if sk.count >= SkewMinCount || sk.max >= SkewMinNs {
-				rg.limits = append(rg.limits, limit{rules: idleRules, why: fmt.Sprintf("host and device clocks are offset (up to %s): the launch-order mechanism cannot be confirmed", ms(sk.max))})
+				rg.limits = append(rg.limits, limit{rules: idleRules(), why: fmt.Sprintf("host and device clocks are offset (up to %s): the launch-order mechanism cannot be confirmed", ms(sk.max))})
 			}
 		}
 		if es, ok := rows["edge_sync"]; ok {

@@ -15,7 +15,7 @@ import (
 // the transfer after it (docs/JUDGEMENT.md §4.2), and the ranks area for
 // communication time not overlapped by computation.
 //
-// JUDGEMENT §4.5's "never say" list is the contract: the longest collective
+// docs/JUDGEMENT.md §4.5's "never say" list is the contract: the longest collective
 // kernel belongs to a waiter, not the straggler; a bandwidth figure comes
 // from the transfer part only; DDP's bucket_cap_mb is never offered for
 // all-to-all, FSDP or tensor-parallel traffic; the kernel name does not
@@ -174,7 +174,7 @@ func (cr *collRank) lateBreakdown() string {
 }
 
 // busFactor is nccl-tests' bus-bandwidth factor for a collective of n
-// ranks (JUDGEMENT §4.3); 0 when the collective has none we can state.
+// ranks (docs/JUDGEMENT.md §4.3); 0 when the collective has none we can state.
 func busFactor(coll string, n int64) float64 {
 	if n < 2 {
 		return 0
@@ -368,15 +368,12 @@ func arrivalStraggler(c *ctx, tr string, rs []*collRank) (evidence.Finding, bool
 }
 
 func computeStraggler(c *ctx, tr string, rs []rankRow, why string) (evidence.Finding, bool) {
-	comp := make([]int64, len(rs))
+	comp, busy := make([]int64, len(rs)), make([]int64, len(rs))
 	for i, r := range rs {
-		comp[i] = r.compute
+		comp[i], busy[i] = r.compute, r.busy
 	}
-	sort.Slice(comp, func(i, j int) bool { return comp[i] < comp[j] })
-	med := comp[len(comp)/2]
-	if len(comp)%2 == 0 {
-		med = (comp[len(comp)/2-1] + comp[len(comp)/2]) / 2
-	}
+	m, _ := evidence.ComputeMedian(comp, busy)
+	med := int64(m)
 	top := rs[0]
 	for _, r := range rs {
 		if r.compute > top.compute || (r.compute == top.compute && r.rank < top.rank) {
@@ -446,35 +443,26 @@ var commScope = []string{"training", "vllm", "sglang"}
 // waiting dominates, the finding is about the late rank; otherwise the fix
 // follows the collective and the workload.
 func commExposed(c *ctx) []evidence.Finding {
-	var cs []cand
-	for _, rr := range c.ranks {
+	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		ri := c.rankInfo(rr.trace, rr.rank)
 		if !inScope(ri, commScope, nil) || rr.busy <= 0 || rr.comm <= 0 {
-			continue
+			return rr, 0, false
 		}
 		overlap := rr.comm + rr.compute - rr.commComp
 		ov := 100 * float64(overlap) / float64(rr.comm)
-		if float64(rr.comm)/float64(rr.busy) >= c.th["comm_share"] && ov < c.th["comm_overlap_low"] {
-			cs = append(cs, cand{trace: rr.trace, rank: rr.rank, score: float64(rr.comm-overlap) / float64(rr.busy)})
-		}
-	}
-	best, counts := worstPerTrace(cs)
+		return rr, float64(rr.comm-overlap) / float64(rr.busy), float64(rr.comm)/float64(rr.busy) >= c.th["comm_share"] && ov < c.th["comm_overlap_low"]
+	})
 	colls := c.collectives()
 	var out []evidence.Finding
-	for _, b := range best {
-		var rr rankRow
-		for _, x := range c.ranks {
-			if x.trace == b.trace && x.rank == b.rank {
-				rr = x
-			}
-		}
+	for _, b := range picks {
+		rr := b.acc.(rankRow)
 		ri := c.rankInfo(b.trace, b.rank)
 		w := c.workload(b.trace, b.rank)
 		cr := colls[key(b.trace, b.rank)]
 		dom := cr.dominant()
 		overlap := rr.comm + rr.compute - rr.commComp
 		obs := fmt.Sprintf("Communication kernels took %s, %s of GPU busy time, and only %s of it overlapped computation; %s (%s of busy time) ran alone (%s)%s.",
-			ms(rr.comm), pct(float64(rr.comm)/float64(rr.busy)), pct(float64(overlap)/float64(rr.comm)), ms(rr.comm-overlap), pct(b.score), c.where(b.trace, b.rank), others(counts[b.trace]))
+			ms(rr.comm), pct(float64(rr.comm)/float64(rr.busy)), pct(float64(overlap)/float64(rr.comm)), ms(rr.comm-overlap), pct(b.score), c.where(b.trace, b.rank), others(b.n))
 		switch dom {
 		case "":
 		case "unknown":
@@ -558,7 +546,7 @@ func hintNote(cr *collRank, coll string) string {
 }
 
 // overlapFix is the fix for exposed transfer of coll, in the workload's
-// terms (JUDGEMENT §4.5). transfer says the matched instances show it is
+// terms (docs/JUDGEMENT.md §4.5). transfer says the matched instances show it is
 // transfer; without it the wait/transfer split is unknown and no knob that
 // only shortens transfer is prescribed outright.
 func overlapFix(ri evidence.RankInfo, w Workload, coll string, transfer bool) (fix, snippet string) {

@@ -7,6 +7,14 @@
 // Thresholds come from the peers' catalogue (HTA, the TensorBoard profiler
 // plugin, Nsight Systems; docs/ANCHORS.md §11) where one exists, and are named
 // so the viewer can change them and re-rank the findings in WebAssembly.
+//
+// The rules are one table, Rules (catalogue.go): each row holds a rule's
+// evaluation, thresholds, per-step measure, Perfetto marks and anchor.
+// Files: findings.go (thresholds, Judge, what the rules share),
+// catalogue.go (the table and the predicates its rows share), rules.go
+// (idle and host-side rules), levers.go (GPU-side levers), collectives.go
+// (straggler, exposed communication), capture.go (the capture-quality
+// gate), workload.go and fixes.go (what scopes a fix).
 package findings
 
 import (
@@ -73,30 +81,6 @@ func Defaults() evidence.Thresholds {
 	return th
 }
 
-// Rule is one entry of the catalogue.
-type Rule struct {
-	ID         string
-	Doc        string
-	Thresholds []string
-	eval       func(c *ctx) []evidence.Finding
-}
-
-// Rules is the catalogue, in evaluation order.
-var Rules = []Rule{
-	{ID: "sync_bound_loop", Doc: "host syncs (.item(), DtoH copies, synchronize) that drain the GPU and open a gap", Thresholds: []string{"sync_gap_critical", "sync_gap_minor", "sync_blocked_minor"}, eval: syncBound},
-	{ID: "pageable_copies", Doc: "host copies through pageable memory (staged, effectively synchronous)", Thresholds: []string{"pageable_min_bytes", "pageable_critical"}, eval: pageable},
-	{ID: "host_bound_idle", Doc: "GPU idle while the CPU had not yet launched the next kernel (HTA host wait)", Thresholds: []string{"host_wait_minor", "host_wait_critical", "idle_critical"}, eval: hostBound},
-	{ID: "launch_bound", Doc: "kernels shorter than their launches, GPU idle between them; eager vLLM without CUDA graphs", Thresholds: []string{"short_kernel_share", "launch_min_count", "launch_idle_minor", "idle_critical"}, eval: launchBound},
-	{ID: "rank_straggler", Doc: "one rank arrives last at the collectives and the others wait for it (start times of matched instances); without matched collectives, the rank that computes longest, as a hypothesis", Thresholds: []string{"straggler_wait_minor", "straggler_wait_critical", "imbalance_minor", "imbalance_critical"}, eval: straggler},
-	{ID: "comm_not_overlapped", Doc: "communication that computation does not hide, split into waiting for a late rank and transfer where collectives match across ranks", Thresholds: []string{"comm_share", "comm_overlap_low", "comm_critical", "comm_wait_share"}, eval: commExposed},
-	{ID: "dataloader_share", Doc: "time in the DataLoader inside training steps", Thresholds: []string{"dataloader_share", "dataloader_critical"}, eval: dataloader},
-	{ID: "fp32_no_tensor_cores", Doc: "fp32 GEMMs and convolutions on the SIMT path of a GPU with tensor cores: float16 AMP on CC 7.x, TF32 or bfloat16 from CC 8.0", Thresholds: []string{"fp32_simt_share", "fp32_simt_critical", "gpu_busy_critical"}, eval: fp32NoTensorCores},
-	{ID: "elementwise_dominated", Doc: "eager elementwise and reduction kernels take most of GPU busy time: fuse them with torch.compile where the device and framework allow", Thresholds: []string{"elementwise_share", "gpu_busy_critical"}, eval: elementwiseDominated},
-	{ID: "kernel_slow_instances", Doc: "a kernel's slowest instances run far above its median and add up to a share of busy time (shape, clocks or contention)", Thresholds: []string{"slow_instance_ratio", "slow_instance_share", "slow_instance_min_count", "slow_instance_tail"}, eval: slowInstances},
-	{ID: "short_kernel_storm", Doc: "a busy GPU running mostly tiny kernels (launch_bound covers the idle case)", Thresholds: []string{"storm_kernel_ns", "storm_count_share", "storm_min_count", "storm_time_share", "launch_idle_minor"}, eval: shortKernelStorm},
-	{ID: "memory_peak", Doc: "the allocator's peak close to the device's memory: fragmentation and out-of-memory risk", Thresholds: []string{"memory_peak_share"}, eval: memoryPeak},
-}
-
 // Evaluate runs every rule on ev with th (missing names take their
 // defaults) and returns the findings: critical first, then by impact.
 func Evaluate(ev *evidence.Evidence, th evidence.Thresholds) []evidence.Finding {
@@ -152,6 +136,7 @@ type ctx struct {
 	ranks []rankRow
 	gaps  map[string]map[evidence.GapKind]bool // trace\x00rank -> kinds (rank -1 gaps fan out)
 	gate  *Gate                                // the capture-quality gate; nil inside Assess
+	rowIx map[*table.Table]map[string][]int    // rankRows' index: table -> trace\x00rank -> rows
 }
 
 type rankRow struct {
@@ -312,6 +297,63 @@ func others(n int) string {
 		return ""
 	}
 	return fmt.Sprintf(" (%d ranks of this trace show it; rank shown is the worst)", n)
+}
+
+// ranked is the worst rank of one trace that passed a rule's test: its
+// score, what the test gathered on it (acc, of the rule's own type), and
+// how many ranks of the trace passed (n, for others).
+type ranked struct {
+	trace string
+	rank  int
+	score float64
+	acc   any
+	n     int
+}
+
+// worstRanks runs a rule's test over every rank (ok false: the rank does
+// not pass) and returns, per trace in name order, the passing rank with the
+// largest score (the lower rank on a tie) and what the test gathered on it:
+// the skeleton every per-rank rule shares. (acc is an any, not a type
+// parameter: one copy of this code instead of one per rule in the viewer
+// module.)
+func worstRanks(c *ctx, test func(rr rankRow) (acc any, score float64, ok bool)) []ranked {
+	var cs []cand
+	accs := map[string]any{}
+	for _, rr := range c.ranks {
+		a, score, ok := test(rr)
+		if !ok {
+			continue
+		}
+		accs[key(rr.trace, rr.rank)] = a
+		cs = append(cs, cand{trace: rr.trace, rank: rr.rank, score: score})
+	}
+	best, counts := worstPerTrace(cs)
+	out := make([]ranked, 0, len(best))
+	for _, b := range best {
+		out = append(out, ranked{trace: b.trace, rank: b.rank, score: b.score, acc: accs[key(b.trace, b.rank)], n: counts[b.trace]})
+	}
+	return out
+}
+
+// rankRows returns the rows of t that belong to (trace, rank), in table
+// order. The index is built once per table and context.
+func (c *ctx) rankRows(t *table.Table, trace string, rank int) []int {
+	if t == nil {
+		return nil
+	}
+	ix := c.rowIx[t]
+	if ix == nil {
+		ix = map[string][]int{}
+		for r := range t.Rows {
+			k := key(evidence.Str(t, r, "trace"), int(evidence.Int(t, r, "rank")))
+			ix[k] = append(ix[k], r)
+		}
+		if c.rowIx == nil {
+			c.rowIx = map[*table.Table]map[string][]int{}
+		}
+		c.rowIx[t] = ix
+	}
+	return ix[key(trace, rank)]
 }
 
 // sumBy sums col over the rows of t that match trace and rank and pass keep.

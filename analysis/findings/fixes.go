@@ -122,10 +122,7 @@ func (c *ctx) dataloaderShare(trace string, rank int) (int64, float64) {
 		if rr.trace != trace || rr.rank != rank {
 			continue
 		}
-		d := sumBy(o, trace, rank, "incl_ns", func(r int) bool {
-			n := evidence.Str(o, r, "name")
-			return strings.HasPrefix(n, "enumerate(DataLoader)#") || strings.HasPrefix(n, "enumerate(DataPipe)#")
-		})
+		d := sumBy(o, trace, rank, "incl_ns", func(r int) bool { return isDataLoader(evidence.Str(o, r, "name")) })
 		if base := c.loopTime(rr); base > 0 {
 			return d, float64(d) / float64(base)
 		}

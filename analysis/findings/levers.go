@@ -309,16 +309,14 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 		tf32Conv       bool  // a convolution already runs in TF32: cuDNN has TF32 on
 		top            []int // rows, largest first
 	}
-	per := map[string]*acc{}
-	var cs []cand
-	for _, rr := range c.ranks {
+	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		ri := c.rankInfo(rr.trace, rr.rank)
 		if ri.GPUModel == "" || ri.Platform != "cuda" || rr.busy <= 0 {
-			continue // no verdict from a blank device name; the names read here are NVIDIA's
+			return nil, 0, false // no verdict from a blank device name; the names read here are NVIDIA's
 		}
 		a := &acc{}
-		for r := range k.Rows {
-			if evidence.Str(k, r, "trace") != rr.trace || int(evidence.Int(k, r, "rank")) != rr.rank || evidence.Str(k, r, "class") != "COMP" {
+		for _, r := range c.rankRows(k, rr.trace, rr.rank) {
+			if evidence.Str(k, r, "class") != "COMP" {
 				continue
 			}
 			n := evidence.Str(k, r, "name")
@@ -338,21 +336,18 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 			}
 		}
 		if a.gemm+a.conv == 0 {
-			continue
+			return nil, 0, false
 		}
 		a.l = c.leverOf(rr)
 		if a.l.caps.Known && (!a.l.caps.TensorCores || a.l.caps.Vendor != "nvidia") {
-			continue // no tensor cores (P100/GP100): no precision lever to offer
+			return nil, 0, false // no tensor cores (P100/GP100): no precision lever to offer
 		}
-		per[key(rr.trace, rr.rank)] = a
-		if share := float64(a.gemm+a.conv) / float64(rr.busy); share >= c.th["fp32_simt_share"] {
-			cs = append(cs, cand{trace: rr.trace, rank: rr.rank, score: share})
-		}
-	}
-	best, counts := worstPerTrace(cs)
+		share := float64(a.gemm+a.conv) / float64(rr.busy)
+		return a, share, share >= c.th["fp32_simt_share"]
+	})
 	var out []evidence.Finding
-	for _, b := range best {
-		a := per[key(b.trace, b.rank)]
+	for _, b := range picks {
+		a := b.acc.(*acc)
 		l := a.l
 		simt := a.gemm + a.conv
 		sort.SliceStable(a.top, func(i, j int) bool {
@@ -371,7 +366,7 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 		}
 		split := fmt.Sprintf("%s in GEMMs, %s in convolutions", ms(a.gemm), ms(a.conv))
 		obs := fmt.Sprintf("fp32 GEMM and convolution kernels on the SIMT path took %s (%s), %s of GPU busy time; the GPU was busy %s of its span, so they are %s of the span (%s, %s)%s. Largest: %s.",
-			ms(simt), split, pct(b.score), pct(l.busyShare()), pct(float64(simt)/float64(l.span())), dev, c.where(b.trace, b.rank), others(counts[b.trace]), strings.Join(names, "; "))
+			ms(simt), split, pct(b.score), pct(l.busyShare()), pct(float64(simt)/float64(l.span())), dev, c.where(b.trace, b.rank), others(b.n), strings.Join(names, "; "))
 		if a.tc > 0 {
 			obs += fmt.Sprintf(" Another %s of GEMMs and convolutions already ran on tensor cores.", ms(a.tc))
 		}
@@ -507,15 +502,13 @@ func elementwiseDominated(c *ctx) []evidence.Finding {
 		eager, triton, count int64
 		top                  int
 	}
-	per := map[string]*acc{}
-	var cs []cand
-	for _, rr := range c.ranks {
+	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		if rr.busy <= 0 {
-			continue
+			return nil, 0, false
 		}
 		a := &acc{top: -1}
-		for r := range k.Rows {
-			if evidence.Str(k, r, "trace") != rr.trace || int(evidence.Int(k, r, "rank")) != rr.rank || evidence.Str(k, r, "class") != "COMP" {
+		for _, r := range c.rankRows(k, rr.trace, rr.rank) {
+			if evidence.Str(k, r, "class") != "COMP" {
 				continue
 			}
 			n := evidence.Str(k, r, "name")
@@ -532,21 +525,19 @@ func elementwiseDominated(c *ctx) []evidence.Finding {
 		}
 		share := float64(a.eager) / float64(rr.busy)
 		if share < c.th["elementwise_share"] {
-			continue
+			return nil, 0, false
 		}
 		a.l = c.leverOf(rr)
-		per[key(rr.trace, rr.rank)] = a
-		cs = append(cs, cand{trace: rr.trace, rank: rr.rank, score: share})
-	}
-	best, counts := worstPerTrace(cs)
+		return a, share, true
+	})
 	var out []evidence.Finding
-	for _, b := range best {
-		a := per[key(b.trace, b.rank)]
+	for _, b := range picks {
+		a := b.acc.(*acc)
 		l := a.l
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis", Severity: "minor",
 			Title: "Eager elementwise and reduction kernels take a large share of GPU time: a fusion lever",
 			Observation: fmt.Sprintf("PyTorch's eager elementwise and reduction kernels (at::native elementwise_kernel/reduce_kernel) took %s in %d launches, %s of GPU busy time; the GPU was busy %s of its span (%s)%s. Largest: %s (%s).",
-				ms(a.eager), a.count, pct(b.score), pct(l.busyShare()), c.where(b.trace, b.rank), others(counts[b.trace]),
+				ms(a.eager), a.count, pct(b.score), pct(l.busyShare()), c.where(b.trace, b.rank), others(b.n),
 				shortName(evidence.Str(k, a.top, "name")), ms(evidence.Int(k, a.top, "total_ns"))),
 			Evidence: []evidence.Ref{ref("kernels", "rank", itoa(b.rank), "name", "at::native::*elementwise_kernel*|at::native::reduce_kernel*"), ref("ranks", "rank", itoa(b.rank))},
 			Impact:   float64(a.eager) / float64(l.span()),
@@ -594,16 +585,17 @@ func slowInstances(c *ctx) []evidence.Finding {
 		slowNs, excess, p50 int64
 	}
 	ratio := c.th["slow_instance_ratio"]
-	per := map[string]hit{}
-	nhits := map[string]int{}
-	var cs []cand
-	for _, rr := range c.ranks {
+	type found struct {
+		hit
+		hits int // kernel names of the rank that pass
+	}
+	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		if rr.busy <= 0 {
-			continue
+			return found{}, 0, false
 		}
-		best := hit{row: -1}
-		for r := range k.Rows {
-			if evidence.Str(k, r, "trace") != rr.trace || int(evidence.Int(k, r, "rank")) != rr.rank || evidence.Str(k, r, "class") != "COMP" {
+		best := found{hit: hit{row: -1}}
+		for _, r := range c.rankRows(k, rr.trace, rr.rank) {
+			if evidence.Str(k, r, "class") != "COMP" {
 				continue
 			}
 			n, p50 := evidence.Int(k, r, "count"), evidence.Int(k, r, "p50_ns")
@@ -634,31 +626,27 @@ func slowInstances(c *ctx) []evidence.Finding {
 			if float64(h.excess)/float64(rr.busy) < c.th["slow_instance_share"] {
 				continue
 			}
-			nhits[key(rr.trace, rr.rank)]++
+			best.hits++
 			if best.row < 0 || h.excess > best.excess {
-				best = h
+				best.hit = h
 			}
 		}
-		if best.row >= 0 {
-			per[key(rr.trace, rr.rank)] = best
-			cs = append(cs, cand{trace: rr.trace, rank: rr.rank, score: float64(best.excess) / float64(rr.busy)})
-		}
-	}
-	bestPer, counts := worstPerTrace(cs)
+		return best, float64(best.excess) / float64(rr.busy), best.row >= 0
+	})
 	var out []evidence.Finding
-	for _, b := range bestPer {
-		h := per[key(b.trace, b.rank)]
+	for _, b := range picks {
+		h := b.acc.(found)
 		ri := c.rankInfo(b.trace, b.rank)
 		name := evidence.Str(k, h.row, "name")
 		more := ""
-		if n := nhits[key(b.trace, b.rank)]; n > 1 {
+		if n := h.hits; n > 1 {
 			more = fmt.Sprintf(" %d other kernel names of this rank show the same.", n-1)
 		}
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis", Severity: "minor",
 			Title: "Some instances of one kernel run far slower than its median",
 			Observation: fmt.Sprintf("%d of the %d instances of %s ran at least %.0fx its median (p50 %s, slowest %s); they took about %s, %s more than at the median, %s of GPU busy time (%s)%s.%s The kernels area keeps one duration histogram per name, so these instances may be the same kernel on a larger shape.",
 				h.slowN, h.n, shortName(name), ratio, us(h.p50), us(evidence.Int(k, h.row, "max_ns")), ms(h.slowNs), ms(h.excess), pct(b.score),
-				c.where(b.trace, b.rank), others(counts[b.trace]), more),
+				c.where(b.trace, b.rank), others(b.n), more),
 			Evidence: []evidence.Ref{ref("kernels", "rank", itoa(b.rank), "name", name)},
 			Impact:   b.score / 4,
 			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
@@ -698,19 +686,17 @@ func shortKernelStorm(c *ctx) []evidence.Finding {
 		n, short, shortNs, top int64
 		topRow                 int
 	}
-	per := map[string]*acc{}
-	var cs []cand
-	for _, rr := range c.ranks {
+	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		span := rr.busy + rr.idle
 		if rr.busy <= 0 || span <= 0 || c.idleUnreliable(rr.trace, rr.rank) {
-			continue
+			return nil, 0, false
 		}
 		if float64(rr.idle)/float64(span) >= c.th["launch_idle_minor"] {
-			continue // launch_bound's
+			return nil, 0, false // launch_bound's
 		}
 		a := &acc{topRow: -1}
-		for r := range k.Rows {
-			if evidence.Str(k, r, "trace") != rr.trace || int(evidence.Int(k, r, "rank")) != rr.rank || evidence.Str(k, r, "class") == "MEM" {
+		for _, r := range c.rankRows(k, rr.trace, rr.rank) {
+			if evidence.Str(k, r, "class") == "MEM" {
 				continue
 			}
 			n := evidence.Int(k, r, "count")
@@ -725,22 +711,20 @@ func shortKernelStorm(c *ctx) []evidence.Finding {
 		}
 		if float64(a.n) < c.th["storm_min_count"] || float64(a.short) < c.th["storm_count_share"]*float64(a.n) ||
 			float64(a.shortNs) < c.th["storm_time_share"]*float64(rr.busy) {
-			continue
+			return nil, 0, false
 		}
 		a.l = c.leverOf(rr)
-		per[key(rr.trace, rr.rank)] = a
-		cs = append(cs, cand{trace: rr.trace, rank: rr.rank, score: float64(a.shortNs) / float64(rr.busy)})
-	}
-	best, counts := worstPerTrace(cs)
+		return a, float64(a.shortNs) / float64(rr.busy), true
+	})
 	var out []evidence.Finding
-	for _, b := range best {
-		a := per[key(b.trace, b.rank)]
+	for _, b := range picks {
+		a := b.acc.(*acc)
 		l := a.l
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis", Severity: "minor",
 			Title: "The GPU is busy with a storm of tiny kernels: it launches more than it computes",
 			Observation: fmt.Sprintf("%d of %d kernels (%s) belong to kernel names whose median instance is under %s; they took %s, %s of GPU busy time, while the GPU was busy %s of its span (%s)%s. Most launched: %s (%d).",
 				a.short, a.n, pct(float64(a.short)/float64(a.n)), us(int64(c.th["storm_kernel_ns"])), ms(a.shortNs), pct(b.score), pct(l.busyShare()),
-				c.where(b.trace, b.rank), others(counts[b.trace]), shortName(evidence.Str(k, a.topRow, "name")), a.top),
+				c.where(b.trace, b.rank), others(b.n), shortName(evidence.Str(k, a.topRow, "name")), a.top),
 			Evidence: []evidence.Ref{ref("kernels", "rank", itoa(b.rank)), ref("ranks", "rank", itoa(b.rank))},
 			Impact:   b.score / 4,
 			Scope:    evidence.Scope{Producers: []string{l.ri.Producer}, Platforms: []string{l.ri.Platform}},
@@ -787,16 +771,12 @@ func memoryPeak(c *ctx) []evidence.Finding {
 	type acc struct {
 		peak, alloc, reserved, total, frees, freeNs int64
 		device                                      int64
+		rr                                          rankRow
 	}
-	per := map[string]*acc{}
-	var cs []cand
-	for _, rr := range c.ranks {
+	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		ri := c.rankInfo(rr.trace, rr.rank)
-		a := &acc{device: -1}
-		for r := range m.Rows {
-			if evidence.Str(m, r, "trace") != rr.trace || int(evidence.Int(m, r, "rank")) != rr.rank {
-				continue
-			}
+		a := &acc{device: -1, rr: rr}
+		for _, r := range c.rankRows(m, rr.trace, rr.rank) {
 			a.frees += evidence.Int(m, r, "free_calls")
 			a.freeNs += evidence.Int(m, r, "free_ns")
 			if evidence.Int(m, r, "device") < 0 {
@@ -813,33 +793,24 @@ func memoryPeak(c *ctx) []evidence.Finding {
 			a.total = ri.GPUTotalMem
 		}
 		if a.peak <= 0 || a.total <= 0 {
-			continue // no [memory] events: the capture gap is recorded elsewhere
+			return nil, 0, false // no [memory] events: the capture gap is recorded elsewhere
 		}
 		if ri.Producer == "vllm" || ri.Producer == "sglang" {
-			continue // the engines reserve a set share of memory for the KV cache by design
+			return nil, 0, false // the engines reserve a set share of memory for the KV cache by design
 		}
 		share := float64(a.peak) / float64(a.total)
-		if share >= c.th["memory_peak_share"] {
-			per[key(rr.trace, rr.rank)] = a
-			cs = append(cs, cand{trace: rr.trace, rank: rr.rank, score: share})
-		}
-	}
-	best, counts := worstPerTrace(cs)
+		return a, share, share >= c.th["memory_peak_share"]
+	})
 	var out []evidence.Finding
-	for _, b := range best {
-		a := per[key(b.trace, b.rank)]
-		var rr rankRow
-		for _, x := range c.ranks {
-			if x.trace == b.trace && x.rank == b.rank {
-				rr = x
-			}
-		}
+	for _, b := range picks {
+		a := b.acc.(*acc)
+		rr := a.rr
 		l := c.leverOf(rr)
 		gib := func(v int64) string { return fmt.Sprintf("%.1f GiB", float64(v)/(1<<30)) }
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis", Severity: "minor",
 			Title: "The allocator's peak is close to the device's memory: fragmentation and out-of-memory risk",
 			Observation: fmt.Sprintf("The caching allocator peaked at %s reserved and %s allocated on device %d, %s of its %s (%s)%s.",
-				gib(a.reserved), gib(a.alloc), a.device, pct(b.score), gib(a.total), c.where(b.trace, b.rank), others(counts[b.trace])),
+				gib(a.reserved), gib(a.alloc), a.device, pct(b.score), gib(a.total), c.where(b.trace, b.rank), others(b.n)),
 			Evidence: []evidence.Ref{ref("memory", "rank", itoa(b.rank), "device", fmt.Sprint(a.device))},
 			Impact:   0,
 			Scope:    evidence.Scope{Producers: []string{l.ri.Producer}, Platforms: []string{l.ri.Platform}, Capture: []string{"profile_memory=True"}},

@@ -183,8 +183,7 @@ func pageable(c *ctx) []evidence.Finding {
 	}
 	per := map[string]*acc{}
 	for r := range t.Rows {
-		src, dst := evidence.Str(t, r, "src"), evidence.Str(t, r, "dst")
-		if src != "Pageable" && dst != "Pageable" {
+		if !pageableCopy(evidence.Str(t, r, "src"), evidence.Str(t, r, "dst")) {
 			continue
 		}
 		n := evidence.Int(t, r, "count")
@@ -267,28 +266,22 @@ func hostBound(c *ctx) []evidence.Finding {
 	if g == nil {
 		return nil
 	}
-	var cs []cand
-	hwOf := map[string]int64{}
-	for _, rr := range c.ranks {
+	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		idle, span := c.steady(rr.trace, rr.rank)
 		if span <= 0 || c.idleUnreliable(rr.trace, rr.rank) {
-			continue
+			return 0, 0, false
 		}
 		// Host waits are summed over streams; at most the device-level
 		// idle of the steady slice can be host wait.
-		hw := min(sumBy(g, rr.trace, rr.rank, "idle_ns", func(r int) bool { return evidence.Str(g, r, "category") == "host_wait" }), idle)
-		hwOf[key(rr.trace, rr.rank)] = hw
+		hw := min(sumBy(g, rr.trace, rr.rank, "idle_ns", func(r int) bool { return isHostWait(evidence.Str(g, r, "category")) }), idle)
 		share := float64(hw) / float64(span)
-		if share >= c.th["host_wait_minor"] {
-			cs = append(cs, cand{trace: rr.trace, rank: rr.rank, score: share})
-		}
-	}
-	best, counts := worstPerTrace(cs)
+		return hw, share, share >= c.th["host_wait_minor"]
+	})
 	var out []evidence.Finding
-	for _, b := range best {
+	for _, b := range picks {
 		ri := c.rankInfo(b.trace, b.rank)
 		idle, span := c.steady(b.trace, b.rank)
-		hw := hwOf[key(b.trace, b.rank)]
+		hw := b.acc.(int64)
 		slice := "its span"
 		if ex := c.span(b.trace, b.rank) - span; ex > 0 {
 			slice = fmt.Sprintf("its span outside start-up and held intervals (%s; %s of idle inside those is left out, see Capture quality)", ms(span), ms(ex))
@@ -297,7 +290,7 @@ func hostBound(c *ctx) []evidence.Finding {
 			Severity: severity(b.score, c.th["host_wait_critical"]),
 			Title:    "The GPU waits for the CPU to launch work",
 			Observation: fmt.Sprintf("The GPU was idle %s of %s (%s idle); at most %s of that span (%s) were host waits, intervals after which the next kernel's launch call started only once the GPU was already idle (%s)%s.",
-				pct(float64(idle)/float64(span)), slice, ms(idle), pct(b.score), ms(hw), c.where(b.trace, b.rank), others(counts[b.trace])),
+				pct(float64(idle)/float64(span)), slice, ms(idle), pct(b.score), ms(hw), c.where(b.trace, b.rank), others(b.n)),
 			Mechanism: "HTA's host-wait test: the launching runtime call of the kernel after each gap started after the previous kernel on that stream ended.",
 			Evidence:  []evidence.Ref{ref("gaps", "rank", itoa(b.rank), "category", "host_wait"), ref("ranks", "rank", itoa(b.rank)), ref("capture", "rank", itoa(b.rank))},
 			Impact:    b.score,
@@ -317,19 +310,14 @@ func launchBound(c *ctx) []evidence.Finding {
 		return nil
 	}
 	g := c.ev.Table("gaps")
-	var cs []cand
 	type acc struct{ launches, short, graphs, withGPU, shortCPU int64 }
-	per := map[string]*acc{}
-	for _, rr := range c.ranks {
+	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		span := rr.busy + rr.idle
 		if span <= 0 || c.idleUnreliable(rr.trace, rr.rank) {
-			continue
+			return nil, 0, false
 		}
 		a := &acc{}
-		for r := range l.Rows {
-			if evidence.Str(l, r, "trace") != rr.trace || int(evidence.Int(l, r, "rank")) != rr.rank {
-				continue
-			}
+		for _, r := range c.rankRows(l, rr.trace, rr.rank) {
 			call := evidence.Str(l, r, "call")
 			if strings.Contains(call, "GraphLaunch") {
 				a.graphs += evidence.Int(l, r, "launches")
@@ -340,23 +328,19 @@ func launchBound(c *ctx) []evidence.Finding {
 			a.short += evidence.Int(l, r, "short")
 			a.shortCPU += evidence.Int(l, r, "short_cpu_ns")
 		}
-		per[key(rr.trace, rr.rank)] = a
 		idle := float64(rr.idle) / float64(span)
-		if a.withGPU >= int64(c.th["launch_min_count"]) && float64(a.short)/float64(a.withGPU) >= c.th["short_kernel_share"] && idle >= c.th["launch_idle_minor"] {
-			cs = append(cs, cand{trace: rr.trace, rank: rr.rank, score: idle})
-		}
-	}
-	best, counts := worstPerTrace(cs)
+		return a, idle, a.withGPU >= int64(c.th["launch_min_count"]) && float64(a.short)/float64(a.withGPU) >= c.th["short_kernel_share"] && idle >= c.th["launch_idle_minor"]
+	})
 	var out []evidence.Finding
-	for _, b := range best {
-		a := per[key(b.trace, b.rank)]
+	for _, b := range picks {
+		a := b.acc.(*acc)
 		ri := c.rankInfo(b.trace, b.rank)
-		waits := sumBy(g, b.trace, b.rank, "idle_ns", func(r int) bool { return evidence.Str(g, r, "category") != "other" })
+		waits := sumBy(g, b.trace, b.rank, "idle_ns", func(r int) bool { return isLaunchWait(evidence.Str(g, r, "category")) })
 		all := sumBy(g, b.trace, b.rank, "idle_ns", nil)
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Severity: severity(b.score, c.th["idle_critical"]),
 			Title: "Kernels are shorter than their launches: the GPU is launch-bound",
 			Observation: fmt.Sprintf("%d of %d launched kernels (%s) ran shorter than their launch call took (HTA short kernels: cpu <= 50 us, gpu < cpu), and the GPU was idle %s of its span (%s)%s.",
-				a.short, a.withGPU, pct(float64(a.short)/float64(a.withGPU)), pct(b.score), c.where(b.trace, b.rank), others(counts[b.trace])),
+				a.short, a.withGPU, pct(float64(a.short)/float64(a.withGPU)), pct(b.score), c.where(b.trace, b.rank), others(b.n)),
 			Evidence: []evidence.Ref{ref("launch", "rank", itoa(b.rank)), ref("gaps", "rank", itoa(b.rank)), ref("ranks", "rank", itoa(b.rank))},
 			Impact:   b.score,
 			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
@@ -401,25 +385,19 @@ func dataloader(c *ctx) []evidence.Finding {
 	if o == nil {
 		return nil
 	}
-	var cs []cand
-	dl := map[string]int64{}
-	for _, rr := range c.ranks {
+	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		ri := c.rankInfo(rr.trace, rr.rank)
 		if ri.Producer == "vllm" || ri.Producer == "sglang" {
-			continue
+			return 0, 0, false
 		}
 		d, share := c.dataloaderShare(rr.trace, rr.rank)
-		dl[key(rr.trace, rr.rank)] = d
-		if share >= c.th["dataloader_share"] {
-			cs = append(cs, cand{trace: rr.trace, rank: rr.rank, score: share})
-		}
-	}
-	best, counts := worstPerTrace(cs)
+		return d, share, share >= c.th["dataloader_share"]
+	})
 	var out []evidence.Finding
-	for _, b := range best {
+	for _, b := range picks {
 		ri := c.rankInfo(b.trace, b.rank)
 		w := c.workload(b.trace, b.rank)
-		d := dl[key(b.trace, b.rank)]
+		d := b.acc.(int64)
 		loop := "The loop"
 		if w.Training || (!w.Known && ri.Producer == "training") {
 			loop = "The training loop"
@@ -428,7 +406,7 @@ func dataloader(c *ctx) []evidence.Finding {
 			Severity: severity(b.score, c.th["dataloader_critical"]),
 			Title:    loop + " waits for the DataLoader",
 			Observation: fmt.Sprintf("enumerate(DataLoader) took %s, %s of %s (%s)%s.",
-				ms(d), pct(b.score), c.loopWhat(b.trace, b.rank), c.where(b.trace, b.rank), others(counts[b.trace])),
+				ms(d), pct(b.score), c.loopWhat(b.trace, b.rank), c.where(b.trace, b.rank), others(b.n)),
 			Evidence: []evidence.Ref{ref("ops", "rank", itoa(b.rank), "name", "enumerate(DataLoader)#*"), ref("ranks", "rank", itoa(b.rank)), ref("workload", "rank", itoa(b.rank))},
 			Impact:   b.score,
 			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},

@@ -7,7 +7,8 @@
 // one slice over the worst step (the rule's title, the observation, the
 // fix and the numbers with their context as args) and one slice per
 // flagged interval (the sync calls and the GPU gaps they opened, the
-// pageable copies, the host-wait gaps, ...).
+// pageable copies, the host-wait gaps, ...: the Marks of the rule's row of
+// findings.Rules).
 //
 // The window is chosen by analysis/report (report.PlanWindows); running
 // the SQL is the engine's job (cells.AddPerfetto). This package is pure:
@@ -23,10 +24,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
+	"github.com/tracebook/tracebook/analysis/internal/jsonstr"
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/analysis/table"
 )
@@ -212,90 +213,66 @@ type mark struct {
 	lane       int
 }
 
-var (
-	syncCopyCalls = map[string]bool{"cudaMemcpy": true, "hipMemcpy": true, "cuMemcpy": true, "cuMemcpyDtoH": true, "cuMemcpyDtoH_v2": true}
-)
-
 func isHost(e *event) bool { return e.kind == "runtime" || e.kind == "driver" }
 func isGPU(e *event) bool {
 	return e.kind == "kernel" || e.kind == "gpu_memcpy" || e.kind == "gpu_memset"
 }
 
 // marks finds the flagged intervals of rule among the rows: what the
-// finding is about, drawn where it happened.
+// finding is about (the Marks of its row of findings.Rules), drawn where it
+// happened.
 func marks(rule string, events, gaps []event) []mark {
 	var out []mark
-	copyOf := map[int64]string{} // correlation -> GPU copy name
-	for i := range events {
-		if e := &events[i]; e.kind == "gpu_memcpy" && e.has&hasCorr != 0 {
-			copyOf[e.corr] = e.name
-		}
+	var m *findings.Marks
+	if r := findings.RuleOf(rule); r != nil {
+		m = r.Marks
 	}
-	gapMarks := func(keep func(cat string) bool, what string) {
-		for _, g := range gaps {
-			if keep(g.kind) {
-				out = append(out, mark{name: what + " (" + g.kind + ")", what: "GPU idle: no kernel, copy or memset ran on this rank", ts: g.ts, dur: g.dur})
-			}
-		}
+	if m == nil {
+		return nil
 	}
-	switch rule {
-	case "sync_bound_loop":
+	if m.Event != nil {
+		copyOf := map[int64]string{} // correlation -> GPU copy name
+		launch := map[int64]*event{} // correlation -> its host call
 		for i := range events {
 			e := &events[i]
-			if !isHost(e) || strings.Contains(e.name, "WaitEvent") {
+			if e.has&hasCorr == 0 {
 				continue
 			}
-			cp := copyOf[e.corr]
-			blocking := e.api == "sync" || syncCopyCalls[e.name] ||
-				(e.has&hasCorr != 0 && (strings.HasPrefix(cp, "Memcpy DtoH") || strings.Contains(cp, "Pageable")))
-			if !blocking {
-				continue
+			if e.kind == "gpu_memcpy" {
+				copyOf[e.corr] = e.name
 			}
-			out = append(out, mark{name: "host blocked: " + e.name, what: "the host waits in this call until the GPU work queued before it is done", ts: e.ts, dur: e.dur})
-			for _, g := range gaps {
-				if g.ts >= e.ts && g.ts <= e.end() {
-					out = append(out, mark{name: "GPU idle after " + e.name, what: "the GPU drained while the host was blocked and stayed idle until the next launch", ts: g.ts, dur: g.dur})
-				}
-			}
-		}
-	case "pageable_copies":
-		launch := map[int64]*event{}
-		for i := range events {
-			if e := &events[i]; isHost(e) && e.has&hasCorr != 0 {
+			if isHost(e) {
 				launch[e.corr] = e
 			}
 		}
 		for i := range events {
 			e := &events[i]
-			if e.kind != "gpu_memcpy" || !strings.Contains(e.name, "Pageable") {
+			fe := findings.Event{Kind: e.kind, API: e.api, Name: e.name, Class: e.class}
+			if e.has&hasCorr != 0 && isHost(e) {
+				fe.Copy = copyOf[e.corr]
+			}
+			if !m.Event(fe) {
 				continue
 			}
-			out = append(out, mark{name: "pageable copy: " + e.name, what: "staged through a pinned bounce buffer by the driver", ts: e.ts, dur: e.dur})
-			if l := launch[e.corr]; l != nil && e.has&hasCorr != 0 {
-				out = append(out, mark{name: "host blocked: " + l.name + " (pageable copy)", what: "the call returns only when the pageable copy is done", ts: l.ts, dur: l.dur})
+			out = append(out, mark{name: m.Named.Name(e.name), what: m.Named.What, ts: e.ts, dur: e.dur})
+			if d := m.During; d != nil {
+				for _, g := range gaps {
+					if g.ts >= e.ts && g.ts <= e.end() {
+						out = append(out, mark{name: d.Name(e.name), what: d.What, ts: g.ts, dur: g.dur})
+					}
+				}
+			}
+			if l := m.Launch; l != nil && e.has&hasCorr != 0 {
+				if c := launch[e.corr]; c != nil {
+					out = append(out, mark{name: l.Name(c.name), what: l.What, ts: c.ts, dur: c.dur})
+				}
 			}
 		}
-	case "host_bound_idle":
-		gapMarks(func(c string) bool { return c == "host_wait" }, "GPU waits for the host")
-	case "launch_bound":
-		gapMarks(func(c string) bool { return c != "other" }, "GPU idle between launches")
-	case "comm_not_overlapped":
-		for i := range events {
-			if e := &events[i]; e.class == "COMM" {
-				out = append(out, mark{name: "communication: " + e.name, what: "a communication kernel", ts: e.ts, dur: e.dur})
-			}
-		}
-	case "dataloader_share":
-		for i := range events {
-			e := &events[i]
-			if strings.HasPrefix(e.name, "enumerate(DataLoader)#") || strings.HasPrefix(e.name, "enumerate(DataPipe)#") {
-				out = append(out, mark{name: "DataLoader: " + e.name, what: "the training loop waits for the next batch", ts: e.ts, dur: e.dur})
-			}
-		}
-	case "fp32_no_tensor_cores":
-		for i := range events {
-			if e := &events[i]; e.kind == "kernel" && findings.IsFP32SIMT(e.name) {
-				out = append(out, mark{name: "fp32 SIMT: " + e.name, what: "an fp32 GEMM or convolution kernel whose name shows no tensor-core path", ts: e.ts, dur: e.dur})
+	}
+	if m.Gap != nil {
+		for _, g := range gaps {
+			if m.Gap(g.kind) {
+				out = append(out, mark{name: m.GapNamed.Name(g.kind), what: m.GapNamed.What, ts: g.ts, dur: g.dur})
 			}
 		}
 	}
@@ -904,50 +881,9 @@ func appendMicros(b []byte, ns int64) []byte {
 	return b
 }
 
-// str writes s as a JSON string: quotes, backslashes and control
-// characters escaped, <, > and & as \u escapes (so the text can never close
-// an HTML element it is embedded in), U+2028 and U+2029 escaped, invalid
-// UTF-8 replaced by U+FFFD.
+// str writes s as a JSON string that can never close an HTML element it is
+// embedded in (jsonstr.AppendQuoted, the one encoder).
 func (w *writer) str(s string) {
-	const hex = "0123456789abcdef"
-	b := &w.b
-	b.WriteByte('"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"':
-				b.WriteString(`\"`)
-			case c == '\\':
-				b.WriteString(`\\`)
-			case c == '\n':
-				b.WriteString(`\n`)
-			case c == '\r':
-				b.WriteString(`\r`)
-			case c == '\t':
-				b.WriteString(`\t`)
-			case c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x7f:
-				b.WriteString(`\u00`)
-				b.WriteByte(hex[c>>4])
-				b.WriteByte(hex[c&0xf])
-			default:
-				b.WriteByte(c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b.WriteString(`\ufffd`)
-		case r == '\u2028':
-			b.WriteString(`\u2028`)
-		case r == '\u2029':
-			b.WriteString(`\u2029`)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	b.WriteByte('"')
+	w.tmp = jsonstr.AppendQuoted(w.tmp[:0], s)
+	w.b.Write(w.tmp)
 }

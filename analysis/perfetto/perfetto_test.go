@@ -3,6 +3,7 @@ package perfetto
 import (
 	"bytes"
 	"encoding/json"
+	"sort"
 	"strings"
 	"testing"
 
@@ -367,6 +368,56 @@ func TestPageBudget(t *testing.T) {
 	for _, tc := range tests {
 		if got := PageBudget(tc.page); got != tc.want {
 			t.Errorf("PageBudget(%d) = %d, want %d", tc.page, got, tc.want)
+		}
+	}
+}
+
+// TestMarksFollowRuleRows: the intervals a finding's file flags are the
+// events and gaps its rule's row picks (findings.Rules), with the linked
+// intervals the row asks for; a rule without marks flags nothing.
+func TestMarksFollowRuleRows(t *testing.T) {
+	ev := func(kind, api, name, class string, ts, dur, corr int64) event {
+		e := event{rowKind: "event", kind: kind, api: api, name: name, class: class, ts: ts, dur: dur, corr: corr}
+		if corr != 0 {
+			e.has |= hasCorr
+		}
+		return e
+	}
+	events := []event{
+		ev("runtime", "sync", "cudaStreamSynchronize", "", 100, 50, 0),
+		ev("runtime", "sync", "cudaStreamWaitEvent", "", 200, 5, 0),
+		ev("runtime", "memcpy", "hipMemcpyWithStream", "", 300, 20, 0), // synchronous: no Async in its name
+		ev("runtime", "memcpy", "cudaMemcpyAsync", "", 400, 30, 11),
+		ev("gpu_memcpy", "", "Memcpy HtoD (Pageable -> Device)", "MEM", 405, 20, 11),
+		ev("runtime", "memcpy", "cudaMemcpyAsync", "", 500, 10, 12),
+		ev("gpu_memcpy", "", "Memcpy HtoD (Pinned -> Device)", "MEM", 505, 5, 12),
+		ev("kernel", "", "volta_sgemm_128x64_nn", "COMP", 600, 80, 13),
+		ev("kernel", "", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", "COMM", 700, 90, 14),
+		ev("cpu_op", "", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "", 800, 40, 0),
+	}
+	gaps := []event{{rowKind: "gap", kind: "host_wait", ts: 120, dur: 60}, {rowKind: "gap", kind: "other", ts: 900, dur: 10}}
+	want := map[string][]string{
+		"sync_bound_loop": {"host blocked: cudaStreamSynchronize", "GPU idle after cudaStreamSynchronize", "host blocked: hipMemcpyWithStream",
+			"host blocked: cudaMemcpyAsync"},
+		"pageable_copies":       {"pageable copy: Memcpy HtoD (Pageable -> Device)", "host blocked: cudaMemcpyAsync (pageable copy)"},
+		"host_bound_idle":       {"GPU waits for the host (host_wait)"},
+		"launch_bound":          {"GPU idle between launches (host_wait)"},
+		"comm_not_overlapped":   {"communication: ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"},
+		"dataloader_share":      {"DataLoader: enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"},
+		"fp32_no_tensor_cores":  {"fp32 SIMT: volta_sgemm_128x64_nn"},
+		"rank_straggler":        nil,
+		"elementwise_dominated": nil,
+		"no_such_rule":          nil,
+	}
+	for rule, names := range want {
+		var got []string
+		for _, m := range marks(rule, events, gaps) {
+			got = append(got, m.name)
+		}
+		sort.Strings(got)
+		sort.Strings(names)
+		if strings.Join(got, "|") != strings.Join(names, "|") {
+			t.Errorf("%s flags %q, want %q", rule, got, names)
 		}
 	}
 }

@@ -11,12 +11,15 @@ import (
 // rows over steps.
 const CompactRows = 2000
 
-// compactAreas are the areas whose rows merge over steps without changing
-// what evidence.Rollup makes of them for a trace, rank, phase or stream
-// filter. overview, steps and ranks keep their rows: steps and ranks count
-// distinct steps.
-var compactAreas = map[string]bool{"kernels": true, "sync": true, "ops": true, "memcpy": true, "gaps": true,
-	"launch": true, "overlap": true, "graphs": true, "memory": true}
+// compactable reports whether the rows of table t of area merge over steps
+// without changing what evidence.Rollup makes of them for a trace, rank,
+// phase or stream filter: the area's rows merge (evidence.Merged; overview
+// and steps keep theirs) and its step column is a slice the rollup merges
+// over (the ranks area counts distinct steps instead).
+func compactable(area string, t *table.Table) bool {
+	i := t.Col("step")
+	return i >= 0 && evidence.Merged(area) && evidence.MergeOf(area, t.Columns[i]).Merge == evidence.MergeSlice
+}
 
 // EncodeOffline encodes src for the single-file report: like EncodeSource,
 // but an area with more than CompactRows rows has its rows merged over steps
@@ -41,8 +44,8 @@ func Compact(b *evidence.Bundle, maxRows int) *evidence.Bundle {
 	c := *b
 	c.Tables = evidence.Tables{}
 	for area, t := range b.Tables {
-		if t != nil && compactAreas[area] && len(t.Rows) > maxRows && t.Col("step") >= 0 {
-			c.Tables[area] = mergeSteps(t)
+		if t != nil && len(t.Rows) > maxRows && compactable(area, t) {
+			c.Tables[area] = mergeSteps(area, t)
 		} else {
 			c.Tables[area] = t
 		}
@@ -50,54 +53,27 @@ func Compact(b *evidence.Bundle, maxRows int) *evidence.Bundle {
 	return &c
 }
 
-type mergeRule int
-
-const (
-	mKey mergeRule = iota
-	mSum
-	mMin
-	mMax
-	mHist
-	mArgmax // max_at_ns: the value of the row with the largest max_ns
-	mDrop   // derived shares: recomputed by the rollup
-	mStep
-)
-
-func ruleOf(c table.Column) mergeRule {
-	n, u := c.Name, strings.ToUpper(c.Unit)
-	switch {
-	case n == "step":
-		return mStep
-	case u == evidence.HistUnit:
-		return mHist
-	case u == "PCT" || u == "SHARE":
-		return mDrop
-	case n == "max_at_ns":
-		return mArgmax
-	case u == "COUNT" || u == "DURATION_NS" || u == "BYTES" || u == "TIMESTAMP_NS":
-		switch {
-		case strings.HasPrefix(n, "min_") || strings.HasPrefix(n, "first_"):
-			return mMin
-		case strings.HasPrefix(n, "max_") || strings.HasPrefix(n, "last_") || strings.HasPrefix(n, "peak_") || n == "total_mem":
-			return mMax
-		case u == "TIMESTAMP_NS":
-			return mMin
-		}
-		return mSum
-	}
-	return mKey
-}
-
-func mergeSteps(t *table.Table) *table.Table {
-	rules := make([]mergeRule, len(t.Columns))
+// mergeSteps merges the rows of t over steps, each column as
+// evidence.MergeOf says (the rule the rollup follows): the step becomes -1,
+// the other slices (phase, stream) stay identities, the shares are left
+// empty for the rollup to recompute.
+func mergeSteps(area string, t *table.Table) *table.Table {
+	rules := make([]evidence.ColumnMerge, len(t.Columns))
+	byCol := make([]int, len(t.Columns))
 	var keys []int
 	for i, c := range t.Columns {
-		rules[i] = ruleOf(c)
-		if rules[i] == mKey {
+		rules[i] = evidence.MergeOf(area, c)
+		if rules[i].Merge == evidence.MergeSlice && c.Name != "step" {
+			rules[i].Merge = evidence.MergeKey
+		}
+		if rules[i].Merge == evidence.MergeKey {
 			keys = append(keys, i)
 		}
+		byCol[i] = -1
+		if rules[i].Merge == evidence.MergeArgmax {
+			byCol[i] = t.Col(rules[i].By)
+		}
 	}
-	maxCol := t.Col("max_ns")
 	type group struct {
 		row   []any
 		hists map[int]evidence.Hist
@@ -117,10 +93,10 @@ func mergeSteps(t *table.Table) *table.Table {
 		if g == nil {
 			g = &group{row: append([]any(nil), r...), hists: map[int]evidence.Hist{}}
 			for i, rule := range rules {
-				switch rule {
-				case mStep:
+				switch rule.Merge {
+				case evidence.MergeSlice: // the step
 					g.row[i] = int64(-1)
-				case mHist:
+				case evidence.MergeHist:
 					h := evidence.Hist{}
 					if s, ok := cell(r, i).(string); ok {
 						h.Add(evidence.ParseHist(s))
@@ -136,28 +112,28 @@ func mergeSteps(t *table.Table) *table.Table {
 		g.n++
 		for i, rule := range rules {
 			v := cell(r, i)
-			switch rule {
-			case mSum:
+			switch rule.Merge {
+			case evidence.MergeSum:
 				g.row[i] = addNum(g.row[i], v)
-			case mMin:
+			case evidence.MergeMin:
 				if v != nil && (g.row[i] == nil || compareCells(v, g.row[i]) < 0) {
 					g.row[i] = v
 				}
-			case mMax:
+			case evidence.MergeMax:
 				if v != nil && (g.row[i] == nil || compareCells(v, g.row[i]) > 0) {
 					g.row[i] = v
 				}
-			case mHist:
+			case evidence.MergeHist:
 				if s, ok := v.(string); ok {
 					g.hists[i].Add(evidence.ParseHist(s))
 				}
-			case mArgmax:
+			case evidence.MergeArgmax:
 				// Rows arrive in order; like the rollup, a later row whose
-				// max_ns is not smaller takes over.
-				if maxCol >= 0 && cell(r, maxCol) != nil && compareCells(cell(r, maxCol), cell(g.row, maxCol)) >= 0 {
+				// By column is not smaller takes over.
+				if by := byCol[i]; by >= 0 && cell(r, by) != nil && compareCells(cell(r, by), cell(g.row, by)) >= 0 {
 					g.row[i] = v
 				}
-			case mDrop:
+			case evidence.MergeDerived:
 				g.row[i] = nil
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
+	"github.com/tracebook/tracebook/sql"
 )
 
 // TestCompactRealBundles merges every compactable area of the golden
@@ -44,5 +46,26 @@ func TestCompactRealBundles(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestCompactableAreas: the areas whose rows merge over steps are the ones
+// the merge rule (evidence.MergeOf) makes so: a step column the rollup
+// merges over, in an area whose rows merge.
+func TestCompactableAreas(t *testing.T) {
+	want := map[string]bool{"kernels": true, "sync": true, "ops": true, "memcpy": true, "gaps": true,
+		"launch": true, "overlap": true, "graphs": true, "memory": true}
+	for _, area := range evidence.Areas {
+		p, _ := sql.Lookup(area)
+		tb := &table.Table{Name: area}
+		for _, c := range p.Columns {
+			tb.Columns = append(tb.Columns, table.Column{Name: c.Name, Unit: c.Unit})
+		}
+		if got := compactable(area, tb); got != want[area] {
+			t.Errorf("compactable(%s) = %v, want %v", area, got, want[area])
+		}
+	}
+	if compactable("kernels", &table.Table{Columns: []table.Column{{Name: "trace"}, {Name: "name"}}}) {
+		t.Error("a table without a step column is compactable")
 	}
 }

@@ -16,19 +16,13 @@ import (
 // constraint and says so when they name different ones, and a self-check
 // lists any share above 100% or a summary that disagrees with its issues.
 
-// ruleVerdict maps a finding rule to the cross-check verdict that names the
-// same constraint; "" when none does.
-var ruleVerdict = map[string]string{
-	"host_bound_idle":     crossview.VerdictHost,
-	"launch_bound":        crossview.VerdictHost,
-	"sync_bound_loop":     crossview.VerdictSync,
-	"comm_not_overlapped": crossview.VerdictComm,
-	"rank_straggler":      crossview.VerdictComm,
-	// GPU-side levers: what to change when the GPU is the constraint.
-	"fp32_no_tensor_cores":  crossview.VerdictGPU,
-	"elementwise_dominated": crossview.VerdictGPU,
-	"short_kernel_storm":    crossview.VerdictGPU,
-	"kernel_slow_instances": crossview.VerdictGPU,
+// ruleVerdict is the cross-check verdict that names the same constraint as
+// a finding rule (its row's Constraint in findings.Rules); "" when none does.
+func ruleVerdict(rule string) string {
+	if r := findings.RuleOf(rule); r != nil {
+		return r.Constraint
+	}
+	return ""
 }
 
 // verdictRule is the finding rule the capture gate consults for a
@@ -78,7 +72,7 @@ func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Findi
 	verdict := cv.Check.Verdict + " (" + orDash(label) + ")"
 	for i := range d.Critical {
 		is := &d.Critical[i]
-		want := ruleVerdict[is.ID]
+		want := ruleVerdict(is.ID)
 		if !is.Confirmed || want == "" {
 			continue
 		}
@@ -115,7 +109,7 @@ func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Findi
 		return
 	}
 	for _, f := range crit {
-		if ruleVerdict[f.Rule] == cv.Check.Verdict {
+		if ruleVerdict(f.Rule) == cv.Check.Verdict {
 			return
 		}
 	}

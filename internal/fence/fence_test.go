@@ -63,7 +63,7 @@ func TestFence(t *testing.T) {
 				t.Skipf("%s has no packages yet", tc.pattern)
 			}
 			if p, ok := forbidden(pkgs, tc.bad); ok {
-				t.Errorf("%s reaches %s; the layering of DESIGN.md forbids it", tc.pattern, p)
+				t.Errorf("%s reaches %s; the layering of docs/DESIGN.md forbids it", tc.pattern, p)
 			}
 		})
 	}

@@ -1,0 +1,375 @@
+package findings
+
+import (
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/crossview"
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+// The rule table. Each finding rule is one row of Rules: its evaluation
+// (the rule itself, in rules.go, levers.go or collectives.go), its per-step
+// measure (which step of a rank is the finding's worst: report.PlanWindows),
+// the events it flags in its Perfetto window (analysis/perfetto) and the
+// kind of instance a window on a rank without steps centres on
+// (sql/perfetto_anchor.sql), whether it reads GPU idle time (which the
+// capture gate caps), and the cross-check verdict that names the same
+// constraint. The report and the perfetto packages read the row (RuleOf)
+// instead of switching on a rule's ID, so adding a rule is one row here plus
+// its evaluation.
+//
+// Where a rule reads a class of rows or events, the row and the rule share
+// one named predicate (IsFP32SIMT, isHostWait, isLaunchWait, isDataLoader,
+// pageableCopy, isComm, SyncBlocking): the events flagged in Perfetto are
+// the ones the rule counted, and the worst step is where it counted most
+// (catalogue_test.go checks both).
+
+// Rule is one finding rule: its row of Rules holds everything about it.
+type Rule struct {
+	ID         string
+	Doc        string
+	Thresholds []string
+	eval       func(c *ctx) []evidence.Finding
+	// Step is the rule's per-step measure; nil where None says why (the
+	// report then takes the rank's slowest step).
+	Step *StepMeasure
+	// Marks are the events a finding of the rule flags in its Perfetto
+	// window; nil where None says why.
+	Marks *Marks
+	// Anchor is the kind of instance (a row of sql/perfetto_anchor.sql,
+	// one of AnchorWords) a finding's window centres on when its rank has
+	// no steps.
+	Anchor string
+	// None says why Step or Marks is nil; "" when the row has both.
+	None string
+	// Idle: the rule reads GPU idle time and the launch order, and its
+	// impact is a share of the rank's GPU idle time. Capture artifacts that
+	// make idle time or launch order unreliable cap its findings, and two
+	// such findings count the same idle twice (SharesIdle).
+	Idle bool
+	// Constraint is the cross-check verdict (crossview.Verdict*) that names
+	// the same constraint as the rule, which the report weighs the
+	// rule's findings against; "" when none does.
+	Constraint string
+}
+
+// StepMeasure is a rule's measure per step: the same evidence rows the
+// rule reads, summed per step of one rank.
+type StepMeasure struct {
+	// What names the measure: "step N has the largest <What> of rank R".
+	What string
+	// Values returns the measure per step (step -> ns) of (trace, rank);
+	// rows outside every step are left out.
+	Values func(b *evidence.Bundle, trace string, rank int) map[int]int64
+}
+
+// Event is what Marks reads of one event of a Perfetto window (a row of
+// sql/perfetto.sql whose row_kind is event).
+type Event struct {
+	Kind, API, Name, Class string
+	// Copy is, for a host call, the name of the GPU copy it launched (the
+	// copy with its correlation); "" when none.
+	Copy string
+}
+
+// MarkText names a flagged interval, Prefix + a name + Suffix, and says
+// what it is.
+type MarkText struct{ Prefix, Suffix, What string }
+
+// Name is the slice name of the interval named s.
+func (m MarkText) Name(s string) string { return m.Prefix + s + m.Suffix }
+
+// Marks say which intervals of a Perfetto window a finding flags.
+type Marks struct {
+	// Event picks the events the finding is about (nil: none); each is
+	// flagged as Named.Name(its name).
+	Event func(e Event) bool
+	Named MarkText
+	// During, when set, also flags the GPU idle gaps that open while a
+	// picked event runs, as During.Name(the event's name): the GPU a
+	// blocking call drained.
+	During *MarkText
+	// Launch, when set, also flags the host call that launched a picked
+	// GPU event (same correlation), as Launch.Name(the call's name).
+	Launch *MarkText
+	// Gap picks GPU idle gaps by their category (host_wait, kernel_wait or
+	// other; nil: none); each is flagged as GapNamed.Name(its category).
+	Gap      func(category string) bool
+	GapNamed MarkText
+}
+
+// AnchorWords are the kinds of instance sql/perfetto_anchor.sql finds, in
+// the words the report uses for them.
+var AnchorWords = map[string]string{
+	"sync": "longest blocking sync call", "pageable": "longest pageable copy", "gap": "longest GPU idle gap",
+	"host_wait": "longest host-wait GPU gap", "dataloader": "longest DataLoader call", "comm": "longest communication kernel",
+	"kernel": "longest kernel",
+}
+
+// gpuIdle is what a flagged GPU idle gap is.
+const gpuIdle = "GPU idle: no kernel, copy or memset ran on this rank"
+
+// Rules is the catalogue, in evaluation order.
+var Rules = []Rule{
+	{ID: "sync_bound_loop", Doc: "host syncs (.item(), DtoH copies, synchronize) that drain the GPU and open a gap",
+		Thresholds: []string{"sync_gap_critical", "sync_gap_minor", "sync_blocked_minor"}, eval: syncBound,
+		Step: &StepMeasure{"GPU gap opened by host syncs", syncSteps},
+		Marks: &Marks{Event: SyncBlocking,
+			Named:  MarkText{Prefix: "host blocked: ", What: "the host waits in this call until the GPU work queued before it is done"},
+			During: &MarkText{Prefix: "GPU idle after ", What: "the GPU drained while the host was blocked and stayed idle until the next launch"}},
+		Anchor: "sync", Idle: true, Constraint: crossview.VerdictSync},
+	{ID: "pageable_copies", Doc: "host copies through pageable memory (staged, effectively synchronous)",
+		Thresholds: []string{"pageable_min_bytes", "pageable_critical"}, eval: pageable,
+		Step: &StepMeasure{"host time blocked in pageable copies", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+			return sumSteps(b.Table("memcpy"), tr, rk, "host_ns", func(t *table.Table, r int) bool {
+				return pageableCopy(evidence.Str(t, r, "src"), evidence.Str(t, r, "dst"))
+			})
+		}},
+		Marks: &Marks{Event: func(e Event) bool { return e.Kind == "gpu_memcpy" && pageableCopy(copyKinds(e.Name)) },
+			Named:  MarkText{Prefix: "pageable copy: ", What: "staged through a pinned bounce buffer by the driver"},
+			Launch: &MarkText{Prefix: "host blocked: ", Suffix: " (pageable copy)", What: "the call returns only when the pageable copy is done"}},
+		Anchor: "pageable"},
+	{ID: "host_bound_idle", Doc: "GPU idle while the CPU had not yet launched the next kernel (HTA host wait)",
+		Thresholds: []string{"host_wait_minor", "host_wait_critical", "idle_critical"}, eval: hostBound,
+		Step:   &StepMeasure{"host-wait GPU idle (summed over streams)", gapSteps(isHostWait)},
+		Marks:  &Marks{Gap: isHostWait, GapNamed: MarkText{Prefix: "GPU waits for the host (", Suffix: ")", What: gpuIdle}},
+		Anchor: "host_wait", Idle: true, Constraint: crossview.VerdictHost},
+	{ID: "launch_bound", Doc: "kernels shorter than their launches, GPU idle between them; eager vLLM without CUDA graphs",
+		Thresholds: []string{"short_kernel_share", "launch_min_count", "launch_idle_minor", "idle_critical"}, eval: launchBound,
+		Step:   &StepMeasure{"GPU idle between launches (host and kernel waits, summed over streams)", gapSteps(isLaunchWait)},
+		Marks:  &Marks{Gap: isLaunchWait, GapNamed: MarkText{Prefix: "GPU idle between launches (", Suffix: ")", What: gpuIdle}},
+		Anchor: "gap", Idle: true, Constraint: crossview.VerdictHost},
+	{ID: "rank_straggler", Doc: "one rank arrives last at the collectives and the others wait for it (start times of matched instances); without matched collectives, the rank that computes longest, as a hypothesis",
+		Thresholds: []string{"straggler_wait_minor", "straggler_wait_critical", "imbalance_minor", "imbalance_critical"}, eval: straggler,
+		Step:   &StepMeasure{"computation beyond the median rank's", stragglerExcess},
+		Anchor: "kernel", Constraint: crossview.VerdictComm,
+		None: "no marks: the finding is about a whole rank's pace, which no single event of the window shows"},
+	{ID: "comm_not_overlapped", Doc: "communication that computation does not hide, split into waiting for a late rank and transfer where collectives match across ranks",
+		Thresholds: []string{"comm_share", "comm_overlap_low", "comm_critical", "comm_wait_share"}, eval: commExposed,
+		Step: &StepMeasure{"communication not overlapped by computation", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+			comm := sumSteps(b.Table("overlap"), tr, rk, "comm_ns", nil)
+			ov := sumSteps(b.Table("overlap"), tr, rk, "overlap_ns", nil)
+			for s := range comm {
+				comm[s] -= ov[s]
+			}
+			return comm
+		}},
+		Marks:  &Marks{Event: func(e Event) bool { return isComm(e.Class) }, Named: MarkText{Prefix: "communication: ", What: "a communication kernel"}},
+		Anchor: "comm", Constraint: crossview.VerdictComm},
+	{ID: "dataloader_share", Doc: "time in the DataLoader inside training steps",
+		Thresholds: []string{"dataloader_share", "dataloader_critical"}, eval: dataloader,
+		Step: &StepMeasure{"time in the DataLoader", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+			return sumSteps(b.Table("ops"), tr, rk, "incl_ns", func(t *table.Table, r int) bool { return isDataLoader(evidence.Str(t, r, "name")) })
+		}},
+		Marks:  &Marks{Event: func(e Event) bool { return isDataLoader(e.Name) }, Named: MarkText{Prefix: "DataLoader: ", What: "the training loop waits for the next batch"}},
+		Anchor: "dataloader"},
+	{ID: "fp32_no_tensor_cores", Doc: "fp32 GEMMs and convolutions on the SIMT path of a GPU with tensor cores: float16 AMP on CC 7.x, TF32 or bfloat16 from CC 8.0",
+		Thresholds: []string{"fp32_simt_share", "fp32_simt_critical", "gpu_busy_critical"}, eval: fp32NoTensorCores,
+		Step: &StepMeasure{"fp32 GEMM and convolution time on the SIMT path", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+			return sumSteps(b.Table("kernels"), tr, rk, "total_ns", func(t *table.Table, r int) bool { return IsFP32SIMT(evidence.Str(t, r, "name")) })
+		}},
+		Marks: &Marks{Event: func(e Event) bool { return e.Kind == "kernel" && IsFP32SIMT(e.Name) },
+			Named: MarkText{Prefix: "fp32 SIMT: ", What: "an fp32 GEMM or convolution kernel whose name shows no tensor-core path"}},
+		Anchor: "kernel", Constraint: crossview.VerdictGPU},
+	{ID: "elementwise_dominated", Doc: "eager elementwise and reduction kernels take most of GPU busy time: fuse them with torch.compile where the device and framework allow",
+		Thresholds: []string{"elementwise_share", "gpu_busy_critical"}, eval: elementwiseDominated,
+		Anchor: "gap", Constraint: crossview.VerdictGPU,
+		None: "no per-step measure and no marks yet: the window is the rank's slowest step"},
+	{ID: "kernel_slow_instances", Doc: "a kernel's slowest instances run far above its median and add up to a share of busy time (shape, clocks or contention)",
+		Thresholds: []string{"slow_instance_ratio", "slow_instance_share", "slow_instance_min_count", "slow_instance_tail"}, eval: slowInstances,
+		Anchor: "gap", Constraint: crossview.VerdictGPU,
+		None: "no per-step measure and no marks yet: the window is the rank's slowest step"},
+	{ID: "short_kernel_storm", Doc: "a busy GPU running mostly tiny kernels (launch_bound covers the idle case)",
+		Thresholds: []string{"storm_kernel_ns", "storm_count_share", "storm_min_count", "storm_time_share", "launch_idle_minor"}, eval: shortKernelStorm,
+		Anchor: "gap", Constraint: crossview.VerdictGPU,
+		None: "no per-step measure and no marks yet: the window is the rank's slowest step"},
+	{ID: "memory_peak", Doc: "the allocator's peak close to the device's memory: fragmentation and out-of-memory risk",
+		Thresholds: []string{"memory_peak_share"}, eval: memoryPeak,
+		Anchor: "gap",
+		None:   "no per-step measure and no marks: the peak is one instant the memory area does not place in time"},
+}
+
+// SharesIdle reports whether rule's impact is a share of the rank's GPU
+// idle time (its row's Idle), so that two such findings are the same idle
+// counted twice.
+func SharesIdle(rule string) bool {
+	r := RuleOf(rule)
+	return r != nil && r.Idle
+}
+
+// idleRules is the set of the rules whose row says Idle.
+func idleRules() map[string]bool {
+	out := map[string]bool{}
+	for _, r := range Rules {
+		if r.Idle {
+			out[r.ID] = true
+		}
+	}
+	return out
+}
+
+// RuleOf returns the row of the rule with id, or nil.
+func RuleOf(id string) *Rule {
+	for i := range Rules {
+		if Rules[i].ID == id {
+			return &Rules[i]
+		}
+	}
+	return nil
+}
+
+// The predicates the rules and their rows share.
+
+// SyncBlocking reports whether a host call blocks the host on the device:
+// tb_sync_call of sql/views.sql says blocking (crossview.SyncCall, with
+// the copy it launched: crossview.CopyWaits). sql/sync.sql's blocking
+// column, which sync_bound_loop reads, is the same macro.
+func SyncBlocking(e Event) bool {
+	return crossview.SyncCall(e.Kind, e.API, e.Name, crossview.CopyWaits(e.Copy)) == crossview.SyncBlocking
+}
+
+// pageableCopy: a copy whose memory kinds (tb_copy_src, tb_copy_dst of
+// sql/views.sql, the memcpy area's src and dst) name pageable host memory.
+func pageableCopy(src, dst string) bool { return src == "Pageable" || dst == "Pageable" }
+
+// copyKinds returns the source and destination memory kinds a GPU copy's
+// Kineto name gives, as tb_copy_src and tb_copy_dst of sql/views.sql do:
+// `Memcpy HtoD (Pageable -> Device)` gives Pageable and Device; "" when the
+// name gives none.
+func copyKinds(name string) (src, dst string) {
+	word := func(s string) int {
+		n := 0
+		for n < len(s) && (s[n] == '_' || '0' <= s[n] && s[n] <= '9' || 'a' <= s[n] && s[n] <= 'z' || 'A' <= s[n] && s[n] <= 'Z') {
+			n++
+		}
+		return n
+	}
+	for i := strings.IndexByte(name, '('); i >= 0; {
+		rest := name[i+1:]
+		if n := word(rest); n > 0 && strings.HasPrefix(rest[n:], " -> ") {
+			to := rest[n+4:]
+			if m := word(to); m > 0 && strings.HasPrefix(to[m:], ")") {
+				return rest[:n], to[:m]
+			}
+		}
+		j := strings.IndexByte(rest, '(')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return "", ""
+}
+
+// isHostWait: a GPU idle gap the launch of the next kernel opened (HTA's
+// host wait), by its category in the gaps area and the Perfetto rows.
+func isHostWait(category string) bool { return category == "host_wait" }
+
+// isLaunchWait: a GPU idle gap that is a host or kernel wait (HTA's
+// categories other than other).
+func isLaunchWait(category string) bool { return category != "other" }
+
+// isComm: a GPU operation of class COMM (tb_kernel_class), what the ranks
+// area's comm_ns unites.
+func isComm(class string) bool { return class == "COMM" }
+
+// isDataLoader: the annotation or operator of one DataLoader (or
+// DataPipe) iteration.
+func isDataLoader(name string) bool {
+	return strings.HasPrefix(name, "enumerate(DataLoader)#") || strings.HasPrefix(name, "enumerate(DataPipe)#")
+}
+
+// The per-step measures.
+
+// syncSteps: the GPU gap opened by blocking syncs per step, or, where they
+// opened none, the host time they blocked.
+func syncSteps(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+	blocking := func(t *table.Table, r int) bool { return evidence.Bool(t, r, "blocking") }
+	m := sumSteps(b.Table("sync"), tr, rk, "gpu_gap_ns", blocking)
+	if total(m) == 0 {
+		return sumSteps(b.Table("sync"), tr, rk, "blocked_ns", blocking)
+	}
+	return m
+}
+
+// gapSteps: the GPU idle of the gaps whose category passes keep, per step.
+func gapSteps(keep func(category string) bool) func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+	return func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+		return sumSteps(b.Table("gaps"), tr, rk, "idle_ns", func(t *table.Table, r int) bool { return keep(evidence.Str(t, r, "category")) })
+	}
+}
+
+// sumSteps sums col over the rows of t of one rank that pass keep, per step
+// (rows outside every step are left out).
+func sumSteps(t *table.Table, trace string, rank int, col string, keep func(*table.Table, int) bool) map[int]int64 {
+	out := map[int]int64{}
+	if t == nil {
+		return out
+	}
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") != trace || int(evidence.Int(t, r, "rank")) != rank {
+			continue
+		}
+		s := int(evidence.Int(t, r, "step"))
+		if s < 0 || (keep != nil && !keep(t, r)) {
+			continue
+		}
+		out[s] += evidence.Int(t, r, col)
+	}
+	return out
+}
+
+func total(m map[int]int64) int64 {
+	var s int64
+	for _, v := range m {
+		s += v
+	}
+	return s
+}
+
+// stragglerExcess is, per step, the rank's computation time minus the
+// median rank's in that step (evidence.ComputeMedian).
+func stragglerExcess(b *evidence.Bundle, trace string, rank int) map[int]int64 {
+	t := b.Table("ranks")
+	out := map[int]int64{}
+	if t == nil {
+		return out
+	}
+	type ct struct{ compute, busy int64 }
+	per := map[int]map[int]ct{} // step -> rank -> times
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") != trace {
+			continue
+		}
+		s := int(evidence.Int(t, r, "step"))
+		if s < 0 {
+			continue
+		}
+		if per[s] == nil {
+			per[s] = map[int]ct{}
+		}
+		rk := int(evidence.Int(t, r, "rank"))
+		x := per[s][rk]
+		x.compute += evidence.Int(t, r, "compute_ns")
+		x.busy += evidence.Int(t, r, "busy_ns")
+		per[s][rk] = x
+	}
+	for s, byRank := range per {
+		mine, ok := byRank[rank]
+		if !ok {
+			continue
+		}
+		var compute, busy []int64
+		for _, v := range byRank {
+			compute = append(compute, v.compute)
+			busy = append(busy, v.busy)
+		}
+		med, n := evidence.ComputeMedian(compute, busy)
+		if n == 0 {
+			continue
+		}
+		out[s] = mine.compute - int64(med)
+	}
+	return out
+}
