@@ -29,7 +29,7 @@ func TestDiffCommand(t *testing.T) {
 	dir := t.TempDir()
 	md, page := filepath.Join(dir, "d.md"), filepath.Join(dir, "d.html")
 	out := runOK(t, "diff", base, test, "--md", md, "-o", page)
-	if !strings.Contains(out, "step time 13.54 ms → 8.54 ms/step (−5.00 ms (−36.9%), significant") || !strings.Contains(out, "1 resolved, 0 new") {
+	if !strings.Contains(out, "step time 13.540 ms → 8.540 ms/step (−5.000 ms (−36.9%), significant") || !strings.Contains(out, "1 resolved, 0 new") {
 		t.Errorf("headline = %s", out)
 	}
 	mdText, err := os.ReadFile(md)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/cells"
 )
@@ -61,13 +62,16 @@ func runEvidence(args []string, stdout, stderr io.Writer) error {
 	if area == "all" {
 		names = evidence.Areas
 	}
+	// md leaves out the histograms (csv and json keep them, for merging)
+	// and, with one trace loaded, the trace column.
+	oneTrace := b.Traces == nil || table.OneTrace(b.Traces)
+	if format == "md" && oneTrace && b.Traces != nil && len(b.Traces.Rows) > 0 {
+		fmt.Fprintf(stdout, "Trace: %s\n\n", table.MarkdownText(evidence.Str(b.Traces, 0, "trace")))
+	}
 	for i, name := range names {
 		t := ev.Table(name)
-		switch {
-		case raw:
+		if raw {
 			t = b.Table(name)
-		case format == "md" && t != nil:
-			t = evidence.WithoutHists(t) // csv and json keep them, for merging
 		}
 		if t == nil {
 			continue
@@ -80,7 +84,7 @@ func runEvidence(args []string, stdout, stderr io.Writer) error {
 				fmt.Fprintf(stdout, "## %s\n\n", name)
 			}
 		}
-		if err := writeTable(stdout, t, format); err != nil {
+		if err := writeTable(stdout, t, format, oneTrace); err != nil {
 			return err
 		}
 	}

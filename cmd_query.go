@@ -66,7 +66,7 @@ func runQuery(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := writeTable(stdout, t, format); err != nil {
+	if err := writeTable(stdout, t, format, false); err != nil {
 		return err
 	}
 	if int64(len(t.Rows)) < t.Total {
@@ -75,15 +75,18 @@ func runQuery(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// writeTable writes t in one of the query formats.
-func writeTable(w io.Writer, t *table.Table, format string) error {
+// writeTable writes t in one of the query formats: csv and json whole, as
+// the engine returned it; md as a reader sees it (package table's writer:
+// units in the headers, long text shortened in the middle, the trace
+// column left out when oneTrace says one trace is in scope).
+func writeTable(w io.Writer, t *table.Table, format string, oneTrace bool) error {
 	switch format {
 	case "csv":
 		return printCSV(w, t)
 	case "json":
 		return printJSON(w, t)
 	case "md":
-		return printMarkdown(w, t)
+		return table.WriteMarkdown(w, table.Present(t, table.Options{OneTrace: oneTrace}))
 	}
 	return fmt.Errorf("unexpected output format %v", format)
 }
@@ -139,44 +142,6 @@ func printJSON(w io.Writer, t *table.Table) error {
 	b.WriteString("]\n")
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func printMarkdown(w io.Writer, t *table.Table) error {
-	var b strings.Builder
-	esc := func(s string) string {
-		s = strings.ReplaceAll(s, "|", `\|`)
-		return strings.ReplaceAll(s, "\n", " ")
-	}
-	b.WriteString("|")
-	for _, c := range t.Columns {
-		b.WriteString(" " + esc(c.Name) + " |")
-	}
-	b.WriteString("\n|")
-	for _, c := range t.Columns {
-		if isNumericType(c.Type) {
-			b.WriteString("---:|")
-		} else {
-			b.WriteString("---|")
-		}
-	}
-	b.WriteString("\n")
-	for _, r := range t.Rows {
-		b.WriteString("|")
-		for _, v := range r {
-			b.WriteString(" " + esc(cellText(v)) + " |")
-		}
-		b.WriteString("\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func isNumericType(t string) bool {
-	switch {
-	case strings.Contains(t, "INT"), t == "DOUBLE", t == "FLOAT", strings.HasPrefix(t, "DECIMAL"):
-		return true
-	}
-	return false
 }
 
 // cellText renders a cell: NULL is empty, floats in the shortest form.

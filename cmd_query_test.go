@@ -27,7 +27,7 @@ func TestQueryFormats(t *testing.T) {
 	tests := []struct{ format, want string }{
 		{"csv", "name,dur_ns\nsgemm_128x64,20500\n"},
 		{"json", "[\n  {\"name\": \"sgemm_128x64\", \"dur_ns\": 20500}\n]\n"},
-		{"md", "| name | dur_ns |\n|---|---:|\n| sgemm_128x64 | 20500 |\n"},
+		{"md", "| name | dur_ns |\n|---|---:|\n| `sgemm_128x64` | 20500 |\n"},
 	}
 	for _, tc := range tests {
 		var stdout, stderr bytes.Buffer

@@ -198,7 +198,7 @@ func TestDiffPlantedSyncResolved(t *testing.T) {
 	if err := diff.Write(&md, d, diff.Markdown); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"step time 13.54 ms → 8.54 ms/step (−5.00 ms (−36.9%), significant", "✅ RESOLVED sync_bound_loop [rank 0]"} {
+	for _, want := range []string{"step time 13.540 ms → 8.540 ms/step (−5.000 ms (−36.9%), significant", `✅ RESOLVED sync_bound_loop \[rank 0\]`} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md.String())
 		}

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"html/template"
 	"math"
-	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/tracebook/tracebook/analysis/table"
 )
@@ -21,33 +19,50 @@ const (
 	MIMEJSON = "application/json"
 )
 
-// maxTextCell is the widest a value is shown in text/plain, in code points;
-// longer values end in "…". text/html and application/json keep them whole.
-const maxTextCell = 80
-
 // TableResult renders a table as an execute result: see TableBundle.
 func TableResult(t *table.Table) *Result {
 	return &Result{Data: TableBundle(t), Metadata: map[string]any{}}
 }
 
+// EvidenceResult renders an evidence table as an execute result: see
+// EvidenceBundle.
+func EvidenceResult(t *table.Table, oneTrace bool) *Result {
+	return &Result{Data: EvidenceBundle(t, oneTrace), Metadata: map[string]any{}}
+}
+
 // TableBundle renders a table as a MIME bundle: text/plain (an aligned
 // table), text/html (a <table>; every value is escaped, there is no script
 // and no style sheet, so it reads the same in an untrusted notebook) and
-// application/json ({"columns", "rows", "total"}). When the table holds
-// fewer rows than its Total, both text forms end with "showing N of M rows".
-// The output depends only on the table: the same table renders to the same
-// bytes.
+// application/json ({"columns", "rows", "total"}). Both text forms show the
+// table as package table presents it: numbers right-aligned and formatted
+// in their column's unit, text longer than table.MaxText shortened in the
+// middle (text/html keeps the whole text in the cell's title); JSON keeps
+// every value whole. When the table holds fewer rows than its Total, both
+// text forms end with "showing N of M rows". The output depends only on
+// the table: the same table renders to the same bytes.
 func TableBundle(t *table.Table) map[string]any {
+	return tableBundle(t, table.Options{})
+}
+
+// EvidenceBundle is TableBundle for an evidence table: its headers name
+// their units ("blocked (ms)"), and with oneTrace (one trace in scope) the
+// text forms leave out the trace column.
+func EvidenceBundle(t *table.Table, oneTrace bool) map[string]any {
+	return tableBundle(t, table.Options{OneTrace: oneTrace})
+}
+
+func tableBundle(t *table.Table, o table.Options) map[string]any {
+	s := table.Present(t, o)
 	return map[string]any{
-		MIMEText: tableText(t),
-		MIMEHTML: tableHTML(t),
+		MIMEText: tableText(s),
+		MIMEHTML: tableHTML(s),
 		MIMEJSON: tableJSON(t),
 	}
 }
 
 // rowNote is "showing 50 of 1234 rows", or "3 rows" when nothing was cut.
-func rowNote(t *table.Table) string {
-	total := max(t.Total, int64(len(t.Rows)))
+func rowNote(t *table.Shown) string {
+	total := t.Total
 	if int64(len(t.Rows)) < total {
 		return fmt.Sprintf("showing %d of %d rows", len(t.Rows), total)
 	}
@@ -57,70 +72,11 @@ func rowNote(t *table.Table) string {
 	return fmt.Sprintf("%d rows", total)
 }
 
-// formatValue renders one value for the text forms; right says whether it
-// is a number (right-aligned).
-func formatValue(v any) (s string, right bool) {
-	switch x := v.(type) {
-	case nil:
-		return "NULL", false
-	case bool:
-		return strconv.FormatBool(x), false
-	case int64:
-		return strconv.FormatInt(x, 10), true
-	case int:
-		return strconv.Itoa(x), true
-	case int32:
-		return strconv.FormatInt(int64(x), 10), true
-	case uint64:
-		return strconv.FormatUint(x, 10), true
-	case float64:
-		return formatFloat(x), true
-	case float32:
-		return formatFloat(float64(x)), true
-	case string:
-		return x, false
-	case []byte:
-		return string(x), false
-	}
-	return fmt.Sprint(v), false
-}
-
-// formatFloat shows at most 3 decimals for ordinary magnitudes and 6
-// significant digits for tiny or huge ones.
-func formatFloat(x float64) string {
-	switch {
-	case math.IsNaN(x):
-		return "NaN"
-	case math.IsInf(x, 1):
-		return "Inf"
-	case math.IsInf(x, -1):
-		return "-Inf"
-	case x == 0:
-		return "0"
-	}
-	if a := math.Abs(x); a >= 1e-3 && a < 1e15 {
-		s := strconv.FormatFloat(x, 'f', 3, 64)
-		s = strings.TrimRight(s, "0")
-		s = strings.TrimSuffix(s, ".")
-		if s == "-0" {
-			s = "0"
-		}
-		return s
-	}
-	return strconv.FormatFloat(x, 'g', 6, 64)
-}
-
 // plainCell makes a value safe for one line of text: control characters
-// are escaped and long values cut.
+// are escaped.
 func plainCell(s string) string {
 	var b strings.Builder
-	cut := utf8.RuneCountInString(s) > maxTextCell
-	n := 0
 	for _, r := range s {
-		if cut && n == maxTextCell-1 {
-			b.WriteString("…")
-			break
-		}
 		switch {
 		case r == '\n':
 			b.WriteString(`\n`)
@@ -133,27 +89,31 @@ func plainCell(s string) string {
 		default:
 			b.WriteRune(r)
 		}
-		n++
 	}
 	return b.String()
 }
 
-func tableText(t *table.Table) string {
+// textValue is a cell of the text/plain form: NULL for a null.
+func textValue(c table.ShownCell) string {
+	if c.Kind == table.Null {
+		return "NULL"
+	}
+	return plainCell(c.Text)
+}
+
+func tableText(t *table.Shown) string {
 	ncol := len(t.Columns)
 	header := make([]string, ncol)
 	width := make([]int, ncol)
-	right := make([]bool, ncol)
 	for i, c := range t.Columns {
-		header[i] = plainCell(c.Name)
+		header[i] = plainCell(c.Header)
 		width[i] = displayWidth(header[i])
 	}
 	cells := make([][]string, len(t.Rows))
 	for r, row := range t.Rows {
 		cells[r] = make([]string, ncol)
 		for i := 0; i < ncol && i < len(row); i++ {
-			s, num := formatValue(row[i])
-			cells[r][i] = plainCell(s)
-			right[i] = right[i] || num
+			cells[r][i] = textValue(row[i])
 			width[i] = max(width[i], displayWidth(cells[r][i]))
 		}
 	}
@@ -165,7 +125,7 @@ func tableText(t *table.Table) string {
 				line.WriteString(" | ")
 			}
 			pad := strings.Repeat(" ", width[i]-displayWidth(v))
-			if alignRight && right[i] {
+			if alignRight && t.Columns[i].Right {
 				line.WriteString(pad + v)
 			} else {
 				line.WriteString(v + pad)
@@ -234,6 +194,7 @@ type htmlColumn struct{ Name, Title string }
 
 type htmlCell struct {
 	Text  string
+	Full  string // the whole text of a shortened cell, for its title
 	Right bool
 	Null  bool
 }
@@ -245,32 +206,20 @@ var tableTemplate = template.Must(template.New("table").Parse(
 		`{{with .Caption}}<caption>{{.}}</caption>{{end}}` + "\n" +
 		`<thead><tr>{{range .Columns}}<th title="{{.Title}}">{{.Name}}</th>{{end}}</tr></thead>` + "\n" +
 		`<tbody>` + "\n" +
-		`{{range .Rows}}<tr>{{range .}}<td{{if .Right}} style="text-align: right"{{end}}>{{if .Null}}<i>NULL</i>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>` + "\n" +
+		`{{range .Rows}}<tr>{{range .}}<td{{if .Right}} style="text-align: right"{{end}}{{with .Full}} title="{{.}}"{{end}}>{{if .Null}}<i>NULL</i>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>` + "\n" +
 		`{{end}}</tbody>` + "\n" +
 		`</table>` + "\n" +
 		`<p>{{.Note}}</p>` + "\n"))
 
-func tableHTML(t *table.Table) string {
+func tableHTML(t *table.Shown) string {
 	ht := htmlTable{Caption: t.Name, Note: rowNote(t)}
 	for _, c := range t.Columns {
-		title := c.Type
-		if c.Unit != "" {
-			title += ", " + c.Unit
-		}
-		if c.Doc != "" {
-			title += ": " + c.Doc
-		}
-		ht.Columns = append(ht.Columns, htmlColumn{Name: c.Name, Title: title})
+		ht.Columns = append(ht.Columns, htmlColumn{Name: c.Header, Title: c.Doc})
 	}
 	for _, row := range t.Rows {
 		var cells []htmlCell
-		for i := range t.Columns {
-			var v any
-			if i < len(row) {
-				v = row[i]
-			}
-			s, num := formatValue(v)
-			cells = append(cells, htmlCell{Text: htmlSafe(s), Right: num, Null: v == nil})
+		for _, c := range row {
+			cells = append(cells, htmlCell{Text: htmlSafe(c.Text), Full: htmlSafe(c.Full), Right: c.Kind == table.Numeric, Null: c.Kind == table.Null})
 		}
 		ht.Rows = append(ht.Rows, cells)
 	}

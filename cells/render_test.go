@@ -109,18 +109,3 @@ func TestTableBundleDeterministic(t *testing.T) {
 		t.Error("application/json differs between two renderings")
 	}
 }
-
-func TestFormatFloat(t *testing.T) {
-	tests := []struct {
-		in   float64
-		want string
-	}{
-		{0, "0"}, {1, "1"}, {0.5, "0.5"}, {1.0 / 3, "0.333"}, {-2.25, "-2.25"}, {123456789, "123456789"},
-		{0.0001, "0.0001"}, {0.00001, "1e-05"}, {-0.0001, "-0.0001"}, {1e20, "1e+20"}, {math.NaN(), "NaN"}, {math.Inf(-1), "-Inf"}, {-0.0004, "-0.0004"},
-	}
-	for _, tc := range tests {
-		if got := formatFloat(tc.in); got != tc.want {
-			t.Errorf("formatFloat(%v) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}

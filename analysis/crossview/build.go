@@ -643,14 +643,6 @@ type linkCount struct{ n, ns int64 }
 
 func (c *linkCount) add(ns int64) { c.n++; c.ns += ns }
 
-// ms formats nanoseconds as milliseconds with up to three decimals.
-func ms(ns int64) string {
-	v := float64(ns) / 1e6
-	s := fmt.Sprintf("%.3f", v)
-	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
-}
-
 // evidenceGaps lists what the slice cannot show.
 func (b *builder) evidenceGaps(res *Result) []string {
 	var out []string

@@ -333,7 +333,7 @@ func TestBuildErrors(t *testing.T) {
 	}
 	f := small()
 	_, err := Build(&f.in, Slice{WindowStartNs: 5e6, WindowEndNs: 1e6}, Options{})
-	if err == nil || err.Error() != "crossview: window 5..1 ms is empty" {
+	if err == nil || err.Error() != "crossview: window 5.000..1.000 ms is empty" {
 		t.Errorf("Build(bad window) = %v", err)
 	}
 }

@@ -439,7 +439,7 @@ func TestPresetLinks(t *testing.T) {
 	}
 	gaps := strings.Join(res.Gaps, "\n")
 	for _, g := range []string{
-		"1 GPU operations (0.02 ms, 38.5% of GPU time) have no runtime call in the trace but carry the External id of exactly one operator",
+		"1 GPU operations (0.020 ms, 38.5% of GPU time) have no runtime call in the trace but carry the External id of exactly one operator",
 		"3 GPU operations (0.012 ms, 23.1% of GPU time) have no launching CPU event",
 		"2 of them (0.007 ms) carry a correlation id lower than every runtime call",
 		"1 of them (0.005 ms) carry an External id that several operators have",

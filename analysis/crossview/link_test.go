@@ -79,7 +79,7 @@ func TestExternalIDLink(t *testing.T) {
 				f.opLinked(mm, LinkExternalID, "kernel", "k", 40, 100)
 			},
 			path: "train.py(1): step ▸ aten::mm ▸ " + LaunchNotCaptured + " | k",
-			gaps: []string{`1 GPU operations (0.1 ms, 100.0% of GPU time) have no runtime call in the trace but carry the External id of exactly one operator: shown under that operator as "[launch not captured]"`},
+			gaps: []string{`1 GPU operations (0.100 ms, 100.0% of GPU time) have no runtime call in the trace but carry the External id of exactly one operator: shown under that operator as "[launch not captured]"`},
 		},
 		{
 			name: "external id shared by several operators",
@@ -88,7 +88,7 @@ func TestExternalIDLink(t *testing.T) {
 			},
 			path:   NoLaunchBucket + " | k",
 			bucket: 100,
-			gaps:   []string{"shown under \"[no launching CPU event]\"; 1 of them (0.1 ms) carry an External id that several operators have: left unlinked"},
+			gaps:   []string{"shown under \"[no launching CPU event]\"; 1 of them (0.100 ms) carry an External id that several operators have: left unlinked"},
 		},
 		{
 			name: "launched before the capture",
@@ -97,7 +97,7 @@ func TestExternalIDLink(t *testing.T) {
 			},
 			path:   NoLaunchBucket + " | k",
 			bucket: 100,
-			gaps:   []string{"1 of them (0.1 ms) carry a correlation id lower than every runtime call the trace captured on their rank: they were launched before the host capture began"},
+			gaps:   []string{"1 of them (0.100 ms) carry a correlation id lower than every runtime call the trace captured on their rank: they were launched before the host capture began"},
 		},
 		{
 			name: "operator of another rank",

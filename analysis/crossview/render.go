@@ -5,7 +5,8 @@ import (
 	"html"
 	"io"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // The output formats of Write.
@@ -35,18 +36,16 @@ func Write(w io.Writer, r *Result, format, view string) error {
 	return fmt.Errorf("unexpected output format %v", format)
 }
 
-// maxTextName is the longest name the text tree prints before eliding
-// the middle (kernel names run to hundreds of characters); HTML and folded
+// maxTextName is the longest name the text tree prints before shortening
+// its middle (kernel names run to hundreds of characters); HTML and folded
 // stacks keep names whole.
 const maxTextName = 160
 
-func shorten(s string) string {
-	if utf8.RuneCountInString(s) <= maxTextName {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:maxTextName-41]) + "…" + string(r[len(r)-40:])
-}
+func shorten(s string) string { return table.ShortenMiddle(s, maxTextName) }
+
+// ms formats nanoseconds as milliseconds, without the unit (the callers
+// write it): package table's one duration format, "1,234.568".
+func ms(ns int64) string { return table.MsNumber(ns) }
 
 func share100(a, b int64) string {
 	if b <= 0 {

@@ -26,6 +26,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		Hypotheses:  []string{},
 		Perfetto:    []Inspect{},
 		Gaps:        []string{},
+		Evidence:    []EvidenceRow{},
 		Tables:      []table.Table{},
 		Controls:    Controls{Ranks: []int{}, Phases: []string{}, Rules: []Knob{}, Sort: map[string]string{}, Open: []string{}},
 	}
@@ -172,7 +173,10 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		d.NextLever = nextFromKernels(ev, kernelProfiler(d.Traces))
 	}
 
-	// Evidence tables, in the areas' order, without histogram columns.
+	// The Evidence summary, then the tables, in the areas' order, without
+	// histogram columns.
+	d.Evidence = evidenceRows(ev, found)
+	d.OneTrace = len(d.Traces) <= 1 || ev.Filter.Trace != ""
 	for _, area := range evidence.Areas {
 		t := ev.Tables[area]
 		if t == nil || len(t.Rows) == 0 {
@@ -378,7 +382,7 @@ func reportTable(name string, t *table.Table) table.Table {
 	var keep []int
 	out := table.Table{Name: name, Columns: []table.Column{}, Rows: make([][]any, 0, len(t.Rows)), Total: t.Total}
 	for i, c := range t.Columns {
-		if normUnit(c.Unit) == "hist" {
+		if table.IsHist(c.Unit) {
 			continue
 		}
 		keep = append(keep, i)
@@ -398,7 +402,7 @@ func reportTable(name string, t *table.Table) table.Table {
 // defaultSort sorts a table by its first duration column, largest first.
 func defaultSort(t *table.Table) string {
 	for _, c := range t.Columns {
-		if strings.EqualFold(c.Unit, "DURATION_NS") {
+		if table.IsDuration(c.Unit) {
 			return "-" + c.Name
 		}
 	}

@@ -27,9 +27,11 @@ const Style = `body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif
 .tb-scroll{overflow-x:auto}
 table.tb-table{border-collapse:collapse;margin:8px 0 16px;font-size:12px}
 .tb-table th,.tb-table td{border:1px solid #dde;padding:3px 6px;text-align:left;vertical-align:top}
-.tb-table td.tb-num{text-align:right;font-variant-numeric:tabular-nums}
+.tb-table td.tb-num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.tb-table th.tb-num{text-align:right}
+.tb-summary th[scope=row]{white-space:nowrap}.tb-summary td{min-width:14em}.tb-summary tr.tb-gap td{color:#8a5a00}
+.tb-presets>summary{cursor:pointer;font-weight:bold;margin:8px 0}
 .tb-table th button{font:inherit;font-weight:bold;background:none;border:0;padding:0;cursor:pointer}
-.tb-table code,.tb-report code{font-size:12px;word-break:break-all}
+.tb-table code,.tb-report code{font-size:12px;word-break:break-all}.tb-table code{word-break:normal}
 .tb-issue{border-left:4px solid #d33;padding:2px 12px;margin:10px 0}
 .tb-fix{margin-top:10px}.tb-tag{font-size:11px;color:#555}
 pre.tb-snippet{background:#f4f4f4;padding:6px 8px}
@@ -136,6 +138,7 @@ func printHTML(w io.Writer, d *Doc) error {
 			htmlWindow(p, is.Window)
 			p("</p>\n")
 		}
+		htmlChart(p, is.Timeline)
 		p("</div>\n")
 	}
 	p(`<h2 id="tb-followups">🟡 To consider after the above (max 2)</h2>`, "\n<ul>\n")
@@ -149,6 +152,7 @@ func printHTML(w io.Writer, d *Doc) error {
 			htmlWindow(p, is.Window)
 			p("</span>")
 		}
+		htmlChart(p, is.Timeline)
 		p("</li>\n")
 	}
 	p("</ul>\n")
@@ -160,11 +164,19 @@ func printHTML(w io.Writer, d *Doc) error {
 	htmlList(p, d.Hypotheses, "None.")
 
 	p(`<h2 id="tb-evidence">Evidence</h2>`, "\n")
-	for i := range d.Tables {
-		htmlTable(p, &d.Tables[i], d.Controls.Sort[d.Tables[i].Name])
-	}
+	htmlEvidence(p, d.Evidence)
 	if len(d.Tables) == 0 {
 		p("<p>No evidence table in this bundle.</p>\n")
+	} else {
+		o := ""
+		if containsString(d.Controls.Open, evidenceTablesID) {
+			o = " open"
+		}
+		p(`<details class="tb-presets" data-tb-node="`, evidenceTablesID, `"`, o, "><summary>The preset tables (", strconv.Itoa(len(d.Tables)), ")</summary>\n")
+		for i := range d.Tables {
+			htmlTable(p, &d.Tables[i], d.Controls.Sort[d.Tables[i].Name], d.OneTrace)
+		}
+		p("</details>\n")
 	}
 
 	p(`<h2 id="tb-perfetto">Perfetto Inspection Guide</h2>`, "\n<ul>\n")
@@ -191,9 +203,17 @@ func htmlCharts(p func(...string), charts []Chart) {
 		return
 	}
 	p(`<h2 id="tb-charts">Charts</h2>`, "\n")
-	for _, c := range charts {
-		p(`<figure class="tb-chart" data-tb-chart="`, esc(c.ID), `">`, "\n", c.SVG, "</figure>\n")
+	for i := range charts {
+		htmlChart(p, &charts[i])
 	}
+}
+
+// htmlChart writes one chart's SVG inline in a figure; nothing for nil.
+func htmlChart(p func(...string), c *Chart) {
+	if c == nil {
+		return
+	}
+	p(`<figure class="tb-chart" data-tb-chart="`, esc(c.ID), `">`, "\n", c.SVG, "</figure>\n")
 }
 
 func htmlControls(p func(...string), c *Controls) {
@@ -283,45 +303,64 @@ func htmlList(p func(...string), items []string, empty string) {
 	p("</ul>\n")
 }
 
-func htmlTable(p func(...string), t *table.Table, sort string) {
+// evidenceTablesID names the folded preset tables in the view's Open list.
+const evidenceTablesID = "evidence-tables"
+
+// htmlEvidence writes the Evidence summary: Area | Evidence | Interpretation.
+func htmlEvidence(p func(...string), rows []EvidenceRow) {
+	if len(rows) == 0 {
+		return
+	}
+	p(`<table class="tb-table tb-summary"><thead><tr><th scope="col">Area</th><th scope="col">Evidence</th><th scope="col">Interpretation</th></tr></thead>`, "\n<tbody>\n")
+	for _, r := range rows {
+		cls := ""
+		if r.Gap {
+			cls = ` class="tb-gap"`
+		}
+		p("<tr", cls, `><th scope="row">`, esc(r.Area), "</th><td>", esc(r.Evidence), "</td><td>", esc(r.Interpretation), "</td></tr>\n")
+	}
+	p("</tbody></table>\n")
+}
+
+// htmlTable writes one preset table as a reader sees it (table.Present):
+// headers with units, each a sort button; numbers right-aligned; a long
+// name shortened in the middle with the whole name in its title.
+func htmlTable(p func(...string), t *table.Table, sort string, oneTrace bool) {
+	s := table.Present(t, table.Options{OneTrace: oneTrace})
 	p(`<h3 class="tb-tablename">`, esc(t.Name))
-	if t.Total > int64(len(t.Rows)) {
-		p(` <span class="tb-tag">(`, fmtInt(int64(len(t.Rows))), " of ", fmtInt(t.Total), " rows)</span>")
+	if s.Total > int64(len(s.Rows)) {
+		p(` <span class="tb-tag">(`, fmtInt(int64(len(s.Rows))), " of ", fmtInt(s.Total), " rows)</span>")
 	}
 	p("</h3>\n", `<div class="tb-scroll"><table class="tb-table" data-tb-table="`, esc(t.Name), `"><thead><tr>`)
-	for _, c := range t.Columns {
-		mark := ""
+	for _, c := range s.Columns {
+		mark, aria := "", ""
 		switch sort {
 		case c.Name:
-			mark = " ▲"
+			mark, aria = " ▲", ` aria-sort="ascending"`
 		case "-" + c.Name:
-			mark = " ▼"
+			mark, aria = " ▼", ` aria-sort="descending"`
 		}
-		h := c.Name
-		if unitLabel(c.Unit) != "" {
-			h += " (" + unitLabel(c.Unit) + ")"
+		p(`<th`, aria, ` title="`, esc(c.Doc), `"`)
+		if c.Right {
+			p(` class="tb-num"`)
 		}
-		p(`<th`)
-		if c.Doc != "" {
-			p(` title="`, esc(c.Doc), `"`)
-		}
-		p(`><button type="button" data-tb-sort="`, esc(t.Name), `" data-tb-col="`, esc(c.Name), `">`, esc(h), mark, "</button></th>")
+		p(`><button type="button" data-tb-sort="`, esc(t.Name), `" data-tb-col="`, esc(c.Name), `">`, esc(c.Header), mark, "</button></th>")
 	}
 	p("</tr></thead>\n<tbody>\n")
-	for _, r := range t.Rows {
+	for _, r := range s.Rows {
 		p("<tr>")
-		for j, c := range t.Columns {
-			var v any
-			if j < len(r) {
-				v = r[j]
-			}
-			switch v.(type) {
-			case string:
-				p("<td><code>", esc(cellText(v, c.Unit)), "</code></td>")
-			case nil, bool:
-				p("<td>", esc(cellText(v, c.Unit)), "</td>")
+		for _, c := range r {
+			switch c.Kind {
+			case table.Text:
+				if c.Full != "" {
+					p(`<td><code title="`, esc(c.Full), `">`, esc(c.Text), "</code></td>")
+				} else {
+					p("<td><code>", esc(c.Text), "</code></td>")
+				}
+			case table.Numeric:
+				p(`<td class="tb-num">`, esc(c.Text), "</td>")
 			default:
-				p(`<td class="tb-num">`, esc(cellText(v, c.Unit)), "</td>")
+				p("<td>", esc(c.Text), "</td>")
 			}
 		}
 		p("</tr>\n")

@@ -3,10 +3,11 @@ package report
 import (
 	"bufio"
 	"encoding/base64"
-	"github.com/tracebook/tracebook/analysis/table"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // printMarkdown writes d as the Markdown report (the notebook's text/markdown
@@ -87,6 +88,9 @@ func printMarkdown(w io.Writer, d *Doc) error {
 			p("\n", mdWindow(is.Window), "\n")
 		}
 		p("\n")
+		if is.Timeline != nil {
+			mdChart(p, *is.Timeline)
+		}
 	}
 	p("---\n\n## 🟡 To consider after the above (max 2)\n\n")
 	if len(d.FollowUps) == 0 {
@@ -99,6 +103,16 @@ func printMarkdown(w io.Writer, d *Doc) error {
 		}
 		p("\n")
 	}
+	// The follow-ups' timelines come after their list, which an image
+	// would break.
+	sep := "\n"
+	for _, is := range d.FollowUps {
+		if is.Timeline != nil {
+			p(sep)
+			sep = ""
+			mdChart(p, *is.Timeline)
+		}
+	}
 	p("\n---\n\n**Expected Impact**\n\n", mdText(orDash(d.Impact)), "\n\n")
 
 	p("## Confirmed evidence\n\n")
@@ -107,8 +121,12 @@ func printMarkdown(w io.Writer, d *Doc) error {
 	list(p, d.Hypotheses, "None.")
 
 	p("## Evidence\n\n")
+	mdEvidence(p, d.Evidence)
+	if len(d.Tables) > 0 {
+		p("### Preset tables\n\n")
+	}
 	for i := range d.Tables {
-		mdTable(p, &d.Tables[i])
+		mdTable(p, &d.Tables[i], d.OneTrace)
 	}
 	if len(d.Tables) == 0 {
 		p("No evidence table in this bundle.\n\n")
@@ -137,15 +155,20 @@ func mdCharts(p func(...string), charts []Chart) {
 	}
 	p("## Charts\n\n")
 	for _, c := range charts {
-		p("![", mdText(c.Title), "](", SVGDataURI(c.SVG), ")\n\n")
-		var alt []string
-		for _, l := range strings.Split(c.Alt, "\n") {
-			if strings.TrimSpace(l) != "" {
-				alt = append(alt, l)
-			}
-		}
-		list(p, alt, "No numbers.")
+		mdChart(p, c)
 	}
+}
+
+// mdChart writes one chart: its image, then its text alternative as a list.
+func mdChart(p func(...string), c Chart) {
+	p("![", mdText(c.Title), "](", SVGDataURI(c.SVG), ")\n\n")
+	var alt []string
+	for _, l := range strings.Split(c.Alt, "\n") {
+		if strings.TrimSpace(l) != "" {
+			alt = append(alt, l)
+		}
+	}
+	list(p, alt, "No numbers.")
 }
 
 // SVGDataURI returns svg as a base64 data: URI (image/svg+xml).
@@ -164,42 +187,31 @@ func list(p func(...string), items []string, empty string) {
 	p("\n")
 }
 
-func mdTable(p func(...string), t *table.Table) {
+// mdEvidence writes the Evidence summary: Area | Evidence | Interpretation.
+func mdEvidence(p func(...string), rows []EvidenceRow) {
+	if len(rows) == 0 {
+		return
+	}
+	t := &table.Shown{Columns: []table.ShownColumn{{Name: "area", Header: "Area"}, {Name: "evidence", Header: "Evidence"}, {Name: "interpretation", Header: "Interpretation"}}}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, []table.ShownCell{{Text: r.Area, Kind: table.Label}, {Text: r.Evidence, Kind: table.Label}, {Text: r.Interpretation, Kind: table.Label}})
+	}
+	var b strings.Builder
+	table.WriteMarkdown(&b, t) // a strings.Builder does not fail
+	p(b.String(), "\n")
+}
+
+// mdTable writes one preset table with package table's writer: its name
+// and row count, then the table as a reader sees it (table.Present).
+func mdTable(p func(...string), t *table.Table, oneTrace bool) {
 	p("**", mdText(t.Name), "**")
 	if t.Total > int64(len(t.Rows)) {
 		p(" (", fmtInt(int64(len(t.Rows))), " of ", fmtInt(t.Total), " rows)")
 	}
-	p("\n\n|")
-	for _, c := range t.Columns {
-		h := c.Name
-		if unitLabel(c.Unit) != "" {
-			h += " (" + unitLabel(c.Unit) + ")"
-		}
-		p(" ", mdText(h), " |")
-	}
-	p("\n|")
-	for range t.Columns {
-		p("---|")
-	}
-	p("\n")
-	for _, r := range t.Rows {
-		p("|")
-		for j, c := range t.Columns {
-			var v any
-			if j < len(r) {
-				v = r[j]
-			}
-			s := cellText(v, c.Unit)
-			if _, ok := v.(string); ok && s != "" {
-				s = mdCode(s)
-			} else {
-				s = mdText(s)
-			}
-			p(" ", s, " |")
-		}
-		p("\n")
-	}
-	p("\n")
+	p("\n\n")
+	var b strings.Builder
+	table.WriteMarkdown(&b, table.Present(t, table.Options{OneTrace: oneTrace})) // a strings.Builder does not fail
+	p(b.String(), "\n")
 }
 
 // treeText draws the tree with ├── / └── and the `→ kernel` leaves; sync
@@ -266,16 +278,4 @@ func statusText(confirmed bool) string {
 		return "(confirmed)"
 	}
 	return "(hypothesis)"
-}
-
-func unitLabel(u string) string {
-	switch normUnit(u) {
-	case "ns":
-		return "ms"
-	case "share", "pct":
-		return "%"
-	case "bytes":
-		return "bytes"
-	}
-	return ""
 }

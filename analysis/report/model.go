@@ -41,14 +41,20 @@ type Doc struct {
 	Gaps       []string  `msgpack:"gaps" json:"gaps"`
 	NextLever  string    `msgpack:"next_lever" json:"next_lever"`
 
+	// Evidence is the Evidence section's summary, the seed's Area |
+	// Evidence | Interpretation table: one row per evidence area (areas.go).
+	Evidence []EvidenceRow `msgpack:"evidence" json:"evidence"`
 	// Tables are the evidence tables the findings rest on, capped to MaxRows rows each.
 	Tables []table.Table `msgpack:"tables" json:"tables"`
+	// OneTrace is true when one trace is in scope: the tables then leave
+	// out their trace column, which would repeat its name on every row.
+	OneTrace bool `msgpack:"one_trace" json:"one_trace"`
 
 	// Controls are what the interactive viewer offers; the static report shows them inert.
 	Controls Controls `msgpack:"controls" json:"controls"`
 }
 
-// The caps of the report contract (DESIGN.md §4).
+// The caps of the report contract (docs/DESIGN.md §4).
 const (
 	MaxCritical  = 3
 	MaxFollowUps = 2
@@ -74,6 +80,21 @@ type TraceMeta struct {
 	Device   string `msgpack:"device" json:"device"`
 	// Capture lists the capture settings the trace shows (sync events, python stacks, CUDA graphs, ...).
 	Capture []string `msgpack:"capture" json:"capture"`
+}
+
+// EvidenceRow is one row of the Evidence summary.
+type EvidenceRow struct {
+	// Area is the kind of evidence: "Synchronization waits", "Rank imbalance", ...
+	Area string `msgpack:"area" json:"area"`
+	// Evidence is the key number with its context: what it is a share of,
+	// on which ranks. For a gap it says what the trace cannot show.
+	Evidence string `msgpack:"evidence" json:"evidence"`
+	// Interpretation is what the number means for this trace: the findings
+	// that rest on the area, or that no rule flags it; for a gap, why the
+	// trace cannot show it and how to capture it.
+	Interpretation string `msgpack:"interpretation" json:"interpretation"`
+	// Gap is true when the area's evidence is missing (never shown as zero).
+	Gap bool `msgpack:"gap" json:"gap"`
 }
 
 // Tree is a GPU call tree: GPU time attributed to the host stack that launched it.
@@ -114,6 +135,9 @@ type Issue struct {
 	// Window is where to check the issue in Perfetto (perfetto.go); nil
 	// when the source has none for this finding.
 	Window *Window `msgpack:"window,omitempty" json:"window,omitempty"`
+	// Timeline is the chart of the window's timeline (timeline.go); nil
+	// when the window has none.
+	Timeline *Chart `msgpack:"timeline,omitempty" json:"timeline,omitempty"`
 }
 
 // Inspect is one line of the Perfetto inspection guide.

@@ -34,11 +34,14 @@ func applyView(d *Doc, v View) {
 	}
 	if d.GPUTree != nil {
 		foldTree(&d.GPUTree.Root, 0)
-		if v.Open != nil {
-			d.Controls.Open = append([]string{}, v.Open...)
-		} else {
-			d.Controls.Open = defaultOpen(&d.GPUTree.Root, nil)
-		}
+	}
+	switch {
+	case v.Open != nil:
+		// The reader's unfolded nodes: tree nodes, the rule thresholds, the
+		// preset tables.
+		d.Controls.Open = append([]string{}, v.Open...)
+	case d.GPUTree != nil:
+		d.Controls.Open = defaultOpen(&d.GPUTree.Root, nil)
 	}
 	if d.Controls.Open == nil {
 		d.Controls.Open = []string{}

@@ -1,8 +1,13 @@
 // Package table holds the one tabular value that crosses package lines: a
-// query result or an evidence table, with column types and units.
+// query result or an evidence table, with column types and units; and the
+// one way tracebook shows numbers and tables to a reader: the number
+// formatters (Ms, Int, Pct, Decimal, Float, Cell), the headers with units
+// (Header), the middle-shortening of long names (ShortenMiddle), a table as
+// a reader sees it (Present) and the one Markdown table writer
+// (WriteMarkdown) with its escaping (MarkdownText, MarkdownCode).
 //
-// It owns the shape only. Running SQL is internal/duck's job, rendering is
-// the job of cells (MIME bundles) and analysis/report (Markdown, HTML).
+// Running SQL is internal/duck's job; cells (MIME bundles) and
+// analysis/report (HTML) print a Shown table in their own markup.
 package table
 
 import "math"
@@ -11,7 +16,7 @@ import "math"
 type Column struct {
 	Name string `msgpack:"name" json:"name"`
 	Type string `msgpack:"type" json:"type"`                     // DuckDB type name: BIGINT, DOUBLE, VARCHAR, BOOLEAN, ...
-	Unit string `msgpack:"unit,omitempty" json:"unit,omitempty"` // ns, bytes, pct, count, ... from the preset header
+	Unit string `msgpack:"unit,omitempty" json:"unit,omitempty"` // DURATION_NS, TIMESTAMP_NS, COUNT, BYTES, PCT, GBPS, HIST, ... from the preset header (format.go)
 	Doc  string `msgpack:"doc,omitempty" json:"doc,omitempty"`
 }
 

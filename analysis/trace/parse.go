@@ -1468,26 +1468,9 @@ func appendSanitized(out, s []byte) []byte {
 	return out
 }
 
-// AppendJSONString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, invalid UTF-8 replaced by U+FFFD. Writers of
-// trace JSON (package synth) use it too.
-func AppendJSONString(b []byte, s string) []byte {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20:
-			b = append(b, `\u00`...)
-			b = append(b, "0123456789abcdef"[c>>4], "0123456789abcdef"[c&15])
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
-}
+// AppendJSONString appends s as a JSON string (jsonstr.AppendQuoted, the
+// one encoder). Writers of trace JSON (package synth) use it.
+func AppendJSONString(b []byte, s string) []byte { return jsonstr.AppendQuoted(b, s) }
 
 // internBytes returns b as a string, shared with earlier equal strings, and
 // valid UTF-8.

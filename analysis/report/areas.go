@@ -1,0 +1,495 @@
+package report
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+// The Evidence section opens with the seed's table, Area | Evidence |
+// Interpretation: one row per area the evidence covers, each with its key
+// number and what that number is a share of, on which ranks; the
+// interpretation is what the rules concluded from the area (the findings
+// that cite its preset) or, when none did, that no rule flags it. An area
+// the trace cannot show is a gap, never a zero. The preset tables follow,
+// folded.
+
+// areaRow is one row of the summary: its label, the presets whose findings
+// interpret it, and the function that reads its evidence.
+type areaRow struct {
+	area string
+	// cites says whether a finding's evidence reference is about the area.
+	cites func(r evidence.Ref) bool
+	read  func(s *areaSlice) (text string, gap *evidence.Gap)
+}
+
+// preset cites the references to one preset.
+func preset(name string) func(evidence.Ref) bool {
+	return func(r evidence.Ref) bool { return r.Preset == name }
+}
+
+// acrossRanks cites the collectives and the ranks of a whole trace: every
+// finding takes its denominator from one rank's row of ranks, only a
+// comparison of ranks cites the trace's.
+func acrossRanks(r evidence.Ref) bool {
+	return r.Preset == "collectives" || (r.Preset == "ranks" && r.Where["rank"] == "")
+}
+
+var areaRows = []areaRow{
+	{"Synchronization waits", preset("sync"), syncEvidence},
+	{"GPU kernel hotspots", preset("kernels"), kernelEvidence},
+	{"CPU operator hotspots", preset("ops"), opEvidence},
+	{"Rank imbalance", acrossRanks, rankEvidence},
+	{"Memory copies", preset("memcpy"), memcpyEvidence},
+	{"Prefill/decode and steps", preset("steps"), stepEvidence},
+	{"Idle gaps", preset("gaps"), idleEvidence},
+	{"Kernel launches", preset("launch"), launchEvidence},
+	{"Communication overlap", preset("overlap"), overlapEvidence},
+}
+
+// areaSlice is what the rows read: the rolled-up evidence, the gaps that
+// concern the slice and the slice in words.
+type areaSlice struct {
+	ev    *evidence.Evidence
+	gaps  []evidence.Gap
+	where string // "rank 3", "8 ranks, summed"
+	spans rankSpans
+}
+
+// rankSpans are the GPU busy, idle and span times of the slice's ranks,
+// from the ranks area.
+type rankSpans struct {
+	ranks            int
+	busy, idle, span int64
+}
+
+// evidenceRows fills the summary table of the Evidence section.
+func evidenceRows(ev *evidence.Evidence, found []evidence.Finding) []EvidenceRow {
+	s := &areaSlice{ev: ev}
+	f := ev.Filter
+	for _, g := range ev.Gaps {
+		if (f.Trace == "" || g.Trace == "" || g.Trace == f.Trace) && (!f.HasRank || g.Rank < 0 || g.Rank == f.Rank) {
+			s.gaps = append(s.gaps, g)
+		}
+	}
+	if t := ev.Table("ranks"); t != nil {
+		for r := range t.Rows {
+			s.spans.ranks++
+			s.spans.busy += evidence.Int(t, r, "busy_ns")
+			s.spans.idle += evidence.Int(t, r, "idle_ns")
+		}
+		s.spans.span = s.spans.busy + s.spans.idle
+	}
+	s.where = sliceWords(ev)
+	rows := []EvidenceRow{}
+	for _, a := range areaRows {
+		text, gap := a.read(s)
+		if text == "" && gap == nil {
+			continue // the area was not collected and no gap explains it
+		}
+		row := EvidenceRow{Area: a.area, Evidence: text, Interpretation: interpretation(a.cites, found)}
+		switch {
+		case gap != nil && text == "":
+			row.Gap = true
+			row.Evidence = "Gap: " + gap.What + " cannot be shown."
+			row.Interpretation = "Not judged from this trace: " + gap.Why + "."
+		case gap != nil:
+			row.Evidence += " Missing: " + gap.What + "."
+			row.Interpretation += " Limited: " + gap.Why + "."
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// interpretation names the findings whose evidence the area holds, or says
+// that no rule flags the area.
+func interpretation(cites func(evidence.Ref) bool, found []evidence.Finding) string {
+	var parts []string
+	for _, f := range found {
+		for _, r := range f.Evidence {
+			if cites(r) {
+				parts = append(parts, f.Title+" ("+f.Severity+", "+f.Status+")")
+				break
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return "No rule flags this area: not a bottleneck at the rules' thresholds in this slice."
+	}
+	return strings.Join(parts, "; ") + "; see the issues above."
+}
+
+func containsString(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// gapOf returns the first gap of one of the kinds, or nil.
+func (s *areaSlice) gapOf(kinds ...evidence.GapKind) *evidence.Gap {
+	for i := range s.gaps {
+		for _, k := range kinds {
+			if s.gaps[i].Kind == k {
+				return &s.gaps[i]
+			}
+		}
+	}
+	return nil
+}
+
+// notCollected is the gap of an area whose preset did not run.
+func notCollected(area string) *evidence.Gap {
+	return &evidence.Gap{What: "the " + area + " area", Why: "its preset was not collected for this report (%evidence " + area + " collects it)"}
+}
+
+// sliceWords says which ranks (and phase and window) the numbers cover.
+func sliceWords(ev *evidence.Evidence) string {
+	type key struct {
+		trace string
+		rank  int64
+	}
+	seen := map[key]bool{}
+	traces := map[string]bool{}
+	var one key
+	if t := ev.Table("ranks"); t != nil {
+		for r := range t.Rows {
+			k := key{evidence.Str(t, r, "trace"), evidence.Int(t, r, "rank")}
+			seen[k], traces[k.trace], one = true, true, k
+		}
+	}
+	var w string
+	switch {
+	case len(seen) == 1 && ev.Filter.Trace == "" && len(traces) > 1:
+		w = "rank " + strconv.FormatInt(one.rank, 10) + " of " + one.trace
+	case len(seen) == 1:
+		w = "rank " + strconv.FormatInt(one.rank, 10)
+	case len(seen) > 1 && len(traces) > 1:
+		w = strconv.Itoa(len(seen)) + " ranks of " + strconv.Itoa(len(traces)) + " traces, summed"
+	case len(seen) > 1:
+		w = strconv.Itoa(len(seen)) + " ranks, summed"
+	default:
+		w = "this slice"
+	}
+	if ev.Filter.Phase != "" {
+		w += ", phase " + ev.Filter.Phase
+	}
+	if ev.Filter.HasStep {
+		w += ", step " + strconv.Itoa(ev.Filter.Step)
+	}
+	return w
+}
+
+// share is "12.3% of the 21.834 ms GPU span" style text: a share with what
+// it is a share of.
+func share(part, whole int64, of string) string {
+	if whole <= 0 {
+		return "of no " + of
+	}
+	return fmtPct(float64(part)/float64(whole)) + " of the " + fmtMs(whole) + " " + of
+}
+
+// name is a trace string as the summary quotes it: on one line, long names
+// shortened in the middle (the preset tables below hold them whole).
+func name(s string) string { return table.ShortenMiddle(oneLine(s), 60) }
+
+func syncEvidence(s *areaSlice) (string, *evidence.Gap) {
+	t := s.ev.Table("sync")
+	if t == nil {
+		return "", notCollected("sync")
+	}
+	var n, blocked, gaps, gapNs int64
+	top := -1
+	for r := range t.Rows {
+		if !evidence.Bool(t, r, "blocking") {
+			continue
+		}
+		n += evidence.Int(t, r, "count")
+		blocked += evidence.Int(t, r, "blocked_ns")
+		gaps += evidence.Int(t, r, "gaps")
+		gapNs += evidence.Int(t, r, "gpu_gap_ns")
+		if top < 0 || evidence.Int(t, r, "blocked_ns") > evidence.Int(t, top, "blocked_ns") {
+			top = r
+		}
+	}
+	var text string
+	if n == 0 {
+		text = "No blocking synchronisation call or copy (" + s.where + ")."
+	} else {
+		text = "The host blocked " + fmtMs(blocked) + " in " + plural(n, "blocking call", "blocking calls") + " (" + s.where + "; " +
+			share(blocked, s.spans.span, "GPU span") + "); they opened " + plural(gaps, "GPU gap", "GPU gaps") + ", " + fmtMs(gapNs) + " of GPU idle time. Longest: " +
+			name(evidence.Str(t, top, "call"))
+		if op := evidence.Str(t, top, "op"); op != "" {
+			text += " from " + name(op)
+		}
+		text += ", " + fmtMs(evidence.Int(t, top, "blocked_ns")) + " in " + plural(evidence.Int(t, top, "count"), "call", "calls") + "."
+	}
+	return text, s.gapOf(evidence.GapNoSyncEvents)
+}
+
+// byName sums a column per value of another over every row.
+func byName(t *table.Table, key, col string) (names []string, sums map[string]int64, total int64) {
+	sums = map[string]int64{}
+	for r := range t.Rows {
+		k := evidence.Str(t, r, key)
+		if _, ok := sums[k]; !ok {
+			names = append(names, k)
+		}
+		v := evidence.Int(t, r, col)
+		sums[k] += v
+		total += v
+	}
+	sort.SliceStable(names, func(i, j int) bool {
+		if sums[names[i]] != sums[names[j]] {
+			return sums[names[i]] > sums[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	return names, sums, total
+}
+
+func kernelEvidence(s *areaSlice) (string, *evidence.Gap) {
+	t := s.ev.Table("kernels")
+	if t == nil {
+		return "", notCollected("kernels")
+	}
+	names, sums, total := byName(t, "name", "total_ns")
+	if len(names) == 0 || total == 0 {
+		if g := s.gapOf(evidence.GapNoGPUEvents); g != nil {
+			return "", g
+		}
+		return "", &evidence.Gap{What: "kernel time", Why: "no GPU kernel in this slice"}
+	}
+	classes, csums, _ := byName(t, "class", "total_ns")
+	var split []string
+	for _, c := range classes {
+		split = append(split, orDash(c)+" "+fmtPct(float64(csums[c])/float64(total)))
+	}
+	top := names[0]
+	return "Top kernel " + name(top) + ": " + fmtMs(sums[top]) + ", " + share(sums[top], total, "summed kernel time") +
+		" (" + s.where + "). By class: " + strings.Join(split, ", ") + ".", nil
+}
+
+func opEvidence(s *areaSlice) (string, *evidence.Gap) {
+	t := s.ev.Table("ops")
+	if t == nil {
+		return "", notCollected("ops")
+	}
+	names, sums, total := byName(t, "name", "self_ns")
+	if len(names) == 0 || total == 0 {
+		return "", &evidence.Gap{What: "CPU operator time", Why: "the slice holds no CPU operator (cpu_op) events; profile with ProfilerActivity.CPU"}
+	}
+	top := names[0]
+	return "Most self time: " + name(top) + ", " + fmtMs(sums[top]) + ", " + share(sums[top], total, "operators' summed self time") +
+		" (" + s.where + ").", nil
+}
+
+func rankEvidence(s *areaSlice) (string, *evidence.Gap) {
+	t := s.ev.Table("ranks")
+	if t == nil {
+		return "", notCollected("ranks")
+	}
+	if len(t.Rows) < 2 {
+		if g := s.gapOf(evidence.GapSingleRank); g != nil {
+			return "", g
+		}
+		return "", &evidence.Gap{What: "rank imbalance", Why: "this slice holds " + s.where + " only; a report over all ranks compares them"}
+	}
+	hiC, loC, hiB, loB := 0, 0, 0, 0
+	for r := range t.Rows {
+		c, b := evidence.Int(t, r, "compute_ns"), evidence.Int(t, r, "busy_ns")
+		if c > evidence.Int(t, hiC, "compute_ns") {
+			hiC = r
+		}
+		if c < evidence.Int(t, loC, "compute_ns") {
+			loC = r
+		}
+		if b > evidence.Int(t, hiB, "busy_ns") {
+			hiB = r
+		}
+		if b < evidence.Int(t, loB, "busy_ns") {
+			loB = r
+		}
+	}
+	label := func(r int) string {
+		l := "rank " + strconv.FormatInt(evidence.Int(t, r, "rank"), 10)
+		if s.ev.Filter.Trace == "" && strings.Contains(s.where, "traces") {
+			l += " of " + name(evidence.Str(t, r, "trace"))
+		}
+		return l
+	}
+	text := "Across " + strconv.Itoa(len(t.Rows)) + " ranks, compute time runs from " + fmtMs(evidence.Int(t, loC, "compute_ns")) + " (" + label(loC) + ") to " +
+		fmtMs(evidence.Int(t, hiC, "compute_ns")) + " (" + label(hiC)
+	if evidence.Cell(t, hiC, "compute_vs_median_pct") != nil {
+		text += ", " + signedPct(evidence.Float(t, hiC, "compute_vs_median_pct")) + " against the median rank of its trace"
+	}
+	text += "); GPU busy time from " + fmtMs(evidence.Int(t, loB, "busy_ns")) + " (" + label(loB) + ") to " +
+		fmtMs(evidence.Int(t, hiB, "busy_ns")) + " (" + label(hiB) + ")."
+	return text, nil
+}
+
+// signedPct writes a percentage in 0..100 units with its sign: "+12.3%".
+func signedPct(p float64) string {
+	s := table.Decimal(p, 1) + "%"
+	if p > 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+func memcpyEvidence(s *areaSlice) (string, *evidence.Gap) {
+	t := s.ev.Table("memcpy")
+	if t == nil {
+		return "", notCollected("memcpy")
+	}
+	var n, bytes, ns, syncN, pageable int64
+	for r := range t.Rows {
+		c := evidence.Int(t, r, "count")
+		n += c
+		bytes += evidence.Int(t, r, "bytes")
+		ns += evidence.Int(t, r, "total_ns")
+		if evidence.Bool(t, r, "sync") {
+			syncN += c
+		}
+		if evidence.Str(t, r, "src") == "Pageable" || evidence.Str(t, r, "dst") == "Pageable" {
+			pageable += c
+		}
+	}
+	if n == 0 {
+		if g := s.gapOf(evidence.GapNoGPUEvents); g != nil {
+			return "", g
+		}
+		return "No GPU copy or memset (" + s.where + ").", nil
+	}
+	text := plural(n, "copy or memset", "copies and memsets") + " moved " + fmtInt(bytes) + " bytes in " + fmtMs(ns) + " of GPU time (" + s.where + "; " +
+		share(ns, s.spans.busy, "GPU busy time") + "); " + fmtInt(syncN) + " from synchronous calls, " + fmtInt(pageable) + " with pageable host memory."
+	return text, s.gapOf(evidence.GapMemoryKindHidden)
+}
+
+func stepEvidence(s *areaSlice) (string, *evidence.Gap) {
+	t := s.ev.Table("steps")
+	if t == nil {
+		return "", notCollected("steps")
+	}
+	if len(t.Rows) == 0 {
+		if g := s.gapOf(evidence.GapNoSteps); g != nil {
+			return "", g
+		}
+		return "", &evidence.Gap{What: "per-step evidence", Why: "no step in this slice"}
+	}
+	walls := map[string][]int64{}
+	var phases []string
+	var total int64
+	inferred := false
+	for r := range t.Rows {
+		p := orDash(evidence.Str(t, r, "phase"))
+		if _, ok := walls[p]; !ok {
+			phases = append(phases, p)
+		}
+		w := evidence.Int(t, r, "wall_ns")
+		walls[p] = append(walls[p], w)
+		total += w
+		inferred = inferred || evidence.Bool(t, r, "hypothesis")
+	}
+	sort.Strings(phases)
+	var parts []string
+	for _, p := range phases {
+		ws := walls[p]
+		var sum int64
+		for _, w := range ws {
+			sum += w
+		}
+		parts = append(parts, fmtInt(int64(len(ws)))+" "+p+" (median "+fmtMs(medianInt(ws))+", "+share(sum, total, "step time")+")")
+	}
+	text := plural(int64(len(t.Rows)), "step", "steps") + " (" + s.where + "): " + strings.Join(parts, "; ") + "."
+	if inferred {
+		text += " Steps or phases are inferred, not annotated."
+	}
+	return text, nil
+}
+
+// plural is "1 call" or "3 calls".
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmtInt(n) + " " + many
+}
+
+func medianInt(xs []int64) int64 {
+	c := append([]int64(nil), xs...)
+	sort.Slice(c, func(i, j int) bool { return c[i] < c[j] })
+	if len(c) == 0 {
+		return 0
+	}
+	if len(c)%2 == 1 {
+		return c[len(c)/2]
+	}
+	return (c[len(c)/2-1] + c[len(c)/2]) / 2
+}
+
+func idleEvidence(s *areaSlice) (string, *evidence.Gap) {
+	if s.ev.Table("ranks") == nil {
+		return "", notCollected("ranks")
+	}
+	if s.spans.span == 0 {
+		if g := s.gapOf(evidence.GapNoGPUEvents); g != nil {
+			return "", g
+		}
+		return "", &evidence.Gap{What: "GPU idle time", Why: "no GPU activity in this slice"}
+	}
+	text := "GPU idle " + fmtMs(s.spans.idle) + ", " + share(s.spans.idle, s.spans.span, "GPU span") + " (" + s.where + ")."
+	if t := s.ev.Table("gaps"); t != nil {
+		cats, sums, total := byName(t, "category", "idle_ns")
+		if total > 0 {
+			var split []string
+			for _, c := range cats {
+				split = append(split, orDash(c)+" "+fmtPct(float64(sums[c])/float64(total)))
+			}
+			text += " Per-stream idle, " + fmtMs(total) + " summed over streams: " + strings.Join(split, ", ") + "."
+		}
+	}
+	return text, s.gapOf(evidence.GapNoSyncEvents)
+}
+
+func launchEvidence(s *areaSlice) (string, *evidence.Gap) {
+	t := s.ev.Table("launch")
+	if t == nil || len(t.Rows) == 0 {
+		return "", nil // shown only where collected
+	}
+	var n, cpu, short, late int64
+	for r := range t.Rows {
+		n += evidence.Int(t, r, "launches")
+		cpu += evidence.Int(t, r, "cpu_ns")
+		short += evidence.Int(t, r, "short")
+		late += evidence.Int(t, r, "delay_outliers")
+	}
+	if n == 0 {
+		return "", nil
+	}
+	return plural(n, "launch", "launches") + " took " + fmtMs(cpu) + " of host time (mean " + fmtMs(cpu/n) + ", " + s.where + "); " +
+		fmtInt(short) + " launched a kernel shorter than its launch call; " + fmtInt(late) + " started over 100 µs after their call returned.", nil
+}
+
+func overlapEvidence(s *areaSlice) (string, *evidence.Gap) {
+	t := s.ev.Table("overlap")
+	if t == nil || len(t.Rows) == 0 {
+		return "", nil // shown only where collected
+	}
+	var comm, over int64
+	for r := range t.Rows {
+		comm += evidence.Int(t, r, "comm_ns")
+		over += evidence.Int(t, r, "overlap_ns")
+	}
+	if comm == 0 {
+		return "No communication kernel (" + s.where + ").", nil
+	}
+	return fmtMs(comm) + " of communication kernels (" + s.where + "), " + fmtPct(float64(over)/float64(comm)) +
+		" of it overlapped by computation.", nil
+}

@@ -1,0 +1,161 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+func col(name, typ, unit string) table.Column { return table.Column{Name: name, Type: typ, Unit: unit} }
+
+// areaEvidence is the rolled-up evidence of one rank: a blocking sync call
+// named with markup, two kernels, no step, and a one-rank gap.
+func areaEvidence() *evidence.Evidence {
+	return &evidence.Evidence{
+		Tables: evidence.Tables{
+			"ranks": {Name: "ranks", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+				col("busy_ns", "BIGINT", "DURATION_NS"), col("idle_ns", "BIGINT", "DURATION_NS"), col("compute_ns", "BIGINT", "DURATION_NS")},
+				Rows: [][]any{{"job", int64(0), int64(6_000_000), int64(4_000_000), int64(5_000_000)}}},
+			"sync": {Name: "sync", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"), col("call", "VARCHAR", "TEXT"),
+				col("op", "VARCHAR", "TEXT"), col("blocking", "BOOLEAN", "BOOL"), col("count", "BIGINT", "COUNT"), col("blocked_ns", "BIGINT", "DURATION_NS"),
+				col("gaps", "BIGINT", "COUNT"), col("gpu_gap_ns", "BIGINT", "DURATION_NS")},
+				Rows: [][]any{
+					{"job", int64(0), "cudaStreamSynchronize", "<script>alert(1)</script>", true, int64(3), int64(2_500_000), int64(2), int64(1_000_000)},
+					{"job", int64(0), "cudaStreamWaitEvent", "", false, int64(40), int64(9_000_000), int64(0), int64(0)},
+				}},
+			"kernels": {Name: "kernels", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"), col("name", "VARCHAR", "TEXT"),
+				col("class", "VARCHAR", "TEXT"), col("total_ns", "BIGINT", "DURATION_NS")},
+				Rows: [][]any{{"job", int64(0), "gemm", "COMP", int64(3_000_000)}, {"job", int64(0), "nccl", "COMM", int64(1_000_000)}}},
+			"steps": {Name: "steps", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"), col("wall_ns", "BIGINT", "DURATION_NS")}},
+		},
+		Gaps: []evidence.Gap{
+			{Kind: evidence.GapSingleRank, Trace: "job", Rank: -1, What: "rank imbalance", Why: "only one rank was loaded"},
+			{Kind: evidence.GapNoSteps, Trace: "job", Rank: 0, What: "per-step evidence", Why: "no step annotations"},
+		},
+	}
+}
+
+// TestEvidenceRows: one row per area with evidence, in the areas' order;
+// the key number with what it is a share of and on which rank; a finding
+// that cites the area interprets it; an area the trace cannot show is a
+// gap, never a zero.
+func TestEvidenceRows(t *testing.T) {
+	found := []evidence.Finding{{Rule: "sync_bound_loop", Title: "Host syncs stall the GPU", Severity: "critical", Status: "confirmed",
+		Evidence: []evidence.Ref{{Preset: "sync"}}}}
+	rows := evidenceRows(areaEvidence(), found)
+	var areas []string
+	byArea := map[string]EvidenceRow{}
+	for _, r := range rows {
+		areas = append(areas, r.Area)
+		byArea[r.Area] = r
+	}
+	// ops, memcpy and gaps were not collected: gaps that say so; launch and
+	// overlap are shown only where collected.
+	want := "Synchronization waits,GPU kernel hotspots,CPU operator hotspots,Rank imbalance,Memory copies,Prefill/decode and steps,Idle gaps"
+	if got := strings.Join(areas, ","); got != want {
+		t.Fatalf("areas %s, want %s", got, want)
+	}
+	tests := []struct {
+		area     string
+		gap      bool
+		evidence []string
+		interp   string
+	}{
+		{"Synchronization waits", false, []string{"2.500 ms in 3 blocking calls", "rank 0", "25.0% of the 10.000 ms GPU span", "opened 2 GPU gaps, 1.000 ms of GPU idle time"}, "Host syncs stall the GPU (critical, confirmed)"},
+		{"GPU kernel hotspots", false, []string{"Top kernel gemm: 3.000 ms, 75.0% of the 4.000 ms summed kernel time (rank 0)", "COMP 75.0%, COMM 25.0%"}, "No rule flags this area"},
+		{"Rank imbalance", true, []string{"Gap: rank imbalance cannot be shown."}, "only one rank was loaded"},
+		{"Prefill/decode and steps", true, []string{"Gap: per-step evidence"}, "no step annotations"},
+		{"CPU operator hotspots", true, []string{"Gap: the ops area"}, "not collected"},
+		{"Idle gaps", false, []string{"GPU idle 4.000 ms, 40.0% of the 10.000 ms GPU span (rank 0)"}, "No rule flags this area"},
+	}
+	for _, tc := range tests {
+		r := byArea[tc.area]
+		if r.Gap != tc.gap {
+			t.Errorf("%s: gap %v, want %v (%q)", tc.area, r.Gap, tc.gap, r.Evidence)
+		}
+		for _, w := range tc.evidence {
+			if !strings.Contains(r.Evidence, w) {
+				t.Errorf("%s: evidence %q lacks %q", tc.area, r.Evidence, w)
+			}
+		}
+		if !strings.Contains(r.Interpretation, tc.interp) {
+			t.Errorf("%s: interpretation %q lacks %q", tc.area, r.Interpretation, tc.interp)
+		}
+		if r.Gap && (strings.Contains(r.Evidence, "0.000") || strings.Contains(r.Evidence, " 0 ")) {
+			t.Errorf("%s: a gap shows a zero: %q", tc.area, r.Evidence)
+		}
+	}
+}
+
+// TestEvidenceSectionEscapes: a name with markup in the summary is text in
+// HTML and in Markdown; the preset tables are folded in HTML and follow a
+// sub-heading in Markdown.
+func TestEvidenceSectionEscapes(t *testing.T) {
+	ev := areaEvidence()
+	d := &Doc{Evidence: evidenceRows(ev, nil), Tables: []table.Table{*ev.Tables["sync"]}, OneTrace: true}
+	var h, md strings.Builder
+	if err := printHTML(&h, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := printMarkdown(&md, d); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(h.String(), "<script>") || !strings.Contains(h.String(), "from &lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("HTML summary does not escape the operator name:\n%s", h.String())
+	}
+	if !strings.Contains(md.String(), `from \<script\>alert(1)\</script\>`) {
+		t.Errorf("Markdown summary does not escape the operator name:\n%s", md.String())
+	}
+	for _, w := range []string{`<th scope="col">Area</th><th scope="col">Evidence</th><th scope="col">Interpretation</th>`,
+		`<details class="tb-presets" data-tb-node="evidence-tables"><summary>The preset tables (1)</summary>`,
+		`data-tb-col="blocked_ns">blocked (ms)</button>`, `<td class="tb-num">2.500</td>`} {
+		if !strings.Contains(h.String(), w) {
+			t.Errorf("HTML lacks %s", w)
+		}
+	}
+	if strings.Contains(h.String(), `data-tb-col="trace"`) {
+		t.Error("HTML shows the trace column with one trace in scope")
+	}
+	i, j := strings.Index(md.String(), "| Area | Evidence | Interpretation |"), strings.Index(md.String(), "### Preset tables")
+	if i < 0 || j < i {
+		t.Errorf("Markdown: summary at %d, preset tables heading at %d", i, j)
+	}
+	// Unfolded when the view says so.
+	d.Controls.Open = []string{evidenceTablesID}
+	h.Reset()
+	if err := printHTML(&h, d); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(h.String(), `data-tb-node="evidence-tables" open>`) {
+		t.Error("preset tables stay folded with evidence-tables in Open")
+	}
+}
+
+// TestReportTraceColumn: the report's tables show the trace column only
+// when more than one trace is in scope.
+func TestReportTraceColumn(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		oneTrace bool
+		want     bool
+	}{{"one trace", true, false}, {"two traces", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &Doc{Tables: []table.Table{*areaEvidence().Tables["sync"]}, OneTrace: tc.oneTrace}
+			var h, md strings.Builder
+			if err := printHTML(&h, d); err != nil {
+				t.Fatal(err)
+			}
+			if err := printMarkdown(&md, d); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(h.String(), `data-tb-col="trace"`); got != tc.want {
+				t.Errorf("HTML trace column: %v, want %v", got, tc.want)
+			}
+			if got := strings.Contains(md.String(), "| trace | rank |"); got != tc.want {
+				t.Errorf("Markdown trace column: %v, want %v\n%s", got, tc.want, md.String())
+			}
+		})
+	}
+}
