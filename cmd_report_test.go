@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -49,6 +51,28 @@ func TestReportEscapesTraceNames(t *testing.T) {
 	}
 	if !bytes.Contains(mdText, []byte("alert(1)")) {
 		t.Error("Markdown report lost the hostile name instead of escaping it")
+	}
+	// The charts keep the names as text too: inline SVG in the HTML, data:
+	// URIs in the Markdown.
+	svgs := regexp.MustCompile(`(?s)<svg .*?</svg>`).FindAll(page, -1)
+	for _, m := range regexp.MustCompile(`data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)`).FindAllSubmatch(mdText, -1) {
+		svg, err := base64.StdEncoding.DecodeString(string(m[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		svgs = append(svgs, svg)
+	}
+	shown := false
+	for _, svg := range svgs {
+		for _, bad := range []string{"<script", "<img", "<foreignObject"} {
+			if bytes.Contains(svg, []byte(bad)) {
+				t.Errorf("a chart contains raw %q", bad)
+			}
+		}
+		shown = shown || bytes.Contains(svg, []byte("&lt;script&gt;alert(1)&lt;/script&gt;"))
+	}
+	if len(svgs) == 0 || !shown {
+		t.Errorf("%d charts, none shows the <script> kernel name as text", len(svgs))
 	}
 	// Every <script> element of the page is one of the report's own.
 	if n := bytes.Count(page, []byte("<script")); n > 6 {
@@ -150,6 +174,7 @@ type quietPublisher struct{}
 func (quietPublisher) Stream(string, string)                                {}
 func (quietPublisher) Display(map[string]any, map[string]any, string)       {}
 func (quietPublisher) UpdateDisplay(map[string]any, map[string]any, string) {}
+func (quietPublisher) ClearOutput(bool)                                     {}
 
 // TestReportMagic runs %report in a notebook session: the Markdown comes
 // back as text/markdown and text/plain, and --md / --html write the files.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/sql"
 )
@@ -131,10 +132,12 @@ func CrossViewResult(r *crossview.Result) (*Result, error) {
 	if err := crossview.Write(&html, r, crossview.FormatHTML, ""); err != nil {
 		return nil, err
 	}
-	return &Result{
+	res := &Result{
 		Data:     map[string]any{"text/plain": text.String(), "text/html": html.String()},
 		Metadata: map[string]any{},
-	}, nil
+	}
+	addCharts(res, []report.Chart{report.CrossViewChart(r)})
+	return res, nil
 }
 
 // CrossViewHook is a Hook for %crossview: it parses the filter from the

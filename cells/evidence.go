@@ -11,6 +11,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
+	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/sql"
 )
@@ -242,22 +243,30 @@ func EvidenceHook(ctx context.Context, s *Session, args []string, pub Publisher)
 		names = evidence.Areas
 	}
 	var last *Result
+	// With one trace the tables leave out their trace column: the line
+	// above each table names the trace instead.
+	oneTrace := b.Traces == nil || table.OneTrace(b.Traces)
+	where := ""
+	if oneTrace && b.Traces != nil && len(b.Traces.Rows) > 0 {
+		where = ", trace " + evidence.Str(b.Traces, 0, "trace")
+	}
 	for i, name := range names {
 		t := ev.Table(name)
 		if t == nil {
 			continue
 		}
-		res := TableResult(evidence.WithoutHists(t))
+		res := EvidenceResult(evidence.WithoutHists(t), oneTrace)
 		p, _ := sql.Lookup(name)
-		head := fmt.Sprintf("<p><b>%s</b> — %s (kept as table <code>evidence_%s</code>)</p>", html.EscapeString(name), html.EscapeString(firstLine(p.Doc)), name)
+		head := fmt.Sprintf("<p><b>%s</b> — %s (kept as table <code>evidence_%s</code>%s)</p>", html.EscapeString(name), html.EscapeString(firstLine(p.Doc)), name, html.EscapeString(where))
 		tail := fmt.Sprintf("<details><summary>SQL: sql/%s.sql</summary><pre>%s</pre></details>", name, html.EscapeString(p.SQL))
 		if slices.Contains(p.Includes, baseModule) {
 			// The preset reads the tables this run built: say so where its SQL is shown.
 			tail += fmt.Sprintf("<p>It reads the tables evidence_base_events and evidence_base_steps, which this run built for the filter from "+
 				"<code>sql/%s.sql</code>; to run the SQL above for another filter, run that file first.</p>", baseModule)
 		}
+		addCharts(res, report.AreaCharts(name, ev, b, f))
 		res.Data[MIMEHTML] = head + res.Data[MIMEHTML].(string) + tail
-		res.Data[MIMEText] = fmt.Sprintf("%s: %s (table evidence_%s)\n%s", name, firstLine(p.Doc), name, res.Data[MIMEText])
+		res.Data[MIMEText] = fmt.Sprintf("%s: %s (table evidence_%s%s)\n%s", name, firstLine(p.Doc), name, where, res.Data[MIMEText])
 		if i < len(names)-1 && pub != nil {
 			pub.Display(res.Data, res.Metadata, "")
 			continue

@@ -40,6 +40,7 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 	var src *report.Source
 	if err == nil {
 		src = &report.Source{Bundle: b, Windows: PerfettoWindows(ctx, eng, b)}
+		AddTimelines(ctx, eng, src)
 	}
 	<-cvDone
 	if err != nil {

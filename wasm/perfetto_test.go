@@ -151,12 +151,22 @@ func TestReportSizeWithPerfetto(t *testing.T) {
 		w := report.Window{N: i + 1, File: report.FileName(i+1, rule), Rule: rule, Trace: "synthetic", Rank: i, Step: 500,
 			FirstStep: 499, LastStep: 501, StartNs: 1_000_000_000, EndNs: 1_030_000_000, FocusStartNs: 1_010_000_000, FocusEndNs: 1_020_000_000,
 			Basis: "step 500", Placed: true}
-		src.Windows = append(src.Windows, w)
-		ins = append(ins, perfetto.Input{Window: w, Rows: perfettoRows(1_700_000_000_000_000_000, perfetto.DefaultMaxEvents, func(k int) string {
+		in := perfetto.Input{Window: w, Rows: perfettoRows(1_700_000_000_000_000_000, perfetto.DefaultMaxEvents, func(k int) string {
 			h := fnv.New64a()
 			fmt.Fprintf(h, "%d/%d", i, k)
 			return fmt.Sprintf("kernel_%x_%x", h.Sum64(), h.Sum64()>>7)
-		})})
+		})}
+		// Each finding's timeline too, at its largest: every lane the
+		// timeline keeps, each with as many spans as it keeps. The window
+		// of the finding the report shows is on its rank, so that its
+		// timeline is drawn in the page.
+		w.Timeline = fullTimeline(w.EndNs - w.StartNs)
+		if pw := report.PlanWindows(src.Bundle); len(pw) > 0 && pw[0].Rule == rule {
+			w.Trace, w.Rank = pw[0].Trace, pw[0].Rank
+		}
+		in.Window = w
+		src.Windows = append(src.Windows, w)
+		ins = append(ins, in)
 	}
 	// As the CLI does: the files take what the page without them leaves.
 	bare := perfettoPage(t, src, mod)
@@ -186,6 +196,31 @@ func TestReportSizeWithPerfetto(t *testing.T) {
 			t.Errorf("%s: a file cut to the budget must say so: %q", f.Name, head.Tracebook.Note)
 		}
 	}
+}
+
+// fullTimeline is the largest timeline a window of length ns can carry:
+// report.MaxHostLanes host and report.MaxGPULanes GPU lanes and the
+// finding's marks, each with report.MaxSpans spans of alternating kinds.
+func fullTimeline(ns int64) *report.Timeline {
+	spans := func(kinds ...report.SpanKind) []report.Span {
+		out := make([]report.Span, report.MaxSpans)
+		step := ns / int64(report.MaxSpans)
+		for i := range out {
+			out[i] = report.Span{StartNs: int64(i) * step, DurNs: step / 2, Kind: kinds[i%len(kinds)]}
+		}
+		return out
+	}
+	tl := &report.Timeline{Marks: spans(report.SpanMark), MarkWhat: "the host waits in this call",
+		HostLanes: report.MaxHostLanes, GPULanes: report.MaxGPULanes, Events: 20000, InWindow: 20000}
+	for i := 0; i < report.MaxHostLanes; i++ {
+		tl.Lanes = append(tl.Lanes, report.TimelineLane{Name: fmt.Sprintf("python3 %s (thread %d)", buildtest.Hostile, 100+i), BusyNs: ns / 2,
+			Spans: spans(report.SpanHostOp, report.SpanLaunch, report.SpanSync)})
+	}
+	for i := 0; i < report.MaxGPULanes; i++ {
+		tl.Lanes = append(tl.Lanes, report.TimelineLane{Name: fmt.Sprintf("GPU 0 stream %d", 7+i), GPU: true, BusyNs: ns / 2,
+			Spans: spans(report.SpanCompute, report.SpanComm, report.SpanMem)})
+	}
+	return tl
 }
 
 // Findings on one window share one stored body; each file reads back whole.

@@ -2,7 +2,9 @@
 // are stacked series, laid out as rows (one per rank or kernel, the value
 // along x) or as columns (one per step, the value along y), each with a
 // title, a legend, an axis in the chart's unit, reference marks (a median)
-// and a text alternative.
+// and a text alternative; and timelines (timeline.go), lanes of coloured
+// segments under a time axis with highlighted bands, a small Perfetto-like
+// view. Read measures a chart back from its SVG, for tests.
 //
 // The package writes markup only. What to chart and the numbers are the
 // caller's (analysis/report builds the charts from the evidence). Every

@@ -25,6 +25,17 @@ type Reading struct {
 	// Texts are every <text> of the chart with its box as the layout
 	// estimates it (TextWidth).
 	Texts []ReadText
+	// Lanes are a timeline's lanes, in drawing order; Bands its
+	// highlighted ranges (in the axis unit).
+	Lanes []ReadLane
+	Bands [][2]float64
+}
+
+// ReadLane is one lane of a timeline: its tooltip, its label and, per kind
+// index, the segments it draws (from, to in the axis unit).
+type ReadLane struct {
+	Tooltip, Label string
+	Segments       map[int][][2]float64
 }
 
 // ReadBar is one bar: its tooltip and, per series index, the value its
@@ -64,7 +75,7 @@ func Read(svg string) (*Reading, error) {
 	r.Height, _ = strconv.ParseFloat(vb[3], 64)
 	type tick struct{ v, px float64 }
 	var ticks []tick
-	var bars, paths []*xmlNode
+	var bars, paths, lanes []*xmlNode
 	root.walk(FontSize, func(n *xmlNode, size float64) {
 		switch {
 		case n.XMLName.Local == "title" && r.Title == "" && n.parent == &root:
@@ -95,7 +106,16 @@ func Read(svg string) (*Reading, error) {
 			r.Marks = append(r.Marks, v)
 		case n.attr("data-bar") != "":
 			bars = append(bars, n)
-		case n.XMLName.Local == "path" && n.attr("data-s") != "":
+		case n.attr("data-lane") != "":
+			lanes = append(lanes, n)
+		case n.attr("data-band") != "":
+			f := strings.Fields(strings.ReplaceAll(n.attr("data-band"), ",", ""))
+			if len(f) == 2 {
+				from, _ := strconv.ParseFloat(f[0], 64)
+				to, _ := strconv.ParseFloat(f[1], 64)
+				r.Bands = append(r.Bands, [2]float64{from, to})
+			}
+		case n.XMLName.Local == "path" && n.attr("data-s") != "" && (n.parent == nil || n.parent.attr("data-lane") == ""):
 			paths = append(paths, n)
 		}
 	})
@@ -131,6 +151,37 @@ func Read(svg string) (*Reading, error) {
 			byX[g.attr("x")] = len(r.Bars)
 		}
 		r.Bars = append(r.Bars, rb)
+	}
+	for _, g := range lanes {
+		rl := ReadLane{Segments: map[int][][2]float64{}}
+		for i := range g.Children {
+			c := &g.Children[i]
+			switch c.XMLName.Local {
+			case "title":
+				rl.Tooltip = c.Text
+			case "text":
+				rl.Label = c.Text
+			case "path":
+				k, err := strconv.Atoi(c.attr("data-s"))
+				if err != nil {
+					return nil, fmt.Errorf("chart: reading the SVG: a lane's path has data-s %q", c.attr("data-s"))
+				}
+				// Each segment, a stroke: M<x> <y>h<w>
+				for _, sub := range strings.Split(strings.TrimPrefix(c.attr("d"), "M"), "M") {
+					f := strings.FieldsFunc(sub, func(c rune) bool { return c == 'h' || c == ' ' })
+					if len(f) != 3 {
+						return nil, fmt.Errorf("chart: reading the SVG: path part %q is not a lane segment", sub)
+					}
+					x, _ := strconv.ParseFloat(f[0], 64)
+					w, _ := strconv.ParseFloat(f[2], 64)
+					if w < 0 {
+						return nil, fmt.Errorf("chart: reading the SVG: lane segment %q runs backwards", sub)
+					}
+					rl.Segments[k] = append(rl.Segments[k], [2]float64{at(x), at(x + w)})
+				}
+			}
+		}
+		r.Lanes = append(r.Lanes, rl)
 	}
 	for _, p := range paths {
 		j, err := strconv.Atoi(p.attr("data-s"))

@@ -13,6 +13,8 @@
 // cross-views, as the offline page carries them) for a view: the rank and
 // phase the reader chose, the findings evaluated for that slice, the change
 // tables sorted. The native page writer and the viewer module both run it.
+// A chart (chart.go) draws each time quantity's base and test bars, the
+// significant changes marked.
 //
 // Collecting the bundles (running the presets) is left to package cells;
 // the rules are analysis/findings'; the single-file page around the HTML

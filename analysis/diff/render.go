@@ -9,6 +9,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // Format is an output format of Write.
@@ -109,25 +110,15 @@ func value(v float64, unit string) string {
 	}
 }
 
-func ms(ns float64) string {
-	v := ns / 1e6
-	switch a := math.Abs(v); {
-	case a == 0:
-		return "0 ms"
-	case a >= 100:
-		return fmt.Sprintf("%.1f ms", v)
-	case a >= 1:
-		return fmt.Sprintf("%.2f ms", v)
-	default:
-		return fmt.Sprintf("%.3f ms", v)
-	}
-}
+// ms is package table's one duration format: "1,234.568 ms".
+func ms(ns float64) string { return table.Ms(ns) }
 
+// trimFloat writes a count per step: whole, or with one decimal.
 func trimFloat(v float64) string {
-	if v == math.Trunc(v) {
-		return fmt.Sprintf("%.0f", v)
+	if v == math.Trunc(v) && math.Abs(v) < 1e18 {
+		return table.Int(int64(v))
 	}
-	return fmt.Sprintf("%.1f", v)
+	return table.Decimal(v, 1)
 }
 
 func statString(s Stat, unit string) string {
@@ -213,10 +204,8 @@ func (d *Diff) per() string {
 	return "per step"
 }
 
-func md(s string) string {
-	r := strings.NewReplacer("|", `\|`, "\n", " ", "`", "'", "<", "&lt;", "*", `\*`)
-	return r.Replace(s)
-}
+// md makes s inert Markdown text (package table's escaping).
+func md(s string) string { return table.MarkdownText(s) }
 
 func printMarkdown(w io.Writer, d *Diff, po *pageOpts) error {
 	var b strings.Builder
@@ -234,21 +223,30 @@ func printMarkdown(w io.Writer, d *Diff, po *pageOpts) error {
 		p("- %s\n", md(n))
 	}
 	p("- significance: the change over the pooled standard error of the per-step values (Student's t); |t| ≥ %.0f is significant, below it the change is within noise\n\n", SignificantT)
+	if svg, title, alt := d.Chart(); svg != "" {
+		// The chart as an image (a data: URI, no raw HTML), its text
+		// alternative as a list.
+		b.WriteString("![" + md(title) + "](" + report.SVGDataURI(svg) + ")\n\n")
+		for _, l := range strings.Split(alt, "\n") {
+			p("- %s\n", md(l))
+		}
+		p("\n")
+	}
 	for _, s := range sections {
 		rows := po.sortedChanges(s.id, d.rows(s.group))
 		if len(rows) == 0 {
 			continue
 		}
-		p("## %s, %s\n\n| quantity | base | test | change | significance |\n|---|---:|---:|---:|---|\n", s.title, d.per())
+		p("## %s, %s\n\n", s.title, d.per())
+		t := shownTable(changeCols)
 		for _, c := range rows {
-			name := c.Name
+			name := table.ShownCell{Text: c.Name, Kind: table.Label}
 			if c.Group == "kernel" {
-				name = "`" + strings.ReplaceAll(shorten(c.Name, 90), "`", "'") + "`"
-			} else {
-				name = md(name)
+				name = table.ShownCell{Text: shorten(c.Name, 90), Kind: table.Text}
 			}
-			p("| %s | %s | %s | %s | %s |\n", name, statString(c.Base, c.Unit), statString(c.Test, c.Unit), delta(c), verdict(c))
+			t.Rows = append(t.Rows, []table.ShownCell{name, num(statString(c.Base, c.Unit)), num(statString(c.Test, c.Unit)), num(delta(c)), label(verdict(c))})
 		}
+		table.WriteMarkdown(&b, t) // a strings.Builder does not fail
 		p("\n")
 	}
 	p("## Cross-view: nodes that grew or shrank, %s\n\n", d.per())
@@ -258,18 +256,19 @@ func printMarkdown(w io.Writer, d *Diff, po *pageOpts) error {
 	if len(d.Nodes) == 0 {
 		p("No node changed by more than 1%% of the base step time.\n\n")
 	} else {
-		p("| view | node | base | test | change |\n|---|---|---:|---:|---:|\n")
+		t := shownTable(nodeCols)
 		for _, n := range po.sortedNodes(d.Nodes) {
-			mark := "▲"
+			mark := "▲ "
 			if n.Delta < 0 {
-				mark = "▼"
+				mark = "▼ "
 			}
-			sync := ""
+			path := shorten(n.Path, 160)
 			if n.Sync {
-				sync = " ⚠️"
+				path += " ⚠️"
 			}
-			p("| %s | %s%s | %s | %s | %s %s |\n", strings.ToUpper(n.View), md(shorten(n.Path, 160)), sync, ms(n.Base), ms(n.Test), mark, ms(n.Delta))
+			t.Rows = append(t.Rows, []table.ShownCell{label(strings.ToUpper(n.View)), label(path), num(ms(n.Base)), num(ms(n.Test)), num(mark + ms(n.Delta))})
 		}
+		table.WriteMarkdown(&b, t) // a strings.Builder does not fail
 		p("\n")
 	}
 	p("## Findings: resolved, new, persisting\n\n")
@@ -316,13 +315,21 @@ func findingLine(f FindingMatch) string {
 	return s
 }
 
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
+// shorten shortens a name in the middle (package table's rule).
+func shorten(s string, n int) string { return table.ShortenMiddle(s, n) }
+
+// shownTable is an empty Markdown table with these columns; the base,
+// test and change columns hold numbers (right-aligned).
+func shownTable(cols []string) *table.Shown {
+	t := &table.Shown{}
+	for _, c := range cols {
+		t.Columns = append(t.Columns, table.ShownColumn{Name: c, Header: c, Right: c == "base" || c == "test" || c == "change"})
 	}
-	return string(r[:n-1]) + "…"
+	return t
 }
+
+func num(s string) table.ShownCell   { return table.ShownCell{Text: s, Kind: table.Numeric} }
+func label(s string) table.ShownCell { return table.ShownCell{Text: s, Kind: table.Label} }
 
 // printHTML writes the fragment; po, when not nil, adds the page's
 // controls and sort buttons and applies the view's sort and unfolding.
@@ -348,6 +355,10 @@ func printHTML(w io.Writer, d *Diff, po *pageOpts) error {
 		p("<li>", e(n), "</li>")
 	}
 	p("<li>", e(fmt.Sprintf("significance: the change over the pooled standard error of the per-step values (Student's t); |t| ≥ %.0f is significant, below it the change is within noise", SignificantT)), "</li></ul>\n")
+	// The chart's SVG is package chart's: every string in it is escaped.
+	if svg, _, _ := d.Chart(); svg != "" {
+		p(`<figure class="tb-chart" data-tb-chart="diff">`, "\n", svg, "</figure>\n")
+	}
 	for _, s := range sections {
 		rows := po.sortedChanges(s.id, d.rows(s.group))
 		if len(rows) == 0 {

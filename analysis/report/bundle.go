@@ -73,6 +73,7 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	if len(src.Windows) > 0 {
 		crit, minor := shown(found)
 		attachWindows(d, b, src.Windows, crit, minor)
+		addTimelines(d)
 	}
 	cv, exact := pickCrossView(src.CrossViews, v.Filter)
 	d.GPUTree = gpuTree(cv)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/chart"
+	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/table"
 )
@@ -353,9 +354,36 @@ func kernelLabel(name string) string {
 	return s
 }
 
+// stepSeries are the step chart's series: gpuSeries with the idle time
+// split by cause, as the evidence attributes it (stepIdleSplit).
+var stepSeries = []chart.Series{
+	gpuSeries[0], gpuSeries[1], gpuSeries[2],
+	{Name: "idle: sync-opened", Color: chart.ReddishPurple, Short: "idle sync-opened"},
+	{Name: "idle: host wait", Color: chart.Orange, Short: "idle host wait"},
+	{Name: "idle: other", Color: chart.Grey, Short: "idle other"},
+}
+
+// stepIdleText says what each idle part of the step chart means; the
+// chart's text alternative carries it.
+const stepIdleText = "Idle is split by cause, in this order: sync-opened is the GPU idle time that a blocking host sync call opened " +
+	"(the sync evidence's gpu_gap_ns: the GPU drained while the host waited in the call); host wait is the rest of the idle time that " +
+	"HTA's host-wait test puts on late launches (the gaps evidence's host_wait idle_ns, summed over streams, at most the idle time left); " +
+	"other is what remains (waits on other streams or dependencies, short gaps between kernels)."
+
+// stepIdleSplit splits a step's device-level idle time (ranks.idle_ns)
+// into sync-opened, host wait and other, each part at most what is left of
+// the idle time after the parts before it.
+func stepIdleSplit(idle, syncGap, hostWait int64) (syncNs, hostNs, otherNs int64) {
+	idle = max(idle, 0)
+	syncNs = min(max(syncGap, 0), idle)
+	hostNs = min(max(hostWait, 0), idle-syncNs)
+	return syncNs, hostNs, idle - syncNs - hostNs
+}
+
 // stepChart: the GPU time of each step of one rank (the filter's, else the
-// first), stacked as gpuSeries, from the bundle's per-step ranks rows;
-// past MaxStepBars steps, evenly sampled. At least two steps are needed.
+// first), stacked as stepSeries, from the bundle's per-step ranks, sync and
+// gaps rows; past MaxStepBars steps, evenly sampled. At least two steps are
+// needed.
 func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 	t := b.Table("ranks")
 	if t == nil || len(t.Rows) == 0 || f.HasStep {
@@ -404,6 +432,7 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 	type stepRow struct {
 		step                          int64
 		busy, idle, compute, commComp int64
+		syncGap, hostWait             int64
 	}
 	bySteps := map[int64]*stepRow{}
 	for r := range t.Rows {
@@ -424,20 +453,62 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 	if len(bySteps) < 2 {
 		return Chart{}
 	}
+	// The idle causes of the same steps: the GPU gaps that blocking sync
+	// calls opened, and the host-wait gaps (summed over streams).
+	// A table whose rows of this rank were merged over steps (a long
+	// job's single-file report: Compact) no longer says which step an
+	// idle interval belongs to: the idle time is then drawn unsplit.
+	split := true
+	causes := func(name, col string, keep func(*table.Table, int) bool, add func(*stepRow, int64)) {
+		ct := b.Table(name)
+		if ct == nil || ct.Col(col) < 0 || ct.Col("step") < 0 {
+			return
+		}
+		cph := ct.Col("phase")
+		rows, perStep := 0, 0
+		for r := range ct.Rows {
+			if evidence.Str(ct, r, "trace") != trace || evidence.Int(ct, r, "rank") != rank ||
+				(f.Phase != "" && cph >= 0 && evidence.Str(ct, r, "phase") != f.Phase) || !keep(ct, r) {
+				continue
+			}
+			rows++
+			if s := bySteps[evidence.Int(ct, r, "step")]; s != nil {
+				add(s, evidence.Int(ct, r, col))
+			}
+			if evidence.Int(ct, r, "step") >= 0 {
+				perStep++
+			}
+		}
+		if rows > 0 && perStep == 0 {
+			split = false
+		}
+	}
+	causes("sync", "gpu_gap_ns", func(ct *table.Table, r int) bool { return ct.Col("blocking") < 0 || evidence.Bool(ct, r, "blocking") },
+		func(s *stepRow, v int64) { s.syncGap += v })
+	causes("gaps", "idle_ns", func(ct *table.Table, r int) bool { return evidence.Str(ct, r, "category") == "host_wait" },
+		func(s *stepRow, v int64) { s.hostWait += v })
 	steps := make([]*stepRow, 0, len(bySteps))
 	for _, s := range bySteps {
 		steps = append(steps, s)
 	}
 	sort.Slice(steps, func(i, j int) bool { return steps[i].step < steps[j].step })
 	all := len(steps)
-	split := func(s *stepRow) []float64 {
-		return []float64{nsMs(s.compute), nsMs(max(s.commComp-s.compute, 0)), nsMs(max(s.busy-s.commComp, 0)), nsMs(s.idle)}
+	series := stepSeries
+	if !split {
+		series = gpuSeries
+	}
+	parts := func(s *stepRow) []float64 {
+		if !split {
+			return []float64{nsMs(s.compute), nsMs(max(s.commComp-s.compute, 0)), nsMs(max(s.busy-s.commComp, 0)), nsMs(s.idle)}
+		}
+		sy, hw, other := stepIdleSplit(s.idle, s.syncGap, s.hostWait)
+		return []float64{nsMs(s.compute), nsMs(max(s.commComp-s.compute, 0)), nsMs(max(s.busy-s.commComp, 0)), nsMs(sy), nsMs(hw), nsMs(other)}
 	}
 	totals := make([]float64, all)
-	sums := make([]float64, len(gpuSeries))
+	sums := make([]float64, len(series))
 	slowest, fastest := 0, 0
 	for i, s := range steps {
-		for j, v := range split(s) {
+		for j, v := range parts(s) {
 			totals[i] += v
 			sums[j] += v
 		}
@@ -458,10 +529,10 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 			shown[i] = steps[i*(all-1)/(MaxStepBars-1)]
 		}
 	}
-	c := chart.Bars{ID: "tb-chart-steps", Unit: "ms", ValueAxis: "GPU time", CategoryAxis: "step", Series: gpuSeries, Vertical: true,
+	c := chart.Bars{ID: "tb-chart-steps", Unit: "ms", ValueAxis: "GPU time", CategoryAxis: "step", Series: series, Vertical: true,
 		Marks: []chart.Mark{{Value: med, Label: "median step " + chart.Format(med) + " ms"}}}
 	for _, s := range shown {
-		c.Bars = append(c.Bars, chart.Bar{Label: strconv.FormatInt(s.step, 10), Full: "step " + strconv.FormatInt(s.step, 10), Values: split(s)})
+		c.Bars = append(c.Bars, chart.Bar{Label: strconv.FormatInt(s.step, 10), Full: "step " + strconv.FormatInt(s.step, 10), Values: parts(s)})
 	}
 	where := "rank " + strconv.FormatInt(rank, 10)
 	if !f.HasRank && len(ranks) > 1 {
@@ -474,7 +545,11 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 	if f.Phase != "" {
 		scope = append(scope, "phase "+f.Phase)
 	}
-	c.Title = "GPU time per step on " + where + ": compute, exposed communication, memory/sync only and idle (ms), the median step marked — " +
+	causeWords := " by cause"
+	if !split {
+		causeWords = ""
+	}
+	c.Title = "GPU time per step on " + where + ": compute, exposed communication, memory/sync only and idle" + causeWords + " (ms), the median step marked — " +
 		strings.Join(scope, ", ")
 	if len(shown) < all {
 		c.Title += "; " + strconv.Itoa(len(shown)) + " of " + strconv.Itoa(all) + " steps, evenly sampled"
@@ -483,21 +558,37 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 	for _, v := range sums {
 		grand += v
 	}
-	shares := make([]string, len(gpuSeries))
-	for j, s := range gpuSeries {
+	shares := make([]string, len(series))
+	for j, s := range series {
 		shares[j] = s.Name + " " + fmtPct(ratio(sums[j], grand))
 	}
 	alt := []string{
 		strconv.Itoa(all) + " steps on " + where + "; median step " + chart.Format(med) + " ms.",
-		"Slowest: step " + strconv.FormatInt(steps[slowest].step, 10) + ", " + splitText(split(steps[slowest])) + ".",
-		"Fastest: step " + strconv.FormatInt(steps[fastest].step, 10) + ", " + splitText(split(steps[fastest])) + ".",
+		"Slowest: step " + strconv.FormatInt(steps[slowest].step, 10) + ", " + stepText(series, parts(steps[slowest])) + ".",
+		"Fastest: step " + strconv.FormatInt(steps[fastest].step, 10) + ", " + stepText(series, parts(steps[fastest])) + ".",
 		"Over all steps: " + strings.Join(shares, ", ") + ".",
+	}
+	if split {
+		alt = append(alt, stepIdleText)
+	} else {
+		alt = append(alt, "Idle time is not split by cause here: this file keeps the sync and gap rows of this rank merged over steps, to stay small; the Markdown report and the notebook's %report split it.")
 	}
 	if len(shown) < all {
 		alt = append(alt, "The chart draws "+strconv.Itoa(len(shown))+" evenly sampled steps, the first and the last included.")
 	}
 	c.Desc = strings.Join(alt, "\n")
 	return Chart{ID: "steps", Title: c.Title, Alt: c.Desc, SVG: c.SVG()}
+}
+
+// stepText writes a step's parts (one per series) in words.
+func stepText(series []chart.Series, v []float64) string {
+	total := 0.0
+	parts := make([]string, len(series))
+	for j, s := range series {
+		parts[j] = s.Name + " " + chart.Format(v[j]) + " ms"
+		total += v[j]
+	}
+	return strings.Join(parts, ", ") + " (step's GPU span " + chart.Format(total) + " ms)"
 }
 
 func ratio(a, b float64) float64 {
@@ -572,4 +663,98 @@ func classColor(cl string, j int) string {
 	}
 	extra := []string{chart.Orange, chart.SkyBlue, chart.Yellow, chart.Black}
 	return extra[j%len(extra)]
+}
+
+// AreaCharts returns the charts that picture one evidence area (as
+// %evidence names it: evidence.AreaPreset) for filter f: ranks draws GPU
+// time per rank, kernels the kernel classes and the top kernels, steps the
+// step time per step (which needs the ranks area's per-step rows, present
+// when every area was collected). Other areas, and areas without data,
+// have none; the result is never nil.
+func AreaCharts(area string, ev *evidence.Evidence, b *evidence.Bundle, f evidence.Filter) []Chart {
+	var cs []Chart
+	switch evidence.AreaPreset(area) {
+	case "ranks":
+		cs = []Chart{rankChart(ev, b, f)}
+	case "kernels":
+		cs = []Chart{classChart(ev, f), kernelChart(ev, f)}
+	case "steps":
+		cs = []Chart{stepChart(b, f)}
+	}
+	out := []Chart{}
+	for _, c := range cs {
+		if c.SVG != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// crossSeries are the parts of the cross-view chart's two bars: the GPU's
+// time (busy, then idle by the cause of its gap) and the launching
+// threads' (working, in sync calls, waiting), parts with one cause sharing
+// a colour.
+var crossSeries = []chart.Series{
+	{Name: "GPU busy / host working", Color: chart.Blue, Short: "busy/working"},
+	{Name: "sync: GPU idle opened by a sync call / host in sync calls", Color: chart.ReddishPurple, Short: "sync"},
+	{Name: "waiting: GPU idle while the host waited / host waiting", Color: chart.Orange, Short: "waiting"},
+	{Name: "GPU idle: launched late while the host worked", Color: chart.Vermillion, Short: "launched late"},
+	{Name: "GPU idle: queued behind a device dependency", Color: chart.SkyBlue, Short: "device"},
+	{Name: "other (GPU idle, no launch ends it / host outside these)", Color: chart.Grey, Short: "other"},
+}
+
+// CrossViewChart draws the cross-check of r: the GPU's wall time split into
+// busy time and idle time by the cause of each gap, beside the launching
+// threads' time (working, blocked in sync calls, waiting), summed over the
+// slice's ranks. Chart.SVG is "" when the slice has no wall time.
+func CrossViewChart(r *crossview.Result) Chart {
+	if r == nil || r.Check.Metrics.WallNs <= 0 {
+		return Chart{}
+	}
+	m := r.Check.Metrics
+	gpu := []float64{nsMs(m.BusyNs), nsMs(m.GapSyncNs), nsMs(m.GapWaitNs), nsMs(m.GapHostNs), nsMs(m.GapDeviceNs), nsMs(m.GapOtherNs)}
+	hostRest := max(m.WallNs-m.HostWorkNs-m.HostSyncNs-m.HostWaitNs, 0)
+	host := []float64{nsMs(m.HostWorkNs), nsMs(m.HostSyncNs), nsMs(m.HostWaitNs), 0, 0, nsMs(hostRest)}
+	ranks := "the slice's rank"
+	if m.Ranks > 1 {
+		ranks = "the slice's " + strconv.Itoa(m.Ranks) + " ranks"
+	}
+	slice := "all traces"
+	if r.Slice.Trace != "" {
+		slice = "trace " + r.Slice.Trace
+	}
+	if r.Slice.HasRank {
+		slice += ", rank " + strconv.Itoa(r.Slice.Rank)
+	}
+	if r.Slice.Phase != "" {
+		slice += ", phase " + r.Slice.Phase
+	}
+	c := chart.Bars{ID: "tb-chart-crossview", Unit: "ms", ValueAxis: "time, summed over " + ranks, Series: crossSeries,
+		Bars: []chart.Bar{
+			{Label: "GPU", Full: "GPU (busy, then idle by cause)", Values: gpu},
+			{Label: "host (launching threads)", Full: "host launching threads (self time by class)", Values: host},
+		}}
+	c.Title = "GPU busy vs host: where the GPU's wall time went and what the launching threads did (ms) — " + slice
+	if r.Check.Verdict != "" {
+		c.Title += "; verdict " + r.Check.Verdict
+	}
+	parts := func(vs []float64, names []string) string {
+		var out []string
+		for i, n := range names {
+			if n != "" {
+				out = append(out, n+" "+chart.Format(vs[i])+" ms")
+			}
+		}
+		return strings.Join(out, ", ")
+	}
+	alt := []string{
+		"GPU, wall " + chart.Format(nsMs(m.WallNs)) + " ms summed over " + ranks + ": " +
+			parts(gpu, []string{"busy", "idle opened by a sync call", "idle while the host waited for work", "idle, launched late while the host worked", "idle behind a device dependency", "other idle"}) + ".",
+		"Launching threads: " + parts(host, []string{"working", "in sync calls", "waiting", "", "", "outside these"}) + ".",
+	}
+	if hostSum := m.HostWorkNs + m.HostSyncNs + m.HostWaitNs; hostSum > m.WallNs {
+		alt = append(alt, "The launching threads' time adds up past the wall time: a rank has more than one launching thread.")
+	}
+	c.Desc = strings.Join(alt, "\n")
+	return Chart{ID: "crossview", Title: c.Title, Alt: c.Desc, SVG: c.SVG()}
 }

@@ -2,16 +2,19 @@ package report
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/base64"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/chart"
+	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/table"
 )
@@ -212,12 +215,41 @@ func TestChartsMatchEvidence(t *testing.T) {
 					a.cc += evidence.Int(st, r, "comm_comp_ns")
 				}
 				sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
+				// The idle causes: GPU gaps opened by blocking syncs and
+				// host-wait gaps of the same rank and step.
+				syncGap, hostWait := map[int64]int64{}, map[int64]int64{}
+				if sy := b.Table("sync"); sy != nil {
+					for r := range sy.Rows {
+						if evidence.Int(sy, r, "rank") == 0 && evidence.Bool(sy, r, "blocking") {
+							syncGap[evidence.Int(sy, r, "step")] += evidence.Int(sy, r, "gpu_gap_ns")
+						}
+					}
+				}
+				if g := b.Table("gaps"); g != nil {
+					for r := range g.Rows {
+						if evidence.Int(g, r, "rank") == 0 && evidence.Str(g, r, "category") == "host_wait" {
+							hostWait[evidence.Int(g, r, "step")] += evidence.Int(g, r, "idle_ns")
+						}
+					}
+				}
 				var want [][]float64
+				causes := int64(0)
 				for _, s := range order {
 					a := per[s]
-					want = append(want, []float64{float64(a.comp) / 1e6, float64(a.cc-a.comp) / 1e6, float64(a.busy-a.cc) / 1e6, float64(a.idle) / 1e6})
+					sy := min(syncGap[s], a.idle)
+					hw := min(hostWait[s], a.idle-sy)
+					causes += sy + hw
+					want = append(want, []float64{float64(a.comp) / 1e6, float64(a.cc-a.comp) / 1e6, float64(a.busy-a.cc) / 1e6,
+						float64(sy) / 1e6, float64(hw) / 1e6, float64(a.idle-sy-hw) / 1e6})
 				}
-				checkValues(t, "steps", readChart(t, *c), want)
+				rd := readChart(t, *c)
+				checkValues(t, "steps", rd, want)
+				if causes == 0 {
+					t.Logf("steps: no sync-opened or host-wait idle in %s", name)
+				}
+				if !strings.Contains(c.Alt, "sync-opened is the GPU idle time") {
+					t.Errorf("steps: the text alternative does not say what the idle causes mean: %q", c.Alt)
+				}
 			}
 		})
 	}
@@ -400,5 +432,268 @@ func TestChartsPrinted(t *testing.T) {
 	Print(&m, d, Markdown)
 	if strings.Contains(h.String(), "tb-charts") || strings.Contains(m.String(), "## Charts") {
 		t.Error("a Charts section without a chart")
+	}
+}
+
+// TestStepChartIdleCauses: the step chart splits each step's idle time
+// into sync-opened (blocking calls only), host wait and other, each capped
+// at the idle time left, and the parts add up to the idle time.
+func TestStepChartIdleCauses(t *testing.T) {
+	b := ranksBundle(1, 4)
+	col := func(names ...string) []table.Column {
+		var cs []table.Column
+		for _, n := range names {
+			cs = append(cs, table.Column{Name: n})
+		}
+		return cs
+	}
+	b.Tables["sync"] = &table.Table{Name: "sync", Columns: col("trace", "rank", "step", "phase", "blocking", "gpu_gap_ns"), Rows: [][]any{
+		{"job", int64(0), int64(1), "decode", true, int64(60_000)},
+		{"job", int64(0), int64(1), "decode", false, int64(50_000)}, // cudaStreamWaitEvent: not a host sync
+		{"job", int64(0), int64(2), "decode", true, int64(9_000_000)},
+	}}
+	b.Tables["gaps"] = &table.Table{Name: "gaps", Columns: col("trace", "rank", "step", "phase", "stream", "category", "idle_ns"), Rows: [][]any{
+		{"job", int64(0), int64(1), "decode", int64(7), "host_wait", int64(40_000)},
+		{"job", int64(0), int64(1), "decode", int64(7), "other", int64(40_000)},
+		{"job", int64(0), int64(3), "decode", int64(7), "host_wait", int64(9_000_000)},
+	}}
+	c := stepChart(b, evidence.Filter{})
+	r := readChart(t, c)
+	rt := b.Table("ranks")
+	idle := func(step int) float64 { return float64(evidence.Int(rt, step, "idle_ns")) / 1e6 }
+	want := [][3]float64{
+		{0, 0, idle(0)},
+		{0.06, 0.04, idle(1) - 0.1},
+		{idle(2), 0, 0}, // a sync gap longer than the idle time is capped at it
+		{0, idle(3), 0}, // so is a host wait summed over streams
+	}
+	tol := 0.16 / r.PerUnit
+	for i, w := range want {
+		for j, v := range w {
+			if got := r.Bars[i].Values[3+j]; math.Abs(got-v) > tol {
+				t.Errorf("step %d: %s draws %.4g ms, want %.4g", i, stepSeries[3+j].Name, got, v)
+			}
+		}
+	}
+	for _, s := range []string{"sync-opened", "host wait", "other"} {
+		if !strings.Contains(c.SVG, ">idle: "+s+"</text>") {
+			t.Errorf("no legend entry for idle: %s", s)
+		}
+	}
+
+	// Rows merged over steps (a long job's single-file report) no longer
+	// place the idle causes in steps: the idle time is drawn unsplit, and
+	// the text alternative says why.
+	for _, name := range []string{"sync", "gaps"} {
+		for _, row := range b.Tables[name].Rows {
+			row[2] = int64(-1)
+		}
+	}
+	c = stepChart(b, evidence.Filter{})
+	r = readChart(t, c)
+	for i := range want {
+		if got := r.Bars[i].Values[3]; math.Abs(got-idle(i)) > tol || len(r.Bars[i].Values) > 4 {
+			t.Errorf("merged rows, step %d: idle draws %v ms (%d parts), want %v unsplit", i, got, len(r.Bars[i].Values), idle(i))
+		}
+	}
+	if !strings.Contains(c.Alt, "Idle time is not split by cause here") || strings.Contains(c.Title, "by cause") {
+		t.Errorf("merged rows: the chart does not say the idle time is unsplit: %q / %q", c.Title, c.Alt)
+	}
+}
+
+// TestTimelineChart: an issue whose window carries a timeline gets a chart
+// whose first lane is the finding's intervals and whose other lanes draw
+// the window's spans where they lie (ms from the window's start), the
+// worst step shaded; lane names stay text; the HTML puts the chart in the
+// issue and the Markdown embeds it after the issue's window line.
+func TestTimelineChart(t *testing.T) {
+	tl := &Timeline{
+		Lanes: []TimelineLane{
+			{Name: `python3 <script>alert(1)</script> (thread 7)`, BusyNs: 6_000_000, Spans: []Span{{StartNs: 0, DurNs: 1_000_000, Kind: SpanHostOp}, {StartNs: 1_000_000, DurNs: 5_000_000, Kind: SpanSync}}},
+			{Name: "GPU 0 stream 7", GPU: true, BusyNs: 3_500_000, Spans: []Span{{StartNs: 500_000, DurNs: 3_000_000, Kind: SpanCompute}, {StartNs: 9_000_000, DurNs: 500_000, Kind: SpanComm}}},
+		},
+		Marks:     []Span{{StartNs: 1_000_000, DurNs: 5_000_000, Kind: SpanMark}},
+		MarkWhat:  "the host waits in this call",
+		HostLanes: 3, GPULanes: 1, Events: 40, InWindow: 40,
+	}
+	w := &Window{N: 1, File: "finding-1-sync_bound_loop.json", Rule: "sync_bound_loop", Trace: "t", Rank: 0, Step: 4, FirstStep: 3, LastStep: 5,
+		StartNs: 10_000_000, EndNs: 22_000_000, FocusStartNs: 12_000_000, FocusEndNs: 18_000_000, Placed: true, Timeline: tl}
+	d := &Doc{Title: "T", Summary: []string{"S"}, Critical: []Issue{{ID: "sync_bound_loop", Title: "Host syncs", Window: w}}}
+	addTimelines(d)
+	c := d.Critical[0].Timeline
+	if c == nil {
+		t.Fatal("no timeline chart")
+	}
+	r, err := chart.Read(c.SVG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Title != c.Title || !strings.Contains(c.Title, "Timeline of issue 1") || !strings.Contains(c.Title, "the busiest 1 host thread(s) and 1 GPU stream(s) of 3 and 1") {
+		t.Errorf("title %q", c.Title)
+	}
+	if len(r.Lanes) != 3 || r.Lanes[0].Label != "finding" {
+		t.Fatalf("%d lanes (first %q), want the finding's and two", len(r.Lanes), r.Lanes[0].Label)
+	}
+	tol := 0.11 / r.PerUnit
+	check := func(lane int, want []Span) {
+		t.Helper()
+		for _, s := range want {
+			segs := r.Lanes[lane].Segments[int(s.Kind)]
+			found := false
+			for _, g := range segs {
+				if math.Abs(g[0]-float64(s.StartNs)/1e6) <= tol && math.Abs(g[1]-float64(s.StartNs+s.DurNs)/1e6) <= tol {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("lane %d: span %+v is not drawn (kind %d draws %v)", lane, s, s.Kind, segs)
+			}
+		}
+	}
+	check(0, tl.Marks)
+	check(1, tl.Lanes[0].Spans)
+	check(2, tl.Lanes[1].Spans)
+	if len(r.Bands) != 1 || math.Abs(r.Bands[0][0]-2) > 1e-9 || math.Abs(r.Bands[0][1]-8) > 1e-9 {
+		t.Errorf("bands %v, want the worst step 2 .. 8 ms from the window's start", r.Bands)
+	}
+	if strings.Contains(c.SVG, "<script") || !strings.Contains(r.Lanes[1].Tooltip, "<script>alert(1)</script>") {
+		t.Error("a lane name became markup, or did not come back as text")
+	}
+	for _, tx := range r.Texts {
+		if tx.Left < -0.05 || tx.Right > r.Width+0.05 || tx.Top < -0.05 || tx.Bottom > r.Height+0.05 {
+			t.Errorf("text %q outside the viewBox", tx.Text)
+		}
+	}
+
+	var h, m bytes.Buffer
+	if err := Print(&h, d, HTMLFragment); err != nil {
+		t.Fatal(err)
+	}
+	issue := h.String()[strings.Index(h.String(), `data-tb-issue="sync_bound_loop"`):]
+	issue = issue[:strings.Index(issue, "</div>")]
+	if !strings.Contains(issue, `<figure class="tb-chart" data-tb-chart="timeline-1">`+"\n"+c.SVG) {
+		t.Error("HTML: the timeline is not in its issue")
+	}
+	if err := Print(&m, d, Markdown); err != nil {
+		t.Fatal(err)
+	}
+	md := m.String()
+	i, j := strings.Index(md, "finding-1-sync_bound_loop.json"), strings.Index(md, "![Timeline of issue 1")
+	if i < 0 || j < i || !strings.Contains(md, SVGDataURI(c.SVG)) {
+		t.Errorf("Markdown: the timeline image does not follow the issue's window line (%d, %d)", i, j)
+	}
+
+	// Without a timeline, no chart.
+	w.Timeline = nil
+	addTimelines(d)
+	if d.Critical[0].Timeline != nil {
+		t.Error("a timeline chart without a timeline")
+	}
+}
+
+// TestHostileTimelines: the hostile trace's report (names with markup in
+// its threads, kernels and annotations) draws its findings' timelines, and
+// no trace string in any chart of the HTML report becomes markup.
+func TestHostileTimelines(t *testing.T) {
+	src := goldenSource(t, "hostile_names")
+	var h bytes.Buffer
+	if err := GenerateView(&h, src, View{Filter: src.Bundle.Filter}, HTMLFragment); err != nil {
+		t.Fatal(err)
+	}
+	svgs := regexp.MustCompile(`(?s)<svg .*?</svg>`).FindAllString(h.String(), -1)
+	timelines := 0
+	for _, svg := range svgs {
+		if strings.Contains(svg, `id="tb-chart-timeline-`) {
+			timelines++
+		}
+		if strings.Contains(svg, "<script") || strings.Contains(svg, "<img") || strings.Contains(svg, "<iframe") {
+			t.Errorf("a trace name became markup in a chart:\n%.400s", svg)
+		}
+		if _, err := chart.Read(svg); err != nil {
+			t.Error(err)
+		}
+	}
+	if timelines == 0 {
+		t.Error("no timeline in the hostile trace's report")
+	}
+}
+
+// TestTimelineSizeBound: the largest timeline a window can carry (every
+// lane kept, each with MaxSpans spans) draws an SVG of bounded size, with
+// coordinates of at most one decimal, so that five findings' timelines
+// keep the 8-rank, 1,000-step report under its 3 MB (wasm/size_test.go).
+func TestTimelineSizeBound(t *testing.T) {
+	const ns = 30_000_000
+	spans := func(kinds ...SpanKind) []Span {
+		out := make([]Span, MaxSpans)
+		step := int64(ns / MaxSpans)
+		for i := range out {
+			out[i] = Span{StartNs: int64(i)*step + int64(i%7)*1_013, DurNs: step/2 + int64(i%5)*997, Kind: kinds[i%len(kinds)]}
+		}
+		return out
+	}
+	tl := &Timeline{Marks: spans(SpanMark), MarkWhat: "x", HostLanes: MaxHostLanes, GPULanes: MaxGPULanes}
+	for i := 0; i < MaxHostLanes+MaxGPULanes; i++ {
+		tl.Lanes = append(tl.Lanes, TimelineLane{Name: "lane " + strconv.Itoa(i), GPU: i >= MaxHostLanes, BusyNs: ns / 2,
+			Spans: spans(SpanHostOp, SpanLaunch, SpanSync, SpanCompute, SpanComm, SpanMem)})
+	}
+	w := &Window{N: 1, Rule: "r", Trace: "t", Step: 5, FirstStep: 4, LastStep: 6, StartNs: 0, EndNs: ns, FocusStartNs: ns / 3, FocusEndNs: 2 * ns / 3, Placed: true, Timeline: tl}
+	c := timelineChart(1, &Issue{Title: "x", Window: w})
+	if c == nil {
+		t.Fatal("no chart")
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(c.SVG))
+	zw.Close()
+	t.Logf("largest timeline: %d bytes of SVG, %d gzip", len(c.SVG), gz.Len())
+	if len(c.SVG) > 45_000 {
+		t.Errorf("the largest timeline's SVG is %d bytes, want at most 45,000", len(c.SVG))
+	}
+	for _, a := range regexp.MustCompile(` (?:d|x|y|width|height|x1|x2|y1|y2)="([^"]*)"`).FindAllStringSubmatch(c.SVG, -1) {
+		if m := regexp.MustCompile(`\d\.\d\d`).FindString(a[1]); m != "" {
+			t.Errorf("a coordinate with more than one decimal: %q", a[0])
+			break
+		}
+	}
+}
+
+// TestCrossViewChart: the cross-view chart's GPU bar is the wall time split
+// into busy time and idle time by gap cause, the host bar the launching
+// threads' time by class and the rest of the wall; a hostile trace name
+// stays text; a slice without wall time has no chart.
+func TestCrossViewChart(t *testing.T) {
+	m := crossview.Metrics{Ranks: 2, WallNs: 100e6, BusyNs: 60e6, IdleNs: 40e6, GapSyncNs: 10e6, GapWaitNs: 5e6, GapHostNs: 15e6, GapDeviceNs: 4e6, GapOtherNs: 6e6,
+		HostWorkNs: 50e6, HostSyncNs: 20e6, HostWaitNs: 10e6}
+	r := &crossview.Result{Slice: crossview.Slice{Trace: `<script>alert(1)</script>`}, Check: crossview.Check{Metrics: m, Verdict: "host/launch-bound"}}
+	c := CrossViewChart(r)
+	rd := readChart(t, c)
+	checkValues(t, "crossview", rd, [][]float64{{60, 10, 5, 15, 4, 6}, {50, 20, 10, 0, 0, 20}})
+	if strings.Contains(c.SVG, "<script") || !strings.Contains(rd.Title, "<script>alert(1)</script>") {
+		t.Error("the trace name is not kept as text")
+	}
+	if c := CrossViewChart(&crossview.Result{}); c.SVG != "" {
+		t.Error("a chart for a slice without wall time")
+	}
+	if c := CrossViewChart(nil); c.SVG != "" {
+		t.Error("a chart for no cross-view")
+	}
+}
+
+// TestAreaCharts: %evidence's areas get the charts that picture them (ranks,
+// kernels, steps/phases), other areas none.
+func TestAreaCharts(t *testing.T) {
+	src := goldenSource(t, "resnet50_steps")
+	b := src.Bundle
+	ev := evidence.Rollup(b, b.Filter)
+	for area, want := range map[string]string{"ranks": "ranks", "kernels": "kernel-classes kernels", "phases": "steps", "steps": "steps", "sync": "", "gaps": ""} {
+		var ids []string
+		for _, c := range AreaCharts(area, ev, b, b.Filter) {
+			ids = append(ids, c.ID)
+			readChart(t, c)
+		}
+		if got := strings.Join(ids, " "); got != want {
+			t.Errorf("AreaCharts(%s) = %q, want %q", area, got, want)
+		}
 	}
 }

@@ -1,8 +1,17 @@
 // Package report renders the tracebook report: the Executive Summary, the
 // trace metadata, the GPU call tree with its sync frames, the CPU
 // cross-check, at most 3 critical issues and 2 follow-ups with their fixes,
-// confirmed evidence apart from hypotheses, a Perfetto inspection guide, the
-// evidence gaps and the next lever — as Markdown or as HTML.
+// confirmed evidence apart from hypotheses, the Evidence table (Area |
+// Evidence | Interpretation, areas.go) above the folded preset tables, a
+// Perfetto inspection guide, the evidence gaps and the next lever — as
+// Markdown or as HTML. Numbers and tables are written the way package
+// analysis/table writes them everywhere. Charts drawn
+// by package chart go with it (charts.go): GPU time per rank, by kernel
+// class, the top kernels, the step time per step with its idle time split
+// by cause, and beside each issue the timeline of its Perfetto window
+// (timeline.go: host thread and GPU stream lanes, the finding's intervals
+// marked), which the engine reduces from the window's events (the Window
+// carries it, so the viewer redraws it for any filter).
 //
 // The pipeline reads top to bottom in Generate: roll the bundle's evidence up
 // for the view's filter, run the findings rules with the view's thresholds,

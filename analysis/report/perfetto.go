@@ -16,8 +16,8 @@ import (
 // finding drawn as its own track; analysis/perfetto writes it).
 //
 // How the worst step is chosen (PlanWindows): the step of the finding's
-// rank where the finding's measure is largest (measureOf documents each
-// rule's measure); the slowest step for a finding of the whole trace, for
+// rank where the finding's measure is largest (each rule's row of
+// findings.Rules holds its measure, Step); the slowest step for a finding of the whole trace, for
 // a rule without a per-step measure, and when the measure lies outside
 // every step. A rank without steps has no worst step: the window is then
 // the worst instance of what the finding is about (the longest sync call,
@@ -52,6 +52,9 @@ type Window struct {
 	Anchor string `msgpack:"anchor,omitempty" json:"anchor,omitempty"`
 	// Placed is false while a window without steps waits for PlaceAnchor.
 	Placed bool `msgpack:"placed" json:"placed"`
+	// Timeline is the window's events drawn as the report's timeline
+	// chart (timeline.go); nil when the engine made none.
+	Timeline *Timeline `msgpack:"timeline,omitempty" json:"timeline,omitempty"`
 }
 
 // PerfettoFile is one saved trace: a finding's window as Chrome-trace JSON.
@@ -152,138 +155,13 @@ func stepsOf(b *evidence.Bundle, trace string, rank int) []stepRow {
 	return out
 }
 
-// measure is what makes a step a finding's worst: a value per step, and
-// the anchor kind a rank without steps uses.
-type measure struct {
-	what   string                                                         // "the GPU gap opened by host syncs"
-	values func(b *evidence.Bundle, trace string, rank int) map[int]int64 // step -> ns
-	anchor string
-}
-
-// measureOf returns the per-step measure of a rule: the same evidence rows
-// the rule reads, summed per step of the finding's rank.
-func measureOf(rule string) measure {
-	switch rule {
-	case "sync_bound_loop":
-		return measure{"GPU gap opened by host syncs", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
-			m := sumSteps(b.Table("sync"), tr, rk, "gpu_gap_ns", func(t *table.Table, r int) bool { return evidence.Bool(t, r, "blocking") })
-			if total(m) == 0 {
-				return sumSteps(b.Table("sync"), tr, rk, "blocked_ns", func(t *table.Table, r int) bool { return evidence.Bool(t, r, "blocking") })
-			}
-			return m
-		}, "sync"}
-	case "pageable_copies":
-		return measure{"host time blocked in pageable copies", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
-			return sumSteps(b.Table("memcpy"), tr, rk, "host_ns", func(t *table.Table, r int) bool {
-				return evidence.Str(t, r, "src") == "Pageable" || evidence.Str(t, r, "dst") == "Pageable"
-			})
-		}, "pageable"}
-	case "host_bound_idle":
-		return measure{"host-wait GPU idle (summed over streams)", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
-			return sumSteps(b.Table("gaps"), tr, rk, "idle_ns", func(t *table.Table, r int) bool { return evidence.Str(t, r, "category") == "host_wait" })
-		}, "host_wait"}
-	case "launch_bound":
-		return measure{"GPU idle between launches (host and kernel waits, summed over streams)", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
-			return sumSteps(b.Table("gaps"), tr, rk, "idle_ns", func(t *table.Table, r int) bool { return evidence.Str(t, r, "category") != "other" })
-		}, "gap"}
-	case "comm_not_overlapped":
-		return measure{"communication not overlapped by computation", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
-			comm := sumSteps(b.Table("overlap"), tr, rk, "comm_ns", nil)
-			ov := sumSteps(b.Table("overlap"), tr, rk, "overlap_ns", nil)
-			for s := range comm {
-				comm[s] -= ov[s]
-			}
-			return comm
-		}, "comm"}
-	case "dataloader_share":
-		return measure{"time in the DataLoader", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
-			return sumSteps(b.Table("ops"), tr, rk, "incl_ns", func(t *table.Table, r int) bool {
-				n := evidence.Str(t, r, "name")
-				return strings.HasPrefix(n, "enumerate(DataLoader)#") || strings.HasPrefix(n, "enumerate(DataPipe)#")
-			})
-		}, "dataloader"}
-	case "fp32_no_tensor_cores":
-		return measure{"fp32 GEMM and convolution time on the SIMT path", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
-			return sumSteps(b.Table("kernels"), tr, rk, "total_ns", func(t *table.Table, r int) bool { return findings.IsFP32SIMT(evidence.Str(t, r, "name")) })
-		}, "kernel"}
-	case "rank_straggler":
-		return measure{"computation beyond the median rank's", stragglerExcess, "kernel"}
-	}
-	return measure{anchor: "gap"}
-}
-
-// sumSteps sums col over the rows of t of one rank that pass keep, per step
-// (rows outside every step are left out).
-func sumSteps(t *table.Table, trace string, rank int, col string, keep func(*table.Table, int) bool) map[int]int64 {
-	out := map[int]int64{}
-	if t == nil {
-		return out
-	}
-	for r := range t.Rows {
-		if evidence.Str(t, r, "trace") != trace || int(evidence.Int(t, r, "rank")) != rank {
-			continue
-		}
-		s := int(evidence.Int(t, r, "step"))
-		if s < 0 || (keep != nil && !keep(t, r)) {
-			continue
-		}
-		out[s] += evidence.Int(t, r, col)
-	}
-	return out
-}
-
-func total(m map[int]int64) int64 {
-	var s int64
-	for _, v := range m {
-		s += v
-	}
-	return s
-}
-
-// stragglerExcess is, per step, the rank's computation time minus the
-// median over the trace's ranks in that step.
-func stragglerExcess(b *evidence.Bundle, trace string, rank int) map[int]int64 {
-	t := b.Table("ranks")
-	out := map[int]int64{}
-	if t == nil {
-		return out
-	}
-	per := map[int]map[int]int64{} // step -> rank -> compute
-	for r := range t.Rows {
-		if evidence.Str(t, r, "trace") != trace {
-			continue
-		}
-		s := int(evidence.Int(t, r, "step"))
-		if s < 0 {
-			continue
-		}
-		if per[s] == nil {
-			per[s] = map[int]int64{}
-		}
-		per[s][int(evidence.Int(t, r, "rank"))] += evidence.Int(t, r, "compute_ns")
-	}
-	for s, byRank := range per {
-		mine, ok := byRank[rank]
-		if !ok {
-			continue
-		}
-		all := make([]int64, 0, len(byRank))
-		for _, v := range byRank {
-			all = append(all, v)
-		}
-		sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
-		med := all[len(all)/2]
-		if len(all)%2 == 0 {
-			med = (all[len(all)/2-1] + all[len(all)/2]) / 2
-		}
-		out[s] = mine - med
-	}
-	return out
-}
-
 // planWindow chooses f's window from the bundle's steps.
 func planWindow(b *evidence.Bundle, f evidence.Finding) Window {
-	m := measureOf(f.Rule)
+	var step *findings.StepMeasure
+	anchor := "gap"
+	if r := findings.RuleOf(f.Rule); r != nil {
+		step, anchor = r.Step, r.Anchor
+	}
 	w := Window{Rule: f.Rule, Trace: f.Trace, Rank: f.Rank, Step: -1, FirstStep: -1, LastStep: -1}
 	if w.Rank < 0 {
 		// A finding of the whole trace: the slowest step of any of its ranks.
@@ -291,19 +169,19 @@ func planWindow(b *evidence.Bundle, f evidence.Finding) Window {
 	}
 	steps := stepsOf(b, w.Trace, w.Rank)
 	if len(steps) == 0 {
-		w.Anchor = m.anchor
+		w.Anchor = anchor
 		return w
 	}
 	best := -1
-	if m.values != nil && f.Rank >= 0 {
-		vals := m.values(b, w.Trace, w.Rank)
+	if step != nil && f.Rank >= 0 {
+		vals := step.Values(b, w.Trace, w.Rank)
 		for i, s := range steps {
 			if v := vals[s.step]; v > 0 && (best < 0 || v > vals[steps[best].step]) {
 				best = i
 			}
 		}
 		if best >= 0 {
-			w.Basis = "step " + strconv.Itoa(steps[best].step) + " has the largest " + m.what + " of rank " + strconv.Itoa(w.Rank) +
+			w.Basis = "step " + strconv.Itoa(steps[best].step) + " has the largest " + step.What + " of rank " + strconv.Itoa(w.Rank) +
 				": " + fmtMs(vals[steps[best].step])
 		}
 	}
@@ -317,8 +195,8 @@ func planWindow(b *evidence.Bundle, f evidence.Finding) Window {
 		switch {
 		case f.Rank < 0:
 			why += " of the trace (the finding covers the whole trace)"
-		case m.values != nil:
-			why += " (the finding's " + m.what + " lies outside every step)"
+		case step != nil:
+			why += " (the finding's " + step.What + " lies outside every step)"
 		}
 		w.Basis = "step " + strconv.Itoa(steps[best].step) + " is " + why + " of rank " + strconv.Itoa(w.Rank) + ": " + fmtMs(steps[best].wallNs)
 	}
@@ -405,14 +283,8 @@ func PlaceAnchor(w *Window, anchors *table.Table, spanNs int64) {
 	if spanNs > 0 && w.EndNs > spanNs && spanNs > w.FocusEndNs {
 		w.EndNs = spanNs
 	}
-	w.Basis = fmtMs(AnchorMarginNs) + " either side of rank " + strconv.Itoa(w.Rank) + "'s " + anchorWords[kind] +
+	w.Basis = fmtMs(AnchorMarginNs) + " either side of rank " + strconv.Itoa(w.Rank) + "'s " + findings.AnchorWords[kind] +
 		" (" + oneLine(evidence.Str(anchors, row, "name")) + ", " + fmtMs(dur) + ")"
-}
-
-var anchorWords = map[string]string{
-	"sync": "longest blocking sync call", "pageable": "longest pageable copy", "gap": "longest GPU idle gap",
-	"host_wait": "longest host-wait GPU gap", "dataloader": "longest DataLoader call", "comm": "longest communication kernel",
-	"kernel": "longest kernel",
 }
 
 // Text names the window in words: the trace, rank, steps and time range.
@@ -469,7 +341,7 @@ func htmlWindow(p func(...string), w *Window) {
 	switch {
 	case !w.Placed:
 		p(`<span class="tb-perfetto">Open in Perfetto: this report holds no window for this finding; <code>`, esc(w.command()),
-			`</code> places one around rank `, strconv.Itoa(w.Rank), "'s ", esc(anchorWords[w.Anchor]), " and writes its file.</span>")
+			`</code> places one around rank `, strconv.Itoa(w.Rank), "'s ", esc(findings.AnchorWords[w.Anchor]), " and writes its file.</span>")
 	case w.File == "":
 		p(`<span class="tb-perfetto">Open in Perfetto: `, esc(w.Text()), "; ", esc(w.Basis), ". This report holds no file for it (it was collected for another view): <code>",
 			esc(w.command()), "</code> writes it.</span>")
@@ -484,7 +356,7 @@ func mdWindow(w *Window) string {
 	switch {
 	case !w.Placed:
 		return "Open in Perfetto: this report holds no window for this finding; " + mdCode(w.command()) + " places one around rank " +
-			strconv.Itoa(w.Rank) + "'s " + mdText(anchorWords[w.Anchor]) + " and writes its file."
+			strconv.Itoa(w.Rank) + "'s " + mdText(findings.AnchorWords[w.Anchor]) + " and writes its file."
 	case w.File == "":
 		return "Open in Perfetto: " + mdText(w.Text()) + "; " + mdText(w.Basis) + ". This report holds no file for it (it was collected for another view): " +
 			mdCode(w.command()) + " writes it."
