@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -110,7 +111,7 @@ func runLoad(args []string, stdout, stderr io.Writer) error {
 	if len(paths) == 0 {
 		return fmt.Errorf("no trace given (usage: tracebook %s)", commands["load"].usage)
 	}
-	ctx, db, err := openTraces(context.Background(), f, stderr)
+	ctx, db, err := openTraces(context.Background(), f, paths, stderr)
 	if err != nil {
 		return err
 	}
@@ -142,28 +143,129 @@ type traceDB struct {
 	quiet  bool
 	stderr io.Writer
 	stop   context.CancelFunc
+	temp   string // the directory of a temporary database file, removed by Close
 }
 
-// openTraces opens the database of a command that loads traces: f.db, or
-// one in memory without --db, with f's parse cache (--cache DIR; - for
-// none; the user cache directory by default). The context it returns is
-// ctx cancelled by Ctrl-C until Close, so that a long load, or the work
-// after it, stops instead of killing the process. Every command that
-// loads traces goes through here and traceDB.load.
-func openTraces(ctx context.Context, f loadFlags, stderr io.Writer) (context.Context, *traceDB, error) {
+// openTraces opens the database of a command that loads traces (paths,
+// which may be none with --db): f.db; else, when the traces hold more
+// than spillJSONBytes of JSON, a temporary database file that Close
+// removes; else one in memory. It has f's parse cache (--cache DIR; - for
+// none; the user cache directory by default). A database file runs with
+// fileMemoryLimit: DuckDB keeps the events compressed in the file and
+// spills what a query needs past the limit, so the memory a large trace
+// needs no longer grows with its size (an in-memory database holds every
+// event uncompressed). The context it returns is ctx cancelled by Ctrl-C
+// until Close, so that a long load, or the work after it, stops instead
+// of killing the process. Every command that loads traces goes through
+// here and traceDB.load.
+func openTraces(ctx context.Context, f loadFlags, paths []string, stderr io.Writer) (context.Context, *traceDB, error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
-	db, err := duck.Open(f.db, duck.Options{CacheDir: f.cache})
+	d := &traceDB{quiet: f.quiet, stderr: stderr, stop: stop}
+	path, opts := f.db, duck.Options{CacheDir: f.cache}
+	if path == "" && jsonBytes(paths) > spillJSONBytes {
+		dir, err := os.MkdirTemp("", "tracebook-db-")
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+		d.temp, path = dir, filepath.Join(dir, "traces.duckdb")
+	}
+	if path != "" {
+		opts.MemoryLimit = fileMemoryLimit
+	}
+	db, err := duck.Open(path, opts)
 	if err != nil {
+		d.removeTemp()
 		stop()
 		return nil, nil, err
 	}
-	return ctx, &traceDB{DB: db, quiet: f.quiet, stderr: stderr, stop: stop}, nil
+	d.DB = db
+	return ctx, d, nil
+}
+
+// spillJSONBytes is the size of JSON past which a command without --db
+// loads its traces into a temporary database file instead of memory.
+// Below it memory is faster and small; above it the file keeps the peak
+// memory flat (measured on 5 copies of the 48 MB vLLM trace, 194 MB of
+// JSON: the report's peak RSS 1.16 GB in memory, 0.71 GB with the file).
+var spillJSONBytes int64 = 128 << 20 // a variable for the tests
+
+// fileMemoryLimit is DuckDB's memory_limit on a database file: its buffer
+// pool and what queries hold before they spill to its temporary
+// directory.
+const fileMemoryLimit = "512MB"
+
+// jsonBytes estimates the JSON the traces at paths hold: a file's size,
+// a .gz file's uncompressed size (its trailer gives it modulo 4 GiB;
+// a smaller figure than the compressed one is taken as wrapped), a
+// directory's files summed, a glob's matches summed. A path that cannot
+// be read counts nothing: the load reports it.
+func jsonBytes(paths []string) int64 {
+	var n int64
+	var add func(p string)
+	add = func(p string) {
+		st, err := os.Stat(p)
+		if err != nil {
+			if m, gerr := filepath.Glob(p); gerr == nil {
+				for _, q := range m {
+					add(q)
+				}
+			}
+			return
+		}
+		if st.IsDir() {
+			_ = filepath.WalkDir(p, func(q string, e os.DirEntry, err error) error {
+				if err == nil && !e.IsDir() && (strings.HasSuffix(q, ".json") || strings.HasSuffix(q, ".gz")) {
+					add(q)
+				}
+				return nil
+			})
+			return
+		}
+		n += uncompressedSize(p, st.Size())
+	}
+	for _, p := range paths {
+		add(p)
+	}
+	return n
+}
+
+// uncompressedSize is size for a plain file; for a .gz file the size its
+// gzip trailer records, or 10× size when that is smaller than size (the
+// trailer holds it modulo 4 GiB).
+func uncompressedSize(path string, size int64) int64 {
+	if !strings.HasSuffix(path, ".gz") || size < 4 {
+		return size
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return size
+	}
+	defer f.Close()
+	var b [4]byte
+	if _, err := f.ReadAt(b[:], size-4); err != nil {
+		return size
+	}
+	isize := int64(binary.LittleEndian.Uint32(b[:]))
+	if isize < size {
+		return 10 * size
+	}
+	return isize
+}
+
+func (d *traceDB) removeTemp() {
+	if d.temp != "" {
+		os.RemoveAll(d.temp)
+	}
 }
 
 // load loads paths with opts, printing a progress line on stderr that
 // updates in place once the load has taken more than a second (none with
 // -q).
 func (d *traceDB) load(ctx context.Context, paths []string, opts trace.LoadOptions) (*trace.LoadResult, error) {
+	if len(paths) == 0 {
+		return &trace.LoadResult{}, nil // --db FILE alone: what it holds
+	}
 	p := &progressLine{w: d.stderr, start: time.Now(), quiet: d.quiet}
 	res, err := d.Load(ctx, paths, opts, p.update)
 	p.finish()
@@ -213,9 +315,11 @@ func (d *traceDB) stage(what string) (done func()) {
 	}
 }
 
-// Close closes the database and stops listening for Ctrl-C.
+// Close closes the database (and removes a temporary one) and stops
+// listening for Ctrl-C.
 func (d *traceDB) Close() error {
 	defer d.stop()
+	defer d.removeTemp()
 	return d.DB.Close()
 }
 
