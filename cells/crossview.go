@@ -17,6 +17,18 @@ import (
 // and phase of each annotation; then it builds the GPU view, the CPU view
 // and the cross-check of the slice f (analysis/crossview).
 func CrossView(ctx context.Context, eng Engine, f evidence.Filter, opts crossview.Options) (*crossview.Result, error) {
+	in, err := CrossViewInput(ctx, eng, f)
+	if err != nil {
+		return nil, err
+	}
+	return crossview.Build(in, SliceOf(f), opts)
+}
+
+// CrossViewInput reads the rows the cross-view of f is built from: the
+// frames and operations of f's trace and rank (every rank without one),
+// and the steps when f names a phase or a step. One input serves the
+// cross-view of each of its ranks (crossview.Build takes the slice).
+func CrossViewInput(ctx context.Context, eng Engine, f evidence.Filter) (*crossview.Input, error) {
 	if eng == nil {
 		return nil, fmt.Errorf("crossview: no database")
 	}
@@ -45,7 +57,7 @@ func CrossView(ctx context.Context, eng Engine, f evidence.Filter, opts crossvie
 			return nil, err
 		}
 	}
-	return crossview.Build(in, SliceOf(f), opts)
+	return in, nil
 }
 
 // RowStreamer is an Engine that can hand a query's rows over one at a time
