@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,5 +118,84 @@ func TestJSONBytes(t *testing.T) {
 		if got := jsonBytes(tc.paths); got != tc.want {
 			t.Errorf("jsonBytes(%v) = %d, want %d", tc.paths, got, tc.want)
 		}
+	}
+}
+
+// One process per rank file, each writing its part of one job into the
+// same Parquet dataset, gives the dataset every command reads as the
+// job's folder: the report is the same.
+func TestParquetDatasetWrittenPerRank(t *testing.T) {
+	job := filepath.Join("testdata", "param", "dlrm_8rank")
+	files, err := filepath.Glob(filepath.Join(job, "*.json.gz"))
+	if err != nil || len(files) != 8 {
+		t.Fatalf("want the 8 rank files of %s: %v %v", job, files, err)
+	}
+	ds := filepath.Join(t.TempDir(), "dataset")
+	done := make(chan error, len(files))
+	for _, f := range files {
+		go func() {
+			var stdout, stderr bytes.Buffer
+			if code := run([]string{"load", f, "--name", "dlrm_8rank", "--parquet", ds, "--cache", "-", "-q"}, &stdout, &stderr); code != 0 {
+				done <- fmt.Errorf("load %s exited %d: %s", f, code, stderr.String())
+				return
+			}
+			done <- nil
+		}()
+	}
+	for range files {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	report := func(src string) string {
+		out := filepath.Join(t.TempDir(), "r.md")
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"report", src, "--md", out, "--cache", "-", "-q"}, &stdout, &stderr); code != 0 {
+			t.Fatalf("report %s exited %d: %s", src, code, stderr.String())
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	want := report(job)
+	got := report(ds)
+	// The traces table names each file as it was loaded: one per process.
+	got = strings.ReplaceAll(got, "testdata/param/dlrm_8rank/", "")
+	want = strings.ReplaceAll(want, "testdata/param/dlrm_8rank/", "")
+	if got != want {
+		t.Errorf("the report of the dataset differs from the folder's:\n%s", testutil.Diff(want, got))
+	}
+
+	// A dataset loads into a database once: a second load of the same
+	// trace fails and leaves it as it was.
+	db := filepath.Join(t.TempDir(), "t.duckdb")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"load", ds, "--db", db, "-q"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("load of the dataset exited %d: %s", code, stderr.String())
+	}
+	if !strings.HasPrefix(stdout.String(), "dlrm_8rank: 26202 events, 8 file(s), ranks [0 1 2 3 4 5 6 7]") {
+		t.Errorf("load of the dataset: %q", stdout.String())
+	}
+	stderr.Reset()
+	if code := run([]string{"load", ds, "--db", db, "-q"}, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), "already loaded") {
+		t.Errorf("a second load of the dataset: exit %d, %q", code, stderr.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"query", "--db", db, "-e", "SELECT count(*) FROM events"}, &stdout, &stderr); code != 0 || stdout.String() != "count_star()\n26202\n" {
+		t.Errorf("after the failed load: exit %d, %q", code, stdout.String())
+	}
+	// A part missing its events is refused, not loaded short.
+	parts, _ := filepath.Glob(filepath.Join(ds, "trace=*", "rank=3", "events.parquet"))
+	if len(parts) != 1 {
+		t.Fatalf("rank 3's events: %v", parts)
+	}
+	if err := os.Rename(parts[0], parts[0]+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if code := run([]string{"query", ds, "-e", "SELECT 1"}, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), "incomplete dataset") {
+		t.Errorf("a dataset missing rank 3's events: exit %d, %q", code, stderr.String())
 	}
 }
