@@ -154,7 +154,6 @@ type traceDB struct {
 	quiet  bool
 	stderr io.Writer
 	stop   context.CancelFunc
-	temp   string // the directory of a temporary database file, removed by Close
 }
 
 // openTraces opens the database of a command that loads traces (paths,
@@ -171,27 +170,16 @@ type traceDB struct {
 // here and traceDB.load.
 func openTraces(ctx context.Context, f loadFlags, paths []string, stderr io.Writer) (context.Context, *traceDB, error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
-	d := &traceDB{quiet: f.quiet, stderr: stderr, stop: stop}
-	path, opts := f.db, duck.Options{CacheDir: f.cache}
-	if path == "" && jsonBytes(paths) > spillJSONBytes {
-		dir, err := os.MkdirTemp("", "tracebook-db-")
-		if err != nil {
-			stop()
-			return nil, nil, err
-		}
-		d.temp, path = dir, filepath.Join(dir, "traces.duckdb")
-	}
-	if path != "" {
+	opts := duck.Options{CacheDir: f.cache, Scratch: f.db == "" && jsonBytes(paths) > spillJSONBytes}
+	if f.db != "" || opts.Scratch {
 		opts.MemoryLimit = fileMemoryLimit
 	}
-	db, err := duck.Open(path, opts)
+	db, err := duck.Open(f.db, opts)
 	if err != nil {
-		d.removeTemp()
 		stop()
 		return nil, nil, err
 	}
-	d.DB = db
-	return ctx, d, nil
+	return ctx, &traceDB{DB: db, quiet: f.quiet, stderr: stderr, stop: stop}, nil
 }
 
 // spillJSONBytes is the size of JSON past which a command without --db
@@ -274,12 +262,6 @@ func uncompressedSize(path string, size int64) int64 {
 // of Parquet).
 const parquetJSONRatio = 16
 
-func (d *traceDB) removeTemp() {
-	if d.temp != "" {
-		os.RemoveAll(d.temp)
-	}
-}
-
 // load loads paths with opts, printing a progress line on stderr that
 // updates in place once the load has taken more than a second (none with
 // -q).
@@ -336,11 +318,10 @@ func (d *traceDB) stage(what string) (done func()) {
 	}
 }
 
-// Close closes the database (and removes a temporary one) and stops
+// Close closes the database (and removes a scratch one) and stops
 // listening for Ctrl-C.
 func (d *traceDB) Close() error {
 	defer d.stop()
-	defer d.removeTemp()
 	return d.DB.Close()
 }
 

@@ -36,6 +36,11 @@ type Options struct {
 	// than MemoryLimit. "" = FILE.tmp beside a database file, or a fresh
 	// directory under os.TempDir() for an in-memory database (removed by Close).
 	TempDirectory string `json:"temp_directory,omitempty"`
+	// Scratch, with path "", makes the database a file in a fresh
+	// temporary directory that Close removes, instead of memory: DuckDB
+	// keeps the events compressed in the file and holds only what queries
+	// need (within MemoryLimit) in memory. For traces too large to hold.
+	Scratch bool `json:"scratch,omitempty"`
 	// Threads is DuckDB's worker thread count; 0 = one per core. Loads
 	// stream each file in with one thread whatever this says (see Load).
 	Threads int `json:"threads,omitempty"`

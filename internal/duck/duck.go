@@ -35,7 +35,8 @@ type DB struct {
 	db        *sql.DB
 	cacheDir  string // "" = off
 	tempDir   string
-	ownTemp   bool // tempDir was created by Open and is removed by Close
+	ownTemp   bool   // tempDir was created by Open and is removed by Close
+	scratch   string // the directory of a scratch database (Options.Scratch), removed by Close
 
 	mu sync.Mutex // serialises Load and Drop
 
@@ -57,6 +58,14 @@ type DB struct {
 //	db, err := duck.Open("", duck.Options{})
 func Open(path string, opts Options) (*DB, error) {
 	d := &DB{path: path, opts: opts}
+	if path == "" && opts.Scratch {
+		dir, err := os.MkdirTemp("", "tracebook-db-")
+		if err != nil {
+			return nil, fmt.Errorf("creating the scratch database's directory: %w", err)
+		}
+		d.scratch, path = dir, filepath.Join(dir, "traces.duckdb")
+		d.path = path
+	}
 	d.tempDir = opts.TempDirectory
 	if d.tempDir == "" {
 		if path != "" {
@@ -150,8 +159,14 @@ func physicalMemory() uint64 {
 	return total
 }
 
-// Path returns the database file, "" for an in-memory database.
-func (d *DB) Path() string { return d.path }
+// Path returns the database file, "" for an in-memory database (a
+// scratch database's file is its own: Path is "" for it too).
+func (d *DB) Path() string {
+	if d.scratch != "" {
+		return ""
+	}
+	return d.path
+}
 
 // Close closes the database; an in-memory one is gone.
 func (d *DB) Close() error {
@@ -172,6 +187,9 @@ func (d *DB) Close() error {
 func (d *DB) removeTemp() {
 	if d.ownTemp {
 		os.RemoveAll(d.tempDir)
+	}
+	if d.scratch != "" {
+		os.RemoveAll(d.scratch)
 	}
 }
 
