@@ -69,7 +69,7 @@ for spec in \
 done
 if [ -f "$vllm" ]; then
 	for n in $scales; do
-		"$bin" synth "$vllm" -n "$n" -o "$tmp/x$n.json.gz" >/dev/null
+		"$bin" synth "$vllm" -n "$n" -o "$tmp/x$n.json.gz" >/dev/null 2>&1
 		row "vllm_h100 ×$n" "$tmp/x$n.json.gz"
 		rm -f "$tmp/x$n.json.gz"
 	done
