@@ -17,14 +17,15 @@ type options struct {
 }
 
 // cacheOptions are the load options of every command that loads traces:
-// the parse cache (--cache DIR, - for none) and -q (--quiet) for no
-// progress line.
-var cacheOptions = options{values: []string{"cache"}, flags: []string{"quiet|q"}}
+// the database file (--db FILE: the traces go into it, and a command
+// given no trace reads what it holds), the parse cache (--cache DIR, - for
+// none) and -q (--quiet) for no progress line.
+var cacheOptions = options{values: []string{"db", "cache"}, flags: []string{"quiet|q"}}
 
 // traceLoadOptions are how load and query load the traces (loadFlagsOf);
 // report, evidence, crossview and diff take only cacheOptions (their
 // --rank and --window filter the analysis, not the load).
-var traceLoadOptions = options{values: []string{"db", "name", "rank", "window", "steps"}, flags: []string{"no-python"}}
+var traceLoadOptions = options{values: []string{"name", "rank", "window", "steps"}, flags: []string{"no-python"}}
 
 // parsedArgs are a command's arguments split by parseArgs.
 type parsedArgs struct {

@@ -14,7 +14,7 @@ import (
 func init() {
 	register(command{
 		name:  "crossview",
-		usage: "crossview TRACE... [filter] [--depth N] [--min-pct P] [--format tree|folded|html] [--view gpu|cpu] [--cache DIR|-] [-q]",
+		usage: "crossview [TRACE...] [--db FILE] [filter] [--depth N] [--min-pct P] [--format tree|folded|html] [--view gpu|cpu] [--cache DIR|-] [-q]",
 		help:  "the GPU view and the CPU view of the same slice, and which side is the constraint",
 		run:   runCrossview,
 	})
@@ -73,10 +73,10 @@ func runCrossview(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(paths) == 0 {
-		return fmt.Errorf("no trace given: usage: tracebook %s", commands["crossview"].usage)
+	if len(paths) == 0 && a.load.db == "" {
+		return fmt.Errorf("no trace and no --db given: usage: tracebook %s", commands["crossview"].usage)
 	}
-	ctx, db, err := openTraces(context.Background(), a.load, stderr)
+	ctx, db, err := openTraces(context.Background(), a.load, paths, stderr)
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ import (
 func init() {
 	register(command{
 		name:  "diff",
-		usage: "diff BASE TEST [-o diff.html] [--md diff.md] [--base-context K=V,...] [--test-context K=V,...] [filter] [--cache DIR|-] [-q] | --check FILE.html",
+		usage: "diff BASE TEST [--db FILE] [-o diff.html] [--md diff.md] [--base-context K=V,...] [--test-context K=V,...] [filter] [--cache DIR|-] [-q] | --check FILE.html",
 		help:  "did the fix work? compare two traces of the same workload, step-normalised (Markdown on stdout without -o/--md; -o writes one offline page whose rank and phase filters recompute the diff)",
 		run:   runDiff,
 	})
@@ -138,7 +138,7 @@ func checkDiffPage(path string, stdout io.Writer) error {
 // slices, the cross-views of each rank and phase too, so that the page's
 // rank and phase filters compare trees.
 func collectDiff(ctx context.Context, base, test string, f evidence.Filter, baseCtx, testCtx map[string]string, withSlices bool, lf loadFlags, stderr io.Writer) (*diff.Input, error) {
-	ctx, db, err := openTraces(ctx, lf, stderr)
+	ctx, db, err := openTraces(ctx, lf, []string{base, test}, stderr)
 	if err != nil {
 		return nil, err
 	}

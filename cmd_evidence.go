@@ -16,7 +16,7 @@ func init() {
 	sessionHooks = append(sessionHooks, func(s *cells.Session) { s.Evidence = cells.EvidenceHook })
 	register(command{
 		name:  "evidence",
-		usage: "evidence AREA TRACE... [--format md|csv|json] [--raw] [filter] [--cache DIR|-] [-q]",
+		usage: "evidence AREA [TRACE...] [--db FILE] [--format md|csv|json] [--raw] [filter] [--cache DIR|-] [-q]",
 		help:  "one evidence area (" + strings.Join(evidence.Areas, ", ") + ", phases, or all) of the traces, rolled up for the filter; --raw prints the preset's mergeable rows",
 		run:   runEvidence,
 	})
@@ -38,12 +38,12 @@ func runEvidence(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) < 2 {
+	if len(pos) < 1 || len(pos) < 2 && lf.db == "" {
 		return usage
 	}
 	area, paths := pos[0], pos[1:]
 
-	ctx, db, err := openTraces(context.Background(), lf, stderr)
+	ctx, db, err := openTraces(context.Background(), lf, paths, stderr)
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func runQuery(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("no trace and no --db: nothing to query (%v)", usage)
 	}
 
-	ctx, db, err := openTraces(context.Background(), f, stderr)
+	ctx, db, err := openTraces(context.Background(), f, paths, stderr)
 	if err != nil {
 		return err
 	}

@@ -67,7 +67,7 @@ func TestQueryErrors(t *testing.T) {
 		{[]string{"query", "-e", "SELECT 1"}, "nothing to query"},
 		{[]string{"query", "internal/duck/testdata/tiny.json", "--cache", "-", "-e", "SELEC 1"}, "syntax error"},
 		{[]string{"query", "nope.json", "--cache", "-", "-e", "SELECT 1"}, "nope.json"},
-		{[]string{"load", "internal/duck/testdata/tiny.json"}, "--db FILE.duckdb is required"},
+		{[]string{"load", "internal/duck/testdata/tiny.json"}, "--db FILE.duckdb or --parquet DIR is required"},
 		{[]string{"load", "--db", "x.duckdb", "--window", "5..2", "t.json"}, "--window"},
 	}
 	for _, tc := range tests {

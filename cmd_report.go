@@ -33,7 +33,7 @@ const sampleTraceName = "benchmark_result_2869224_1695835535_trace.json.gz"
 func init() {
 	register(command{
 		name:  "report",
-		usage: "report [TRACE... | --from NOTEBOOK.ipynb] [-o report.html] [--md report.md] [--perfetto DIR] [filter] [--cache DIR|-] [-q] | --check FILE.html",
+		usage: "report [TRACE...] [--db FILE] [--from NOTEBOOK.ipynb] [-o report.html] [--md report.md] [--perfetto DIR] [filter] [--cache DIR|-] [-q] | --check FILE.html",
 		help:  "the report: at most 3 critical issues with fixes, as one offline HTML file (and Markdown)",
 		run:   runReport,
 	})
@@ -88,7 +88,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	sample := ""
-	if len(paths) == 0 && a.from == "" {
+	if len(paths) == 0 && a.from == "" && lf.db == "" {
 		// A fixed place, so that the report names the same file every run
 		// (and the parse cache recognises it).
 		dir := filepath.Join(os.TempDir(), "tracebook-sample")
@@ -175,7 +175,7 @@ func writePerfettoDir(dir string, src *report.Source, stdout io.Writer) error {
 // and cross-views through the notebook's code, and the Perfetto files of
 // its findings.
 func collectReport(ctx context.Context, paths []string, f evidence.Filter, lf loadFlags, stderr io.Writer) (*report.Source, error) {
-	ctx, db, err := openTraces(ctx, lf, stderr)
+	ctx, db, err := openTraces(ctx, lf, paths, stderr)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"sort"
 )
 
@@ -24,7 +25,36 @@ var commands = map[string]command{}
 func register(c command) { commands[c.name] = c }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	stop := profile()
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// profile starts the profiles a developer asked for: $TRACEBOOK_CPUPROFILE
+// names a file for a CPU profile of the whole command and
+// $TRACEBOOK_MEMPROFILE one for the heap profile at its end (go tool pprof
+// reads both). The returned func writes them.
+func profile() (stop func()) {
+	var done []func()
+	if p := os.Getenv("TRACEBOOK_CPUPROFILE"); p != "" {
+		if f, err := os.Create(p); err == nil && pprof.StartCPUProfile(f) == nil {
+			done = append(done, func() { pprof.StopCPUProfile(); f.Close() })
+		}
+	}
+	if p := os.Getenv("TRACEBOOK_MEMPROFILE"); p != "" {
+		done = append(done, func() {
+			if f, err := os.Create(p); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		})
+	}
+	return func() {
+		for _, d := range done {
+			d()
+		}
+	}
 }
 
 // run is main without the exit, for tests.

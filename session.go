@@ -49,11 +49,14 @@ func init() {
 	}
 }
 
-// newSession opens an in-memory DuckDB database and returns the notebook
-// session over it, with every magic wired. The caller closes the database
-// after the session's last cell.
+// newSession opens a scratch DuckDB database (a file in a temporary
+// directory that Close removes, with fileMemoryLimit: a notebook loads
+// trace after trace, and the file keeps them compressed instead of holding
+// them all in memory) and returns the notebook session over it, with every
+// magic wired. The caller closes the database after the session's last
+// cell.
 func newSession(cfg sessionConfig) (*cells.Session, *duck.DB, error) {
-	db, err := duck.Open("", duck.Options{CacheDir: cfg.cacheDir})
+	db, err := duck.Open("", duck.Options{CacheDir: cfg.cacheDir, Scratch: true, MemoryLimit: fileMemoryLimit})
 	if err != nil {
 		return nil, nil, fmt.Errorf("open the database: %w", err)
 	}

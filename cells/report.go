@@ -30,11 +30,14 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 	// core idle much of the time), and choose the findings' Perfetto
 	// windows before waiting for it.
 	var cv *crossview.Result
+	var in *crossview.Input
 	var cvErr error
 	cvDone := make(chan struct{})
 	go func() {
 		defer close(cvDone)
-		cv, cvErr = CrossView(ctx, eng, f, crossview.DefaultOptions())
+		if in, cvErr = CrossViewInput(ctx, eng, f); cvErr == nil {
+			cv, cvErr = crossview.Build(in, SliceOf(f), crossview.DefaultOptions())
+		}
 	}()
 	b, err := CollectEvidence(ctx, eng, []string{"all"}, f, context)
 	var src *report.Source
@@ -75,10 +78,11 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 		order = append(order, r)
 	}
 	sort.Ints(order)
+	// Each rank's cross-view from the input read once for every rank.
 	for _, rank := range order {
 		rf := f
 		rf.Rank, rf.HasRank = rank, true
-		rcv, err := CrossView(ctx, eng, rf, crossview.DefaultOptions())
+		rcv, err := crossview.Build(in, SliceOf(rf), crossview.DefaultOptions())
 		if err != nil {
 			continue
 		}

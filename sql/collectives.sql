@@ -124,7 +124,7 @@ _op AS (
     AND (name = 'record_param_comms' OR regexp_matches(name, '^(c10d::|nccl:|_?c10d_functional::)'))
 ),
 _on AS (
-  SELECT l.trace, l.file_id, l.idx, arg_max(o.oname, (o.ts_ns, -o.end_ns)) AS oname
+  SELECT l.trace, l.file_id, l.rank, l.idx, arg_max(o.oname, (o.ts_ns, -o.end_ns)) AS oname
   FROM _l l JOIN _op o ON o.trace = l.trace AND o.file_id = l.file_id AND o.rank = l.rank
     AND o.pid IS NOT DISTINCT FROM l.pid AND o.tid IS NOT DISTINCT FROM l.tid
     AND o.ts_ns <= l.lts AND o.end_ns >= l.lts
@@ -145,7 +145,7 @@ _n0 AS (
       WHEN regexp_matches(k.name, '(deep_ep|dpsk::ep)::', 'i') THEN 'ep_other'
       ELSE coalesce(nullif(regexp_extract(k.name, '(?i)(?:nccl|rccl|hccl)(?:Dev)?Kernel_([A-Za-z]+)', 1), ''), k.name)
     END), '^(c10d::|nccl:|_?c10d_functional::|_)+', '') AS s
-  FROM _k k LEFT JOIN _on o ON o.trace = k.trace AND o.file_id = k.file_id AND o.idx = k.idx
+  FROM _k k LEFT JOIN _on o ON o.trace = k.trace AND o.file_id = k.file_id AND o.rank = k.rank AND o.idx = k.idx
 ),
 _n AS (
   SELECT *,

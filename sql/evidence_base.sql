@@ -223,6 +223,8 @@ SELECT
   -- Step number (evidence_base_steps.step), -1 outside every step. INT
   coalesce(s.step, -1) AS step,
   -- Phase of that step, '' outside every step. TEXT
-  coalesce(s.phase, '') AS phase
+  coalesce(s.phase, '') AS phase,
+  -- Class of a GPU event, tb_kernel_class(kind, name) (views.sql): COMP, COMM, MEM or SYNC; NULL for host events. Computed here once, so that no preset matches kernel names row by row. TEXT
+  tb_kernel_class(x.kind, x.name) AS class
 FROM _x x
 LEFT JOIN _a s ON s.trace = x.trace AND s.rank = x.rank AND s.host_ts = x.host_ts;

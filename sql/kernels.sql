@@ -38,13 +38,13 @@ WITH
 _keyed AS NOT MATERIALIZED (
   SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
     correlation, external_id, stream, device, bytes, graph_id,
-    host_ts, step, phase
+    host_ts, step, phase, class
   FROM evidence_base_events
   WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
 ),
 _g AS (
   SELECT trace, rank, step, phase, coalesce(stream, -1) AS stream, name,
-    tb_kernel_class(kind, name) AS class,
+    class,
     dur_ns,
     CAST(floor(8 * log2(greatest(dur_ns, 1))) AS INTEGER) AS bucket
   FROM _keyed

@@ -51,13 +51,13 @@ _steps AS NOT MATERIALIZED (
 _keyed AS NOT MATERIALIZED (
   SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
     correlation, external_id, stream, device, bytes, graph_id,
-    host_ts, step, phase
+    host_ts, step, phase, class
   FROM evidence_base_events
   WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync')
 ),
 _g AS (
   SELECT trace, rank, step, phase, ts_ns, end_ns, kind, name, stream, correlation,
-    tb_kernel_class(kind, name) AS class
+    class
   FROM _keyed
 ),
 _w AS (

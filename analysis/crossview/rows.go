@@ -58,6 +58,10 @@ type RowReader struct {
 	stacks  map[int64]string
 	pending []int64 // call_stack_id of each frame, resolved once the stack rows are read
 	rows    int
+	// strs holds one copy of each string the rows repeat (trace, thread,
+	// kind, api, names): a trace's frames share a few thousand names, and
+	// each row's value is a fresh string from the driver.
+	strs map[string]string
 
 	cKind, cTrace, cRank, cID, cParent, cThread, cEvKind, cAPI, cName int
 	cTs, cDur, cStream, cGraph, cOper, cLink, cStack                  int
@@ -80,7 +84,7 @@ func NewRowReader(columns []string) (*RowReader, error) {
 		}
 	}
 	return &RowReader{
-		in: &Input{Origins: map[string]int64{}}, n: len(columns), stacks: map[int64]string{},
+		in: &Input{Origins: map[string]int64{}}, n: len(columns), stacks: map[int64]string{}, strs: map[string]string{},
 		cKind: at("row_kind"), cTrace: at("trace"), cRank: at("rank"), cID: at("id"), cParent: at("parent_id"),
 		cThread: at("thread"), cEvKind: at("kind"), cAPI: at("api"), cName: at("name"),
 		cTs: at("ts_ns"), cDur: at("dur_ns"), cStream: at("stream"), cGraph: at("graph_id"),
@@ -107,8 +111,8 @@ func (r *RowReader) Add(row []any) error {
 	switch kind := asString(row[r.cKind]); kind {
 	case RowFrame:
 		in.Frames = append(in.Frames, Frame{
-			ID: asInt(row[r.cID]), Parent: asInt(row[r.cParent]), Trace: asString(row[r.cTrace]), Rank: int(asInt(row[r.cRank])),
-			Thread: asString(row[r.cThread]), Kind: asString(row[r.cEvKind]), API: asString(row[r.cAPI]), Name: asString(row[r.cName]),
+			ID: asInt(row[r.cID]), Parent: asInt(row[r.cParent]), Trace: r.str(row[r.cTrace]), Rank: int(asInt(row[r.cRank])),
+			Thread: r.str(row[r.cThread]), Kind: r.str(row[r.cEvKind]), API: r.str(row[r.cAPI]), Name: r.str(row[r.cName]),
 			TsNs: asInt(row[r.cTs]), DurNs: asInt(row[r.cDur]),
 		})
 		if sid := asInt(cell(r.cStack)); sid != 0 || r.pending != nil {
@@ -119,10 +123,10 @@ func (r *RowReader) Add(row []any) error {
 		}
 	case RowOp:
 		in.Ops = append(in.Ops, Op{
-			ID: asInt(row[r.cID]), Launch: asInt(row[r.cParent]), Trace: asString(row[r.cTrace]), Rank: int(asInt(row[r.cRank])),
-			Stream: asInt(row[r.cStream]), Kind: asString(row[r.cEvKind]), Name: asString(row[r.cName]),
+			ID: asInt(row[r.cID]), Launch: asInt(row[r.cParent]), Trace: r.str(row[r.cTrace]), Rank: int(asInt(row[r.cRank])),
+			Stream: asInt(row[r.cStream]), Kind: r.str(row[r.cEvKind]), Name: r.str(row[r.cName]),
 			TsNs: asInt(row[r.cTs]), DurNs: asInt(row[r.cDur]), GraphID: asInt(row[r.cGraph]),
-			Operator: asInt(cell(r.cOper)), Link: asString(cell(r.cLink)),
+			Operator: asInt(cell(r.cOper)), Link: r.str(cell(r.cLink)),
 		})
 	case RowOrigin:
 		in.Origins[asString(row[r.cTrace])] = asInt(row[r.cTs])
@@ -132,6 +136,16 @@ func (r *RowReader) Add(row []any) error {
 		return fmt.Errorf("crossview: row %d: unknown row_kind %q", r.rows-1, kind)
 	}
 	return nil
+}
+
+// str is asString(v), one copy per distinct value.
+func (r *RowReader) str(v any) string {
+	s := asString(v)
+	if c, ok := r.strs[s]; ok {
+		return c
+	}
+	r.strs[s] = s
+	return s
 }
 
 // Input returns what the rows read so far make: the frames take the Call

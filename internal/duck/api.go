@@ -18,10 +18,14 @@
 //   - load.go: Load, one transaction per load, window and step slices.
 //   - scan.go: the table function that streams parsed events into DuckDB.
 //   - cache.go: the parse cache, one Parquet file per trace file.
+//   - dataset.go: the store as a Parquet dataset, one folder per trace and rank.
 //   - importer.go: the seam to analysis/trace.
 package duck
 
-import "errors"
+import (
+	"errors"
+	"path/filepath"
+)
 
 // Options configure Open. The zero value is a good default.
 type Options struct {
@@ -32,6 +36,11 @@ type Options struct {
 	// than MemoryLimit. "" = FILE.tmp beside a database file, or a fresh
 	// directory under os.TempDir() for an in-memory database (removed by Close).
 	TempDirectory string `json:"temp_directory,omitempty"`
+	// Scratch, with path "", makes the database a file in a fresh
+	// temporary directory that Close removes, instead of memory: DuckDB
+	// keeps the events compressed in the file and holds only what queries
+	// need (within MemoryLimit) in memory. For traces too large to hold.
+	Scratch bool `json:"scratch,omitempty"`
 	// Threads is DuckDB's worker thread count; 0 = one per core. Loads
 	// stream each file in with one thread whatever this says (see Load).
 	Threads int `json:"threads,omitempty"`
@@ -61,3 +70,10 @@ var ErrDuplicateTrace = errors.New("a trace with this name is already loaded")
 
 // ErrNoCgo is what every entry point of a build without cgo returns.
 var ErrNoCgo = errors.New("tracebook was built without cgo (CGO_ENABLED=0), and its DuckDB engine needs cgo: rebuild with CGO_ENABLED=1 and a C compiler (see install.sh)")
+
+// IsDataset reports whether dir is a Parquet dataset: a directory with at
+// least one trace=*/rank=*/events.parquet.
+func IsDataset(dir string) bool {
+	m, err := filepath.Glob(filepath.Join(dir, "trace=*", "rank=*", "events.parquet"))
+	return err == nil && len(m) > 0
+}

@@ -35,7 +35,8 @@ type DB struct {
 	db        *sql.DB
 	cacheDir  string // "" = off
 	tempDir   string
-	ownTemp   bool // tempDir was created by Open and is removed by Close
+	ownTemp   bool   // tempDir was created by Open and is removed by Close
+	scratch   string // the directory of a scratch database (Options.Scratch), removed by Close
 
 	mu sync.Mutex // serialises Load and Drop
 
@@ -57,6 +58,14 @@ type DB struct {
 //	db, err := duck.Open("", duck.Options{})
 func Open(path string, opts Options) (*DB, error) {
 	d := &DB{path: path, opts: opts}
+	if path == "" && opts.Scratch {
+		dir, err := os.MkdirTemp("", "tracebook-db-")
+		if err != nil {
+			return nil, fmt.Errorf("creating the scratch database's directory: %w", err)
+		}
+		d.scratch, path = dir, filepath.Join(dir, "traces.duckdb")
+		d.path = path
+	}
 	d.tempDir = opts.TempDirectory
 	if d.tempDir == "" {
 		if path != "" {
@@ -150,8 +159,14 @@ func physicalMemory() uint64 {
 	return total
 }
 
-// Path returns the database file, "" for an in-memory database.
-func (d *DB) Path() string { return d.path }
+// Path returns the database file, "" for an in-memory database (a
+// scratch database's file is its own: Path is "" for it too).
+func (d *DB) Path() string {
+	if d.scratch != "" {
+		return ""
+	}
+	return d.path
+}
 
 // Close closes the database; an in-memory one is gone.
 func (d *DB) Close() error {
@@ -173,6 +188,9 @@ func (d *DB) removeTemp() {
 	if d.ownTemp {
 		os.RemoveAll(d.tempDir)
 	}
+	if d.scratch != "" {
+		os.RemoveAll(d.scratch)
+	}
 }
 
 // SQL returns the database/sql handle, for callers that need rows
@@ -182,6 +200,7 @@ func (d *DB) SQL() *sql.DB { return d.db }
 // Exec runs statements that return no rows (several may be separated by
 // semicolons). DuckDB's error is returned with its message intact.
 func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
+	defer timeStatement(query)()
 	_, err := d.db.ExecContext(ctx, query, args...)
 	return err
 }
@@ -193,6 +212,7 @@ func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
 // JSON. A DuckDB error is returned with its message intact (it names the
 // line and the position of a syntax error).
 func (d *DB) Query(ctx context.Context, query string, maxRows int, args ...any) (*table.Table, error) {
+	defer timeStatement(query)()
 	rows, err := d.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
@@ -228,6 +248,7 @@ func (d *DB) Query(ctx context.Context, query string, maxRows int, args ...any) 
 // calls; its values (nil, bool, int64, float64 or string, converted as
 // Query's) may be kept.
 func (d *DB) QueryEach(ctx context.Context, query string, start func(columns []string) error, each func(row []any) error, args ...any) error {
+	defer timeStatement(query)()
 	rows, err := d.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
@@ -526,4 +547,28 @@ func (d *DB) Drop(ctx context.Context, name string) error {
 		}
 	}
 	return tx.Commit()
+}
+
+// sqlTimes, when $TRACEBOOK_SQL_TIMES is set, makes every statement run
+// through Exec, Query and QueryEach print its wall time and its first
+// line to stderr: how the cost of a report is found statement by
+// statement (scripts/bench-scale.sh's notes name the slow ones).
+var sqlTimes = os.Getenv("TRACEBOOK_SQL_TIMES") != ""
+
+// timeStatement starts timing query; the returned func prints the time.
+func timeStatement(query string) func() {
+	if !sqlTimes {
+		return func() {}
+	}
+	start := time.Now()
+	return func() {
+		line := strings.TrimSpace(stripComments(query))
+		if i := strings.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i]
+		}
+		if len(line) > 100 {
+			line = line[:100]
+		}
+		fmt.Fprintf(os.Stderr, "sql %8.1f ms  %s\n", float64(time.Since(start).Microseconds())/1000, line)
+	}
 }

@@ -49,3 +49,5 @@ func (d *DB) Drop(ctx context.Context, name string) error { return ErrNoCgo }
 func (d *DB) Load(ctx context.Context, paths []string, opts trace.LoadOptions, progress func(trace.Progress)) (*trace.LoadResult, error) {
 	return nil, ErrNoCgo
 }
+
+func (d *DB) ExportDataset(ctx context.Context, dir, trace string) error { return ErrNoCgo }

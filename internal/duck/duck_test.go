@@ -339,3 +339,35 @@ func TestEventWithoutTs(t *testing.T) {
 		t.Errorf("traces span = %q, want 5000,7000", got)
 	}
 }
+
+// A scratch database lives in a temporary directory until Close, and
+// holds what a load puts in it like any database.
+func TestScratchDatabase(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	db, err := Open("", Options{CacheDir: "-", Scratch: true, MemoryLimit: "256MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(tmp, "tracebook-db-*", "traces.duckdb"))
+	if len(dirs) != 1 {
+		t.Fatalf("scratch database files: %v", dirs)
+	}
+	if db.Path() != "" {
+		t.Errorf("Path() = %q, want \"\" for a scratch database", db.Path())
+	}
+	ctx := context.Background()
+	if _, err := db.Load(ctx, []string{filepath.Join("testdata", "tiny.json")}, trace.LoadOptions{Name: "t"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	tb, err := db.Query(ctx, "SELECT count(*) AS n FROM events", 0)
+	if err != nil || len(tb.Rows) != 1 || tb.Rows[0][0] != int64(12) {
+		t.Fatalf("count: %v %v", tb, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "tracebook-db-*")); len(left) > 0 {
+		t.Errorf("Close left %v", left)
+	}
+}

@@ -51,6 +51,9 @@ func (d *DB) Load(ctx context.Context, paths []string, opts trace.LoadOptions, p
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("load: %w", trace.ErrNoTraceFiles)
 	}
+	if len(paths) == 1 && IsDataset(paths[0]) {
+		return d.loadDataset(ctx, paths[0], opts)
+	}
 	jobs, err := discover(paths)
 	if err != nil {
 		return nil, err
