@@ -2,7 +2,7 @@
 # Installs, from Debian's packages, what the notebook side and the browser
 # tests need when it is missing: Jupyter (jupyter-client with its
 # jupyter-kernelspec command, jupyter-console, nbclient, nbconvert, the
-# classic notebook) and Chromium. Idempotent; needs root (or sudo) only
+# classic notebook), zopfli and Chromium. Idempotent; needs root (or sudo) only
 # when something is missing.
 set -euo pipefail
 
@@ -15,6 +15,9 @@ fi
 # jupyter-kernelspec (`jupyter kernelspec list`), jupyter-console the console.
 command -v jupyter-kernelspec >/dev/null 2>&1 || need+=(jupyter-client)
 command -v jupyter-console >/dev/null 2>&1 || need+=(jupyter-console)
+# zopfli compresses the report's viewer module (wasm/build.sh) 5% smaller
+# than gzip -9.
+command -v zopfli >/dev/null 2>&1 || need+=(zopfli)
 if [ "${1:-}" != "--jupyter-only" ] && ! command -v chromium >/dev/null 2>&1; then
 	need+=(chromium)
 fi
