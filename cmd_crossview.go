@@ -74,7 +74,7 @@ func runCrossview(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(paths) == 0 && a.load.db == "" {
-		return fmt.Errorf("no trace and no --db given: usage: tracebook %s", commands["crossview"].usage)
+		return fmt.Errorf("no trace given, and no --db FILE: usage: tracebook %s", commands["crossview"].usage)
 	}
 	ctx, db, err := openTraces(context.Background(), a.load, paths, stderr)
 	if err != nil {
