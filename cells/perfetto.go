@@ -86,15 +86,41 @@ func AddPerfetto(ctx context.Context, eng Engine, src *report.Source, budget int
 		return fmt.Errorf("perfetto: sql/perfetto.sql is missing from this build")
 	}
 	shown := report.ShownFindings(src.Bundle)
-	// Findings on one window share its rows; the windows' queries run a
-	// few at once, as CollectEvidence's presets do.
-	type key [4]any
-	keyOf := func(w report.Window) key { return key{w.Trace, w.Rank, w.StartNs, w.EndNs} }
-	var order []report.Window
-	rows := map[key]*table.Table{}
+	rows, err := windowRows(ctx, eng, p.SQL, src.Windows)
+	if err != nil {
+		return err
+	}
+	var ins []perfetto.Input
 	for _, w := range src.Windows {
-		if _, ok := rows[keyOf(w)]; !ok {
-			rows[keyOf(w)] = nil
+		in := perfetto.Input{Window: w, Rows: rows[windowKeyOf(w)]}
+		if w.N >= 1 && w.N <= len(shown) {
+			in.Finding = shown[w.N-1]
+		}
+		ins = append(ins, in)
+	}
+	src.Perfetto = perfetto.Files(ins, budget)
+	return nil
+}
+
+// windowKey names a window's rows: findings on one window share them.
+type windowKey struct {
+	trace      string
+	rank       int
+	start, end int64
+}
+
+func windowKeyOf(w report.Window) windowKey { return windowKey{w.Trace, w.Rank, w.StartNs, w.EndNs} }
+
+// windowRows runs sql/perfetto.sql (query) once per distinct window of
+// windows, a few at once as CollectEvidence's presets run, with the cap of
+// the saved files: the rows a finding's Perfetto file and its timeline are
+// made from. The first window whose query fails is the error.
+func windowRows(ctx context.Context, eng Engine, query string, windows []report.Window) (map[windowKey]*table.Table, error) {
+	var order []report.Window
+	rows := map[windowKey]*table.Table{}
+	for _, w := range windows {
+		if _, ok := rows[windowKeyOf(w)]; !ok {
+			rows[windowKeyOf(w)] = nil
 			order = append(order, w)
 		}
 	}
@@ -108,27 +134,18 @@ func AddPerfetto(ctx context.Context, eng Engine, src *report.Source, budget int
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			tables[i], errs[i] = eng.Query(ctx, p.SQL, 0, w.Trace, w.Rank, w.StartNs, w.EndNs,
+			tables[i], errs[i] = eng.Query(ctx, query, 0, w.Trace, w.Rank, w.StartNs, w.EndNs,
 				int64(perfetto.DefaultMaxEvents), int64(perfetto.DefaultMaxPython))
 		}()
 	}
 	wg.Wait()
 	for i, w := range order {
 		if errs[i] != nil {
-			return fmt.Errorf("perfetto: the window of finding %d (%s): %w", w.N, w.Rule, errs[i])
+			return nil, fmt.Errorf("perfetto: the window of finding %d (%s): %w", w.N, w.Rule, errs[i])
 		}
-		rows[keyOf(w)] = tables[i]
+		rows[windowKeyOf(w)] = tables[i]
 	}
-	var ins []perfetto.Input
-	for _, w := range src.Windows {
-		in := perfetto.Input{Window: w, Rows: rows[keyOf(w)]}
-		if w.N >= 1 && w.N <= len(shown) {
-			in.Finding = shown[w.N-1]
-		}
-		ins = append(ins, in)
-	}
-	src.Perfetto = perfetto.Files(ins, budget)
-	return nil
+	return rows, nil
 }
 
 // WritePerfettoFiles writes the Perfetto files into dir, creating it:

@@ -5,11 +5,9 @@ import (
 	"html"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/tracebook/tracebook/analysis/perfetto"
 	"github.com/tracebook/tracebook/analysis/report"
-	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/sql"
 )
 
@@ -45,10 +43,9 @@ func addChartSVG(data map[string]any, charts []report.Chart) {
 
 // AddTimelines gives each window of src its timeline (the picture of the
 // window's host threads and GPU streams that the report draws beside the
-// Perfetto file): sql/perfetto.sql runs once per distinct window, a few at
-// once as AddPerfetto runs them, with the cap of the saved files, and
-// perfetto.Timeline reduces its rows. A window whose rows cannot be read
-// keeps no timeline rather than failing the report.
+// Perfetto file): the window's rows are read as AddPerfetto reads them
+// (windowRows), and perfetto.Timeline reduces them. When the rows cannot
+// be read, the windows keep no timeline rather than failing the report.
 func AddTimelines(ctx context.Context, eng Engine, src *report.Source) {
 	if eng == nil || len(src.Windows) == 0 {
 		return
@@ -58,41 +55,23 @@ func AddTimelines(ctx context.Context, eng Engine, src *report.Source) {
 		return
 	}
 	shown := report.ShownFindings(src.Bundle)
-	type key [4]any
-	keyOf := func(w *report.Window) key { return key{w.Trace, w.Rank, w.StartNs, w.EndNs} }
-	idx := map[key]int{}
-	var order []*report.Window
-	for i := range src.Windows {
-		w := &src.Windows[i]
-		if _, seen := idx[keyOf(w)]; w.Placed && w.EndNs > w.StartNs && !seen {
-			idx[keyOf(w)] = len(order)
-			order = append(order, w)
+	var placed []report.Window
+	for _, w := range src.Windows {
+		if w.Placed && w.EndNs > w.StartNs {
+			placed = append(placed, w)
 		}
 	}
-	rows := make([]*table.Table, len(order))
-	sem := make(chan struct{}, presetWorkers)
-	var wg sync.WaitGroup
-	for i, w := range order {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			t, err := eng.Query(ctx, p.SQL, 0, w.Trace, w.Rank, w.StartNs, w.EndNs,
-				int64(perfetto.DefaultMaxEvents), int64(perfetto.DefaultMaxPython))
-			if err == nil {
-				rows[i] = t
-			}
-		}()
+	rows, err := windowRows(ctx, eng, p.SQL, placed)
+	if err != nil {
+		return
 	}
-	wg.Wait()
 	for i := range src.Windows {
 		w := &src.Windows[i]
-		k, ok := idx[keyOf(w)]
-		if !ok || rows[k] == nil {
+		t := rows[windowKeyOf(*w)]
+		if t == nil {
 			continue
 		}
-		in := perfetto.Input{Window: *w, Rows: rows[k]}
+		in := perfetto.Input{Window: *w, Rows: t}
 		if w.N >= 1 && w.N <= len(shown) {
 			in.Finding = shown[w.N-1]
 		}

@@ -220,20 +220,8 @@ func (d *drawing) rows(c *Bars, y float64) {
 	scale := (x1 - x0) / top
 	plotTop := y
 	plotBottom := plotTop + float64(len(c.Bars))*rowH
-	// The value axis first, so that the bars draw over its grid lines: a
-	// line, ticks and their labels, the axis title.
-	d.p(`<g data-axis="x">`)
-	for k := 0; float64(k)*step <= top*(1+1e-9); k++ {
-		v := float64(k) * step
-		tx := x0 + v*scale
-		d.p(`<line x1="`, num(tx), `" y1="`, num(plotTop), `" x2="`, num(tx), `" y2="`, num(plotBottom+4), `" stroke="#ddd"/>`)
-		d.p(`<text data-tick="`, Format(v), `" x="`, num(tx), `" y="`, num(plotBottom+16), `" text-anchor="middle">`, Format(v), "</text>")
-	}
-	d.p(`<line x1="`, num(x0), `" y1="`, num(plotBottom), `" x2="`, num(x1), `" y2="`, num(plotBottom), `" stroke="#555"/>`)
-	d.p("</g>\n")
-	if at := axisTitle(c.ValueAxis, c.Unit); at != "" {
-		d.centred(at, (x0+x1)/2, plotBottom+32)
-	}
+	// The value axis first, so that the bars draw over its grid lines.
+	d.xAxis(x0, x1, plotTop, plotBottom, step, top, axisTitle(c.ValueAxis, c.Unit))
 	for i, b := range c.Bars {
 		by := plotTop + float64(i)*rowH + (rowH-barH)/2
 		d.p(`<g data-bar="`, strconv.Itoa(i), `"><title>`, Escape(tooltip(c, b, totals[i])), "</title>")
@@ -366,6 +354,25 @@ func (d *drawing) columns(c *Bars, y float64) {
 
 // centred writes a line of text centred on x at baseline y, shortened to
 // stay inside the chart.
+// xAxis draws a horizontal value axis from x0 to x1 under a plot from
+// plotTop to plotBottom: a grid line, a tick and its label every step up to
+// top, the axis line, and title ("" for none) centred below.
+func (d *drawing) xAxis(x0, x1, plotTop, plotBottom, step, top float64, title string) {
+	scale := (x1 - x0) / top
+	d.p(`<g data-axis="x">`)
+	for k := 0; float64(k)*step <= top*(1+1e-9); k++ {
+		v := float64(k) * step
+		tx := x0 + v*scale
+		d.p(`<line x1="`, num(tx), `" y1="`, num(plotTop), `" x2="`, num(tx), `" y2="`, num(plotBottom+4), `" stroke="#ddd"/>`)
+		d.p(`<text data-tick="`, Format(v), `" x="`, num(tx), `" y="`, num(plotBottom+16), `" text-anchor="middle">`, Format(v), "</text>")
+	}
+	d.p(`<line x1="`, num(x0), `" y1="`, num(plotBottom), `" x2="`, num(x1), `" y2="`, num(plotBottom), `" stroke="#555"/>`)
+	d.p("</g>\n")
+	if title != "" {
+		d.centred(title, (x0+x1)/2, plotBottom+32)
+	}
+}
+
 func (d *drawing) centred(s string, x, y float64) {
 	s = fit(s, 2*math.Min(x-pad, d.w-pad-x))
 	d.p(`<text x="`, num(x), `" y="`, num(y), `" text-anchor="middle">`, Escape(s), "</text>\n")

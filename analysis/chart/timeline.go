@@ -109,18 +109,7 @@ func (c *Timeline) SVG() string {
 	scale := (x1 - x0) / top
 	plotTop := y
 	plotBottom := plotTop + float64(len(c.Lanes))*laneRow
-	d.p(`<g data-axis="x">`)
-	for k := 0; float64(k)*step <= top*(1+1e-9); k++ {
-		v := float64(k) * step
-		tx := x0 + v*scale
-		d.p(`<line x1="`, num(tx), `" y1="`, num(plotTop), `" x2="`, num(tx), `" y2="`, num(plotBottom+4), `" stroke="#ddd"/>`)
-		d.p(`<text data-tick="`, Format(v), `" x="`, num(tx), `" y="`, num(plotBottom+16), `" text-anchor="middle">`, Format(v), "</text>")
-	}
-	d.p(`<line x1="`, num(x0), `" y1="`, num(plotBottom), `" x2="`, num(x1), `" y2="`, num(plotBottom), `" stroke="#555"/>`)
-	d.p("</g>\n")
-	if at := axisTitle(c.Axis, c.Unit); at != "" {
-		d.centred(at, (x0+x1)/2, plotBottom+32)
-	}
+	d.xAxis(x0, x1, plotTop, plotBottom, step, top, axisTitle(c.Axis, c.Unit))
 	// The lanes' light tracks, then the bands over them, then the
 	// segments over both.
 	for i := range c.Lanes {
