@@ -406,19 +406,27 @@ func capFirst(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// wall returns the rank's wall time: the overview's span of every event of
-// the rank (host and device), or the GPU span where the overview has none.
+// wall returns the rank's wall time (WallNs over the GPU span the rules
+// judge).
 func (c *ctx) wall(trace string, rank int) int64 {
-	if t := c.ev.Table("overview"); t != nil {
+	return WallNs(c.ev, trace, rank, c.span(trace, rank))
+}
+
+// WallNs is a rank's wall time, the denominator of host-side shares
+// (time blocked in syncs, in the DataLoader): the overview's span of every
+// event of the rank (host and device), at least gpuSpan, its GPU span;
+// gpuSpan where the overview has no row for it.
+func WallNs(ev *evidence.Evidence, trace string, rank int, gpuSpan int64) int64 {
+	if t := ev.Table("overview"); t != nil {
 		for r := range t.Rows {
 			if evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank {
 				if w := evidence.Int(t, r, "span_ns"); w > 0 {
-					return max(w, c.span(trace, rank))
+					return max(w, gpuSpan)
 				}
 			}
 		}
 	}
-	return c.span(trace, rank)
+	return gpuSpan
 }
 
 // Excluded returns the GPU idle time the gate took out of the judged slice

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/findings"
 	"github.com/tracebook/tracebook/analysis/table"
 )
 
@@ -64,6 +65,7 @@ type areaSlice struct {
 type rankSpans struct {
 	ranks            int
 	busy, idle, span int64
+	wall             int64 // the ranks' wall times summed (findings.WallNs)
 }
 
 // evidenceRows fills the summary table of the Evidence section.
@@ -78,8 +80,10 @@ func evidenceRows(ev *evidence.Evidence, found []evidence.Finding) []EvidenceRow
 	if t := ev.Table("ranks"); t != nil {
 		for r := range t.Rows {
 			s.spans.ranks++
-			s.spans.busy += evidence.Int(t, r, "busy_ns")
-			s.spans.idle += evidence.Int(t, r, "idle_ns")
+			busy, idle := evidence.Int(t, r, "busy_ns"), evidence.Int(t, r, "idle_ns")
+			s.spans.busy += busy
+			s.spans.idle += idle
+			s.spans.wall += findings.WallNs(ev, evidence.Str(t, r, "trace"), int(evidence.Int(t, r, "rank")), busy+idle)
 		}
 		s.spans.span = s.spans.busy + s.spans.idle
 	}
@@ -223,7 +227,7 @@ func syncEvidence(s *areaSlice) (string, *evidence.Gap) {
 		text = "No blocking synchronisation call or copy (" + s.where + ")."
 	} else {
 		text = "The host blocked " + fmtMs(blocked) + " in " + plural(n, "blocking call", "blocking calls") + " (" + s.where + "; " +
-			share(blocked, s.spans.span, "GPU span") + "); they opened " + plural(gaps, "GPU gap", "GPU gaps") + ", " + fmtMs(gapNs) + " of GPU idle time. Longest: " +
+			share(blocked, s.spans.wall, "wall time") + "); they opened " + plural(gaps, "GPU gap", "GPU gaps") + ", " + fmtMs(gapNs) + " of GPU idle time. Longest: " +
 			name(evidence.Str(t, top, "call"))
 		if op := evidence.Str(t, top, "op"); op != "" {
 			text += " from " + name(op)

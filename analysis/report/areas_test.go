@@ -63,7 +63,7 @@ func TestEvidenceRows(t *testing.T) {
 		evidence []string
 		interp   string
 	}{
-		{"Synchronization waits", false, []string{"2.500 ms in 3 blocking calls", "rank 0", "25.0% of the 10.000 ms GPU span", "opened 2 GPU gaps, 1.000 ms of GPU idle time"}, "Host syncs stall the GPU (critical, confirmed)"},
+		{"Synchronization waits", false, []string{"2.500 ms in 3 blocking calls", "rank 0", "25.0% of the 10.000 ms wall time", "opened 2 GPU gaps, 1.000 ms of GPU idle time"}, "Host syncs stall the GPU (critical, confirmed)"},
 		{"GPU kernel hotspots", false, []string{"Top kernel gemm: 3.000 ms, 75.0% of the 4.000 ms summed kernel time (rank 0)", "COMP 75.0%, COMM 25.0%"}, "No rule flags this area"},
 		{"Rank imbalance", true, []string{"Gap: rank imbalance cannot be shown."}, "only one rank was loaded"},
 		{"Prefill/decode and steps", true, []string{"Gap: per-step evidence"}, "no step annotations"},
