@@ -68,7 +68,10 @@ func IsDuration(unit string) bool {
 
 // Ms formats nanoseconds as milliseconds with three decimals (microsecond
 // resolution) and grouped thousands: "0.042 ms", "12.345 ms",
-// "1,234.568 ms". It is the one way tracebook writes a duration.
+// "1,234.568 ms". Tables, the report's prose, the diff and the cross-view
+// write durations with it; the findings' sentences still round to their
+// magnitude (ms in analysis/findings), and a --window label echoes its
+// argument (internal/duck).
 func Ms[T int64 | float64](ns T) string { return MsNumber(ns) + " ms" }
 
 // MsNumber is Ms without the unit, for a cell under a header that names it.
