@@ -11,15 +11,6 @@ import (
 	"github.com/tracebook/tracebook/cells"
 )
 
-func init() {
-	register(command{
-		name:  "crossview",
-		usage: "crossview [TRACE...] [--db FILE] [filter] [--depth N] [--min-pct P] [--format tree|folded|html] [--view gpu|cpu] [--cache DIR|-] [-q]",
-		help:  "the GPU view and the CPU view of the same slice, and which side is the constraint",
-		run:   runCrossview,
-	})
-}
-
 // crossviewArgs are the crossview command's own options.
 type crossviewArgs struct {
 	opts   crossview.Options

@@ -20,12 +20,6 @@ import (
 )
 
 func init() {
-	register(command{
-		name:  "diff",
-		usage: "diff BASE TEST [--db FILE] [-o diff.html] [--md diff.md] [--base-context K=V,...] [--test-context K=V,...] [filter] [--cache DIR|-] [-q] | --check FILE.html",
-		help:  "did the fix work? compare two traces of the same workload, step-normalised (Markdown on stdout without -o/--md; -o writes one offline page whose rank and phase filters recompute the diff)",
-		run:   runDiff,
-	})
 	sessionHooks = append(sessionHooks, func(s *cells.Session) {
 		s.Diff = cells.DiffHook(diffPageWriter(nil))
 	})

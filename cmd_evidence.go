@@ -14,12 +14,6 @@ import (
 
 func init() {
 	sessionHooks = append(sessionHooks, func(s *cells.Session) { s.Evidence = cells.EvidenceHook })
-	register(command{
-		name:  "evidence",
-		usage: "evidence AREA [TRACE...] [--db FILE] [--format md|csv|json] [--raw] [filter] [--cache DIR|-] [-q]",
-		help:  "one evidence area (" + strings.Join(evidence.Areas, ", ") + ", phases, or all) of the traces, rolled up for the filter; --raw prints the preset's mergeable rows",
-		run:   runEvidence,
-	})
 }
 
 func runEvidence(args []string, stdout, stderr io.Writer) error {

@@ -10,15 +10,6 @@ import (
 	"runtime"
 )
 
-func init() {
-	register(command{
-		name:  "install",
-		usage: "install [--user | --prefix DIR]",
-		help:  "register the tracebook kernelspec with Jupyter",
-		run:   runInstall,
-	})
-}
-
 // kernelSpec is a Jupyter kernel.json.
 //
 // Spec: https://jupyter-client.readthedocs.io/en/latest/kernels.html#kernel-specs

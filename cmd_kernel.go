@@ -17,15 +17,6 @@ import (
 	"github.com/tracebook/tracebook/kernel"
 )
 
-func init() {
-	register(command{
-		name:  "kernel",
-		usage: "kernel -f CONNECTION_FILE",
-		help:  "run the Jupyter kernel (Jupyter starts it through the kernelspec)",
-		run:   runKernel,
-	})
-}
-
 // newExecutor builds the Executor that runs notebook cells: the notebook
 // language of package cells over the DuckDB engine. It is a hook so that the
 // composition of cells and internal/duck can be wired in (in an init function

@@ -17,15 +17,6 @@ import (
 	"github.com/tracebook/tracebook/internal/duck"
 )
 
-func init() {
-	register(command{
-		name:  "load",
-		usage: "load TRACE... (--db FILE.duckdb | --parquet DIR) [--name N] [--rank N] [--no-python] [--window START..END] [--steps A..B] [--cache DIR|-] [-q]",
-		help:  "load traces into a DuckDB database file that a notebook (or duckdb) can reopen, or write them as a Parquet dataset (one folder per trace and rank) that every command takes as a TRACE",
-		run:   runLoad,
-	})
-}
-
 // loadFlags are the load options (loadFlagsOf): the parse cache and -q,
 // which every command that loads traces takes, and for load and query
 // where the database is and how the traces are loaded.

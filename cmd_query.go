@@ -12,15 +12,6 @@ import (
 	"github.com/tracebook/tracebook/analysis/table"
 )
 
-func init() {
-	register(command{
-		name:  "query",
-		usage: "query [TRACE...] -e SQL [--format csv|json|md] [--db FILE] [--max-rows N] [load options]",
-		help:  "run SQL over traces (loaded for the query, or already in --db FILE)",
-		run:   runQuery,
-	})
-}
-
 func runQuery(args []string, stdout, stderr io.Writer) error {
 	usage := fmt.Errorf("usage: tracebook %s", commands["query"].usage)
 	p, f, err := parseLoadArgs("query", args, traceLoadOptions, options{values: []string{"e", "format", "max-rows"}})

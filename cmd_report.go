@@ -31,12 +31,6 @@ var sampleTrace []byte
 const sampleTraceName = "benchmark_result_2869224_1695835535_trace.json.gz"
 
 func init() {
-	register(command{
-		name:  "report",
-		usage: "report [TRACE...] [--db FILE] [--from NOTEBOOK.ipynb] [-o report.html] [--md report.md] [--perfetto DIR] [filter] [--cache DIR|-] [-q] | --check FILE.html",
-		help:  "the report: at most 3 critical issues with fixes, as one offline HTML file (and Markdown)",
-		run:   runReport,
-	})
 	sessionHooks = append(sessionHooks, func(s *cells.Session) {
 		s.Report = cells.ReportHook(writeHTMLReport)
 	})

@@ -18,15 +18,6 @@ import (
 	"github.com/tracebook/tracebook/internal/nbformat"
 )
 
-func init() {
-	register(command{
-		name:  "run",
-		usage: "run NOTEBOOK.ipynb [-o OUT.ipynb | --inplace] [--allow-errors] [--cache DIR|-]",
-		help:  "execute a notebook's cells without a Jupyter server and write it with its outputs",
-		run:   runRun,
-	})
-}
-
 // cellError is the error of a notebook whose cell failed: the cell's
 // index in the notebook (from 0, as nbformat counts), its first line and
 // the error it showed.

@@ -13,15 +13,6 @@ import (
 	"github.com/tracebook/tracebook/analysis/trace/synth"
 )
 
-func init() {
-	register(command{
-		name:  "synth",
-		usage: "synth TRACE -n N -o OUT.json[.gz]",
-		help:  "write a trace N times the size of a real one (its steps repeated, shifted in time, ids renumbered), for benchmarks",
-		run:   runSynth,
-	})
-}
-
 func runSynth(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("synth", flag.ContinueOnError)
 	fs.SetOutput(stderr)

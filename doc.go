@@ -9,11 +9,11 @@
 //
 // # Files
 //
-//   - main.go: the command table, commands, and the dispatch and help
-//     generated from it. The table starts empty: each cmd_*.go file adds
-//     its command's row (name, usage, one-line help, run function) with
-//     register in an init function, so a command is added by adding its
-//     file. `tracebook help` lists the rows, sorted by name.
+//   - main.go: the command table, commands: one literal row per command
+//     (name, usage, one-line help, run function), and the dispatch and
+//     help generated from it. A command is added by adding its row here
+//     and its cmd_<name>.go. `tracebook help` lists the rows, sorted by
+//     name.
 //   - cmd_crossview.go, cmd_diff.go, cmd_evidence.go, cmd_install.go,
 //     cmd_kernel.go, cmd_load.go, cmd_query.go, cmd_report.go, cmd_run.go,
 //     cmd_synth.go: one command each (cmd_report.go also embeds the sample
