@@ -59,8 +59,15 @@ type DB struct {
 func Open(path string, opts Options) (*DB, error) {
 	d := &DB{path: path, opts: opts}
 	if path == "" && opts.Scratch {
-		dir, err := os.MkdirTemp("", "tracebook-db-")
+		removeOrphanScratch()
+		dir, err := os.MkdirTemp("", scratchPrefix)
 		if err != nil {
+			return nil, fmt.Errorf("creating the scratch database's directory: %w", err)
+		}
+		// The owner's pid, so that a later Open removes the directory if
+		// this process dies without Close (a killed kernel).
+		if err := os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+			os.RemoveAll(dir)
 			return nil, fmt.Errorf("creating the scratch database's directory: %w", err)
 		}
 		d.scratch, path = dir, filepath.Join(dir, "traces.duckdb")
@@ -182,6 +189,33 @@ func (d *DB) Close() error {
 	}
 	d.removeTemp()
 	return err
+}
+
+// scratchPrefix starts the name of a scratch database's directory.
+const scratchPrefix = "tracebook-db-"
+
+// removeOrphanScratch removes the scratch databases of processes that are
+// gone: directories under os.TempDir() named scratchPrefix* whose pid file
+// names a process that no longer exists (on systems with /proc; elsewhere
+// it removes nothing).
+func removeOrphanScratch() {
+	if _, err := os.Stat("/proc/self"); err != nil {
+		return
+	}
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), scratchPrefix+"*"))
+	for _, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, "pid"))
+		if err != nil {
+			continue // not ours, or still being created
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); os.IsNotExist(err) {
+			os.RemoveAll(dir)
+		}
+	}
 }
 
 func (d *DB) removeTemp() {

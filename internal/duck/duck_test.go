@@ -370,4 +370,34 @@ func TestScratchDatabase(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(tmp, "tracebook-db-*")); len(left) > 0 {
 		t.Errorf("Close left %v", left)
 	}
+
+	// The directory of a process that died without Close goes at the next
+	// scratch Open; one whose process lives, and one with no pid file,
+	// stay.
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("no /proc: orphans are not detected here")
+	}
+	dead := filepath.Join(tmp, "tracebook-db-dead")
+	alive := filepath.Join(tmp, "tracebook-db-alive")
+	foreign := filepath.Join(tmp, "tracebook-db-foreign")
+	for dir, pid := range map[string]string{dead: "2147483646", alive: strconv.Itoa(os.Getpid()), foreign: ""} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if pid != "" {
+			if err := os.WriteFile(filepath.Join(dir, "pid"), []byte(pid), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	db, err = Open("", Options{CacheDir: "-", Scratch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for dir, want := range map[string]bool{dead: false, alive: true, foreign: true} {
+		if _, err := os.Stat(dir); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", filepath.Base(dir), err == nil, want)
+		}
+	}
 }
