@@ -185,3 +185,31 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 		t.Errorf("14 launches judged launch-bound: %s", rules(fs))
 	}
 }
+
+// A sync inside aten::to gets the fix of its copies' direction: an upload
+// from pageable memory is pinned and made non-blocking; a read back to the
+// host goes to a pinned buffer read after an event.
+func TestSyncFixFollowsCopyDirection(t *testing.T) {
+	syncTable := func(dir string) *table.Table {
+		c := cols("trace rank step phase stream call op trigger direction pageable blocking count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes")
+		return &table.Table{Columns: c, Rows: [][]any{
+			{"t", int64(0), int64(1), "", int64(7), "cudaStreamSynchronize", "aten::to", "to_host", "", false, true, int64(10), int64(1_000_000), int64(100_000), int64(10), int64(5_000_000), int64(500_000), int64(0)},
+			{"t", int64(0), int64(1), "", int64(7), "cudaMemcpyAsync", "aten::to", "to_host", dir, true, true, int64(10), int64(3_000_000), int64(300_000), int64(0), int64(0), int64(0), int64(1 << 20)},
+		}}
+	}
+	for _, tc := range []struct{ dir, want, not string }{
+		{"HtoD", "pin_memory=True", "pinned host buffer"},
+		{"DtoH", "pinned host buffer", "pin_memory=True"},
+	} {
+		fs := eval(bundle("training", "cuda", "H100", 20_000_000, 10_000_000, map[string]*table.Table{"sync": syncTable(tc.dir)}), nil)
+		var fix string
+		for _, f := range fs {
+			if f.Rule == "sync_bound_loop" {
+				fix = f.Fix + " " + f.Snippet
+			}
+		}
+		if !strings.Contains(fix, tc.want) || strings.Contains(fix, tc.not) {
+			t.Errorf("%s copies: sync fix %q (findings %s)", tc.dir, fix, rules(fs))
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 func ref(preset string, kv ...string) evidence.Ref {
@@ -156,6 +157,13 @@ func syncBound(c *ctx) []evidence.Finding {
 				f.Fix = "Replace the data-dependent shape (nonzero, boolean mask) with a fixed-shape form."
 				f.Snippet = "x = torch.where(mask, x, torch.zeros_like(x))"
 			case "to_host":
+				if uploadOnly(t, b.trace, b.rank, op) {
+					// aten::to of a pageable host tensor to the device
+					// synchronises after its copy: the input batch's upload.
+					f.Fix = "The sync follows host-to-device copies (the batch's upload from pageable memory): pin the host tensors (DataLoader(pin_memory=True)) and copy them with non_blocking=True, so that neither the copy nor a sync after it blocks the loop."
+					f.Snippet = "loader = DataLoader(ds, batch_size=B, pin_memory=True)\nx = x.to(device, non_blocking=True)"
+					break
+				}
 				f.Fix = "Copy to a pinned host buffer without blocking and read it after an event, or defer the copy to the end of the step."
 				f.Snippet = "y_cpu = y.to(\"cpu\", non_blocking=True)  # then event.synchronize() before reading"
 			default:
@@ -168,6 +176,27 @@ func syncBound(c *ctx) []evidence.Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// uploadOnly reports whether the copies the sync table shows under op on
+// the rank (the rows with a copy direction) are all host-to-device: a sync
+// inside aten::to then belongs to an upload, not to a read back to the
+// host.
+func uploadOnly(t *table.Table, trace string, rank int, op string) bool {
+	n := 0
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") != trace || int(evidence.Int(t, r, "rank")) != rank || evidence.Str(t, r, "op") != op {
+			continue
+		}
+		switch evidence.Str(t, r, "direction") {
+		case "":
+		case "HtoD":
+			n++
+		default:
+			return false
+		}
+	}
+	return n > 0
 }
 
 // pageable: copies whose Kineto name says Pageable (the platform names the
