@@ -63,8 +63,10 @@ func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
 		}
 		return "No graph replay in the trace: check that --disable-cuda-graph was not passed and that the batch fits --cuda-graph-max-bs; the overlap scheduler is on unless --disable-overlap-schedule was passed.", ""
 	}
-	if d, share := c.dataloaderShare(trace, rank); share >= c.th["dataloader_share"] {
-		// The host is waiting for batches: that is the lever, not fusion.
+	d, share := c.dataloaderShare(trace, rank)
+	if share >= c.th["dataloader_critical"] {
+		// The host is mostly waiting for batches: that is the lever, not
+		// fusion. A smaller share is named after the CPU work below.
 		return fmt.Sprintf("The launching thread spends %s (%s of %s) inside enumerate(DataLoader): the GPU waits for batches. Fix the input pipeline first (see the DataLoader issue), then shorten the CPU work that remains between launches.",
 				ms(d), pct(share), c.loopWhat(trace, rank)),
 			"DataLoader(ds, batch_size=B, num_workers=8, pin_memory=True, persistent_workers=True)"
@@ -83,6 +85,9 @@ func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
 		snippet = "TORCH_LOGS=graph_breaks python train.py"
 	case why != "":
 		parts = append(parts, "batch more work per launch (larger batches, fewer small operations); torch.compile is not an option here: "+why)
+	}
+	if share >= c.th["dataloader_share"] {
+		parts = append(parts, fmt.Sprintf("the DataLoader also takes %s (%s of %s): see the DataLoader issue", ms(d), pct(share), c.loopWhat(trace, rank)))
 	}
 	if w.Training {
 		if w.DataLoaderWorkers == 0 {
