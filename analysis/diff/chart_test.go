@@ -23,7 +23,7 @@ func goldenInputs(t *testing.T) map[string]*Input {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.input.msgpack.gz"))
 	if len(files) == 0 {
-		t.Skip("no encoded diff inputs in testdata/golden (run the root package's TestDiffGolden with -update)")
+		t.Fatal("no encoded diff inputs in testdata/golden (run the root package's TestDiffGolden with -update)")
 	}
 	out := map[string]*Input{}
 	for _, f := range files {
