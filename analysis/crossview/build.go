@@ -53,27 +53,11 @@ type builder struct {
 	graphRecorded, graphExpected int64
 	// syncGap: GPU idle time in the gaps each sync frame opened, set by measure.
 	syncGap map[int32]int64
-	comms   map[string]bool // IsComm by kernel name
 	// stacks: a Call stack arg split into frames, outermost first, by arg.
 	stacks map[string]*callStack
 	// pyCtx: the python frames drawn above each frame (see pyContext).
 	pyCtx     [][]string
 	pyCtxDone []bool
-}
-
-func (b *builder) isComm(kind, name string) bool {
-	if kind != "kernel" {
-		return false
-	}
-	c, ok := b.comms[name]
-	if !ok {
-		if b.comms == nil {
-			b.comms = map[string]bool{}
-		}
-		c = IsComm(kind, name)
-		b.comms[name] = c
-	}
-	return c
 }
 
 // frameName is frameName, remembered by name.
@@ -486,19 +470,9 @@ func (b *builder) clipFrames() {
 			b.selfNs[i] = 0
 		}
 	}
-	// Sync flags need the operations a memcpy call launched.
-	toHost := make(map[int32]bool)
-	for i := range b.in.Ops {
-		o := &b.in.Ops[i]
-		if o.Launch != 0 && copiesToHost(o.Kind, o.Name) {
-			if li, ok := b.idx[o.Launch]; ok {
-				toHost[li] = true
-			}
-		}
-	}
 	b.sync = make([]bool, n)
 	for i, f := range b.frames {
-		b.sync[i] = IsSync(f.Kind, f.API, f.Name, toHost[int32(i)])
+		b.sync[i] = f.Sync == SyncBlocking
 	}
 	b.class = make([]uint8, n)
 	for i := range b.frames {

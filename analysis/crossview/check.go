@@ -243,7 +243,7 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData, m *Metrics) []Gap {
 	for _, o := range d.ops {
 		iv := ival{o.a, o.b}
 		busy = append(busy, iv)
-		if b.isComm(o.op.Kind, o.op.Name) {
+		if o.op.Class == ClassComm {
 			comm = append(comm, iv)
 		} else {
 			other = append(other, iv)

@@ -470,7 +470,11 @@ func TestFromTableLinkColumns(t *testing.T) {
 		}
 		tb := newTable(cols)
 		row := func(kind string, id, parent int64, evKind, name string, oper int64, link any, sid int64) []any {
-			r := []any{kind, "job", int64(0), id, parent, "1/1", evKind, nil, name, int64(10), int64(5), nil, nil}
+			var class any
+			if kind == "op" {
+				class = ClassComp
+			}
+			r := []any{kind, "job", int64(0), id, parent, "1/1", evKind, nil, name, int64(10), int64(5), nil, nil, class, nil}
 			if withLinks {
 				r = append(r, oper, link, sid)
 			}
@@ -488,7 +492,7 @@ func TestFromTableLinkColumns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Op{ID: 2, Trace: "job", Kind: "kernel", Name: "k", TsNs: 10, DurNs: 5}
+		want := Op{ID: 2, Trace: "job", Kind: "kernel", Name: "k", TsNs: 10, DurNs: 5, Class: ClassComp}
 		wantStacks := []string{"", ""}
 		if withLinks {
 			want.Operator, want.Link = 3, LinkExternalID
@@ -504,7 +508,7 @@ func TestFromTableLinkColumns(t *testing.T) {
 
 	// A frame that names a stack no row holds.
 	tb := newTable(append(append([]string{}, Columns...), LinkColumns...))
-	tb.Rows = [][]any{{"frame", "job", int64(0), int64(4), int64(0), "1/1", "cpu_op", nil, "aten::mm", int64(10), int64(5), nil, nil, int64(0), nil, int64(9)}}
+	tb.Rows = [][]any{{"frame", "job", int64(0), int64(4), int64(0), "1/1", "cpu_op", nil, "aten::mm", int64(10), int64(5), nil, nil, nil, nil, int64(0), nil, int64(9)}}
 	if _, err := FromTable(tb); err == nil || err.Error() != "crossview: frame 4 names call stack 9, which no stack row holds" {
 		t.Errorf("FromTable(missing stack) = %v", err)
 	}

@@ -17,7 +17,7 @@ const (
 
 // Columns are the columns the crossview preset returns first, in order;
 // FromTable finds them by name and needs every one.
-var Columns = []string{"row_kind", "trace", "rank", "id", "parent_id", "thread", "kind", "api", "name", "ts_ns", "dur_ns", "stream", "graph_id"}
+var Columns = []string{"row_kind", "trace", "rank", "id", "parent_id", "thread", "kind", "api", "name", "ts_ns", "dur_ns", "stream", "graph_id", "class", "sync"}
 
 // LinkColumns are the preset's further columns: the operator linked by
 // External id and how each operation was linked (Op.Operator, Op.Link),
@@ -64,7 +64,7 @@ type RowReader struct {
 	strs map[string]string
 
 	cKind, cTrace, cRank, cID, cParent, cThread, cEvKind, cAPI, cName int
-	cTs, cDur, cStream, cGraph, cOper, cLink, cStack                  int
+	cTs, cDur, cStream, cGraph, cOper, cLink, cStack, cClass, cSync   int
 }
 
 // NewRowReader returns a reader for rows with these columns, which must
@@ -88,7 +88,7 @@ func NewRowReader(columns []string) (*RowReader, error) {
 		cKind: at("row_kind"), cTrace: at("trace"), cRank: at("rank"), cID: at("id"), cParent: at("parent_id"),
 		cThread: at("thread"), cEvKind: at("kind"), cAPI: at("api"), cName: at("name"),
 		cTs: at("ts_ns"), cDur: at("dur_ns"), cStream: at("stream"), cGraph: at("graph_id"),
-		cOper: at("operator_id"), cLink: at("link"), cStack: at("call_stack_id"),
+		cOper: at("operator_id"), cLink: at("link"), cStack: at("call_stack_id"), cClass: at("class"), cSync: at("sync"),
 	}, nil
 }
 
@@ -113,7 +113,7 @@ func (r *RowReader) Add(row []any) error {
 		in.Frames = append(in.Frames, Frame{
 			ID: asInt(row[r.cID]), Parent: asInt(row[r.cParent]), Trace: r.str(row[r.cTrace]), Rank: int(asInt(row[r.cRank])),
 			Thread: r.str(row[r.cThread]), Kind: r.str(row[r.cEvKind]), API: r.str(row[r.cAPI]), Name: r.str(row[r.cName]),
-			TsNs: asInt(row[r.cTs]), DurNs: asInt(row[r.cDur]),
+			TsNs: asInt(row[r.cTs]), DurNs: asInt(row[r.cDur]), Sync: r.str(row[r.cSync]),
 		})
 		if sid := asInt(cell(r.cStack)); sid != 0 || r.pending != nil {
 			if r.pending == nil {
@@ -126,7 +126,7 @@ func (r *RowReader) Add(row []any) error {
 			ID: asInt(row[r.cID]), Launch: asInt(row[r.cParent]), Trace: r.str(row[r.cTrace]), Rank: int(asInt(row[r.cRank])),
 			Stream: asInt(row[r.cStream]), Kind: r.str(row[r.cEvKind]), Name: r.str(row[r.cName]),
 			TsNs: asInt(row[r.cTs]), DurNs: asInt(row[r.cDur]), GraphID: asInt(row[r.cGraph]),
-			Operator: asInt(cell(r.cOper)), Link: r.str(cell(r.cLink)),
+			Operator: asInt(cell(r.cOper)), Link: r.str(cell(r.cLink)), Class: r.str(row[r.cClass]),
 		})
 	case RowOrigin:
 		in.Origins[asString(row[r.cTrace])] = asInt(row[r.cTs])

@@ -24,6 +24,11 @@ type Frame struct {
 	// by ';'. The preset sets it only on ranks without python frames; it
 	// gives the python levels above the operator (see Build).
 	CallStack string
+	// Sync is how the frame synchronizes with the device, as the preset
+	// rates it (the macros of sql/views.sql): SyncBlocking (a scalar read,
+	// a synchronize call, a synchronous copy, an Async copy whose GPU copy
+	// waits), SyncStream (a stream waits on an event), or "".
+	Sync string
 }
 
 // End returns the frame's end in nanoseconds.
@@ -49,6 +54,9 @@ type Op struct {
 	TsNs    int64
 	DurNs   int64
 	GraphID int64 // "graph id" when the trace records it, else 0
+	// Class is the operation's class as the preset rates it
+	// (tb_kernel_class of sql/views.sql): COMP, COMM or MEM.
+	Class string
 }
 
 // End returns the operation's end in nanoseconds.
