@@ -26,9 +26,17 @@ func (f *fixture) frame(parent int64, kind, api, name string, ts, dur int64) int
 	ts, dur = ts*u, dur*u
 	id := f.next
 	f.next++
-	f.in.Frames = append(f.in.Frames, Frame{ID: id, Parent: parent, Trace: "t", Thread: "1/1", Kind: kind, API: api, Name: name, TsNs: ts, DurNs: dur})
+	k, ok := ParseHostKind(kind)
+	if !ok {
+		panic("fixture: no host kind " + kind)
+	}
+	f.in.Frames = append(f.in.Frames, Frame{ID: id, Parent: parent, Thread: f.in.ThreadID("t", 0, "1/1"), Kind: k,
+		GraphLaunch: api == "graph_launch", Name: name, TsNs: ts, DurNs: dur})
 	return id
 }
+
+// last returns the frame added last.
+func (f *fixture) last() *Frame { return &f.in.Frames[len(f.in.Frames)-1] }
 
 // op adds a GPU operation with the class the preset would give it: the
 // fixtures' kernels are all computation.
@@ -48,7 +56,7 @@ func (f *fixture) op(launch int64, kind, name string, ts, dur int64) {
 func (f *fixture) blocking(id int64) {
 	for i := range f.in.Frames {
 		if f.in.Frames[i].ID == id {
-			f.in.Frames[i].Sync = SyncBlocking
+			f.in.Frames[i].Blocking = true
 		}
 	}
 }

@@ -125,8 +125,8 @@ var addrRE = regexp.MustCompile(` at 0x[0-9a-fA-F]+`)
 // less the object addresses that python frames of bound methods carry
 // (`<built-in method tolist of Tensor object at 0x7bc2e88c4500>`), which
 // would otherwise split one call site into many nodes.
-func frameName(kind, name string) string {
-	if kind == "python" && strings.Contains(name, " at 0x") {
+func frameName(kind HostKind, name string) string {
+	if kind == HostPython && strings.Contains(name, " at 0x") {
 		return addrRE.ReplaceAllString(name, "")
 	}
 	return name

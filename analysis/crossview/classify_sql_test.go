@@ -262,11 +262,11 @@ func TestCrossViewRatesAsEvidence(t *testing.T) {
 	checked := 0
 	for _, f := range in.Frames {
 		for _, tc := range syncCases {
-			if f.Kind != tc.kind || f.Name != tc.name || !launched(in, f, tc.copy) {
+			if f.Kind.String() != tc.kind || f.Name != tc.name || !launched(in, f, tc.copy) {
 				continue
 			}
-			if f.Sync != tc.want || evSync[fmt.Sprint(f.TsNs)] != tc.want {
-				t.Errorf("%s %s launching %q: cross-view %q, evidence %q, want %q", tc.kind, tc.name, tc.copy, f.Sync, evSync[fmt.Sprint(f.TsNs)], tc.want)
+			if f.Blocking != (tc.want == "blocking") || evSync[fmt.Sprint(f.TsNs)] != tc.want {
+				t.Errorf("%s %s launching %q: cross-view blocking %v, evidence %q, want %q", tc.kind, tc.name, tc.copy, f.Blocking, evSync[fmt.Sprint(f.TsNs)], tc.want)
 			}
 			checked++
 			break

@@ -103,7 +103,7 @@ func TestExternalIDLink(t *testing.T) {
 			name: "operator of another rank",
 			build: func(f *fixture, mm int64) {
 				other := f.frame(0, "cpu_op", "", "aten::add", 0, 10)
-				f.in.Frames[len(f.in.Frames)-1].Rank = 1
+				f.last().Thread = f.in.ThreadID("t", 1, "1/1")
 				f.opLinked(other, LinkExternalID, "kernel", "k", 40, 100)
 			},
 			path:   NoLaunchBucket + " | k",
@@ -362,7 +362,7 @@ func TestCallStackLevels(t *testing.T) {
 					parent = ids[s.parent]
 				}
 				ids = append(ids, f.frame(parent, s.kind, "", s.name, s.ts, s.dur))
-				f.in.Frames[len(f.in.Frames)-1].CallStack = s.callStack
+				f.last().CallStack = f.in.StackID(s.callStack)
 			}
 			lf := tc.frames[tc.launch]
 			l := f.frame(ids[tc.launch], "runtime", "launch", "cudaLaunchKernel", lf.ts+1, 2)
@@ -406,9 +406,9 @@ func TestCallStackLevels(t *testing.T) {
 func TestCallStackKind(t *testing.T) {
 	f := newFixture()
 	a := f.frame(0, "cpu_op", "", "aten::linear", 0, 100)
-	f.in.Frames[len(f.in.Frames)-1].CallStack = "model.py(12): forward;train.py(40): <module>"
+	f.last().CallStack = f.in.StackID("model.py(12): forward;train.py(40): <module>")
 	b := f.frame(0, "cpu_op", "", "aten::copy_", 200, 100)
-	f.in.Frames[len(f.in.Frames)-1].CallStack = "data.py(3): load;train.py(40): <module>"
+	f.last().CallStack = f.in.StackID("data.py(3): load;train.py(40): <module>")
 	for i, fr := range []int64{a, b} {
 		l := f.frame(fr, "runtime", "launch", "cudaLaunchKernel", int64(i)*200+10, 2)
 		f.op(l, "kernel", "k", int64(i)*200+1000, 100)
@@ -501,7 +501,7 @@ func TestFromTableLinkColumns(t *testing.T) {
 		if len(in.Ops) != 1 || in.Ops[0] != want {
 			t.Errorf("links %v: ops = %+v, want %+v", withLinks, in.Ops, want)
 		}
-		if len(in.Frames) != 2 || in.Frames[0].CallStack != wantStacks[0] || in.Frames[1].CallStack != wantStacks[1] {
+		if len(in.Frames) != 2 || in.CallStackOf(&in.Frames[0]) != wantStacks[0] || in.CallStackOf(&in.Frames[1]) != wantStacks[1] {
 			t.Errorf("links %v: frames = %+v, want call stacks %q", withLinks, in.Frames, wantStacks)
 		}
 	}
