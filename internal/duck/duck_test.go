@@ -153,8 +153,8 @@ func TestQueryCapAndTypes(t *testing.T) {
 // and from one in a file, which reads a stored result in pages (here five
 // of them).
 func TestQueryEach(t *testing.T) {
-	defer func(p int64) { eachPage = p }(eachPage)
-	eachPage = 1000
+	defer func(p, n int64) { eachPage, pagedEvents = p, n }(eachPage, pagedEvents)
+	eachPage, pagedEvents = 1000, 0
 	file, err := Open(filepath.Join(t.TempDir(), "each.duckdb"), Options{CacheDir: "-", TempDirectory: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
