@@ -7,10 +7,14 @@
 -- This file finds those instances, one row per anchor kind that the rank
 -- shows (a kind with no instance has no row):
 --
--- anchor sync: the longest blocking host sync (tb_sync_call of views.sql
---   without the copy check: runtime/driver api 'sync' other than the
---   non-blocking *StreamWaitEvent, and synchronous copies: memcpy calls
---   without Async in the name, such as cudaMemcpy or hipMemcpyWithStream).
+-- anchor sync: the blocking host sync (tb_sync_call of views.sql with the
+--   copy check: runtime/driver api 'sync' other than the non-blocking
+--   *StreamWaitEvent, synchronous copies such as cudaMemcpy or
+--   hipMemcpyWithStream, and Async copies whose GPU copy waits, less those
+--   whose copy records pageable memory, the pageable anchor's) that opened
+--   the longest GPU gap: a gap (below) that starts while the call runs, as
+--   sql/sync.sql links a gap to the call; among calls that opened none, the
+--   longest.
 -- anchor pageable: the longest GPU copy whose name records pageable host
 --   memory (tb_copy_pageable).
 -- anchor gap: the longest GPU idle interval: a gap between the segments of the
@@ -21,12 +25,20 @@
 --   annotation or operator.
 -- anchor comm: the longest communication kernel (class COMM: tb_comm_kernel).
 -- anchor kernel: the longest kernel.
+-- anchor elementwise: the longest eager elementwise or reduction kernel: a
+--   computation kernel (class COMP) whose name holds at::native:: and
+--   elementwise_kernel or reduce_kernel< (analysis/findings'
+--   eagerElementwise).
+-- anchor memory: the allocator's peak: the [memory] event of a GPU (Device
+--   Type other than 0, the CPU) whose larger of Total Allocated and Total
+--   Reserved is the largest (the memory preset's peak_allocated and
+--   peak_reserved); an instant, so its length is 0.
 --
 -- Columns:
--- anchor: sync, pageable, gap, host_wait, dataloader, comm or kernel. TEXT
+-- anchor: sync, pageable, gap, host_wait, dataloader, comm, kernel, elementwise or memory. TEXT
 -- name: The instance's event name (for gaps, the name of the operation that ends the gap). TEXT
 -- start_ns: Its start, from the trace's first event. TIMESTAMP_NS
--- dur_ns: Its length. DURATION_NS
+-- dur_ns: Its length (0 for the memory peak). DURATION_NS
 --
 -- PARAMS: $1 trace (TEXT), $2 rank (INT).
 WITH
@@ -53,30 +65,62 @@ _gap AS (
   FROM _gpu g LEFT JOIN _launch l ON l.correlation = g.correlation
   WHERE g.pm IS NOT NULL AND g.ts_ns > g.pm
 ),
+_mem AS (
+  SELECT name, ts_ns,
+    greatest(coalesce(TRY_CAST(json_extract_string(args, '$."Total Allocated"') AS BIGINT), 0),
+             coalesce(TRY_CAST(json_extract_string(args, '$."Total Reserved"') AS BIGINT), 0)) AS peak
+  FROM events
+  WHERE trace = $1::VARCHAR AND rank = $2::INTEGER AND name = '[memory]'
+    AND coalesce(TRY_CAST(json_extract_string(args, '$."Device Type"') AS INTEGER), 1) <> 0
+),
+_copy AS (
+  SELECT correlation, any_value(name) AS copy_name FROM _ev
+  WHERE kind = 'gpu_memcpy' AND correlation IS NOT NULL
+  GROUP BY correlation
+),
+_sync AS (
+  SELECT e.name, e.ts_ns, e.dur_ns, e.end_ns FROM _ev e LEFT JOIN _copy c ON c.correlation = e.correlation
+  WHERE e.kind IN ('runtime', 'driver')
+    AND tb_sync_call(e.kind, e.api, e.name, tb_copy_waits(c.copy_name)) = 'blocking'
+    AND NOT coalesce(tb_copy_pageable(c.copy_name), false)
+),
+_sync_gap AS (
+  SELECT s.name, s.ts_ns, s.dur_ns, coalesce(max(g.dur_ns), 0) AS gap_ns
+  FROM _sync s LEFT JOIN _gap g ON g.ts_ns >= s.ts_ns AND g.ts_ns <= s.end_ns
+  GROUP BY s.name, s.ts_ns, s.dur_ns
+),
 _cand AS (
-  SELECT 'sync' AS anchor, name, ts_ns, dur_ns FROM _ev
-  WHERE kind IN ('runtime', 'driver')
-    AND tb_sync_call(kind, api, name, false) = 'blocking'
+  -- score orders the instances of an anchor before their length: the
+  -- GPU gap a sync opened; 0 for the other anchors.
+  SELECT 'sync' AS anchor, name, ts_ns, dur_ns, gap_ns AS score FROM _sync_gap
   UNION ALL
-  SELECT 'pageable', name, ts_ns, dur_ns FROM _ev WHERE kind = 'gpu_memcpy' AND tb_copy_pageable(name)
+  SELECT 'pageable', name, ts_ns, dur_ns, 0 FROM _ev WHERE kind = 'gpu_memcpy' AND tb_copy_pageable(name)
   UNION ALL
-  SELECT 'gap', name, ts_ns, dur_ns FROM _gap
+  SELECT 'gap', name, ts_ns, dur_ns, 0 FROM _gap
   UNION ALL
-  SELECT 'host_wait', name, ts_ns, dur_ns FROM _gap WHERE host_wait
+  SELECT 'host_wait', name, ts_ns, dur_ns, 0 FROM _gap WHERE host_wait
   UNION ALL
-  SELECT 'dataloader', name, ts_ns, dur_ns FROM _ev
+  SELECT 'dataloader', name, ts_ns, dur_ns, 0 FROM _ev
   WHERE kind IN ('annotation', 'cpu_op', 'python')
     AND (starts_with(name, 'enumerate(DataLoader)#') OR starts_with(name, 'enumerate(DataPipe)#'))
   UNION ALL
-  SELECT 'comm', name, ts_ns, dur_ns FROM _ev
+  SELECT 'comm', name, ts_ns, dur_ns, 0 FROM _ev
   WHERE kind = 'kernel' AND tb_comm_kernel(name)
   UNION ALL
-  SELECT 'kernel', name, ts_ns, dur_ns FROM _ev WHERE kind = 'kernel'
+  SELECT 'kernel', name, ts_ns, dur_ns, 0 FROM _ev WHERE kind = 'kernel'
+  UNION ALL
+  SELECT 'elementwise', name, ts_ns, dur_ns, 0 FROM _ev
+  WHERE kind = 'kernel' AND tb_kernel_class(kind, name) = 'COMP' AND contains(name, 'at::native::')
+    AND (contains(name, 'elementwise_kernel') OR contains(name, 'reduce_kernel<'))
 )
 SELECT anchor,
-  arg_max(name, (dur_ns, -ts_ns)) AS name,
-  arg_max(ts_ns, (dur_ns, -ts_ns)) - (SELECT t0 FROM _t0) AS start_ns,
-  max(dur_ns) AS dur_ns
+  arg_max(name, (score, dur_ns, -ts_ns)) AS name,
+  arg_max(ts_ns, (score, dur_ns, -ts_ns)) - (SELECT t0 FROM _t0) AS start_ns,
+  arg_max(dur_ns, (score, dur_ns, -ts_ns)) AS dur_ns
 FROM _cand
 GROUP BY anchor
+UNION ALL
+SELECT 'memory', arg_max(name, (peak, -ts_ns)), arg_max(ts_ns, (peak, -ts_ns)) - (SELECT t0 FROM _t0), 0
+FROM _mem
+HAVING count(*) > 0 AND max(peak) > 0
 ORDER BY anchor

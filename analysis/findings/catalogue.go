@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/crossview"
@@ -21,9 +22,15 @@ import (
 //
 // Where a rule reads a class of rows or events, the row and the rule share
 // one named predicate (IsFP32SIMT, isHostWait, isLaunchWait, isDataLoader,
-// pageableCopy, isComm, SyncBlocking): the events flagged in Perfetto are
-// the ones the rule counted, and the worst step is where it counted most
-// (catalogue_test.go checks both).
+// pageableCopy, isComm, SyncBlocking, eagerElementwise, tinyKernel,
+// slowInstance): the events flagged in Perfetto are the ones the rule
+// counted, and the worst step is where it counted most (catalogue_test.go
+// checks both). Where what a finding counts depends on the finding (the
+// kernel a kernel_slow_instances finding names, the kernel names a
+// short_kernel_storm finding found tiny, the copy size above which a
+// sync_bound_loop finding leaves pageable copies to pageable_copies), the
+// row's Subject reads it from the evidence and thresholds the finding was
+// judged with, and the measure and the marks read the Subject.
 
 // Rule is one finding rule: its row of Rules holds everything about it.
 type Rule struct {
@@ -31,6 +38,12 @@ type Rule struct {
 	Doc        string
 	Thresholds []string
 	eval       func(c *ctx) []evidence.Finding
+	// Subject, where set, reads what one finding of the rule counts (its
+	// kernel names, its shortest slow instance, the pageable copies it
+	// leaves out) from the rolled-up evidence ev and the thresholds th the
+	// finding was judged with; nil where the rule's predicate is the same
+	// for every finding.
+	Subject func(ev *evidence.Evidence, th evidence.Thresholds, f evidence.Finding) Subject
 	// Step is the rule's per-step measure; nil where None says why (the
 	// report then takes the rank's slowest step).
 	Step *StepMeasure
@@ -59,18 +72,45 @@ type Rule struct {
 type StepMeasure struct {
 	// What names the measure: "step N has the largest <What> of rank R".
 	What string
-	// Values returns the measure per step (step -> ns) of (trace, rank);
-	// rows outside every step are left out.
-	Values func(b *evidence.Bundle, trace string, rank int) map[int]int64
+	// Values returns the measure per step (step -> ns, or bytes where
+	// Bytes) of (trace, rank) for the finding's Subject (the zero Subject
+	// for a rule without one); rows outside every step are left out.
+	Values func(b *evidence.Bundle, trace string, rank int, s Subject) map[int]int64
+	// Bytes: the measure is bytes, not ns.
+	Bytes bool
+}
+
+// Subject is what one finding counts beyond its rule's class of events
+// (Rule.Subject): the report computes it when it plans the finding's
+// window and hands it to the measure and the marks.
+type Subject struct {
+	// Names are the kernel names the finding counts, sorted; nil: any.
+	Names []string `msgpack:"names,omitempty" json:"names,omitempty"`
+	// FloorNs is the shortest instance the finding counts as slow
+	// (slowInstance); 0: every instance.
+	FloorNs int64 `msgpack:"floor_ns,omitempty" json:"floor_ns,omitempty"`
+	// PageableMinBytes: pageable copies larger than this are the
+	// pageable-copy finding's, which a sync finding leaves out
+	// (largePageable); nil: none is left out.
+	PageableMinBytes *float64 `msgpack:"pageable_min_bytes,omitempty" json:"pageable_min_bytes,omitempty"`
+}
+
+// Has reports whether the Subject names name.
+func (s Subject) Has(name string) bool {
+	i := sort.SearchStrings(s.Names, name)
+	return i < len(s.Names) && s.Names[i] == name
 }
 
 // Event is what Marks reads of one event of a Perfetto window (a row of
 // sql/perfetto.sql whose row_kind is event).
 type Event struct {
 	Kind, API, Name, Class string
+	// Dur is its length in ns.
+	Dur int64
 	// Copy is, for a host call, the name of the GPU copy it launched (the
-	// copy with its correlation); "" when none.
-	Copy string
+	// copy with its correlation); "" when none. CopyBytes is its size.
+	Copy      string
+	CopyBytes int64
 }
 
 // MarkText names a flagged interval, Prefix + a name + Suffix, and says
@@ -82,9 +122,9 @@ func (m MarkText) Name(s string) string { return m.Prefix + s + m.Suffix }
 
 // Marks say which intervals of a Perfetto window a finding flags.
 type Marks struct {
-	// Event picks the events the finding is about (nil: none); each is
-	// flagged as Named.Name(its name).
-	Event func(e Event) bool
+	// Event picks the events the finding is about (nil: none), given the
+	// finding's Subject; each is flagged as Named.Name(its name).
+	Event func(e Event, s Subject) bool
 	Named MarkText
 	// During, when set, also flags the GPU idle gaps that open while a
 	// picked event runs, as During.Name(the event's name): the GPU a
@@ -102,9 +142,10 @@ type Marks struct {
 // AnchorWords are the kinds of instance sql/perfetto_anchor.sql finds, in
 // the words the report uses for them.
 var AnchorWords = map[string]string{
-	"sync": "longest blocking sync call", "pageable": "longest pageable copy", "gap": "longest GPU idle gap",
+	"sync": "blocking sync call that opened the longest GPU gap (or the longest such call)", "pageable": "longest pageable copy", "gap": "longest GPU idle gap",
 	"host_wait": "longest host-wait GPU gap", "dataloader": "longest DataLoader call", "comm": "longest communication kernel",
-	"kernel": "longest kernel",
+	"kernel": "longest kernel", "elementwise": "longest eager elementwise or reduction kernel",
+	"memory": "allocator peak",
 }
 
 // gpuIdle is what a flagged GPU idle gap is.
@@ -114,40 +155,47 @@ const gpuIdle = "GPU idle: no kernel, copy or memset ran on this rank"
 var Rules = []Rule{
 	{ID: "sync_bound_loop", Doc: "host syncs (.item(), DtoH copies, synchronize) that drain the GPU and open a gap",
 		Thresholds: []string{"sync_gap_critical", "sync_gap_minor", "sync_blocked_minor"}, eval: syncBound,
-		Step: &StepMeasure{"GPU gap opened by host syncs", syncSteps},
-		Marks: &Marks{Event: SyncBlocking,
+		Subject: func(_ *evidence.Evidence, th evidence.Thresholds, _ evidence.Finding) Subject {
+			bytes := th["pageable_min_bytes"]
+			return Subject{PageableMinBytes: &bytes}
+		},
+		Step: &StepMeasure{What: "GPU gap opened by host syncs", Values: syncSteps},
+		Marks: &Marks{Event: func(e Event, s Subject) bool {
+			pageable := e.Copy != "" && pageableCopy(copyKinds(e.Copy))
+			return SyncBlocking(e) && !s.leftToPageable(pageable, 1, e.CopyBytes)
+		},
 			Named:  MarkText{Prefix: "host blocked: ", What: "the host waits in this call until the GPU work queued before it is done"},
 			During: &MarkText{Prefix: "GPU idle after ", What: "the GPU drained while the host was blocked and stayed idle until the next launch"}},
 		Anchor: "sync", Idle: true, Constraint: crossview.VerdictSync},
 	{ID: "pageable_copies", Doc: "host copies through pageable memory (staged, effectively synchronous)",
 		Thresholds: []string{"pageable_min_bytes", "pageable_critical"}, eval: pageable,
-		Step: &StepMeasure{"host time blocked in pageable copies", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+		Step: &StepMeasure{What: "host time blocked in pageable copies", Values: func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {
 			return sumSteps(b.Table("memcpy"), tr, rk, "host_ns", func(t *table.Table, r int) bool {
 				return pageableCopy(evidence.Str(t, r, "src"), evidence.Str(t, r, "dst"))
 			})
 		}},
-		Marks: &Marks{Event: func(e Event) bool { return e.Kind == "gpu_memcpy" && pageableCopy(copyKinds(e.Name)) },
+		Marks: &Marks{Event: func(e Event, _ Subject) bool { return e.Kind == "gpu_memcpy" && pageableCopy(copyKinds(e.Name)) },
 			Named:  MarkText{Prefix: "pageable copy: ", What: "staged through a pinned bounce buffer by the driver"},
 			Launch: &MarkText{Prefix: "host blocked: ", Suffix: " (pageable copy)", What: "the call returns only when the pageable copy is done"}},
 		Anchor: "pageable"},
 	{ID: "host_bound_idle", Doc: "GPU idle while the CPU had not yet launched the next kernel (HTA host wait)",
 		Thresholds: []string{"host_wait_minor", "host_wait_critical", "idle_critical"}, eval: hostBound,
-		Step:   &StepMeasure{"host-wait GPU idle (summed over streams)", gapSteps(isHostWait)},
+		Step:   &StepMeasure{What: "host-wait GPU idle (summed over streams)", Values: gapSteps(isHostWait)},
 		Marks:  &Marks{Gap: isHostWait, GapNamed: MarkText{Prefix: "GPU waits for the host (", Suffix: ")", What: gpuIdle}},
 		Anchor: "host_wait", Idle: true, Constraint: crossview.VerdictHost},
 	{ID: "launch_bound", Doc: "kernels shorter than their launches, GPU idle between them; eager vLLM without CUDA graphs",
 		Thresholds: []string{"short_kernel_share", "launch_min_count", "launch_idle_minor", "idle_critical"}, eval: launchBound,
-		Step:   &StepMeasure{"GPU idle between launches (host and kernel waits, summed over streams)", gapSteps(isLaunchWait)},
+		Step:   &StepMeasure{What: "GPU idle between launches (host and kernel waits, summed over streams)", Values: gapSteps(isLaunchWait)},
 		Marks:  &Marks{Gap: isLaunchWait, GapNamed: MarkText{Prefix: "GPU idle between launches (", Suffix: ")", What: gpuIdle}},
 		Anchor: "gap", Idle: true, Constraint: crossview.VerdictHost},
 	{ID: "rank_straggler", Doc: "one rank arrives last at the collectives and the others wait for it (start times of matched instances); without matched collectives, the rank that computes longest, as a hypothesis",
 		Thresholds: []string{"straggler_wait_minor", "straggler_wait_critical", "imbalance_minor", "imbalance_critical"}, eval: straggler,
-		Step:   &StepMeasure{"computation beyond the median rank's", stragglerExcess},
+		Step:   &StepMeasure{What: "computation beyond the median rank's", Values: stragglerExcess},
 		Anchor: "kernel", Constraint: crossview.VerdictComm,
 		None: "no marks: the finding is about a whole rank's pace, which no single event of the window shows"},
 	{ID: "comm_not_overlapped", Doc: "communication that computation does not hide, split into waiting for a late rank and transfer where collectives match across ranks",
 		Thresholds: []string{"comm_share", "comm_overlap_low", "comm_critical", "comm_wait_share"}, eval: commExposed,
-		Step: &StepMeasure{"communication not overlapped by computation", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+		Step: &StepMeasure{What: "communication not overlapped by computation", Values: func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {
 			comm := sumSteps(b.Table("overlap"), tr, rk, "comm_ns", nil)
 			ov := sumSteps(b.Table("overlap"), tr, rk, "overlap_ns", nil)
 			for s := range comm {
@@ -155,39 +203,75 @@ var Rules = []Rule{
 			}
 			return comm
 		}},
-		Marks:  &Marks{Event: func(e Event) bool { return isComm(e.Class) }, Named: MarkText{Prefix: "communication: ", What: "a communication kernel"}},
+		Marks:  &Marks{Event: func(e Event, _ Subject) bool { return isComm(e.Class) }, Named: MarkText{Prefix: "communication: ", What: "a communication kernel"}},
 		Anchor: "comm", Constraint: crossview.VerdictComm},
 	{ID: "dataloader_share", Doc: "time in the DataLoader inside training steps",
 		Thresholds: []string{"dataloader_share", "dataloader_critical"}, eval: dataloader,
-		Step: &StepMeasure{"time in the DataLoader", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+		Step: &StepMeasure{What: "time in the DataLoader", Values: func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {
 			return sumSteps(b.Table("ops"), tr, rk, "incl_ns", func(t *table.Table, r int) bool { return isDataLoader(evidence.Str(t, r, "name")) })
 		}},
-		Marks:  &Marks{Event: func(e Event) bool { return isDataLoader(e.Name) }, Named: MarkText{Prefix: "DataLoader: ", What: "the training loop waits for the next batch"}},
+		Marks:  &Marks{Event: func(e Event, _ Subject) bool { return isDataLoader(e.Name) }, Named: MarkText{Prefix: "DataLoader: ", What: "the training loop waits for the next batch"}},
 		Anchor: "dataloader"},
 	{ID: "fp32_no_tensor_cores", Doc: "fp32 GEMMs and convolutions on the SIMT path of a GPU with tensor cores: float16 AMP on CC 7.x, TF32 or bfloat16 from CC 8.0",
 		Thresholds: []string{"fp32_simt_share", "fp32_simt_critical", "gpu_busy_critical"}, eval: fp32NoTensorCores,
-		Step: &StepMeasure{"fp32 GEMM and convolution time on the SIMT path", func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+		Step: &StepMeasure{What: "fp32 GEMM and convolution time on the SIMT path", Values: func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {
 			return sumSteps(b.Table("kernels"), tr, rk, "total_ns", func(t *table.Table, r int) bool { return IsFP32SIMT(evidence.Str(t, r, "name")) })
 		}},
-		Marks: &Marks{Event: func(e Event) bool { return e.Kind == "kernel" && IsFP32SIMT(e.Name) },
+		Marks: &Marks{Event: func(e Event, _ Subject) bool { return e.Kind == "kernel" && IsFP32SIMT(e.Name) },
 			Named: MarkText{Prefix: "fp32 SIMT: ", What: "an fp32 GEMM or convolution kernel whose name shows no tensor-core path"}},
 		Anchor: "kernel", Constraint: crossview.VerdictGPU},
 	{ID: "elementwise_dominated", Doc: "eager elementwise and reduction kernels take most of GPU busy time: fuse them with torch.compile where the device and framework allow",
 		Thresholds: []string{"elementwise_share", "gpu_busy_critical"}, eval: elementwiseDominated,
-		Anchor: "gap", Constraint: crossview.VerdictGPU,
-		None: "no per-step measure and no marks yet: the window is the rank's slowest step"},
+		Step: &StepMeasure{What: "GPU time in eager elementwise and reduction kernels", Values: func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {
+			return sumSteps(b.Table("kernels"), tr, rk, "total_ns", func(t *table.Table, r int) bool {
+				return eagerElementwise(evidence.Str(t, r, "class"), evidence.Str(t, r, "name"))
+			})
+		}},
+		Marks: &Marks{Event: func(e Event, _ Subject) bool { return e.Kind == "kernel" && eagerElementwise(e.Class, e.Name) },
+			Named: MarkText{Prefix: "eager elementwise: ", What: "an eager at::native elementwise or reduction kernel, which a compiler could fuse with its neighbours"}},
+		Anchor: "elementwise", Constraint: crossview.VerdictGPU},
 	{ID: "kernel_slow_instances", Doc: "a kernel's slowest instances run far above its median and add up to a share of busy time (shape, clocks or contention)",
 		Thresholds: []string{"slow_instance_ratio", "slow_instance_share", "slow_instance_min_count", "slow_instance_tail"}, eval: slowInstances,
-		Anchor: "gap", Constraint: crossview.VerdictGPU,
-		None: "no per-step measure and no marks yet: the window is the rank's slowest step"},
+		Subject: slowSubject,
+		Step: &StepMeasure{What: "time in the slow instances of the finding's kernel (at least slow_instance_ratio times its median, by histogram bucket)", Values: func(b *evidence.Bundle, tr string, rk int, s Subject) map[int]int64 {
+			out := map[int]int64{}
+			forSteps(b.Table("kernels"), tr, rk, func(t *table.Table, r, step int) {
+				if s.Has(evidence.Str(t, r, "name")) {
+					_, ns := slowTail(t, r, s.FloorNs)
+					out[step] += ns
+				}
+			})
+			return out
+		}},
+		Marks: &Marks{Event: func(e Event, s Subject) bool {
+			return e.Kind == "kernel" && s.Has(e.Name) && slowInstance(e.Dur, s.FloorNs)
+		},
+			Named: MarkText{Prefix: "slow instance: ", What: "an instance of the finding's kernel at least slow_instance_ratio times its median"}},
+		Anchor: "kernel", Constraint: crossview.VerdictGPU},
 	{ID: "short_kernel_storm", Doc: "a busy GPU running mostly tiny kernels (launch_bound covers the idle case)",
 		Thresholds: []string{"storm_kernel_ns", "storm_count_share", "storm_min_count", "storm_time_share", "launch_idle_minor"}, eval: shortKernelStorm,
-		Anchor: "gap", Constraint: crossview.VerdictGPU,
-		None: "no per-step measure and no marks yet: the window is the rank's slowest step"},
+		Subject: stormSubject,
+		Step: &StepMeasure{What: "GPU time in tiny kernels (kernel names whose median is under storm_kernel_ns)", Values: func(b *evidence.Bundle, tr string, rk int, s Subject) map[int]int64 {
+			return sumSteps(b.Table("kernels"), tr, rk, "total_ns", func(t *table.Table, r int) bool {
+				return evidence.Str(t, r, "class") != "MEM" && s.Has(evidence.Str(t, r, "name"))
+			})
+		}},
+		Marks: &Marks{Event: func(e Event, s Subject) bool { return e.Kind == "kernel" && e.Class != "MEM" && s.Has(e.Name) },
+			Named: MarkText{Prefix: "tiny kernel: ", What: "a kernel whose name's median instance is under storm_kernel_ns"}},
+		Anchor: "gap", Constraint: crossview.VerdictGPU},
 	{ID: "memory_peak", Doc: "the allocator's peak close to the device's memory: fragmentation and out-of-memory risk",
 		Thresholds: []string{"memory_peak_share"}, eval: memoryPeak,
-		Anchor: "gap",
-		None:   "no per-step measure and no marks: the peak is one instant the memory area does not place in time"},
+		Step: &StepMeasure{What: "allocator peak (reserved or allocated)", Bytes: true, Values: func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {
+			out := map[int]int64{}
+			forSteps(b.Table("memory"), tr, rk, func(t *table.Table, r, step int) {
+				if p, ok := memoryPeakOf(t, r); ok && p > out[step] {
+					out[step] = p
+				}
+			})
+			return out
+		}},
+		Anchor: "memory",
+		None:   "no marks: the allocator's [memory] events are instants, which the Perfetto window does not export; the window is the step with the largest peak, or, on a rank without steps, the peak's instant"},
 }
 
 // SharesIdle reports whether rule's impact is a share of the rank's GPU
@@ -282,10 +366,26 @@ func isDataLoader(name string) bool {
 
 // The per-step measures.
 
+// largePageable: n pageable copies of bytes in all, larger on average
+// than minBytes (pageable_min_bytes), are the pageable-copy finding's,
+// which the sync finding leaves out.
+func largePageable(pageable bool, n, bytes int64, minBytes float64) bool {
+	return pageable && n > 0 && float64(bytes)/float64(n) > minBytes
+}
+
+// leftToPageable is largePageable with the Subject's threshold; false
+// without one.
+func (s Subject) leftToPageable(pageable bool, n, bytes int64) bool {
+	return s.PageableMinBytes != nil && largePageable(pageable, n, bytes, *s.PageableMinBytes)
+}
+
 // syncSteps: the GPU gap opened by blocking syncs per step, or, where they
-// opened none, the host time they blocked.
-func syncSteps(b *evidence.Bundle, tr string, rk int) map[int]int64 {
-	blocking := func(t *table.Table, r int) bool { return evidence.Bool(t, r, "blocking") }
+// opened none, the host time they blocked; large pageable copies left out.
+func syncSteps(b *evidence.Bundle, tr string, rk int, s Subject) map[int]int64 {
+	blocking := func(t *table.Table, r int) bool {
+		return evidence.Bool(t, r, "blocking") &&
+			!s.leftToPageable(evidence.Bool(t, r, "pageable"), evidence.Int(t, r, "count"), evidence.Int(t, r, "bytes"))
+	}
 	m := sumSteps(b.Table("sync"), tr, rk, "gpu_gap_ns", blocking)
 	if total(m) == 0 {
 		return sumSteps(b.Table("sync"), tr, rk, "blocked_ns", blocking)
@@ -294,8 +394,8 @@ func syncSteps(b *evidence.Bundle, tr string, rk int) map[int]int64 {
 }
 
 // gapSteps: the GPU idle of the gaps whose category passes keep, per step.
-func gapSteps(keep func(category string) bool) func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
-	return func(b *evidence.Bundle, tr string, rk int) map[int]int64 {
+func gapSteps(keep func(category string) bool) func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {
+	return func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {
 		return sumSteps(b.Table("gaps"), tr, rk, "idle_ns", func(t *table.Table, r int) bool { return keep(evidence.Str(t, r, "category")) })
 	}
 }
@@ -304,20 +404,81 @@ func gapSteps(keep func(category string) bool) func(b *evidence.Bundle, tr strin
 // (rows outside every step are left out).
 func sumSteps(t *table.Table, trace string, rank int, col string, keep func(*table.Table, int) bool) map[int]int64 {
 	out := map[int]int64{}
+	forSteps(t, trace, rank, func(t *table.Table, r, step int) {
+		if keep == nil || keep(t, r) {
+			out[step] += evidence.Int(t, r, col)
+		}
+	})
+	return out
+}
+
+// forSteps calls fn for each row of t of one rank inside a step.
+func forSteps(t *table.Table, trace string, rank int, fn func(t *table.Table, r, step int)) {
 	if t == nil {
-		return out
+		return
 	}
 	for r := range t.Rows {
 		if evidence.Str(t, r, "trace") != trace || int(evidence.Int(t, r, "rank")) != rank {
 			continue
 		}
-		s := int(evidence.Int(t, r, "step"))
-		if s < 0 || (keep != nil && !keep(t, r)) {
+		if s := int(evidence.Int(t, r, "step")); s >= 0 {
+			fn(t, r, s)
+		}
+	}
+}
+
+// slowSubject: the kernel a kernel_slow_instances finding names (its
+// kernels reference) and its shortest slow instance, from the kernel's
+// median on the finding's rank.
+func slowSubject(ev *evidence.Evidence, th evidence.Thresholds, f evidence.Finding) Subject {
+	var name string
+	for _, r := range f.Evidence {
+		if r.Preset == "kernels" && r.Where["name"] != "" {
+			name = r.Where["name"]
+			break
+		}
+	}
+	k := ev.Table("kernels")
+	if name == "" || k == nil {
+		return Subject{}
+	}
+	for r := range k.Rows {
+		if evidence.Str(k, r, "trace") == f.Trace && int(evidence.Int(k, r, "rank")) == f.Rank && evidence.Str(k, r, "name") == name {
+			return Subject{Names: []string{name}, FloorNs: slowFloor(evidence.Int(k, r, "p50_ns"), th["slow_instance_ratio"])}
+		}
+	}
+	return Subject{}
+}
+
+// stormSubject: the kernel names of a short_kernel_storm finding's rank
+// that the rule counted as tiny (tinyKernel).
+func stormSubject(ev *evidence.Evidence, th evidence.Thresholds, f evidence.Finding) Subject {
+	k := ev.Table("kernels")
+	if k == nil {
+		return Subject{}
+	}
+	seen := map[string]bool{}
+	var s Subject
+	for r := range k.Rows {
+		if evidence.Str(k, r, "trace") != f.Trace || int(evidence.Int(k, r, "rank")) != f.Rank || !tinyKernel(k, r, th) {
 			continue
 		}
-		out[s] += evidence.Int(t, r, col)
+		if n := evidence.Str(k, r, "name"); !seen[n] {
+			seen[n] = true
+			s.Names = append(s.Names, n)
+		}
 	}
-	return out
+	sort.Strings(s.Names)
+	return s
+}
+
+// memoryPeakOf is the allocator's peak (reserved or allocated) of memory
+// row r, and whether the row is a device's (memory_peak reads the same).
+func memoryPeakOf(m *table.Table, r int) (int64, bool) {
+	if evidence.Int(m, r, "device") < 0 {
+		return 0, false
+	}
+	return max(evidence.Int(m, r, "peak_allocated"), evidence.Int(m, r, "peak_reserved")), true
 }
 
 func total(m map[int]int64) int64 {
@@ -330,7 +491,7 @@ func total(m map[int]int64) int64 {
 
 // stragglerExcess is, per step, the rank's computation time minus the
 // median rank's in that step (evidence.ComputeMedian).
-func stragglerExcess(b *evidence.Bundle, trace string, rank int) map[int]int64 {
+func stragglerExcess(b *evidence.Bundle, trace string, rank int, _ Subject) map[int]int64 {
 	t := b.Table("ranks")
 	out := map[int]int64{}
 	if t == nil {

@@ -113,10 +113,10 @@ func TestFiringRulesHaveRows(t *testing.T) {
 	}
 }
 
-// stepOf runs rule's per-step measure over a bundle holding the one row
-// given (step 0 of rank 0 of trace t) in area and reports whether the
-// measure counted it.
-func stepOf(t *testing.T, rule, area, columns string, row ...any) bool {
+// stepOf runs rule's per-step measure for subject s over a bundle holding
+// the one row given (step 0 of rank 0 of trace t) in area and reports
+// whether the measure counted it.
+func stepOf(t *testing.T, rule string, s findings.Subject, area, columns string, row ...any) bool {
 	t.Helper()
 	r := findings.RuleOf(rule)
 	if r == nil || r.Step == nil {
@@ -124,7 +124,12 @@ func stepOf(t *testing.T, rule, area, columns string, row ...any) bool {
 	}
 	b := evidence.NewBundle()
 	b.Tables[area] = &table.Table{Columns: cols("trace rank step " + columns), Rows: [][]any{append([]any{"t", int64(0), int64(0)}, row...)}}
-	return r.Step.Values(b, "t", 0)[0] != 0
+	return r.Step.Values(b, "t", 0, s)[0] != 0
+}
+
+// flags reports whether rule's marks flag e for subject s.
+func flags(rule string, e findings.Event, s findings.Subject) bool {
+	return findings.RuleOf(rule).Marks.Event(e, s)
 }
 
 // TestMeasureAndMarksAgree: a rule's per-step measure counts an instance
@@ -137,8 +142,8 @@ func TestMeasureAndMarksAgree(t *testing.T) {
 		"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, at::native::FillFunctor<float>)",
 	}
 	for _, n := range kernelNames {
-		counted := stepOf(t, "fp32_no_tensor_cores", "kernels", "name total_ns", n, int64(1000))
-		flagged := findings.RuleOf("fp32_no_tensor_cores").Marks.Event(findings.Event{Kind: "kernel", Name: n, Class: "COMP"})
+		counted := stepOf(t, "fp32_no_tensor_cores", findings.Subject{}, "kernels", "name total_ns", n, int64(1000))
+		flagged := flags("fp32_no_tensor_cores", findings.Event{Kind: "kernel", Name: n, Class: "COMP"}, findings.Subject{})
 		if counted != flagged {
 			t.Errorf("fp32_no_tensor_cores: %q counted by the measure %v, flagged %v", n, counted, flagged)
 		}
@@ -154,23 +159,23 @@ func TestMeasureAndMarksAgree(t *testing.T) {
 		{"Memcpy (Pageable)", "", ""},
 	}
 	for _, c := range copies {
-		counted := stepOf(t, "pageable_copies", "memcpy", "src dst host_ns", c.src, c.dst, int64(1000))
-		flagged := findings.RuleOf("pageable_copies").Marks.Event(findings.Event{Kind: "gpu_memcpy", Name: c.name})
+		counted := stepOf(t, "pageable_copies", findings.Subject{}, "memcpy", "src dst host_ns", c.src, c.dst, int64(1000))
+		flagged := flags("pageable_copies", findings.Event{Kind: "gpu_memcpy", Name: c.name}, findings.Subject{})
 		if counted != flagged {
 			t.Errorf("pageable_copies: %q counted by the measure %v, flagged %v", c.name, counted, flagged)
 		}
 	}
 	for _, rule := range []string{"host_bound_idle", "launch_bound"} {
 		for _, cat := range []string{"host_wait", "kernel_wait", "other"} {
-			counted := stepOf(t, rule, "gaps", "category idle_ns", cat, int64(1000))
+			counted := stepOf(t, rule, findings.Subject{}, "gaps", "category idle_ns", cat, int64(1000))
 			if flagged := findings.RuleOf(rule).Marks.Gap(cat); counted != flagged {
 				t.Errorf("%s: gap category %s counted by the measure %v, flagged %v", rule, cat, counted, flagged)
 			}
 		}
 	}
 	for _, n := range []string{"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "enumerate(DataPipe)#ShardingFilter", "DataLoader", "aten::copy_"} {
-		counted := stepOf(t, "dataloader_share", "ops", "name incl_ns", n, int64(1000))
-		if flagged := findings.RuleOf("dataloader_share").Marks.Event(findings.Event{Kind: "cpu_op", Name: n}); counted != flagged {
+		counted := stepOf(t, "dataloader_share", findings.Subject{}, "ops", "name incl_ns", n, int64(1000))
+		if flagged := flags("dataloader_share", findings.Event{Kind: "cpu_op", Name: n}, findings.Subject{}); counted != flagged {
 			t.Errorf("dataloader_share: %q counted by the measure %v, flagged %v", n, counted, flagged)
 		}
 	}
@@ -192,11 +197,156 @@ func TestMeasureAndMarksAgree(t *testing.T) {
 		{"cpu_op", "", "aten::item", "", false},
 	}
 	for _, c := range calls {
-		counted := stepOf(t, "sync_bound_loop", "sync", "blocking blocked_ns gpu_gap_ns", c.blocking, int64(1000), int64(0))
+		counted := stepOf(t, "sync_bound_loop", findings.Subject{}, "sync", "blocking blocked_ns gpu_gap_ns", c.blocking, int64(1000), int64(0))
 		flagged := findings.SyncBlocking(findings.Event{Kind: c.kind, API: c.api, Name: c.name, Copy: c.copy})
 		if counted != flagged {
 			t.Errorf("sync_bound_loop: %s (copy %q) counted by the measure %v, flagged %v", c.name, c.copy, counted, flagged)
 		}
+	}
+	// Pageable copies larger than pageable_min_bytes are the pageable-copy
+	// finding's: the sync finding's measure and marks leave them out, as
+	// its rule does (the Subject carries the threshold).
+	r := findings.RuleOf("sync_bound_loop")
+	subj := r.Subject(nil, findings.Defaults(), evidence.Finding{})
+	sized := []struct {
+		copy     string
+		pageable bool
+		bytes    int64
+		counted  bool
+	}{
+		{"Memcpy HtoD (Pageable -> Device)", true, 1 << 20, false},
+		{"Memcpy HtoD (Pageable -> Device)", true, 4096, true},
+		{"Memcpy DtoH (Device -> Pageable)", true, 4, true},
+		{"Memcpy DtoH (Device -> Pinned)", false, 1 << 20, true},
+	}
+	for _, c := range sized {
+		counted := stepOf(t, "sync_bound_loop", subj, "sync", "blocking pageable count bytes blocked_ns gpu_gap_ns", true, c.pageable, int64(1), c.bytes, int64(1000), int64(0))
+		flagged := r.Marks.Event(findings.Event{Kind: "runtime", API: "memcpy", Name: "cudaMemcpyAsync", Copy: c.copy, CopyBytes: c.bytes}, subj)
+		if counted != c.counted || flagged != c.counted {
+			t.Errorf("sync_bound_loop: %s of %d bytes counted by the measure %v, flagged %v, want %v", c.copy, c.bytes, counted, flagged, c.counted)
+		}
+	}
+}
+
+// TestSubjectMeasureAndMarksAgree: for the rules whose predicate depends
+// on the finding (elementwise_dominated's does not, but reads the class
+// too), the measure counts a kernels row exactly when the marks flag the
+// same kernel instance, for the Subject the report hands both.
+func TestSubjectMeasureAndMarksAgree(t *testing.T) {
+	add := "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>(int)"
+	sum := "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()(at::TensorIteratorBase&)::{lambda(float, float)#1}>, unsigned int, float, 4>>(at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()(at::TensorIteratorBase&)::{lambda(float, float)#1}>, unsigned int, float, 4>)"
+	gemm := "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	kernels := []struct{ name, class string }{
+		{add, "COMP"}, {sum, "COMP"}, {add, "COMM"}, {gemm, "COMP"}, {"triton_poi_fused_add_0", "COMP"},
+		{"void at::native::elementwise_kernel_helper(int)", "COMP"}, {"Memset (Device)", "MEM"},
+	}
+	kind := func(class string) string {
+		if class == "MEM" {
+			return "gpu_memset"
+		}
+		return "kernel"
+	}
+	for _, k := range kernels {
+		counted := stepOf(t, "elementwise_dominated", findings.Subject{}, "kernels", "name class total_ns", k.name, k.class, int64(1000))
+		if flagged := flags("elementwise_dominated", findings.Event{Kind: kind(k.class), Name: k.name, Class: k.class}, findings.Subject{}); counted != flagged {
+			t.Errorf("elementwise_dominated: %q (%s) counted by the measure %v, flagged %v", k.name, k.class, counted, flagged)
+		}
+	}
+	storm := findings.Subject{Names: []string{"Memset (Device)", "triton_poi_fused_add_0", add}}
+	for _, k := range kernels {
+		counted := stepOf(t, "short_kernel_storm", storm, "kernels", "name class total_ns", k.name, k.class, int64(1000))
+		if flagged := flags("short_kernel_storm", findings.Event{Kind: kind(k.class), Name: k.name, Class: k.class}, storm); counted != flagged {
+			t.Errorf("short_kernel_storm: %q (%s) counted by the measure %v, flagged %v", k.name, k.class, counted, flagged)
+		}
+	}
+	// One instance per row: the measure counts it when its histogram
+	// bucket is slow, the marks flag it by its exact duration.
+	slow := findings.Subject{Names: []string{gemm}, FloorNs: 200_000}
+	for _, name := range []string{gemm, add} {
+		for _, dur := range []int64{1000, 190_000, 199_999, 200_000, 205_000, 215_000, 220_000, 400_000, 5_000_000} {
+			h := evidence.Hist{evidence.BucketOf(dur): 1}
+			counted := stepOf(t, "kernel_slow_instances", slow, "kernels", "name class count total_ns min_ns max_ns hist", name, "COMP", int64(1), dur, dur, dur, h.String())
+			if flagged := flags("kernel_slow_instances", findings.Event{Kind: "kernel", Name: name, Class: "COMP", Dur: dur}, slow); counted != flagged {
+				t.Errorf("kernel_slow_instances: %q of %d ns counted by the measure %v, flagged %v", name, dur, counted, flagged)
+			}
+		}
+	}
+}
+
+// TestSubjectIsWhatTheRuleCounted: the Subject of a short_kernel_storm or
+// kernel_slow_instances finding, read from the evidence the finding was
+// judged on, makes the per-step measure add up to what the finding's
+// observation counts.
+func TestSubjectIsWhatTheRuleCounted(t *testing.T) {
+	row := func(name string, n, dur int64, extra map[int64]int64) []any {
+		h := evidence.Hist{evidence.BucketOf(dur): n}
+		total, lo, hi := n*dur, dur, dur
+		for d, c := range extra {
+			h[evidence.BucketOf(d)] += c
+			total, lo, hi, n = total+c*d, min(lo, d), max(hi, d), n+c
+		}
+		return []any{"t", int64(0), int64(1), "", int64(7), name, "COMP", n, total, lo, hi, h.String()}
+	}
+	gemm := "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	tests := []struct {
+		rule    string
+		busy    int64
+		kernels [][]any
+		names   []string
+		total   int64 // the measure summed over steps
+		says    string
+	}{
+		// 3000 kernels of 5 us and 10 of 1 ms: 15 ms tiny.
+		{"short_kernel_storm", 25_000_000, [][]any{row("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>>(int)", 3000, 5_000, nil), row(gemm, 10, 1_000_000, nil)},
+			[]string{"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>>(int)"}, 15_000_000, "they took 15.0 ms"},
+		// 95 instances at 100 us, 5 at 500 us: the 5 slow ones took about 2.5 ms.
+		{"kernel_slow_instances", 20_000_000, [][]any{row(gemm, 95, 100_000, map[int64]int64{500_000: 5})}, []string{gemm}, 2_500_000, "they took about 2.5 ms"},
+	}
+	for _, tc := range tests {
+		b := bundle("training", "cuda", "NVIDIA H100 80GB HBM3", tc.busy, 1_000_000,
+			map[string]*table.Table{"kernels": {Columns: cols("trace rank step phase stream name class count total_ns min_ns max_ns hist"), Rows: tc.kernels}})
+		ev := evidence.Rollup(b, evidence.Filter{})
+		var f *evidence.Finding
+		for _, x := range findings.Evaluate(ev, nil) {
+			if x.Rule == tc.rule {
+				f = &x
+			}
+		}
+		if f == nil || !strings.Contains(f.Observation, tc.says) {
+			t.Fatalf("%s: no finding that says %q: %+v", tc.rule, tc.says, f)
+		}
+		r := findings.RuleOf(tc.rule)
+		s := r.Subject(ev, findings.Defaults(), *f)
+		if strings.Join(s.Names, "|") != strings.Join(tc.names, "|") {
+			t.Errorf("%s: Subject names %q, want %q", tc.rule, s.Names, tc.names)
+		}
+		var total int64
+		for _, v := range r.Step.Values(b, "t", 0, s) {
+			total += v
+		}
+		if total != tc.total {
+			t.Errorf("%s: the measure adds up to %d ns, the finding counts %d", tc.rule, total, tc.total)
+		}
+	}
+}
+
+// TestMemoryPeakStep: memory_peak's per-step measure is the allocator's
+// peak of each step, in bytes, as the rule reads it (device rows only).
+func TestMemoryPeakStep(t *testing.T) {
+	b := evidence.NewBundle()
+	b.Tables["memory"] = &table.Table{Columns: cols("trace rank step phase device peak_allocated peak_reserved free_calls free_ns"), Rows: [][]any{
+		{"t", int64(0), int64(1), "", int64(0), int64(10 << 30), int64(12 << 30), int64(0), int64(0)},
+		{"t", int64(0), int64(2), "", int64(0), int64(15 << 30), int64(14 << 30), int64(0), int64(0)},
+		{"t", int64(0), int64(2), "", int64(-1), int64(0), int64(0), int64(3), int64(1000)},
+		{"t", int64(0), int64(-1), "", int64(0), int64(20 << 30), int64(20 << 30), int64(0), int64(0)},
+	}}
+	r := findings.RuleOf("memory_peak")
+	if !r.Step.Bytes {
+		t.Error("memory_peak's measure is not in bytes")
+	}
+	got := r.Step.Values(b, "t", 0, findings.Subject{})
+	if len(got) != 2 || got[1] != 12<<30 || got[2] != 15<<30 {
+		t.Errorf("memory_peak per step = %v, want step 1: 12 GiB, step 2: 15 GiB (the row outside every step left out)", got)
 	}
 }
 
@@ -221,7 +371,7 @@ func TestStragglerMedianOneDefinition(t *testing.T) {
 		{"t", int64(2), int64(0), "", int64(30_000_000), int64(0), int64(30_000_000), int64(0), int64(30_000_000), int64(0)},
 		{"t", int64(3), int64(0), "", int64(0), int64(0), int64(0), int64(0), int64(0), int64(0)},
 	}}
-	if got := findings.RuleOf("rank_straggler").Step.Values(b, "t", 2)[0]; got != 10_000_000 {
+	if got := findings.RuleOf("rank_straggler").Step.Values(b, "t", 2, findings.Subject{})[0]; got != 10_000_000 {
 		t.Errorf("per-step excess of rank 2 = %d, want 10000000 (30 ms over the median 20 ms)", got)
 	}
 	ev := evidence.Rollup(b, evidence.Filter{})

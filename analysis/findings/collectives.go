@@ -483,7 +483,7 @@ func commExposed(c *ctx) []evidence.Finding {
 			why := c.unmatchedWhy(b.trace, colls != nil)
 			f.Observation = obs + fmt.Sprintf(" How much of it is waiting for a late rank rather than transfer is unknown: %s.", why)
 			f.Scope.Capture = []string{"collectives matched across ranks (to split wait from transfer)"}
-			fix, _ := overlapFix(ri, w, dom, false)
+			fix, _ := overlapFix(ri, w, dom, false, c.customAllReduce(b.trace, b.rank))
 			f.Fix = "First split the communication into waiting for the last rank and transfer: collect the collectives area with every rank's trace of the job loaded together (the longest collectives are often the waiters). If it is transfer: " + fix
 			out = append(out, f)
 			continue
@@ -524,7 +524,7 @@ func commExposed(c *ctx) []evidence.Finding {
 			continue
 		}
 		f.Observation = obs + cr.busBandwidth()
-		f.Fix, f.Snippet = overlapFix(ri, w, dom, true)
+		f.Fix, f.Snippet = overlapFix(ri, w, dom, true, c.customAllReduce(b.trace, b.rank))
 		out = append(out, f)
 	}
 	return out
@@ -545,14 +545,43 @@ func hintNote(cr *collRank, coll string) string {
 	return ""
 }
 
+// allReduces counts a rank's all-reduce kernels: vLLM's custom all-reduce
+// (cross_device_reduce) and NCCL's or RCCL's (count, ns).
+type allReduces struct{ custom, nccl [2]int64 }
+
+// customAllReduce reads the rank's all-reduce kernels from the kernels
+// area.
+func (c *ctx) customAllReduce(trace string, rank int) allReduces {
+	var ar allReduces
+	k := c.ev.Table("kernels")
+	for _, r := range c.rankRows(k, trace, rank) {
+		n := evidence.Str(k, r, "name")
+		x := [2]int64{evidence.Int(k, r, "count"), evidence.Int(k, r, "total_ns")}
+		switch {
+		case strings.Contains(n, "cross_device_reduce"):
+			ar.custom = [2]int64{ar.custom[0] + x[0], ar.custom[1] + x[1]}
+		case strings.Contains(n, "nccl") && strings.Contains(n, "AllReduce"):
+			ar.nccl = [2]int64{ar.nccl[0] + x[0], ar.nccl[1] + x[1]}
+		}
+	}
+	return ar
+}
+
 // overlapFix is the fix for exposed transfer of coll, in the workload's
 // terms (docs/JUDGEMENT.md §4.5). transfer says the matched instances show it is
 // transfer; without it the wait/transfer split is unknown and no knob that
-// only shortens transfer is prescribed outright.
-func overlapFix(ri evidence.RankInfo, w Workload, coll string, transfer bool) (fix, snippet string) {
+// only shortens transfer is prescribed outright. ar is what the rank's
+// kernels show of vLLM's custom all-reduce.
+func overlapFix(ri evidence.RankInfo, w Workload, coll string, transfer bool, ar allReduces) (fix, snippet string) {
 	switch {
+	case ri.Producer == "vllm" && ar.custom[0] > 0:
+		fix = fmt.Sprintf("Tensor-parallel all-reduces sit between the layers and cannot overlap them. vLLM's custom all-reduce is in use (%d cross_device_reduce kernels, %s)", ar.custom[0], ms(ar.custom[1]))
+		if ar.nccl[0] > 0 {
+			fix += fmt.Sprintf("; %d all-reduces (%s) ran in NCCL, which vLLM uses for messages above the custom all-reduce's size limit", ar.nccl[0], ms(ar.nccl[1]))
+		}
+		return fix + ". What is left is to weigh a smaller tensor-parallel size (more replicas) against the model's memory needs.", ""
 	case ri.Producer == "vllm":
-		return "Tensor-parallel all-reduces sit between the layers and cannot overlap them: check that vLLM's custom all-reduce is in use (cross_device_reduce kernels; --disable-custom-all-reduce not passed), and weigh a smaller tensor-parallel size (more replicas) against the model's memory needs.", ""
+		return "Tensor-parallel all-reduces sit between the layers and cannot overlap them: no cross_device_reduce kernel ran, so check that vLLM's custom all-reduce is in use (--disable-custom-all-reduce not passed), and weigh a smaller tensor-parallel size (more replicas) against the model's memory needs.", ""
 	case ri.Producer == "sglang":
 		return "Tensor-parallel all-reduces sit between the layers and cannot overlap them: check that SGLang's custom all-reduce is in use (--disable-custom-all-reduce not passed), and weigh a smaller tensor-parallel size against the model's memory needs.", ""
 	}

@@ -253,6 +253,20 @@ func TestCommExposedSplit(t *testing.T) {
 			notFix:  []string{"DDP", "bucket_cap_mb", "prefetch"},
 		},
 		{
+			name: "vLLM whose kernels show the custom all-reduce: the fix says so, not to check it",
+			b: func() *evidence.Bundle {
+				b := transfer("vllm", []string{}, "all_reduce")
+				b.Tables["kernels"] = &table.Table{Columns: cols("trace rank step phase stream name class count total_ns min_ns max_ns hist"), Rows: [][]any{
+					{"t", int64(0), int64(1), "", int64(7), "void vllm::cross_device_reduce_1stage<__nv_bfloat16, 4>(vllm::RankData*, vllm::RankSignals, vllm::Signal*, __nv_bfloat16*, int, int)", "COMM", int64(1449), int64(7_430_000), int64(4_000), int64(99_000), ""},
+					{"t", int64(0), int64(1), "", int64(7), "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", "COMM", int64(161), int64(16_500_000), int64(97_000), int64(152_000), ""},
+				}}
+				return b
+			}(),
+			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
+			wantFix: []string{"custom all-reduce is in use (1449 cross_device_reduce kernels, 7.4 ms); 161 all-reduces (16.5 ms) ran in NCCL"},
+			notFix:  []string{"check that", "DDP"},
+		},
+		{
 			name:      "workload unknown: what to check, no snippet",
 			b:         transfer("training", nil, "all_reduce"),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",

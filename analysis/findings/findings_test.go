@@ -213,3 +213,97 @@ func TestSyncFixFollowsCopyDirection(t *testing.T) {
 		}
 	}
 }
+
+// The sync finding's numbers add up to the sync area's: it names the
+// blocking calls it leaves to the pageable-copy finding, and the span its
+// share is of; an upload with no DataLoader in the workload gets pinned
+// buffers, not DataLoader(pin_memory=True).
+func TestSyncObservationAddsUpToTheArea(t *testing.T) {
+	c := cols("trace rank step phase stream call op trigger direction pageable blocking count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes")
+	sync := &table.Table{Columns: c, Rows: [][]any{
+		{"t", int64(0), int64(1), "", int64(7), "cudaStreamSynchronize", "aten::to", "to_host", "", false, true, int64(16), int64(560_000), int64(100_000), int64(16), int64(5_000_000), int64(500_000), int64(0)},
+		{"t", int64(0), int64(1), "", int64(7), "cudaMemcpyAsync", "aten::to", "to_host", "HtoD", true, true, int64(16), int64(57_000_000), int64(35_000_000), int64(0), int64(0), int64(0), int64(244 << 20)},
+	}}
+	g := rig{producer: "unknown", gpu: "NVIDIA A100-SXM4-80GB", busy: 20_000_000, idle: 30_000_000, features: []string{"cpu_ops"}}
+	b := g.bundle()
+	b.Tables["sync"] = sync
+	var f *evidence.Finding
+	for _, x := range eval(b, nil) {
+		if x.Rule == "sync_bound_loop" {
+			f = &x
+		}
+	}
+	if f == nil {
+		t.Fatalf("no sync finding: %s", rules(eval(b, nil)))
+	}
+	for _, want := range []string{
+		"16 blocking sync calls blocked the host for 0.560 ms",
+		"10.0% of the GPU span of 50.0 ms",
+		"The sync area's 32 blocking calls (57.6 ms blocked, 16 GPU gaps of 5.0 ms) also hold 16 large pageable copies (57.0 ms blocked), which the pageable-copy finding counts.",
+	} {
+		if !strings.Contains(f.Observation, want) {
+			t.Errorf("observation lacks %q: %q", want, f.Observation)
+		}
+	}
+	if fix := f.Fix + "\n" + f.Snippet; strings.Contains(fix, "DataLoader") || !strings.Contains(fix, "pin_memory=True") {
+		t.Errorf("no DataLoader in the workload, yet the fix is %q", fix)
+	}
+	p := only(g, "pageable_copies", nil)
+	b2 := g.bundle()
+	b2.Tables["memcpy"] = memcpyTable("Pageable")
+	for _, x := range eval(b2, nil) {
+		if x.Rule == "pageable_copies" {
+			p = append(p, x)
+		}
+	}
+	if len(p) != 1 || !strings.Contains(p[0].Observation, "of the GPU span of 50.0 ms") {
+		t.Errorf("the pageable finding's share does not name its span: %+v", p)
+	}
+}
+
+// A sync finding whose calls opened GPU gaps too small to confirm it does
+// not say that no gap is linked to them (its observation counts them).
+func TestSyncTitleAgreesWithItsGaps(t *testing.T) {
+	c := cols("trace rank step phase stream call op trigger direction pageable blocking count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes")
+	for _, tc := range []struct {
+		gaps, gapNs int64
+		title       string
+	}{
+		{5, 600_000, "The host blocks in syncs; the GPU gaps linked to them are small"},
+		{0, 0, "The host blocks in syncs; no GPU gap is linked to them"},
+	} {
+		sync := &table.Table{Columns: c, Rows: [][]any{
+			{"t", int64(0), int64(1), "", int64(7), "hipMemcpyWithStream", "aten::to", "to_host", "HtoD", false, true, int64(5), int64(490_000_000), int64(490_000_000), tc.gaps, tc.gapNs, tc.gapNs, int64(380)},
+		}}
+		fs := eval(bundle("sglang", "rocm", "AMD Instinct MI300X", 490_000_000, 500_000_000, map[string]*table.Table{"sync": sync}), nil)
+		var title, obs string
+		for _, f := range fs {
+			if f.Rule == "sync_bound_loop" {
+				title, obs = f.Title, f.Observation
+			}
+		}
+		if title != tc.title {
+			t.Errorf("%d gaps: title %q, want %q (observation %q)", tc.gaps, title, tc.title, obs)
+		}
+	}
+}
+
+// One sync call that opened one gap reads in the singular.
+func TestSyncObservationSingular(t *testing.T) {
+	c := cols("trace rank step phase stream call op trigger direction pageable blocking count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes")
+	sync := &table.Table{Columns: c, Rows: [][]any{
+		{"t", int64(0), int64(1), "", int64(7), "hipMemcpyWithStream", "aten::copy_", "to_host", "DtoH", false, true, int64(1), int64(460_000_000), int64(460_000_000), int64(1), int64(150_000), int64(150_000), int64(4)},
+	}}
+	for _, f := range eval(bundle("sglang", "rocm", "AMD Instinct MI300X", 5_000_000, 5_000_000, map[string]*table.Table{"sync": sync}), nil) {
+		if f.Rule != "sync_bound_loop" {
+			continue
+		}
+		for _, want := range []string{"1 blocking sync call blocked", "opened 1 GPU gap totalling", "(1 call, 460 ms blocked"} {
+			if !strings.Contains(f.Observation, want) {
+				t.Errorf("observation lacks %q: %q", want, f.Observation)
+			}
+		}
+		return
+	}
+	t.Error("no sync finding")
+}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/device"
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // lever is what a lever rule knows about one rank besides its numbers.
@@ -481,9 +482,12 @@ var (
 
 // --- elementwise_dominated --------------------------------------------------
 
-// eagerElementwise: PyTorch's eager elementwise and reduction kernels.
-func eagerElementwise(name string) bool {
-	return strings.Contains(name, "at::native::") &&
+// eagerElementwise: PyTorch's eager elementwise and reduction kernels, a
+// computation kernel (class COMP) whose name is one of at::native's
+// elementwise_kernel or reduce_kernel (sql/perfetto_anchor.sql's
+// elementwise anchor is the same test).
+func eagerElementwise(class, name string) bool {
+	return class == "COMP" && strings.Contains(name, "at::native::") &&
 		(strings.Contains(name, "elementwise_kernel") || strings.Contains(name, "reduce_kernel<"))
 }
 
@@ -508,18 +512,15 @@ func elementwiseDominated(c *ctx) []evidence.Finding {
 		}
 		a := &acc{top: -1}
 		for _, r := range c.rankRows(k, rr.trace, rr.rank) {
-			if evidence.Str(k, r, "class") != "COMP" {
-				continue
-			}
-			n := evidence.Str(k, r, "name")
+			n, class := evidence.Str(k, r, "name"), evidence.Str(k, r, "class")
 			switch {
-			case eagerElementwise(n):
+			case eagerElementwise(class, n):
 				a.eager += evidence.Int(k, r, "total_ns")
 				a.count += evidence.Int(k, r, "count")
 				if a.top < 0 || evidence.Int(k, r, "total_ns") > evidence.Int(k, a.top, "total_ns") {
 					a.top = r
 				}
-			case inductorPointwise(n):
+			case class == "COMP" && inductorPointwise(n):
 				a.triton += evidence.Int(k, r, "total_ns")
 			}
 		}
@@ -574,6 +575,37 @@ func elementwiseDominated(c *ctx) []evidence.Finding {
 
 // --- kernel_slow_instances --------------------------------------------------
 
+// slowFloor is the shortest slow instance of a kernel whose median is p50:
+// ratio (slow_instance_ratio) times it, in whole ns.
+func slowFloor(p50 int64, ratio float64) int64 { return int64(math.Ceil(ratio * float64(p50))) }
+
+// slowInstance: an instance of dur ns is slow when the histogram bucket it
+// falls in starts at floor or above (the kernels area keeps durations as
+// buckets, so the rule and its marks judge the bucket, not the exact
+// duration).
+func slowInstance(dur, floor int64) bool { return slowBucket(evidence.BucketOf(dur), floor) }
+
+func slowBucket(bk int, floor int64) bool {
+	return math.Exp2(float64(bk)/evidence.BucketsPerOctave) >= float64(floor)
+}
+
+// slowTail counts the instances of kernels row r whose bucket is slow
+// (slowBucket) and estimates their time: each at its bucket's middle,
+// clamped to the row's shortest and longest instance.
+func slowTail(k *table.Table, r int, floor int64) (n, ns int64) {
+	lo, hi := evidence.Int(k, r, "min_ns"), evidence.Int(k, r, "max_ns")
+	for bk, cnt := range evidence.ParseHist(evidence.Str(k, r, "hist")) {
+		if !slowBucket(bk, floor) {
+			continue
+		}
+		mid := int64(math.Round(math.Exp2((float64(bk) + 0.5) / evidence.BucketsPerOctave)))
+		mid = max(min(mid, hi), lo)
+		n += cnt
+		ns += cnt * mid
+	}
+	return n, ns
+}
+
 func slowInstances(c *ctx) []evidence.Finding {
 	k := c.ev.Table("kernels")
 	if k == nil {
@@ -602,22 +634,7 @@ func slowInstances(c *ctx) []evidence.Finding {
 			if float64(n) < c.th["slow_instance_min_count"] || p50 <= 0 {
 				continue
 			}
-			lo, hi := evidence.Int(k, r, "min_ns"), evidence.Int(k, r, "max_ns")
-			var slowN, slowNs int64
-			for bk, cnt := range evidence.ParseHist(evidence.Str(k, r, "hist")) {
-				if math.Exp2(float64(bk)/evidence.BucketsPerOctave) < ratio*float64(p50) {
-					continue
-				}
-				mid := int64(math.Round(math.Exp2((float64(bk) + 0.5) / evidence.BucketsPerOctave)))
-				if mid > hi {
-					mid = hi
-				}
-				if mid < lo {
-					mid = lo
-				}
-				slowN += cnt
-				slowNs += cnt * mid
-			}
+			slowN, slowNs := slowTail(k, r, slowFloor(p50, ratio))
 			// A tail, not a second mode: several instances, and few of all.
 			if slowN < 2 || float64(slowN) > c.th["slow_instance_tail"]*float64(n) {
 				continue
@@ -676,6 +693,12 @@ func us(ns int64) string {
 // and they hold a good part of the GPU's busy time, while the GPU is busy
 // (idle below launch_idle_minor). With the GPU idle that much, the same
 // launches are launch_bound's finding, and this rule stays silent.
+// tinyKernel: row r of the rolled-up kernels area is a kernel name (not a
+// copy or memset) whose median instance is shorter than storm_kernel_ns.
+func tinyKernel(k *table.Table, r int, th evidence.Thresholds) bool {
+	return evidence.Str(k, r, "class") != "MEM" && float64(evidence.Int(k, r, "p50_ns")) < th["storm_kernel_ns"]
+}
+
 func shortKernelStorm(c *ctx) []evidence.Finding {
 	k := c.ev.Table("kernels")
 	if k == nil {
@@ -701,7 +724,7 @@ func shortKernelStorm(c *ctx) []evidence.Finding {
 			}
 			n := evidence.Int(k, r, "count")
 			a.n += n
-			if float64(evidence.Int(k, r, "p50_ns")) < c.th["storm_kernel_ns"] {
+			if tinyKernel(k, r, c.th) {
 				a.short += n
 				a.shortNs += evidence.Int(k, r, "total_ns")
 				if n > a.top {
@@ -779,11 +802,11 @@ func memoryPeak(c *ctx) []evidence.Finding {
 		for _, r := range c.rankRows(m, rr.trace, rr.rank) {
 			a.frees += evidence.Int(m, r, "free_calls")
 			a.freeNs += evidence.Int(m, r, "free_ns")
-			if evidence.Int(m, r, "device") < 0 {
+			p, ok := memoryPeakOf(m, r)
+			if !ok {
 				continue
 			}
 			al, rs := evidence.Int(m, r, "peak_allocated"), evidence.Int(m, r, "peak_reserved")
-			p := max(al, rs)
 			if p > a.peak {
 				a.peak, a.alloc, a.reserved, a.device = p, al, rs, evidence.Int(m, r, "device")
 				a.total = evidence.Int(m, r, "total_mem")

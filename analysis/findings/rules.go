@@ -19,6 +19,29 @@ func ref(preset string, kv ...string) evidence.Ref {
 
 func itoa(i int) string { return fmt.Sprint(i) }
 
+// add4 adds two (calls, blocked ns, GPU gaps, gap ns) counts.
+func add4(a, b [4]int64) [4]int64 {
+	return [4]int64{a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]}
+}
+
+// blockedGaps says what a (calls, blocked ns, GPU gaps, gap ns) count of
+// sync calls blocked and opened.
+func blockedGaps(n [4]int64) string {
+	s := ms(n[1]) + " blocked"
+	if n[2] > 0 {
+		s += fmt.Sprintf(", %d GPU %s of %s", n[2], noun(n[2], "gap", "gaps"), ms(n[3]))
+	}
+	return s
+}
+
+// noun is one when n is 1, else many.
+func noun(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // syncBound: blocking syncs that drain the GPU. Confirmed where the sync
 // rows show a GPU gap opened by the call in the same rank and step (the
 // preset links them); a sync with blocked host time and no gap stays a
@@ -39,19 +62,33 @@ func syncBound(c *ctx) []evidence.Finding {
 	}
 	per := map[string]*acc{}
 	edge := map[string][2]int64{} // calls, ns of edge syncs not yet taken out
+	// What the finding leaves out of the sync area's blocking calls, per
+	// rank, so that its numbers add up to the area's: the large pageable
+	// copies and the explicit syncs at the window's edges.
+	type left struct{ all, pageable, edge [4]int64 } // calls, blocked ns, GPU gaps, their ns
+	leftBy := map[string]*left{}
+	leftOf := func(k string) *left {
+		if leftBy[k] == nil {
+			leftBy[k] = &left{}
+		}
+		return leftBy[k]
+	}
 	var cs []cand
 	for r := range t.Rows {
 		if !evidence.Bool(t, r, "blocking") {
 			continue
 		}
-		// Large pageable copies belong to the pageable_copies rule.
-		if n := evidence.Int(t, r, "count"); evidence.Bool(t, r, "pageable") && n > 0 &&
-			float64(evidence.Int(t, r, "bytes"))/float64(n) > c.th["pageable_min_bytes"] {
-			continue
-		}
 		trace, rank := evidence.Str(t, r, "trace"), int(evidence.Int(t, r, "rank"))
 		k := key(trace, rank)
 		calls, blocked := evidence.Int(t, r, "count"), evidence.Int(t, r, "blocked_ns")
+		l := leftOf(k)
+		row := [4]int64{calls, blocked, evidence.Int(t, r, "gaps"), evidence.Int(t, r, "gpu_gap_ns")}
+		l.all = add4(l.all, row)
+		// Large pageable copies belong to the pageable_copies rule.
+		if largePageable(evidence.Bool(t, r, "pageable"), calls, evidence.Int(t, r, "bytes"), c.th["pageable_min_bytes"]) {
+			l.pageable = add4(l.pageable, row)
+			continue
+		}
 		if evidence.Str(t, r, "trigger") == "explicit" {
 			e, ok := edge[k]
 			if !ok {
@@ -63,8 +100,10 @@ func syncBound(c *ctx) []evidence.Finding {
 			e[0], e[1] = e[0]-take, e[1]-takeNs
 			edge[k] = e
 			if calls == 0 {
+				l.edge = add4(l.edge, row) // with the row's gaps
 				continue
 			}
+			l.edge = add4(l.edge, [4]int64{take, takeNs, 0, 0})
 		}
 		a := per[k]
 		if a == nil {
@@ -106,6 +145,27 @@ func syncBound(c *ctx) []evidence.Finding {
 		a := per[key(b.trace, b.rank)]
 		ri := c.rankInfo(b.trace, b.rank)
 		share, blockedShare, _ := shares(b.trace, b.rank, a)
+		_, span := c.steady(b.trace, b.rank)
+		base := "the GPU span of " + ms(span)
+		if full := c.span(b.trace, b.rank); span < full {
+			base = fmt.Sprintf("the GPU span the rules judge, %s of %s (start-up and held intervals left out)", ms(span), ms(full))
+		}
+		var rest []string
+		if l := leftBy[key(b.trace, b.rank)]; l != nil {
+			if p := l.pageable; p[0] > 0 {
+				rest = append(rest, fmt.Sprintf("%d large pageable %s (%s), which the pageable-copy finding counts", p[0], noun(p[0], "copy", "copies"), blockedGaps(p)))
+			}
+			if e := l.edge; e[0] > 0 {
+				rest = append(rest, fmt.Sprintf("%d explicit %s at the capture's edges (%s; the profiler's start or stop)", e[0], noun(e[0], "sync", "syncs"), blockedGaps(e)))
+			}
+			if len(rest) > 0 {
+				rest[0] = fmt.Sprintf(" The sync area's %d blocking calls (%s) also hold %s", l.all[0], blockedGaps(l.all), rest[0])
+			}
+		}
+		leftOut := strings.Join(rest, ", and ")
+		if leftOut != "" {
+			leftOut += "."
+		}
 		r := a.top
 		call, op, trig := evidence.Str(t, r, "call"), evidence.Str(t, r, "op"), evidence.Str(t, r, "trigger")
 		dir := evidence.Str(t, r, "direction")
@@ -123,13 +183,15 @@ func syncBound(c *ctx) []evidence.Finding {
 			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
 		}
 		confirmed := a.gaps > 0 && share >= c.th["sync_gap_minor"] && !c.hasGap(b.trace, b.rank, evidence.GapGraphUnderRecord)
-		f.Observation = fmt.Sprintf("%d blocking sync calls blocked the host for %s in total (%s of the rank's wall time) and opened %d GPU gaps totalling %s, %s of the GPU span (%s)%s; the largest contributor is %s %s (%d calls, %s blocked, %s of GPU gap).",
-			a.calls, ms(a.blocked), pct(blockedShare), a.gaps, ms(a.gap), pct(share), c.where(b.trace, b.rank), others(counts[b.trace]),
-			what, issuer, a.topCalls, ms(a.topBlocked), ms(evidence.Int(t, r, "gpu_gap_ns")))
+		wall := ms(c.wall(b.trace, b.rank))
+		calls, topCalls := noun(a.calls, "call", "calls"), noun(a.topCalls, "call", "calls")
+		f.Observation = fmt.Sprintf("%d blocking sync %s blocked the host for %s in total (%s of the rank's %s wall time) and opened %d GPU %s totalling %s, %s of %s (%s)%s; the largest contributor is %s %s (%d %s, %s blocked, %s of GPU gap).%s",
+			a.calls, calls, ms(a.blocked), pct(blockedShare), wall, a.gaps, noun(a.gaps, "gap", "gaps"), ms(a.gap), pct(share), base, c.where(b.trace, b.rank), others(counts[b.trace]),
+			what, issuer, a.topCalls, topCalls, ms(a.topBlocked), ms(evidence.Int(t, r, "gpu_gap_ns")), leftOut)
 		if a.gaps == 0 {
-			f.Observation = fmt.Sprintf("%d blocking sync calls blocked the host for %s in total, %s of the rank's wall time, with no GPU gap linked to them (%s)%s; the largest contributor is %s %s (%d calls, %s blocked).",
-				a.calls, ms(a.blocked), pct(blockedShare), c.where(b.trace, b.rank), others(counts[b.trace]),
-				what, issuer, a.topCalls, ms(a.topBlocked))
+			f.Observation = fmt.Sprintf("%d blocking sync %s blocked the host for %s in total, %s of the rank's %s wall time, with no GPU gap linked to them (%s)%s; the largest contributor is %s %s (%d %s, %s blocked).%s",
+				a.calls, calls, ms(a.blocked), pct(blockedShare), wall, c.where(b.trace, b.rank), others(counts[b.trace]),
+				what, issuer, a.topCalls, topCalls, ms(a.topBlocked), leftOut)
 		}
 		if confirmed {
 			f.Status = "confirmed"
@@ -139,7 +201,14 @@ func syncBound(c *ctx) []evidence.Finding {
 		} else {
 			f.Status = "hypothesis"
 			f.Severity = "minor"
-			f.Title = "The host blocks in syncs; no GPU gap is linked to them"
+			switch {
+			case a.gaps == 0:
+				f.Title = "The host blocks in syncs; no GPU gap is linked to them"
+			case share < c.th["sync_gap_minor"]:
+				f.Title = "The host blocks in syncs; the GPU gaps linked to them are small"
+			default:
+				f.Title = "The host blocks in syncs; the GPU gaps linked to them are not confirmed (CUDA graph replay was under-recorded)"
+			}
 			f.Impact = blockedShare / 10
 		}
 		switch ri.Producer {
@@ -160,8 +229,15 @@ func syncBound(c *ctx) []evidence.Finding {
 				if uploadOnly(t, b.trace, b.rank, op) {
 					// aten::to of a pageable host tensor to the device
 					// synchronises after its copy: the input batch's upload.
-					f.Fix = "The sync follows host-to-device copies (the batch's upload from pageable memory): pin the host tensors (DataLoader(pin_memory=True)) and copy them with non_blocking=True, so that neither the copy nor a sync after it blocks the loop."
-					f.Snippet = "loader = DataLoader(ds, batch_size=B, pin_memory=True)\nx = x.to(device, non_blocking=True)"
+					if c.batchesFromDataLoader(b.trace, b.rank) {
+						f.Fix = "The sync follows host-to-device copies (the batch's upload from pageable memory): pin the host tensors (DataLoader(pin_memory=True)) and copy them with non_blocking=True, so that neither the copy nor a sync after it blocks the loop."
+						f.Snippet = "loader = DataLoader(ds, batch_size=B, pin_memory=True)\nx = x.to(device, non_blocking=True)"
+						break
+					}
+					// No DataLoader feeds the loop: the tensors come from the
+					// program's own host buffers.
+					f.Fix = "The sync follows host-to-device copies from pageable memory: allocate the host buffers pinned once and copy them with non_blocking=True, so that neither the copy nor a sync after it blocks the loop."
+					f.Snippet = "buf = torch.empty(shape, dtype=dtype, pin_memory=True)  # reused for every input\nx = buf.to(device, non_blocking=True)"
 					break
 				}
 				f.Fix = "Copy to a pinned host buffer without blocking and read it after an event, or defer the copy to the end of the step."
@@ -176,6 +252,14 @@ func syncBound(c *ctx) []evidence.Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// batchesFromDataLoader reports whether a DataLoader feeds the rank's
+// loop: its workload shows one, or the workload is not known and the
+// rank trains.
+func (c *ctx) batchesFromDataLoader(trace string, rank int) bool {
+	w := c.workload(trace, rank)
+	return w.DataLoaderWorkers >= 0 || (!w.Known && c.rankInfo(trace, rank).Producer == "training")
 }
 
 // uploadOnly reports whether the copies the sync table shows under op on
@@ -261,8 +345,8 @@ func pageable(c *ctx) []evidence.Finding {
 		sort.Strings(dirs)
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "confirmed", Severity: severity(share, c.th["pageable_critical"]),
 			Title: "Host copies go through pageable memory and block the host",
-			Observation: fmt.Sprintf("%d %s copies moved %.1f MB through pageable host memory; their launching calls blocked the host for %s (%s of the GPU span) for %s of GPU copy time (%s)%s.",
-				a.count, strings.Join(dirs, "/"), float64(a.bytes)/1e6, ms(a.host), pct(share), ms(a.gpu), c.where(b.trace, b.rank), others(counts[b.trace])),
+			Observation: fmt.Sprintf("%d %s copies moved %.1f MB through pageable host memory; their launching calls blocked the host for %s (%s of the GPU span of %s) for %s of GPU copy time (%s)%s.",
+				a.count, strings.Join(dirs, "/"), float64(a.bytes)/1e6, ms(a.host), pct(share), ms(span), ms(a.gpu), c.where(b.trace, b.rank), others(counts[b.trace])),
 			Mechanism: "The copy's name records pageable host memory: the driver stages it through a pinned bounce buffer, so the call returns only when the copy is done.",
 			Evidence:  []evidence.Ref{ref("memcpy", "rank", itoa(b.rank), "src|dst", "Pageable")},
 			Impact:    share,
@@ -270,7 +354,7 @@ func pageable(c *ctx) []evidence.Finding {
 			Verify:    "Re-profile: the copies should read Pinned, and their calls return in microseconds.",
 			Refute:    "The calls' durations do not shrink with pinned buffers (then they wait for queued work, not for staging).",
 		}
-		if w := c.workload(b.trace, b.rank); w.DataLoaderWorkers >= 0 || (!w.Known && ri.Producer == "training") {
+		if c.batchesFromDataLoader(b.trace, b.rank) {
 			f.Fix = "Pin the host batches and copy them asynchronously."
 			f.Snippet = "DataLoader(ds, batch_size=B, pin_memory=True); x = x.to(\"cuda\", non_blocking=True)"
 		} else {

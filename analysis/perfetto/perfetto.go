@@ -221,17 +221,21 @@ func isGPU(e *event) bool {
 // marks finds the flagged intervals of rule among the rows: what the
 // finding is about (the Marks of its row of findings.Rules), drawn where it
 // happened.
-func marks(rule string, events, gaps []event) []mark {
+func marks(w report.Window, events, gaps []event) []mark {
 	var out []mark
 	var m *findings.Marks
-	if r := findings.RuleOf(rule); r != nil {
+	if r := findings.RuleOf(w.Rule); r != nil {
 		m = r.Marks
 	}
 	if m == nil {
 		return nil
 	}
+	var subj findings.Subject
+	if w.Subject != nil {
+		subj = *w.Subject
+	}
 	if m.Event != nil {
-		copyOf := map[int64]string{} // correlation -> GPU copy name
+		copyOf := map[int64]*event{} // correlation -> GPU copy
 		launch := map[int64]*event{} // correlation -> its host call
 		for i := range events {
 			e := &events[i]
@@ -239,7 +243,7 @@ func marks(rule string, events, gaps []event) []mark {
 				continue
 			}
 			if e.kind == "gpu_memcpy" {
-				copyOf[e.corr] = e.name
+				copyOf[e.corr] = e
 			}
 			if isHost(e) {
 				launch[e.corr] = e
@@ -247,11 +251,11 @@ func marks(rule string, events, gaps []event) []mark {
 		}
 		for i := range events {
 			e := &events[i]
-			fe := findings.Event{Kind: e.kind, API: e.api, Name: e.name, Class: e.class}
-			if e.has&hasCorr != 0 && isHost(e) {
-				fe.Copy = copyOf[e.corr]
+			fe := findings.Event{Kind: e.kind, API: e.api, Name: e.name, Class: e.class, Dur: e.dur}
+			if cp := copyOf[e.corr]; cp != nil && e.has&hasCorr != 0 && isHost(e) {
+				fe.Copy, fe.CopyBytes = cp.name, cp.bytes
 			}
-			if !m.Event(fe) {
+			if !m.Event(fe, subj) {
 				continue
 			}
 			out = append(out, mark{name: m.Named.Name(e.name), what: m.Named.What, ts: e.ts, dur: e.dur})
@@ -370,7 +374,7 @@ func prepare(in Input) *prepared {
 	p := &prepared{in: in}
 	var gaps []event
 	p.events, gaps, p.procs, p.thrds, p.org = readRows(in.Rows)
-	p.ms = marks(in.Window.Rule, p.events, gaps)
+	p.ms = marks(in.Window, p.events, gaps)
 	p.byDur = make([]*event, len(p.events))
 	for i := range p.events {
 		p.byDur[i] = &p.events[i]

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/findings"
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
@@ -394,24 +395,39 @@ func TestMarksFollowRuleRows(t *testing.T) {
 		ev("kernel", "", "volta_sgemm_128x64_nn", "COMP", 600, 80, 13),
 		ev("kernel", "", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", "COMM", 700, 90, 14),
 		ev("cpu_op", "", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "", 800, 40, 0),
+		ev("kernel", "", "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>(int)", "COMP", 900, 2000, 15),
+		ev("kernel", "", "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>(int)", "COMP", 3000, 8000, 16),
+		ev("kernel", "", "triton_poi_fused_add_0", "COMP", 12000, 3, 17),
+		ev("gpu_memset", "", "Memset (Device)", "MEM", 12100, 2, 18),
+	}
+	// The Subjects the report computes for the rules whose marks depend on
+	// the finding: the slow kernel's instances from 4000 ns, and the tiny
+	// kernel names of the rank.
+	subjects := map[string]*findings.Subject{
+		"kernel_slow_instances": {Names: []string{"void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>(int)"}, FloorNs: 4000},
+		"short_kernel_storm":    {Names: []string{"Memset (Device)", "triton_poi_fused_add_0"}},
 	}
 	gaps := []event{{rowKind: "gap", kind: "host_wait", ts: 120, dur: 60}, {rowKind: "gap", kind: "other", ts: 900, dur: 10}}
 	want := map[string][]string{
 		"sync_bound_loop": {"host blocked: cudaStreamSynchronize", "GPU idle after cudaStreamSynchronize", "host blocked: hipMemcpyWithStream",
 			"host blocked: cudaMemcpyAsync"},
-		"pageable_copies":       {"pageable copy: Memcpy HtoD (Pageable -> Device)", "host blocked: cudaMemcpyAsync (pageable copy)"},
-		"host_bound_idle":       {"GPU waits for the host (host_wait)"},
-		"launch_bound":          {"GPU idle between launches (host_wait)"},
-		"comm_not_overlapped":   {"communication: ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"},
-		"dataloader_share":      {"DataLoader: enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"},
-		"fp32_no_tensor_cores":  {"fp32 SIMT: volta_sgemm_128x64_nn"},
-		"rank_straggler":        nil,
-		"elementwise_dominated": nil,
+		"pageable_copies":      {"pageable copy: Memcpy HtoD (Pageable -> Device)", "host blocked: cudaMemcpyAsync (pageable copy)"},
+		"host_bound_idle":      {"GPU waits for the host (host_wait)"},
+		"launch_bound":         {"GPU idle between launches (host_wait)"},
+		"comm_not_overlapped":  {"communication: ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)"},
+		"dataloader_share":     {"DataLoader: enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"},
+		"fp32_no_tensor_cores": {"fp32 SIMT: volta_sgemm_128x64_nn"},
+		"rank_straggler":       nil,
+		"elementwise_dominated": {"eager elementwise: void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>(int)",
+			"eager elementwise: void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>(int)"},
+		"kernel_slow_instances": {"slow instance: void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>(int)"},
+		"short_kernel_storm":    {"tiny kernel: triton_poi_fused_add_0"},
+		"memory_peak":           nil,
 		"no_such_rule":          nil,
 	}
 	for rule, names := range want {
 		var got []string
-		for _, m := range marks(rule, events, gaps) {
+		for _, m := range marks(report.Window{Rule: rule, Subject: subjects[rule]}, events, gaps) {
 			got = append(got, m.name)
 		}
 		sort.Strings(got)

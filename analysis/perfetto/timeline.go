@@ -137,7 +137,7 @@ func Timeline(in Input) *report.Timeline {
 	var ms []ival
 	seen := map[string]bool{}
 	var what []string
-	for _, m := range marks(w.Rule, events, gaps) {
+	for _, m := range marks(w, events, gaps) {
 		a, b := max(m.ts-start, 0), min(m.ts+m.dur-start, length)
 		if b < a {
 			continue

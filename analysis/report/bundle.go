@@ -72,7 +72,7 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	d.Charts = Charts(ev, b, v.Filter)
 	if len(src.Windows) > 0 {
 		crit, minor := shown(found)
-		attachWindows(d, b, src.Windows, crit, minor)
+		attachWindows(d, b, ev, thresholdsFor(b, v), src.Windows, crit, minor)
 		addTimelines(d)
 	}
 	cv, exact := pickCrossView(src.CrossViews, v.Filter)

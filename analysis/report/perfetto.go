@@ -52,6 +52,11 @@ type Window struct {
 	Anchor string `msgpack:"anchor,omitempty" json:"anchor,omitempty"`
 	// Placed is false while a window without steps waits for PlaceAnchor.
 	Placed bool `msgpack:"placed" json:"placed"`
+	// Subject is what the finding counts where its rule's row reads it
+	// from the finding (findings.Rule.Subject: the kernel of a
+	// kernel_slow_instances finding, ...); the marks of its Perfetto file
+	// read it. nil for the other rules.
+	Subject *findings.Subject `msgpack:"subject,omitempty" json:"subject,omitempty"`
 	// Timeline is the window's events drawn as the report's timeline
 	// chart (timeline.go); nil when the engine made none.
 	Timeline *Timeline `msgpack:"timeline,omitempty" json:"timeline,omitempty"`
@@ -97,9 +102,14 @@ func FileName(n int, rule string) string {
 // back with Placed false and an Anchor kind: the caller runs
 // sql/perfetto_anchor.sql for that rank and calls PlaceAnchor.
 func PlanWindows(b *evidence.Bundle) []Window {
+	if b == nil {
+		return nil
+	}
+	v := View{Filter: b.Filter}
+	ev, th := evidence.Rollup(b, v.Filter), thresholdsFor(b, v)
 	var out []Window
-	for i, f := range ShownFindings(b) {
-		w := planWindow(b, f)
+	for i, f := range shownOf(findings.Evaluate(ev, th)) {
+		w := planWindow(b, ev, th, f)
 		w.N = i + 1
 		w.File = FileName(w.N, f.Rule)
 		out = append(out, w)
@@ -115,7 +125,12 @@ func ShownFindings(b *evidence.Bundle) []evidence.Finding {
 		return nil
 	}
 	v := View{Filter: b.Filter}
-	crit, minor := shown(findingsFor(b, evidence.Rollup(b, v.Filter), v))
+	return shownOf(findingsFor(b, evidence.Rollup(b, v.Filter), v))
+}
+
+// shownOf returns the findings of found that a report shows, in its order.
+func shownOf(found []evidence.Finding) []evidence.Finding {
+	crit, minor := shown(found)
 	if len(minor) > MaxFollowUps {
 		minor = minor[:MaxFollowUps]
 	}
@@ -155,14 +170,19 @@ func stepsOf(b *evidence.Bundle, trace string, rank int) []stepRow {
 	return out
 }
 
-// planWindow chooses f's window from the bundle's steps.
-func planWindow(b *evidence.Bundle, f evidence.Finding) Window {
+// planWindow chooses f's window from the bundle's steps; ev and th are
+// the evidence and thresholds f was judged with (its Subject reads them).
+func planWindow(b *evidence.Bundle, ev *evidence.Evidence, th evidence.Thresholds, f evidence.Finding) Window {
 	var step *findings.StepMeasure
 	anchor := "gap"
+	w := Window{Rule: f.Rule, Trace: f.Trace, Rank: f.Rank, Step: -1, FirstStep: -1, LastStep: -1}
 	if r := findings.RuleOf(f.Rule); r != nil {
 		step, anchor = r.Step, r.Anchor
+		if r.Subject != nil && f.Rank >= 0 {
+			s := r.Subject(ev, th, f)
+			w.Subject = &s
+		}
 	}
-	w := Window{Rule: f.Rule, Trace: f.Trace, Rank: f.Rank, Step: -1, FirstStep: -1, LastStep: -1}
 	if w.Rank < 0 {
 		// A finding of the whole trace: the slowest step of any of its ranks.
 		w.Rank = slowestRank(b, f.Trace)
@@ -174,15 +194,22 @@ func planWindow(b *evidence.Bundle, f evidence.Finding) Window {
 	}
 	best := -1
 	if step != nil && f.Rank >= 0 {
-		vals := step.Values(b, w.Trace, w.Rank)
+		var subj findings.Subject
+		if w.Subject != nil {
+			subj = *w.Subject
+		}
+		vals := step.Values(b, w.Trace, w.Rank, subj)
 		for i, s := range steps {
 			if v := vals[s.step]; v > 0 && (best < 0 || v > vals[steps[best].step]) {
 				best = i
 			}
 		}
 		if best >= 0 {
-			w.Basis = "step " + strconv.Itoa(steps[best].step) + " has the largest " + step.What + " of rank " + strconv.Itoa(w.Rank) +
-				": " + fmtMs(vals[steps[best].step])
+			v := fmtMs(vals[steps[best].step])
+			if step.Bytes {
+				v = fmtInt(vals[steps[best].step]) + " bytes"
+			}
+			w.Basis = "step " + strconv.Itoa(steps[best].step) + " has the largest " + step.What + " of rank " + strconv.Itoa(w.Rank) + ": " + v
 		}
 	}
 	if best < 0 {
@@ -307,7 +334,7 @@ func (w *Window) Text() string {
 // did not show (the viewer re-ranked the findings for another rank, phase
 // or threshold) gets the window PlanWindows would choose for it, without a
 // file: its line says which command writes one.
-func attachWindows(d *Doc, b *evidence.Bundle, ws []Window, crit, minor []evidence.Finding) {
+func attachWindows(d *Doc, b *evidence.Bundle, ev *evidence.Evidence, th evidence.Thresholds, ws []Window, crit, minor []evidence.Finding) {
 	if len(ws) == 0 {
 		return
 	}
@@ -318,7 +345,7 @@ func attachWindows(d *Doc, b *evidence.Bundle, ws []Window, crit, minor []eviden
 				return &w
 			}
 		}
-		w := planWindow(b, f)
+		w := planWindow(b, ev, th, f)
 		return &w
 	}
 	for i := range d.Critical {

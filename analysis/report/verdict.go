@@ -127,8 +127,15 @@ func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Findi
 }
 
 // demote moves the claim titled title from Confirmed evidence to the
-// Hypotheses.
+// Hypotheses, and says hypothesis where the Evidence table's
+// interpretations name it.
 func demote(d *Doc, title string) {
+	for i := range d.Evidence {
+		for _, sev := range []string{"critical", "minor"} {
+			d.Evidence[i].Interpretation = strings.ReplaceAll(d.Evidence[i].Interpretation,
+				title+" ("+sev+", confirmed)", title+" ("+sev+", hypothesis)")
+		}
+	}
 	kept := d.Confirmed[:0]
 	for _, c := range d.Confirmed {
 		if c == title || strings.HasPrefix(c, title+": ") {

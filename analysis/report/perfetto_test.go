@@ -1,0 +1,72 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+func cols(spec string) []table.Column {
+	var out []table.Column
+	for _, n := range strings.Fields(spec) {
+		out = append(out, table.Column{Name: n})
+	}
+	return out
+}
+
+// TestStormWindowCarriesItsSubject: a short_kernel_storm finding's window
+// is the step with the most time in the rank's tiny kernel names, and
+// carries those names (the Subject its Perfetto marks read) through the
+// report's source encoding.
+func TestStormWindowCarriesItsSubject(t *testing.T) {
+	tiny := "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>>(int)"
+	gemm := "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	kernel := func(step int64, name string, n, dur int64) []any {
+		h := evidence.Hist{evidence.BucketOf(dur): n}
+		return []any{"t", int64(0), step, "", int64(7), name, "COMP", n, n * dur, dur, dur, h.String()}
+	}
+	b := evidence.NewBundle()
+	b.Traces = &table.Table{Columns: cols("trace rank rank_source producer platform gpu_model has_graphs has_sync_events has_python_stacks"),
+		Rows: [][]any{{"t", int64(0), "filename", "training", "cuda", "NVIDIA H100 80GB HBM3", false, true, false}}}
+	b.Tables["ranks"] = &table.Table{Columns: cols("trace rank step phase events busy_ns idle_ns compute_ns comm_ns comm_comp_ns step_ns"), Rows: [][]any{
+		{"t", int64(0), int64(1), "", int64(2000), int64(12_500_000), int64(500_000), int64(12_500_000), int64(0), int64(12_500_000), int64(13_000_000)},
+		{"t", int64(0), int64(2), "", int64(2000), int64(12_500_000), int64(500_000), int64(12_500_000), int64(0), int64(12_500_000), int64(13_000_000)},
+	}}
+	// Step 2 runs more of the tiny kernel (2000 of 5 us) than step 1 (1000).
+	b.Tables["kernels"] = &table.Table{Columns: cols("trace rank step phase stream name class count total_ns min_ns max_ns hist"), Rows: [][]any{
+		kernel(1, tiny, 1000, 5_000), kernel(1, gemm, 5, 1_000_000),
+		kernel(2, tiny, 2000, 5_000), kernel(2, gemm, 5, 1_000_000),
+	}}
+	b.Tables["workload"] = &table.Table{Columns: cols("trace rank feature name count total_ns"), Rows: [][]any{
+		{"t", int64(0), "cpu_ops", "cpu_ops", int64(1), int64(0)}, {"t", int64(0), "backward", "backward", int64(1), int64(0)}}}
+	b.Tables["steps"] = &table.Table{Columns: cols("trace rank step start_ns wall_ns"), Rows: [][]any{
+		{"t", int64(0), int64(1), int64(0), int64(13_000_000)}, {"t", int64(0), int64(2), int64(13_000_000), int64(13_000_000)}}}
+	var w *Window
+	for _, x := range PlanWindows(b) {
+		if x.Rule == "short_kernel_storm" {
+			w = &x
+		}
+	}
+	if w == nil {
+		t.Fatalf("no window for a short_kernel_storm finding: %+v", ShownFindings(b))
+	}
+	if w.Step != 2 || !strings.Contains(w.Basis, "step 2 has the largest GPU time in tiny kernels") || !strings.HasSuffix(w.Basis, ": 10.000 ms") {
+		t.Errorf("window step %d, basis %q: want step 2 with its 10 ms of tiny kernels", w.Step, w.Basis)
+	}
+	if w.Subject == nil || strings.Join(w.Subject.Names, "|") != tiny {
+		t.Fatalf("window subject %+v, want the tiny kernel's name", w.Subject)
+	}
+	data, err := EncodeSource(&Source{Bundle: b, Windows: []Window{*w}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := DecodeSource(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := src.Windows[0].Subject; got == nil || strings.Join(got.Names, "|") != tiny {
+		t.Errorf("decoded window subject %+v, want the tiny kernel's name", got)
+	}
+}
