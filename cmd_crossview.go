@@ -8,7 +8,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/trace"
-	"github.com/tracebook/tracebook/cells"
+	"github.com/tracebook/tracebook/pipeline"
 )
 
 // crossviewArgs are the crossview command's own options.
@@ -76,7 +76,7 @@ func runCrossview(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	done := db.stage("analysing: cross-view")
-	res, err := cells.CrossView(ctx, db, f, a.opts)
+	res, err := pipeline.CrossView(ctx, db, f, a.opts)
 	done()
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/duck"
+	"github.com/tracebook/tracebook/pipeline"
 	"github.com/tracebook/tracebook/wasm"
 	"github.com/tracebook/tracebook/wasm/host"
 )
@@ -128,7 +129,7 @@ func checkDiffPage(path string, stdout io.Writer) error {
 // collectDiff loads the two traces into an in-memory database (with lf's
 // parse cache, and progress on stderr; the test under another name when
 // both paths derive the same one) and collects what %diff collects
-// (cells.CollectDiffInput), each side with its %context values; with
+// (pipeline.CollectDiffInput), each side with its %context values; with
 // slices, the cross-views of each rank and phase too, so that the page's
 // rank and phase filters compare trees.
 func collectDiff(ctx context.Context, base, test string, f evidence.Filter, baseCtx, testCtx map[string]string, withSlices bool, lf loadFlags, stderr io.Writer) (*diff.Input, error) {
@@ -149,5 +150,5 @@ func collectDiff(ctx context.Context, base, test string, f evidence.Filter, base
 		return nil, err
 	}
 	defer db.stage("analysing: evidence and cross-views of both traces")()
-	return cells.CollectDiffInput(ctx, db.DB, b.Trace, t.Trace, f, baseCtx, testCtx, withSlices)
+	return pipeline.CollectDiffInput(ctx, db.DB, b.Trace, t.Trace, f, baseCtx, testCtx, withSlices)
 }

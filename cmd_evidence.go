@@ -10,6 +10,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/cells"
+	"github.com/tracebook/tracebook/pipeline"
 )
 
 func init() {
@@ -46,7 +47,7 @@ func runEvidence(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	done := db.stage("analysing: evidence " + area)
-	b, err := cells.CollectEvidence(ctx, db, []string{area}, f, nil)
+	b, err := pipeline.CollectEvidence(ctx, db, []string{area}, f, nil)
 	done()
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/duck"
+	"github.com/tracebook/tracebook/pipeline"
 	"github.com/tracebook/tracebook/wasm"
 	"github.com/tracebook/tracebook/wasm/host"
 )
@@ -157,7 +158,7 @@ func writePerfettoDir(dir string, src *report.Source, stdout io.Writer) error {
 	if len(src.Windows) > 0 && src.Perfetto == nil {
 		return fmt.Errorf("--perfetto needs the traces: a report rebuilt --from a notebook has no events to export")
 	}
-	if err := cells.WritePerfettoFiles(dir, src.Perfetto); err != nil {
+	if err := pipeline.WritePerfettoFiles(dir, src.Perfetto); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %d Perfetto file(s) to %s (%s)\n", len(src.Perfetto), dir, report.PerfettoHint)
@@ -183,7 +184,7 @@ func collectReport(ctx context.Context, paths []string, f evidence.Filter, lf lo
 
 // collectLoaded is collectReport once the traces are loaded into db.
 func collectLoaded(ctx context.Context, db *duck.DB, f evidence.Filter) (*report.Source, error) {
-	src, err := cells.CollectReport(ctx, db, f, nil)
+	src, err := pipeline.CollectReport(ctx, db, f, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +201,7 @@ func collectLoaded(ctx context.Context, db *duck.DB, f evidence.Filter) (*report
 		}
 		budget = perfetto.PageBudget(int(page))
 	}
-	if err := cells.AddPerfetto(ctx, db, src, budget); err != nil {
+	if err := pipeline.AddPerfetto(ctx, db, src, budget); err != nil {
 		return nil, err
 	}
 	return src, nil

@@ -4,8 +4,9 @@
 // a single-file offline HTML report.
 //
 // This package is the composition root: it wires the analysis core, the
-// DuckDB engine (internal/duck), the notebook language (cells) and the
-// Jupyter protocol (kernel) together. docs/DESIGN.md describes the whole.
+// pipeline that drives it (pipeline), the DuckDB engine (internal/duck), the
+// notebook language (cells) and the Jupyter protocol (kernel) together.
+// docs/DESIGN.md describes the whole.
 //
 // # Files
 //

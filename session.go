@@ -15,6 +15,7 @@ import (
 	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/duck"
 	"github.com/tracebook/tracebook/kernel"
+	"github.com/tracebook/tracebook/pipeline"
 )
 
 // sessionConfig is what differs between the sessions that the kernel and
@@ -121,7 +122,7 @@ func withReportSource(h cells.Hook) cells.Hook {
 		if err != nil {
 			return res, nil
 		}
-		src, err := cells.CollectReport(ctx, s.Engine(), f, s.Context())
+		src, err := pipeline.CollectReport(ctx, s.Engine(), f, s.Context())
 		if err != nil {
 			return res, nil
 		}

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package cells_test
+package pipeline_test
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/trace"
-	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/duck"
 	"github.com/tracebook/tracebook/internal/testutil"
+	"github.com/tracebook/tracebook/pipeline"
 )
 
 // kt builds a small Kineto trace: times in microseconds, as Kineto writes them.
@@ -79,6 +79,9 @@ func (k *kt) write(t *testing.T, dir, name string) string {
 	return p
 }
 
+// The engine must satisfy the interface the pipeline runs over.
+var _ pipeline.Engine = (*duck.DB)(nil)
+
 func openDB(t testing.TB) *duck.DB {
 	t.Helper()
 	db, err := duck.Open("", duck.Options{CacheDir: "-", Threads: 2, MemoryLimit: "2GB"})
@@ -97,7 +100,7 @@ func collect(t *testing.T, paths ...string) *evidence.Bundle {
 	if _, err := db.Load(ctx, paths, trace.LoadOptions{Name: "t"}, nil); err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	b, err := cells.CollectEvidence(ctx, db, []string{"all"}, evidence.Filter{}, map[string]string{"tp": "1"})
+	b, err := pipeline.CollectEvidence(ctx, db, []string{"all"}, evidence.Filter{}, map[string]string{"tp": "1"})
 	if err != nil {
 		t.Fatalf("CollectEvidence: %v", err)
 	}
@@ -321,39 +324,6 @@ func TestFindingsHealthyTrace(t *testing.T) {
 	}
 }
 
-// %evidence through a session: every area shown, the bundle kept.
-func TestEvidenceMagic(t *testing.T) {
-	k := newKT(0, 1, "NVIDIA H100 80GB HBM3")
-	k.op("user_annotation", "ProfilerStep#1", 0, 10000)
-	k.op("cpu_op", "aten::mm", 5, 100)
-	k.kernel("sm90_xmma_gemm_bf16", 7, 10, 200, 9000)
-	dir := t.TempDir()
-	k.write(t, dir, "one.json")
-	s := cells.NewSession(openDB(t), cells.SessionOptions{WorkDir: dir})
-	s.Evidence = cells.EvidenceHook
-	ctx := context.Background()
-	if _, err := s.Execute(ctx, "%trace load one.json", nil); err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{}
-	res, err := s.Execute(ctx, "%evidence all --rank 0", rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rec.texts) != len(evidence.Areas)-1 {
-		t.Errorf("displayed %d areas before the result, want %d", len(rec.texts), len(evidence.Areas)-1)
-	}
-	if html, _ := res.Data[cells.MIMEHTML].(string); !strings.Contains(html, "evidence_"+evidence.Areas[len(evidence.Areas)-1]) || !strings.Contains(html, "<details>") {
-		t.Errorf("result lacks the table name or the SQL: %.300s", html)
-	}
-	if b := s.Bundle(); b == nil || b.Table("kernels") == nil || !b.Filter.HasRank {
-		t.Errorf("bundle not kept: %+v", b)
-	}
-	if _, err := s.Execute(ctx, "%evidence nope", nil); err == nil {
-		t.Error("unknown area accepted")
-	}
-}
-
 // evidence_base_events leaves python frames and flow events out; overview
 // still counts every event of the filter, python frames included, and takes
 // its first start and span over them: the figures equal a direct count over
@@ -371,7 +341,7 @@ func TestOverviewCountsPythonFrames(t *testing.T) {
 		FROM events, t0 WHERE kind NOT IN ('flow', 'counter')
 		  AND ($1::BIGINT <= 0 OR ts_ns - t0.t0 >= $1::BIGINT) AND ($2::BIGINT <= 0 OR ts_ns - t0.t0 < $2::BIGINT)`
 	for _, f := range []evidence.Filter{{}, {WindowStartNs: 20e6, WindowEndNs: 60e6}} {
-		b, err := cells.CollectEvidence(ctx, db, []string{"overview"}, f, nil)
+		b, err := pipeline.CollectEvidence(ctx, db, []string{"overview"}, f, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

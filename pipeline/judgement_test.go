@@ -1,11 +1,11 @@
 //go:build cgo
 
-package cells_test
+package pipeline_test
 
 // The judgement tests: one hand-built Kineto trace per capture artifact or
 // judgement trap (docs/JUDGEMENT.md §1.3, §2.2, §3, §4.2), each loaded
 // through the real DuckDB, collected as `tracebook report` collects it
-// (cells.CollectReport) and rendered as Markdown. Each case asserts the
+// (pipeline.CollectReport) and rendered as Markdown. Each case asserts the
 // verdict and the fix it must get, and the ones it must not; the last test
 // runs the report's own consistency checks over every shared trace set.
 
@@ -26,8 +26,8 @@ import (
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/analysis/trace"
-	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/testutil"
+	"github.com/tracebook/tracebook/pipeline"
 )
 
 // jt0 is where the judgement traces start, in microseconds (Kineto writes
@@ -171,9 +171,9 @@ func judge(t *testing.T, paths ...string) judged {
 	return judgeLoaded(t, db)
 }
 
-func judgeLoaded(t *testing.T, eng cells.Engine) judged {
+func judgeLoaded(t *testing.T, eng pipeline.Engine) judged {
 	t.Helper()
-	src, err := cells.CollectReport(context.Background(), eng, evidence.Filter{}, nil)
+	src, err := pipeline.CollectReport(context.Background(), eng, evidence.Filter{}, nil)
 	if err != nil {
 		t.Fatalf("CollectReport: %v", err)
 	}

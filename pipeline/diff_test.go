@@ -1,11 +1,10 @@
 //go:build cgo
 
-package cells_test
+package pipeline_test
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -19,8 +18,8 @@ import (
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/analysis/trace"
-	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/testutil"
+	"github.com/tracebook/tracebook/pipeline"
 )
 
 // writeStepsTrace writes a small Kineto training trace of six steps to
@@ -117,7 +116,7 @@ func loadDiff(t *testing.T, base, test string, f evidence.Filter) *diff.Diff {
 			t.Fatalf("Load(%s): %v", p, err)
 		}
 	}
-	d, err := cells.CollectDiff(ctx, db, "base", "test", f, nil, nil)
+	d, err := pipeline.CollectDiff(ctx, db, "base", "test", f, nil, nil)
 	if err != nil {
 		t.Fatalf("CollectDiff: %v", err)
 	}
@@ -240,67 +239,6 @@ func TestDiffOneStep(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(d.Gaps, "\n"), "significance is unknown") {
 		t.Errorf("gaps = %q, want the one-step gap", d.Gaps)
-	}
-}
-
-// %diff shows the diff as Markdown, text and script-free HTML, and writes
-// the Markdown file; without a page writer, --html says that it needs one
-// (the root package's test writes the interactive page through the real
-// writer: cmd_diff_test.go).
-func TestDiffMagic(t *testing.T) {
-	dir := t.TempDir()
-	base, test := writeStepsTrace(t, dir, "sync.json", true), writeStepsTrace(t, dir, "fixed.json", false)
-	db := openDB(t)
-	s := cells.NewSession(db, cells.SessionOptions{WorkDir: dir})
-	s.Diff = cells.DiffHook(nil)
-	ctx := context.Background()
-	for _, code := range []string{"%trace load " + base + " --name base", "%trace load " + test + " --name test"} {
-		if _, err := s.Execute(ctx, code, nil); err != nil {
-			t.Fatalf("%s: %v", code, err)
-		}
-	}
-	res, err := s.Execute(ctx, "%diff base test --md diff.md", nil)
-	if err != nil {
-		t.Fatalf("%%diff: %v", err)
-	}
-	md, _ := res.Data["text/markdown"].(string)
-	text, _ := res.Data[cells.MIMEText].(string)
-	html, _ := res.Data[cells.MIMEHTML].(string)
-	if !strings.Contains(md, "RESOLVED sync_bound_loop") || !strings.Contains(text, "Markdown diff written to "+filepath.Join(dir, "diff.md")) || !strings.Contains(html, "RESOLVED sync_bound_loop") {
-		t.Errorf("outputs lack the resolved finding or the written file:\n%s\n%s", text, html)
-	}
-	if strings.Contains(strings.ToLower(html), "<script") {
-		t.Error("the cell's HTML holds a script")
-	}
-	if file, err := os.ReadFile(filepath.Join(dir, "diff.md")); err != nil || string(file) != md {
-		t.Errorf("diff.md = %q, %v; want the cell's Markdown", file, err)
-	}
-	_, err = s.Execute(ctx, "%diff base test --html diff.html", nil)
-	var ee *cells.ExecError
-	if !errors.As(err, &ee) || ee.EName != "NotAvailable" || !strings.HasPrefix(ee.EValue, "%diff --html needs a diff page writer") {
-		t.Errorf("--html without a writer: err = %v, want a NotAvailable error saying --html needs a page writer", err)
-	}
-	if _, serr := os.Stat(filepath.Join(dir, "diff.html")); !errors.Is(serr, os.ErrNotExist) {
-		t.Errorf("--html without a writer left a file: %v", serr)
-	}
-	// Contexts that differ are named at the top of the diff.
-	if _, err := s.Execute(ctx, "%context tp=2", nil); err != nil {
-		t.Fatal(err)
-	}
-	res, err = s.Execute(ctx, "%diff base test --base-context batch-size=32 --test-context batch-size=64,tp=4", nil)
-	if err != nil {
-		t.Fatalf("%%diff with contexts: %v", err)
-	}
-	md, _ = res.Data["text/markdown"].(string)
-	head := strings.SplitN(md, "\n", 6)
-	if len(head) < 5 || !strings.Contains(head[2], "DIFFERENT CONTEXTS") || !strings.Contains(md, "%context batch-size: base 32, test 64") || !strings.Contains(md, "%context tp: base 2, test 4") {
-		t.Errorf("context warning:\n%.600s", md)
-	}
-	if _, err := s.Execute(ctx, "%diff base test --test-context tp=x", nil); err == nil || !strings.Contains(err.Error(), "not a positive integer") {
-		t.Errorf("--test-context tp=x: err = %v", err)
-	}
-	if _, err := s.Execute(ctx, "%diff base", nil); err == nil || !strings.Contains(err.Error(), "two loaded traces") {
-		t.Errorf("%%diff base: err = %v", err)
 	}
 }
 
@@ -454,7 +392,7 @@ func TestCollectDiffInputSlices(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			in, err := cells.CollectDiffInput(ctx, db, "base", "test", tc.f, nil, nil, tc.withSlices)
+			in, err := pipeline.CollectDiffInput(ctx, db, "base", "test", tc.f, nil, nil, tc.withSlices)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,13 +1,11 @@
 //go:build cgo
 
-package cells_test
+package pipeline_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,7 +13,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/perfetto"
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/analysis/trace"
-	"github.com/tracebook/tracebook/cells"
+	"github.com/tracebook/tracebook/pipeline"
 	"github.com/tracebook/tracebook/sql"
 )
 
@@ -70,11 +68,11 @@ func reportOf(t *testing.T, budget int, paths ...string) *report.Source {
 	if _, err := db.Load(ctx, paths, trace.LoadOptions{Name: "t"}, nil); err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	src, err := cells.CollectReport(ctx, db, evidence.Filter{}, nil)
+	src, err := pipeline.CollectReport(ctx, db, evidence.Filter{}, nil)
 	if err != nil {
 		t.Fatalf("CollectReport: %v", err)
 	}
-	if err := cells.AddPerfetto(ctx, db, src, budget); err != nil {
+	if err := pipeline.AddPerfetto(ctx, db, src, budget); err != nil {
 		t.Fatalf("AddPerfetto: %v", err)
 	}
 	return src
@@ -247,34 +245,6 @@ func TestPerfettoPresetsDocumented(t *testing.T) {
 		if len(res.Rows) == 0 {
 			t.Errorf("%s returned no row", tc.preset)
 		}
-	}
-}
-
-// %report --perfetto DIR writes the findings' files: the planted sync's
-// window as a Chrome trace the importer reads back.
-func TestReportMagicPerfetto(t *testing.T) {
-	path := plantedSteps(t, true)
-	dir := filepath.Dir(path)
-	s := cells.NewSession(openDB(t), cells.SessionOptions{WorkDir: dir})
-	s.Report = cells.ReportHook(nil)
-	ctx := context.Background()
-	if _, err := s.Execute(ctx, "%trace load "+filepath.Base(path), nil); err != nil {
-		t.Fatal(err)
-	}
-	res, err := s.Execute(ctx, "%report --perfetto out", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, _ := res.Data[cells.MIMEText].(string)
-	if !strings.Contains(text, "Perfetto file(s) written to "+filepath.Join(dir, "out")) {
-		t.Errorf("the cell does not name the folder:\n%.300s", text)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "out", "finding-1-sync_bound_loop.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if evs := exported(t, data); len(evs) == 0 {
-		t.Error("the written file holds no events")
 	}
 }
 

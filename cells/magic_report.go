@@ -7,89 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 
-	"github.com/tracebook/tracebook/analysis/crossview"
-	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/perfetto"
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/pipeline"
 )
-
-// MaxRankCrossViews is the most ranks for which CollectReport adds a
-// cross-view of each rank (so that the offline viewer shows the tree of the
-// rank it filters on); past it only the whole filter's cross-view is kept.
-const MaxRankCrossViews = 8
-
-// CollectReport collects what the report is made of, under filter f: the
-// evidence of every area (CollectEvidence) and the cross-view of f, plus one
-// cross-view per rank when f selects no rank and the traces have at most
-// MaxRankCrossViews ranks. `tracebook report` and %report both call it.
-func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context map[string]string) (*report.Source, error) {
-	// The cross-view of f needs nothing from the evidence: build it on
-	// another connection meanwhile (the evidence's small queries leave a
-	// core idle much of the time), and choose the findings' Perfetto
-	// windows before waiting for it.
-	var cv *crossview.Result
-	var in *crossview.Input
-	var cvErr error
-	cvDone := make(chan struct{})
-	go func() {
-		defer close(cvDone)
-		if in, cvErr = CrossViewInput(ctx, eng, f); cvErr == nil {
-			cv, cvErr = crossview.Build(in, SliceOf(f), crossview.DefaultOptions())
-		}
-	}()
-	b, err := CollectEvidence(ctx, eng, []string{"all"}, f, context)
-	var src *report.Source
-	if err == nil {
-		src = &report.Source{Bundle: b, Windows: PerfettoWindows(ctx, eng, b)}
-		AddTimelines(ctx, eng, src)
-	}
-	<-cvDone
-	if err != nil {
-		return nil, err
-	}
-	if err := cvErr; err != nil {
-		// The report stands without a tree; the gap says why.
-		b.AddGap(evidence.Gap{Kind: "no_crossview", Trace: f.Trace, Rank: -1,
-			What: "no GPU call tree", Why: err.Error()})
-		return src, nil
-	}
-	src.CrossViews = append(src.CrossViews, cv)
-	if f.HasRank {
-		return src, nil
-	}
-	ranks := map[int]bool{}
-	if b.Traces != nil {
-		ci := b.Traces.Col("rank")
-		for _, r := range b.Traces.Rows {
-			if ci >= 0 && ci < len(r) {
-				if n, ok := r[ci].(int64); ok {
-					ranks[int(n)] = true
-				}
-			}
-		}
-	}
-	if len(ranks) < 2 || len(ranks) > MaxRankCrossViews {
-		return src, nil
-	}
-	order := make([]int, 0, len(ranks))
-	for r := range ranks {
-		order = append(order, r)
-	}
-	sort.Ints(order)
-	// Each rank's cross-view from the input read once for every rank.
-	for _, rank := range order {
-		rf := f
-		rf.Rank, rf.HasRank = rank, true
-		rcv, err := crossview.Build(in, SliceOf(rf), crossview.DefaultOptions())
-		if err != nil {
-			continue
-		}
-		src.CrossViews = append(src.CrossViews, rcv)
-	}
-	return src, nil
-}
 
 // HTMLWriter writes the single-file HTML report of an encoded source for a
 // view, with the findings' Perfetto files embedded. The composition root
@@ -117,7 +39,7 @@ func ReportHook(writeHTML HTMLWriter) Hook {
 			return nil, usagef("%%report: unexpected argument %q", pos[0])
 		}
 		htmlPath, mdPath, perfettoDir := opts["html"], opts["md"], opts["perfetto"]
-		src, err := CollectReport(ctx, s.Engine(), f, s.Context())
+		src, err := pipeline.CollectReport(ctx, s.Engine(), f, s.Context())
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +70,7 @@ func ReportHook(writeHTML HTMLWriter) Hook {
 			if err := writeHTML(&page, data, view, nil); err != nil {
 				return nil, err
 			}
-			if err := AddPerfetto(ctx, s.Engine(), src, perfetto.PageBudget(page.Len())); err != nil {
+			if err := pipeline.AddPerfetto(ctx, s.Engine(), src, perfetto.PageBudget(page.Len())); err != nil {
 				return nil, err
 			}
 			page.Reset()
@@ -164,11 +86,11 @@ func ReportHook(writeHTML HTMLWriter) Hook {
 		if perfettoDir != "" {
 			// The files the HTML report embeds, or, without one, within the
 			// budget a report gives them.
-			if err := AddPerfetto(ctx, s.Engine(), src, perfetto.ReportBudget); err != nil {
+			if err := pipeline.AddPerfetto(ctx, s.Engine(), src, perfetto.ReportBudget); err != nil {
 				return nil, err
 			}
 			dir := s.resolve(perfettoDir)
-			if err := WritePerfettoFiles(dir, src.Perfetto); err != nil {
+			if err := pipeline.WritePerfettoFiles(dir, src.Perfetto); err != nil {
 				return nil, fmt.Errorf("%%report: writing the Perfetto files: %w", err)
 			}
 			fmt.Fprintf(&notes, "%d Perfetto file(s) written to %s (%s)\n", len(src.Perfetto), dir, report.PerfettoHint)

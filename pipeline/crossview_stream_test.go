@@ -1,6 +1,6 @@
 //go:build cgo
 
-package cells
+package pipeline
 
 import (
 	"context"

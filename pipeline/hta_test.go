@@ -1,6 +1,6 @@
 //go:build cgo
 
-package cells_test
+package pipeline_test
 
 import (
 	"context"
@@ -19,9 +19,9 @@ import (
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
-	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/duck"
 	"github.com/tracebook/tracebook/internal/testutil"
+	"github.com/tracebook/tracebook/pipeline"
 	"github.com/tracebook/tracebook/sql"
 )
 
@@ -112,7 +112,7 @@ func runArea(t *testing.T, db *duck.DB, area string) *table.Table {
 	if _, ok := sql.Lookup(area); !ok {
 		t.Fatalf("no preset %s", area)
 	}
-	b, err := cells.CollectEvidence(context.Background(), db, []string{area}, evidence.Filter{}, nil)
+	b, err := pipeline.CollectEvidence(context.Background(), db, []string{area}, evidence.Filter{}, nil)
 	if err != nil {
 		t.Fatalf("%s: %v", area, err)
 	}

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package cells_test
+package pipeline_test
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
-	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/duck"
 	"github.com/tracebook/tracebook/internal/testutil"
+	"github.com/tracebook/tracebook/pipeline"
 )
 
 // collectDB loads paths as one trace "t", collects every area and returns
@@ -25,7 +25,7 @@ func collectDB(t *testing.T, paths ...string) (*duck.DB, *evidence.Bundle) {
 	if _, err := db.Load(ctx, paths, trace.LoadOptions{Name: "t"}, nil); err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	b, err := cells.CollectEvidence(ctx, db, []string{"all"}, evidence.Filter{}, nil)
+	b, err := pipeline.CollectEvidence(ctx, db, []string{"all"}, evidence.Filter{}, nil)
 	if err != nil {
 		t.Fatalf("CollectEvidence: %v", err)
 	}

@@ -1,6 +1,6 @@
 //go:build cgo
 
-package cells_test
+package pipeline_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
 	"github.com/tracebook/tracebook/analysis/trace"
-	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/testutil"
+	"github.com/tracebook/tracebook/pipeline"
 )
 
 // workloadOf loads dir as one trace through the real DuckDB, collects the
@@ -25,7 +25,7 @@ func workloadOf(t *testing.T, dir string, f evidence.Filter) *evidence.Evidence 
 	if _, err := db.Load(ctx, []string{dir}, trace.LoadOptions{Name: "t"}, nil); err != nil {
 		t.Fatalf("Load %s: %v", dir, err)
 	}
-	b, err := cells.CollectEvidence(ctx, db, []string{"workload"}, f, nil)
+	b, err := pipeline.CollectEvidence(ctx, db, []string{"workload"}, f, nil)
 	if err != nil {
 		t.Fatalf("CollectEvidence: %v", err)
 	}
@@ -176,7 +176,7 @@ func TestWorkloadWindow(t *testing.T) {
 		t.Fatalf("no compiled-code frame after the first event: %v", whole.Rows)
 	}
 	for _, f := range []evidence.Filter{{}, {WindowStartNs: 0, WindowEndNs: first}, {WindowStartNs: first, WindowEndNs: 0}} {
-		b, err := cells.CollectEvidence(ctx, db, []string{"workload"}, f, nil)
+		b, err := pipeline.CollectEvidence(ctx, db, []string{"workload"}, f, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,6 @@
 //go:build cgo && unix
 
-package cells_test
+package pipeline_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/trace"
-	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/testutil"
+	"github.com/tracebook/tracebook/pipeline"
 )
 
 // BenchmarkCollectEvidence times every area on the two large shared traces
@@ -27,7 +27,7 @@ func BenchmarkCollectEvidence(b *testing.B) {
 			}
 			for _, area := range evidence.Areas {
 				start := time.Now()
-				if _, err := cells.CollectEvidence(ctx, db, []string{area}, evidence.Filter{}, nil); err != nil {
+				if _, err := pipeline.CollectEvidence(ctx, db, []string{area}, evidence.Filter{}, nil); err != nil {
 					b.Fatal(err)
 				}
 				b.Logf("%s %-8s %v", set, area, time.Since(start).Round(time.Millisecond))
@@ -35,7 +35,7 @@ func BenchmarkCollectEvidence(b *testing.B) {
 			b.ResetTimer()
 			c0 := testutil.CPUTime()
 			for i := 0; i < b.N; i++ {
-				if _, err := cells.CollectEvidence(ctx, db, []string{"all"}, evidence.Filter{}, nil); err != nil {
+				if _, err := pipeline.CollectEvidence(ctx, db, []string{"all"}, evidence.Filter{}, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
