@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -19,7 +19,11 @@ import (
 
 // hostileTrace is a hand-made trace whose process, thread, operator, kernel
 // and device names carry markup (analysis/report/testdata/hostile_names.json).
-const hostileTrace = "analysis/report/testdata/hostile_names.json"
+const hostileTrace = "../" + hostileTraceFromRoot
+
+// hostileTraceFromRoot is hostileTrace from the repository's root, where
+// the end-to-end goldens run.
+const hostileTraceFromRoot = "analysis/report/testdata/hostile_names.json"
 
 func runOK(t *testing.T, args ...string) string {
 	t.Helper()
@@ -81,7 +85,12 @@ func TestReportEscapesTraceNames(t *testing.T) {
 }
 
 // TestReportGolden compares the Markdown report of small real traces with
-// golden files (analysis/report/testdata/golden/<fixture>.md.golden).
+// golden files (testdata/report/<fixture>.md.golden). The report names each
+// trace file as it was given, so the commands run from the repository's
+// root, with the paths a user there would type. Under -update it also
+// writes each fixture's encoded source
+// (analysis/report/testdata/golden/<fixture>.source.msgpack), which the
+// viewer parity tests (wasm/host) and analysis/report's tests read.
 func TestReportGolden(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -91,9 +100,10 @@ func TestReportGolden(t *testing.T) {
 		{"alexnet_sync", []string{"testdata/hta/critical_path_alexnet/benchmark_result_2869224_1695835535_trace.json.gz"}, nil},
 		{"dlrm_8rank_rank3", []string{"testdata/param/dlrm_8rank"}, []string{"--rank", "3"}},
 		{"vllm_decode_graphs", []string{"testdata/tracelens/vllm_decode_full_mi300x/graph_execution.json.gz"}, nil},
-		{"hostile_names", []string{hostileTrace}, nil},
+		{"hostile_names", []string{hostileTraceFromRoot}, nil},
 		{"resnet50_steps", []string{"testdata/kineto/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"}, nil},
 	}
+	t.Chdir("..")
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			md := filepath.Join(t.TempDir(), "r.md")
@@ -103,7 +113,7 @@ func TestReportGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			testutil.Golden(t, filepath.Join("analysis", "report", "testdata", "golden", tc.name+".md.golden"), got)
+			testutil.Golden(t, filepath.Join("cli", "testdata", "report", tc.name+".md.golden"), got)
 			if *testutil.Update {
 				// The encoded source, for the viewer parity test on real
 				// traces (wasm/host): regenerated with the goldens.

@@ -1,9 +1,8 @@
-package main
+package cli
 
 import (
 	"bytes"
 	"context"
-	_ "embed"
 	"fmt"
 	"io"
 	"os"
@@ -21,13 +20,17 @@ import (
 	"github.com/tracebook/tracebook/wasm/host"
 )
 
-// sampleTrace is the trace `tracebook report` analyses when given none: a
+// SampleTrace is the trace `tracebook report` analyses when given none: a
 // small real trace (HTA's AlexNet critical-path test trace, MIT license, see
 // testdata/README.md) with synchronisation events, so that the first report
-// a user sees has something to say.
-//
-//go:embed testdata/hta/critical_path_alexnet/benchmark_result_2869224_1695835535_trace.json.gz
-var sampleTrace []byte
+// a user sees has something to say. The tracebook command (the repository
+// root's main.go) embeds testdata/<SampleTracePath> and sets it before
+// calling Main: go:embed cannot reach the repository's testdata from here.
+var SampleTrace []byte
+
+// SampleTracePath is where the sample trace lives under the repository's
+// testdata.
+const SampleTracePath = "hta/critical_path_alexnet/" + sampleTraceName
 
 const sampleTraceName = "benchmark_result_2869224_1695835535_trace.json.gz"
 
@@ -84,6 +87,9 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	sample := ""
 	if len(paths) == 0 && a.from == "" && lf.db == "" {
+		if len(SampleTrace) == 0 {
+			return fmt.Errorf("no trace given, and this build embeds no sample trace")
+		}
 		// A fixed place, so that the report names the same file every run
 		// (and the parse cache recognises it).
 		dir := filepath.Join(os.TempDir(), "tracebook-sample")
@@ -91,7 +97,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		p := filepath.Join(dir, sampleTraceName)
-		if err := os.WriteFile(p, sampleTrace, 0o644); err != nil {
+		if err := os.WriteFile(p, SampleTrace, 0o644); err != nil {
 			return err
 		}
 		paths = []string{p}

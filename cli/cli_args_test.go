@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -162,7 +162,7 @@ func TestLoadFlagsOf(t *testing.T) {
 // the options, by the commands that read the filter and by those that do
 // not.
 func TestDashDashEndsOptions(t *testing.T) {
-	tiny := "internal/duck/testdata/tiny.json"
+	tiny := "../internal/duck/testdata/tiny.json"
 	tests := []struct {
 		name       string
 		plain, dd  []string

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ import (
 // is gone in the fixed trace. The CLI writes the headline, the Markdown and
 // the offline page, and the same trace twice shows no change.
 func TestDiffCommand(t *testing.T) {
-	base, test := "analysis/diff/testdata/planted_sync.json", "analysis/diff/testdata/fixed.json"
+	base, test := "../analysis/diff/testdata/planted_sync.json", "../analysis/diff/testdata/fixed.json"
 	dir := t.TempDir()
 	md, page := filepath.Join(dir, "d.md"), filepath.Join(dir, "d.html")
 	out := runOK(t, "diff", base, test, "--md", md, "-o", page)
@@ -62,9 +62,11 @@ func TestDiffCommand(t *testing.T) {
 }
 
 // TestDiffGolden compares the Markdown diff of pairs of small real traces
-// with golden files (analysis/diff/testdata/golden/<pair>.md.golden). Under
-// -update it also writes each pair's encoded input, gzip-compressed
-// (<pair>.input.msgpack.gz), for the viewer parity tests (wasm/host).
+// with golden files (testdata/diff/<pair>.md.golden), the commands run from
+// the repository's root as TestReportGolden's are. Under -update it also
+// writes each pair's encoded input, gzip-compressed
+// (analysis/diff/testdata/golden/<pair>.input.msgpack.gz), for the viewer
+// parity tests (wasm/host) and analysis/diff's chart test.
 func TestDiffGolden(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -75,6 +77,7 @@ func TestDiffGolden(t *testing.T) {
 		{"dlrm_8rank_self", "testdata/param/dlrm_8rank", "testdata/param/dlrm_8rank", nil},
 		{"vllm_piecewise_full", "testdata/tracelens/vllm_prefilldecode_piecewise_mi300x/graph_execution.json.gz", "testdata/tracelens/vllm_decode_full_mi300x/graph_execution.json.gz", nil},
 	}
+	t.Chdir("..")
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			md := filepath.Join(t.TempDir(), "d.md")
@@ -83,8 +86,7 @@ func TestDiffGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir := filepath.Join("analysis", "diff", "testdata", "golden")
-			testutil.Golden(t, filepath.Join(dir, tc.name+".md.golden"), got)
+			testutil.Golden(t, filepath.Join("cli", "testdata", "diff", tc.name+".md.golden"), got)
 			if *testutil.Update {
 				f, _, err := cells.ParseFilter(tc.args)
 				if err != nil {
@@ -102,7 +104,7 @@ func TestDiffGolden(t *testing.T) {
 				zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
 				zw.Write(data)
 				zw.Close()
-				testutil.Golden(t, filepath.Join(dir, tc.name+".input.msgpack.gz"), gz.Bytes())
+				testutil.Golden(t, filepath.Join("analysis", "diff", "testdata", "golden", tc.name+".input.msgpack.gz"), gz.Bytes())
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 )
 
 func TestCrossviewFolded(t *testing.T) {
-	dir := filepath.Join("testdata", "param", "dlrm_8rank")
+	dir := filepath.Join("..", "testdata", "param", "dlrm_8rank")
 	for _, view := range []string{"gpu", "cpu"} {
 		var stdout, stderr bytes.Buffer
 		code := run([]string{"crossview", dir, "--rank", "1", "--format", "folded", "--view", view, "--min-pct", "0", "--depth", "0", "--cache", "-"}, &stdout, &stderr)

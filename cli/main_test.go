@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -13,13 +13,17 @@ import (
 
 // TestMain gives the tests a parse cache of their own: the commands they run
 // use the default cache (under $XDG_CACHE_HOME), which must not be the
-// user's.
+// user's. It also sets SampleTrace as the tracebook command does.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "tracebook-test-cache-")
 	if err != nil {
 		panic(err)
 	}
 	os.Setenv("XDG_CACHE_HOME", dir)
+	// The sample trace the tracebook command embeds (main.go at the root).
+	if SampleTrace, err = os.ReadFile(filepath.Join("..", "testdata", SampleTracePath)); err != nil {
+		panic(err)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -119,7 +123,7 @@ func TestWantsHelp(t *testing.T) {
 }
 
 // smallTrace is a 1.5 kB trace (HTA's inference test trace, MIT).
-const smallTrace = "testdata/hta/inference_rank1_oldcats/inference_rank_1.json.gz"
+const smallTrace = "../testdata/hta/inference_rank1_oldcats/inference_rank_1.json.gz"
 
 // withProgress shows the load progress line at once, for the duration of
 // the test, so that a load of a small trace prints it.
@@ -214,7 +218,7 @@ func TestEvidenceCacheAndQuiet(t *testing.T) {
 // and -q as evidence does: the parse cache fills and no progress shows.
 func TestLoadOptionsEveryCommand(t *testing.T) {
 	withProgress(t)
-	other := "testdata/hta/event_sync_multi_stream/event_sync_trace.json.gz"
+	other := "../testdata/hta/event_sync_multi_stream/event_sync_trace.json.gz"
 	tests := []struct {
 		name string
 		args []string

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ const vllmTrace = "tracemap/vllm_h100_tp4_rank0"
 // (evidence, cross-views and the findings' Perfetto files) and the page,
 // and the CPU time of the whole (DuckDB's threads included).
 //
-//	go test -run XXX -bench ReportVLLM -benchtime 3x .
+//	go test -run XXX -bench ReportVLLM -benchtime 3x ./cli
 func BenchmarkReportVLLM(b *testing.B) {
 	dir := filepath.Join(testutil.SharedTraces(b), vllmTrace)
 	ctx := context.Background()

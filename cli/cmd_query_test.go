@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ func TestQueryDLRMEightRanks(t *testing.T) {
 }
 
 func TestQueryFormats(t *testing.T) {
-	tiny := filepath.Join("internal", "duck", "testdata", "tiny.json")
+	tiny := filepath.Join("..", "internal", "duck", "testdata", "tiny.json")
 	tests := []struct{ format, want string }{
 		{"csv", "name,dur_ns\nsgemm_128x64,20500\n"},
 		{"json", "[\n  {\"name\": \"sgemm_128x64\", \"dur_ns\": 20500}\n]\n"},
@@ -41,7 +41,7 @@ func TestQueryFormats(t *testing.T) {
 }
 
 func TestLoadThenQueryDB(t *testing.T) {
-	tiny := filepath.Join("internal", "duck", "testdata", "tiny.json")
+	tiny := filepath.Join("..", "internal", "duck", "testdata", "tiny.json")
 	db := filepath.Join(t.TempDir(), "t.duckdb")
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"load", tiny, "--db", db, "--cache", "-", "--name", "mine"}, &stdout, &stderr); code != 0 {
@@ -65,9 +65,9 @@ func TestQueryErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"query", "-e", "SELECT 1"}, "nothing to query"},
-		{[]string{"query", "internal/duck/testdata/tiny.json", "--cache", "-", "-e", "SELEC 1"}, "syntax error"},
+		{[]string{"query", "../internal/duck/testdata/tiny.json", "--cache", "-", "-e", "SELEC 1"}, "syntax error"},
 		{[]string{"query", "nope.json", "--cache", "-", "-e", "SELECT 1"}, "nope.json"},
-		{[]string{"load", "internal/duck/testdata/tiny.json"}, "--db FILE.duckdb or --parquet DIR is required"},
+		{[]string{"load", "../internal/duck/testdata/tiny.json"}, "--db FILE.duckdb or --parquet DIR is required"},
 		{[]string{"load", "--db", "x.duckdb", "--window", "5..2", "t.json"}, "--window"},
 	}
 	for _, tc := range tests {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/chart"
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/internal/testutil"
 )
 
 // chartFigure is one chart of a written report: its id and SVG.
@@ -37,19 +38,19 @@ func TestReportChartsScreenshots(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads three real traces")
 	}
-	vllm := filepath.Join("..", "shared", "traces", "tracemap", "vllm_h100_tp4_rank0")
+	vllm := filepath.Join("..", "..", "shared", "traces", "tracemap", "vllm_h100_tp4_rank0")
 	if _, err := os.Stat(vllm); err != nil {
-		t.Skipf("../shared/traces is absent (%v): skipping the report screenshots", err)
+		t.Skipf("the shared traces (../shared/traces from the repository root) are absent (%v): skipping the report screenshots", err)
 	}
 	tests := []struct {
 		name string
 		path string
 	}{
 		{"vllm-h100", vllm},
-		{"dlrm-8rank", "testdata/param/dlrm_8rank"},
-		{"resnet50", "testdata/kineto/resnet50_num_workers_0"},
+		{"dlrm-8rank", "../testdata/param/dlrm_8rank"},
+		{"resnet50", "../testdata/kineto/resnet50_num_workers_0"},
 	}
-	artifacts := "test-artifacts"
+	artifacts := filepath.Join(testutil.RepoRoot(t), "test-artifacts")
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,7 @@ func TestNotebookChartsScreenshot(t *testing.T) {
 	}
 	dir := t.TempDir()
 	out := filepath.Join(dir, "training.ipynb")
-	if code, _, stderr := tracebookRun(t, filepath.Join("notebooks", "training.ipynb"), "-o", out, "--cache-dir", "-"); code != 0 {
+	if code, _, stderr := tracebookRun(t, filepath.Join("..", "notebooks", "training.ipynb"), "-o", out, "--cache-dir", "-"); code != 0 {
 		t.Fatalf("tracebook run: exit %d: %s", code, stderr)
 	}
 	svgs, images := 0, 0
@@ -321,10 +322,11 @@ func TestNotebookChartsScreenshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll("test-artifacts", 0o755); err != nil {
+	artifacts := filepath.Join(testutil.RepoRoot(t), "test-artifacts")
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	screenshot(t, abs, filepath.Join("test-artifacts", "notebook-training-charts.png"))
+	screenshot(t, abs, filepath.Join(artifacts, "notebook-training-charts.png"))
 }
 
 func mustRead(t *testing.T, path string) []byte {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // A database written by `tracebook load` feeds every analysing command
 // with --db alone, and what they print is what they print from the trace.
 func TestDBFeedsEveryCommand(t *testing.T) {
-	tr := filepath.Join("testdata", "param", "dlrm_8rank")
+	tr := filepath.Join("..", "testdata", "param", "dlrm_8rank")
 	db := filepath.Join(t.TempDir(), "t.duckdb")
 	var stdout, stderr bytes.Buffer
 	if code := run([]string{"load", tr, "--db", db, "--cache", "-", "-q"}, &stdout, &stderr); code != 0 {
@@ -57,7 +57,7 @@ func TestDBFeedsEveryCommand(t *testing.T) {
 // A trace past spillJSONBytes is analysed in a temporary database file,
 // with the same result as in memory, and the file is gone afterwards.
 func TestLargeTraceSpillsToATemporaryFile(t *testing.T) {
-	tr := filepath.Join("testdata", "hta", "critical_path_alexnet")
+	tr := filepath.Join("..", "testdata", "hta", "critical_path_alexnet")
 	report := func() string {
 		out := filepath.Join(t.TempDir(), "r.md")
 		var stdout, stderr bytes.Buffer
@@ -125,7 +125,7 @@ func TestJSONBytes(t *testing.T) {
 // same Parquet dataset, gives the dataset every command reads as the
 // job's folder: the report is the same.
 func TestParquetDatasetWrittenPerRank(t *testing.T) {
-	job := filepath.Join("testdata", "param", "dlrm_8rank")
+	job := filepath.Join("..", "testdata", "param", "dlrm_8rank")
 	files, err := filepath.Glob(filepath.Join(job, "*.json.gz"))
 	if err != nil || len(files) != 8 {
 		t.Fatalf("want the 8 rank files of %s: %v %v", job, files, err)
@@ -162,8 +162,8 @@ func TestParquetDatasetWrittenPerRank(t *testing.T) {
 	want := report(job)
 	got := report(ds)
 	// The traces table names each file as it was loaded: one per process.
-	got = strings.ReplaceAll(got, "testdata/param/dlrm_8rank/", "")
-	want = strings.ReplaceAll(want, "testdata/param/dlrm_8rank/", "")
+	got = strings.ReplaceAll(got, "../testdata/param/dlrm_8rank/", "")
+	want = strings.ReplaceAll(want, "../testdata/param/dlrm_8rank/", "")
 	if got != want {
 		t.Errorf("the report of the dataset differs from the folder's:\n%s", testutil.Diff(want, got))
 	}

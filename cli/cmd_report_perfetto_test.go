@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ func TestReportPerfetto(t *testing.T) {
 		paths []string
 		args  []string
 	}{
-		{"dlrm_rank3", []string{"testdata/param/dlrm_8rank"}, []string{"--rank", "3"}},
+		{"dlrm_rank3", []string{"../testdata/param/dlrm_8rank"}, []string{"--rank", "3"}},
 		{"hostile_names", []string{hostileTrace}, nil},
 	}
 	for _, tc := range tests {
