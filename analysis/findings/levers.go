@@ -21,6 +21,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/device"
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // lever is what a lever rule knows about one rank besides its numbers.
@@ -663,12 +664,8 @@ func slowInstances(c *ctx) []evidence.Finding {
 	return out
 }
 
-func us(ns int64) string {
-	if ns >= 1_000_000 {
-		return ms(ns)
-	}
-	return fmt.Sprintf("%.1f us", float64(ns)/1e3)
-}
+// us writes a duration under a millisecond in microseconds (table.ProseUs).
+func us(ns int64) string { return table.ProseUs(ns) }
 
 // --- short_kernel_storm -----------------------------------------------------
 
