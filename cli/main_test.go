@@ -91,10 +91,12 @@ func TestGeneralHelp(t *testing.T) {
 	}
 }
 
+// TestUnknownCommand goes through Main, the entry the tracebook command
+// calls: an unknown command exits 2 and says so on stderr.
 func TestUnknownCommand(t *testing.T) {
 	for _, args := range [][]string{{"nope"}, {"nope", "--help"}, {"help", "nope"}} {
 		var stdout, stderr bytes.Buffer
-		if rc := run(args, &stdout, &stderr); rc != 2 || !strings.Contains(stderr.String(), `unknown command "nope"`) {
+		if rc := Main(args, &stdout, &stderr); rc != 2 || !strings.Contains(stderr.String(), `unknown command "nope"`) {
 			t.Errorf("tracebook %q: exit %d, stderr %q; want 2 and unknown command", args, rc, stderr.String())
 		}
 		if stdout.Len() > 0 {
