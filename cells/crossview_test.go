@@ -17,7 +17,11 @@ func crossviewRows() *table.Table {
 		t.Columns = append(t.Columns, table.Column{Name: c})
 	}
 	row := func(kind, trace string, id, parent int64, thread, evKind, api, name string, ts, dur int64) []any {
-		return []any{kind, trace, int64(0), id, parent, thread, evKind, api, name, ts, dur, nil, nil}
+		var class any
+		if kind == "op" {
+			class = crossview.ClassComp
+		}
+		return []any{kind, trace, int64(0), id, parent, thread, evKind, api, name, ts, dur, nil, nil, class, nil}
 	}
 	t.Rows = [][]any{
 		row("frame", "job", 1, 0, "1/1", "python", "", "train.py(1): step", 0, 1000),

@@ -133,7 +133,7 @@ _on AS (
 ),
 _n0 AS (
   SELECT k.*,
-    CASE WHEN k.a_coll IS NULL AND o.oname IS NULL AND regexp_matches(k.name, '^(nccl|rccl|hccl)|ncclDevKernel|ncclKernel', 'i') THEN 1 ELSE 0 END AS hint,
+    CASE WHEN k.a_coll IS NULL AND o.oname IS NULL AND tb_ccl_kernel(k.name) THEN 1 ELSE 0 END AS hint,
     regexp_replace(lower(CASE
       WHEN k.a_coll IS NOT NULL THEN k.a_coll
       WHEN o.oname IS NOT NULL THEN o.oname

@@ -1,5 +1,5 @@
 -- crossview: the linkage rows behind %crossview: host frames with the frame that encloses each, GPU operations with the runtime call (or, failing that, the operator) that launched each, and each trace's first timestamp.
--- INCLUDE: (none)
+-- INCLUDE: schema
 --
 -- One query, four row kinds (row_kind); analysis/crossview builds the GPU
 -- view, the CPU view and the cross-check from them in Go, and takes the steps
@@ -16,6 +16,8 @@
 --   call_stack_id names an operator's "Call stack" arg (2021-format traces
 --   with with_stack on) on ranks that have no python frames; Go turns it
 --   into the python levels above the operator.
+--   sync is read here, by the macros of views.sql, so that the cross-view
+--   and the evidence rate the same call the same way.
 -- op: every GPU X event (kernel, gpu_memcpy, gpu_memset). parent_id is the
 --   runtime or driver call with the same correlation in the same file and
 --   rank (Kineto's ac2g flow joins the same pair); 0 when no host call carries
@@ -52,6 +54,8 @@
 -- operator_id: op: the cpu_op frame linked by External id where parent_id is 0; 0 = none. INT
 -- link: op: correlation (a runtime call carries it), external_id (operator_id is set), external_id_ambiguous (several operators have its External id), before_capture (its correlation id is lower than every captured runtime call's of the rank: launched before the host capture began), none. TEXT
 -- call_stack_id: frame: the stack row holding the operator's "Call stack" arg (innermost frame first, frames separated by ';'); 0 on ranks with python frames and where absent or empty. INT
+-- class: op: tb_kernel_class (views.sql): COMP, COMM or MEM; NULL for other rows. TEXT
+-- sync: frame: how it synchronizes with the device: blocking (a scalar read, tb_scalar_read, or a call tb_sync_call rates blocking, given tb_copy_waits of the copy it launched), stream, or NULL. TEXT
 --
 -- PARAMS: $1 trace (TEXT, '' = every trace), $2 rank (INT, -1 = every rank).
 -- The window, phase, step and stream are applied in Go: an operation inside
@@ -121,6 +125,17 @@ _copies AS (
     AND ($2::INTEGER < 0 OR rank = $2::INTEGER)
   GROUP BY trace, file_id, rank
 ),
+-- Launching calls whose GPU copy waits for the device (tb_copy_waits): the
+-- copy of the same correlation, file and rank, as op rows link them.
+_waits AS (
+  SELECT l.id, bool_or(tb_copy_waits(g.name)) AS waits
+  FROM events g
+  JOIN _launch l ON l.trace = g.trace AND l.file_id = g.file_id AND l.rank = g.rank AND l.correlation = g.correlation
+  WHERE g.ph = 'X' AND g.kind = 'gpu_memcpy'
+    AND ($1::VARCHAR = '' OR g.trace = $1::VARCHAR)
+    AND ($2::INTEGER < 0 OR g.rank = $2::INTEGER)
+  GROUP BY l.id
+),
 _ops AS (
   SELECT g.trace, g.rank, g.rowid + 1 AS id, g.kind, g.api, g.name, g.ts_ns, g.dur_ns, g.stream, g.graph_id,
     coalesce(l.id, 0) AS launch_id, x.id AS ext_id, coalesce(x.n, 0) AS ext_n,
@@ -141,11 +156,15 @@ SELECT 'frame' AS row_kind, h.trace, h.rank, h.id,
   h.pid || '/' || h.tid AS thread,
   h.kind, h.api, h.name, h.ts_ns, h.dur_ns,
   CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,
-  CAST(0 AS BIGINT) AS operator_id, CAST(NULL AS VARCHAR) AS link, CAST(coalesce(st.sid, 0) AS BIGINT) AS call_stack_id
+  CAST(0 AS BIGINT) AS operator_id, CAST(NULL AS VARCHAR) AS link, CAST(coalesce(st.sid, 0) AS BIGINT) AS call_stack_id,
+  CAST(NULL AS VARCHAR) AS class,
+  CASE WHEN h.kind = 'cpu_op' AND tb_scalar_read(h.name) THEN 'blocking'
+       ELSE tb_sync_call(h.kind, h.api, h.name, coalesce(w.waits, false)) END AS sync
 FROM _host h
 LEFT JOIN _py py ON py.trace = h.trace AND py.file_id = h.file_id AND py.rank = h.rank AND py.python_id = h.python_parent_id
 LEFT JOIN _cs cs ON cs.id = h.id
 LEFT JOIN _stacks st ON st.call_stack = cs.call_stack
+LEFT JOIN _waits w ON w.id = h.id
 UNION ALL
 SELECT 'op' AS row_kind, o.trace, o.rank, o.id,
   CAST(o.launch_id AS BIGINT) AS parent_id,
@@ -159,19 +178,23 @@ SELECT 'op' AS row_kind, o.trace, o.rank, o.id,
     WHEN o.before_capture THEN 'before_capture'
     ELSE 'none'
   END AS link,
-  CAST(0 AS BIGINT) AS call_stack_id
+  CAST(0 AS BIGINT) AS call_stack_id,
+  tb_kernel_class(o.kind, o.name) AS class,
+  CAST(NULL AS VARCHAR) AS sync
 FROM _ops o
 UNION ALL
 SELECT 'origin' AS row_kind, trace, CAST(NULL AS INTEGER) AS rank, CAST(0 AS BIGINT) AS id,
   CAST(0 AS BIGINT) AS parent_id, CAST(NULL AS VARCHAR) AS thread,
   CAST(NULL AS VARCHAR) AS kind, CAST(NULL AS VARCHAR) AS api, CAST(NULL AS VARCHAR) AS name,
   t0 AS ts_ns, CAST(0 AS BIGINT) AS dur_ns, CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,
-  CAST(0 AS BIGINT) AS operator_id, CAST(NULL AS VARCHAR) AS link, CAST(0 AS BIGINT) AS call_stack_id
+  CAST(0 AS BIGINT) AS operator_id, CAST(NULL AS VARCHAR) AS link, CAST(0 AS BIGINT) AS call_stack_id,
+  CAST(NULL AS VARCHAR) AS class, CAST(NULL AS VARCHAR) AS sync
 FROM _t0
 UNION ALL
 SELECT 'stack' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER) AS rank, CAST(sid AS BIGINT) AS id,
   CAST(0 AS BIGINT) AS parent_id, CAST(NULL AS VARCHAR) AS thread,
   CAST(NULL AS VARCHAR) AS kind, CAST(NULL AS VARCHAR) AS api, call_stack AS name,
   CAST(NULL AS BIGINT) AS ts_ns, CAST(0 AS BIGINT) AS dur_ns, CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,
-  CAST(0 AS BIGINT) AS operator_id, CAST(NULL AS VARCHAR) AS link, CAST(0 AS BIGINT) AS call_stack_id
+  CAST(0 AS BIGINT) AS operator_id, CAST(NULL AS VARCHAR) AS link, CAST(0 AS BIGINT) AS call_stack_id,
+  CAST(NULL AS VARCHAR) AS class, CAST(NULL AS VARCHAR) AS sync
 FROM _stacks

@@ -70,9 +70,7 @@ import (
 //go:embed *.sql
 var files embed.FS
 
-// viewsSQL is views.sql on its own, so that a package which needs only
-// CommKernelPattern (the WebAssembly viewer reaches it through
-// analysis/crossview) does not carry every preset.
+// viewsSQL is views.sql on its own (Views).
 //
 //go:embed views.sql
 var viewsSQL string
@@ -135,37 +133,6 @@ func Schema() string { return text(schemaFile) }
 // Views returns the text of views.sql: the views over the tables, created
 // with CREATE OR REPLACE so that reopening a database refreshes them.
 func Views() string { return viewsSQL }
-
-// CommKernelPattern is the regular expression (RE2 syntax, matched
-// case-insensitively) that makes a kernel a communication kernel, class
-// COMM: NCCL, RCCL, HCCL, vLLM's cross_device_reduce, DeepEP, PyTorch
-// symmetric memory. It is not written here: it is read, when the package
-// is initialised, out of the tb_comm_kernel macro of views.sql, which the
-// presets call (through tb_kernel_class). views.sql is thus the one copy
-// of the class, and Go code that classifies kernels itself
-// (analysis/crossview.KernelClass) compiles this string with (?i) in front.
-// Reading it at init, rather than keeping a Go constant that a test
-// compares with views.sql, leaves nothing to keep in step by hand: adding
-// a communication library is one edit in views.sql. A views.sql whose
-// macro is not the single `regexp_matches(name, '<pattern>', 'i')` call
-// panics here, as a bad regexp.MustCompile constant would: every test
-// binary that imports the package fails at start, and
-// TestCommKernelPattern says what the macro must look like.
-var CommKernelPattern = macroPattern(viewsSQL, "tb_comm_kernel")
-
-// macroPattern returns the pattern of the scalar macro name in src, a
-// macro whose body is `regexp_matches(<arg>, '<pattern>', 'i')`, with the
-// SQL quote doubling undone. It panics when the macro is missing or has
-// another shape.
-func macroPattern(src, name string) string {
-	re := regexp.MustCompile(`(?is)CREATE\s+OR\s+REPLACE\s+MACRO\s+` + regexp.QuoteMeta(name) +
-		`\s*\(\s*(\w+)\s*\)\s+AS\s+regexp_matches\(\s*(\w+)\s*,\s*'((?:[^']|'')*)'\s*,\s*'i'\s*\)\s*;`)
-	m := re.FindStringSubmatch(src)
-	if m == nil || m[1] != m[2] || m[3] == "" {
-		panic("sql: views.sql: macro " + name + " is not one regexp_matches(" + "name, '<pattern>', 'i') call over its argument")
-	}
-	return strings.ReplaceAll(m[3], "''", "'")
-}
 
 func text(name string) string {
 	b, err := files.ReadFile(name + ".sql")

@@ -71,7 +71,7 @@ _s AS (
 ),
 _enc AS (
   SELECT s.trace, s.rank, s.pid, s.tid, s.ts_ns, s.end_ns, c.name, c.ts_ns AS c_ts,
-    CASE WHEN c.name IN ('aten::item', 'aten::_local_scalar_dense', 'aten::is_nonzero') THEN 1
+    CASE WHEN tb_scalar_read(c.name) THEN 1
          WHEN c.name IN ('aten::nonzero', 'aten::nonzero_static', 'aten::masked_select', 'aten::unique', 'aten::_unique',
                          'aten::_unique2', 'aten::unique_consecutive', 'aten::unique_dim', 'aten::repeat_interleave') THEN 2
          WHEN c.name IN ('aten::to', 'aten::_to_copy', 'aten::copy_', 'aten::cpu') THEN 3

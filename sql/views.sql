@@ -28,11 +28,18 @@ CREATE OR REPLACE VIEW runtime AS
 SELECT * FROM events WHERE kind IN ('runtime', 'driver');
 
 -- The classifiers below are the one definition of what a kernel, a copy or
--- a host call is: every preset that classifies calls them, and Go code that
--- classifies rows itself (analysis/crossview) follows them: it reads the
--- pattern of tb_comm_kernel out of this file (sql.CommKernelPattern) and
--- mirrors the rest, and analysis/crossview/classify_sql_test.go checks that
--- both give the same answer on the same events.
+-- a host call is: every preset that classifies calls them, and the
+-- cross-view reads their answer from its preset (sql/crossview.sql's class
+-- and sync columns) instead of classifying in Go;
+-- analysis/crossview/classify_sql_test.go checks that the cross-view and
+-- the evidence rate the same events the same way.
+
+-- tb_ccl_kernel(name): whether a kernel is a collective library's own
+-- (NCCL, RCCL, HCCL), case-insensitively: a name that starts with nccl, rccl
+-- or hccl, or ncclDevKernel_* and ncclKernel_* anywhere, as RCCL and older
+-- NCCL write them. Such a kernel runs a collective the library names.
+CREATE OR REPLACE MACRO tb_ccl_kernel(name) AS
+  regexp_matches(name, '^(nccl|rccl|hccl)|ncclDevKernel|ncclKernel', 'i');
 
 -- tb_comm_kernel(name): whether a kernel is a communication kernel, by its
 -- name, case-insensitively: NCCL, RCCL and HCCL kernels (a name that starts
@@ -45,11 +52,10 @@ SELECT * FROM events WHERE kind IN ('runtime', 'driver');
 -- two_shot_all_reduce_kernel). A name that only contains all_reduce or the
 -- like is not one: Inductor names a fused pointwise kernel after the ops it
 -- fuses (triton_poi_fused_add_all_reduce_... holds torch.all). HTA counts
--- only ^nccl, ^hccl and ncclKernel. Keep the body one
--- regexp_matches(name, '<pattern>', 'i') call: package sql reads the
--- pattern from it.
+-- only ^nccl, ^hccl and ncclKernel.
 CREATE OR REPLACE MACRO tb_comm_kernel(name) AS
-  regexp_matches(name, '^(nccl|rccl|hccl)|ncclDevKernel|ncclKernel|cross_device_reduce|deep_ep::|dpsk::ep::|multimem_(all_reduce|all_gather|one_shot)|(one|two)_shot_all_reduce', 'i');
+  tb_ccl_kernel(name)
+  OR regexp_matches(name, 'cross_device_reduce|deep_ep::|dpsk::ep::|multimem_(all_reduce|all_gather|one_shot)|(one|two)_shot_all_reduce', 'i');
 
 -- tb_kernel_class(kind, name): the class of a GPU event: MEM for copies and
 -- memsets (kind gpu_memcpy, gpu_memset), SYNC for GPU-side waits (kind
@@ -107,6 +113,13 @@ CREATE OR REPLACE MACRO tb_sync_call(kind, api, name, copy_waits) AS
     WHEN api = 'sync' THEN CASE WHEN contains(name, 'WaitEvent') THEN 'stream' ELSE 'blocking' END
     WHEN api = 'memcpy' AND (NOT contains(name, 'Async') OR coalesce(copy_waits, false)) THEN 'blocking'
   END;
+
+-- tb_scalar_read(name): whether a host operator reads a device value back
+-- to the host (aten::item, aten::_local_scalar_dense, aten::is_nonzero):
+-- the host waits for the device inside it, whatever runtime call does the
+-- copy.
+CREATE OR REPLACE MACRO tb_scalar_read(name) AS
+  name IN ('aten::item', 'aten::_local_scalar_dense', 'aten::is_nonzero');
 
 -- GPU copies and memsets, with what the name says about them: a name such as
 -- `Memcpy HtoD (Pageable -> Device)` gives direction HtoD, src_kind Pageable

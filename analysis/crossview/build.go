@@ -37,7 +37,7 @@ type builder struct {
 	s      Slice
 	opts   Options
 	frames []*Frame
-	idx    map[int64]int32 // Frame.ID -> index in frames
+	idx    frameIndex // Frame.ID -> index in frames
 	parent []int32         // repaired parent index, -1 = root
 	clipNs []int64         // frame time inside the slice
 	selfNs []int64
@@ -53,7 +53,6 @@ type builder struct {
 	graphRecorded, graphExpected int64
 	// syncGap: GPU idle time in the gaps each sync frame opened, set by measure.
 	syncGap map[int32]int64
-	comms   map[string]bool // IsComm by kernel name
 	// stacks: a Call stack arg split into frames, outermost first, by arg.
 	stacks map[string]*callStack
 	// pyCtx: the python frames drawn above each frame (see pyContext).
@@ -61,24 +60,15 @@ type builder struct {
 	pyCtxDone []bool
 }
 
-func (b *builder) isComm(kind, name string) bool {
-	if kind != "kernel" {
-		return false
-	}
-	c, ok := b.comms[name]
-	if !ok {
-		if b.comms == nil {
-			b.comms = map[string]bool{}
-		}
-		c = IsComm(kind, name)
-		b.comms[name] = c
-	}
-	return c
+// rankOf returns the trace and rank of a frame.
+func (b *builder) rankOf(f *Frame) rankKey {
+	t := &b.in.Threads[f.Thread]
+	return rankKey{t.Trace, t.Rank}
 }
 
 // frameName is frameName, remembered by name.
-func (b *builder) frameName(kind, name string) string {
-	if kind != "python" {
+func (b *builder) frameName(kind HostKind, name string) string {
+	if kind != HostPython {
 		return name
 	}
 	n, ok := b.names[name]
@@ -104,6 +94,50 @@ func (b *builder) isWait(name string) bool {
 	return w
 }
 
+// frameIndex finds a frame's index in builder.frames by its ID. The
+// preset's IDs are row numbers, so a slice indexed by ID is the common case:
+// 4 bytes a row where a map costs several times that (a large trace has
+// millions of frames); IDs spread far wider than the frames (a slice of one
+// trace among many loaded) fall back to a map.
+type frameIndex struct {
+	dense  []int32 // ID -> index + 1; 0 = none
+	sparse map[int64]int32
+}
+
+func newFrameIndex(frames []*Frame) frameIndex {
+	var hi int64
+	for _, f := range frames {
+		hi = max(hi, f.ID)
+	}
+	var x frameIndex
+	if hi <= 4*int64(len(frames))+1<<20 {
+		x.dense = make([]int32, hi+1)
+		for i, f := range frames {
+			if f.ID > 0 {
+				x.dense[f.ID] = int32(i) + 1
+			}
+		}
+		return x
+	}
+	x.sparse = make(map[int64]int32, len(frames))
+	for i, f := range frames {
+		x.sparse[f.ID] = int32(i)
+	}
+	return x
+}
+
+// get returns the index of the frame with this ID.
+func (x frameIndex) get(id int64) (int32, bool) {
+	if x.sparse != nil {
+		i, ok := x.sparse[id]
+		return i, ok
+	}
+	if id <= 0 || id >= int64(len(x.dense)) || x.dense[id] == 0 {
+		return 0, false
+	}
+	return x.dense[id] - 1, true
+}
+
 // opIn is a GPU operation in the slice: its clipped interval and weight.
 type opIn struct {
 	op     *Op
@@ -119,12 +153,12 @@ type opIn struct {
 func (b *builder) hostOf(o *Op) (launch, oper int32) {
 	launch, oper = -1, -1
 	if o.Launch != 0 {
-		if x, ok := b.idx[o.Launch]; ok {
+		if x, ok := b.idx.get(o.Launch); ok {
 			return x, -1
 		}
 	}
 	if o.Operator != 0 {
-		if x, ok := b.idx[o.Operator]; ok {
+		if x, ok := b.idx.get(o.Operator); ok {
 			oper = x
 		}
 	}
@@ -187,15 +221,12 @@ func (b *builder) inSlice(trace string, rank int) bool {
 func (b *builder) selectRows() {
 	for i := range b.in.Frames {
 		f := &b.in.Frames[i]
-		if b.inSlice(f.Trace, f.Rank) {
+		if t := b.in.ThreadOf(f); b.inSlice(t.Trace, t.Rank) {
 			b.frames = append(b.frames, f)
 		}
 	}
 	n := len(b.frames)
-	b.idx = make(map[int64]int32, n)
-	for i, f := range b.frames {
-		b.idx[f.ID] = int32(i)
-	}
+	b.idx = newFrameIndex(b.frames)
 	b.linkParents()
 	// Break any cycle the SQL could not exclude (equal intervals pointing
 	// at each other): walking up must end.
@@ -243,7 +274,7 @@ func (b *builder) linkParents() {
 			p = -1
 		}
 		if p < 0 && f.Parent != 0 {
-			if q, ok := b.idx[f.Parent]; ok && q != i {
+			if q, ok := b.idx.get(f.Parent); ok && q != i {
 				p = q
 			}
 		}
@@ -263,26 +294,14 @@ func (b *builder) linkParents() {
 // startOrder returns each frame's predecessor in its thread's start order
 // (ts ascending, end descending, ID), -1 for a thread's first frame.
 func (b *builder) startOrder() []int32 {
-	type thread struct {
-		trace string
-		rank  int
-		name  string
-	}
 	type entry struct {
 		thread      int32
 		frame       int32
 		ts, end, id int64
 	}
-	threads := map[thread]int32{}
 	order := make([]entry, len(b.frames))
 	for i, f := range b.frames {
-		k := thread{f.Trace, f.Rank, f.Thread}
-		t, ok := threads[k]
-		if !ok {
-			t = int32(len(threads))
-			threads[k] = t
-		}
-		order[i] = entry{thread: t, frame: int32(i), ts: f.TsNs, end: f.End(), id: f.ID}
+		order[i] = entry{thread: f.Thread, frame: int32(i), ts: f.TsNs, end: f.End(), id: f.ID}
 	}
 	slices.SortFunc(order, func(p, q entry) int {
 		return cmp.Or(cmp.Compare(p.thread, q.thread), cmp.Compare(p.ts, q.ts), cmp.Compare(q.end, p.end), cmp.Compare(p.id, q.id))
@@ -337,7 +356,8 @@ func (b *builder) sliceRanks() {
 	// is their span with the GPU operations', so that a stray thread (a
 	// watchdog polling events long after the profiled work) does not
 	// stretch it.
-	launching := map[rankKey]map[string]bool{}
+	launching := map[rankKey]bool{} // ranks with a launching thread
+	launcher := map[int32]bool{}    // the launching threads
 	for i := range b.in.Ops {
 		o := &b.in.Ops[i]
 		if !b.inSlice(o.Trace, o.Rank) || (o.Launch == 0 && o.Operator == 0) {
@@ -348,11 +368,8 @@ func (b *builder) sliceRanks() {
 			li = oi
 		}
 		if li >= 0 {
-			k := rankKey{o.Trace, o.Rank}
-			if launching[k] == nil {
-				launching[k] = map[string]bool{}
-			}
-			launching[k][b.frames[li].Thread] = true
+			launching[rankKey{o.Trace, o.Rank}] = true
+			launcher[b.frames[li].Thread] = true
 		}
 	}
 	ext := map[rankKey]*ival{} // every frame and operation
@@ -365,9 +382,9 @@ func (b *builder) sliceRanks() {
 		}
 	}
 	for _, f := range b.frames {
-		k := rankKey{f.Trace, f.Rank}
+		k := b.rankOf(f)
 		grow(ext, k, f.TsNs, f.End())
-		if th := launching[k]; th == nil || th[f.Thread] {
+		if !launching[k] || launcher[f.Thread] {
 			grow(act, k, f.TsNs, f.End())
 		}
 	}
@@ -444,7 +461,7 @@ func (b *builder) origin(trace string, fallback int64) int64 {
 	// No origin row: the first event of the trace over all its ranks.
 	first := int64(math.MaxInt64)
 	for i := range b.in.Frames {
-		if f := &b.in.Frames[i]; f.Trace == trace && f.TsNs < first {
+		if f := &b.in.Frames[i]; b.in.ThreadOf(f).Trace == trace && f.TsNs < first {
 			first = f.TsNs
 		}
 	}
@@ -470,7 +487,7 @@ func (b *builder) clipFrames() {
 	b.clipNs = make([]int64, n)
 	b.selfNs = make([]int64, n)
 	for i, f := range b.frames {
-		rs := b.ranks[rankKey{f.Trace, f.Rank}]
+		rs := b.ranks[b.rankOf(f)]
 		b.clipNs[i] = overlap(f.TsNs, f.End(), rs.host)
 	}
 	copy(b.selfNs, b.clipNs)
@@ -486,19 +503,9 @@ func (b *builder) clipFrames() {
 			b.selfNs[i] = 0
 		}
 	}
-	// Sync flags need the operations a memcpy call launched.
-	toHost := make(map[int32]bool)
-	for i := range b.in.Ops {
-		o := &b.in.Ops[i]
-		if o.Launch != 0 && copiesToHost(o.Kind, o.Name) {
-			if li, ok := b.idx[o.Launch]; ok {
-				toHost[li] = true
-			}
-		}
-	}
 	b.sync = make([]bool, n)
 	for i, f := range b.frames {
-		b.sync[i] = IsSync(f.Kind, f.API, f.Name, toHost[int32(i)])
+		b.sync[i] = f.Blocking
 	}
 	b.class = make([]uint8, n)
 	for i := range b.frames {

@@ -26,15 +26,39 @@ func (f *fixture) frame(parent int64, kind, api, name string, ts, dur int64) int
 	ts, dur = ts*u, dur*u
 	id := f.next
 	f.next++
-	f.in.Frames = append(f.in.Frames, Frame{ID: id, Parent: parent, Trace: "t", Thread: "1/1", Kind: kind, API: api, Name: name, TsNs: ts, DurNs: dur})
+	k, ok := ParseHostKind(kind)
+	if !ok {
+		panic("fixture: no host kind " + kind)
+	}
+	f.in.Frames = append(f.in.Frames, Frame{ID: id, Parent: parent, Thread: f.in.ThreadID("t", 0, "1/1"), Kind: k,
+		GraphLaunch: api == "graph_launch", Name: name, TsNs: ts, DurNs: dur})
 	return id
 }
 
+// last returns the frame added last.
+func (f *fixture) last() *Frame { return &f.in.Frames[len(f.in.Frames)-1] }
+
+// op adds a GPU operation with the class the preset would give it: the
+// fixtures' kernels are all computation.
 func (f *fixture) op(launch int64, kind, name string, ts, dur int64) {
 	ts, dur = ts*u, dur*u
 	id := f.next
 	f.next++
-	f.in.Ops = append(f.in.Ops, Op{ID: id, Launch: launch, Trace: "t", Stream: 7, Kind: kind, Name: name, TsNs: ts, DurNs: dur})
+	class := ClassComp
+	if kind != "kernel" {
+		class = ClassMem
+	}
+	f.in.Ops = append(f.in.Ops, Op{ID: id, Launch: launch, Trace: "t", Stream: 7, Kind: kind, Name: name, TsNs: ts, DurNs: dur, Class: class})
+}
+
+// blocking marks frame id as blocking the host, as the preset rates scalar
+// reads, synchronize calls and copies that wait.
+func (f *fixture) blocking(id int64) {
+	for i := range f.in.Frames {
+		if f.in.Frames[i].ID == id {
+			f.in.Frames[i].Blocking = true
+		}
+	}
 }
 
 // small is a step of a training-like loop: a python frame calling a matmul,
@@ -51,6 +75,9 @@ func small() *fixture {
 	dense := f.frame(item, "cpu_op", "", "aten::_local_scalar_dense", 61, 198)
 	cp := f.frame(dense, "runtime", "memcpy", "cudaMemcpyAsync", 62, 196)
 	f.op(cp, "gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 241, 10)
+	f.blocking(item)
+	f.blocking(dense)
+	f.blocking(cp)
 	g := f.frame(step, "python", "", "model.py(5): forward", 300, 400)
 	gl1 := f.frame(g, "runtime", "graph_launch", "cudaGraphLaunch", 310, 20)
 	f.op(gl1, "kernel", "k_a", 320, 50)

@@ -110,11 +110,11 @@ func Decide(m Metrics) (Rule, string) {
 // rankData is what the cross-check needs about one rank.
 type rankData struct {
 	ops     []opIn
-	threads map[string]int // launching threads -> launches
-	main    string         // the thread with the most launches
-	sync    []ival         // outermost sync frames of the launching threads, merged
-	syncFr  []int32        // the same frames, by start
-	wait    []ival         // outermost wait frames of the launching threads
+	threads map[int32]int // launching threads (Input.Threads) -> launches
+	main    int32         // the thread with the most launches
+	sync    []ival        // outermost sync frames of the launching threads, merged
+	syncFr  []int32       // the same frames, by start
+	wait    []ival        // outermost wait frames of the launching threads
 }
 
 // measure computes the cross-check's numbers and gaps, and the GPU idle
@@ -126,7 +126,7 @@ func (b *builder) measure() Check {
 	for _, o := range b.ops {
 		d := per[o.key]
 		if d == nil {
-			d = &rankData{threads: map[string]int{}}
+			d = &rankData{threads: map[int32]int{}}
 			per[o.key] = d
 		}
 		d.ops = append(d.ops, o)
@@ -138,19 +138,19 @@ func (b *builder) measure() Check {
 	for _, d := range per {
 		best := -1
 		for t, n := range d.threads {
-			if n > best || (n == best && t < d.main) {
+			if n > best || (n == best && b.in.Threads[t].Name < b.in.Threads[d.main].Name) {
 				d.main, best = t, n
 			}
 		}
 	}
 	for i, f := range b.frames {
-		if f.Kind == "python" {
+		if f.Kind == HostPython {
 			m.PythonFrames++
 		}
-		if f.CallStack != "" {
+		if f.CallStack != 0 {
 			m.CallStackOps++
 		}
-		d := per[rankKey{f.Trace, f.Rank}]
+		d := per[b.rankOf(f)]
 		if d == nil {
 			continue
 		}
@@ -243,7 +243,7 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData, m *Metrics) []Gap {
 	for _, o := range d.ops {
 		iv := ival{o.a, o.b}
 		busy = append(busy, iv)
-		if b.isComm(o.op.Kind, o.op.Name) {
+		if o.op.Class == ClassComm {
 			comm = append(comm, iv)
 		} else {
 			other = append(other, iv)
@@ -394,7 +394,7 @@ func (b *builder) hostAt(g *Gap, per map[rankKey]*rankData) {
 	mid := rs.origin + g.StartNs + g.DurNs/2
 	best := int32(-1)
 	for i, f := range b.frames {
-		if f.Trace != key.trace || f.Rank != key.rank || f.Thread != d.main || f.TsNs > mid || f.End() <= mid {
+		if f.Thread != d.main || f.TsNs > mid || f.End() <= mid { // d.main is a thread of key's rank
 			continue
 		}
 		if best < 0 || b.depth[i] > b.depth[best] {

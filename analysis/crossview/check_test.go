@@ -39,7 +39,7 @@ func TestGapCauses(t *testing.T) {
 	root := f.frame(0, "python", "", "loop", 0, 1000)
 	l1 := f.frame(root, "runtime", "launch", "cudaLaunchKernel", 0, 5)
 	f.op(l1, "kernel", "k1", 10, 90) // 10..100
-	f.frame(root, "runtime", "sync", "cudaStreamSynchronize", 50, 55)
+	f.blocking(f.frame(root, "runtime", "sync", "cudaStreamSynchronize", 50, 55))
 	l2 := f.frame(root, "runtime", "launch", "cudaLaunchKernel", 150, 5)
 	f.op(l2, "kernel", "k2", 160, 40) // gap 100..160: sync
 	l3 := f.frame(root, "runtime", "launch", "cudaLaunchKernel", 250, 5)

@@ -3,8 +3,6 @@ package crossview
 import (
 	"regexp"
 	"strings"
-
-	tbsql "github.com/tracebook/tracebook/sql"
 )
 
 // WaitPatterns match the frames in which a host thread waits for work
@@ -48,37 +46,33 @@ func IsWait(name string) bool {
 	return false
 }
 
-// The classifiers below are those of sql/views.sql, applied by Go to the
-// rows this package builds its views from: the same class for the same
-// event in the evidence and in the cross-view. The communication pattern
-// is not copied: it is read out of views.sql (sql.CommKernelPattern). The
-// other rules have no pattern to share; each function names the macro it
-// follows, and classify_sql_test.go runs both over the same events.
+// How an event is classified is not decided here: the crossview preset
+// rates each row with the macros of sql/views.sql (tb_kernel_class,
+// tb_sync_call, tb_scalar_read, tb_copy_waits), the one definition the
+// evidence presets call too, and this package reads the rating (Op.Class,
+// Frame.Sync). classify_sql_test.go checks that the cross-view and the
+// evidence rate the same events the same way.
 
-// IsSync reports whether a host frame blocks the host on the device: a
-// runtime or driver call that tb_sync_call classifies as blocking, or a
-// scalar read (aten::item, aten::_local_scalar_dense), the operator that
-// encloses such a call. copiesToHost says whether a memcpy call launched a
-// copy that tb_copy_waits (device to host, or from pageable memory: both
-// make cudaMemcpyAsync synchronous).
-func IsSync(kind, api, name string, copiesToHost bool) bool {
-	if kind == "cpu_op" {
-		return name == "aten::item" || name == "aten::_local_scalar_dense"
-	}
-	return SyncCall(kind, api, name, copiesToHost) == SyncBlocking
-}
-
-// How a host call synchronizes with the device (SyncCall).
+// How a host call synchronizes with the device (Frame.Sync).
 const (
 	SyncBlocking = "blocking" // the host waits for the device
 	SyncStream   = "stream"   // a stream waits (cudaStreamWaitEvent); the host does not
 )
 
-// SyncCall is tb_sync_call of sql/views.sql: SyncBlocking for a synchronize
-// call (api sync), a synchronous copy (api memcpy without Async in the
-// name: cudaMemcpy, hipMemcpyWithStream, cuMemcpyDtoH_v2, ...) and an
-// Async copy whose GPU copy waits (copyWaits: CopyWaits of the copy it
-// launched); SyncStream for a *StreamWaitEvent; "" otherwise.
+// The class of a GPU operation (Op.Class).
+const (
+	ClassComp = "COMP" // computation kernels
+	ClassComm = "COMM" // communication kernels (NCCL, RCCL, HCCL, vLLM custom all-reduce, DeepEP, ...)
+	ClassMem  = "MEM"  // copies and memsets
+)
+
+// SyncCall is tb_sync_call of sql/views.sql, for events that reach Go
+// without the preset's rating (the Perfetto window's rows): SyncBlocking
+// for a synchronize call (api sync), a synchronous copy (api memcpy
+// without Async in the name: cudaMemcpy, hipMemcpyWithStream,
+// cuMemcpyDtoH_v2, ...) and an Async copy whose GPU copy waits (copyWaits:
+// CopyWaits of the copy it launched); SyncStream for a *StreamWaitEvent;
+// "" otherwise.
 func SyncCall(kind, api, name string, copyWaits bool) string {
 	if kind != "runtime" && kind != "driver" {
 		return ""
@@ -125,46 +119,14 @@ func isWordByte(c byte) bool {
 	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
-// copiesToHost reports whether a GPU operation is a copy whose launching
-// memcpy call waits for the device (CopyWaits).
-func copiesToHost(kind, name string) bool {
-	return kind == "gpu_memcpy" && CopyWaits(name)
-}
-
-// commRE is sql.CommKernelPattern, the pattern of tb_comm_kernel in
-// sql/views.sql (docs/ANCHORS.md §7.3: not only HTA's ^nccl).
-var commRE = regexp.MustCompile(`(?i)` + tbsql.CommKernelPattern)
-
-// KernelClass is tb_kernel_class of sql/views.sql: MEM for GPU copies and
-// memsets, SYNC for GPU-side waits (kind gpu_sync), COMM for kernels whose
-// name sql.CommKernelPattern matches, COMP for other kernels, "" for host
-// events.
-func KernelClass(kind, name string) string {
-	switch kind {
-	case "gpu_memcpy", "gpu_memset":
-		return "MEM"
-	case "gpu_sync":
-		return "SYNC"
-	case "kernel":
-		if commRE.MatchString(name) {
-			return "COMM"
-		}
-		return "COMP"
-	}
-	return ""
-}
-
-// IsComm reports whether a GPU operation is a communication kernel.
-func IsComm(kind, name string) bool { return kind == "kernel" && commRE.MatchString(name) }
-
 var addrRE = regexp.MustCompile(` at 0x[0-9a-fA-F]+`)
 
 // frameName is a frame's name as the trees show it: the name as written,
 // less the object addresses that python frames of bound methods carry
 // (`<built-in method tolist of Tensor object at 0x7bc2e88c4500>`), which
 // would otherwise split one call site into many nodes.
-func frameName(kind, name string) string {
-	if kind == "python" && strings.Contains(name, " at 0x") {
+func frameName(kind HostKind, name string) string {
+	if kind == HostPython && strings.Contains(name, " at 0x") {
 		return addrRE.ReplaceAllString(name, "")
 	}
 	return name

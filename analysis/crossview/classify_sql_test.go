@@ -5,17 +5,26 @@ package crossview_test
 import (
 	"context"
 	gosql "database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/crossview"
+	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/trace"
+	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/duck"
 )
 
-// The classifiers of sql/views.sql (the presets' macros) and of this
-// package (the cross-view's Go) give the same answer for the same event.
-// The names are taken from the shared traces where the comment names one;
-// the others are spelled as the library writes them.
+// The cross-view and the evidence rate the same event the same way: the
+// crossview preset's class and sync columns (which Build reads) agree with
+// the macros of sql/views.sql that the evidence presets call, on names
+// spelled as the libraries write them, and with the Go copies of the
+// macros that the Perfetto marks use. The names are taken from the shared
+// traces where the comment names one; the others are spelled as the
+// library writes them.
 
 // kernelCases: kernel names and their class.
 var kernelCases = []struct {
@@ -108,8 +117,12 @@ var syncCases = []struct {
 	{"runtime", "cudaMemsetAsync", "", ""},
 	{"runtime", "cudaLaunchKernel", "", ""},
 	{"runtime", "cudaGraphLaunch", "", ""},
-	{"cpu_op", "aten::item", "", ""},
 	{"cpu_op", "cudaStreamSynchronize", "", ""},
+	// Scalar reads: the operator blocks, whatever copy it makes.
+	{"cpu_op", "aten::item", "", "blocking"},
+	{"cpu_op", "aten::_local_scalar_dense", "", "blocking"},
+	{"cpu_op", "aten::is_nonzero", "", "blocking"},
+	{"cpu_op", "aten::nonzero", "", ""},
 }
 
 func openMemory(t *testing.T) *duck.DB {
@@ -129,26 +142,160 @@ func nullable(s string) any {
 	return s
 }
 
-func TestKernelClassMatchesSQL(t *testing.T) {
-	db := openMemory(t)
+// cats are the Kineto categories the cases' kinds are written with.
+var cats = map[string]string{
+	"kernel": "kernel", "gpu_memcpy": "gpu_memcpy", "gpu_memset": "gpu_memset", "gpu_sync": "cuda_sync",
+	"cpu_op": "cpu_op", "runtime": "cuda_runtime", "driver": "cuda_driver",
+}
+
+// casesTrace writes a trace holding every case: each kernel case on the
+// GPU with a launch of its own correlation, each sync case on the host
+// with, where it names one, the GPU copy of its correlation. It returns
+// the trace's path.
+func casesTrace(t *testing.T) string {
+	t.Helper()
+	var ev []map[string]any
+	ts, corr := 1000, 1
+	add := func(kind, name string, pid, tid, c int) {
+		e := map[string]any{"ph": "X", "cat": cats[kind], "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": 5}
+		if c > 0 {
+			e["args"] = map[string]any{"correlation": c}
+		}
+		ev = append(ev, e)
+		ts += 10
+	}
 	for _, tc := range kernelCases {
-		var sqlClass gosql.NullString
-		if err := db.SQL().QueryRowContext(context.Background(), `SELECT tb_kernel_class(?, ?)`, tc.kind, tc.name).Scan(&sqlClass); err != nil {
-			t.Fatal(err)
+		if tc.kind == "cpu_op" || tc.kind == "runtime" {
+			add(tc.kind, tc.name, 1, 1, 0)
+			continue
 		}
-		goClass := crossview.KernelClass(tc.kind, tc.name)
-		if sqlClass.String != goClass || goClass != tc.want {
-			t.Errorf("class of %s %q: SQL tb_kernel_class %q, Go KernelClass %q, want %q", tc.kind, tc.name, sqlClass.String, goClass, tc.want)
+		add("runtime", "cudaLaunchKernel", 1, 1, corr)
+		add(tc.kind, tc.name, 0, 7, corr)
+		corr++
+	}
+	for _, tc := range syncCases {
+		c := 0
+		if tc.kind != "cpu_op" {
+			c = corr
+			corr++
 		}
-		if got := crossview.IsComm(tc.kind, tc.name); got != (tc.want == "COMM") {
-			t.Errorf("IsComm(%q, %q) = %v, want %v", tc.kind, tc.name, got, tc.want == "COMM")
+		add(tc.kind, tc.name, 1, 1, c)
+		if tc.copy != "" {
+			add("gpu_memcpy", tc.copy, 0, 7, c)
 		}
+	}
+	data, err := json.Marshal(map[string]any{"traceEvents": ev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cases.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestCrossViewRatesAsEvidence loads the cases, reads the cross-view's
+// input as Build gets it, and checks each operation's class and each
+// frame's sync against the case and against the evidence's own reading of
+// the same event (evidence_base_events.class, and the sync preset's
+// tb_sync_call with the launched copy).
+func TestCrossViewRatesAsEvidence(t *testing.T) {
+	db := openMemory(t)
+	ctx := context.Background()
+	if _, err := db.Load(ctx, []string{casesTrace(t)}, trace.LoadOptions{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	in, err := cells.CrossViewInput(ctx, db, evidence.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cells.BuildEvidenceBase(ctx, db, evidence.Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	evClass := map[string]string{}
+	tb, err := db.Query(ctx, `SELECT DISTINCT kind || '|' || name, class FROM evidence_base_events WHERE class IS NOT NULL`, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range tb.Rows {
+		evClass[r[0].(string)] = r[1].(string)
+	}
+	opClass := map[string]string{}
+	for _, o := range in.Ops {
+		opClass[o.Kind+"|"+o.Name] = o.Class
+	}
+	for _, tc := range kernelCases {
+		if tc.kind == "cpu_op" || tc.kind == "runtime" {
+			continue
+		}
+		key := tc.kind + "|" + tc.name
+		got, ok := opClass[key]
+		if tc.kind == "gpu_sync" {
+			// GPU-side waits are no operation of the views (no GPU time of
+			// their own); the evidence rates them.
+			ok, got = true, evClass[key]
+		}
+		if !ok {
+			t.Errorf("%s %q: no operation in the cross-view input", tc.kind, tc.name)
+			continue
+		}
+		if got != tc.want || evClass[key] != tc.want {
+			t.Errorf("class of %s %q: cross-view %q, evidence %q, want %q", tc.kind, tc.name, got, evClass[key], tc.want)
+		}
+	}
+	// The evidence's sync rating of each host call, by its correlation.
+	evSync := map[string]string{}
+	tb, err = db.Query(ctx, `WITH cp AS (
+			SELECT trace, rank, correlation, any_value(name) AS copy_name FROM events
+			WHERE kind = 'gpu_memcpy' AND correlation IS NOT NULL GROUP BY ALL)
+		SELECT k.ts_ns, coalesce(CASE WHEN k.kind = 'cpu_op' AND tb_scalar_read(k.name) THEN 'blocking'
+			ELSE tb_sync_call(k.kind, k.api, k.name, tb_copy_waits(cp.copy_name)) END, '')
+		FROM events k LEFT JOIN cp ON cp.trace = k.trace AND cp.rank = k.rank AND cp.correlation = k.correlation
+		WHERE k.kind IN ('runtime', 'driver', 'cpu_op')`, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range tb.Rows {
+		evSync[fmt.Sprint(r[0])] = r[1].(string)
+	}
+	checked := 0
+	for _, f := range in.Frames {
+		for _, tc := range syncCases {
+			if f.Kind.String() != tc.kind || f.Name != tc.name || !launched(in, f, tc.copy) {
+				continue
+			}
+			if f.Blocking != (tc.want == "blocking") || evSync[fmt.Sprint(f.TsNs)] != tc.want {
+				t.Errorf("%s %s launching %q: cross-view blocking %v, evidence %q, want %q", tc.kind, tc.name, tc.copy, f.Blocking, evSync[fmt.Sprint(f.TsNs)], tc.want)
+			}
+			checked++
+			break
+		}
+	}
+	if checked < len(syncCases) {
+		t.Errorf("compared %d host calls of %d sync cases (%d frames)", checked, len(syncCases), len(in.Frames))
 	}
 }
 
+// launched reports whether frame f launched a GPU copy named copyName
+// ("" = none).
+func launched(in *crossview.Input, f crossview.Frame, copyName string) bool {
+	for _, o := range in.Ops {
+		if o.Launch == f.ID {
+			return o.Name == copyName
+		}
+	}
+	return copyName == ""
+}
+
+// TestSyncCallMatchesSQL: the Go copies of the sync macros, which the
+// Perfetto marks read, give the macros' answers.
 func TestSyncCallMatchesSQL(t *testing.T) {
 	db := openMemory(t)
 	for _, tc := range syncCases {
+		if tc.kind == "cpu_op" {
+			continue // scalar reads are tb_scalar_read's, not tb_sync_call's
+		}
 		api := string(trace.APIOf(trace.Kind(tc.kind), tc.name))
 		var sqlSync, sqlDir gosql.NullString
 		var sqlWaits, sqlPageable bool
@@ -169,19 +316,13 @@ func TestSyncCallMatchesSQL(t *testing.T) {
 		if dir := crossview.CopyDirection(tc.copy); sqlDir.String != dir {
 			t.Errorf("copy %q: SQL tb_copy_direction %q, Go CopyDirection %q", tc.copy, sqlDir.String, dir)
 		}
-		// IsSync adds the scalar-read operators (aten::item), a CPU-view
-		// notion that the sync area handles as the call's trigger.
-		if blocking := crossview.IsSync(tc.kind, api, tc.name, waits); tc.kind != "cpu_op" && blocking != (tc.want == "blocking") {
-			t.Errorf("IsSync(%q, %q, %q, %v) = %v, want %v", tc.kind, api, tc.name, waits, blocking, tc.want == "blocking")
-		}
 	}
 }
 
-// TestClassifiersMatchSQLOnSharedTraces runs both classifiers over every
-// distinct kernel and every runtime call (with the copy it launched) of
-// shared traces that the other tests of this package load anyway, and of
-// the DeepEP training trace.
-func TestClassifiersMatchSQLOnSharedTraces(t *testing.T) {
+// TestCrossViewRatesAsEvidenceOnSharedTraces: on shared traces, every
+// operation of the cross-view input has the class the evidence gives the
+// same event.
+func TestCrossViewRatesAsEvidenceOnSharedTraces(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads shared traces")
 	}
@@ -189,52 +330,30 @@ func TestClassifiersMatchSQLOnSharedTraces(t *testing.T) {
 		t.Run(dir, func(t *testing.T) {
 			db := load(t, dir)
 			ctx := context.Background()
-			rows, err := db.SQL().QueryContext(ctx, `SELECT DISTINCT kind, name, tb_kernel_class(kind, name)
-				FROM events WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync')`)
+			in, err := cells.CrossViewInput(ctx, db, evidence.Filter{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := 0
-			for rows.Next() {
-				var kind, name string
-				var class gosql.NullString
-				if err := rows.Scan(&kind, &name, &class); err != nil {
-					t.Fatal(err)
-				}
-				if got := crossview.KernelClass(kind, name); got != class.String {
-					t.Errorf("class of %s %q: SQL %q, Go %q", kind, name, class.String, got)
-				}
-				n++
-			}
-			if err := rows.Close(); err != nil {
-				t.Fatal(err)
-			}
-			rows, err = db.SQL().QueryContext(ctx, `WITH cp AS (
-					SELECT trace, rank, correlation, any_value(name) AS copy_name FROM events
-					WHERE kind = 'gpu_memcpy' AND correlation IS NOT NULL GROUP BY ALL)
-				SELECT DISTINCT k.kind, coalesce(k.api, ''), k.name, coalesce(cp.copy_name, ''),
-					tb_sync_call(k.kind, k.api, k.name, tb_copy_waits(cp.copy_name))
-				FROM events k LEFT JOIN cp ON cp.trace = k.trace AND cp.rank = k.rank AND cp.correlation = k.correlation
-				WHERE k.kind IN ('runtime', 'driver')`)
+			tb, err := db.Query(ctx, `SELECT DISTINCT kind, name, tb_kernel_class(kind, name)
+				FROM events WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')`, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for rows.Next() {
-				var kind, api, name, copyName string
-				var sync gosql.NullString
-				if err := rows.Scan(&kind, &api, &name, &copyName, &sync); err != nil {
-					t.Fatal(err)
-				}
-				if got := crossview.SyncCall(kind, api, name, crossview.CopyWaits(copyName)); got != sync.String {
-					t.Errorf("%s %s (api %q) launching %q: SQL %q, Go %q", kind, name, api, copyName, sync.String, got)
-				}
-				n++
+			want := map[string]string{}
+			for _, r := range tb.Rows {
+				want[r[0].(string)+"|"+r[1].(string)] = r[2].(string)
 			}
-			if err := rows.Close(); err != nil {
-				t.Fatal(err)
+			comm := 0
+			for _, o := range in.Ops {
+				if w := want[o.Kind+"|"+o.Name]; o.Class != w {
+					t.Fatalf("%s %q: cross-view class %q, evidence %q", o.Kind, o.Name, o.Class, w)
+				}
+				if o.Class == crossview.ClassComm {
+					comm++
+				}
 			}
-			if n == 0 {
-				t.Errorf("%s: no events compared", dir)
+			if len(in.Ops) == 0 || (dir != "tracelens/b200_eager" && comm == 0) {
+				t.Errorf("%d operations, %d of class COMM", len(in.Ops), comm)
 			}
 		})
 	}

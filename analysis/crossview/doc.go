@@ -18,8 +18,10 @@
 // (correlation) and, where the trace lacks that call, which operator did
 // (External id), which frame precedes which on each thread in start order
 // (the order time containment needs), which python frame is which one's
-// Python parent; the steps preset (sql/steps.sql) says which step and phase
-// each annotation is. This package walks each thread's start order once to
+// Python parent; it also rates each row with the classifiers of
+// sql/views.sql (an operation's class, a frame's sync), the definitions the
+// evidence presets use, so that no name is classified twice; the steps
+// preset (sql/steps.sql) says which step and phase each annotation is. This package walks each thread's start order once to
 // find the frame that encloses each frame (a call stack walk: the
 // predecessor, or the nearest enclosing frame of it that contains the
 // frame), filters the rows to the slice, clips them to the window, builds
@@ -77,11 +79,12 @@
 //
 // # Sync frames and waits
 //
-// A frame is a sync frame (⚠️) when it blocks the host on the device:
+// A frame is a sync frame (⚠️) when the preset rates it blocking (Frame.Sync):
 // cuda/hip/cu Stream/Device/Event/Ctx Synchronize, a synchronous memcpy
 // (cudaMemcpy, hipMemcpy, hipMemcpyWithStream, cuMemcpyDtoH, ...), a
-// cudaMemcpyAsync whose copy is device-to-host or from pageable memory, and
-// the operators aten::item and aten::_local_scalar_dense. Its blocked host
+// cudaMemcpyAsync whose copy is device-to-host or from pageable memory
+// (tb_sync_call), and the scalar reads aten::item, aten::_local_scalar_dense
+// and aten::is_nonzero (tb_scalar_read). Its blocked host
 // time is its own duration inside the slice; in the GPU view an outermost
 // sync frame also carries the GPU idle time of the gaps it opened (it was
 // open when the device ran dry, and a launch ended the gap). Host self time inside a sync

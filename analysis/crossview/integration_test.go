@@ -399,8 +399,8 @@ func TestPresetLinks(t *testing.T) {
 	var stacks []string
 	for _, f := range in.Frames {
 		names[f.ID] = fmt.Sprintf("%s@%d", f.Name, f.TsNs/1000)
-		if f.CallStack != "" {
-			stacks = append(stacks, fmt.Sprintf("%d %s: %s", f.Rank, f.Name, f.CallStack))
+		if f.CallStack != 0 {
+			stacks = append(stacks, fmt.Sprintf("%d %s: %s", in.ThreadOf(&f).Rank, f.Name, in.CallStackOf(&f)))
 		}
 	}
 	var got []string

@@ -103,7 +103,7 @@ func TestExternalIDLink(t *testing.T) {
 			name: "operator of another rank",
 			build: func(f *fixture, mm int64) {
 				other := f.frame(0, "cpu_op", "", "aten::add", 0, 10)
-				f.in.Frames[len(f.in.Frames)-1].Rank = 1
+				f.last().Thread = f.in.ThreadID("t", 1, "1/1")
 				f.opLinked(other, LinkExternalID, "kernel", "k", 40, 100)
 			},
 			path:   NoLaunchBucket + " | k",
@@ -362,7 +362,7 @@ func TestCallStackLevels(t *testing.T) {
 					parent = ids[s.parent]
 				}
 				ids = append(ids, f.frame(parent, s.kind, "", s.name, s.ts, s.dur))
-				f.in.Frames[len(f.in.Frames)-1].CallStack = s.callStack
+				f.last().CallStack = f.in.StackID(s.callStack)
 			}
 			lf := tc.frames[tc.launch]
 			l := f.frame(ids[tc.launch], "runtime", "launch", "cudaLaunchKernel", lf.ts+1, 2)
@@ -406,9 +406,9 @@ func TestCallStackLevels(t *testing.T) {
 func TestCallStackKind(t *testing.T) {
 	f := newFixture()
 	a := f.frame(0, "cpu_op", "", "aten::linear", 0, 100)
-	f.in.Frames[len(f.in.Frames)-1].CallStack = "model.py(12): forward;train.py(40): <module>"
+	f.last().CallStack = f.in.StackID("model.py(12): forward;train.py(40): <module>")
 	b := f.frame(0, "cpu_op", "", "aten::copy_", 200, 100)
-	f.in.Frames[len(f.in.Frames)-1].CallStack = "data.py(3): load;train.py(40): <module>"
+	f.last().CallStack = f.in.StackID("data.py(3): load;train.py(40): <module>")
 	for i, fr := range []int64{a, b} {
 		l := f.frame(fr, "runtime", "launch", "cudaLaunchKernel", int64(i)*200+10, 2)
 		f.op(l, "kernel", "k", int64(i)*200+1000, 100)
@@ -470,7 +470,11 @@ func TestFromTableLinkColumns(t *testing.T) {
 		}
 		tb := newTable(cols)
 		row := func(kind string, id, parent int64, evKind, name string, oper int64, link any, sid int64) []any {
-			r := []any{kind, "job", int64(0), id, parent, "1/1", evKind, nil, name, int64(10), int64(5), nil, nil}
+			var class any
+			if kind == "op" {
+				class = ClassComp
+			}
+			r := []any{kind, "job", int64(0), id, parent, "1/1", evKind, nil, name, int64(10), int64(5), nil, nil, class, nil}
 			if withLinks {
 				r = append(r, oper, link, sid)
 			}
@@ -488,7 +492,7 @@ func TestFromTableLinkColumns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Op{ID: 2, Trace: "job", Kind: "kernel", Name: "k", TsNs: 10, DurNs: 5}
+		want := Op{ID: 2, Trace: "job", Kind: "kernel", Name: "k", TsNs: 10, DurNs: 5, Class: ClassComp}
 		wantStacks := []string{"", ""}
 		if withLinks {
 			want.Operator, want.Link = 3, LinkExternalID
@@ -497,14 +501,14 @@ func TestFromTableLinkColumns(t *testing.T) {
 		if len(in.Ops) != 1 || in.Ops[0] != want {
 			t.Errorf("links %v: ops = %+v, want %+v", withLinks, in.Ops, want)
 		}
-		if len(in.Frames) != 2 || in.Frames[0].CallStack != wantStacks[0] || in.Frames[1].CallStack != wantStacks[1] {
+		if len(in.Frames) != 2 || in.CallStackOf(&in.Frames[0]) != wantStacks[0] || in.CallStackOf(&in.Frames[1]) != wantStacks[1] {
 			t.Errorf("links %v: frames = %+v, want call stacks %q", withLinks, in.Frames, wantStacks)
 		}
 	}
 
 	// A frame that names a stack no row holds.
 	tb := newTable(append(append([]string{}, Columns...), LinkColumns...))
-	tb.Rows = [][]any{{"frame", "job", int64(0), int64(4), int64(0), "1/1", "cpu_op", nil, "aten::mm", int64(10), int64(5), nil, nil, int64(0), nil, int64(9)}}
+	tb.Rows = [][]any{{"frame", "job", int64(0), int64(4), int64(0), "1/1", "cpu_op", nil, "aten::mm", int64(10), int64(5), nil, nil, nil, nil, int64(0), nil, int64(9)}}
 	if _, err := FromTable(tb); err == nil || err.Error() != "crossview: frame 4 names call stack 9, which no stack row holds" {
 		t.Errorf("FromTable(missing stack) = %v", err)
 	}

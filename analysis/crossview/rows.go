@@ -17,7 +17,7 @@ const (
 
 // Columns are the columns the crossview preset returns first, in order;
 // FromTable finds them by name and needs every one.
-var Columns = []string{"row_kind", "trace", "rank", "id", "parent_id", "thread", "kind", "api", "name", "ts_ns", "dur_ns", "stream", "graph_id"}
+var Columns = []string{"row_kind", "trace", "rank", "id", "parent_id", "thread", "kind", "api", "name", "ts_ns", "dur_ns", "stream", "graph_id", "class", "sync"}
 
 // LinkColumns are the preset's further columns: the operator linked by
 // External id and how each operation was linked (Op.Operator, Op.Link),
@@ -56,7 +56,7 @@ type RowReader struct {
 	in      *Input
 	n       int // the columns a row must have
 	stacks  map[int64]string
-	pending []int64 // call_stack_id of each frame, resolved once the stack rows are read
+	pending bool // some frame holds a call_stack_id, resolved once the stack rows are read
 	rows    int
 	// strs holds one copy of each string the rows repeat (trace, thread,
 	// kind, api, names): a trace's frames share a few thousand names, and
@@ -64,7 +64,7 @@ type RowReader struct {
 	strs map[string]string
 
 	cKind, cTrace, cRank, cID, cParent, cThread, cEvKind, cAPI, cName int
-	cTs, cDur, cStream, cGraph, cOper, cLink, cStack                  int
+	cTs, cDur, cStream, cGraph, cOper, cLink, cStack, cClass, cSync   int
 }
 
 // NewRowReader returns a reader for rows with these columns, which must
@@ -88,7 +88,7 @@ func NewRowReader(columns []string) (*RowReader, error) {
 		cKind: at("row_kind"), cTrace: at("trace"), cRank: at("rank"), cID: at("id"), cParent: at("parent_id"),
 		cThread: at("thread"), cEvKind: at("kind"), cAPI: at("api"), cName: at("name"),
 		cTs: at("ts_ns"), cDur: at("dur_ns"), cStream: at("stream"), cGraph: at("graph_id"),
-		cOper: at("operator_id"), cLink: at("link"), cStack: at("call_stack_id"),
+		cOper: at("operator_id"), cLink: at("link"), cStack: at("call_stack_id"), cClass: at("class"), cSync: at("sync"),
 	}, nil
 }
 
@@ -110,23 +110,29 @@ func (r *RowReader) Add(row []any) error {
 	in := r.in
 	switch kind := asString(row[r.cKind]); kind {
 	case RowFrame:
-		in.Frames = append(in.Frames, Frame{
-			ID: asInt(row[r.cID]), Parent: asInt(row[r.cParent]), Trace: r.str(row[r.cTrace]), Rank: int(asInt(row[r.cRank])),
-			Thread: r.str(row[r.cThread]), Kind: r.str(row[r.cEvKind]), API: r.str(row[r.cAPI]), Name: r.str(row[r.cName]),
-			TsNs: asInt(row[r.cTs]), DurNs: asInt(row[r.cDur]),
-		})
-		if sid := asInt(cell(r.cStack)); sid != 0 || r.pending != nil {
-			if r.pending == nil {
-				r.pending = make([]int64, len(in.Frames)-1, cap(in.Frames))
-			}
-			r.pending = append(r.pending, sid)
+		hk, ok := ParseHostKind(asString(row[r.cEvKind]))
+		if !ok {
+			return fmt.Errorf("crossview: row %d: frame of kind %q, not a host event", r.rows-1, asString(row[r.cEvKind]))
 		}
+		// CallStack holds the preset's call_stack_id until Input maps it
+		// to Stacks: the stack rows may come after the frames.
+		sid := asInt(cell(r.cStack))
+		if sid != 0 {
+			r.pending = true
+		}
+		in.Frames = append(in.Frames, Frame{
+			ID: asInt(row[r.cID]), Parent: asInt(row[r.cParent]), TsNs: asInt(row[r.cTs]), DurNs: asInt(row[r.cDur]),
+			Name:   r.str(row[r.cName]),
+			Thread: in.ThreadID(asString(row[r.cTrace]), int(asInt(row[r.cRank])), asString(row[r.cThread])),
+			Kind:   hk, GraphLaunch: asString(row[r.cAPI]) == "graph_launch", Blocking: asString(row[r.cSync]) == SyncBlocking,
+			CallStack: int32(sid),
+		})
 	case RowOp:
 		in.Ops = append(in.Ops, Op{
 			ID: asInt(row[r.cID]), Launch: asInt(row[r.cParent]), Trace: r.str(row[r.cTrace]), Rank: int(asInt(row[r.cRank])),
 			Stream: asInt(row[r.cStream]), Kind: r.str(row[r.cEvKind]), Name: r.str(row[r.cName]),
 			TsNs: asInt(row[r.cTs]), DurNs: asInt(row[r.cDur]), GraphID: asInt(row[r.cGraph]),
-			Operator: asInt(cell(r.cOper)), Link: r.str(cell(r.cLink)),
+			Operator: asInt(cell(r.cOper)), Link: r.str(cell(r.cLink)), Class: r.str(row[r.cClass]),
 		})
 	case RowOrigin:
 		in.Origins[asString(row[r.cTrace])] = asInt(row[r.cTs])
@@ -152,16 +158,28 @@ func (r *RowReader) str(v any) string {
 // stacks their stack rows hold.
 func (r *RowReader) Input() (*Input, error) {
 	in := r.in
-	for i, sid := range r.pending {
+	if !r.pending {
+		return in, nil
+	}
+	ids := map[int64]int32{}
+	for i := range in.Frames {
+		f := &in.Frames[i]
+		sid := int64(f.CallStack)
 		if sid == 0 {
 			continue
 		}
-		cs, ok := r.stacks[sid]
+		id, ok := ids[sid]
 		if !ok {
-			return nil, fmt.Errorf("crossview: frame %d names call stack %d, which no stack row holds", in.Frames[i].ID, sid)
+			cs, found := r.stacks[sid]
+			if !found {
+				return nil, fmt.Errorf("crossview: frame %d names call stack %d, which no stack row holds", f.ID, sid)
+			}
+			id = in.StackID(cs)
+			ids[sid] = id
 		}
-		in.Frames[i].CallStack = cs
+		f.CallStack = id
 	}
+	r.pending = false
 	return in, nil
 }
 

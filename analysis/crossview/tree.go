@@ -63,7 +63,7 @@ func (t *nodesOf) of(i int32) *bnode {
 			cur = cur.child(KindCallStack, py)
 			cur.n.Count++ // the operators recorded under it
 		}
-		cur = cur.child(f.Kind, t.b.frameName(f.Kind, f.Name))
+		cur = cur.child(f.Kind.String(), t.b.frameName(f.Kind, f.Name))
 		cur.n.Count++
 		t.memo[chain[k]] = cur
 	}
@@ -81,10 +81,10 @@ func (t *nodesOf) of(i int32) *bnode {
 // returns), so its callees carry their own stacks instead.
 func (b *builder) callStackLevels(i int32) []string {
 	f := b.frames[i]
-	if f.CallStack == "" || b.isRegion(i) {
+	if f.CallStack == 0 || b.isRegion(i) {
 		return nil
 	}
-	own := b.stackOf(f.CallStack).frames
+	own := b.stackOf(b.in.CallStackOf(f)).frames
 	var outer []string
 	if p := b.parent[i]; p >= 0 {
 		outer = b.pyContext(p)
@@ -116,7 +116,7 @@ func (b *builder) pyContext(i int32) []string {
 	}
 	for k := len(chain) - 1; k >= 0; k-- {
 		c := chain[k]
-		if cs := b.frames[c].CallStack; cs != "" && !b.isRegion(c) {
+		if cs := b.in.CallStackOf(b.frames[c]); cs != "" && !b.isRegion(c) {
 			ctx = b.stackOf(cs).frames
 		}
 		b.pyCtx[c], b.pyCtxDone[c] = ctx, true
@@ -129,7 +129,7 @@ func (b *builder) pyContext(i int32) []string {
 // record_function's __enter__.
 func (b *builder) isRegion(i int32) bool {
 	f := b.frames[i]
-	return f.Kind == "annotation" || b.stackOf(f.CallStack).enter
+	return f.Kind == HostAnnotation || b.stackOf(b.in.CallStackOf(f)).enter
 }
 
 // trimInstallPrefix drops the path up to the last site-packages/ or
@@ -173,7 +173,7 @@ func (b *builder) stackOf(cs string) *callStack {
 	st.enter = recordFunctionEnter.MatchString(strings.TrimSpace(parts[0]))
 	for k := len(parts) - 1; k >= 0; k-- {
 		if name := strings.TrimSpace(parts[k]); name != "" {
-			st.frames = append(st.frames, b.frameName("python", trimInstallPrefix(name)))
+			st.frames = append(st.frames, b.frameName(HostPython, trimInstallPrefix(name)))
 		}
 	}
 	b.stacks[cs] = st
@@ -203,7 +203,7 @@ func (b *builder) gpuTree() Tree {
 		viaGraph := false
 		if o.launch >= 0 {
 			parent = t.of(o.launch)
-			if f := b.frames[o.launch]; f.API == "graph_launch" {
+			if f := b.frames[o.launch]; f.GraphLaunch {
 				viaGraph = true
 				graphOps[o.launch]++
 				if _, ok := graphID[o.launch]; !ok && o.op.GraphID != 0 {
@@ -229,7 +229,7 @@ func (b *builder) gpuTree() Tree {
 	}
 	// Graph launches in the slice, also those whose kernels the trace lost.
 	for i, f := range b.frames {
-		if f.API == "graph_launch" && b.clipNs[i] > 0 {
+		if f.GraphLaunch && b.clipNs[i] > 0 {
 			if _, ok := graphOps[int32(i)]; !ok {
 				graphOps[int32(i)] = 0
 			}

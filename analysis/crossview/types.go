@@ -8,26 +8,138 @@ package crossview
 // enclosing frame is the frame just before it or the nearest enclosing
 // frame of that one that contains it (Build). When no frame of the thread
 // contains it, Parent (the frame of its Python parent id) is taken.
+//
+// A large trace holds millions of frames, so a Frame is kept small: what
+// many frames share (the thread with its trace and rank, a Call stack) is
+// stored once in the Input and named by index, and the kind is a byte.
 type Frame struct {
-	ID     int64  // > 0, unique in the Input
-	Parent int64  // the frame of the Python parent id; 0 = none
-	Trace  string // trace name
-	Rank   int
-	Thread string // "pid/tid" as written
-	Kind   string // python, cpu_op, annotation, runtime, driver
-	API    string // runtime/driver calls: launch, graph_launch, sync, memcpy, memset, other
-	Name   string
+	ID     int64 // > 0, unique in the Input
+	Parent int64 // the frame of the Python parent id; 0 = none
 	TsNs   int64
 	DurNs  int64
-	// CallStack is an operator's "Call stack" arg (2021-format traces
-	// captured with with_stack): python frames, innermost first, separated
-	// by ';'. The preset sets it only on ranks without python frames; it
-	// gives the python levels above the operator (see Build).
-	CallStack string
+	Name   string
+	// Thread indexes Input.Threads: the frame's trace, rank and pid/tid.
+	Thread int32
+	// CallStack indexes Input.Stacks: an operator's "Call stack" arg
+	// (2021-format traces captured with with_stack): python frames,
+	// innermost first, separated by ';'; 0 = none. The preset sets it only
+	// on ranks without python frames; it gives the python levels above the
+	// operator (see Build).
+	CallStack int32
+	Kind      HostKind
+	// GraphLaunch marks a runtime call that launches a CUDA/HIP graph (api
+	// graph_launch).
+	GraphLaunch bool
+	// Blocking: the preset rates the frame as blocking the host on the
+	// device (sync = SyncBlocking, by the macros of sql/views.sql): a scalar
+	// read, a synchronize call, a synchronous copy, an Async copy whose GPU
+	// copy waits.
+	Blocking bool
+}
+
+// HostKind is the kind of a host frame (events.kind).
+type HostKind uint8
+
+// The host kinds a frame can have.
+const (
+	HostPython HostKind = iota + 1
+	HostCPUOp
+	HostAnnotation
+	HostRuntime
+	HostDriver
+)
+
+var hostKindNames = [...]string{"", "python", "cpu_op", "annotation", "runtime", "driver"}
+
+// String returns the kind as events.kind writes it.
+func (k HostKind) String() string {
+	if int(k) < len(hostKindNames) {
+		return hostKindNames[k]
+	}
+	return ""
+}
+
+// ParseHostKind returns the HostKind of an events.kind value; false when it
+// is no host frame kind.
+func ParseHostKind(s string) (HostKind, bool) {
+	for i, n := range hostKindNames {
+		if i > 0 && n == s {
+			return HostKind(i), true
+		}
+	}
+	return 0, false
+}
+
+// Thread is one host thread of a rank.
+type Thread struct {
+	Trace string
+	Rank  int
+	Name  string // "pid/tid" as written
 }
 
 // End returns the frame's end in nanoseconds.
 func (f *Frame) End() int64 { return f.TsNs + f.DurNs }
+
+// ThreadID returns the index in Threads of a thread, adding it when new.
+func (in *Input) ThreadID(trace string, rank int, name string) int32 {
+	t := Thread{trace, rank, name}
+	if id, ok := in.threadIDs[t]; ok {
+		return id
+	}
+	if in.threadIDs == nil {
+		in.threadIDs = map[Thread]int32{}
+		for i, x := range in.Threads {
+			in.threadIDs[x] = int32(i)
+		}
+		if id, ok := in.threadIDs[t]; ok {
+			return id
+		}
+	}
+	id := int32(len(in.Threads))
+	in.Threads = append(in.Threads, t)
+	in.threadIDs[t] = id
+	return id
+}
+
+// StackID returns the index in Stacks of a Call stack, adding it when new;
+// 0 for "".
+func (in *Input) StackID(cs string) int32 {
+	if cs == "" {
+		return 0
+	}
+	if id, ok := in.stackIDs[cs]; ok {
+		return id
+	}
+	if len(in.Stacks) == 0 {
+		in.Stacks = []string{""}
+	}
+	if in.stackIDs == nil {
+		in.stackIDs = map[string]int32{}
+		for i, x := range in.Stacks {
+			if i > 0 {
+				in.stackIDs[x] = int32(i)
+			}
+		}
+		if id, ok := in.stackIDs[cs]; ok {
+			return id
+		}
+	}
+	id := int32(len(in.Stacks))
+	in.Stacks = append(in.Stacks, cs)
+	in.stackIDs[cs] = id
+	return id
+}
+
+// ThreadOf returns a frame's thread.
+func (in *Input) ThreadOf(f *Frame) *Thread { return &in.Threads[f.Thread] }
+
+// CallStackOf returns a frame's Call stack; "" when it has none.
+func (in *Input) CallStackOf(f *Frame) string {
+	if f.CallStack <= 0 || int(f.CallStack) >= len(in.Stacks) {
+		return ""
+	}
+	return in.Stacks[f.CallStack]
+}
 
 // Op is one GPU operation: a kernel, a GPU memcpy or a GPU memset.
 type Op struct {
@@ -49,6 +161,9 @@ type Op struct {
 	TsNs    int64
 	DurNs   int64
 	GraphID int64 // "graph id" when the trace records it, else 0
+	// Class is the operation's class as the preset rates it
+	// (tb_kernel_class of sql/views.sql): COMP, COMM or MEM.
+	Class string
 }
 
 // End returns the operation's end in nanoseconds.
@@ -71,7 +186,14 @@ type Step struct {
 // GPU operations with their launching frame, the step annotations, and each
 // trace's first timestamp (the origin of windows).
 type Input struct {
-	Frames  []Frame
+	Frames []Frame
+	// Threads are the frames' threads (Frame.Thread), each once; Stacks
+	// the Call stacks (Frame.CallStack), each once, Stacks[0] = "" (none).
+	Threads []Thread
+	Stacks  []string
+	// threadIDs and stackIDs index Threads and Stacks (ThreadID, StackID).
+	threadIDs map[Thread]int32
+	stackIDs  map[string]int32
 	Ops     []Op
 	Steps   []Step
 	Origins map[string]int64 // trace name -> first timestamp, ns

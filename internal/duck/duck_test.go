@@ -149,37 +149,52 @@ func TestQueryCapAndTypes(t *testing.T) {
 }
 
 // QueryEach hands over the rows Query returns, with the same values, and
-// stops at the first error of its callback.
+// stops at the first error of its callback: from an in-memory database,
+// and from one in a file, which reads a stored result in pages (here five
+// of them).
 func TestQueryEach(t *testing.T) {
-	db := openTest(t, "-")
-	ctx := context.Background()
-	q := `SELECT range AS i, range * 1.5 AS f, 'x' || range AS s, NULL AS n, [range, 2] AS l FROM range(?) ORDER BY i`
-	want, err := db.Query(ctx, q, 0, 5000)
+	defer func(p, n int64) { eachPage, pagedEvents = p, n }(eachPage, pagedEvents)
+	eachPage, pagedEvents = 1000, 0
+	file, err := Open(filepath.Join(t.TempDir(), "each.duckdb"), Options{CacheDir: "-", TempDirectory: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cols []string
-	var got [][]any
-	err = db.QueryEach(ctx, q, func(c []string) error { cols = c; return nil },
-		func(row []any) error { got = append(got, slices.Clone(row)); return nil }, 5000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(cols, []string{"i", "f", "s", "n", "l"}) {
-		t.Errorf("columns = %v", cols)
-	}
-	if !reflect.DeepEqual(got, want.Rows) {
-		t.Errorf("QueryEach: %d rows, Query: %d; first %v and %v", len(got), len(want.Rows), got[:1], want.Rows[:1])
-	}
-	stop := errors.New("stop")
-	n := 0
-	err = db.QueryEach(ctx, q, func([]string) error { return nil }, func([]any) error { n++; return stop }, 5000)
-	if !errors.Is(err, stop) || n != 1 {
-		t.Errorf("QueryEach with a failing callback = %v after %d rows, want stop after 1", err, n)
-	}
-	if err := db.QueryEach(ctx, "SELECT * FROM nope", func([]string) error { return nil }, func([]any) error { return nil }); err == nil ||
-		!strings.Contains(err.Error(), "nope does not exist") {
-		t.Errorf("QueryEach(unknown table) = %v", err)
+	defer file.Close()
+	for _, db := range []*DB{openTest(t, "-"), file} {
+		ctx := context.Background()
+		q := `SELECT range AS i, range * 1.5 AS f, 'x' || range AS s, NULL AS n, [range, 2] AS l FROM range(?) ORDER BY i`
+		want, err := db.Query(ctx, q, 0, 5000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cols []string
+		var got [][]any
+		err = db.QueryEach(ctx, q, func(c []string) error { cols = c; return nil },
+			func(row []any) error { got = append(got, slices.Clone(row)); return nil }, 5000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(cols, []string{"i", "f", "s", "n", "l"}) {
+			t.Errorf("%s: columns = %v", db.path, cols)
+		}
+		if !reflect.DeepEqual(got, want.Rows) {
+			t.Errorf("%s: QueryEach: %d rows, Query: %d; first %v and %v", db.path, len(got), len(want.Rows), got[:1], want.Rows[:1])
+		}
+		// An empty result still names its columns.
+		cols = nil
+		if err := db.QueryEach(ctx, q, func(c []string) error { cols = c; return nil }, func([]any) error { return errors.New("a row") }, 0); err != nil || len(cols) != 5 {
+			t.Errorf("%s: QueryEach(no rows) = %v, columns %v", db.path, err, cols)
+		}
+		stop := errors.New("stop")
+		n := 0
+		err = db.QueryEach(ctx, q, func([]string) error { return nil }, func([]any) error { n++; return stop }, 5000)
+		if !errors.Is(err, stop) || n != 1 {
+			t.Errorf("%s: QueryEach with a failing callback = %v after %d rows, want stop after 1", db.path, err, n)
+		}
+		if err := db.QueryEach(ctx, "SELECT * FROM nope", func([]string) error { return nil }, func([]any) error { return nil }); err == nil ||
+			!strings.Contains(err.Error(), "nope does not exist") {
+			t.Errorf("%s: QueryEach(unknown table) = %v", db.path, err)
+		}
 	}
 }
 
