@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -165,6 +166,9 @@ func openTraces(ctx context.Context, f loadFlags, paths []string, stderr io.Writ
 	if f.db != "" || opts.Scratch {
 		opts.MemoryLimit = fileMemoryLimit
 	}
+	if opts.Scratch {
+		debug.SetMemoryLimit(goMemoryLimit)
+	}
 	db, err := duck.Open(f.db, opts)
 	if err != nil {
 		stop()
@@ -184,6 +188,13 @@ var spillJSONBytes int64 = 128 << 20 // a variable for the tests
 // pool and what queries hold before they spill to its temporary
 // directory.
 const fileMemoryLimit = "512MB"
+
+// goMemoryLimit is the Go heap's soft limit while a command analyses
+// traces past spillJSONBytes: the garbage collector then runs before the
+// heap doubles its live size (its default), which for the cross-view of a
+// large trace is hundreds of MB. The live heap may pass it; the collector
+// then runs more often, never stops the work.
+const goMemoryLimit = 512 << 20
 
 // jsonBytes estimates the JSON the traces at paths hold: a file's size,
 // a .gz file's uncompressed size (its trailer gives it modulo 4 GiB;
