@@ -19,20 +19,23 @@ import (
 	"github.com/tracebook/tracebook/internal/testutil"
 )
 
-// The engine must satisfy the interface cells defines.
-var _ cells.Engine = (*duck.DB)(nil)
-
 // newSession opens an in-memory database without a parse cache and a
 // session over it whose working directory is the repository's testdata.
 func newSession(t *testing.T) (*cells.Session, string) {
+	t.Helper()
+	dir := testutil.Testdata(t)
+	return sessionIn(t, dir), dir
+}
+
+// sessionIn is newSession working in dir.
+func sessionIn(t *testing.T, dir string) *cells.Session {
 	t.Helper()
 	db, err := duck.Open("", duck.Options{CacheDir: "-", Threads: 2, MemoryLimit: "2GB"})
 	if err != nil {
 		t.Fatalf("duck.Open: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	dir := testutil.Testdata(t)
-	return cells.NewSession(db, cells.SessionOptions{WorkDir: dir}), dir
+	return cells.NewSession(db, cells.SessionOptions{WorkDir: dir})
 }
 
 // need skips the test when a trace of testdata is absent.

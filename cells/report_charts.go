@@ -1,14 +1,11 @@
 package cells
 
 import (
-	"context"
 	"html"
 	"regexp"
 	"strings"
 
-	"github.com/tracebook/tracebook/analysis/perfetto"
 	"github.com/tracebook/tracebook/analysis/report"
-	"github.com/tracebook/tracebook/sql"
 )
 
 // MIMESVG is the MIME type of a chart: an SVG document.
@@ -38,44 +35,6 @@ func plainReport(md string) string {
 func addChartSVG(data map[string]any, charts []report.Chart) {
 	if len(charts) > 0 && charts[0].SVG != "" {
 		data[MIMESVG] = charts[0].SVG
-	}
-}
-
-// AddTimelines gives each window of src its timeline (the picture of the
-// window's host threads and GPU streams that the report draws beside the
-// Perfetto file): the window's rows are read as AddPerfetto reads them
-// (windowRows), and perfetto.Timeline reduces them. When the rows cannot
-// be read, the windows keep no timeline rather than failing the report.
-func AddTimelines(ctx context.Context, eng Engine, src *report.Source) {
-	if eng == nil || len(src.Windows) == 0 {
-		return
-	}
-	p, ok := sql.Lookup(sql.Perfetto)
-	if !ok {
-		return
-	}
-	shown := report.ShownFindings(src.Bundle)
-	var placed []report.Window
-	for _, w := range src.Windows {
-		if w.Placed && w.EndNs > w.StartNs {
-			placed = append(placed, w)
-		}
-	}
-	rows, err := windowRows(ctx, eng, p.SQL, placed)
-	if err != nil {
-		return
-	}
-	for i := range src.Windows {
-		w := &src.Windows[i]
-		t := rows[windowKeyOf(*w)]
-		if t == nil {
-			continue
-		}
-		in := perfetto.Input{Window: *w, Rows: t}
-		if w.N >= 1 && w.N <= len(shown) {
-			in.Finding = shown[w.N-1]
-		}
-		w.Timeline = perfetto.Timeline(in)
 	}
 }
 

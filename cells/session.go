@@ -11,7 +11,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/table"
-	"github.com/tracebook/tracebook/analysis/trace"
+	"github.com/tracebook/tracebook/pipeline"
 )
 
 // Publisher sends outputs while a cell runs. It has the method set of
@@ -45,20 +45,6 @@ type ExecError struct {
 
 // Error returns "EName: EValue".
 func (e *ExecError) Error() string { return e.EName + ": " + e.EValue }
-
-// Engine is the database that cells run against; internal/duck.DB
-// implements it.
-type Engine interface {
-	// Query runs SQL with parameters and returns at most maxRows rows; the
-	// table's Total counts all rows.
-	Query(ctx context.Context, sql string, maxRows int, args ...any) (*table.Table, error)
-	// Load loads trace files as one trace, atomically, reporting progress.
-	Load(ctx context.Context, paths []string, opts trace.LoadOptions, progress func(trace.Progress)) (*trace.LoadResult, error)
-	// Drop removes a loaded trace.
-	Drop(ctx context.Context, name string) error
-	// Columns returns every table's and view's columns, by table name.
-	Columns(ctx context.Context) (map[string][]table.Column, error)
-}
 
 // SessionOptions configure a Session. The zero value is usable.
 type SessionOptions struct {
@@ -103,7 +89,7 @@ type Session struct {
 	// hook makes the magic fail with "...is not available in this build".
 	Evidence, Crossview, Report, Diff Hook
 
-	eng  Engine
+	eng  pipeline.Engine
 	opts SessionOptions
 
 	mu        sync.Mutex
@@ -119,7 +105,7 @@ type Session struct {
 
 // NewSession returns a session that runs cells against eng. eng may be nil
 // for a session that only parses, helps and completes magics.
-func NewSession(eng Engine, opts SessionOptions) *Session {
+func NewSession(eng pipeline.Engine, opts SessionOptions) *Session {
 	if opts.MaxRows <= 0 {
 		opts.MaxRows = DefaultMaxRows
 	}
@@ -133,7 +119,7 @@ func NewSession(eng Engine, opts SessionOptions) *Session {
 }
 
 // Engine returns the engine the session runs against.
-func (s *Session) Engine() Engine { return s.eng }
+func (s *Session) Engine() pipeline.Engine { return s.eng }
 
 // WorkDir returns the directory relative paths start from ("" = the process's).
 func (s *Session) WorkDir() string { return s.opts.WorkDir }

@@ -7,7 +7,7 @@
 // It knows nothing of traces, SQL or DuckDB: cells are run by an Executor
 // (implemented in package cells), and the kernel only moves its inputs and
 // outputs between Jupyter and it. Installing the kernelspec and choosing the
-// log file are the CLI's job (cmd_kernel.go and cmd_install.go at the root).
+// log file are the CLI's job (cli/cmd_kernel.go and cli/cmd_install.go).
 //
 // Spec: https://jupyter-client.readthedocs.io/en/latest/messaging.html
 //

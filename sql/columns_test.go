@@ -11,9 +11,9 @@ import (
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
-	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/duck"
 	"github.com/tracebook/tracebook/internal/testutil"
+	"github.com/tracebook/tracebook/pipeline"
 	"github.com/tracebook/tracebook/sql"
 )
 
@@ -21,7 +21,7 @@ import (
 // DuckDB over a small trace of testdata/, returns exactly the columns its
 // header documents, in that order, each with a doc and a unit; an
 // undocumented column fails. The evidence areas run as %evidence runs them
-// (cells.CollectEvidence); the other presets with their own parameters;
+// (pipeline.CollectEvidence); the other presets with their own parameters;
 // evidence_base, which creates tables and returns none, is checked against
 // the columns its CREATE statements document.
 func TestPresetColumnsDocumented(t *testing.T) {
@@ -40,7 +40,7 @@ func TestPresetColumnsDocumented(t *testing.T) {
 	if _, err := db.Load(ctx, paths, trace.LoadOptions{Name: "t"}, nil); err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	b, err := cells.CollectEvidence(ctx, db, []string{"all"}, evidence.Filter{}, nil)
+	b, err := pipeline.CollectEvidence(ctx, db, []string{"all"}, evidence.Filter{}, nil)
 	if err != nil {
 		t.Fatalf("CollectEvidence: %v", err)
 	}

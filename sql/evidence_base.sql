@@ -3,7 +3,7 @@
 --
 -- Two tables, built in this order for one filter and read by every preset
 -- (sql/<area>.sql) instead of each rescanning events and assigning steps on
--- its own. %evidence (cells.CollectEvidence) rebuilds both at the start of
+-- its own. %evidence (pipeline.CollectEvidence) rebuilds both at the start of
 -- each collection, as CREATE OR REPLACE TABLE ... with the filter's
 -- parameters, and they stay in the database next to the evidence_<area>
 -- tables: a preset copied from the %evidence output runs as is against the

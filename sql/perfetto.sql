@@ -3,7 +3,7 @@
 --
 -- One query, five row kinds (row_kind). analysis/perfetto writes the rows as
 -- a Chrome trace (JSON `{"traceEvents": [...]}`) and adds the finding's own
--- track; cells.AddPerfetto runs this file once per finding with the
+-- track; pipeline.AddPerfetto runs this file once per finding with the
 -- window that analysis/report chose (report.PlanWindows).
 --
 -- event rows: the X events of the rank that overlap the window (start before its

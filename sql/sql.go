@@ -56,7 +56,7 @@
 // %evidence with the filter's parameters. The others serve one caller
 // each, with parameters of their own (each file's PARAMS line): Crossview
 // (%crossview), Perfetto and PerfettoAnchor (the report's per-finding
-// Perfetto files: cells.AddPerfetto and cells.PerfettoWindows).
+// Perfetto files: pipeline.AddPerfetto and pipeline.PerfettoWindows).
 package sql
 
 import (

@@ -38,8 +38,8 @@ type builder struct {
 	opts   Options
 	frames []*Frame
 	idx    frameIndex // Frame.ID -> index in frames
-	parent []int32         // repaired parent index, -1 = root
-	clipNs []int64         // frame time inside the slice
+	parent []int32    // repaired parent index, -1 = root
+	clipNs []int64    // frame time inside the slice
 	selfNs []int64
 	class  []uint8 // 0 unknown, 1 working, 2 sync, 3 waiting
 	sync   []bool

@@ -14,8 +14,8 @@ import (
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/trace"
-	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/duck"
+	"github.com/tracebook/tracebook/pipeline"
 )
 
 // The cross-view and the evidence rate the same event the same way: the
@@ -206,11 +206,11 @@ func TestCrossViewRatesAsEvidence(t *testing.T) {
 	if _, err := db.Load(ctx, []string{casesTrace(t)}, trace.LoadOptions{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	in, err := cells.CrossViewInput(ctx, db, evidence.Filter{})
+	in, err := pipeline.CrossViewInput(ctx, db, evidence.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cells.BuildEvidenceBase(ctx, db, evidence.Filter{}); err != nil {
+	if err := pipeline.BuildEvidenceBase(ctx, db, evidence.Filter{}); err != nil {
 		t.Fatal(err)
 	}
 	evClass := map[string]string{}
@@ -330,7 +330,7 @@ func TestCrossViewRatesAsEvidenceOnSharedTraces(t *testing.T) {
 		t.Run(dir, func(t *testing.T) {
 			db := load(t, dir)
 			ctx := context.Background()
-			in, err := cells.CrossViewInput(ctx, db, evidence.Filter{})
+			in, err := pipeline.CrossViewInput(ctx, db, evidence.Filter{})
 			if err != nil {
 				t.Fatal(err)
 			}

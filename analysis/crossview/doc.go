@@ -27,7 +27,7 @@
 // frame), filters the rows to the slice, clips them to the window, builds
 // the trees, folds small nodes, draws the trees as text, HTML and folded
 // stacks, and decides the verdict. Running the SQL is the
-// engine's job (internal/duck, through cells.CrossView); carrying a Result in
+// engine's job (internal/duck, through pipeline.CrossView); carrying a Result in
 // the evidence Bundle is analysis/evidence's; the report draws it with
 // analysis/report. The package imports the standard library,
 // analysis/table and sql (for the one communication-kernel pattern, read from

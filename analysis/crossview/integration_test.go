@@ -19,9 +19,9 @@ import (
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/trace"
-	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/duck"
 	"github.com/tracebook/tracebook/internal/testutil"
+	"github.com/tracebook/tracebook/pipeline"
 	"github.com/tracebook/tracebook/sql"
 )
 
@@ -135,7 +135,7 @@ func TestEveryTraceAccountsForAllGPUTime(t *testing.T) {
 				t.Skipf("the importer does not load %s: %v", set, err)
 			}
 			want := gpuTime(t, db)
-			res, err := cells.CrossView(context.Background(), db, evidence.Filter{}, crossview.DefaultOptions())
+			res, err := pipeline.CrossView(context.Background(), db, evidence.Filter{}, crossview.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +176,7 @@ func TestGolden(t *testing.T) {
 	for _, g := range goldens {
 		t.Run(g.name, func(t *testing.T) {
 			db := load(t, g.dir)
-			res, err := cells.CrossView(context.Background(), db, g.filter, crossview.Options{Depth: 8, MinPct: 3})
+			res, err := pipeline.CrossView(context.Background(), db, g.filter, crossview.Options{Depth: 8, MinPct: 3})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +212,7 @@ func TestGolden(t *testing.T) {
 // the engine core and on its GPU; the host is not the constraint.
 func TestVLLMH100NotHostBound(t *testing.T) {
 	db := load(t, "tracemap/vllm_h100_tp4_rank0")
-	res, err := cells.CrossView(context.Background(), db, evidence.Filter{}, crossview.DefaultOptions())
+	res, err := pipeline.CrossView(context.Background(), db, evidence.Filter{}, crossview.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,11 +257,11 @@ func TestFilterChangesBothViews(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			db := load(t, tc.dir)
-			whole, err := cells.CrossView(context.Background(), db, tc.whole, crossview.DefaultOptions())
+			whole, err := pipeline.CrossView(context.Background(), db, tc.whole, crossview.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
-			sub, err := cells.CrossView(context.Background(), db, tc.sub, crossview.DefaultOptions())
+			sub, err := pipeline.CrossView(context.Background(), db, tc.sub, crossview.DefaultOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -288,15 +288,15 @@ func TestFilterChangesBothViews(t *testing.T) {
 func TestPhaseSelectsBothViews(t *testing.T) {
 	db := load(t, "tracelens/b200_eager")
 	ctx := context.Background()
-	whole, err := cells.CrossView(ctx, db, evidence.Filter{}, crossview.DefaultOptions())
+	whole, err := pipeline.CrossView(ctx, db, evidence.Filter{}, crossview.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	pre, err := cells.CrossView(ctx, db, evidence.Filter{Phase: "prefill"}, crossview.DefaultOptions())
+	pre, err := pipeline.CrossView(ctx, db, evidence.Filter{Phase: "prefill"}, crossview.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec, err := cells.CrossView(ctx, db, evidence.Filter{Phase: "decode"}, crossview.DefaultOptions())
+	dec, err := pipeline.CrossView(ctx, db, evidence.Filter{Phase: "decode"}, crossview.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +321,7 @@ func BenchmarkCrossViewH100(b *testing.B) {
 	ctx := context.Background()
 	start := cpuTime()
 	for b.Loop() {
-		if _, err := cells.CrossView(ctx, db, evidence.Filter{}, crossview.DefaultOptions()); err != nil {
+		if _, err := pipeline.CrossView(ctx, db, evidence.Filter{}, crossview.DefaultOptions()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -423,7 +423,7 @@ func TestPresetLinks(t *testing.T) {
 		t.Errorf("call stacks = %q, want only %q (rank 1 has python frames)", stacks, want)
 	}
 
-	res, err := cells.CrossView(ctx, db, evidence.Filter{}, crossview.Options{})
+	res, err := pipeline.CrossView(ctx, db, evidence.Filter{}, crossview.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

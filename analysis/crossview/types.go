@@ -194,9 +194,9 @@ type Input struct {
 	// threadIDs and stackIDs index Threads and Stacks (ThreadID, StackID).
 	threadIDs map[Thread]int32
 	stackIDs  map[string]int32
-	Ops     []Op
-	Steps   []Step
-	Origins map[string]int64 // trace name -> first timestamp, ns
+	Ops       []Op
+	Steps     []Step
+	Origins   map[string]int64 // trace name -> first timestamp, ns
 }
 
 // Slice is the part of the loaded traces both views show. It has the fields

@@ -18,12 +18,12 @@ import (
 )
 
 // goldenInputs decodes the encoded inputs of the diff goldens (real
-// traces, written by the root package's TestDiffGolden -update).
+// traces, written by package cli's TestDiffGolden -update).
 func goldenInputs(t *testing.T) map[string]*Input {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.input.msgpack.gz"))
 	if len(files) == 0 {
-		t.Fatal("no encoded diff inputs in testdata/golden (run the root package's TestDiffGolden with -update)")
+		t.Fatal("no encoded diff inputs in testdata/golden (run package cli's TestDiffGolden with -update)")
 	}
 	out := map[string]*Input{}
 	for _, f := range files {

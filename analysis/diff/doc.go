@@ -16,7 +16,7 @@
 // A chart (chart.go) draws each time quantity's base and test bars, the
 // significant changes marked.
 //
-// Collecting the bundles (running the presets) is left to package cells;
+// Collecting the bundles (running the presets) is left to package pipeline;
 // the rules are analysis/findings'; the single-file page around the HTML
 // fragment is the composition root's. The package imports the standard
 // library and the analysis core only, so it builds for GOOS=wasip1.

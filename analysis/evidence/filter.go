@@ -3,8 +3,8 @@
 // the findings, with a deterministic msgpack encoding. It also rolls the
 // mergeable rows that the SQL presets return up for any filter.
 //
-// Running the presets is left to the engine (internal/duck) and the notebook
-// layer (cells); turning evidence into findings is analysis/findings'; the
+// Running the presets is left to package pipeline over the engine
+// (internal/duck); turning evidence into findings is analysis/findings'; the
 // report is analysis/report's.
 package evidence
 

@@ -233,17 +233,8 @@ func (c *ctx) where(trace string, rank int) string {
 	return strings.Join(parts, ", ")
 }
 
-func ms(ns int64) string {
-	v := float64(ns) / 1e6
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f ms", v)
-	case v >= 1:
-		return fmt.Sprintf("%.1f ms", v)
-	default:
-		return fmt.Sprintf("%.3f ms", v)
-	}
-}
+// ms writes a duration in a finding's sentence (table.ProseMs).
+func ms(ns int64) string { return table.ProseMs(ns) }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 

@@ -680,12 +680,8 @@ func slowInstances(c *ctx) []evidence.Finding {
 	return out
 }
 
-func us(ns int64) string {
-	if ns >= 1_000_000 {
-		return ms(ns)
-	}
-	return fmt.Sprintf("%.1f us", float64(ns)/1e3)
-}
+// us writes a duration under a millisecond in microseconds (table.ProseUs).
+func us(ns int64) string { return table.ProseUs(ns) }
 
 // --- short_kernel_storm -----------------------------------------------------
 

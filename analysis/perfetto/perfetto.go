@@ -11,7 +11,7 @@
 // findings.Rules).
 //
 // The window is chosen by analysis/report (report.PlanWindows); running
-// the SQL is the engine's job (cells.AddPerfetto). This package is pure:
+// the SQL is the engine's job (pipeline.AddPerfetto). This package is pure:
 // rows in, bytes out. It writes JSON by hand (no encoding/json): names from
 // traces are escaped, timestamps are the trace's own microseconds, exact
 // from the nanoseconds (1695835585862981.5 stays 1695835585862981.5).

@@ -27,7 +27,7 @@ type Source struct {
 	// for the bundle's filter (PlanWindows); each issue names its own.
 	Windows []Window
 	// Perfetto holds the saved traces of those windows when the engine
-	// made them (cells.AddPerfetto). It is not encoded: the single-file
+	// made them (pipeline.AddPerfetto). It is not encoded: the single-file
 	// report embeds the files beside the source.
 	Perfetto []PerfettoFile
 

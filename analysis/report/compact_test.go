@@ -17,7 +17,7 @@ import (
 func TestCompactRealBundles(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "golden", "*.source.msgpack"))
 	if len(files) == 0 {
-		t.Fatal("no encoded sources in testdata/golden (run the root package's TestReportGolden with -update)")
+		t.Fatal("no encoded sources in testdata/golden (run package cli's TestReportGolden with -update)")
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)

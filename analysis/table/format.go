@@ -69,13 +69,51 @@ func IsDuration(unit string) bool {
 // Ms formats nanoseconds as milliseconds with three decimals (microsecond
 // resolution) and grouped thousands: "0.042 ms", "12.345 ms",
 // "1,234.568 ms". Tables, the report's prose, the diff and the cross-view
-// write durations with it; the findings' sentences still round to their
-// magnitude (ms in analysis/findings), and a --window label echoes its
-// argument (internal/duck).
+// write durations with it. The findings' sentences round to the duration's
+// magnitude instead (ProseMs, ProseUs), and a --window label echoes the
+// option's syntax (WindowMs); those are the only other ways tracebook
+// writes a duration.
 func Ms[T int64 | float64](ns T) string { return MsNumber(ns) + " ms" }
 
 // MsNumber is Ms without the unit, for a cell under a header that names it.
 func MsNumber[T int64 | float64](ns T) string { return Decimal(float64(ns)/1e6, 3) }
+
+// ProseMs formats nanoseconds as milliseconds rounded to their magnitude,
+// for a sentence: whole milliseconds from 100 ms ("250 ms", "1234 ms": no
+// grouping), one decimal from 1 ms ("12.3 ms"), three below ("0.042 ms").
+// The findings' observations and fixes write durations with it.
+func ProseMs(ns int64) string {
+	v := float64(ns) / 1e6
+	switch {
+	case v >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64) + " ms"
+	case v >= 1:
+		return strconv.FormatFloat(v, 'f', 1, 64) + " ms"
+	default:
+		return strconv.FormatFloat(v, 'f', 3, 64) + " ms"
+	}
+}
+
+// ProseUs is ProseMs for durations a sentence gives in microseconds below
+// a millisecond, with one decimal: "12.5 us"; from 1 ms on it is ProseMs.
+func ProseUs(ns int64) string {
+	if ns >= 1_000_000 {
+		return ProseMs(ns)
+	}
+	return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) + " us"
+}
+
+// WindowMs formats one end of a window as the --window option takes it:
+// milliseconds with up to six decimals (nanosecond resolution), trailing
+// zeros dropped and no space before the unit ("1.5ms", "20ms"); 0, an open
+// end, is "". A trace loaded with --window is labelled with it
+// ("window 1.5ms..20ms", internal/duck).
+func WindowMs(ns int64) string {
+	if ns == 0 {
+		return ""
+	}
+	return strings.TrimRight(strings.TrimRight(strconv.FormatFloat(float64(ns)/1e6, 'f', 6, 64), "0"), ".") + "ms"
+}
 
 // Pct formats a share 0..1 as a percentage with one decimal: "12.3%".
 func Pct(share float64) string { return Decimal(share*100, 1) + "%" }

@@ -32,6 +32,67 @@ func TestMs(t *testing.T) {
 	}
 }
 
+// The findings' prose rounds a duration to its magnitude, without grouping.
+func TestProseMs(t *testing.T) {
+	tests := []struct {
+		ns   int64
+		want string
+	}{
+		{0, "0.000 ms"},
+		{42_000, "0.042 ms"},
+		{999_999, "1.000 ms"},
+		{1_000_000, "1.0 ms"},
+		{12_345_000, "12.3 ms"},
+		{99_949_999, "99.9 ms"},
+		{100_000_000, "100 ms"},
+		{1_234_567_890, "1235 ms"},
+		{-2_500_000, "-2.500 ms"},
+	}
+	for _, tc := range tests {
+		if got := ProseMs(tc.ns); got != tc.want {
+			t.Errorf("ProseMs(%d) = %q, want %q", tc.ns, got, tc.want)
+		}
+	}
+}
+
+func TestProseUs(t *testing.T) {
+	tests := []struct {
+		ns   int64
+		want string
+	}{
+		{0, "0.0 us"},
+		{12_450, "12.4 us"},
+		{12_550, "12.6 us"},
+		{999_999, "1000.0 us"},
+		{1_000_000, "1.0 ms"},
+		{250_000_000, "250 ms"},
+	}
+	for _, tc := range tests {
+		if got := ProseUs(tc.ns); got != tc.want {
+			t.Errorf("ProseUs(%d) = %q, want %q", tc.ns, got, tc.want)
+		}
+	}
+}
+
+// A --window bound is written as the option takes it.
+func TestWindowMs(t *testing.T) {
+	tests := []struct {
+		ns   int64
+		want string
+	}{
+		{0, ""},
+		{1, "0.000001ms"},
+		{1_500_000, "1.5ms"},
+		{20_000_000, "20ms"},
+		{1_234_567_891, "1234.567891ms"},
+	}
+	for _, tc := range tests {
+		if got := WindowMs(tc.ns); got != tc.want {
+			t.Errorf("WindowMs(%d) = %q, want %q", tc.ns, got, tc.want)
+		}
+	}
+}
+
 func TestNumbers(t *testing.T) {
 	tests := []struct {
 		name, got, want string

@@ -1,7 +1,8 @@
 // Package table holds the one tabular value that crosses package lines: a
 // query result or an evidence table, with column types and units; and the
 // one way tracebook shows numbers and tables to a reader: the number
-// formatters (Ms, Int, Pct, Decimal, Float, Cell), the headers with units
+// formatters (Ms, Int, Pct, Decimal, Float, Cell; a duration in a sentence,
+// ProseMs and ProseUs; a --window bound, WindowMs), the headers with units
 // (Header), the middle-shortening of long names (ShortenMiddle), a table as
 // a reader sees it (Present) and the one Markdown table writer
 // (WriteMarkdown) with its escaping (MarkdownText, MarkdownCode).

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
 )
 
@@ -393,18 +394,11 @@ func (l *loader) sliceLabel() any {
 	o := l.opts
 	switch {
 	case o.WindowStartNs != 0 || o.WindowEndNs != 0:
-		return fmt.Sprintf("window %s..%s", fmtMs(o.WindowStartNs), fmtMs(o.WindowEndNs))
+		return fmt.Sprintf("window %s..%s", table.WindowMs(o.WindowStartNs), table.WindowMs(o.WindowEndNs))
 	case o.FirstStep != 0 || o.LastStep != 0:
 		return fmt.Sprintf("steps %d..%d", o.FirstStep, o.LastStep)
 	}
 	return nil
-}
-
-func fmtMs(ns int64) string {
-	if ns == 0 {
-		return ""
-	}
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.6f", float64(ns)/1e6), "0"), ".") + "ms"
 }
 
 // insertMetadata writes the traces rows (one per file and rank) and the

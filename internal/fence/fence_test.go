@@ -53,8 +53,9 @@ func TestFence(t *testing.T) {
 	}{
 		{"./analysis/...", heavy},
 		{"./sql/...", heavy},
+		{"./pipeline/...", heavy},
 		{"./cells/...", heavy},
-		{"./kernel/...", []string{"github.com/duckdb", module + "/internal/duck", module + "/cells", module + "/analysis"}},
+		{"./kernel/...", []string{"github.com/duckdb", module + "/internal/duck", module + "/pipeline", module + "/cells", module + "/analysis"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.pattern, func(t *testing.T) {

@@ -83,7 +83,7 @@ func TestParityCharts(t *testing.T) {
 	path := filepath.Join(testutil.RepoRoot(t), "analysis", "report", "testdata", "golden", "dlrm_8rank_rank3.source.msgpack")
 	data, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("no encoded dlrm source (run the root package's TestReportGolden with -update): %v", err)
+		t.Fatalf("no encoded dlrm source (run package cli's TestReportGolden with -update): %v", err)
 	}
 	check("dlrm", data, []report.View{{}, {Filter: evidence.Filter{Rank: 3, HasRank: true}}, {Filter: evidence.Filter{Phase: "train"}}}, false)
 }

@@ -71,12 +71,12 @@ func TestDiffParity(t *testing.T) {
 }
 
 // TestDiffParityRealTraces renders the encoded inputs of the diff goldens
-// (pairs of real traces, written by the root package's TestDiffGolden
+// (pairs of real traces, written by package cli's TestDiffGolden
 // -update) for every view, natively and in the module.
 func TestDiffParityRealTraces(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(testutil.RepoRoot(t), "analysis", "diff", "testdata", "golden", "*.input.msgpack.gz"))
 	if len(files) == 0 {
-		t.Fatal("no encoded inputs in analysis/diff/testdata/golden (run the root package's TestDiffGolden with -update)")
+		t.Fatal("no encoded inputs in analysis/diff/testdata/golden (run package cli's TestDiffGolden with -update)")
 	}
 	v := newViewer(t)
 	for _, f := range files {

@@ -94,12 +94,12 @@ func TestCheck(t *testing.T) {
 }
 
 // TestParityRealTraces renders the encoded sources of the report goldens
-// (real traces, written by the root package's TestReportGolden -update) for
+// (real traces, written by package cli's TestReportGolden -update) for
 // several views, natively and in the module, and wants the same bytes.
 func TestParityRealTraces(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(testutil.RepoRoot(t), "analysis", "report", "testdata", "golden", "*.source.msgpack"))
 	if len(files) == 0 {
-		t.Fatal("no encoded sources in analysis/report/testdata/golden (run the root package's TestReportGolden with -update)")
+		t.Fatal("no encoded sources in analysis/report/testdata/golden (run package cli's TestReportGolden with -update)")
 	}
 	ctx := context.Background()
 	v := newViewer(t)

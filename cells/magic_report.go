@@ -1,0 +1,116 @@
+package cells
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/tracebook/tracebook/analysis/perfetto"
+	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/pipeline"
+)
+
+// HTMLWriter writes the single-file HTML report of an encoded source for a
+// view, with the findings' Perfetto files embedded. The composition root
+// provides it (package wasm embeds the viewer module, which cells does not
+// import).
+type HTMLWriter func(w io.Writer, data []byte, v report.View, files []report.PerfettoFile) error
+
+// ReportHook returns the %report hook: `%report [filter] [--html PATH]
+// [--md PATH]` collects the evidence and the cross-view under the filter,
+// keeps the bundle for later magics, shows the Markdown report (text/markdown;
+// text/plain with each chart image as its title) and the first chart
+// (image/svg+xml), and writes the files asked for. writeHTML may be nil: then
+// --html fails with a sentence saying so.
+func ReportHook(writeHTML HTMLWriter) Hook {
+	return func(ctx context.Context, s *Session, args []string, _ Publisher) (*Result, error) {
+		f, rest, err := ParseFilter(args)
+		if err != nil {
+			return nil, err
+		}
+		opts, pos, err := parseOptions(lookupMagic("report"), "%report", rest)
+		if err != nil {
+			return nil, err
+		}
+		if len(pos) > 0 {
+			return nil, usagef("%%report: unexpected argument %q", pos[0])
+		}
+		htmlPath, mdPath, perfettoDir := opts["html"], opts["md"], opts["perfetto"]
+		src, err := pipeline.CollectReport(ctx, s.Engine(), f, s.Context())
+		if err != nil {
+			return nil, err
+		}
+		s.SetBundle(src.Bundle)
+		view := report.View{Filter: f}
+		var md bytes.Buffer
+		if err := report.GenerateView(&md, src, view, report.Markdown); err != nil {
+			return nil, err
+		}
+		var notes bytes.Buffer
+		if mdPath != "" {
+			p := s.resolve(mdPath)
+			if err := os.WriteFile(p, md.Bytes(), 0o644); err != nil {
+				return nil, fmt.Errorf("%%report: writing the Markdown report: %w", err)
+			}
+			fmt.Fprintf(&notes, "Markdown report written to %s\n", p)
+		}
+		if htmlPath != "" {
+			if writeHTML == nil {
+				return nil, fmt.Errorf("%%report --html is %w", ErrNotAvailable)
+			}
+			data, err := report.EncodeOffline(src)
+			if err != nil {
+				return nil, err
+			}
+			// The Perfetto files take what the page leaves under its limit.
+			var page bytes.Buffer
+			if err := writeHTML(&page, data, view, nil); err != nil {
+				return nil, err
+			}
+			if err := pipeline.AddPerfetto(ctx, s.Engine(), src, perfetto.PageBudget(page.Len())); err != nil {
+				return nil, err
+			}
+			page.Reset()
+			if err := writeHTML(&page, data, view, src.Perfetto); err != nil {
+				return nil, err
+			}
+			p := s.resolve(htmlPath)
+			if err := os.WriteFile(p, page.Bytes(), 0o644); err != nil {
+				return nil, fmt.Errorf("%%report: writing the HTML report: %w", err)
+			}
+			fmt.Fprintf(&notes, "HTML report written to %s (%d bytes, opens offline)\n", p, page.Len())
+		}
+		if perfettoDir != "" {
+			// The files the HTML report embeds, or, without one, within the
+			// budget a report gives them.
+			if err := pipeline.AddPerfetto(ctx, s.Engine(), src, perfetto.ReportBudget); err != nil {
+				return nil, err
+			}
+			dir := s.resolve(perfettoDir)
+			if err := pipeline.WritePerfettoFiles(dir, src.Perfetto); err != nil {
+				return nil, fmt.Errorf("%%report: writing the Perfetto files: %w", err)
+			}
+			fmt.Fprintf(&notes, "%d Perfetto file(s) written to %s (%s)\n", len(src.Perfetto), dir, report.PerfettoHint)
+		}
+		text := plainReport(md.String())
+		if notes.Len() > 0 {
+			text = notes.String() + "\n" + text
+		}
+		data := map[string]any{"text/markdown": md.String(), "text/plain": text}
+		// The charts of the same view (the rollup is the one GenerateView
+		// kept in src): the first as image/svg+xml beside the Markdown.
+		addChartSVG(data, report.ChartsFor(src, view))
+		return &Result{Data: data, Metadata: map[string]any{}}, nil
+	}
+}
+
+// resolve makes a relative path start from the session's working directory.
+func (s *Session) resolve(p string) string {
+	if filepath.IsAbs(p) || s.WorkDir() == "" {
+		return p
+	}
+	return filepath.Join(s.WorkDir(), p)
+}

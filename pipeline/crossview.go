@@ -1,0 +1,135 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tracebook/tracebook/analysis/crossview"
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
+	"github.com/tracebook/tracebook/sql"
+)
+
+// CrossView runs the crossview preset (sql/crossview.sql: host frames with
+// their enclosing frame, GPU operations with their launching call) and,
+// when the filter selects a phase or a step, the steps preset for the step
+// and phase of each annotation; then it builds the GPU view, the CPU view
+// and the cross-check of the slice f (analysis/crossview).
+func CrossView(ctx context.Context, eng Engine, f evidence.Filter, opts crossview.Options) (*crossview.Result, error) {
+	in, err := CrossViewInput(ctx, eng, f)
+	if err != nil {
+		return nil, err
+	}
+	return crossview.Build(in, SliceOf(f), opts)
+}
+
+// CrossViewInput reads the rows the cross-view of f is built from: the
+// frames and operations of f's trace and rank (every rank without one),
+// and the steps when f names a phase or a step. One input serves the
+// cross-view of each of its ranks (crossview.Build takes the slice).
+func CrossViewInput(ctx context.Context, eng Engine, f evidence.Filter) (*crossview.Input, error) {
+	if eng == nil {
+		return nil, fmt.Errorf("crossview: no database")
+	}
+	p, ok := sql.Lookup("crossview")
+	if !ok {
+		return nil, fmt.Errorf("crossview: the crossview preset is missing from this build")
+	}
+	rank := -1
+	if f.HasRank {
+		rank = f.Rank
+	}
+	in, err := crossviewInput(ctx, eng, p.SQL, f.Trace, rank)
+	if err != nil {
+		return nil, err
+	}
+	if f.Phase != "" || f.HasStep {
+		sp, ok := sql.Lookup("steps")
+		if !ok {
+			return nil, fmt.Errorf("crossview: --phase needs the steps preset, missing from this build")
+		}
+		st, err := steps(ctx, eng, f, sp.SQL)
+		if err != nil {
+			return nil, fmt.Errorf("crossview: steps: %w", err)
+		}
+		if err := crossview.AddSteps(in, st); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
+// RowStreamer is an Engine that can hand a query's rows over one at a time
+// instead of returning a table (duck.DB can): the cross-view reads every
+// host frame of its slice, millions of rows in a large trace, and a table
+// of them all would hold several times their size.
+type RowStreamer interface {
+	QueryEach(ctx context.Context, sql string, start func(columns []string) error, each func(row []any) error, args ...any) error
+}
+
+// crossviewInput runs the crossview preset for trace and rank and reads
+// its rows into a cross-view input, streamed where the engine can.
+func crossviewInput(ctx context.Context, eng Engine, query, trace string, rank int) (*crossview.Input, error) {
+	rs, ok := eng.(RowStreamer)
+	if !ok {
+		t, err := eng.Query(ctx, query, 0, trace, rank)
+		if err != nil {
+			return nil, fmt.Errorf("crossview: %w", err)
+		}
+		return crossview.FromTable(t)
+	}
+	// Room for exactly the frames of the slice (the host X events the
+	// preset returns as frames): growing the frames as they come copies
+	// them several times over (measured: 0.1-0.2 s more on the 48 MB vLLM
+	// trace), and room for every event would leave a quarter of the
+	// largest allocation unused on a vLLM trace. The count is one scan
+	// of three narrow columns.
+	hint := 0
+	if t, err := eng.Query(ctx, `SELECT count(*) FROM events WHERE ph = 'X' AND kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver') AND ($1::VARCHAR = '' OR trace = $1::VARCHAR) AND ($2::INTEGER < 0 OR rank = $2::INTEGER)`, 0, trace, rank); err == nil && len(t.Rows) == 1 {
+		hint = int(evidence.Int(t, 0, t.Columns[0].Name))
+	}
+	var r *crossview.RowReader
+	var readErr error // the reader's own errors say "crossview:" already
+	start := func(cols []string) error {
+		r, readErr = crossview.NewRowReader(cols)
+		if readErr == nil {
+			r.Grow(hint)
+		}
+		return readErr
+	}
+	each := func(row []any) error {
+		readErr = r.Add(row)
+		return readErr
+	}
+	if err := rs.QueryEach(ctx, query, start, each, trace, rank); err != nil {
+		if readErr != nil {
+			return nil, readErr
+		}
+		return nil, fmt.Errorf("crossview: %w", err)
+	}
+	return r.Input()
+}
+
+// steps runs the steps preset for the trace and rank of f, over the whole
+// capture (the slice narrows later, in crossview.Build), on the shared
+// evidence_base tables it builds for that under the collection lock.
+func steps(ctx context.Context, eng Engine, f evidence.Filter, query string) (*table.Table, error) {
+	bf := evidence.Filter{Trace: f.Trace, Rank: f.Rank, HasRank: f.HasRank}
+	mu := baseLock(eng)
+	mu.Lock()
+	defer mu.Unlock()
+	if err := BuildEvidenceBase(ctx, eng, bf); err != nil {
+		return nil, err
+	}
+	return eng.Query(ctx, query, 0)
+}
+
+// SliceOf copies the filter into the cross-view's slice.
+func SliceOf(f evidence.Filter) crossview.Slice {
+	return crossview.Slice{
+		Trace: f.Trace, Rank: f.Rank, HasRank: f.HasRank,
+		WindowStartNs: f.WindowStartNs, WindowEndNs: f.WindowEndNs,
+		Phase: f.Phase, Step: f.Step, HasStep: f.HasStep,
+		Stream: f.Stream, HasStream: f.HasStream,
+	}
+}

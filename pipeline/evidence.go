@@ -1,0 +1,218 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/findings"
+	"github.com/tracebook/tracebook/analysis/table"
+	"github.com/tracebook/tracebook/sql"
+)
+
+// CollectEvidence runs the presets of areas ("all" = every area, "phases" =
+// steps) under f and returns the bundle: the traces' metadata, each area's
+// mergeable rows with the units of its preset header (ranks always
+// comes along: the findings read the GPU span from it), the evidence gaps,
+// the findings for f and the %context values. Each area's rows are also kept
+// in the database as the table evidence_<area>, so a SQL cell can re-query
+// them. The trace, rank and window of f reach SQL as parameters; step,
+// phase and stream are applied by the rollup (analysis/evidence).
+func CollectEvidence(ctx context.Context, eng Engine, areas []string, f evidence.Filter, context map[string]string) (*evidence.Bundle, error) {
+	if eng == nil {
+		return nil, fmt.Errorf("evidence: no database")
+	}
+	names, err := resolveAreas(areas)
+	if err != nil {
+		return nil, err
+	}
+	// The rules take every share of the ranks' GPU span: collect ranks too.
+	if !slices.Contains(names, "ranks") {
+		names = append(names, "ranks")
+	}
+	b := evidence.NewBundle()
+	b.Filter = f
+	for k, v := range context {
+		b.Context[k] = v
+	}
+	tr, err := eng.Query(ctx, `SELECT * EXCLUDE (metadata) FROM traces WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR) ORDER BY trace, file_id, rank`, 0, f.Trace)
+	if err != nil {
+		return nil, fmt.Errorf("evidence: reading the traces table: %w", err)
+	}
+	tr.Name = "traces"
+	b.Traces = tr
+	if len(tr.Rows) == 0 {
+		if f.Trace != "" {
+			return nil, fmt.Errorf("evidence: no trace named %q is loaded (%%trace list shows them)", f.Trace)
+		}
+		return nil, fmt.Errorf("evidence: no trace is loaded (%%trace load PATH)")
+	}
+	args := Params(f)
+	// One collection at a time per database: the presets read the shared
+	// evidence_base tables built here for this filter.
+	mu := baseLock(eng)
+	mu.Lock()
+	defer mu.Unlock()
+	if err := BuildEvidenceBase(ctx, eng, f); err != nil {
+		return nil, err
+	}
+	// The presets are independent: run a few at once (DuckDB parallelises
+	// little inside one small query), then keep them in area order.
+	tables := make([]*table.Table, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, presetWorkers)
+	var wg sync.WaitGroup
+	for i, area := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			tables[i], errs[i] = runPreset(ctx, eng, area, args)
+		}()
+	}
+	wg.Wait()
+	for i, area := range names {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		b.Tables[area] = tables[i]
+	}
+	evidence.DetectGaps(b)
+	rf := f
+	rf.Trace, rf.HasRank, rf.WindowStartNs, rf.WindowEndNs = "", false, 0, 0 // applied in SQL already
+	b.Findings = findings.Evaluate(evidence.Rollup(b, rf), b.Thresholds)
+	return b, nil
+}
+
+// presetWorkers is how many presets CollectEvidence runs at once.
+const presetWorkers = 4
+
+// Params returns the four parameters every preset takes: trace (empty =
+// every trace), rank (-1 = every rank), window start and end in ns from the
+// trace's first event (0 = open).
+func Params(f evidence.Filter) []any {
+	rank := -1
+	if f.HasRank {
+		rank = f.Rank
+	}
+	return []any{f.Trace, rank, f.WindowStartNs, f.WindowEndNs}
+}
+
+// BuildEvidenceBase runs sql/evidence_base.sql for the trace, rank and
+// window of f: it (re)creates the tables evidence_base_steps and
+// evidence_base_events that the presets read (each CREATE TABLE of the
+// module runs as CREATE OR REPLACE TABLE). CollectEvidence calls it first;
+// run it before a preset that INCLUDEs evidence_base is run on its own.
+func BuildEvidenceBase(ctx context.Context, eng Engine, f evidence.Filter) error {
+	p, ok := sql.Lookup(BaseModule)
+	if !ok {
+		return fmt.Errorf("evidence: sql/%s.sql is missing from this build", BaseModule)
+	}
+	args := Params(f)
+	for _, stmt := range statements(p.SQL) {
+		stmt = createRE.ReplaceAllString(stmt, "${1}CREATE OR REPLACE TABLE ")
+		if _, err := eng.Query(ctx, stmt, 0, args[:paramCount(stmt)]...); err != nil {
+			return fmt.Errorf("evidence %s: %w", BaseModule, err)
+		}
+	}
+	return nil
+}
+
+// BaseModule is the SQL module every preset of an evidence area includes.
+const BaseModule = "evidence_base"
+
+var (
+	createRE = regexp.MustCompile(`(?m)^(\s*)CREATE TABLE `)
+	paramRE  = regexp.MustCompile(`\$([1-9])\b`)
+	stmtEnd  = regexp.MustCompile(`;[ \t]*(\n|$)`)
+	comments = regexp.MustCompile(`(?m)^\s*--.*$`)
+)
+
+// statements splits a SQL file into its statements: a statement ends with a
+// semicolon at the end of a line; pieces holding only comments are dropped.
+func statements(src string) []string {
+	var out []string
+	for _, s := range stmtEnd.Split(src, -1) {
+		if strings.TrimSpace(comments.ReplaceAllString(s, "")) != "" {
+			out = append(out, strings.TrimSpace(s))
+		}
+	}
+	return out
+}
+
+// paramCount is the highest $N a statement uses: the presets that read
+// evidence_base take fewer parameters than the four of Params, or none.
+func paramCount(stmt string) int {
+	n := 0
+	for _, m := range paramRE.FindAllStringSubmatch(comments.ReplaceAllString(stmt, ""), -1) {
+		if k := int(m[1][0] - '0'); k > n {
+			n = k
+		}
+	}
+	return n
+}
+
+// baseLocks holds one mutex per database: two collections on one database
+// would replace each other's evidence_base tables.
+var baseLocks sync.Map
+
+func baseLock(eng Engine) *sync.Mutex {
+	mu, _ := baseLocks.LoadOrStore(eng, &sync.Mutex{})
+	return mu.(*sync.Mutex)
+}
+
+func resolveAreas(areas []string) ([]string, error) {
+	if len(areas) == 0 {
+		return nil, fmt.Errorf("evidence: name an area: %s or all", strings.Join(evidence.Areas, ", "))
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range areas {
+		list := []string{evidence.AreaPreset(a)}
+		if a == "all" {
+			list = evidence.Areas
+		}
+		for _, n := range list {
+			// Only the areas' presets: the others (crossview, perfetto, ...)
+			// take other parameters.
+			if _, ok := sql.Lookup(n); !ok || !slices.Contains(evidence.Areas, n) {
+				return nil, fmt.Errorf("evidence: unknown area %q (areas: %s, all)", a, strings.Join(evidence.Areas, ", "))
+			}
+			if !seen[n] {
+				seen[n] = true
+				out = append(out, n)
+			}
+		}
+	}
+	return out, nil
+}
+
+// runPreset keeps the preset's rows as evidence_<area> and returns them with
+// the units and docs of the preset's header.
+func runPreset(ctx context.Context, eng Engine, area string, args []any) (*table.Table, error) {
+	p, _ := sql.Lookup(area)
+	body := strings.TrimRight(strings.TrimSpace(p.SQL), ";")
+	if _, err := eng.Query(ctx, "CREATE OR REPLACE TABLE evidence_"+area+" AS "+body, 0, args[:paramCount(body)]...); err != nil {
+		return nil, fmt.Errorf("evidence %s: %w", area, err)
+	}
+	t, err := eng.Query(ctx, "SELECT * FROM evidence_"+area, 0)
+	if err != nil {
+		return nil, fmt.Errorf("evidence %s: %w", area, err)
+	}
+	t.Name = area
+	docs := map[string]sql.ColumnDoc{}
+	for _, c := range p.Columns {
+		docs[c.Name] = c
+	}
+	for i, c := range t.Columns {
+		if d, ok := docs[c.Name]; ok {
+			t.Columns[i].Unit, t.Columns[i].Doc = d.Unit, d.Doc
+		}
+	}
+	return t, nil
+}

@@ -1,0 +1,201 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/perfetto"
+	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/analysis/table"
+	"github.com/tracebook/tracebook/sql"
+)
+
+// PerfettoWindows chooses the Perfetto window of every finding the report
+// of b shows (report.PlanWindows: the worst step ±1 of the finding's rank)
+// and places the windows of ranks without steps around the worst instance
+// that sql/perfetto_anchor.sql finds on the rank. A rank whose anchors
+// cannot be read loses its windows rather than the report.
+func PerfettoWindows(ctx context.Context, eng Engine, b *evidence.Bundle) []report.Window {
+	ws := report.PlanWindows(b)
+	if len(ws) == 0 {
+		return nil
+	}
+	p, ok := sql.Lookup(sql.PerfettoAnchor)
+	out := ws[:0]
+	for _, w := range ws {
+		if !w.Placed {
+			if !ok {
+				continue
+			}
+			t, err := eng.Query(ctx, p.SQL, 0, w.Trace, w.Rank)
+			if err != nil {
+				continue
+			}
+			report.PlaceAnchor(&w, t, rankSpan(b, w.Trace, w.Rank))
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// rankSpan is the end of a rank's last event, from its trace's first event
+// (the traces table); 0 when unknown.
+func rankSpan(b *evidence.Bundle, trace string, rank int) int64 {
+	t := b.Traces
+	if t == nil {
+		return 0
+	}
+	var t0, end int64
+	first := true
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") != trace {
+			continue
+		}
+		if f := evidence.Int(t, r, "first_ts_ns"); first || f < t0 {
+			t0, first = f, false
+		}
+		if int(evidence.Int(t, r, "rank")) == rank {
+			if e := evidence.Int(t, r, "last_end_ns"); e > end {
+				end = e
+			}
+		}
+	}
+	if end <= t0 {
+		return 0
+	}
+	return end - t0
+}
+
+// AddPerfetto runs sql/perfetto.sql for each window of src and keeps the
+// saved traces in src.Perfetto (analysis/perfetto), together within budget
+// bytes gzip-compressed (0 = no budget). The single-file report embeds
+// them; `tracebook report --perfetto DIR` writes them.
+func AddPerfetto(ctx context.Context, eng Engine, src *report.Source, budget int) error {
+	if len(src.Windows) == 0 || src.Perfetto != nil {
+		return nil
+	}
+	if eng == nil {
+		return fmt.Errorf("perfetto: no database")
+	}
+	p, ok := sql.Lookup(sql.Perfetto)
+	if !ok {
+		return fmt.Errorf("perfetto: sql/perfetto.sql is missing from this build")
+	}
+	shown := report.ShownFindings(src.Bundle)
+	rows, err := windowRows(ctx, eng, p.SQL, src.Windows)
+	if err != nil {
+		return err
+	}
+	var ins []perfetto.Input
+	for _, w := range src.Windows {
+		in := perfetto.Input{Window: w, Rows: rows[windowKeyOf(w)]}
+		if w.N >= 1 && w.N <= len(shown) {
+			in.Finding = shown[w.N-1]
+		}
+		ins = append(ins, in)
+	}
+	src.Perfetto = perfetto.Files(ins, budget)
+	return nil
+}
+
+// windowKey names a window's rows: findings on one window share them.
+type windowKey struct {
+	trace      string
+	rank       int
+	start, end int64
+}
+
+func windowKeyOf(w report.Window) windowKey { return windowKey{w.Trace, w.Rank, w.StartNs, w.EndNs} }
+
+// windowRows runs sql/perfetto.sql (query) once per distinct window of
+// windows, a few at once as CollectEvidence's presets run, with the cap of
+// the saved files: the rows a finding's Perfetto file and its timeline are
+// made from. The first window whose query fails is the error.
+func windowRows(ctx context.Context, eng Engine, query string, windows []report.Window) (map[windowKey]*table.Table, error) {
+	var order []report.Window
+	rows := map[windowKey]*table.Table{}
+	for _, w := range windows {
+		if _, ok := rows[windowKeyOf(w)]; !ok {
+			rows[windowKeyOf(w)] = nil
+			order = append(order, w)
+		}
+	}
+	tables := make([]*table.Table, len(order))
+	errs := make([]error, len(order))
+	sem := make(chan struct{}, presetWorkers)
+	var wg sync.WaitGroup
+	for i, w := range order {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			tables[i], errs[i] = eng.Query(ctx, query, 0, w.Trace, w.Rank, w.StartNs, w.EndNs,
+				int64(perfetto.DefaultMaxEvents), int64(perfetto.DefaultMaxPython))
+		}()
+	}
+	wg.Wait()
+	for i, w := range order {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("perfetto: the window of finding %d (%s): %w", w.N, w.Rule, errs[i])
+		}
+		rows[windowKeyOf(w)] = tables[i]
+	}
+	return rows, nil
+}
+
+// WritePerfettoFiles writes the Perfetto files into dir, creating it:
+// `tracebook report --perfetto DIR` and `%report --perfetto DIR`.
+func WritePerfettoFiles(dir string, files []report.PerfettoFile) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.JSON, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddTimelines gives each window of src its timeline (the picture of the
+// window's host threads and GPU streams that the report draws beside the
+// Perfetto file): the window's rows are read as AddPerfetto reads them
+// (windowRows), and perfetto.Timeline reduces them. When the rows cannot
+// be read, the windows keep no timeline rather than failing the report.
+func AddTimelines(ctx context.Context, eng Engine, src *report.Source) {
+	if eng == nil || len(src.Windows) == 0 {
+		return
+	}
+	p, ok := sql.Lookup(sql.Perfetto)
+	if !ok {
+		return
+	}
+	shown := report.ShownFindings(src.Bundle)
+	var placed []report.Window
+	for _, w := range src.Windows {
+		if w.Placed && w.EndNs > w.StartNs {
+			placed = append(placed, w)
+		}
+	}
+	rows, err := windowRows(ctx, eng, p.SQL, placed)
+	if err != nil {
+		return
+	}
+	for i := range src.Windows {
+		w := &src.Windows[i]
+		t := rows[windowKeyOf(*w)]
+		if t == nil {
+			continue
+		}
+		in := perfetto.Input{Window: *w, Rows: t}
+		if w.N >= 1 && w.N <= len(shown) {
+			in.Finding = shown[w.N-1]
+		}
+		w.Timeline = perfetto.Timeline(in)
+	}
+}

@@ -1,0 +1,203 @@
+//go:build cgo
+
+package pipeline_test
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/findings"
+	"github.com/tracebook/tracebook/analysis/trace"
+	"github.com/tracebook/tracebook/internal/testutil"
+	"github.com/tracebook/tracebook/pipeline"
+)
+
+// workloadOf loads dir as one trace through the real DuckDB, collects the
+// workload area for f and returns its rolled-up evidence.
+func workloadOf(t *testing.T, dir string, f evidence.Filter) *evidence.Evidence {
+	t.Helper()
+	db := openDB(t)
+	ctx := context.Background()
+	if _, err := db.Load(ctx, []string{dir}, trace.LoadOptions{Name: "t"}, nil); err != nil {
+		t.Fatalf("Load %s: %v", dir, err)
+	}
+	b, err := pipeline.CollectEvidence(ctx, db, []string{"workload"}, f, nil)
+	if err != nil {
+		t.Fatalf("CollectEvidence: %v", err)
+	}
+	return evidence.Rollup(b, evidence.Filter{})
+}
+
+// features lists the features the rank shows, sorted.
+func features(w findings.Workload) []string {
+	var out []string
+	for f := range w.Examples {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestWorkloadRealTraces: what the workload area reads from real traces.
+// The traces under testdata always run; the shared collection's are
+// skipped where it is absent.
+func TestWorkloadRealTraces(t *testing.T) {
+	type want struct {
+		phase                       string
+		compiled, inductor          bool
+		ddp, allreduceBwd, torchrec bool
+		workers, torchMajor         int
+		era, torchVersion           string
+		features                    []string
+	}
+	tests := []struct {
+		set     string // under testdata, or under the shared traces when shared
+		shared  bool
+		ranks   []int
+		want    want
+		example [2]string // a feature and the name it must quote, when set
+	}{
+		{"kineto/resnet50_num_workers_0", false, []int{0}, want{
+			phase: "training (backward operators present)", workers: 0, era: "2021",
+			features: []string{"backward", "cpu_ops", "dataloader_single", "legacy_categories", "optimizer"}},
+			[2]string{"dataloader_single", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"}},
+		{"param/dlrm_8rank", false, []int{0}, want{
+			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, torchrec: true, workers: 0,
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_single", "ddp", "optimizer", "torchrec"}},
+			[2]string{"ddp", "DistributedDataParallel.forward"}},
+		{"hta/triton_example", false, []int{0}, want{
+			phase: "inference (no backward operator)", compiled: true, inductor: true, workers: -1, torchMajor: 2,
+			features: []string{"compiled", "cpu_ops", "inductor_kernels"}}, [2]string{}},
+		{"hta/inference_rank1_oldcats", false, []int{1}, want{
+			// Runtime calls and kernels only: no operator, so no phase.
+			phase: "unknown", workers: -1, era: "2021",
+			features: []string{"legacy_categories"}}, [2]string{}},
+		{"tracelens/vllm_prefilldecode_piecewise_mi300x", false, []int{0}, want{
+			// Compiled from python frames only (vLLM's compiled dispatch).
+			phase: "inference (no backward operator)", compiled: true, inductor: true, workers: -1, torchMajor: 2,
+			features: []string{"compiled", "cpu_ops", "dynamo_frames", "inductor_kernels"}}, [2]string{}},
+		{"kineto/resnet50_num_workers_4", true, []int{0}, want{
+			phase: "training (backward operators present)", workers: 1, era: "2021",
+			features: []string{"backward", "cpu_ops", "dataloader_workers", "legacy_categories", "optimizer"}}, [2]string{}},
+		{"param/dlrm_8rank", true, []int{0, 1, 2, 3, 4, 5, 6, 7}, want{
+			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, torchrec: true, workers: 0,
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_single", "ddp", "optimizer", "torchrec"}}, [2]string{}},
+		{"tracemap/vllm_h100_tp4_rank0", true, []int{0}, want{
+			phase: "inference (no backward operator)", compiled: true, inductor: true, workers: -1, torchMajor: 2,
+			features: []string{"compiled", "cpu_ops", "dynamo_frames", "inductor_kernels"}}, [2]string{}},
+		{"hta/nccl_data_a100", true, []int{0}, want{
+			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, workers: -1,
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "ddp", "optimizer"}}, [2]string{}},
+		{"hta/negative_queue_length_a100", true, []int{0}, want{
+			// AOTAutograd's CompiledFunction (PyTorch 2.0-era Inductor kernels
+			// named triton__0d1d...) under DDP, with TorchRec's pipeline.
+			phase: "training (backward operators present)", compiled: true, inductor: true, ddp: true, allreduceBwd: true,
+			torchrec: true, workers: -1, torchMajor: 2,
+			features: []string{"allreduce_in_backward", "backward", "compiled", "cpu_ops", "ddp", "inductor_kernels", "optimizer", "torchrec"}}, [2]string{}},
+		{"hta/trace_diff_control_a100", true, []int{3}, want{
+			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, torchrec: true, workers: 1,
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_workers", "ddp", "optimizer", "torchrec"}}, [2]string{}},
+		{"tracelens/mi300x_resnet_act_checkpoint", true, []int{0}, want{
+			// Dynamo frames from activation checkpointing's
+			// torch._disable_dynamo: PyTorch 2, not compiled.
+			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, workers: -1, torchMajor: 2,
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "ddp", "dynamo_frames", "optimizer"}}, [2]string{}},
+		{"tracelens/h100_qwen15_05b_chat", true, []int{0}, want{
+			phase: "inference (no backward operator)", workers: -1, torchMajor: 2, torchVersion: "2.6.0+cu124",
+			features: []string{"cpu_ops", "torch_version"}}, [2]string{}},
+	}
+	for _, tc := range tests {
+		name := tc.set
+		if tc.shared {
+			name = "shared/" + name
+		}
+		t.Run(name, func(t *testing.T) {
+			var dir string
+			if tc.shared {
+				if testing.Short() {
+					t.Skip("loads a shared trace set")
+				}
+				dir = filepath.Join(testutil.SharedTraces(t), tc.set)
+			} else {
+				dir = filepath.Join(testutil.Testdata(t), tc.set)
+			}
+			ev := workloadOf(t, dir, evidence.Filter{})
+			for _, rank := range tc.ranks {
+				w := findings.ReadWorkload(ev, "t", rank)
+				got := want{phase: w.Phase(), compiled: w.Compiled, inductor: w.InductorKernels, ddp: w.DDP,
+					allreduceBwd: w.BackwardAllReduce, torchrec: w.TorchRec, workers: w.DataLoaderWorkers,
+					torchMajor: w.TorchMajor, era: w.Era, torchVersion: w.TorchVersion, features: features(w)}
+				exp := tc.want
+				if f := tc.example[0]; f != "" && w.Examples[f] != tc.example[1] {
+					t.Errorf("rank %d: %s example %q, want %q", rank, f, w.Examples[f], tc.example[1])
+				}
+				if !w.Known {
+					t.Errorf("rank %d: workload not Known", rank)
+				}
+				if w.FSDP {
+					t.Errorf("rank %d: FSDP shown (%q); no trace here runs FSDP", rank, w.Examples["fsdp"])
+				}
+				if w.Training != (exp.phase == "training (backward operators present)") {
+					t.Errorf("rank %d: Training = %v with phase %q", rank, w.Training, exp.phase)
+				}
+				if !reflect.DeepEqual(got, exp) {
+					t.Errorf("rank %d:\n got  %+v\n want %+v\n examples %q", rank, got, exp, w.Examples)
+				}
+			}
+		})
+	}
+}
+
+// TestWorkloadWindow: the python frames the area reads from events honour
+// the window, as evidence_base_events does: a window before the first
+// compiled frame shows none, and the whole trace's count is events'.
+func TestWorkloadWindow(t *testing.T) {
+	dir := filepath.Join(testutil.Testdata(t), "tracelens", "vllm_prefilldecode_piecewise_mi300x")
+	db := openDB(t)
+	ctx := context.Background()
+	if _, err := db.Load(ctx, []string{dir}, trace.LoadOptions{Name: "t"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	const direct = `WITH t0 AS (SELECT min(first_ts_ns) AS t0 FROM traces)
+		SELECT count(*) AS n, coalesce(min(ts_ns) - any_value(t0.t0), -1) AS first_ns FROM events, t0
+		WHERE kind = 'python' AND (regexp_matches(name, '(^|/)(torch/_inductor/|torch/_functorch/_aot_autograd/runtime_wrappers\.py|vllm/compilation/(wrapper|backends|piecewise_backend|caching|compiler_interface)\.py)')
+		    OR regexp_matches(name, '(^|/)torch/_dynamo/utils\.py\(\d+\): record_pregraph_bytecode'))
+		  AND ($1::BIGINT <= 0 OR ts_ns - t0.t0 >= $1::BIGINT) AND ($2::BIGINT <= 0 OR ts_ns - t0.t0 < $2::BIGINT)`
+	whole, err := db.Query(ctx, direct, 0, int64(0), int64(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := evidence.Int(whole, 0, "first_ns")
+	if evidence.Int(whole, 0, "n") == 0 || first <= 0 {
+		t.Fatalf("no compiled-code frame after the first event: %v", whole.Rows)
+	}
+	for _, f := range []evidence.Filter{{}, {WindowStartNs: 0, WindowEndNs: first}, {WindowStartNs: first, WindowEndNs: 0}} {
+		b, err := pipeline.CollectEvidence(ctx, db, []string{"workload"}, f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := db.Query(ctx, direct, 0, f.WindowStartNs, f.WindowEndNs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The compiled rows are CPU markers (none in this trace) plus these frames.
+		var got int64
+		wl := b.Tables["workload"]
+		for r := range wl.Rows {
+			if evidence.Str(wl, r, "feature") == "compiled" {
+				got += evidence.Int(wl, r, "count")
+			}
+		}
+		if w := evidence.Int(want, 0, "n"); got != w {
+			t.Errorf("window %d..%d: compiled count %d, events say %d", f.WindowStartNs, f.WindowEndNs, got, w)
+		}
+		ev := evidence.Rollup(b, evidence.Filter{})
+		if c := findings.ReadWorkload(ev, "t", 0).Compiled; c != (evidence.Int(want, 0, "n") > 0) {
+			t.Errorf("window %d..%d: Compiled = %v", f.WindowStartNs, f.WindowEndNs, c)
+		}
+	}
+}
