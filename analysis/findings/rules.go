@@ -147,7 +147,7 @@ func syncBound(c *ctx) []evidence.Finding {
 		share, blockedShare, _ := shares(b.trace, b.rank, a)
 		_, span := c.steady(b.trace, b.rank)
 		base := "the GPU span of " + ms(span)
-		if full := c.span(b.trace, b.rank); span < full {
+		if full := c.span(b.trace, b.rank); span < full && ms(span) != ms(full) {
 			base = fmt.Sprintf("the GPU span the rules judge, %s of %s (start-up and held intervals left out)", ms(span), ms(full))
 		}
 		var rest []string
