@@ -192,7 +192,7 @@ func TestPerfettoWithoutSteps(t *testing.T) {
 		w.StartNs != ns(13030) || w.EndNs != ns(38030) {
 		t.Errorf("window %+v", *w)
 	}
-	if !strings.Contains(w.Basis, "longest blocking sync call (cudaStreamSynchronize, 5.000 ms)") {
+	if !strings.Contains(w.Basis, "rank 0's blocking sync call that opened the longest GPU gap (or the longest such call) (cudaStreamSynchronize, 5.000 ms)") {
 		t.Errorf("basis %q", w.Basis)
 	}
 	var md bytes.Buffer
@@ -258,7 +258,7 @@ func TestPerfettoWindowForAnotherView(t *testing.T) {
 		want  string
 	}{
 		{true, "Open in Perfetto: trace t, rank 0, steps 2..4 (worst 3)"},
-		{false, "Open in Perfetto: this report holds no window for this finding; `tracebook report TRACE --rank 0 --perfetto DIR` places one around rank 0's longest blocking sync call and writes its file."},
+		{false, "Open in Perfetto: this report holds no window for this finding; `tracebook report TRACE --rank 0 --perfetto DIR` places one around rank 0's blocking sync call that opened the longest GPU gap (or the longest such call) and writes its file."},
 	} {
 		src := reportOf(t, perfetto.ReportBudget, plantedSteps(t, tc.steps))
 		// The sync finding's window was collected for another view: only

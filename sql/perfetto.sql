@@ -49,6 +49,10 @@
 -- total: origin: the events that overlap the window before the cap. COUNT
 -- python: origin: python frames among them. COUNT
 -- python_kept: origin: the python frames are exported (at most $6 of them). BOOL
+-- sync: event: how a runtime or driver call synchronizes with the device, tb_sync_call given tb_copy_waits of the GPU copy with its correlation on the rank: blocking, stream or NULL. TEXT
+-- src_kind: event: a GPU copy's source memory kind (tb_copy_src); for a host call, that of the copy it launched. TEXT
+-- dst_kind: event: a GPU copy's destination memory kind (tb_copy_dst); for a host call, that of the copy it launched. TEXT
+-- copy_bytes: event: for a host call, arg "bytes" of the copy it launched. BYTES
 --
 -- PARAMS: $1 trace (TEXT), $2 rank (INT), $3 window start and $4 window end
 -- (DURATION_NS from the trace's first event, as the steps preset's
@@ -77,6 +81,16 @@ _kept AS (
   WHERE w.kind <> 'python' OR _py.python <= $6::BIGINT
   ORDER BY w.dur_ns DESC, w.ts_ns, w.pid, w.tid, w.name, w.correlation, w.external_id
   LIMIT $5::BIGINT
+),
+-- The GPU copies the kept host calls launched (same correlation on the
+-- rank, in the window or not), which decide whether an Async copy call
+-- blocks and whether it copies pageable memory.
+_copies AS (
+  SELECT e.correlation, any_value(e.name) AS copy_name, any_value(e.bytes) AS copy_bytes
+  FROM events e
+  WHERE e.trace = $1::VARCHAR AND e.rank = $2::INTEGER AND e.kind = 'gpu_memcpy'
+    AND e.correlation IN (SELECT correlation FROM _kept WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL)
+  GROUP BY e.correlation
 ),
 _gpu AS (
   SELECT e.ts_ns, e.end_ns, e.correlation,
@@ -127,24 +141,29 @@ SELECT 'origin' AS row_kind, NULL::VARCHAR AS pid, NULL::VARCHAR AS tid, NULL::V
   NULL::VARCHAR AS cat, NULL::VARCHAR AS name, NULL::VARCHAR AS label, NULL::BIGINT AS sort_index,
   _w.t0 AS ts_ns, NULL::BIGINT AS dur_ns, NULL::BIGINT AS correlation, NULL::BIGINT AS external_id,
   NULL::BIGINT AS stream, NULL::BIGINT AS device, NULL::BIGINT AS bytes, NULL::BIGINT AS graph_id,
-  NULL::VARCHAR AS class, _py.total AS total, _py.python AS python, _py.python <= $6::BIGINT AS python_kept
+  NULL::VARCHAR AS class, _py.total AS total, _py.python AS python, _py.python <= $6::BIGINT AS python_kept,
+  NULL::VARCHAR AS sync, NULL::VARCHAR AS src_kind, NULL::VARCHAR AS dst_kind, NULL::BIGINT AS copy_bytes
 FROM _w, _py
 UNION ALL
 SELECT 'process', pid, NULL, NULL, NULL, NULL, name, label, sort_index,
-  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 FROM _procs
 UNION ALL
 SELECT 'thread', pid, tid, NULL, NULL, NULL, name, NULL, sort_index,
-  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+  NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 FROM _threads
 UNION ALL
 SELECT 'gap', NULL, NULL, category, NULL, NULL, NULL, NULL, NULL,
-  ts_ns, dur_ns, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+  ts_ns, dur_ns, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 FROM _gaps
 UNION ALL
-SELECT 'event', pid, tid, kind, api, cat, name, NULL, NULL,
-  ts_ns, dur_ns, correlation, external_id, stream, device, bytes, graph_id,
-  tb_kernel_class(kind, name),
-  NULL, NULL, NULL
-FROM _kept
+SELECT 'event', k.pid, k.tid, k.kind, k.api, k.cat, k.name, NULL, NULL,
+  k.ts_ns, k.dur_ns, k.correlation, k.external_id, k.stream, k.device, k.bytes, k.graph_id,
+  tb_kernel_class(k.kind, k.name),
+  NULL, NULL, NULL,
+  tb_sync_call(k.kind, k.api, k.name, tb_copy_waits(c.copy_name)),
+  CASE WHEN k.kind = 'gpu_memcpy' THEN tb_copy_src(k.name) ELSE tb_copy_src(c.copy_name) END,
+  CASE WHEN k.kind = 'gpu_memcpy' THEN tb_copy_dst(k.name) ELSE tb_copy_dst(c.copy_name) END,
+  c.copy_bytes
+FROM _kept k LEFT JOIN _copies c ON k.kind IN ('runtime', 'driver') AND c.correlation = k.correlation
 ORDER BY row_kind, ts_ns, pid, tid, name, dur_ns DESC, correlation, external_id, kind

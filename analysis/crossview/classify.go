@@ -53,7 +53,9 @@ func IsWait(name string) bool {
 // Frame.Sync). classify_sql_test.go checks that the cross-view and the
 // evidence rate the same events the same way.
 
-// How a host call synchronizes with the device (Frame.Sync).
+// How a host call synchronizes with the device, as the presets rate it
+// (tb_sync_call): the crossview preset's and the Perfetto window's sync
+// column.
 const (
 	SyncBlocking = "blocking" // the host waits for the device
 	SyncStream   = "stream"   // a stream waits (cudaStreamWaitEvent); the host does not
@@ -65,59 +67,6 @@ const (
 	ClassComm = "COMM" // communication kernels (NCCL, RCCL, HCCL, vLLM custom all-reduce, DeepEP, ...)
 	ClassMem  = "MEM"  // copies and memsets
 )
-
-// SyncCall is tb_sync_call of sql/views.sql, for events that reach Go
-// without the preset's rating (the Perfetto window's rows): SyncBlocking
-// for a synchronize call (api sync), a synchronous copy (api memcpy
-// without Async in the name: cudaMemcpy, hipMemcpyWithStream,
-// cuMemcpyDtoH_v2, ...) and an Async copy whose GPU copy waits (copyWaits:
-// CopyWaits of the copy it launched); SyncStream for a *StreamWaitEvent;
-// "" otherwise.
-func SyncCall(kind, api, name string, copyWaits bool) string {
-	if kind != "runtime" && kind != "driver" {
-		return ""
-	}
-	switch api {
-	case "sync":
-		if strings.Contains(name, "WaitEvent") {
-			return SyncStream
-		}
-		return SyncBlocking
-	case "memcpy":
-		if !strings.Contains(name, "Async") || copyWaits {
-			return SyncBlocking
-		}
-	}
-	return ""
-}
-
-// CopyWaits is tb_copy_waits of sql/views.sql: whether a GPU copy, by its
-// name, makes even the Async call that launched it wait for the device: a
-// device-to-host copy (CopyDirection DtoH) or one that names pageable host
-// memory.
-func CopyWaits(name string) bool {
-	return CopyDirection(name) == "DtoH" || strings.Contains(name, "Pageable")
-}
-
-// CopyDirection is tb_copy_direction of sql/views.sql: HtoD, DtoH, DtoD,
-// ... from a copy's Kineto name (`Memcpy DtoH (Device -> Pageable)`); ""
-// when the name does not say.
-func CopyDirection(name string) string {
-	rest, ok := strings.CutPrefix(name, "Memcpy ")
-	if !ok {
-		return ""
-	}
-	n := 0
-	for n < len(rest) && isWordByte(rest[n]) {
-		n++
-	}
-	return rest[:n]
-}
-
-// isWordByte is RE2's \w: an ASCII letter, digit or underscore.
-func isWordByte(c byte) bool {
-	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
-}
 
 var addrRE = regexp.MustCompile(` at 0x[0-9a-fA-F]+`)
 

@@ -4,7 +4,6 @@ package crossview_test
 
 import (
 	"context"
-	gosql "database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,15 +15,15 @@ import (
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/internal/duck"
 	"github.com/tracebook/tracebook/pipeline"
+	tbsql "github.com/tracebook/tracebook/sql"
 )
 
-// The cross-view and the evidence rate the same event the same way: the
-// crossview preset's class and sync columns (which Build reads) agree with
-// the macros of sql/views.sql that the evidence presets call, on names
-// spelled as the libraries write them, and with the Go copies of the
-// macros that the Perfetto marks use. The names are taken from the shared
-// traces where the comment names one; the others are spelled as the
-// library writes them.
+// The cross-view, the evidence and the Perfetto windows rate the same event
+// the same way: the crossview preset's class and sync columns (which Build
+// reads) and the Perfetto rows' sync and copy kinds (which the findings'
+// marks read) agree with the macros of sql/views.sql that the evidence
+// presets call. The names are taken from the shared traces where the
+// comment names one; the others are spelled as the library writes them.
 
 // kernelCases: kernel names and their class.
 var kernelCases = []struct {
@@ -133,13 +132,6 @@ func openMemory(t *testing.T) *duck.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
-}
-
-func nullable(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 // cats are the Kineto categories the cases' kinds are written with.
@@ -275,6 +267,45 @@ func TestCrossViewRatesAsEvidence(t *testing.T) {
 	if checked < len(syncCases) {
 		t.Errorf("compared %d host calls of %d sync cases (%d frames)", checked, len(syncCases), len(in.Frames))
 	}
+	// The rows of a Perfetto window (whose sync rating the findings' marks
+	// read) rate each host call as the evidence does, and give a copy's
+	// memory kinds, or those of the copy a call launched, as the memcpy
+	// area does (tb_copy_src, tb_copy_dst).
+	p, _ := tbsql.Lookup("perfetto")
+	pf, err := db.Query(ctx, p.SQL, 0, "cases", 0, int64(0), int64(1)<<50, int64(1)<<20, int64(1)<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds, err := db.Query(ctx, `SELECT DISTINCT name, coalesce(tb_copy_src(name), ''), coalesce(tb_copy_dst(name), '') FROM events WHERE kind = 'gpu_memcpy'`, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, dst := map[string]string{}, map[string]string{}
+	for _, r := range kinds.Rows {
+		src[r[0].(string)], dst[r[0].(string)] = r[1].(string), r[2].(string)
+	}
+	str := func(r []any, col string) string { s, _ := r[pf.Col(col)].(string); return s }
+	rated := 0
+	for _, r := range pf.Rows {
+		if str(r, "row_kind") != "event" {
+			continue
+		}
+		switch kind := str(r, "kind"); kind {
+		case "runtime", "driver":
+			ts := fmt.Sprint(r[pf.Col("ts_ns")])
+			if got, want := str(r, "sync"), evSync[ts]; got != want {
+				t.Errorf("Perfetto row %s %s: sync %q, evidence %q", kind, str(r, "name"), got, want)
+			}
+			rated++
+		case "gpu_memcpy":
+			if n := str(r, "name"); str(r, "src_kind") != src[n] || str(r, "dst_kind") != dst[n] {
+				t.Errorf("Perfetto row %q: kinds %q -> %q, memcpy area %q -> %q", n, str(r, "src_kind"), str(r, "dst_kind"), src[n], dst[n])
+			}
+		}
+	}
+	if rated == 0 {
+		t.Error("no host call in the Perfetto rows")
+	}
 }
 
 // launched reports whether frame f launched a GPU copy named copyName
@@ -286,37 +317,6 @@ func launched(in *crossview.Input, f crossview.Frame, copyName string) bool {
 		}
 	}
 	return copyName == ""
-}
-
-// TestSyncCallMatchesSQL: the Go copies of the sync macros, which the
-// Perfetto marks read, give the macros' answers.
-func TestSyncCallMatchesSQL(t *testing.T) {
-	db := openMemory(t)
-	for _, tc := range syncCases {
-		if tc.kind == "cpu_op" {
-			continue // scalar reads are tb_scalar_read's, not tb_sync_call's
-		}
-		api := string(trace.APIOf(trace.Kind(tc.kind), tc.name))
-		var sqlSync, sqlDir gosql.NullString
-		var sqlWaits, sqlPageable bool
-		err := db.SQL().QueryRowContext(context.Background(),
-			`SELECT tb_sync_call($1, $2, $3, tb_copy_waits($4)), tb_copy_waits($4), tb_copy_direction($4), coalesce(tb_copy_pageable($4), false)`,
-			tc.kind, api, tc.name, nullable(tc.copy)).Scan(&sqlSync, &sqlWaits, &sqlDir, &sqlPageable)
-		if err != nil {
-			t.Fatal(err)
-		}
-		waits := crossview.CopyWaits(tc.copy)
-		goSync := crossview.SyncCall(tc.kind, api, tc.name, waits)
-		if sqlSync.String != goSync || goSync != tc.want {
-			t.Errorf("%s %s (api %q) launching %q: SQL tb_sync_call %q, Go SyncCall %q, want %q", tc.kind, tc.name, api, tc.copy, sqlSync.String, goSync, tc.want)
-		}
-		if sqlWaits != waits {
-			t.Errorf("copy %q: SQL tb_copy_waits %v, Go CopyWaits %v", tc.copy, sqlWaits, waits)
-		}
-		if dir := crossview.CopyDirection(tc.copy); sqlDir.String != dir {
-			t.Errorf("copy %q: SQL tb_copy_direction %q, Go CopyDirection %q", tc.copy, sqlDir.String, dir)
-		}
-	}
 }
 
 // TestCrossViewRatesAsEvidenceOnSharedTraces: on shared traces, every

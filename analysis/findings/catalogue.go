@@ -107,10 +107,16 @@ type Event struct {
 	Kind, API, Name, Class string
 	// Dur is its length in ns.
 	Dur int64
-	// Copy is, for a host call, the name of the GPU copy it launched (the
-	// copy with its correlation); "" when none. CopyBytes is its size.
-	Copy      string
-	CopyBytes int64
+	// Sync is how a host call synchronizes with the device, as
+	// sql/perfetto.sql rates it with tb_sync_call of sql/views.sql (given
+	// the copy it launched): blocking, stream or "".
+	Sync string
+	// SrcKind and DstKind are a GPU copy's memory kinds (tb_copy_src,
+	// tb_copy_dst), or those of the copy a host call launched; "" when the
+	// name gives none. CopyBytes is the size of the copy a host call
+	// launched.
+	SrcKind, DstKind string
+	CopyBytes        int64
 }
 
 // MarkText names a flagged interval, Prefix + a name + Suffix, and says
@@ -161,8 +167,7 @@ var Rules = []Rule{
 		},
 		Step: &StepMeasure{What: "GPU gap opened by host syncs", Values: syncSteps},
 		Marks: &Marks{Event: func(e Event, s Subject) bool {
-			pageable := e.Copy != "" && pageableCopy(copyKinds(e.Copy))
-			return SyncBlocking(e) && !s.leftToPageable(pageable, 1, e.CopyBytes)
+			return SyncBlocking(e) && !s.leftToPageable(pageableCopy(e.SrcKind, e.DstKind), 1, e.CopyBytes)
 		},
 			Named:  MarkText{Prefix: "host blocked: ", What: "the host waits in this call until the GPU work queued before it is done"},
 			During: &MarkText{Prefix: "GPU idle after ", What: "the GPU drained while the host was blocked and stayed idle until the next launch"}},
@@ -174,7 +179,7 @@ var Rules = []Rule{
 				return pageableCopy(evidence.Str(t, r, "src"), evidence.Str(t, r, "dst"))
 			})
 		}},
-		Marks: &Marks{Event: func(e Event, _ Subject) bool { return e.Kind == "gpu_memcpy" && pageableCopy(copyKinds(e.Name)) },
+		Marks: &Marks{Event: func(e Event, _ Subject) bool { return e.Kind == "gpu_memcpy" && pageableCopy(e.SrcKind, e.DstKind) },
 			Named:  MarkText{Prefix: "pageable copy: ", What: "staged through a pinned bounce buffer by the driver"},
 			Launch: &MarkText{Prefix: "host blocked: ", Suffix: " (pageable copy)", What: "the call returns only when the pageable copy is done"}},
 		Anchor: "pageable"},
@@ -306,45 +311,14 @@ func RuleOf(id string) *Rule {
 // The predicates the rules and their rows share.
 
 // SyncBlocking reports whether a host call blocks the host on the device:
-// tb_sync_call of sql/views.sql says blocking (crossview.SyncCall, with
-// the copy it launched: crossview.CopyWaits). sql/sync.sql's blocking
-// column, which sync_bound_loop reads, is the same macro.
-func SyncBlocking(e Event) bool {
-	return crossview.SyncCall(e.Kind, e.API, e.Name, crossview.CopyWaits(e.Copy)) == crossview.SyncBlocking
-}
+// its row's sync rating (tb_sync_call of sql/views.sql, given the copy it
+// launched) is blocking. sql/sync.sql's blocking column, which
+// sync_bound_loop reads, is the same macro.
+func SyncBlocking(e Event) bool { return e.Sync == crossview.SyncBlocking }
 
 // pageableCopy: a copy whose memory kinds (tb_copy_src, tb_copy_dst of
 // sql/views.sql, the memcpy area's src and dst) name pageable host memory.
 func pageableCopy(src, dst string) bool { return src == "Pageable" || dst == "Pageable" }
-
-// copyKinds returns the source and destination memory kinds a GPU copy's
-// Kineto name gives, as tb_copy_src and tb_copy_dst of sql/views.sql do:
-// `Memcpy HtoD (Pageable -> Device)` gives Pageable and Device; "" when the
-// name gives none.
-func copyKinds(name string) (src, dst string) {
-	word := func(s string) int {
-		n := 0
-		for n < len(s) && (s[n] == '_' || '0' <= s[n] && s[n] <= '9' || 'a' <= s[n] && s[n] <= 'z' || 'A' <= s[n] && s[n] <= 'Z') {
-			n++
-		}
-		return n
-	}
-	for i := strings.IndexByte(name, '('); i >= 0; {
-		rest := name[i+1:]
-		if n := word(rest); n > 0 && strings.HasPrefix(rest[n:], " -> ") {
-			to := rest[n+4:]
-			if m := word(to); m > 0 && strings.HasPrefix(to[m:], ")") {
-				return rest[:n], to[:m]
-			}
-		}
-		j := strings.IndexByte(rest, '(')
-		if j < 0 {
-			break
-		}
-		i += 1 + j
-	}
-	return "", ""
-}
 
 // isHostWait: a GPU idle gap the launch of the next kernel opened (HTA's
 // host wait), by its category in the gaps area and the Perfetto rows.

@@ -160,7 +160,7 @@ func TestMeasureAndMarksAgree(t *testing.T) {
 	}
 	for _, c := range copies {
 		counted := stepOf(t, "pageable_copies", findings.Subject{}, "memcpy", "src dst host_ns", c.src, c.dst, int64(1000))
-		flagged := flags("pageable_copies", findings.Event{Kind: "gpu_memcpy", Name: c.name}, findings.Subject{})
+		flagged := flags("pageable_copies", findings.Event{Kind: "gpu_memcpy", Name: c.name, SrcKind: c.src, DstKind: c.dst}, findings.Subject{})
 		if counted != flagged {
 			t.Errorf("pageable_copies: %q counted by the measure %v, flagged %v", c.name, counted, flagged)
 		}
@@ -179,28 +179,18 @@ func TestMeasureAndMarksAgree(t *testing.T) {
 			t.Errorf("dataloader_share: %q counted by the measure %v, flagged %v", n, counted, flagged)
 		}
 	}
-	// The sync area's blocking column is tb_sync_call of views.sql with
-	// the copy check; SyncBlocking is its Go side (analysis/crossview's
-	// classify_sql_test.go runs both over the same calls).
-	calls := []struct {
-		kind, api, name, copy string
-		blocking              bool
-	}{
-		{"runtime", "sync", "cudaStreamSynchronize", "", true},
-		{"runtime", "sync", "cudaStreamWaitEvent", "", false},
-		{"runtime", "memcpy", "cudaMemcpy", "Memcpy HtoD (Pinned -> Device)", true},
-		{"runtime", "memcpy", "hipMemcpyWithStream", "", true},
-		{"runtime", "memcpy", "cudaMemcpyAsync", "Memcpy DtoH (Device -> Pinned)", true},
-		{"runtime", "memcpy", "cudaMemcpyAsync", "Memcpy HtoD (Pageable -> Device)", true},
-		{"runtime", "memcpy", "cudaMemcpyAsync", "Memcpy HtoD (Pinned -> Device)", false},
-		{"runtime", "launch", "cudaLaunchKernel", "", false},
-		{"cpu_op", "", "aten::item", "", false},
-	}
-	for _, c := range calls {
-		counted := stepOf(t, "sync_bound_loop", findings.Subject{}, "sync", "blocking blocked_ns gpu_gap_ns", c.blocking, int64(1000), int64(0))
-		flagged := findings.SyncBlocking(findings.Event{Kind: c.kind, API: c.api, Name: c.name, Copy: c.copy})
-		if counted != flagged {
-			t.Errorf("sync_bound_loop: %s (copy %q) counted by the measure %v, flagged %v", c.name, c.copy, counted, flagged)
+	// The sync area's blocking column and the Perfetto rows' sync rating
+	// are both tb_sync_call of views.sql with the copy check
+	// (analysis/crossview's classify_sql_test.go runs both over the same
+	// calls): the measure counts a call exactly when the marks flag it.
+	for _, blocking := range []bool{true, false} {
+		counted := stepOf(t, "sync_bound_loop", findings.Subject{}, "sync", "blocking blocked_ns gpu_gap_ns", blocking, int64(1000), int64(0))
+		rating := ""
+		if blocking {
+			rating = "blocking"
+		}
+		if flagged := findings.SyncBlocking(findings.Event{Kind: "runtime", API: "sync", Name: "cudaStreamSynchronize", Sync: rating}); counted != flagged {
+			t.Errorf("sync_bound_loop: a call rated %q counted by the measure %v, flagged %v", rating, counted, flagged)
 		}
 	}
 	// Pageable copies larger than pageable_min_bytes are the pageable-copy
@@ -209,19 +199,20 @@ func TestMeasureAndMarksAgree(t *testing.T) {
 	r := findings.RuleOf("sync_bound_loop")
 	subj := r.Subject(nil, findings.Defaults(), evidence.Finding{})
 	sized := []struct {
-		copy     string
-		pageable bool
-		bytes    int64
-		counted  bool
+		copy, src, dst string // the copy's name and the kinds tb_copy_src and tb_copy_dst give
+		pageable       bool
+		bytes          int64
+		counted        bool
 	}{
-		{"Memcpy HtoD (Pageable -> Device)", true, 1 << 20, false},
-		{"Memcpy HtoD (Pageable -> Device)", true, 4096, true},
-		{"Memcpy DtoH (Device -> Pageable)", true, 4, true},
-		{"Memcpy DtoH (Device -> Pinned)", false, 1 << 20, true},
+		{"Memcpy HtoD (Pageable -> Device)", "Pageable", "Device", true, 1 << 20, false},
+		{"Memcpy HtoD (Pageable -> Device)", "Pageable", "Device", true, 4096, true},
+		{"Memcpy DtoH (Device -> Pageable)", "Device", "Pageable", true, 4, true},
+		{"Memcpy DtoH (Device -> Pinned)", "Device", "Pinned", false, 1 << 20, true},
 	}
 	for _, c := range sized {
 		counted := stepOf(t, "sync_bound_loop", subj, "sync", "blocking pageable count bytes blocked_ns gpu_gap_ns", true, c.pageable, int64(1), c.bytes, int64(1000), int64(0))
-		flagged := r.Marks.Event(findings.Event{Kind: "runtime", API: "memcpy", Name: "cudaMemcpyAsync", Copy: c.copy, CopyBytes: c.bytes}, subj)
+		flagged := r.Marks.Event(findings.Event{Kind: "runtime", API: "memcpy", Name: "cudaMemcpyAsync", Sync: "blocking",
+			SrcKind: c.src, DstKind: c.dst, CopyBytes: c.bytes}, subj)
 		if counted != c.counted || flagged != c.counted {
 			t.Errorf("sync_bound_loop: %s of %d bytes counted by the measure %v, flagged %v, want %v", c.copy, c.bytes, counted, flagged, c.counted)
 		}

@@ -112,6 +112,8 @@ func (s Stats) pythonLeft() int {
 // event is one row of sql/perfetto.sql.
 type event struct {
 	rowKind, pid, tid, kind, api, cat, name, label, class string
+	sync, srcKind, dstKind                                string
+	copyBytes                                             int64
 	ts, dur                                               int64
 	corr, ext, stream, device, bytes, graph, sortIndex    int64
 	has                                                   uint16
@@ -142,10 +144,14 @@ func readRows(t *table.Table) (events, gaps, procs, threads []event, o origin) {
 		return
 	}
 	col := func(name string) int { return t.Col(name) }
-	c := struct{ rk, pid, tid, kind, api, cat, name, label, si, ts, dur, corr, ext, stream, dev, bytes, graph, class, total, py, pyk int }{
+	c := struct {
+		rk, pid, tid, kind, api, cat, name, label, si, ts, dur, corr, ext, stream, dev, bytes, graph, class, total, py, pyk int
+		sync, src, dst, copyBytes                                                                                           int
+	}{
 		col("row_kind"), col("pid"), col("tid"), col("kind"), col("api"), col("cat"), col("name"), col("label"), col("sort_index"),
 		col("ts_ns"), col("dur_ns"), col("correlation"), col("external_id"), col("stream"), col("device"), col("bytes"),
 		col("graph_id"), col("class"), col("total"), col("python"), col("python_kept"),
+		col("sync"), col("src_kind"), col("dst_kind"), col("copy_bytes"),
 	}
 	str := func(r []any, i int) string {
 		if i < 0 || i >= len(r) {
@@ -169,7 +175,9 @@ func readRows(t *table.Table) (events, gaps, procs, threads []event, o origin) {
 	events = make([]event, 0, len(t.Rows))
 	for _, r := range t.Rows {
 		e := event{rowKind: str(r, c.rk), pid: str(r, c.pid), tid: str(r, c.tid), kind: str(r, c.kind), api: str(r, c.api),
-			cat: str(r, c.cat), name: str(r, c.name), label: str(r, c.label), class: str(r, c.class)}
+			cat: str(r, c.cat), name: str(r, c.name), label: str(r, c.label), class: str(r, c.class),
+			sync: str(r, c.sync), srcKind: str(r, c.src), dstKind: str(r, c.dst)}
+		e.copyBytes, _ = num(r, c.copyBytes)
 		e.ts, _ = num(r, c.ts)
 		e.dur, _ = num(r, c.dur)
 		set := func(i int, dst *int64, bit uint16) {
@@ -235,26 +243,16 @@ func marks(w report.Window, events, gaps []event) []mark {
 		subj = *w.Subject
 	}
 	if m.Event != nil {
-		copyOf := map[int64]*event{} // correlation -> GPU copy
 		launch := map[int64]*event{} // correlation -> its host call
 		for i := range events {
-			e := &events[i]
-			if e.has&hasCorr == 0 {
-				continue
-			}
-			if e.kind == "gpu_memcpy" {
-				copyOf[e.corr] = e
-			}
-			if isHost(e) {
+			if e := &events[i]; e.has&hasCorr != 0 && isHost(e) {
 				launch[e.corr] = e
 			}
 		}
 		for i := range events {
 			e := &events[i]
-			fe := findings.Event{Kind: e.kind, API: e.api, Name: e.name, Class: e.class, Dur: e.dur}
-			if cp := copyOf[e.corr]; cp != nil && e.has&hasCorr != 0 && isHost(e) {
-				fe.Copy, fe.CopyBytes = cp.name, cp.bytes
-			}
+			fe := findings.Event{Kind: e.kind, API: e.api, Name: e.name, Class: e.class, Dur: e.dur,
+				Sync: e.sync, SrcKind: e.srcKind, DstKind: e.dstKind, CopyBytes: e.copyBytes}
 			if !m.Event(fe, subj) {
 				continue
 			}

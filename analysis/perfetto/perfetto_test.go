@@ -3,6 +3,7 @@ package perfetto
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -18,7 +19,8 @@ import (
 type rowsTable struct{ t *table.Table }
 
 var columns = []string{"row_kind", "pid", "tid", "kind", "api", "cat", "name", "label", "sort_index", "ts_ns", "dur_ns",
-	"correlation", "external_id", "stream", "device", "bytes", "graph_id", "class", "total", "python", "python_kept"}
+	"correlation", "external_id", "stream", "device", "bytes", "graph_id", "class", "total", "python", "python_kept",
+	"sync", "src_kind", "dst_kind", "copy_bytes"}
 
 func newRows(t0 int64, total, python int64, pythonKept bool) *rowsTable {
 	t := &table.Table{Name: "perfetto"}
@@ -43,6 +45,9 @@ func (r *rowsTable) event(pid, tid, kind, api, cat, name string, ts, dur int64, 
 		"ts_ns": ts, "dur_ns": dur, "correlation": corr})
 }
 
+// blocking rates the event added last as the preset rates a blocking call.
+func (r *rowsTable) blocking() { r.t.Rows[len(r.t.Rows)-1][slices.Index(columns, "sync")] = "blocking" }
+
 // syncWindow is a window of two steps around a planted .item() sync: the
 // call blocks 5 ms, the GPU drains inside it and stays idle 2.398 ms.
 func syncWindow() Input {
@@ -53,6 +58,7 @@ func syncWindow() Input {
 	r.event("100", "100", "runtime", "launch", "cuda_runtime", "cudaLaunchKernel", t0+1_010_000, 5_000, int64(7))
 	r.event("0", "7", "kernel", "", "kernel", "gemm", t0+1_100_000, 4_002_500, int64(7))
 	r.event("100", "100", "runtime", "sync", "cuda_runtime", "cudaStreamSynchronize", t0+1_330_000, 5_000_000, nil)
+	r.blocking()
 	r.event("100", "100", "runtime", "launch", "cuda_runtime", "cudaLaunchKernel", t0+7_410_000, 5_000, int64(8))
 	r.event("0", "7", "kernel", "", "kernel", "gemm", t0+7_500_000, 500_000, int64(8))
 	r.add(map[string]any{"row_kind": "gap", "kind": "host_wait", "ts_ns": t0 + 5_102_500, "dur_ns": int64(2_397_500)})
@@ -384,14 +390,19 @@ func TestMarksFollowRuleRows(t *testing.T) {
 		}
 		return e
 	}
+	// rated is an event with the preset's sync rating and copy kinds.
+	rated := func(e event, sync, src, dst string) event {
+		e.sync, e.srcKind, e.dstKind = sync, src, dst
+		return e
+	}
 	events := []event{
-		ev("runtime", "sync", "cudaStreamSynchronize", "", 100, 50, 0),
-		ev("runtime", "sync", "cudaStreamWaitEvent", "", 200, 5, 0),
-		ev("runtime", "memcpy", "hipMemcpyWithStream", "", 300, 20, 0), // synchronous: no Async in its name
-		ev("runtime", "memcpy", "cudaMemcpyAsync", "", 400, 30, 11),
-		ev("gpu_memcpy", "", "Memcpy HtoD (Pageable -> Device)", "MEM", 405, 20, 11),
-		ev("runtime", "memcpy", "cudaMemcpyAsync", "", 500, 10, 12),
-		ev("gpu_memcpy", "", "Memcpy HtoD (Pinned -> Device)", "MEM", 505, 5, 12),
+		rated(ev("runtime", "sync", "cudaStreamSynchronize", "", 100, 50, 0), "blocking", "", ""),
+		rated(ev("runtime", "sync", "cudaStreamWaitEvent", "", 200, 5, 0), "stream", "", ""),
+		rated(ev("runtime", "memcpy", "hipMemcpyWithStream", "", 300, 20, 0), "blocking", "", ""), // synchronous: no Async in its name
+		rated(ev("runtime", "memcpy", "cudaMemcpyAsync", "", 400, 30, 11), "blocking", "Pageable", "Device"),
+		rated(ev("gpu_memcpy", "", "Memcpy HtoD (Pageable -> Device)", "MEM", 405, 20, 11), "", "Pageable", "Device"),
+		rated(ev("runtime", "memcpy", "cudaMemcpyAsync", "", 500, 10, 12), "", "Pinned", "Device"),
+		rated(ev("gpu_memcpy", "", "Memcpy HtoD (Pinned -> Device)", "MEM", 505, 5, 12), "", "Pinned", "Device"),
 		ev("kernel", "", "volta_sgemm_128x64_nn", "COMP", 600, 80, 13),
 		ev("kernel", "", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", "COMM", 700, 90, 14),
 		ev("cpu_op", "", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "", 800, 40, 0),
