@@ -82,23 +82,7 @@ func (f *Frame) End() int64 { return f.TsNs + f.DurNs }
 
 // ThreadID returns the index in Threads of a thread, adding it when new.
 func (in *Input) ThreadID(trace string, rank int, name string) int32 {
-	t := Thread{trace, rank, name}
-	if id, ok := in.threadIDs[t]; ok {
-		return id
-	}
-	if in.threadIDs == nil {
-		in.threadIDs = map[Thread]int32{}
-		for i, x := range in.Threads {
-			in.threadIDs[x] = int32(i)
-		}
-		if id, ok := in.threadIDs[t]; ok {
-			return id
-		}
-	}
-	id := int32(len(in.Threads))
-	in.Threads = append(in.Threads, t)
-	in.threadIDs[t] = id
-	return id
+	return intern(&in.Threads, &in.threadIDs, Thread{trace, rank, name})
 }
 
 // StackID returns the index in Stacks of a Call stack, adding it when new;
@@ -107,26 +91,29 @@ func (in *Input) StackID(cs string) int32 {
 	if cs == "" {
 		return 0
 	}
-	if id, ok := in.stackIDs[cs]; ok {
-		return id
-	}
 	if len(in.Stacks) == 0 {
 		in.Stacks = []string{""}
 	}
-	if in.stackIDs == nil {
-		in.stackIDs = map[string]int32{}
-		for i, x := range in.Stacks {
-			if i > 0 {
-				in.stackIDs[x] = int32(i)
+	return intern(&in.Stacks, &in.stackIDs, cs)
+}
+
+// intern returns the index of v in *list, appending it when absent; *ids
+// indexes *list, and is built from it when nil (an Input made by hand).
+func intern[T comparable](list *[]T, ids *map[T]int32, v T) int32 {
+	if *ids == nil {
+		*ids = make(map[T]int32, len(*list))
+		for i, x := range *list {
+			if _, dup := (*ids)[x]; !dup {
+				(*ids)[x] = int32(i)
 			}
 		}
-		if id, ok := in.stackIDs[cs]; ok {
-			return id
-		}
 	}
-	id := int32(len(in.Stacks))
-	in.Stacks = append(in.Stacks, cs)
-	in.stackIDs[cs] = id
+	if id, ok := (*ids)[v]; ok {
+		return id
+	}
+	id := int32(len(*list))
+	*list = append(*list, v)
+	(*ids)[v] = id
 	return id
 }
 
