@@ -88,9 +88,11 @@ CREATE OR REPLACE MACRO tb_copy_dst(name) AS
   NULLIF(regexp_extract(name, '\(\w+ -> (\w+)\)', 1), '');
 
 -- tb_copy_pageable(name): whether a GPU copy's name records pageable host
--- memory (the driver stages such a copy through a pinned bounce buffer).
+-- memory as its source or destination (tb_copy_src or tb_copy_dst is
+-- Pageable, the memcpy area's src and dst): the driver stages such a copy
+-- through a pinned bounce buffer.
 CREATE OR REPLACE MACRO tb_copy_pageable(name) AS
-  contains(name, 'Pageable');
+  coalesce(tb_copy_src(name) = 'Pageable' OR tb_copy_dst(name) = 'Pageable', false);
 
 -- tb_copy_waits(name): whether a GPU copy makes even the Async call that
 -- launched it wait for the device: a device-to-host copy, or one that

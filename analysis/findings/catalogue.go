@@ -317,7 +317,9 @@ func RuleOf(id string) *Rule {
 func SyncBlocking(e Event) bool { return e.Sync == crossview.SyncBlocking }
 
 // pageableCopy: a copy whose memory kinds (tb_copy_src, tb_copy_dst of
-// sql/views.sql, the memcpy area's src and dst) name pageable host memory.
+// sql/views.sql: the memcpy area's src and dst, the Perfetto rows'
+// src_kind and dst_kind) name pageable host memory, which is
+// tb_copy_pageable's test on those kinds.
 func pageableCopy(src, dst string) bool { return src == "Pageable" || dst == "Pageable" }
 
 // isHostWait: a GPU idle gap the launch of the next kernel opened (HTA's
