@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
+	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/internal/duck"
 	"github.com/tracebook/tracebook/internal/testutil"
@@ -56,11 +58,12 @@ func TestSyncAnchorOpenedTheLongestGap(t *testing.T) {
 	t.Error("no sync anchor")
 }
 
-// TestElementwiseAnchorIsTheRulesKernel: the elementwise anchor of
-// perfetto_anchor.sql is the longest of the kernels that
-// elementwise_dominated's marks flag (the Go predicate the rule counts
-// with), over the AlexNet sample's kernels.
-func TestElementwiseAnchorIsTheRulesKernel(t *testing.T) {
+// TestMarkedAnchorIsTheRulesKernel: a window of elementwise_dominated on a
+// rank without steps centres on the longest of the kernels the rule's marks
+// flag (its own predicate, judged over the preset's kernel_name rows), over
+// the AlexNet sample's kernels; a window whose marks flag none of them (a
+// storm of kernels the rank lacks) centres on the longest GPU gap instead.
+func TestMarkedAnchorIsTheRulesKernel(t *testing.T) {
 	db, ctx := alexNet(t)
 	k, err := db.Query(ctx, `SELECT kind, name, tb_kernel_class(kind, name) AS class, ts_ns - (SELECT min(first_ts_ns) FROM traces) AS start_ns, dur_ns
 		FROM events WHERE trace = 't' AND rank = 0 AND ph = 'X' AND kind = 'kernel'`, 0)
@@ -89,18 +92,19 @@ func TestElementwiseAnchorIsTheRulesKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for r := range a.Rows {
-		if evidence.Str(a, r, "anchor") != "elementwise" {
-			continue
-		}
-		if evidence.Str(a, r, "name") != evidence.Str(k, best, "name") || evidence.Int(a, r, "start_ns") != evidence.Int(k, best, "start_ns") ||
-			evidence.Int(a, r, "dur_ns") != evidence.Int(k, best, "dur_ns") {
-			t.Errorf("elementwise anchor = %q at %d ns (%d ns), want %q at %d ns (%d ns)", evidence.Str(a, r, "name"), evidence.Int(a, r, "start_ns"),
-				evidence.Int(a, r, "dur_ns"), evidence.Str(k, best, "name"), evidence.Int(k, best, "start_ns"), evidence.Int(k, best, "dur_ns"))
-		}
-		return
+	w := report.Window{Rule: "elementwise_dominated", Anchor: rule.Anchor, Rank: 0}
+	report.PlaceAnchor(&w, a, 0)
+	if w.FocusStartNs != evidence.Int(k, best, "start_ns") || w.FocusEndNs-w.FocusStartNs != evidence.Int(k, best, "dur_ns") ||
+		!strings.Contains(w.Basis, evidence.Str(k, best, "name")[:40]) {
+		t.Errorf("elementwise window on %d..%d ns (%s), want the kernel %q at %d ns (%d ns)", w.FocusStartNs, w.FocusEndNs, w.Basis,
+			evidence.Str(k, best, "name"), evidence.Int(k, best, "start_ns"), evidence.Int(k, best, "dur_ns"))
 	}
-	t.Errorf("no elementwise anchor, yet %d kernels are eager elementwise", flagged)
+	storm := report.Window{Rule: "short_kernel_storm", Anchor: findings.RuleOf("short_kernel_storm").Anchor, Rank: 0,
+		Subject: &findings.Subject{Names: []string{"no such kernel"}}}
+	report.PlaceAnchor(&storm, a, 0)
+	if !strings.Contains(storm.Basis, findings.AnchorWords["gap"]) {
+		t.Errorf("storm window whose kernels the rank lacks: basis %q, want the longest GPU gap", storm.Basis)
+	}
 }
 
 // TestMemoryAnchorIsThePeak: the memory anchor is the [memory] event of a

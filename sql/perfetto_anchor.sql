@@ -21,24 +21,29 @@
 --   union of the rank's GPU operations (as in sql/sync.sql).
 -- anchor host_wait: the longest such gap whose closing operation's launch call
 --   started after the gap began (HTA's host-wait test, on the union).
--- anchor dataloader: the longest enumerate(DataLoader)# or enumerate(DataPipe)#
---   annotation or operator.
 -- anchor comm: the longest communication kernel (class COMM: tb_comm_kernel).
 -- anchor kernel: the longest kernel.
--- anchor elementwise: the longest eager elementwise or reduction kernel: a
---   computation kernel (class COMP) whose name holds at::native:: and
---   elementwise_kernel or reduce_kernel< (analysis/findings'
---   eagerElementwise).
+-- anchor kernel_name: one row per kernel name of the rank: its longest
+--   instance, with the name's class (tb_kernel_class).
+-- anchor host_name: one row per (kind, name) of the rank's annotations,
+--   operators and python frames: its longest instance.
+--   A finding whose rule's marks flag some of these names (the eager
+--   elementwise kernels, the DataLoader's iterations, fp32 SIMT GEMMs, the
+--   storm's tiny kernels, the slow kernel) centres on the longest instance
+--   its marks flag (report.PlaceAnchor): the names are judged by the rule's
+--   own predicate in analysis/findings, not again here.
 -- anchor memory: the allocator's peak: the [memory] event of a GPU (Device
 --   Type other than 0, the CPU) whose larger of Total Allocated and Total
 --   Reserved is the largest (the memory preset's peak_allocated and
 --   peak_reserved); an instant, so its length is 0.
 --
 -- Columns:
--- anchor: sync, pageable, gap, host_wait, dataloader, comm, kernel, elementwise or memory. TEXT
+-- anchor: sync, pageable, gap, host_wait, comm, kernel, memory, kernel_name or host_name. TEXT
 -- name: The instance's event name (for gaps, the name of the operation that ends the gap). TEXT
 -- start_ns: Its start, from the trace's first event. TIMESTAMP_NS
 -- dur_ns: Its length (0 for the memory peak). DURATION_NS
+-- kind: kernel_name and host_name: the events' kind (events.kind); NULL otherwise. TEXT
+-- class: kernel_name: the kernel's class (tb_kernel_class: COMP or COMM); NULL otherwise. TEXT
 --
 -- PARAMS: $1 trace (TEXT), $2 rank (INT).
 WITH
@@ -100,27 +105,27 @@ _cand AS (
   UNION ALL
   SELECT 'host_wait', name, ts_ns, dur_ns, 0 FROM _gap WHERE host_wait
   UNION ALL
-  SELECT 'dataloader', name, ts_ns, dur_ns, 0 FROM _ev
-  WHERE kind IN ('annotation', 'cpu_op', 'python')
-    AND (starts_with(name, 'enumerate(DataLoader)#') OR starts_with(name, 'enumerate(DataPipe)#'))
-  UNION ALL
   SELECT 'comm', name, ts_ns, dur_ns, 0 FROM _ev
   WHERE kind = 'kernel' AND tb_comm_kernel(name)
   UNION ALL
   SELECT 'kernel', name, ts_ns, dur_ns, 0 FROM _ev WHERE kind = 'kernel'
-  UNION ALL
-  SELECT 'elementwise', name, ts_ns, dur_ns, 0 FROM _ev
-  WHERE kind = 'kernel' AND tb_kernel_class(kind, name) = 'COMP' AND contains(name, 'at::native::')
-    AND (contains(name, 'elementwise_kernel') OR contains(name, 'reduce_kernel<'))
 )
 SELECT anchor,
   arg_max(name, (score, dur_ns, -ts_ns)) AS name,
   arg_max(ts_ns, (score, dur_ns, -ts_ns)) - (SELECT t0 FROM _t0) AS start_ns,
-  arg_max(dur_ns, (score, dur_ns, -ts_ns)) AS dur_ns
+  arg_max(dur_ns, (score, dur_ns, -ts_ns)) AS dur_ns,
+  NULL::VARCHAR AS kind, NULL::VARCHAR AS class
 FROM _cand
 GROUP BY anchor
 UNION ALL
-SELECT 'memory', arg_max(name, (peak, -ts_ns)), arg_max(ts_ns, (peak, -ts_ns)) - (SELECT t0 FROM _t0), 0
+SELECT 'memory', arg_max(name, (peak, -ts_ns)), arg_max(ts_ns, (peak, -ts_ns)) - (SELECT t0 FROM _t0), 0, NULL, NULL
 FROM _mem
 HAVING count(*) > 0 AND max(peak) > 0
-ORDER BY anchor
+UNION ALL
+SELECT CASE WHEN kind = 'kernel' THEN 'kernel_name' ELSE 'host_name' END, name,
+  arg_max(ts_ns, (dur_ns, -ts_ns)) - (SELECT t0 FROM _t0), max(dur_ns), kind,
+  CASE WHEN kind = 'kernel' THEN tb_kernel_class(kind, name) END
+FROM _ev
+WHERE kind IN ('kernel', 'annotation', 'cpu_op', 'python')
+GROUP BY kind, name
+ORDER BY anchor, name, kind

@@ -151,8 +151,16 @@ var AnchorWords = map[string]string{
 	"sync": "blocking sync call that opened the longest GPU gap (or the longest such call)", "pageable": "longest pageable copy", "gap": "longest GPU idle gap",
 	"host_wait": "longest host-wait GPU gap", "dataloader": "longest DataLoader call", "comm": "longest communication kernel",
 	"kernel": "longest kernel", "elementwise": "longest eager elementwise or reduction kernel",
-	"memory": "allocator peak",
+	"memory": "allocator peak", "fp32": "longest fp32 SIMT GEMM or convolution", "slow": "longest slow instance of the finding's kernel",
+	"tiny": "longest tiny kernel",
 }
+
+// MarkedAnchors are the anchor kinds that are no row of
+// sql/perfetto_anchor.sql: the window centres on the longest instance the
+// rule's marks flag among the preset's kernel_name and host_name rows
+// (report.PlaceAnchor), so that the names are judged by the rule's own
+// predicate only.
+var MarkedAnchors = map[string]bool{"dataloader": true, "elementwise": true, "fp32": true, "slow": true, "tiny": true}
 
 // gpuIdle is what a flagged GPU idle gap is.
 const gpuIdle = "GPU idle: no kernel, copy or memset ran on this rank"
@@ -224,7 +232,7 @@ var Rules = []Rule{
 		}},
 		Marks: &Marks{Event: func(e Event, _ Subject) bool { return e.Kind == "kernel" && IsFP32SIMT(e.Name) },
 			Named: MarkText{Prefix: "fp32 SIMT: ", What: "an fp32 GEMM or convolution kernel whose name shows no tensor-core path"}},
-		Anchor: "kernel", Constraint: crossview.VerdictGPU},
+		Anchor: "fp32", Constraint: crossview.VerdictGPU},
 	{ID: "elementwise_dominated", Doc: "eager elementwise and reduction kernels take most of GPU busy time: fuse them with torch.compile where the device and framework allow",
 		Thresholds: []string{"elementwise_share", "gpu_busy_critical"}, eval: elementwiseDominated,
 		Step: &StepMeasure{What: "GPU time in eager elementwise and reduction kernels", Values: func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {
@@ -252,7 +260,7 @@ var Rules = []Rule{
 			return e.Kind == "kernel" && s.Has(e.Name) && slowInstance(e.Dur, s.FloorNs)
 		},
 			Named: MarkText{Prefix: "slow instance: ", What: "an instance of the finding's kernel at least slow_instance_ratio times its median"}},
-		Anchor: "kernel", Constraint: crossview.VerdictGPU},
+		Anchor: "slow", Constraint: crossview.VerdictGPU},
 	{ID: "short_kernel_storm", Doc: "a busy GPU running mostly tiny kernels (launch_bound covers the idle case)",
 		Thresholds: []string{"storm_kernel_ns", "storm_count_share", "storm_min_count", "storm_time_share", "launch_idle_minor"}, eval: shortKernelStorm,
 		Subject: stormSubject,
@@ -263,7 +271,7 @@ var Rules = []Rule{
 		}},
 		Marks: &Marks{Event: func(e Event, s Subject) bool { return e.Kind == "kernel" && e.Class != "MEM" && s.Has(e.Name) },
 			Named: MarkText{Prefix: "tiny kernel: ", What: "a kernel whose name's median instance is under storm_kernel_ns"}},
-		Anchor: "gap", Constraint: crossview.VerdictGPU},
+		Anchor: "tiny", Constraint: crossview.VerdictGPU},
 	{ID: "memory_peak", Doc: "the allocator's peak close to the device's memory: fragmentation and out-of-memory risk",
 		Thresholds: []string{"memory_peak_share"}, eval: memoryPeak,
 		Step: &StepMeasure{What: "allocator peak (reserved or allocated)", Bytes: true, Values: func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {

@@ -277,8 +277,13 @@ func PlaceAnchor(w *Window, anchors *table.Table, spanNs int64) {
 	}
 	row := -1
 	kind := ""
+	if findings.MarkedAnchors[w.Anchor] {
+		if row = markedAnchor(w, anchors); row >= 0 {
+			kind = w.Anchor
+		}
+	}
 	for _, want := range []string{w.Anchor, "gap", "kernel"} {
-		if anchors == nil || want == "" {
+		if anchors == nil || want == "" || row >= 0 {
 			continue
 		}
 		for r := range anchors.Rows {
@@ -312,6 +317,37 @@ func PlaceAnchor(w *Window, anchors *table.Table, spanNs int64) {
 	}
 	w.Basis = fmtMs(AnchorMarginNs) + " either side of rank " + strconv.Itoa(w.Rank) + "'s " + findings.AnchorWords[kind] +
 		" (" + oneLine(evidence.Str(anchors, row, "name")) + ", " + fmtMs(dur) + ")"
+}
+
+// markedAnchor returns the row of anchors (the kernel_name and host_name
+// rows of sql/perfetto_anchor.sql: each name's longest instance) whose
+// instance the marks of w's rule flag, the longest first (then the
+// earliest); -1 when none is.
+func markedAnchor(w *Window, anchors *table.Table) int {
+	r := findings.RuleOf(w.Rule)
+	if r == nil || r.Marks == nil || r.Marks.Event == nil || anchors == nil {
+		return -1
+	}
+	var subj findings.Subject
+	if w.Subject != nil {
+		subj = *w.Subject
+	}
+	best := -1
+	for i := range anchors.Rows {
+		if a := evidence.Str(anchors, i, "anchor"); a != "kernel_name" && a != "host_name" {
+			continue
+		}
+		e := findings.Event{Kind: evidence.Str(anchors, i, "kind"), Name: evidence.Str(anchors, i, "name"),
+			Class: evidence.Str(anchors, i, "class"), Dur: evidence.Int(anchors, i, "dur_ns")}
+		if !r.Marks.Event(e, subj) {
+			continue
+		}
+		if d, s := e.Dur, evidence.Int(anchors, i, "start_ns"); best < 0 || d > evidence.Int(anchors, best, "dur_ns") ||
+			d == evidence.Int(anchors, best, "dur_ns") && s < evidence.Int(anchors, best, "start_ns") {
+			best = i
+		}
+	}
+	return best
 }
 
 // Text names the window in words: the trace, rank, steps and time range.
