@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // ErrNoInput is returned by Build when it is given no rows at all (not even
@@ -628,7 +630,7 @@ func (b *builder) label() string {
 		parts = append(parts, fmt.Sprintf("%d rank(s)", len(b.ranks)))
 	}
 	if s.HasWindow() {
-		parts = append(parts, "window "+ms(s.WindowStartNs)+".."+ms(s.WindowEndNs)+" ms")
+		parts = append(parts, table.Window(s.WindowStartNs, s.WindowEndNs))
 	}
 	if s.Phase != "" {
 		parts = append(parts, "phase "+s.Phase)

@@ -216,11 +216,7 @@ func (c *ctx) where(trace string, rank int) string {
 		parts = append(parts, "all ranks")
 	}
 	if f.WindowStartNs != 0 || f.WindowEndNs != 0 {
-		end := "end"
-		if f.WindowEndNs > 0 {
-			end = ms(f.WindowEndNs)
-		}
-		parts = append(parts, fmt.Sprintf("window %s..%s", ms(f.WindowStartNs), end))
+		parts = append(parts, table.Window(f.WindowStartNs, f.WindowEndNs))
 	} else {
 		parts = append(parts, "whole trace")
 	}

@@ -257,7 +257,7 @@ func scopeText(f evidence.Filter) string {
 		parts = append(parts, "all ranks")
 	}
 	if f.WindowStartNs != 0 || f.WindowEndNs != 0 {
-		parts = append(parts, "window "+fmtMs(f.WindowStartNs)+" .. "+fmtMs(f.WindowEndNs))
+		parts = append(parts, table.Window(f.WindowStartNs, f.WindowEndNs))
 	}
 	if f.Phase != "" {
 		parts = append(parts, "phase "+f.Phase)

@@ -540,7 +540,7 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 	}
 	scope := []string{"trace " + trace}
 	if f.WindowStartNs != 0 || f.WindowEndNs != 0 {
-		scope = append(scope, "window "+fmtMs(f.WindowStartNs)+" .. "+fmtMs(f.WindowEndNs))
+		scope = append(scope, table.Window(f.WindowStartNs, f.WindowEndNs))
 	}
 	if f.Phase != "" {
 		scope = append(scope, "phase "+f.Phase)

@@ -78,6 +78,18 @@ func Ms[T int64 | float64](ns T) string { return MsNumber(ns) + " ms" }
 // MsNumber is Ms without the unit, for a cell under a header that names it.
 func MsNumber[T int64 | float64](ns T) string { return Decimal(float64(ns)/1e6, 3) }
 
+// Window names a time window in words, its bounds from the trace's first
+// event: "window 1.000 ms .. 2.500 ms"; an end of 0 is open ("window
+// 1.000 ms .. end"). Every scope line (report, findings, cross-view) names a
+// window this way.
+func Window(startNs, endNs int64) string {
+	end := "end"
+	if endNs > 0 {
+		end = Ms(endNs)
+	}
+	return "window " + Ms(startNs) + " .. " + end
+}
+
 // ProseMs formats nanoseconds as milliseconds rounded to their magnitude,
 // for a sentence: whole milliseconds from 100 ms ("250 ms", "1234 ms": no
 // grouping), one decimal from 1 ms ("12.3 ms"), three below ("0.042 ms").

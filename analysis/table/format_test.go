@@ -93,6 +93,23 @@ func TestWindowMs(t *testing.T) {
 	}
 }
 
+func TestWindow(t *testing.T) {
+	tests := []struct {
+		start, end int64
+		want       string
+	}{
+		{1_000_000, 2_500_000, "window 1.000 ms .. 2.500 ms"},
+		{0, 20_000_000, "window 0.000 ms .. 20.000 ms"},
+		{5_000_000, 0, "window 5.000 ms .. end"},
+		{1_234_567_891, 2_000_000_000, "window 1,234.568 ms .. 2,000.000 ms"},
+	}
+	for _, tc := range tests {
+		if got := Window(tc.start, tc.end); got != tc.want {
+			t.Errorf("Window(%d, %d) = %q, want %q", tc.start, tc.end, got, tc.want)
+		}
+	}
+}
+
 func TestNumbers(t *testing.T) {
 	tests := []struct {
 		name, got, want string
