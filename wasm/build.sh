@@ -12,7 +12,7 @@ GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -buildmode=c-shared -trimpath -ld
 # zopfli writes gzip about 5% smaller than gzip -9 (scripts/deps.sh
 # installs it); either is read by the page's DecompressionStream.
 if command -v zopfli >/dev/null 2>&1; then
-	zopfli -c --i1 "$out" >"$out.gz.tmp"
+	zopfli -c --i5 "$out" >"$out.gz.tmp"
 else
 	gzip -9 -n -c "$out" >"$out.gz.tmp"
 fi

@@ -82,7 +82,7 @@ func goBuild(root string, env []string, args ...string) ([]byte, error) {
 // under 3 MB with it), else with the best level of compress/gzip.
 func Compress(path string, wasmBytes []byte) ([]byte, error) {
 	if z, err := exec.LookPath("zopfli"); err == nil {
-		out, err := exec.Command(z, "-c", "--i1", path).Output()
+		out, err := exec.Command(z, "-c", "--i5", path).Output()
 		if err != nil {
 			return nil, fmt.Errorf("zopfli %s: %w", path, err)
 		}
