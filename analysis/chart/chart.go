@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // The Okabe-Ito palette: eight colours that readers with any common form of
@@ -197,7 +199,7 @@ func (d *drawing) rows(c *Bars, y float64) {
 	labels := make([]string, len(c.Bars))
 	labelW := 0.0
 	for i, b := range c.Bars {
-		labels[i] = fit(Shorten(b.Label, maxLabelChars), maxLabelW)
+		labels[i] = fit(table.ShortenMiddle(b.Label, maxLabelChars), maxLabelW)
 		labelW = math.Max(labelW, TextWidth(labels[i], FontSize))
 	}
 	totals, maxV := totalsOf(c)
@@ -325,7 +327,7 @@ func (d *drawing) columns(c *Bars, y float64) {
 	const maxChars = 12
 	lw := 0.0
 	for _, b := range c.Bars {
-		lw = math.Max(lw, TextWidth(Shorten(b.Label, maxChars), FontSize))
+		lw = math.Max(lw, TextWidth(table.ShortenMiddle(b.Label, maxChars), FontSize))
 	}
 	k := int(math.Ceil((lw + 10) / slot))
 	if k < 1 {
@@ -333,7 +335,7 @@ func (d *drawing) columns(c *Bars, y float64) {
 	}
 	d.p(`<g data-axis="x">`)
 	for i := 0; i < n; i += k {
-		l := Shorten(c.Bars[i].Label, maxChars)
+		l := table.ShortenMiddle(c.Bars[i].Label, maxChars)
 		cx := x0 + (float64(i)+0.5)*slot
 		half := TextWidth(l, FontSize) / 2
 		cx = math.Min(math.Max(cx, pad+half), d.w-pad-half)
@@ -389,7 +391,7 @@ func fitSize(s string, w, px float64) string {
 		// Drop at least one character, more when far too wide.
 		drop := int((TextWidth(out, px) - w) / (2 * px))
 		n -= max(drop, 1)
-		out = Shorten(s, max(n, 3))
+		out = table.ShortenMiddle(s, max(n, 3))
 	}
 	return out
 }
@@ -583,21 +585,6 @@ func wide(r rune) bool {
 	return r >= 0x1100 && (r <= 0x115f || (r >= 0x2e80 && r <= 0xa4cf) || (r >= 0xac00 && r <= 0xd7a3) ||
 		(r >= 0xf900 && r <= 0xfaff) || (r >= 0xfe30 && r <= 0xfe4f) || (r >= 0xff00 && r <= 0xff60) ||
 		(r >= 0xffe0 && r <= 0xffe6) || r >= 0x1f300)
-}
-
-// Shorten returns s with at most n characters, the middle replaced by "…"
-// when it is longer (the start and the end of a kernel name say the most).
-func Shorten(s string, n int) string {
-	if n < 3 {
-		n = 3
-	}
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	rs := []rune(s)
-	head := (n - 1) / 2
-	tail := n - 1 - head
-	return string(rs[:head]) + "…" + string(rs[len(rs)-tail:])
 }
 
 // wrap splits s into lines at most width pixels wide at font size px, at

@@ -244,25 +244,6 @@ func TestLongTextStaysInside(t *testing.T) {
 	}
 }
 
-func TestShorten(t *testing.T) {
-	tests := []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"short", 10, "short"},
-		{"abcdefghijklmnopqrstuvwxyz", 9, "abcd…wxyz"},
-		{"abcdefghij", 10, "abcdefghij"},
-		{"漢字漢字漢字漢字", 5, "漢字…漢字"},
-		{"abcdef", 1, "a…f"},
-	}
-	for _, tc := range tests {
-		if got := Shorten(tc.in, tc.n); got != tc.want {
-			t.Errorf("Shorten(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
-		}
-	}
-}
-
 func TestFormat(t *testing.T) {
 	tests := []struct {
 		in   float64

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // Timeline is a small Perfetto-like view of a time window: one lane per
@@ -100,7 +102,7 @@ func (c *Timeline) SVG() string {
 	labels := make([]string, len(c.Lanes))
 	labelW := 0.0
 	for i, l := range c.Lanes {
-		labels[i] = fit(Shorten(l.Label, laneChars), maxLaneW)
+		labels[i] = fit(table.ShortenMiddle(l.Label, laneChars), maxLaneW)
 		labelW = math.Max(labelW, TextWidth(labels[i], FontSize))
 	}
 	step, top := ticks(c.End)

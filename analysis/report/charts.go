@@ -311,12 +311,17 @@ func kernelChart(ev *evidence.Evidence, f evidence.Filter) Chart {
 		c.Series = append(c.Series, chart.Series{Name: className(cl), Color: classColor(cl, j)})
 	}
 	var alt []string
+	names := make([]string, len(order))
+	for i, k := range order {
+		names[i] = oneLine(k.name)
+	}
+	short := table.ShortenDistinct(names, 80)
 	for i, k := range order {
 		vals := make([]float64, len(classes))
 		vals[idx[k.class]] = nsMs(k.ns)
 		text := chart.Format(nsMs(k.ns)) + " ms (" + fmtPct(shareOf(k.ns, total)) + ")"
 		c.Bars = append(c.Bars, chart.Bar{Label: kernelLabel(k.name), Full: oneLine(k.name) + " [" + k.class + "]", Values: vals, Text: text})
-		alt = append(alt, strconv.Itoa(i+1)+". "+chart.Shorten(oneLine(k.name), 80)+" ("+k.class+"): "+text+".")
+		alt = append(alt, strconv.Itoa(i+1)+". "+short[i]+" ("+k.class+"): "+text+".")
 	}
 	what := "Top " + strconv.Itoa(len(order)) + " kernels"
 	if len(order) == 1 {

@@ -248,3 +248,28 @@ func TestFloat(t *testing.T) {
 		}
 	}
 }
+
+func TestShortenDistinct(t *testing.T) {
+	a := "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>, at::detail::Array<char*, 3> >(int)"
+	b := "void at::native::vectorized_elementwise_kernel<4, at::native::MulFunctor<float>, at::detail::Array<char*, 3> >(int)"
+	c := "short_kernel"
+	got := ShortenDistinct([]string{a, b, c, a}, 40)
+	if got[0] == got[1] {
+		t.Errorf("two kernels read alike: %q", got[0])
+	}
+	if got[0] != got[3] {
+		t.Errorf("one name shortened two ways: %q and %q", got[0], got[3])
+	}
+	if got[2] != c {
+		t.Errorf("a short name changed: %q", got[2])
+	}
+	for i, s := range got[:2] {
+		if n := utf8.RuneCountInString(s); n >= utf8.RuneCountInString(a) && s != []string{a, b}[i] {
+			t.Errorf("%q is no shorter than the name and not the name", s)
+		}
+	}
+	// Names that differ from the first: each kept as short as ShortenMiddle.
+	if got := ShortenDistinct([]string{a, c}, 40); got[0] != ShortenMiddle(a, 40) {
+		t.Errorf("a name with no look-alike = %q, want %q", got[0], ShortenMiddle(a, 40))
+	}
+}

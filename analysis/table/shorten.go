@@ -34,3 +34,38 @@ func ShortenMiddle(s string, limit int) string {
 	}
 	return s[:end] + "…" + s[start:]
 }
+
+// ShortenDistinct shortens each of names as ShortenMiddle does, and keeps
+// more of the names that would otherwise read alike: two different kernels
+// whose names differ only in the middle (a tile size, a functor) are
+// lengthened, limit/4 code points at a time, until they differ or are
+// whole.
+func ShortenDistinct(names []string, limit int) []string {
+	lim := map[string]int{} // by name: one name is shortened one way
+	for _, n := range names {
+		lim[n] = limit
+	}
+	for {
+		out := make([]string, len(names))
+		first := map[string]string{} // shortened -> the name it came from
+		var grow []string
+		for i, n := range names {
+			out[i] = ShortenMiddle(n, lim[n])
+			if m, ok := first[out[i]]; ok && m != n {
+				grow = append(grow, n, m)
+			} else if !ok {
+				first[out[i]] = n
+			}
+		}
+		changed := false
+		for _, n := range grow {
+			if full := utf8.RuneCountInString(n); lim[n] < full {
+				lim[n] = min(full, lim[n]+max(limit/4, 1))
+				changed = true
+			}
+		}
+		if !changed {
+			return out
+		}
+	}
+}
