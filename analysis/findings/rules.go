@@ -395,15 +395,15 @@ func hostBound(c *ctx) []evidence.Finding {
 		ri := c.rankInfo(b.trace, b.rank)
 		idle, span := c.steady(b.trace, b.rank)
 		hw := b.acc.(int64)
-		slice := "its span"
-		if ex := c.span(b.trace, b.rank) - span; ex > 0 {
-			slice = fmt.Sprintf("its span outside start-up and held intervals (%s; %s of idle inside those is left out, see Capture quality)", ms(span), ms(ex))
+		slice := fmt.Sprintf("its span (%s)", ms(span))
+		if full := c.span(b.trace, b.rank); (full-span)*1000 >= full && full > span { // under 0.1% it is not worth a clause
+			slice = fmt.Sprintf("its span outside start-up and held intervals (%s; the %s of idle inside those is left out, see Capture quality)", ms(span), ms(full-span))
 		}
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "confirmed",
 			Severity: severity(b.score, c.th["host_wait_critical"]),
 			Title:    "The GPU waits for the CPU to launch work",
-			Observation: fmt.Sprintf("The GPU was idle %s of %s (%s idle); at most %s of that span (%s) were host waits, intervals after which the next kernel's launch call started only once the GPU was already idle (%s)%s.",
-				pct(float64(idle)/float64(span)), slice, ms(idle), pct(b.score), ms(hw), c.where(b.trace, b.rank), others(b.n)),
+			Observation: fmt.Sprintf("The GPU was idle %s, %s of %s; at most %s of that span (%s) were host waits, intervals after which the next kernel's launch call started only once the GPU was already idle (%s)%s.",
+				ms(idle), pct(float64(idle)/float64(span)), slice, pct(b.score), ms(hw), c.where(b.trace, b.rank), others(b.n)),
 			Mechanism: "HTA's host-wait test: the launching runtime call of the kernel after each gap started after the previous kernel on that stream ended.",
 			Evidence:  []evidence.Ref{ref("gaps", "rank", itoa(b.rank), "category", "host_wait"), ref("ranks", "rank", itoa(b.rank)), ref("capture", "rank", itoa(b.rank))},
 			Impact:    b.score,
