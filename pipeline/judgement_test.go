@@ -17,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -748,20 +747,7 @@ func TestJudgementSharedTraces(t *testing.T) {
 		t.Skip("loads every shared trace set")
 	}
 	root := testutil.SharedTraces(t)
-	var sets []string
-	sources, _ := os.ReadDir(root)
-	for _, s := range sources {
-		if !s.IsDir() {
-			continue
-		}
-		subs, _ := os.ReadDir(filepath.Join(root, s.Name()))
-		for _, d := range subs {
-			if d.IsDir() {
-				sets = append(sets, s.Name()+"/"+d.Name())
-			}
-		}
-	}
-	sort.Strings(sets)
+	sets := testutil.TraceSets(t)
 	if len(sets) == 0 {
 		t.Fatalf("no trace set under %s", root)
 	}

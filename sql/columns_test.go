@@ -72,19 +72,7 @@ func TestPresetColumnsDocumented(t *testing.T) {
 			t.Errorf("preset %s was not run: add it to this test", p.Name)
 			continue
 		}
-		var got, want []string
-		for _, c := range res.Columns {
-			got = append(got, c.Name)
-		}
-		for _, c := range p.Columns {
-			want = append(want, c.Name)
-			if c.Doc == "" || c.Unit == "" {
-				t.Errorf("%s: column %s lacks its doc or its unit: %+v", p.Name, c.Name, c)
-			}
-		}
-		if strings.Join(got, ",") != strings.Join(want, ",") {
-			t.Errorf("%s returns   %v\nits header documents %v", p.Name, got, want)
-		}
+		sameColumns(t, "preset "+p.Name, res, p.Columns)
 	}
 }
 
@@ -104,18 +92,26 @@ func checkObjects(ctx context.Context, t *testing.T, db *duck.DB, p sql.Preset) 
 			t.Errorf("%s: %v", o.Name, err)
 			continue
 		}
-		var got, want []string
-		for _, c := range res.Columns {
-			got = append(got, c.Name)
+		sameColumns(t, "table "+o.Name, res, o.Columns)
+	}
+}
+
+// sameColumns checks that res has exactly the documented columns, in
+// order, and that each documented column has a doc and a unit; what names
+// the preset or the table in the errors.
+func sameColumns(t *testing.T, what string, res *table.Table, doc []sql.ColumnDoc) {
+	t.Helper()
+	var got, want []string
+	for _, c := range res.Columns {
+		got = append(got, c.Name)
+	}
+	for _, c := range doc {
+		want = append(want, c.Name)
+		if c.Doc == "" || c.Unit == "" {
+			t.Errorf("%s: column %s lacks its doc or its unit: %+v", what, c.Name, c)
 		}
-		for _, c := range o.Columns {
-			want = append(want, c.Name)
-			if c.Doc == "" || c.Unit == "" {
-				t.Errorf("%s.%s lacks its doc or its unit: %+v", o.Name, c.Name, c)
-			}
-		}
-		if strings.Join(got, ",") != strings.Join(want, ",") {
-			t.Errorf("table %s has columns %v\nits CREATE documents %v", o.Name, got, want)
-		}
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("%s returns %v\nits header documents %v", what, got, want)
 	}
 }

@@ -97,26 +97,6 @@ func gpuTime(t *testing.T, db *duck.DB) int64 {
 	return v
 }
 
-// traceSets lists the trace set directories of the shared collection.
-func traceSets(t *testing.T) []string {
-	root := testutil.SharedTraces(t)
-	var sets []string
-	sources, _ := os.ReadDir(root)
-	for _, s := range sources {
-		if !s.IsDir() {
-			continue
-		}
-		subs, _ := os.ReadDir(filepath.Join(root, s.Name()))
-		for _, d := range subs {
-			if d.IsDir() {
-				sets = append(sets, s.Name()+"/"+d.Name())
-			}
-		}
-	}
-	sort.Strings(sets)
-	return sets
-}
-
 // TestEveryTraceAccountsForAllGPUTime: on every shared trace, the GPU
 // view's leaves sum to the GPU time of the trace exactly, and the CPU view's
 // self times to its total.
@@ -124,7 +104,7 @@ func TestEveryTraceAccountsForAllGPUTime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("loads every shared trace")
 	}
-	for _, set := range traceSets(t) {
+	for _, set := range testutil.TraceSets(t) {
 		t.Run(strings.ReplaceAll(set, "/", "_"), func(t *testing.T) {
 			db, err := duck.Open("", duck.Options{})
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -44,6 +45,29 @@ func SharedTraces(t testing.TB) string {
 		t.Skipf("shared trace collection not found at %s: skipping", dir)
 	}
 	return dir
+}
+
+// TraceSets returns the trace sets of the shared collection, as
+// "source/set" folder names in order (tracemap/vllm_h100_tp4_rank0, ...),
+// or skips the test when the collection is absent.
+func TraceSets(t testing.TB) []string {
+	t.Helper()
+	root := SharedTraces(t)
+	var sets []string
+	sources, _ := os.ReadDir(root)
+	for _, s := range sources {
+		if !s.IsDir() {
+			continue
+		}
+		subs, _ := os.ReadDir(filepath.Join(root, s.Name()))
+		for _, d := range subs {
+			if d.IsDir() {
+				sets = append(sets, s.Name()+"/"+d.Name())
+			}
+		}
+	}
+	sort.Strings(sets)
+	return sets
 }
 
 // Shared returns ../shared beside the repository, or skips the test.
