@@ -560,5 +560,5 @@ func (c *ctx) loopWhat(trace string, rank int) string {
 			return "step time"
 		}
 	}
-	return "the rank's wall time (the trace has no steps)"
+	return "the rank's wall time; the trace has no steps"
 }
