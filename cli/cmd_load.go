@@ -165,8 +165,6 @@ func openTraces(ctx context.Context, f loadFlags, paths []string, stderr io.Writ
 	opts := duck.Options{CacheDir: f.cache, Scratch: f.db == "" && jsonBytes(paths) > spillJSONBytes}
 	if f.db != "" || opts.Scratch {
 		opts.MemoryLimit = fileMemoryLimit
-	}
-	if opts.Scratch {
 		debug.SetMemoryLimit(goMemoryLimit)
 	}
 	db, err := duck.Open(f.db, opts)
@@ -190,10 +188,11 @@ var spillJSONBytes int64 = 128 << 20 // a variable for the tests
 const fileMemoryLimit = "512MB"
 
 // goMemoryLimit is the Go heap's soft limit while a command analyses
-// traces past spillJSONBytes: the garbage collector then runs before the
-// heap doubles its live size (its default), which for the cross-view of a
-// large trace is hundreds of MB. The live heap may pass it; the collector
-// then runs more often, never stops the work.
+// traces in a database file (--db, or past spillJSONBytes): the garbage
+// collector then runs before the heap doubles its live size (its
+// default), which for the cross-view of a large trace is hundreds of MB.
+// The live heap may pass it; the collector then runs more often, never
+// stops the work.
 const goMemoryLimit = 512 << 20
 
 // jsonBytes estimates the JSON the traces at paths hold: a file's size,

@@ -13,6 +13,11 @@ const (
 	RowOp     = "op"
 	RowOrigin = "origin"
 	RowStack  = "stack" // a Call stack: id is its call_stack_id, name its text
+	// RowName is an event name: id is its name_id, name its text.
+	RowName = "name"
+	// RowThread is a host thread: id is its thread_id; trace, rank and
+	// thread (pid/tid) say which.
+	RowThread = "thread"
 )
 
 // Columns are the columns the crossview preset returns first, in order;
@@ -25,6 +30,14 @@ var Columns = []string{"row_kind", "trace", "rank", "id", "parent_id", "thread",
 // FromTable reads them when present; without them, operations link through
 // correlation only and no python level comes from a Call stack.
 var LinkColumns = []string{"operator_id", "link", "call_stack_id"}
+
+// IDColumns are the columns by which the preset's frames and ops name their
+// event name and their thread (a name row and a thread row) instead of
+// carrying the text on every row. When both are present, every frame takes
+// its trace, rank and thread from the thread row its thread_id names, and a
+// frame or op with a name_id its name from the name row; without them each
+// row carries its own.
+var IDColumns = []string{"name_id", "thread_id"}
 
 // FromTable reads the crossview preset's result into an Input.
 func FromTable(t *table.Table) (*Input, error) {
@@ -63,8 +76,19 @@ type RowReader struct {
 	// each row's value is a fresh string from the driver.
 	strs map[string]string
 
+	// With IDColumns: the name and thread rows read so far, and the name id
+	// of each frame and op (0 = none), resolved by Input from frames[done]
+	// and ops[doneOps] on. A frame's Thread holds its thread_id until then.
+	byID          bool
+	names         map[int64]string
+	threads       map[int64]Thread
+	frameNames    []int32
+	opNames       []int32
+	done, doneOps int
+
 	cKind, cTrace, cRank, cID, cParent, cThread, cEvKind, cAPI, cName int
 	cTs, cDur, cStream, cGraph, cOper, cLink, cStack, cClass, cSync   int
+	cNameID, cThreadID                                                int
 }
 
 // NewRowReader returns a reader for rows with these columns, which must
@@ -83,8 +107,11 @@ func NewRowReader(columns []string) (*RowReader, error) {
 			return nil, fmt.Errorf("crossview: the preset's result has no column %q", name)
 		}
 	}
+	byID := at("name_id") >= 0 && at("thread_id") >= 0
 	return &RowReader{
 		in: &Input{Origins: map[string]int64{}}, n: len(columns), stacks: map[int64]string{}, strs: map[string]string{},
+		byID: byID, names: map[int64]string{}, threads: map[int64]Thread{},
+		cNameID: at("name_id"), cThreadID: at("thread_id"),
 		cKind: at("row_kind"), cTrace: at("trace"), cRank: at("rank"), cID: at("id"), cParent: at("parent_id"),
 		cThread: at("thread"), cEvKind: at("kind"), cAPI: at("api"), cName: at("name"),
 		cTs: at("ts_ns"), cDur: at("dur_ns"), cStream: at("stream"), cGraph: at("graph_id"),
@@ -93,7 +120,12 @@ func NewRowReader(columns []string) (*RowReader, error) {
 }
 
 // Grow makes room for n more frames.
-func (r *RowReader) Grow(n int) { r.in.Frames = slices.Grow(r.in.Frames, n) }
+func (r *RowReader) Grow(n int) {
+	r.in.Frames = slices.Grow(r.in.Frames, n)
+	if r.byID {
+		r.frameNames = slices.Grow(r.frameNames, n)
+	}
+}
 
 // Add reads one row. It keeps no reference to row: the caller may reuse it.
 func (r *RowReader) Add(row []any) error {
@@ -120,20 +152,40 @@ func (r *RowReader) Add(row []any) error {
 		if sid != 0 {
 			r.pending = true
 		}
-		in.Frames = append(in.Frames, Frame{
+		f := Frame{
 			ID: asInt(row[r.cID]), Parent: asInt(row[r.cParent]), TsNs: asInt(row[r.cTs]), DurNs: asInt(row[r.cDur]),
-			Name:   r.str(row[r.cName]),
-			Thread: in.ThreadID(asString(row[r.cTrace]), int(asInt(row[r.cRank])), asString(row[r.cThread])),
-			Kind:   hk, GraphLaunch: asString(row[r.cAPI]) == "graph_launch", Blocking: asString(row[r.cSync]) == SyncBlocking,
+			Kind: hk, GraphLaunch: asString(row[r.cAPI]) == "graph_launch", Blocking: asString(row[r.cSync]) == SyncBlocking,
 			CallStack: int32(sid),
-		})
+		}
+		if r.byID {
+			th := row[r.cThreadID]
+			if th == nil {
+				return fmt.Errorf("crossview: row %d: frame %d has no thread_id", r.rows-1, f.ID)
+			}
+			f.Thread = int32(asInt(th))
+			r.frameNames = append(r.frameNames, int32(asInt(row[r.cNameID])))
+		} else {
+			f.Name = r.str(row[r.cName])
+			f.Thread = in.ThreadID(asString(row[r.cTrace]), int(asInt(row[r.cRank])), asString(row[r.cThread]))
+		}
+		in.Frames = append(in.Frames, f)
 	case RowOp:
-		in.Ops = append(in.Ops, Op{
+		op := Op{
 			ID: asInt(row[r.cID]), Launch: asInt(row[r.cParent]), Trace: r.str(row[r.cTrace]), Rank: int(asInt(row[r.cRank])),
-			Stream: asInt(row[r.cStream]), Kind: r.str(row[r.cEvKind]), Name: r.str(row[r.cName]),
+			Stream: asInt(row[r.cStream]), Kind: r.str(row[r.cEvKind]),
 			TsNs: asInt(row[r.cTs]), DurNs: asInt(row[r.cDur]), GraphID: asInt(row[r.cGraph]),
 			Operator: asInt(cell(r.cOper)), Link: r.str(cell(r.cLink)), Class: r.str(row[r.cClass]),
-		})
+		}
+		if r.byID {
+			r.opNames = append(r.opNames, int32(asInt(row[r.cNameID])))
+		} else {
+			op.Name = r.str(row[r.cName])
+		}
+		in.Ops = append(in.Ops, op)
+	case RowName:
+		r.names[asInt(row[r.cID])] = asString(row[r.cName])
+	case RowThread:
+		r.threads[asInt(row[r.cID])] = Thread{Trace: asString(row[r.cTrace]), Rank: int(asInt(row[r.cRank])), Name: asString(row[r.cThread])}
 	case RowOrigin:
 		in.Origins[asString(row[r.cTrace])] = asInt(row[r.cTs])
 	case RowStack:
@@ -158,6 +210,9 @@ func (r *RowReader) str(v any) string {
 // stacks their stack rows hold.
 func (r *RowReader) Input() (*Input, error) {
 	in := r.in
+	if err := r.resolveIDs(); err != nil {
+		return nil, err
+	}
 	if !r.pending {
 		return in, nil
 	}
@@ -181,6 +236,58 @@ func (r *RowReader) Input() (*Input, error) {
 	}
 	r.pending = false
 	return in, nil
+}
+
+// resolveIDs gives the frames and ops read since the last call the names
+// and threads their ids name (IDColumns): the name and thread rows may come
+// after them.
+func (r *RowReader) resolveIDs() error {
+	if !r.byID {
+		return nil
+	}
+	in := r.in
+	threads := map[int64]int32{}
+	for i := r.done; i < len(in.Frames); i++ {
+		f := &in.Frames[i]
+		id := int64(f.Thread)
+		t, ok := threads[id]
+		if !ok {
+			th, found := r.threads[id]
+			if !found {
+				return fmt.Errorf("crossview: frame %d names thread %d, which no thread row holds", f.ID, id)
+			}
+			t = in.ThreadID(th.Trace, th.Rank, th.Name)
+			threads[id] = t
+		}
+		f.Thread = t
+		name, err := r.nameOf(r.frameNames[i], "frame", f.ID)
+		if err != nil {
+			return err
+		}
+		f.Name = name
+	}
+	for i := r.doneOps; i < len(in.Ops); i++ {
+		op := &in.Ops[i]
+		name, err := r.nameOf(r.opNames[i], "op", op.ID)
+		if err != nil {
+			return err
+		}
+		op.Name = name
+	}
+	r.done, r.doneOps = len(in.Frames), len(in.Ops)
+	return nil
+}
+
+// nameOf is the text of the name row id ("" for 0, an event without a name).
+func (r *RowReader) nameOf(id int32, what string, of int64) (string, error) {
+	if id == 0 {
+		return "", nil
+	}
+	name, ok := r.names[int64(id)]
+	if !ok {
+		return "", fmt.Errorf("crossview: %s %d names name %d, which no name row holds", what, of, id)
+	}
+	return name, nil
 }
 
 // StepColumns are the columns of the steps preset (sql/steps.sql) that

@@ -1,0 +1,115 @@
+package crossview
+
+import (
+	"reflect"
+	"testing"
+)
+
+// TestRowReaderIDs: frames and ops that name their name and thread by id
+// (IDColumns) read into the same Input as rows that carry the text, in
+// whatever order the name and thread rows come; an id no row holds is an
+// error that says which.
+func TestRowReaderIDs(t *testing.T) {
+	cols := append(append(append([]string{}, Columns...), LinkColumns...), IDColumns...)
+	// Columns: row_kind trace rank id parent_id thread kind api name ts_ns
+	// dur_ns stream graph_id class sync | operator_id link call_stack_id |
+	// name_id thread_id.
+	textRow := func(kind, trace string, rank, id, parent int64, thread, evKind, name string, ts int64) []any {
+		var class, link any
+		if kind == RowOp {
+			class, link = ClassComp, LinkCorrelation
+		}
+		return []any{kind, trace, rank, id, parent, thread, evKind, nil, name, ts, int64(5), nil, nil, class, nil, int64(0), link, int64(0), nil, nil}
+	}
+	idRow := func(kind string, id, parent int64, evKind string, ts, nameID, threadID int64) []any {
+		r := textRow(kind, "", 0, id, parent, "", evKind, "", ts)
+		r[1], r[2], r[5], r[8] = nil, nil, nil, nil
+		if kind == RowOp {
+			r[1], r[2] = "job", int64(1)
+		}
+		r[18] = nameID
+		if nameID == 0 {
+			r[18] = nil
+		}
+		if threadID != 0 {
+			r[19] = threadID
+		}
+		return r
+	}
+	dict := func(kind string, id int64, trace any, rank any, thread, name any) []any {
+		return []any{kind, trace, rank, id, int64(0), thread, nil, nil, name, nil, int64(0), nil, nil, nil, nil, int64(0), nil, int64(0), nil, nil}
+	}
+
+	text := newTable(cols[:len(cols)-len(IDColumns)])
+	text.Rows = [][]any{
+		textRow(RowFrame, "job", 1, 1, 0, "7/7", "python", "train.py(3): step", 0),
+		textRow(RowFrame, "job", 1, 2, 0, "7/8", "runtime", "cudaLaunchKernel", 10),
+		textRow(RowFrame, "job", 1, 4, 0, "7/7", "cpu_op", "", 20),
+		textRow(RowOp, "job", 1, 3, 2, "", "kernel", "gemm", 30),
+	}
+	byID := newTable(cols)
+	byID.Rows = [][]any{
+		idRow(RowFrame, 1, 0, "python", 0, 11, 2),
+		idRow(RowFrame, 2, 0, "runtime", 10, 12, 1),
+		idRow(RowFrame, 4, 0, "cpu_op", 20, 0, 2),
+		idRow(RowOp, 3, 2, "kernel", 30, 13, 0),
+		dict(RowName, 12, nil, nil, nil, "cudaLaunchKernel"),
+		dict(RowThread, 2, "job", int64(1), "7/7", nil),
+		dict(RowName, 11, nil, nil, nil, "train.py(3): step"),
+		dict(RowName, 13, nil, nil, nil, "gemm"),
+		dict(RowThread, 1, "job", int64(1), "7/8", nil),
+	}
+	for i, r := range text.Rows {
+		text.Rows[i] = r[:len(r)-len(IDColumns)]
+	}
+	want, err := FromTable(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := FromTable(byID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Thread indexes follow the order threads are met: compare what they name.
+	threadsOf := func(in *Input) []Thread {
+		var out []Thread
+		for _, f := range in.Frames {
+			out = append(out, in.Threads[f.Thread])
+		}
+		return out
+	}
+	if !reflect.DeepEqual(threadsOf(got), threadsOf(want)) {
+		t.Errorf("threads = %+v, want %+v", threadsOf(got), threadsOf(want))
+	}
+	for i := range got.Frames {
+		g, w := got.Frames[i], want.Frames[i]
+		g.Thread, w.Thread = 0, 0
+		if g != w {
+			t.Errorf("frame %d = %+v, want %+v", i, g, w)
+		}
+	}
+	if !reflect.DeepEqual(got.Ops, want.Ops) {
+		t.Errorf("ops = %+v, want %+v", got.Ops, want.Ops)
+	}
+
+	// Ids that no row holds.
+	for _, tc := range []struct {
+		rows [][]any
+		want string
+	}{
+		{[][]any{idRow(RowFrame, 1, 0, "python", 0, 11, 2), dict(RowName, 11, nil, nil, nil, "f")},
+			"crossview: frame 1 names thread 2, which no thread row holds"},
+		{[][]any{idRow(RowFrame, 1, 0, "python", 0, 11, 2), dict(RowThread, 2, "job", int64(1), "7/7", nil)},
+			"crossview: frame 1 names name 11, which no name row holds"},
+		{[][]any{idRow(RowOp, 3, 0, "kernel", 0, 13, 0)},
+			"crossview: op 3 names name 13, which no name row holds"},
+		{[][]any{idRow(RowFrame, 1, 0, "python", 0, 11, 0)},
+			"crossview: row 0: frame 1 has no thread_id"},
+	} {
+		tb := newTable(cols)
+		tb.Rows = tc.rows
+		if _, err := FromTable(tb); err == nil || err.Error() != tc.want {
+			t.Errorf("FromTable = %v, want %q", err, tc.want)
+		}
+	}
+}
