@@ -46,13 +46,13 @@ _t0 AS (
 _keyed AS NOT MATERIALIZED (
   SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
     correlation, external_id, stream, device, bytes, graph_id,
-    host_ts, step, phase
+    host_ts, step, phase, file_id, idx
   FROM evidence_base_events
   WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
 ),
 _w AS (
   SELECT trace, rank, step, phase, coalesce(stream, -1) AS stream, ts_ns, host_ts,
-    lag(end_ns) OVER (PARTITION BY trace, rank, coalesce(stream, -1) ORDER BY ts_ns, end_ns, correlation, name) AS prev_end
+    lag(end_ns) OVER (PARTITION BY trace, rank, coalesce(stream, -1) ORDER BY ts_ns, end_ns, correlation, file_id, idx) AS prev_end
   FROM _keyed
 ),
 _i AS (

@@ -33,20 +33,20 @@ WITH
 _keyed AS NOT MATERIALIZED (
   SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
     correlation, external_id, stream, device, bytes, graph_id,
-    host_ts, step, phase, class
+    host_ts, step, phase, class, file_id, idx
   FROM evidence_base_events
   WHERE kind = 'kernel'
 ),
 _g AS (
-  SELECT trace, rank, step, phase, ts_ns, end_ns, stream, correlation, name,
-    class
+  SELECT trace, rank, step, phase, ts_ns, end_ns, stream, correlation,
+    class, file_id, idx
   FROM _keyed
 ),
 _w AS (
   SELECT *,
-    max(end_ns) OVER (PARTITION BY trace, rank, class ORDER BY ts_ns, end_ns, stream, correlation, name
+    max(end_ns) OVER (PARTITION BY trace, rank, class ORDER BY ts_ns, end_ns, stream, correlation, file_id, idx
       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm_cls,
-    max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns, stream, correlation, name
+    max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns, stream, correlation, file_id, idx
       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm_cc
   FROM _g
 ),

@@ -51,22 +51,27 @@ _steps AS NOT MATERIALIZED (
 _keyed AS NOT MATERIALIZED (
   SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
     correlation, external_id, stream, device, bytes, graph_id,
-    host_ts, step, phase, class
+    host_ts, step, phase, class, file_id, idx
   FROM evidence_base_events
   WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync')
 ),
 _g AS (
-  SELECT trace, rank, step, phase, ts_ns, end_ns, kind, name, stream, correlation,
-    class
+  SELECT trace, rank, step, phase, ts_ns, end_ns, kind, stream, correlation,
+    class, file_id, idx
   FROM _keyed
 ),
+-- Rows that tie on start, end, stream and correlation (one launch, so one
+-- step) are ordered by their place in their file (file_id, idx): any order
+-- gives them the same sums, and a text key (the name, as before) made each
+-- sort several times slower (×21 vLLM trace: this preset 1.8 s → 0.7 s).
+-- overlap, steps and gaps break ties the same way.
 _w AS (
   SELECT *,
-    max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns, stream, correlation, name
+    max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns, stream, correlation, file_id, idx
       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm_all,
-    max(end_ns) OVER (PARTITION BY trace, rank, class ORDER BY ts_ns, end_ns, stream, correlation, name
+    max(end_ns) OVER (PARTITION BY trace, rank, class ORDER BY ts_ns, end_ns, stream, correlation, file_id, idx
       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm_cls,
-    max(end_ns) OVER (PARTITION BY trace, rank, class IN ('COMM', 'COMP') ORDER BY ts_ns, end_ns, stream, correlation, name
+    max(end_ns) OVER (PARTITION BY trace, rank, class IN ('COMM', 'COMP') ORDER BY ts_ns, end_ns, stream, correlation, file_id, idx
       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm_cc
   FROM _g
 ),

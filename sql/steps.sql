@@ -44,7 +44,7 @@ _t0 AS (
 ),
 _gw AS (
   SELECT trace, rank, step, ts_ns, end_ns,
-    max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns, stream, correlation, name
+    max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns, stream, correlation, file_id, idx
       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
   FROM evidence_base_events
   WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync')
