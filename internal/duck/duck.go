@@ -237,7 +237,26 @@ func (d *DB) SQL() *sql.DB { return d.db }
 func (d *DB) Exec(ctx context.Context, query string, args ...any) error {
 	defer timeStatement(query)()
 	_, err := d.db.ExecContext(ctx, query, args...)
-	return err
+	return d.diskFull(err)
+}
+
+// diskFull adds where and what to do to an error DuckDB returned because
+// the disk under its database file, or under the directory it spills to,
+// is full; other errors come back as they are. A load that fails so has
+// added nothing (its transaction rolls back), but the file keeps the
+// space it took until DuckDB reuses it.
+func (d *DB) diskFull(err error) error {
+	if err == nil || !strings.Contains(err.Error(), "No space left on device") {
+		return err
+	}
+	switch {
+	case d.scratch != "":
+		return fmt.Errorf("%w\nthe disk under the scratch database (%s) is full: free space there, or set TMPDIR to a folder on a larger disk before starting tracebook", err, d.scratch)
+	case d.path != "":
+		return fmt.Errorf("%w\nthe disk under %s (or under its spill directory %s) is full: free space there, or use a database file on a larger disk", err, displayPath(d.path), d.tempDir)
+	default:
+		return fmt.Errorf("%w\nthe disk under DuckDB's spill directory (%s) is full: free space there, or set TMPDIR to a folder on a larger disk before starting tracebook", err, d.tempDir)
+	}
 }
 
 // Query runs query and returns its result as a table of at most maxRows
@@ -250,12 +269,12 @@ func (d *DB) Query(ctx context.Context, query string, maxRows int, args ...any) 
 	defer timeStatement(query)()
 	rows, err := d.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, err
+		return nil, d.diskFull(err)
 	}
 	defer rows.Close()
 	t, more, err := readTable(rows, maxRows)
 	if err != nil || !more {
-		return t, err
+		return t, d.diskFull(err)
 	}
 	// Past the cap, count instead of reading every row (a SELECT * over
 	// millions of events would convert them all); a statement that cannot
@@ -295,6 +314,11 @@ func (d *DB) Query(ctx context.Context, query string, maxRows int, args ...any) 
 // directly, 1.41 s and 258 MB through a stored result).
 func (d *DB) QueryEach(ctx context.Context, query string, start func(columns []string) error, each func(row []any) error, args ...any) error {
 	defer timeStatement(query)()
+	return d.diskFull(d.queryEach(ctx, query, start, each, args))
+}
+
+// queryEach is QueryEach.
+func (d *DB) queryEach(ctx context.Context, query string, start func(columns []string) error, each func(row []any) error, args []any) error {
 	var events int64
 	if d.path != "" {
 		if err := d.db.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&events); err != nil {

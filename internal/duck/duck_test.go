@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -414,5 +415,100 @@ func TestScratchDatabase(t *testing.T) {
 		if _, err := os.Stat(dir); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", filepath.Base(dir), err == nil, want)
 		}
+	}
+}
+
+// TestDiskFull: an error for a full disk says which disk and what to do,
+// for a scratch database, a database file and an in-memory one, and keeps
+// the error it wraps; any other error comes back as it was.
+func TestDiskFull(t *testing.T) {
+	full := errors.New(`IO Error: Could not write file "/t/x": No space left on device`)
+	other := errors.New("Binder Error: no column x")
+	tests := []struct {
+		name string
+		db   *DB
+		err  error
+		want string // the added line; "" = err unchanged
+	}{
+		{"scratch", &DB{scratch: "/t/tracebook-db-1", path: "/t/tracebook-db-1/traces.duckdb", tempDir: "/t/tracebook-db-1/tmp"}, full,
+			"the disk under the scratch database (/t/tracebook-db-1) is full: free space there, or set TMPDIR to a folder on a larger disk before starting tracebook"},
+		{"file", &DB{path: "/data/job.duckdb", tempDir: "/data/job.duckdb.tmp"}, full,
+			"the disk under /data/job.duckdb (or under its spill directory /data/job.duckdb.tmp) is full: free space there, or use a database file on a larger disk"},
+		{"memory", &DB{tempDir: "/t/tracebook-duckdb-2"}, full,
+			"the disk under DuckDB's spill directory (/t/tracebook-duckdb-2) is full: free space there, or set TMPDIR to a folder on a larger disk before starting tracebook"},
+		{"other error", &DB{path: "/data/job.duckdb"}, other, ""},
+		{"no error", &DB{}, nil, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.db.diskFull(tc.err)
+			if tc.want == "" {
+				if got != tc.err {
+					t.Fatalf("diskFull(%v) = %v, want it unchanged", tc.err, got)
+				}
+				return
+			}
+			if !errors.Is(got, tc.err) {
+				t.Errorf("diskFull does not wrap %v", tc.err)
+			}
+			if want := tc.err.Error() + "\n" + tc.want; got.Error() != want {
+				t.Errorf("diskFull =\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+// TestLoadOnFullDisk: a load that runs out of disk under a scratch
+// database (a 2 MB tmpfs) fails with the full-disk hint, leaves the traces
+// loaded before it as they were, and Close removes the scratch directory.
+// It needs to mount a tmpfs (root, and a system that allows it).
+func TestLoadOnFullDisk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: mounts a tmpfs")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2M", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here (%v: %s): a full disk is not tried", err, strings.TrimSpace(string(out)))
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	t.Setenv("TMPDIR", dir)
+	db, err := Open("", Options{CacheDir: "-", Scratch: true, MemoryLimit: "256MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() }) // before the unmount
+	ctx := context.Background()
+	if _, err := db.Load(ctx, []string{filepath.Join("testdata", "tiny.json")}, trace.LoadOptions{Name: "t"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// 200,000 kernels with names that barely compress: more than 2 MB in
+	// the file.
+	big := filepath.Join(t.TempDir(), "big.json")
+	var b strings.Builder
+	b.WriteString(`{"traceEvents":[`)
+	for i := range 200_000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		h := uint64(i+1) * 0x9E3779B97F4A7C15
+		fmt.Fprintf(&b, `{"ph":"X","cat":"kernel","name":"k%x%x","pid":0,"tid":7,"ts":%d,"dur":%d,"args":{"correlation":%d,"stream":7}}`, h, h*31, 1000+i*5, h%97, h>>40)
+	}
+	b.WriteString(`]}`)
+	if err := os.WriteFile(big, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Load(ctx, []string{big}, trace.LoadOptions{Name: "big"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "No space left on device") || !strings.Contains(err.Error(), "is full: free space there, or set TMPDIR") {
+		t.Fatalf("load on a full disk: err = %v, want the full-disk hint", err)
+	}
+	tb, err := db.Query(ctx, "SELECT trace, count(*) AS n FROM events GROUP BY trace", 0)
+	if err != nil || len(tb.Rows) != 1 || tb.Rows[0][0] != "t" || tb.Rows[0][1] != int64(12) {
+		t.Fatalf("after the failed load: %v %v, want only trace t with its 12 events", tb, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "tracebook-db-*")); len(left) > 0 {
+		t.Errorf("Close left %v", left)
 	}
 }

@@ -49,6 +49,12 @@ import (
 //     would spin on the core the parser needs. Queries that run during a
 //     load run single-threaded until it ends.
 func (d *DB) Load(ctx context.Context, paths []string, opts trace.LoadOptions, progress func(trace.Progress)) (*trace.LoadResult, error) {
+	res, err := d.load(ctx, paths, opts, progress)
+	return res, d.diskFull(err)
+}
+
+// load is Load.
+func (d *DB) load(ctx context.Context, paths []string, opts trace.LoadOptions, progress func(trace.Progress)) (*trace.LoadResult, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("load: %w", trace.ErrNoTraceFiles)
 	}
