@@ -69,6 +69,18 @@ _s AS (
   FROM _keyed k LEFT JOIN _cp cp ON cp.trace = k.trace AND cp.rank = k.rank AND cp.correlation = k.correlation
   WHERE tb_sync_call(k.kind, k.api, k.name, tb_copy_waits(cp.copy_name)) IS NOT NULL
 ),
+-- The operators that enclose a blocking call. Joined on the thread alone,
+-- every call met every operator of its thread (blocking calls × operators:
+-- quadratic in the trace). Each operator is listed once per 2^24 ns
+-- (16.8 ms) bucket its span touches, and a call looks only in the bucket of
+-- its start, which every operator that encloses it touches (×21 vLLM:
+-- 0.35 s → 0.12 s for this join).
+_cb AS (
+  SELECT trace, rank, pid, tid, name, ts_ns, end_ns,
+    unnest(range(ts_ns // 16777216, end_ns // 16777216 + 1)) AS b
+  FROM evidence_base_events
+  WHERE kind = 'cpu_op'
+),
 _enc AS (
   SELECT s.trace, s.rank, s.pid, s.tid, s.ts_ns, s.end_ns, c.name, c.ts_ns AS c_ts,
     CASE WHEN tb_scalar_read(c.name) THEN 1
@@ -76,8 +88,9 @@ _enc AS (
                          'aten::_unique2', 'aten::unique_consecutive', 'aten::unique_dim', 'aten::repeat_interleave') THEN 2
          WHEN c.name IN ('aten::to', 'aten::_to_copy', 'aten::copy_', 'aten::cpu') THEN 3
          ELSE 9 END AS prio
-  FROM _s s JOIN evidence_base_events c ON c.trace = s.trace AND c.rank = s.rank AND c.pid = s.pid AND c.tid = s.tid
-  WHERE s.blocking AND c.kind = 'cpu_op' AND c.ts_ns <= s.ts_ns AND c.end_ns >= s.end_ns
+  FROM _s s JOIN _cb c ON c.trace = s.trace AND c.rank = s.rank AND c.pid = s.pid AND c.tid = s.tid
+    AND c.b = s.ts_ns // 16777216
+  WHERE s.blocking AND c.ts_ns <= s.ts_ns AND c.end_ns >= s.end_ns
 ),
 _op AS (
   SELECT trace, rank, pid, tid, ts_ns, end_ns,
