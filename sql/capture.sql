@@ -63,7 +63,10 @@ WITH
 _t0 AS (
   SELECT trace, min(first_ts_ns) AS t0 FROM traces GROUP BY trace
 ),
-_gpu AS (
+-- Not materialised: four readers each scan for their own columns, cheaper
+-- than storing every GPU event with its name (×21 vLLM: this preset 2.1 s
+-- → 1.7 s).
+_gpu AS NOT MATERIALIZED (
   SELECT trace, rank, kind, name, ts_ns, end_ns, correlation
   FROM evidence_base_events
   WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync') AND ts_ns IS NOT NULL
@@ -204,9 +207,21 @@ _ivs AS (
   FROM _iv i LEFT JOIN _gspan g ON g.trace = i.trace AND g.rank = i.rank
   GROUP BY i.trace, i.rank, i.kind
 ),
+-- The GPU idle time inside each kind's intervals. Joined on the rank alone,
+-- every interval met every idle interval (quadratic in the trace: ×21 vLLM,
+-- 443 × 287,027). Both sides are listed once per 2^24 ns (16.8 ms) bucket
+-- their span touches, and a pair that overlaps counts in the bucket where
+-- its overlap starts, which both touch.
+_ivb AS (
+  SELECT trace, rank, kind, s, e, unnest(range(s // 16777216, e // 16777216 + 1)) AS b FROM _iv
+),
+_idleb AS (
+  SELECT trace, rank, s, e, unnest(range(s // 16777216, e // 16777216 + 1)) AS b FROM _idle
+),
 _ov AS (
   SELECT a.trace, a.rank, a.kind, sum(least(a.e, i.e) - greatest(a.s, i.s)) AS idle_ns
-  FROM _iv a JOIN _idle i ON i.trace = a.trace AND i.rank = a.rank AND i.s < a.e AND a.s < i.e
+  FROM _ivb a JOIN _idleb i ON i.trace = a.trace AND i.rank = a.rank AND i.b = a.b
+  WHERE i.s < a.e AND a.s < i.e AND a.b = greatest(a.s, i.s) // 16777216
   GROUP BY a.trace, a.rank, a.kind
 ),
 _sum AS (
