@@ -75,8 +75,11 @@ _host AS NOT MATERIALIZED (
   FROM evidence_base_events
   WHERE kind IN ('cpu_op', 'annotation', 'other', 'kernel') AND name IS NOT NULL
 ),
-_hf AS (
-  SELECT trace, rank, name, ts_ns, dur_ns, unnest([
+-- The features a host event or kernel shows, decided once per distinct kind
+-- and name (a trace repeats a few hundred names over millions of events:
+-- ×21 vLLM, this preset 0.85 s → 0.75 s), then joined back to the events.
+_hfn AS (
+  SELECT kind, name, unnest([
     CASE WHEN kind = 'cpu_op' OR (kind = 'other' AND starts_with(name, 'aten::')) THEN 'cpu_ops' END,
     CASE WHEN kind IN ('cpu_op', 'other') AND (regexp_matches(name, '(Backward\d*|_backward)$')
       OR starts_with(name, 'autograd::engine::evaluate_function: ')) THEN 'backward' END,
@@ -95,7 +98,11 @@ _hf AS (
     CASE WHEN kind <> 'kernel' AND starts_with(name, 'enumerate(DataLoader)#_SingleProcessDataLoaderIter') THEN 'dataloader_single' END,
     CASE WHEN kind <> 'kernel' AND starts_with(name, 'enumerate(DataLoader)#_MultiProcessingDataLoaderIter') THEN 'dataloader_workers' END
   ]) AS feature
-  FROM _host
+  FROM (SELECT DISTINCT kind, name FROM _host)
+),
+_hf AS (
+  SELECT h.trace, h.rank, h.name, h.ts_ns, h.dur_ns, f.feature
+  FROM _host h JOIN (SELECT * FROM _hfn WHERE feature IS NOT NULL) f ON f.kind = h.kind AND f.name = h.name
 ),
 _raw AS (
   SELECT e.trace, e.rank, e.kind, e.cat, e.name, e.ts_ns, e.dur_ns
