@@ -96,6 +96,11 @@ _tr AS (
   SELECT trace, max(world_size) AS world FROM traces
   WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR) GROUP BY trace
 ),
+-- The communication kernels' names, each tested once (tb_comm_kernel is a
+-- regular expression; a trace repeats a few dozen kernel names).
+_cn AS (
+  SELECT name FROM (SELECT DISTINCT name FROM events WHERE kind = 'kernel') WHERE tb_comm_kernel(name)
+),
 _k AS (
   SELECT e.trace, e.file_id, e.idx, e.rank, e.stream, e.correlation, e.ts_ns, e.end_ns, e.dur_ns, e.name,
     json_extract_string(e.args, '$."Collective name"') AS a_coll,
@@ -108,7 +113,7 @@ _k AS (
     TRY_CAST(json_extract_string(e.args, '$.Seq') AS BIGINT) AS a_seq
   FROM events e
   WHERE e.kind = 'kernel' AND e.ts_ns IS NOT NULL AND ($1::VARCHAR = '' OR e.trace = $1::VARCHAR)
-    AND tb_comm_kernel(e.name)
+    AND e.name IN (SELECT name FROM _cn)
 ),
 _l AS (
   SELECT k.trace, k.file_id, k.idx, k.rank, r.pid, r.tid, min(r.ts_ns) AS lts
