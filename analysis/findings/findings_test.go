@@ -7,15 +7,11 @@ import (
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
 	"github.com/tracebook/tracebook/analysis/table"
+	"github.com/tracebook/tracebook/internal/testutil"
 )
 
-func cols(spec string) []table.Column {
-	var out []table.Column
-	for _, n := range strings.Fields(spec) {
-		out = append(out, table.Column{Name: n})
-	}
-	return out
-}
+// cols names a hand-built table's columns.
+var cols = testutil.Columns
 
 // bundle builds a one-rank bundle: producer, platform, device name, GPU busy
 // and idle time, and the extra tables given.

@@ -6,15 +6,11 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/table"
+	"github.com/tracebook/tracebook/internal/testutil"
 )
 
-func cols(spec string) []table.Column {
-	var out []table.Column
-	for _, n := range strings.Fields(spec) {
-		out = append(out, table.Column{Name: n})
-	}
-	return out
-}
+// cols names a hand-built table's columns.
+var cols = testutil.Columns
 
 // TestStormWindowCarriesItsSubject: a short_kernel_storm finding's window
 // is the step with the most time in the rank's tiny kernel names, and

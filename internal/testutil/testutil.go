@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // Update is the one -update flag: golden files are rewritten instead of compared.
@@ -126,4 +128,14 @@ func Diff(want, got string) string {
 		}
 	}
 	return b.String()
+}
+
+// Columns returns the columns named in spec (names separated by spaces),
+// for tables a test builds by hand.
+func Columns(spec string) []table.Column {
+	var out []table.Column
+	for _, n := range strings.Fields(spec) {
+		out = append(out, table.Column{Name: n})
+	}
+	return out
 }
