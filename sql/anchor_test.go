@@ -13,14 +13,15 @@ import (
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/internal/duck"
 	"github.com/tracebook/tracebook/internal/testutil"
 	"github.com/tracebook/tracebook/sql"
 )
 
-// alexNet loads the AlexNet sample as trace t.
-func alexNet(t *testing.T) (*duck.DB, context.Context) {
+// loadAs loads the trace at path as trace t into a new database.
+func loadAs(t *testing.T, path string) (*duck.DB, context.Context) {
 	t.Helper()
 	db, err := duck.Open("", duck.Options{CacheDir: "-", Threads: 2, MemoryLimit: "2GB"})
 	if err != nil {
@@ -28,11 +29,37 @@ func alexNet(t *testing.T) (*duck.DB, context.Context) {
 	}
 	t.Cleanup(func() { db.Close() })
 	ctx := context.Background()
-	path := filepath.Join(testutil.RepoRoot(t), "testdata", "hta", "critical_path_alexnet", "benchmark_result_2869224_1695835535_trace.json.gz")
 	if _, err := db.Load(ctx, []string{path}, trace.LoadOptions{Name: "t"}, nil); err != nil {
 		t.Fatalf("Load: %v", err)
 	}
 	return db, ctx
+}
+
+// alexNet loads the AlexNet sample as trace t.
+func alexNet(t *testing.T) (*duck.DB, context.Context) {
+	t.Helper()
+	return loadAs(t, filepath.Join(testutil.RepoRoot(t), "testdata", "hta", "critical_path_alexnet", "benchmark_result_2869224_1695835535_trace.json.gz"))
+}
+
+// anchors runs the Perfetto anchor preset on rank 0 of trace t.
+func anchors(t *testing.T, db *duck.DB, ctx context.Context) *table.Table {
+	t.Helper()
+	p, _ := sql.Lookup(sql.PerfettoAnchor)
+	a, err := db.Query(ctx, p.SQL, 0, "t", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// anchorRow is the row of the anchor kind in a, -1 when none.
+func anchorRow(a *table.Table, kind string) int {
+	for r := range a.Rows {
+		if evidence.Str(a, r, "anchor") == kind {
+			return r
+		}
+	}
+	return -1
 }
 
 // TestSyncAnchorOpenedTheLongestGap: the sync anchor is the blocking call
@@ -42,20 +69,14 @@ func alexNet(t *testing.T) (*duck.DB, context.Context) {
 // cudaDeviceSynchronize that opened none), and never a pageable copy.
 func TestSyncAnchorOpenedTheLongestGap(t *testing.T) {
 	db, ctx := alexNet(t)
-	p, _ := sql.Lookup(sql.PerfettoAnchor)
-	a, err := db.Query(ctx, p.SQL, 0, "t", 0)
-	if err != nil {
-		t.Fatal(err)
+	a := anchors(t, db, ctx)
+	r := anchorRow(a, "sync")
+	if r < 0 {
+		t.Fatal("no sync anchor")
 	}
-	for r := range a.Rows {
-		if evidence.Str(a, r, "anchor") == "sync" {
-			if got := evidence.Str(a, r, "name"); got != "cudaStreamSynchronize" {
-				t.Errorf("sync anchor = %s (%d ns), want the cudaStreamSynchronize that opened the longest gap", got, evidence.Int(a, r, "dur_ns"))
-			}
-			return
-		}
+	if got := evidence.Str(a, r, "name"); got != "cudaStreamSynchronize" {
+		t.Errorf("sync anchor = %s (%d ns), want the cudaStreamSynchronize that opened the longest gap", got, evidence.Int(a, r, "dur_ns"))
 	}
-	t.Error("no sync anchor")
 }
 
 // TestMarkedAnchorIsTheRulesKernel: a window of elementwise_dominated on a
@@ -87,11 +108,7 @@ func TestMarkedAnchorIsTheRulesKernel(t *testing.T) {
 	if flagged == 0 {
 		t.Fatal("the sample has no eager elementwise kernel: pick another trace")
 	}
-	p, _ := sql.Lookup(sql.PerfettoAnchor)
-	a, err := db.Query(ctx, p.SQL, 0, "t", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := anchors(t, db, ctx)
 	w := report.Window{Rule: "elementwise_dominated", Anchor: rule.Anchor, Rank: 0}
 	report.PlaceAnchor(&w, a, 0)
 	if w.FocusStartNs != evidence.Int(k, best, "start_ns") || w.FocusEndNs-w.FocusStartNs != evidence.Int(k, best, "dur_ns") ||
@@ -134,27 +151,13 @@ func TestMemoryAnchorIsThePeak(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	db, err := duck.Open("", duck.Options{CacheDir: "-", Threads: 2, MemoryLimit: "2GB"})
-	if err != nil {
-		t.Fatalf("duck.Open: %v", err)
+	db, ctx := loadAs(t, path)
+	a := anchors(t, db, ctx)
+	r := anchorRow(a, "memory")
+	if r < 0 {
+		t.Fatalf("no memory anchor: %v", a.Rows)
 	}
-	t.Cleanup(func() { db.Close() })
-	ctx := context.Background()
-	if _, err := db.Load(ctx, []string{path}, trace.LoadOptions{Name: "t"}, nil); err != nil {
-		t.Fatalf("Load: %v", err)
+	if got := evidence.Int(a, r, "start_ns"); got != 20_000 || evidence.Int(a, r, "dur_ns") != 0 {
+		t.Errorf("memory anchor at %d ns (%d ns long), want the peak at 20000 ns, 0 long", got, evidence.Int(a, r, "dur_ns"))
 	}
-	p, _ := sql.Lookup(sql.PerfettoAnchor)
-	a, err := db.Query(ctx, p.SQL, 0, "t", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for r := range a.Rows {
-		if evidence.Str(a, r, "anchor") == "memory" {
-			if got := evidence.Int(a, r, "start_ns"); got != 20_000 || evidence.Int(a, r, "dur_ns") != 0 {
-				t.Errorf("memory anchor at %d ns (%d ns long), want the peak at 20000 ns, 0 long", got, evidence.Int(a, r, "dur_ns"))
-			}
-			return
-		}
-	}
-	t.Errorf("no memory anchor: %v", a.Rows)
 }
