@@ -147,8 +147,18 @@ func TestCollectivesDLRM8Rank(t *testing.T) {
 			t.Errorf("%s fix prescribes DDP buckets for an all-to-all wait: %s", g.Rule, s)
 		}
 	}
-	if g := findingOf(b, "comm_not_overlapped"); g != nil && (g.Rank == lastRank || !strings.Contains(g.Title, "waiting for rank 7")) {
-		t.Errorf("comm finding on rank %d: %s", g.Rank, g.Title)
+	// Rank 7 is last, but only 1.3 ms ahead of the next-latest rank in all:
+	// that lead times the 7 other ranks is the most that rank 7 alone
+	// costs them, under half their wait, so the finding says the arrivals
+	// spread out, and the waiting rank's finding names no one rank.
+	if !strings.Contains(f.Title, "most of the others' wait is for ranks that arrive just before it") || f.Severity != "minor" {
+		t.Errorf("straggler %s %q, want the spread of arrivals, minor", f.Severity, f.Title)
+	}
+	if f.Impact <= 0 || f.Impact >= 0.1 || !strings.HasPrefix(f.ImpactOf, "the other 7 ranks' GPU span") {
+		t.Errorf("straggler impact %.3f of %q, want rank 7's own lead: under 10%% of the other 7 ranks' span", f.Impact, f.ImpactOf)
+	}
+	if g := findingOf(b, "comm_not_overlapped"); g == nil || g.Rank == lastRank || !strings.Contains(g.Title, "waiting for late ranks") || !strings.Contains(g.Observation, "but by only") {
+		t.Errorf("comm finding: %+v", g)
 	}
 }
 

@@ -934,8 +934,8 @@ func findingNote(b, t evidence.Finding) string {
 	if b.Status != t.Status {
 		parts = append(parts, fmt.Sprintf("status %s → %s", b.Status, t.Status))
 	}
-	if b.Impact != t.Impact {
-		parts = append(parts, fmt.Sprintf("impact %.1f%% → %.1f%% of the window", 100*b.Impact, 100*t.Impact))
+	if bi, ti := b.ImpactText(), t.ImpactText(); b.Impact != t.Impact && bi != "" && ti != "" {
+		parts = append(parts, fmt.Sprintf("impact %s → %s", bi, ti))
 	}
 	bs, ts := scopeString(b.Scope), scopeString(t.Scope)
 	if bs != ts {

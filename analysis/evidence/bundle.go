@@ -145,9 +145,24 @@ type Finding struct {
 	Rank  int    `msgpack:"rank" json:"rank"`
 	Step  int    `msgpack:"step" json:"step"`
 	Phase string `msgpack:"phase,omitempty" json:"phase,omitempty"`
-	// Impact is the share (0..1) of the window's time the finding accounts
-	// for; findings are ranked by it.
+	// Impact is the share (0..1) of ImpactOf the finding accounts for;
+	// findings are ranked by it.
 	Impact float64 `msgpack:"impact" json:"impact"`
+	// ImpactOf says what Impact is a share of, with its trace, rank and
+	// window: "the GPU span (trace t, rank 3, whole trace)". Empty when
+	// Impact only orders the finding among the others and is no share of a
+	// measured time.
+	ImpactOf string `msgpack:"impact_of,omitempty" json:"impact_of,omitempty"`
+}
+
+// ImpactText states the impact with what it is a share of: "59.4% of the
+// GPU span (trace t, rank 1, whole trace)"; "" when Impact only orders the
+// finding (ImpactOf is empty).
+func (f Finding) ImpactText() string {
+	if f.ImpactOf == "" {
+		return ""
+	}
+	return table.Pct(min(f.Impact, 1)) + " of " + f.ImpactOf
 }
 
 // Ref points at evidence: a preset and the values of the key columns that

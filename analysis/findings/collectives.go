@@ -86,6 +86,31 @@ func (c *ctx) collectives() map[string]*collRank {
 	return out
 }
 
+// ownWait is the part of the others' wait in the instances cr arrived
+// last that is cr's own: its lead over the next-latest rank, once for each
+// other rank of the instance's group (ranks ranks when the group size is
+// not recorded). Had cr arrived with the next-latest rank, each of them
+// would have waited that much less; the rest of their wait is for that
+// rank and the ones before it.
+func (cr *collRank) ownWait(ranks int) int64 {
+	var own int64
+	for _, r := range cr.rows {
+		n := r.groupSize
+		if n < 2 {
+			n = int64(ranks)
+		}
+		own += r.lag * (n - 1)
+	}
+	return min(own, cr.caused)
+}
+
+// single reports whether cr alone explains at least half of the wait it
+// was last in: a straggler, rather than the last of ranks whose arrivals
+// spread out.
+func (cr *collRank) single(ranks int) bool {
+	return 2*cr.ownWait(ranks) >= cr.caused
+}
+
 // latePeer is the other rank that arrived last most often in cr's matched
 // instances (the lowest on a tie), and how often; -1 when none did.
 func (cr *collRank) latePeer() (int, int64) {
@@ -340,25 +365,33 @@ func arrivalStraggler(c *ctx, tr string, rs []*collRank) (evidence.Finding, bool
 	if othersSpan <= 0 {
 		return evidence.Finding{}, false
 	}
-	share := float64(top.caused) / float64(othersSpan)
+	own := top.ownWait(len(rs))
+	share := float64(own) / float64(othersSpan)
 	if share < c.th["straggler_wait_minor"] {
 		return evidence.Finding{}, false
 	}
 	ri := c.rankInfo(tr, top.rank)
 	w := c.workload(tr, top.rank)
 	window := strings.TrimPrefix(c.where(tr, -1), "trace "+tr+", all ranks, ")
-	obs := fmt.Sprintf("Rank %d was the last of %d ranks to arrive in %d of %d matched collective instances (%s), by %s in total over the next-latest rank; the other %d ranks waited %s for it in those instances, %s of their GPU span (trace %s, %s).",
-		top.rank, len(rs), top.late, inst, top.lateBreakdown(), ms(top.lag), len(rs)-1, ms(top.caused), pct(share), tr, window)
+	obs := fmt.Sprintf("Rank %d was the last of %d ranks to arrive in %d of %d matched collective instances (%s), by %s in total over the next-latest rank; the other %d ranks waited %s in those instances (%s of their GPU span), of which %s (%s) is rank %d's lead over the next-latest rank: the most that making rank %d alone arrive earlier can save (trace %s, %s).",
+		top.rank, len(rs), top.late, inst, top.lateBreakdown(), ms(top.lag), len(rs)-1, ms(top.caused), pct(float64(top.caused)/float64(othersSpan)),
+		ms(own), pct(share), top.rank, top.rank, tr, window)
+	title := fmt.Sprintf("Rank %d is a straggler: it arrives last at the collectives and the other ranks wait for it", top.rank)
+	if single := top.single(len(rs)); !single {
+		title = fmt.Sprintf("Rank %d arrives last at the collectives, but most of the others' wait is for ranks that arrive just before it", top.rank)
+		obs += fmt.Sprintf(" The rest, %s, is waiting for ranks that arrived only a little earlier: the ranks' arrival times spread out, and evening out rank %d alone does not remove that.", ms(top.caused-own), top.rank)
+	}
 	if waiter != nil && waiter.total > top.total {
 		obs += fmt.Sprintf(" Rank %d has the longest collective kernels (%s, %s of it waiting, against rank %d's %s): it waits, it is not the cause.",
 			waiter.rank, ms(waiter.total), ms(waiter.wait), top.rank, ms(top.total))
 	}
 	f := evidence.Finding{Trace: tr, Rank: top.rank, Status: "confirmed", Severity: severity(share, c.th["straggler_wait_critical"]),
-		Title:       fmt.Sprintf("Rank %d is a straggler: it arrives last at the collectives and the other ranks wait for it", top.rank),
+		Title:       title,
 		Observation: obs,
-		Mechanism:   "The same collective instance, matched across ranks by process group and sequence number (or ordinal), starts at different times on each rank and ends together: each rank's kernel waits from its own start until the last rank starts, so the late rank's delay becomes the others' wait.",
+		Mechanism:   "The same collective instance, matched across ranks by process group and sequence number (or ordinal), starts at different times on each rank and ends together: each rank's kernel waits from its own start until the last rank starts, so the late rank's delay becomes the others' wait. Only its lead over the next-latest rank is its own: had it arrived with that rank, each other rank would have waited that much less.",
 		Evidence:    []evidence.Ref{ref("collectives", "trace", tr, "rank", itoa(top.rank)), ref("collectives", "trace", tr), ref("ranks", "trace", tr)},
 		Impact:      share,
+		ImpactOf:    c.shareOf(fmt.Sprintf("the other %d ranks' GPU span", len(rs)-1), tr, -1),
 		Scope:       evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}, Capture: []string{"several ranks loaded", "collectives matched across ranks"}},
 		Verify:      fmt.Sprintf("Re-profile all ranks: collectives.late of rank %d and the other ranks' collectives.wait_ns should fall.", top.rank),
 		Refute:      "The late rank changes from step to step (a one-off), or the ranks run on hosts whose clocks are not aligned (the start differences are then clock offsets, not arrivals).",
@@ -395,6 +428,7 @@ func computeStraggler(c *ctx, tr string, rs []rankRow, why string) (evidence.Fin
 			top.rank, ms(top.compute), pct(ratio), ms(med), len(rs), tr, strings.TrimPrefix(c.where(tr, -1), "trace "+tr+", all ranks, "), why),
 		Evidence: []evidence.Ref{ref("ranks", "trace", tr), ref("kernels", "rank", itoa(top.rank), "class", "COMP")},
 		Impact:   ratio * float64(top.compute) / float64(top.busy+top.idle+1),
+		ImpactOf: c.shareOf("the GPU span", tr, top.rank),
 		Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}, Capture: []string{"several ranks loaded"}},
 		Verify:   "Load every rank of the job and re-run: the collectives area then shows which rank arrives last; after a fix, compute_ns should even out.",
 		Refute:   "The collectives, matched across ranks, show another rank arriving last, or the longer computation overlaps communication that waits anyway.",
@@ -474,7 +508,8 @@ func commExposed(c *ctx) []evidence.Finding {
 			Severity: severity(b.score, c.th["comm_critical"]),
 			Title:    "Communication is exposed: computation does not hide it",
 			Evidence: []evidence.Ref{ref("overlap", "rank", itoa(b.rank)), ref("ranks", "rank", itoa(b.rank)), ref("collectives", "rank", itoa(b.rank))},
-			Impact:   b.score,
+			Impact:   float64(rr.comm-overlap) / float64(max(rr.busy+rr.idle, 1)),
+			ImpactOf: c.shareOf("the GPU span", b.trace, b.rank),
 			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
 			Verify:   "Re-profile: overlap.comm_overlap_pct should rise and collectives.transfer_ns of the exposed collective fall.",
 			Refute:   "The collectives depend on the last computation (e.g. one all-reduce after the whole backward), so no overlap is possible without restructuring.",
@@ -499,8 +534,17 @@ func commExposed(c *ctx) []evidence.Finding {
 			peer, peerN := cr.latePeer()
 			who := "late ranks"
 			if peer >= 0 {
-				who = fmt.Sprintf("rank %d", peer)
-				obs += fmt.Sprintf(" Rank %d arrived last in %d of them.", peer, peerN)
+				obs += fmt.Sprintf(" Rank %d arrived last in %d of them", peer, peerN)
+				// The late rank's own lead decides whether the wait is for
+				// it or for the spread of every rank's arrival. Under a
+				// rank filter its rows are absent, and it is named.
+				if pc := colls[key(b.trace, peer)]; pc == nil || pc.single(c.rankCount(b.trace)) {
+					who = fmt.Sprintf("rank %d", peer)
+					obs += "."
+				} else {
+					obs += fmt.Sprintf(", but by only %s in total over the next-latest rank: the ranks' arrivals spread out, and most of this wait is for ranks that arrived before rank %d.", ms(pc.lag), peer)
+					peer = -1
+				}
 			}
 			f.Title = fmt.Sprintf("Rank %d's exposed communication is mostly waiting for %s to arrive, not transfer", b.rank, who)
 			f.Observation = obs
@@ -518,7 +562,7 @@ func commExposed(c *ctx) []evidence.Finding {
 				f.Fix, f.Snippet = lateFix(c.rankInfo(b.trace, peer), pw, peer, cr.waitedColl(peer), true)
 				f.Evidence = append(f.Evidence, ref("collectives", "rank", itoa(peer)))
 			} else {
-				f.Fix = "Find which rank arrives last at each collective (the collectives area with every rank loaded: the late column) and even out its work before the collective."
+				f.Fix = "The last rank changes from one collective to the next, so no single rank's work explains the wait: the ranks' arrival times spread out. Even out and shorten the work every rank does before the collectives (host time before each launch, the kernels before it: the ops and kernels areas per rank), and find which rank arrives last at each instance in the collectives area (its late column)."
 			}
 			out = append(out, f)
 			continue

@@ -81,8 +81,58 @@ func lateRank3(coll string, producer string, features []string) *evidence.Bundle
 	r0.compute = 30_000_000
 	return multiBundle(producer, features, true,
 		r0, waiter(20_000_000), waiter(25_000_000),
-		rk{compute: 22_000_000, comm: 2_100_000, colls: []cr{{coll: coll, total: 2_100_000, matched: 10, wait: 100_000, xfer: 2_000_000, late: 8, lag: 8_000_000, caused: 75_000_000, peer: nil, groupSize: 4}}})
+		rk{compute: 22_000_000, comm: 2_100_000, colls: []cr{{coll: coll, total: 2_100_000, matched: 10, wait: 100_000, xfer: 2_000_000, late: 8, lag: 25_000_000, caused: 75_000_000, peer: nil, groupSize: 4}}})
 }
+
+// A straggler's impact is only its own lead over the next-latest rank, once
+// for each other rank; when that is under half of the wait it was last in,
+// the finding says the arrivals spread out, and the waiters' exposed
+// communication is not folded into it.
+func TestStragglerOwnWait(t *testing.T) {
+	spread := func(lag int64) *evidence.Bundle {
+		b := lateRank3("all_to_all", "training", []string{"backward", "torchrec"})
+		c := b.Tables["collectives"]
+		for _, row := range c.Rows {
+			if row[1] == int64(3) {
+				row[13] = lag // lag_ns
+			}
+		}
+		return b
+	}
+	tests := []struct {
+		name      string
+		lag       int64
+		wantTitle string
+		wantShare float64 // own wait (lag x 3 other ranks) over the other ranks' span
+	}{
+		{"one late rank", 25_000_000, "Rank 3 is a straggler: it arrives last at the collectives and the other ranks wait for it", 75e6 / othersSpan},
+		{"arrivals spread out", 5_000_000, "Rank 3 arrives last at the collectives, but most of the others' wait is for ranks that arrive just before it", 15e6 / othersSpan},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := find(eval(spread(tc.lag), nil), "rank_straggler")
+			if f == nil {
+				t.Fatal("no rank_straggler finding")
+			}
+			if f.Title != tc.wantTitle {
+				t.Errorf("title %q, want %q", f.Title, tc.wantTitle)
+			}
+			if d := f.Impact - tc.wantShare; d > 1e-9 || d < -1e-9 {
+				t.Errorf("impact %v, want %v (the late rank's own wait over the others' span)", f.Impact, tc.wantShare)
+			}
+			if want := "the other 3 ranks' GPU span (trace t, all ranks, whole trace)"; f.ImpactOf != want {
+				t.Errorf("ImpactOf %q, want %q", f.ImpactOf, want)
+			}
+			if !strings.Contains(f.Observation, "waited 75.0 ms in those instances") {
+				t.Errorf("observation lacks the whole wait: %s", f.Observation)
+			}
+		})
+	}
+}
+
+// othersSpan is the GPU span of lateRank3's ranks 0-2 (busy plus the 1 ms
+// idle multiBundle gives each rank).
+const othersSpan = float64((30_000_000 + 32_000_000 + 1_000_000) + (20_000_000 + 22_000_000 + 1_000_000) + (20_000_000 + 27_000_000 + 1_000_000))
 
 func TestStragglerIsTheLateArriver(t *testing.T) {
 	tests := []struct {
@@ -98,7 +148,7 @@ func TestStragglerIsTheLateArriver(t *testing.T) {
 			name:     "torchrec all-to-all: the late rank, not the longest waiter, not the most compute",
 			b:        lateRank3("all_to_all", "training", []string{"backward", "torchrec", "ddp"}),
 			wantRank: 3, wantStatus: "confirmed",
-			wantInObs:    []string{"Rank 3 was the last of 4 ranks to arrive in 8 of 10 matched collective instances (all_to_all 8)", "by 8.0 ms", "waited 75.0 ms", "Rank 0 has the longest collective kernels", "trace t"},
+			wantInObs:    []string{"Rank 3 was the last of 4 ranks to arrive in 8 of 10 matched collective instances (all_to_all 8)", "by 25.0 ms", "waited 75.0 ms", "Rank 0 has the longest collective kernels", "trace t"},
 			wantInFix:    []string{"Rank 3 arrives last", "sharding plan"},
 			wantNotInFix: []string{"DDP", "bucket_cap_mb"},
 		},
@@ -215,6 +265,18 @@ func TestCommExposedSplit(t *testing.T) {
 			wantIn:  []string{"36.0 ms (90.0%) was waiting for the last rank to arrive and 4.0 ms transfer", "Rank 1 arrived last in 9 of them"},
 			wantFix: []string{"Rank 1 arrives last", "sharding plan"},
 			notFix:  []string{"DDP", "bucket_cap_mb", "prefetch"},
+		},
+		{
+			name: "waiting dominates, the late rank only just last: the spread of arrivals, no one rank named",
+			b: func() *evidence.Bundle {
+				b := waiting("training", []string{"backward", "ddp", "torchrec"}, "all_to_all")
+				b.Tables["collectives"].Rows[1][13] = int64(5_000_000) // lag_ns: rank 1 leads the next-latest by 5 of the 36 ms
+				return b
+			}(),
+			wantTitle: "Rank 0's exposed communication is mostly waiting for late ranks to arrive, not transfer", wantStatus: "confirmed",
+			wantIn:  []string{"Rank 1 arrived last in 9 of them, but by only 5.0 ms in total over the next-latest rank"},
+			wantFix: []string{"The last rank changes from one collective to the next"},
+			notFix:  []string{"Rank 1 arrives last", "bucket_cap_mb"},
 		},
 		{
 			name:      "waiting dominates under DDP: no bucket advice",

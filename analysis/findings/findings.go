@@ -107,7 +107,7 @@ func Judge(ev *evidence.Evidence, th evidence.Thresholds) ([]evidence.Finding, *
 			out = append(out, f)
 		}
 	}
-	out = c.gate.apply(mergeWaiting(out))
+	out = c.gate.apply(c.mergeWaiting(out))
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if (a.Severity == "critical") != (b.Severity == "critical") {
@@ -227,6 +227,12 @@ func (c *ctx) where(trace string, rank int) string {
 		parts = append(parts, "phase "+f.Phase)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// shareOf names what a finding's Impact is a share of: what, on the
+// slice where(trace, rank) describes (Finding.ImpactOf).
+func (c *ctx) shareOf(what, trace string, rank int) string {
+	return what + " (" + c.where(trace, rank) + ")"
 }
 
 // ms writes a duration in a finding's sentence (table.ProseMs).
@@ -366,14 +372,21 @@ func severity(share, critical float64) string {
 
 // mergeWaiting folds a rank's exposed communication that is waiting for a
 // late rank into that rank's straggler finding: one cause, one finding. The
-// straggler takes the larger impact and severity and names the waiter.
-// Under a rank filter the straggler's rows are absent, and the waiting
-// finding stands alone.
-func mergeWaiting(fs []evidence.Finding) []evidence.Finding {
+// straggler keeps its own impact (the part of the others' wait that is its
+// own: a share of their GPU span, where the waiting finding's is a share of
+// one waiter's) and takes the larger severity, and names the waiter. A
+// straggler whose own lead explains under half of the wait it was last in
+// folds nothing: the wait is the spread of the ranks' arrivals, and the
+// waiting finding says so on its own. Under a rank filter the straggler's
+// rows are absent, and the waiting finding stands alone.
+func (c *ctx) mergeWaiting(fs []evidence.Finding) []evidence.Finding {
+	colls := c.collectives()
 	strag := map[string]int{} // trace\x00rank -> index of the straggler finding
 	for i, f := range fs {
 		if f.Rule == "rank_straggler" && f.Status == "confirmed" {
-			strag[key(f.Trace, f.Rank)] = i
+			if cr := colls[key(f.Trace, f.Rank)]; cr != nil && cr.single(c.rankCount(f.Trace)) {
+				strag[key(f.Trace, f.Rank)] = i
+			}
 		}
 	}
 	if len(strag) == 0 {
@@ -386,7 +399,6 @@ func mergeWaiting(fs []evidence.Finding) []evidence.Finding {
 		}
 		if i, ok := waitsFor(f, strag); ok {
 			s := &fs[i]
-			s.Impact = max(s.Impact, f.Impact)
 			if f.Severity == "critical" {
 				s.Severity = "critical"
 			}

@@ -376,6 +376,7 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 			Mechanism:   "The kernel names select the math: sgemm/scudnn/gemv kernels, cuDNN engines templated on float and xmma kernels with f32 types and FFMA run on the CUDA cores, not the tensor cores, whose kernels carry markers such as h884, s1688, h16816, tensorop, xmma or nvjet.",
 			Evidence:    []evidence.Ref{ref("kernels", "rank", itoa(b.rank), "name", "*sgemm*|*scudnn*|*gemv*|*_engine<float*"), ref("ranks", "rank", itoa(b.rank))},
 			Impact:      float64(simt) / float64(l.span()),
+			ImpactOf:    c.shareOf("the GPU span", b.trace, b.rank),
 			Scope:       evidence.Scope{Platforms: []string{"cuda"}, Capture: []string{"device name in deviceProperties"}},
 		}
 		critical := b.score >= c.th["fp32_simt_critical"] && l.busyShare() >= c.th["gpu_busy_critical"]
@@ -542,6 +543,7 @@ func elementwiseDominated(c *ctx) []evidence.Finding {
 				shortName(evidence.Str(k, a.top, "name")), ms(evidence.Int(k, a.top, "total_ns"))),
 			Evidence: []evidence.Ref{ref("kernels", "rank", itoa(b.rank), "name", "at::native::*elementwise_kernel*|at::native::reduce_kernel*"), ref("ranks", "rank", itoa(b.rank))},
 			Impact:   float64(a.eager) / float64(l.span()),
+			ImpactOf: c.shareOf("the GPU span", b.trace, b.rank),
 			Scope:    evidence.Scope{Producers: []string{l.ri.Producer}, Platforms: []string{l.ri.Platform}},
 			Verify:   "Re-profile: the at::native elementwise kernels should give way to fewer fused (triton_) kernels and GPU busy time fall.",
 			Refute:   "The elementwise kernels sit between ops a compiler cannot fuse across (custom CUDA ops, collectives, data-dependent shapes), or each already moves as many bytes as fused code would.",
@@ -839,6 +841,7 @@ func memoryPeak(c *ctx) []evidence.Finding {
 		if a.frees > 0 && spanOf(rr) > 0 {
 			f.Observation += fmt.Sprintf(" %d cudaFree/hipFree calls took %s (each synchronises the device; the allocator frees its cache when an allocation does not fit).", a.frees, ms(a.freeNs))
 			f.Impact = float64(a.freeNs) / float64(spanOf(rr))
+			f.ImpactOf = c.shareOf("the GPU span", b.trace, b.rank)
 		}
 		ckpt := ""
 		if l.training {

@@ -180,6 +180,7 @@ func syncBound(c *ctx) []evidence.Finding {
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank,
 			Evidence: []evidence.Ref{ref("sync", "rank", itoa(b.rank), "call", call, "op", op), ref("ranks", "rank", itoa(b.rank))},
 			Impact:   share,
+			ImpactOf: c.shareOf("the GPU span the rules judge", b.trace, b.rank),
 			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
 		}
 		confirmed := a.gaps > 0 && share >= c.th["sync_gap_minor"] && !c.hasGap(b.trace, b.rank, evidence.GapGraphUnderRecord)
@@ -209,7 +210,8 @@ func syncBound(c *ctx) []evidence.Finding {
 			default:
 				f.Title = "The host blocks in syncs; the GPU gaps linked to them are not confirmed (CUDA graph replay was under-recorded)"
 			}
-			f.Impact = blockedShare / 10
+			f.Impact = blockedShare / 10 // orders it among the minor findings only
+			f.ImpactOf = ""
 		}
 		switch ri.Producer {
 		case "vllm":
@@ -350,6 +352,7 @@ func pageable(c *ctx) []evidence.Finding {
 			Mechanism: "The copy's name records pageable host memory: the driver stages it through a pinned bounce buffer, so the call returns only when the copy is done.",
 			Evidence:  []evidence.Ref{ref("memcpy", "rank", itoa(b.rank), "src|dst", "Pageable")},
 			Impact:    share,
+			ImpactOf:  c.shareOf("the GPU span", b.trace, b.rank),
 			Scope:     evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}, Capture: []string{"memory kinds in copy names"}},
 			Verify:    "Re-profile: the copies should read Pinned, and their calls return in microseconds.",
 			Refute:    "The calls' durations do not shrink with pinned buffers (then they wait for queued work, not for staging).",
@@ -407,6 +410,7 @@ func hostBound(c *ctx) []evidence.Finding {
 			Mechanism: "HTA's host-wait test: the launching runtime call of the kernel after each gap started after the previous kernel on that stream ended.",
 			Evidence:  []evidence.Ref{ref("gaps", "rank", itoa(b.rank), "category", "host_wait"), ref("ranks", "rank", itoa(b.rank)), ref("capture", "rank", itoa(b.rank))},
 			Impact:    b.score,
+			ImpactOf:  c.shareOf("the GPU span the rules judge", b.trace, b.rank),
 			Scope:     evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
 			Verify:    "Re-profile: gaps.host_wait idle_ns and ranks.idle_ns should fall together.",
 			Refute:    "The CPU side of the cross-view shows the host idle too during those gaps (then something else, e.g. a remote dependency, delays both).",
@@ -456,6 +460,7 @@ func launchBound(c *ctx) []evidence.Finding {
 				a.short, a.withGPU, pct(float64(a.short)/float64(a.withGPU)), pct(b.score), c.where(b.trace, b.rank), others(b.n)),
 			Evidence: []evidence.Ref{ref("launch", "rank", itoa(b.rank)), ref("gaps", "rank", itoa(b.rank)), ref("ranks", "rank", itoa(b.rank))},
 			Impact:   b.score,
+			ImpactOf: c.shareOf("the GPU span", b.trace, b.rank),
 			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
 			Verify:   "Re-profile: launch.short and ranks.idle_ns should fall; kernels should appear under graph launches.",
 			Refute:   "The idle intervals are not host or kernel waits (HTA 'other': cross-stream waits), or kernels are long compared with their launches.",
@@ -522,6 +527,7 @@ func dataloader(c *ctx) []evidence.Finding {
 				ms(d), pct(b.score), c.loopWhat(b.trace, b.rank), c.where(b.trace, b.rank), others(b.n)),
 			Evidence: []evidence.Ref{ref("ops", "rank", itoa(b.rank), "name", "enumerate(DataLoader)#*"), ref("ranks", "rank", itoa(b.rank)), ref("workload", "rank", itoa(b.rank))},
 			Impact:   b.score,
+			ImpactOf: c.shareOf(c.loopWhat(b.trace, b.rank), b.trace, b.rank),
 			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
 			Verify:   "Re-profile: the DataLoader's share of step time should fall under 5%.",
 			Refute:   "The GPU stays busy during the DataLoader time (ranks.idle_ns does not shrink when it does): the loading is already hidden.",

@@ -616,7 +616,9 @@ func (w *writer) finding(in Input, t0, pid int64, ms []mark, note string) {
 		optional("refute", f.Refute)
 		w.kv("window", win.Text(), false)
 		w.kv("why this window", win.Basis, false)
-		w.kv("impact", strconv.FormatFloat(100*f.Impact, 'f', 1, 64)+"% of the analysed slice's time (what the report ranks findings by)", false)
+		if t := f.ImpactText(); t != "" {
+			w.kv("impact", t+" (what the report ranks findings by)", false)
+		}
 		optional("evidence", evidenceText(f.Evidence))
 		w.kv("export", note, false)
 	})

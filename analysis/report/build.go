@@ -546,26 +546,37 @@ func capFirst(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// expectedImpact states what each critical issue accounts for, as a share of
-// the slice it was judged on. Issues that are shares of the same GPU idle
-// time are that idle counted once; the rest overlap in time, so the shares
-// are listed, never added.
+// expectedImpact states what each critical issue accounts for, each as a
+// share of the time its own finding measured it on (Finding.ImpactOf: a
+// rank's GPU span, the other ranks' span, the step time). Issues that are
+// shares of the same GPU idle time are that idle counted once; the rest
+// overlap in time and are shares of different times, so they are listed,
+// never added.
 func expectedImpact(crit []evidence.Finding) string {
 	var parts []string
 	idle := -1
 	for i, f := range crit {
+		n := "issue " + strconv.Itoa(i+1)
 		if findings.SharesIdle(f.Rule) {
 			if idle >= 0 {
-				parts = append(parts, "issue "+strconv.Itoa(i+1)+" is part of the same GPU idle time as issue "+strconv.Itoa(idle+1))
+				parts = append(parts, n+" is part of the same GPU idle time as issue "+strconv.Itoa(idle+1))
 				continue
 			}
 			idle = i
 		}
-		parts = append(parts, "issue "+strconv.Itoa(i+1)+" up to "+fmtPct(min(f.Impact, 1)))
+		if t := f.ImpactText(); t != "" {
+			parts = append(parts, n+" up to "+t)
+		} else {
+			parts = append(parts, n+": its share of time is not measured")
+		}
 	}
 	if len(crit) == 1 {
-		return "The critical issue accounts for up to " + fmtPct(min(crit[0].Impact, 1)) + " of the judged slice's time; fixing it should shorten the step roughly by that share and move the constraint to the next lever below."
+		t := crit[0].ImpactText()
+		if t == "" {
+			return "The critical issue's share of time is not measured; fixing it should move the constraint to the next lever below."
+		}
+		return "The critical issue accounts for up to " + t + "; fixing it should shorten that time by at most that share and move the constraint to the next lever below."
 	}
-	return "Share of the judged slice's time each critical issue accounts for: " + strings.Join(parts, "; ") +
-		". They overlap in time, so they do not add up; fixing issue 1 should shorten the step roughly by its share and move the constraint to the next lever below."
+	return "What each critical issue accounts for: " + strings.Join(parts, "; ") +
+		". They overlap in time and are shares of different times, so they do not add up; fixing issue 1 should shorten its time by at most its share and move the constraint to the next lever below."
 }

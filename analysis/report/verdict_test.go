@@ -3,6 +3,8 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
 )
 
 // TestDemoteReachesTheEvidenceTable: an issue the cross-check caps to a
@@ -26,5 +28,37 @@ func TestDemoteReachesTheEvidenceTable(t *testing.T) {
 	}
 	if len(d.Confirmed) != 1 || len(d.Hypotheses) != 1 || !strings.HasPrefix(d.Hypotheses[0], title) {
 		t.Errorf("Confirmed %q, Hypotheses %q: want the sync claim moved", d.Confirmed, d.Hypotheses)
+	}
+}
+
+// Expected Impact states each critical issue as a share of the time its
+// finding measured it on, never as shares of one slice; issues sharing one
+// GPU idle time count it once, and a finding without a measured share says
+// so instead of printing its ranking weight.
+func TestExpectedImpactNamesEachShare(t *testing.T) {
+	crit := []evidence.Finding{
+		{Rule: "comm_not_overlapped", Impact: 0.59, ImpactOf: "the GPU span (trace t, rank 1, whole trace)"},
+		{Rule: "host_bound_idle", Impact: 0.758, ImpactOf: "the GPU span the rules judge (trace t, rank 7, whole trace)"},
+		{Rule: "launch_bound", Impact: 0.758, ImpactOf: "the GPU span (trace t, rank 7, whole trace)"},
+		{Rule: "kernel_slow_instances", Impact: 0.05},
+	}
+	got := expectedImpact(crit)
+	for _, want := range []string{
+		"issue 1 up to 59.0% of the GPU span (trace t, rank 1, whole trace)",
+		"issue 2 up to 75.8% of the GPU span the rules judge (trace t, rank 7, whole trace)",
+		"issue 3 is part of the same GPU idle time as issue 2",
+		"issue 4: its share of time is not measured",
+		"shares of different times, so they do not add up",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("expected impact lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "5.0%") {
+		t.Errorf("a ranking weight is printed as a share:\n%s", got)
+	}
+	one := expectedImpact(crit[:1])
+	if want := "The critical issue accounts for up to 59.0% of the GPU span (trace t, rank 1, whole trace)"; !strings.HasPrefix(one, want) {
+		t.Errorf("one issue: %q, want prefix %q", one, want)
 	}
 }
