@@ -3,6 +3,7 @@
 package cells_test
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tracebook/tracebook/analysis/trace/synth"
 	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/duck"
 	"github.com/tracebook/tracebook/internal/testutil"
@@ -405,4 +407,122 @@ func TestIntegrationLoadNewest(t *testing.T) {
 	if !errors.As(err, &ee) || ee.EName != "LoadError" || !strings.Contains(ee.EValue, "already loaded") {
 		t.Errorf("loading a name twice: %v", err)
 	}
+}
+
+// bigTrace writes resnet's trace scaled n times into a temporary folder:
+// a load that takes long enough to be seen running.
+func bigTrace(t *testing.T, dir string, n int) string {
+	t.Helper()
+	const rel = "kineto/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"
+	need(t, dir, rel)
+	in, err := os.Open(filepath.Join(dir, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	zr, err := gzip.NewReader(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "big.pt.trace.json")
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := synth.Scale(zr, f, n); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A background load returns at once; %trace list answers while it runs and
+// shows its progress; the next query waits for it and sees its events; its
+// display ends on the loaded line.
+func TestIntegrationBackgroundLoad(t *testing.T) {
+	s, dir := newSession(t)
+	path := bigTrace(t, dir, 3)
+	pub := &recorder{}
+	start := time.Now()
+	res, err := s.Execute(context.Background(), "%trace load --background --name big "+path, pub)
+	if err != nil {
+		t.Fatalf("background load: %v", err)
+	}
+	if !strings.Contains(text(res), "in the background") {
+		t.Errorf("load cell = %q", text(res))
+	}
+	returned := time.Since(start)
+	listPub := &recorder{}
+	start = time.Now()
+	list, err := s.Execute(context.Background(), "%trace list", listPub)
+	if err != nil {
+		t.Fatalf("%%trace list during the load: %v", err)
+	}
+	listed := time.Since(start)
+	t.Logf("load cell returned in %v, %%trace list in %v", returned, listed)
+	if listed > time.Second {
+		t.Errorf("%%trace list took %v during the load, want under 1 s", listed)
+	}
+	out := text(list) + strings.Join(listPub.texts, "")
+	if !strings.Contains(out, "in the background: load") {
+		t.Errorf("%%trace list during the load does not show it: %q", out)
+	}
+	waitPub := &recorder{}
+	n := text(must(t, s, "SELECT count(*) AS n FROM events WHERE trace = 'big'", waitPub))
+	if strings.Contains(n, " 0\n") || !strings.Contains(strings.Join(waitPub.texts, ""), "waiting for the background load of") {
+		t.Errorf("query after the load = %q, its stream %q", n, waitPub.texts)
+	}
+	pub.mu.Lock()
+	last := pub.texts[len(pub.texts)-1]
+	pub.mu.Unlock()
+	if !strings.HasPrefix(last, "loaded 1 file: ") {
+		t.Errorf("the load's display ends on %q", last)
+	}
+	if got := text(run(t, s, "%trace list")); !strings.Contains(got, "big") {
+		t.Errorf("%%trace list after the load = %q", got)
+	}
+}
+
+// An interrupt with no cell running cancels a background load, which adds
+// nothing; the next cell says so, once.
+func TestIntegrationBackgroundLoadInterrupted(t *testing.T) {
+	s, dir := newSession(t)
+	path := bigTrace(t, dir, 3)
+	run(t, s, "%trace load --background --name big "+path)
+	time.Sleep(100 * time.Millisecond)
+	s.Interrupt()
+	pub := &recorder{}
+	if got := text(must(t, s, "%trace info", pub)); !strings.HasPrefix(got, "no trace loaded") {
+		t.Errorf("%%trace info after a cancelled load = %q", got)
+	}
+	if got := strings.Join(pub.texts, ""); !strings.Contains(got, "the background load of "+path+" was cancelled: nothing was added") {
+		t.Errorf("the next cell's stream = %q", got)
+	}
+	pub = &recorder{}
+	must(t, s, "SELECT 1", pub)
+	if len(pub.texts) != 0 {
+		t.Errorf("the cancelled load is reported again: %q", pub.texts)
+	}
+	// Interrupting a cell that waits for a background load cancels the load.
+	run(t, s, "%trace load --background --name big "+path)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := s.Execute(ctx, "SELECT count(*) FROM events", nil)
+	var ee *cells.ExecError
+	if !errors.As(err, &ee) || ee.EName != "KeyboardInterrupt" {
+		t.Fatalf("interrupted wait = %v, want KeyboardInterrupt", err)
+	}
+	if got := text(run(t, s, "%trace list")); !strings.HasPrefix(got, "no trace loaded") {
+		t.Errorf("%%trace list after an interrupted wait = %q", got)
+	}
+}
+
+// must runs code with pub and fails the test on an error.
+func must(t *testing.T, s *cells.Session, code string, pub cells.Publisher) *cells.Result {
+	t.Helper()
+	res, err := s.Execute(context.Background(), code, pub)
+	if err != nil {
+		t.Fatalf("Execute(%q): %v", code, err)
+	}
+	return res
 }

@@ -50,6 +50,12 @@ func runTraceLoad(ctx context.Context, c *call) (*Result, error) {
 	}
 	p := &loadProgress{s: c.s, pub: c.pub, id: fmt.Sprintf("tracebook-load-%d", c.count), what: what, files: len(paths)}
 	p.begin()
+	if opts["background"] == "true" {
+		eng := c.s.eng
+		return c.s.startBackgroundLoad(c, p, func(ctx context.Context) (*trace.LoadResult, error) {
+			return eng.Load(ctx, paths, lo, p.update)
+		})
+	}
 	res, err := c.s.eng.Load(ctx, paths, lo, p.update)
 	if err != nil {
 		p.end(nil, err, ctx.Err() != nil)
@@ -187,13 +193,21 @@ type loadProgress struct {
 	doneBytes int64 // JSON bytes of the files before it
 	events    int64
 	closed    bool
+	shown     string // the line on display
 }
 
 func (p *loadProgress) begin() {
 	p.start = p.s.opts.Clock()
 	p.last = p.start
-	text := fmt.Sprintf("loading %s…", p.what)
-	p.pub.Display(progressBundle(text, 0), map[string]any{}, p.id)
+	p.shown = fmt.Sprintf("loading %s…", p.what)
+	p.pub.Display(progressBundle(p.shown, 0), map[string]any{}, p.id)
+}
+
+// text is the progress line on display.
+func (p *loadProgress) text() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.shown
 }
 
 // update is the engine's progress callback; it may be called from any goroutine.
@@ -227,6 +241,7 @@ func (p *loadProgress) update(pr trace.Progress) {
 	text := fmt.Sprintf("loading file %d of %d (%s): %.0f%% · %s of JSON · %s events%s",
 		pr.FileIndex+1, files, filepath.Base(pr.File), 100*frac, megabytes(p.doneBytes+p.fileBytes),
 		commas(pr.Events), speed)
+	p.shown = text
 	p.pub.UpdateDisplay(progressBundle(text, frac), map[string]any{}, p.id)
 }
 
@@ -252,6 +267,7 @@ func (p *loadProgress) end(res *trace.LoadResult, err error, interrupted bool) t
 		text = fmt.Sprintf("loaded %s: %s events, %s of JSON%s", plural(res.Files, "file"), commas(res.Events),
 			megabytes(res.JSONBytes), rate(res.JSONBytes, elapsed))
 	}
+	p.shown = text
 	p.pub.UpdateDisplay(progressBundle(text, frac), map[string]any{}, p.id)
 	return elapsed
 }
@@ -421,8 +437,12 @@ func runTraceList(ctx context.Context, c *call) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing traces: %w", err)
 	}
+	note := c.s.backgroundNote()
 	if len(t.Rows) == 0 {
-		return textResult("no trace loaded (%trace load PATH loads one)\n"), nil
+		return textResult("no trace loaded (%trace load PATH loads one)\n" + note), nil
+	}
+	if note != "" {
+		c.pub.Stream("stdout", note)
 	}
 	t.Name = "traces"
 	return TableResult(t), nil

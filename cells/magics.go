@@ -78,13 +78,16 @@ func init() {
 					args: "[PATH...]",
 					help: "load trace files (.json, .json.gz), a folder of per-rank files, or a glob",
 					long: "With no PATH, the newest trace in the working directory is loaded, " +
-						"preferring *-merged_trace.json(.gz). Progress is shown while the files are read.",
+						"preferring *-merged_trace.json(.gz). Progress is shown while the files are read. " +
+						"With --background the cell returns at once: %trace list answers meanwhile and shows the " +
+						"progress, any other cell waits for the load first, and an interrupt cancels it.",
 					options: []option{
 						{name: "name", arg: "NAME", help: "name of the trace (default: derived from the path)"},
 						{name: "rank", arg: "N", help: "the rank of a single-rank trace, overriding the one in the file"},
 						{name: "no-python", help: "skip python_function events to save memory"},
 						{name: "window", arg: "START..END", help: "load only events overlapping this window, in ms from the first event"},
 						{name: "steps", arg: "FIRST..LAST", help: "load only these steps (inclusive)"},
+						{name: "background", help: "return at once and load behind the cells"},
 					},
 					run:      runTraceLoad,
 					complete: func(s *Session, _ []string, word string) []string { return s.completePath(word, true) },

@@ -101,6 +101,7 @@ type Session struct {
 	tracesOK  bool
 	closed    bool
 	bundle    *evidence.Bundle
+	bg        *bgLoad // the load running behind the cells (background.go)
 }
 
 // NewSession returns a session that runs cells against eng. eng may be nil
@@ -176,6 +177,9 @@ func (s *Session) Execute(ctx context.Context, code string, pub Publisher) (*Res
 	s.mu.Unlock()
 	if pub == nil {
 		pub = nopPublisher{}
+	}
+	if err := s.awaitLoad(ctx, code, pub); err != nil {
+		return nil, toExecError(ctx, err)
 	}
 	res, err := s.execute(ctx, code, pub, count)
 	s.invalidate() // any cell may have created or dropped a table
@@ -351,6 +355,7 @@ func parsePositive(v string) (int, error) {
 // starts over instead: the counter, the %context record and the caches are
 // reset. The engine stays open either way; its owner closes it.
 func (s *Session) Shutdown(restart bool) error {
+	s.stopBackground()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.columnsOK, s.tracesOK = false, false

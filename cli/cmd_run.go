@@ -139,6 +139,7 @@ func executeNotebook(ctx context.Context, nb *nbformat.Notebook, dir string, cfg
 	defer db.Close()
 	defer s.Shutdown(false)
 	displays := map[string][]*nbformat.Output{} // display id → the outputs it shows, across cells
+	var mu sync.Mutex                           // the recorders' one lock: a detached cell updates displays while the next cell runs
 	for i, c := range nb.Cells() {
 		if c.Type() != "code" {
 			continue
@@ -148,7 +149,7 @@ func executeNotebook(ctx context.Context, nb *nbformat.Notebook, dir string, cfg
 		if strings.TrimSpace(c.Source()) == "" {
 			continue // Jupyter does not execute an empty cell
 		}
-		pub := &recorder{cell: c, displays: displays}
+		pub := &recorder{mu: &mu, cell: c, displays: displays}
 		res, err := s.Execute(ctx, c.Source(), pub)
 		pub.finish()
 		c.ExecutionCount = s.ExecutionCount()
@@ -192,11 +193,20 @@ func firstLine(src string) string {
 // also merges consecutive stream text into one output, as Jupyter's front
 // ends show it.
 type recorder struct {
-	mu         sync.Mutex
+	mu         *sync.Mutex // shared by the recorders of one notebook
 	cell       *nbformat.Cell
 	displays   map[string][]*nbformat.Output
 	clearFirst bool // a ClearOutput(true) waits for the next output
 	done       bool // the cell returned: later outputs have no cell to land in
+	detached   bool // but its display updates still apply (Detach)
+}
+
+// Detach keeps the cell's display updates applying after it returned (a
+// background load's progress display); its other outputs are still dropped.
+func (r *recorder) Detach() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.detached = true
 }
 
 // finish ends the cell's publishing: the cell returned, so later outputs
@@ -272,7 +282,7 @@ func (r *recorder) Display(data, metadata map[string]any, displayID string) {
 func (r *recorder) UpdateDisplay(data, metadata map[string]any, displayID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.done {
+	if r.done && !r.detached {
 		return
 	}
 	for _, o := range r.displays[displayID] {

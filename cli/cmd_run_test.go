@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/report"
@@ -409,7 +410,7 @@ func TestRecorder(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &recorder{cell: &nbformat.Cell{}, displays: map[string][]*nbformat.Output{}}
+			r := &recorder{mu: new(sync.Mutex), cell: &nbformat.Cell{}, displays: map[string][]*nbformat.Output{}}
 			for _, s := range tc.steps {
 				s(r)
 			}
@@ -430,10 +431,10 @@ func TestRecorder(t *testing.T) {
 	// A display shown in one cell and updated from a later one changes in
 	// the first cell, as in Jupyter; a clear in the later cell leaves it.
 	displays := map[string][]*nbformat.Output{}
-	first := &recorder{cell: &nbformat.Cell{}, displays: displays}
+	first := &recorder{mu: new(sync.Mutex), cell: &nbformat.Cell{}, displays: displays}
 	first.Display(text("v1"), nil, "d")
 	first.finish()
-	second := &recorder{cell: &nbformat.Cell{}, displays: displays}
+	second := &recorder{mu: first.mu, cell: &nbformat.Cell{}, displays: displays}
 	second.ClearOutput(false)
 	second.UpdateDisplay(text("v2"), nil, "d")
 	if got := first.cell.Outputs[0].Data["text/plain"]; got != "v2" {

@@ -172,6 +172,10 @@ func (e *sessionExecutor) Inspect(code string, cursor, detailLevel int) (map[str
 
 func (e *sessionExecutor) IsComplete(code string) (string, string) { return e.s.IsComplete(code) }
 
+// InterruptIdle cancels the session's background load: an interrupt with
+// no cell running.
+func (e *sessionExecutor) InterruptIdle() { e.s.Interrupt() }
+
 // Shutdown ends the session; without a restart it also closes the database.
 func (e *sessionExecutor) Shutdown(restart bool) error {
 	err := e.s.Shutdown(restart)

@@ -30,6 +30,14 @@ type testExec struct {
 	mu        sync.Mutex
 	shutdowns []bool
 	pubs      []Publisher
+	idle      int // InterruptIdle calls
+}
+
+// InterruptIdle counts the interrupts that came with no cell running.
+func (e *testExec) InterruptIdle() {
+	e.mu.Lock()
+	e.idle++
+	e.mu.Unlock()
 }
 
 func newTestExec() *testExec { return &testExec{release: make(chan struct{})} }
@@ -96,6 +104,10 @@ func (e *testExec) Execute(ctx context.Context, code string, pub Publisher) (*Re
 		pub.Display(map[string]any{"text/html": "<b>x</b>", "text/plain": "x"}, nil, "")
 		return nil, nil
 	case code == "none":
+		return nil, nil
+	case code == "detach":
+		pub.Display(map[string]any{"text/plain": "started"}, nil, "bg")
+		pub.(interface{ Detach() }).Detach()
 		return nil, nil
 	case strings.HasPrefix(code, "big "):
 		n, _ := strconv.Atoi(strings.TrimPrefix(code, "big "))

@@ -6,7 +6,9 @@ import "context"
 //
 // A Publisher is safe for use by several goroutines. Calls made after
 // Execute has returned are dropped: the reply and the idle status have gone
-// out, and an output after them would have no cell to land in. Publishing
+// out, and an output after them would have no cell to land in; a cell that
+// leaves work running calls the kernel publisher's Detach method
+// (interface{ Detach() }) to keep its display updates flowing. Publishing
 // never blocks the caller on a slow client (see the package doc).
 type Publisher interface {
 	// Stream sends a stream message; name is "stdout" or "stderr".
@@ -68,6 +70,14 @@ type Executor interface {
 	IsComplete(code string) (status, indent string)
 	// Shutdown releases resources; restart true when a restart follows.
 	Shutdown(restart bool) error
+}
+
+// IdleInterrupter is an Executor that may have work running between cells
+// (a load a cell started in the background): an interrupt_request or
+// SIGINT that comes while no cell runs calls InterruptIdle, which should
+// cancel that work. It must not block.
+type IdleInterrupter interface {
+	InterruptIdle()
 }
 
 // Info is what kernel_info_reply says about the language.

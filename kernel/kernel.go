@@ -512,13 +512,18 @@ func (k *kernel) kernelInfo() kernelInfoReply {
 	}
 }
 
-// interrupt cancels the running Execute, if any.
+// interrupt cancels the running Execute, if any; with none running, it
+// interrupts the executor's work between cells (IdleInterrupter).
 func (k *kernel) interrupt() {
 	k.mu.Lock()
-	if k.cancelExec != nil {
+	running := k.cancelExec != nil
+	if running {
 		k.cancelExec()
 	}
 	k.mu.Unlock()
+	if ii, ok := k.exec.(IdleInterrupter); ok && !running {
+		ii.InterruptIdle()
+	}
 }
 
 // execute serves execute_request.
@@ -895,17 +900,25 @@ func wireTail(frames [][]byte) int {
 
 // publisher is the Publisher of one request.
 type publisher struct {
-	k      *kernel
-	parent Header
-	silent bool
-	done   atomic.Bool
+	k        *kernel
+	parent   Header
+	silent   bool
+	done     atomic.Bool
+	detached atomic.Bool
 }
+
+// Detach lets the request's outputs outlive it: once Execute has returned
+// they are still sent, parented to the request, instead of dropped. A cell
+// that leaves work running (a background load updating its progress
+// display) calls it; Jupyter front ends apply a display update wherever
+// that display is.
+func (p *publisher) Detach() { p.detached.Store(true) }
 
 func (p *publisher) off(what string) bool {
 	if p.silent {
 		return true
 	}
-	if p.done.Load() {
+	if p.done.Load() && !p.detached.Load() {
 		p.k.log.Warn("output after the cell returned; dropped", "kind", what, "parent", p.parent.MsgID)
 		return true
 	}

@@ -692,6 +692,56 @@ func TestLateOutputDropped(t *testing.T) {
 	}
 }
 
+// A cell that detached its publisher (work left running, such as a
+// background load) still updates its display after it returned, parented
+// to its own request.
+func TestDetachedOutputAfterReturn(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	reply, _ := c.execute("detach", nil)
+	if content(t, reply)["status"] != "ok" {
+		t.Fatal("execute")
+	}
+	tk.exec.mu.Lock()
+	pub := tk.exec.pubs[len(tk.exec.pubs)-1]
+	tk.exec.mu.Unlock()
+	pub.UpdateDisplay(map[string]any{"text/plain": "finished"}, nil, "bg")
+	m, ok := c.waitIOPub(reply.Parent.MsgID, "update_display_data", wait)
+	if !ok {
+		t.Fatal("no update_display_data after the detached cell returned")
+	}
+	if got := content(t, m); fmt.Sprint(got["data"]) != "map[text/plain:finished]" || fmt.Sprint(got["transient"]) != "map[display_id:bg]" {
+		t.Errorf("update = %v", got)
+	}
+}
+
+// An interrupt with no cell running goes to the executor's work between
+// cells (IdleInterrupter); one that stops a cell does not.
+func TestInterruptIdle(t *testing.T) {
+	tk := startKernel(t, nil)
+	c := dial(t, tk.ci, "a")
+	idle := func() int {
+		tk.exec.mu.Lock()
+		defer tk.exec.mu.Unlock()
+		return tk.exec.idle
+	}
+	iid := c.send(c.control, "interrupt_request", map[string]any{})
+	c.reply(c.controlIn, iid)
+	if n := idle(); n != 1 {
+		t.Errorf("InterruptIdle called %d times for an interrupt with no cell running, want 1", n)
+	}
+	id := c.send(c.shell, "execute_request", map[string]any{"code": "sleep"})
+	if _, ok := c.waitIOPub(id, "execute_input", wait); !ok {
+		t.Fatal("cell did not start")
+	}
+	iid = c.send(c.control, "interrupt_request", map[string]any{})
+	c.reply(c.controlIn, iid)
+	c.reply(c.shellIn, id)
+	if n := idle(); n != 1 {
+		t.Errorf("InterruptIdle called %d times after interrupting a running cell, want still 1", n)
+	}
+}
+
 func BenchmarkExecuteRoundTrip(b *testing.B) {
 	tk := startKernel(b, nil)
 	c := dial(b, tk.ci, "a")

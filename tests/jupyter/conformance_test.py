@@ -362,6 +362,49 @@ class KernelTest(unittest.TestCase):
                 closes.append(m)
         self.assertEqual(closes[0]["content"]["comm_id"], "c-1")
 
+    def test_background_load(self):
+        # A load started with --background returns at once; %trace list
+        # answers while it runs and shows it; the load's display goes on
+        # updating after its cell went idle; the next query waits for it.
+        seen = []  # every iopub message, whichever request it answers
+
+        def run(code):
+            msg_id = self.kc.execute(code)
+            reply = self.reply(msg_id)
+            deadline = time.time() + TIMEOUT
+            while time.time() < deadline:
+                msg = self.kc.get_iopub_msg(timeout=TIMEOUT)
+                validate(msg)
+                seen.append(msg)
+                if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "status" \
+                        and msg["content"]["execution_state"] == "idle":
+                    return msg_id, reply, [m for m in seen if m["parent_header"].get("msg_id") == msg_id]
+            self.fail("no idle status for %s" % msg_id)
+
+        def shown(outputs):
+            return "".join(
+                m["content"].get("text", "") or m["content"].get("data", {}).get("text/plain", "")
+                for m in outputs if m["msg_type"] in ("stream", "execute_result")
+            )
+
+        folder = os.path.join(TESTDATA, "param", "dlrm_8rank")
+        load_id, reply, _ = run("%%trace load --background --name dlrm_background %s" % folder)
+        self.assertEqual(reply["content"]["status"], "ok")
+        start = time.time()
+        _, reply, outputs = run("%trace list")
+        self.assertLess(time.time() - start, 1.0)
+        self.assertEqual(reply["content"]["status"], "ok")
+        self.assertIn("in the background: load", shown(outputs))
+        _, reply, outputs = run("SELECT count(DISTINCT rank) AS ranks FROM events WHERE trace = 'dlrm_background'")
+        self.assertEqual(reply["content"]["status"], "ok")
+        self.assertIn("waiting for the background load", shown(outputs))
+        self.assertIn("8", [m for m in outputs if m["msg_type"] == "execute_result"][0]["content"]["data"]["text/plain"])
+        # The load cell's display was updated after that cell went idle,
+        # with its final line, parented to the load request.
+        final = [m for m in seen if m["parent_header"].get("msg_id") == load_id and m["msg_type"] == "update_display_data"
+                 and m["content"]["data"]["text/plain"].startswith("loaded 8 files")]
+        self.assertTrue(final, "no final update_display_data for the background load")
+
     def test_interrupt(self):
         msg_id = self.kc.execute("SELECT count(*) FROM range(100000000000) a")
         time.sleep(0.5)
