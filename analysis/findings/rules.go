@@ -527,7 +527,7 @@ func dataloader(c *ctx) []evidence.Finding {
 				ms(d), pct(b.score), c.loopWhat(b.trace, b.rank), c.where(b.trace, b.rank), others(b.n)),
 			Evidence: []evidence.Ref{ref("ops", "rank", itoa(b.rank), "name", "enumerate(DataLoader)#*"), ref("ranks", "rank", itoa(b.rank)), ref("workload", "rank", itoa(b.rank))},
 			Impact:   b.score,
-			ImpactOf: c.shareOf(c.loopWhat(b.trace, b.rank), b.trace, b.rank),
+			ImpactOf: c.shareOf(c.loopBase(b.trace, b.rank), b.trace, b.rank),
 			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
 			Verify:   "Re-profile: the DataLoader's share of step time should fall under 5%.",
 			Refute:   "The GPU stays busy during the DataLoader time (ranks.idle_ns does not shrink when it does): the loading is already hidden.",
@@ -561,10 +561,19 @@ func (c *ctx) loopTime(rr rankRow) int64 {
 
 // loopWhat names loopTime's denominator.
 func (c *ctx) loopWhat(trace string, rank int) string {
+	if w := c.loopBase(trace, rank); w != "step time" {
+		return w + "; the trace has no steps"
+	}
+	return "step time"
+}
+
+// loopBase is the time the loop's shares are of: "step time", or the
+// rank's wall time when the trace has no steps.
+func (c *ctx) loopBase(trace string, rank int) string {
 	for _, rr := range c.ranks {
 		if rr.trace == trace && rr.rank == rank && rr.stepNs > 0 {
 			return "step time"
 		}
 	}
-	return "the rank's wall time; the trace has no steps"
+	return "the rank's wall time"
 }
