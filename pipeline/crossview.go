@@ -78,22 +78,22 @@ func crossviewInput(ctx context.Context, eng Engine, query, trace string, rank i
 		}
 		return crossview.FromTable(t)
 	}
-	// Room for exactly the frames of the slice (the host X events the
-	// preset returns as frames): growing the frames as they come copies
-	// them several times over (measured: 0.1-0.2 s more on the 48 MB vLLM
-	// trace), and room for every event would leave a quarter of the
-	// largest allocation unused on a vLLM trace. The count is one scan
-	// of three narrow columns.
-	hint := 0
-	if t, err := eng.Query(ctx, `SELECT count(*) FROM events WHERE ph = 'X' AND kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver') AND ($1::VARCHAR = '' OR trace = $1::VARCHAR) AND ($2::INTEGER < 0 OR rank = $2::INTEGER)`, 0, trace, rank); err == nil && len(t.Rows) == 1 {
-		hint = int(evidence.Int(t, 0, t.Columns[0].Name))
+	// Room for exactly the frames and operations of the slice (the host
+	// X events the preset returns as frames, the GPU events as ops):
+	// growing them as they come copies them several times over
+	// (measured: 0.1-0.2 s more on the 48 MB vLLM trace), and room for
+	// every event would leave a quarter of the largest allocation unused
+	// on a vLLM trace. The count is one scan of three narrow columns.
+	frames, ops := 0, 0
+	if t, err := eng.Query(ctx, `SELECT count(*) FILTER (WHERE kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver')) AS frames, count(*) FILTER (WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')) AS ops FROM events WHERE ph = 'X' AND ($1::VARCHAR = '' OR trace = $1::VARCHAR) AND ($2::INTEGER < 0 OR rank = $2::INTEGER)`, 0, trace, rank); err == nil && len(t.Rows) == 1 {
+		frames, ops = int(evidence.Int(t, 0, "frames")), int(evidence.Int(t, 0, "ops"))
 	}
 	var r *crossview.RowReader
 	var readErr error // the reader's own errors say "crossview:" already
 	start := func(cols []string) error {
 		r, readErr = crossview.NewRowReader(cols)
 		if readErr == nil {
-			r.Grow(hint)
+			r.Grow(frames, ops)
 		}
 		return readErr
 	}

@@ -221,6 +221,7 @@ func (b *builder) inSlice(trace string, rank int) bool {
 // selectRows keeps the frames of the slice's traces and ranks, indexes
 // them and finds each one's enclosing frame.
 func (b *builder) selectRows() {
+	b.frames = make([]*Frame, 0, len(b.in.Frames))
 	for i := range b.in.Frames {
 		f := &b.in.Frames[i]
 		if t := b.in.ThreadOf(f); b.inSlice(t.Trace, t.Rank) {

@@ -196,13 +196,9 @@ func (b *builder) measure() Check {
 			m.GapOtherNs += ivalsLen(rs.dev)
 			continue
 		}
-		gaps = append(gaps, b.rankCheck(rs, d, &m)...)
+		gaps = b.rankCheck(rs, d, &m, gaps)
 	}
 	c := Check{Metrics: m, TopGaps: []Gap{}, Notes: []string{}}
-	sort.SliceStable(gaps, func(i, j int) bool { return gaps[i].DurNs > gaps[j].DurNs })
-	if len(gaps) > b.opts.TopGaps {
-		gaps = gaps[:b.opts.TopGaps]
-	}
 	for i := range gaps {
 		b.hostAt(&gaps[i], per)
 	}
@@ -237,8 +233,9 @@ func (b *builder) decide(c *Check) {
 }
 
 // rankCheck measures one rank: busy and idle time, exposed communication,
-// blocked time, and each gap's cause. It returns the rank's gaps.
-func (b *builder) rankCheck(rs *rankSlice, d *rankData, m *Metrics) []Gap {
+// blocked time, and each gap's cause. It adds the rank's gaps to top, the
+// longest gaps so far (keepTop).
+func (b *builder) rankCheck(rs *rankSlice, d *rankData, m *Metrics, top []Gap) []Gap {
 	var busy, comm, other []ival
 	for _, o := range d.ops {
 		iv := ival{o.a, o.b}
@@ -264,7 +261,6 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData, m *Metrics) []Gap {
 	// The operation that ends each gap: operations by clipped start.
 	ops := d.ops
 	sort.Slice(ops, func(i, j int) bool { return ops[i].a < ops[j].a })
-	var out []Gap
 	for _, g := range complement(rs.dev, busy) {
 		dur := g.b - g.a
 		cause, confirmed := b.gapCause(g, ops, d)
@@ -299,9 +295,26 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData, m *Metrics) []Gap {
 				m.GapHostConfirmedNs += dur
 			}
 		}
-		out = append(out, Gap{Trace: rs.key.trace, Rank: rs.key.rank, StartNs: g.a - rs.origin, DurNs: dur, Cause: cause})
+		top = keepTop(top, Gap{Trace: rs.key.trace, Rank: rs.key.rank, StartNs: g.a - rs.origin, DurNs: dur, Cause: cause}, b.opts.TopGaps)
 	}
-	return out
+	return top
+}
+
+// keepTop adds g to top, the n longest gaps in the order a stable sort by
+// duration, longest first, would give them: g goes after the gaps at least
+// as long, and the shortest falls off past n. A trace has hundreds of
+// thousands of gaps; the cross-check shows n.
+func keepTop(top []Gap, g Gap, n int) []Gap {
+	if len(top) == n && g.DurNs <= top[n-1].DurNs {
+		return top
+	}
+	i := sort.Search(len(top), func(i int) bool { return top[i].DurNs < g.DurNs })
+	if len(top) < n {
+		top = append(top, Gap{})
+	}
+	copy(top[i+1:], top[i:])
+	top[i] = g
+	return top
 }
 
 // gapCause says why the device was idle in g, from the launch of the

@@ -1,6 +1,11 @@
 package crossview
 
-import "testing"
+import (
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+)
 
 func TestDecide(t *testing.T) {
 	const wall = 1000
@@ -70,5 +75,26 @@ func TestGapCauses(t *testing.T) {
 	}
 	if m.BlockedWhileBusyNs != 50*u {
 		t.Errorf("blocked while busy = %d, want 50 µs (50..100)", m.BlockedWhileBusyNs)
+	}
+}
+
+// keepTop keeps what a stable sort by duration, longest first, cut to n,
+// would keep, in the same order.
+func TestKeepTop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		n := 1 + round%7
+		var all, top []Gap
+		for i := range rng.IntN(40) {
+			g := Gap{StartNs: int64(i), DurNs: int64(rng.IntN(6))}
+			all = append(all, g)
+			top = keepTop(top, g, n)
+		}
+		want := slices.Clone(all)
+		sort.SliceStable(want, func(i, j int) bool { return want[i].DurNs > want[j].DurNs })
+		want = want[:min(n, len(want))]
+		if !slices.EqualFunc(top, want, func(a, b Gap) bool { return a.StartNs == b.StartNs && a.DurNs == b.DurNs }) {
+			t.Fatalf("round %d, n %d: keepTop = %v, want %v", round, n, top, want)
+		}
 	}
 }

@@ -52,7 +52,7 @@ func FromTable(t *table.Table) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Grow(len(t.Rows)) // most rows are frames
+	r.Grow(len(t.Rows), 0) // most rows are frames
 	for _, row := range t.Rows {
 		if err := r.Add(row); err != nil {
 			return nil, err
@@ -119,11 +119,13 @@ func NewRowReader(columns []string) (*RowReader, error) {
 	}, nil
 }
 
-// Grow makes room for n more frames.
-func (r *RowReader) Grow(n int) {
-	r.in.Frames = slices.Grow(r.in.Frames, n)
+// Grow makes room for frames more frames and ops more operations.
+func (r *RowReader) Grow(frames, ops int) {
+	r.in.Frames = slices.Grow(r.in.Frames, frames)
+	r.in.Ops = slices.Grow(r.in.Ops, ops)
 	if r.byID {
-		r.frameNames = slices.Grow(r.frameNames, n)
+		r.frameNames = slices.Grow(r.frameNames, frames)
+		r.opNames = slices.Grow(r.opNames, ops)
 	}
 }
 
