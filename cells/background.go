@@ -14,8 +14,9 @@ import (
 // on updating after it, and the notebook stays usable meanwhile.
 //
 //   - %trace list answers at once, with the traces loaded so far and the
-//     load's progress; %help and %trace load --background's own checks do
-//     not wait either.
+//     load's progress; %help does not wait either. In a deterministic
+//     session (`tracebook run`) they wait too, so that a re-run notebook
+//     shows the same outputs whatever the load's speed.
 //   - Every other cell first waits for the load (it may read what the load
 //     adds). Interrupting the waiting cell cancels the load too.
 //   - An interrupt with no cell running (Session.Interrupt) cancels it.
@@ -92,13 +93,15 @@ func (s *Session) awaitLoad(ctx context.Context, code string, pub Publisher) err
 	s.mu.Lock()
 	bg := s.bg
 	s.mu.Unlock()
-	if bg == nil || noWait(code) {
+	if bg == nil || (noWait(code) && !s.opts.Deterministic) {
 		return nil
 	}
 	select {
 	case <-bg.done:
 	default:
-		pub.Stream("stderr", fmt.Sprintf("waiting for the background load of %s…\n", bg.what))
+		if !s.opts.Deterministic { // whether it still runs depends on the machine
+			pub.Stream("stderr", fmt.Sprintf("waiting for the background load of %s…\n", bg.what))
+		}
 		select {
 		case <-bg.done:
 		case <-ctx.Done():

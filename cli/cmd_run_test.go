@@ -657,3 +657,43 @@ func shortDiff(want, got string) string {
 	}
 	return b.String()
 }
+
+// A background load under `tracebook run`: its display ends on the loaded
+// line (the cell's display updates outlive it), %trace list waits for it in
+// a deterministic run, and a second run writes the same notebook.
+func TestRunBackgroundLoad(t *testing.T) {
+	const src = `{"cells": [
+  {"cell_type": "code", "execution_count": null, "id": "load", "metadata": {}, "outputs": [], "source": ["%trace load --background --name dlrm ../testdata/param/dlrm_8rank"]},
+  {"cell_type": "code", "execution_count": null, "id": "list", "metadata": {}, "outputs": [], "source": ["%trace list"]}
+ ],
+ "metadata": {"kernelspec": {"display_name": "tracebook", "language": "sql", "name": "tracebook"}},
+ "nbformat": 4, "nbformat_minor": 5}`
+	nb := runTestNotebook(t, src)
+	var runs [2][]byte
+	for i := range runs {
+		out := filepath.Join(t.TempDir(), "out.ipynb")
+		if code, _, stderr := tracebookRun(t, nb, "-o", out, "--cache-dir", "-"); code != 0 {
+			t.Fatalf("exit %d, stderr %s", code, stderr)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[i] = b
+	}
+	if !bytes.Equal(runs[0], runs[1]) {
+		t.Errorf("two runs differ:\n%s", shortDiff(string(runs[0]), string(runs[1])))
+	}
+	cells := readCells(t, runs[0])
+	load := cells["load"]
+	if len(load.Outputs) != 2 || load.Outputs[0].plain(t) != "loaded 8 files: 26,202 events\n" {
+		t.Fatalf("load cell outputs: %+v, want the final progress display and the background note", load.Outputs)
+	}
+	if got := load.Outputs[1].plain(t); !strings.Contains(got, "in the background") {
+		t.Errorf("load cell result = %q", got)
+	}
+	list := cells["list"]
+	if len(list.Outputs) != 1 || !strings.Contains(list.Outputs[0].plain(t), "dlrm ") {
+		t.Errorf("%%trace list after the background load: %+v, want the table alone (no waiting line: it depends on timing)", list.Outputs)
+	}
+}
