@@ -35,11 +35,7 @@ func CrossViewInput(ctx context.Context, eng Engine, f evidence.Filter) (*crossv
 	if !ok {
 		return nil, fmt.Errorf("crossview: the crossview preset is missing from this build")
 	}
-	rank := -1
-	if f.HasRank {
-		rank = f.Rank
-	}
-	in, err := crossviewInput(ctx, eng, p.SQL, f.Trace, rank)
+	in, err := crossviewInput(ctx, eng, p.SQL, f.Trace, filterRank(f))
 	if err != nil {
 		return nil, err
 	}
@@ -78,16 +74,11 @@ func crossviewInput(ctx context.Context, eng Engine, query, trace string, rank i
 		}
 		return crossview.FromTable(t)
 	}
-	// Room for exactly the frames and operations of the slice (the host
-	// X events the preset returns as frames, the GPU events as ops):
-	// growing them as they come copies them several times over
-	// (measured: 0.1-0.2 s more on the 48 MB vLLM trace), and room for
-	// every event would leave a quarter of the largest allocation unused
-	// on a vLLM trace. The count is one scan of three narrow columns.
-	frames, ops := 0, 0
-	if t, err := eng.Query(ctx, `SELECT count(*) FILTER (WHERE kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver')) AS frames, count(*) FILTER (WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')) AS ops FROM events WHERE ph = 'X' AND ($1::VARCHAR = '' OR trace = $1::VARCHAR) AND ($2::INTEGER < 0 OR rank = $2::INTEGER)`, 0, trace, rank); err == nil && len(t.Rows) == 1 {
-		frames, ops = int(evidence.Int(t, 0, "frames")), int(evidence.Int(t, 0, "ops"))
-	}
+	// Room for exactly the frames and operations of the slice: growing
+	// them as they come copies them several times over (measured: 0.1-0.2
+	// s more on the 48 MB vLLM trace), and room for every event would
+	// leave a quarter of the largest allocation unused on a vLLM trace.
+	frames, ops := crossViewSize(ctx, eng, trace, rank)
 	var r *crossview.RowReader
 	var readErr error // the reader's own errors say "crossview:" already
 	start := func(cols []string) error {
@@ -108,6 +99,19 @@ func crossviewInput(ctx context.Context, eng Engine, query, trace string, rank i
 		return nil, fmt.Errorf("crossview: %w", err)
 	}
 	return r.Input()
+}
+
+// crossViewSize counts the host frames and the GPU operations the
+// crossview preset returns for trace and rank (the host X events, the GPU
+// X events): one scan of three narrow columns. 0, 0 when the count fails.
+func crossViewSize(ctx context.Context, eng Engine, trace string, rank int) (frames, ops int) {
+	t, err := eng.Query(ctx, `SELECT count(*) FILTER (WHERE kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver')) AS frames,
+		count(*) FILTER (WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')) AS ops
+		FROM events WHERE ph = 'X' AND ($1::VARCHAR = '' OR trace = $1::VARCHAR) AND ($2::INTEGER < 0 OR rank = $2::INTEGER)`, 0, trace, rank)
+	if err != nil || len(t.Rows) != 1 {
+		return 0, 0
+	}
+	return int(evidence.Int(t, 0, "frames")), int(evidence.Int(t, 0, "ops"))
 }
 
 // steps runs the steps preset for the trace and rank of f, over the whole

@@ -336,6 +336,35 @@ func TestLoadMemoryLimitRestored(t *testing.T) {
 	}
 }
 
+// WithMemoryLimit lowers a database file's limit while fn runs and puts it
+// back, also when fn fails; an in-memory database keeps its limit.
+func TestWithMemoryLimit(t *testing.T) {
+	for _, path := range []string{filepath.Join(t.TempDir(), "t.duckdb"), ""} {
+		db, err := Open(path, Options{CacheDir: "-", MemoryLimit: "1GB", TempDirectory: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		limit := func() string { return csv(query(t, db, `SELECT current_setting('memory_limit')`)) }
+		before := limit()
+		var during string
+		failed := errors.New("fn failed")
+		if err := db.WithMemoryLimit(context.Background(), "100MB", func() error { during = limit(); return failed }); err != failed {
+			t.Errorf("WithMemoryLimit returned %v, want fn's error", err)
+		}
+		want := "95.3 MiB\n" // DuckDB's rendering of 100MB
+		if path == "" {
+			want = before
+		}
+		if during != want {
+			t.Errorf("path %q: memory_limit %q while fn ran, want %q", path, during, want)
+		}
+		if after := limit(); after != before {
+			t.Errorf("path %q: memory_limit %q after, was %q", path, after, before)
+		}
+		db.Close()
+	}
+}
+
 // An event written without a ts keeps NULL times: a missing start is a gap,
 // never time zero.
 func TestEventWithoutTs(t *testing.T) {

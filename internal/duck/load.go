@@ -299,6 +299,25 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 	return f, nil
 }
 
+// WithMemoryLimit runs fn with DuckDB's memory_limit at limit, on a
+// database file, and restores the limit Open set afterwards. An in-memory
+// database keeps its limit: its tables live in the buffer pool, and a
+// smaller limit would make them spill or fail. The limit is the
+// database's: queries that run meanwhile run under it too.
+func (d *DB) WithMemoryLimit(ctx context.Context, limit string, fn func() error) error {
+	if d.path == "" || d.memoryLimit == "" {
+		return fn()
+	}
+	if _, err := d.db.ExecContext(ctx, `SET GLOBAL memory_limit = `+quote(limit)); err != nil {
+		return err
+	}
+	err := fn()
+	if _, rerr := d.db.ExecContext(context.WithoutCancel(ctx), `SET GLOBAL memory_limit = `+quote(d.memoryLimit)); rerr != nil && err == nil {
+		err = rerr
+	}
+	return err
+}
+
 // loadMemoryLimit is DuckDB's memory_limit while a load writes into a
 // database file (unless Options.MemoryLimit was given). The load streams
 // its row groups to the file as they fill, so a small buffer pool is
