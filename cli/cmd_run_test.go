@@ -35,6 +35,21 @@ func runTestNotebook(t *testing.T, src string) string {
 	return path
 }
 
+// runToFile runs the notebook nb into a new file, parse cache off, and
+// returns its path and what was written; a failed run fails the test.
+func runToFile(t *testing.T, nb string) (string, []byte) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.ipynb")
+	if code, _, stderr := tracebookRun(t, nb, "-o", out, "--cache-dir", "-"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, b
+}
+
 // tracebookRun runs `tracebook run args...` in-process and returns the exit
 // code, stdout and stderr.
 func tracebookRun(t *testing.T, args ...string) (int, string, string) {
@@ -584,14 +599,7 @@ func TestRunReportSource(t *testing.T) {
 		t.Fatal("the test notebook has no failing cell to replace")
 	}
 	nb := runTestNotebook(t, src)
-	out := filepath.Join(t.TempDir(), "out.ipynb")
-	if code, _, stderr := tracebookRun(t, nb, "-o", out, "--cache-dir", "-"); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, b := runToFile(t, nb)
 	rep := readCells(t, b)["bad"]
 	if len(rep.Outputs) != 1 {
 		t.Fatalf("report cell: %d outputs", len(rep.Outputs))
@@ -671,15 +679,7 @@ func TestRunBackgroundLoad(t *testing.T) {
 	nb := runTestNotebook(t, src)
 	var runs [2][]byte
 	for i := range runs {
-		out := filepath.Join(t.TempDir(), "out.ipynb")
-		if code, _, stderr := tracebookRun(t, nb, "-o", out, "--cache-dir", "-"); code != 0 {
-			t.Fatalf("exit %d, stderr %s", code, stderr)
-		}
-		b, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs[i] = b
+		_, runs[i] = runToFile(t, nb)
 	}
 	if !bytes.Equal(runs[0], runs[1]) {
 		t.Errorf("two runs differ:\n%s", shortDiff(string(runs[0]), string(runs[1])))

@@ -417,17 +417,11 @@ func TestPresetLinks(t *testing.T) {
 	if bucket == nil || bucket.Ns != (5+3+4)*1000 {
 		t.Errorf("bucket = %+v, want k_amb, k_early and k_copy (12 µs)", bucket)
 	}
-	gaps := strings.Join(res.Gaps, "\n")
-	for _, g := range []string{
+	testutil.Contains(t, "gaps", strings.Join(res.Gaps, "\n"),
 		"1 GPU operations (0.020 ms, 38.5% of GPU time) have no runtime call in the trace but carry the External id of exactly one operator",
 		"3 GPU operations (0.012 ms, 23.1% of GPU time) have no launching CPU event",
 		"2 of them (0.007 ms) carry a correlation id lower than every runtime call",
-		"1 of them (0.005 ms) carry an External id that several operators have",
-	} {
-		if !strings.Contains(gaps, g) {
-			t.Errorf("gaps lack %q:\n%s", g, gaps)
-		}
-	}
+		"1 of them (0.005 ms) carry an External id that several operators have")
 	if m := res.Check.Metrics; m.CallStackOps != 1 {
 		t.Errorf("CallStackOps = %d, want 1", m.CallStackOps)
 	}

@@ -139,3 +139,14 @@ func Columns(spec string) []table.Column {
 	}
 	return out
 }
+
+// Contains reports, as test errors, each of wants that got lacks; what
+// names got in the message ("gaps", "the observation").
+func Contains(t testing.TB, what, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, got)
+		}
+	}
+}
