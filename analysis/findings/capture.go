@@ -288,6 +288,17 @@ func (c *ctx) steady(trace string, rank int) (idle, span int64) {
 	return max(idle, 0), max(span, 0)
 }
 
+// judgedSpan names span, the rank's span the rules judge (steady), for a
+// finding's sentence: "the GPU span of 11.0 ms", or, when start-up or held
+// intervals were left out of it, "the GPU span the rules judge, 441 ms of
+// 1231 ms (…)".
+func (c *ctx) judgedSpan(trace string, rank int, span int64) string {
+	if full := c.span(trace, rank); span < full && ms(span) != ms(full) {
+		return fmt.Sprintf("the GPU span the rules judge, %s of %s (start-up and held intervals left out)", ms(span), ms(full))
+	}
+	return "the GPU span of " + ms(span)
+}
+
 // edgeSyncs returns the rank's sync calls at the window's edge.
 func (c *ctx) edgeSyncs(trace string, rank int) (count, ns int64) {
 	if c.gate == nil {

@@ -482,9 +482,17 @@ func commExposed(c *ctx) []evidence.Finding {
 		if !inScope(ri, commScope, nil) || rr.busy <= 0 || rr.comm <= 0 {
 			return rr, 0, false
 		}
+		// tb_plugin's R4 measures communication where no kernel runs
+		// against step time: the exposed part, as a share of the span
+		// the rules judge (start-up and held idle left out).
+		_, span := c.steady(rr.trace, rr.rank)
+		if span <= 0 {
+			return rr, 0, false
+		}
 		overlap := rr.comm + rr.compute - rr.commComp
 		ov := 100 * float64(overlap) / float64(rr.comm)
-		return rr, float64(rr.comm-overlap) / float64(rr.busy), float64(rr.comm)/float64(rr.busy) >= c.th["comm_share"] && ov < c.th["comm_overlap_low"]
+		share := float64(rr.comm-overlap) / float64(span)
+		return rr, share, share >= c.th["comm_share"] && ov < c.th["comm_overlap_low"]
 	})
 	colls := c.collectives()
 	var out []evidence.Finding
@@ -495,8 +503,9 @@ func commExposed(c *ctx) []evidence.Finding {
 		cr := colls[key(b.trace, b.rank)]
 		dom := cr.dominant()
 		overlap := rr.comm + rr.compute - rr.commComp
-		obs := fmt.Sprintf("Communication kernels took %s, %s of GPU busy time, and only %s of it overlapped computation; %s (%s of busy time) ran alone (%s)%s.",
-			ms(rr.comm), pct(float64(rr.comm)/float64(rr.busy)), pct(float64(overlap)/float64(rr.comm)), ms(rr.comm-overlap), pct(b.score), c.where(b.trace, b.rank), others(b.n))
+		_, span := c.steady(b.trace, b.rank)
+		obs := fmt.Sprintf("Communication kernels took %s, %s of GPU busy time, and only %s of it overlapped computation; %s ran alone, %s of %s (%s)%s.",
+			ms(rr.comm), pct(float64(rr.comm)/float64(rr.busy)), pct(float64(overlap)/float64(rr.comm)), ms(rr.comm-overlap), pct(b.score), c.judgedSpan(b.trace, b.rank, span), c.where(b.trace, b.rank), others(b.n))
 		switch dom {
 		case "":
 		case "unknown":
@@ -508,8 +517,8 @@ func commExposed(c *ctx) []evidence.Finding {
 			Severity: severity(b.score, c.th["comm_critical"]),
 			Title:    "Communication is exposed: computation does not hide it",
 			Evidence: []evidence.Ref{ref("overlap", "rank", itoa(b.rank)), ref("ranks", "rank", itoa(b.rank)), ref("collectives", "rank", itoa(b.rank))},
-			Impact:   float64(rr.comm-overlap) / float64(max(rr.busy+rr.idle, 1)),
-			ImpactOf: c.shareOf("the GPU span", b.trace, b.rank),
+			Impact:   b.score,
+			ImpactOf: c.shareOf("the GPU span the rules judge", b.trace, b.rank),
 			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
 			Verify:   "Re-profile: overlap.comm_overlap_pct should rise and collectives.transfer_ns of the exposed collective fall.",
 			Refute:   "The collectives depend on the last computation (e.g. one all-reduce after the whole backward), so no overlap is possible without restructuring.",
@@ -537,12 +546,18 @@ func commExposed(c *ctx) []evidence.Finding {
 				obs += fmt.Sprintf(" Rank %d arrived last in %d of them", peer, peerN)
 				// The late rank's own lead decides whether the wait is for
 				// it or for the spread of every rank's arrival. Under a
-				// rank filter its rows are absent, and it is named.
-				if pc := colls[key(b.trace, peer)]; pc == nil || pc.single(c.rankCount(b.trace)) {
+				// rank filter its rows are absent: it is named when it
+				// arrived last in most of the instances.
+				pc := colls[key(b.trace, peer)]
+				switch {
+				case pc != nil && pc.single(c.rankCount(b.trace)), pc == nil && 2*peerN > cr.matched:
 					who = fmt.Sprintf("rank %d", peer)
 					obs += "."
-				} else {
+				case pc != nil:
 					obs += fmt.Sprintf(", but by only %s in total over the next-latest rank: the ranks' arrivals spread out, and most of this wait is for ranks that arrived before rank %d.", ms(pc.lag), peer)
+					peer = -1
+				default:
+					obs += ", not in most: the last rank changes from one instance to the next (the other ranks' rows, outside the filter, would say by how much)."
 					peer = -1
 				}
 			}

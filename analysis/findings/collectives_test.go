@@ -240,9 +240,7 @@ func TestCommExposedSplit(t *testing.T) {
 			rk{compute: 20_000_000, comm: 39_000_000, colls: []cr{row}})
 	}
 	waiting := func(producer string, features []string, coll string) *evidence.Bundle {
-		return multiBundle(producer, features, true,
-			rk{compute: 20_000_000, comm: 40_000_000, colls: []cr{{coll: coll, total: 40_000_000, matched: 10, wait: 36_000_000, xfer: 4_000_000, peer: int64(1), peerN: 9, groupSize: 2}}},
-			rk{compute: 30_000_000, comm: 4_500_000, colls: []cr{{coll: coll, total: 4_500_000, matched: 10, wait: 500_000, xfer: 4_000_000, late: 9, lag: 35_000_000, caused: 36_000_000, groupSize: 2}}})
+		return waitingFor1(producer, features, coll, 9)
 	}
 	single := func(producer string, features []string, coll string) *evidence.Bundle {
 		return multiBundle(producer, features, true,
@@ -386,4 +384,35 @@ func TestCommExposedSplit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Under a rank filter the late rank's rows are absent: the waiting rank's
+// finding names it only when it arrived last in most matched instances.
+func TestCommWaitingUnderRankFilter(t *testing.T) {
+	for _, tc := range []struct {
+		peerN     int64
+		wantTitle string
+		wantObs   string
+	}{
+		{9, "Rank 0's exposed communication is mostly waiting for rank 1 to arrive, not transfer", "Rank 1 arrived last in 9 of them."},
+		{4, "Rank 0's exposed communication is mostly waiting for late ranks to arrive, not transfer", "Rank 1 arrived last in 4 of them, not in most"},
+	} {
+		b := waitingFor1("training", []string{"backward", "ddp"}, "all_reduce", tc.peerN)
+		f := find(findings.Evaluate(evidence.Rollup(b, evidence.Filter{Rank: 0, HasRank: true}), nil), "comm_not_overlapped")
+		if f == nil {
+			t.Fatalf("peerN %d: no comm_not_overlapped finding under --rank 0", tc.peerN)
+		}
+		if f.Title != tc.wantTitle || !strings.Contains(f.Observation, tc.wantObs) {
+			t.Errorf("peerN %d: %q\n%s\nwant %q and %q", tc.peerN, f.Title, f.Observation, tc.wantTitle, tc.wantObs)
+		}
+	}
+}
+
+// waitingFor1 is two ranks: rank 0's exposed communication is 90% waiting,
+// and rank 1 arrives last in peerN of its 10 matched instances, 35 ms
+// ahead of rank 0 (a straggler).
+func waitingFor1(producer string, features []string, coll string, peerN int64) *evidence.Bundle {
+	return multiBundle(producer, features, true,
+		rk{compute: 20_000_000, comm: 40_000_000, colls: []cr{{coll: coll, total: 40_000_000, matched: 10, wait: 36_000_000, xfer: 4_000_000, peer: int64(1), peerN: peerN, groupSize: 2}}},
+		rk{compute: 30_000_000, comm: 4_500_000, colls: []cr{{coll: coll, total: 4_500_000, matched: 10, wait: 500_000, xfer: 4_000_000, late: 9, lag: 35_000_000, caused: 36_000_000, groupSize: 2}}})
 }

@@ -146,10 +146,7 @@ func syncBound(c *ctx) []evidence.Finding {
 		ri := c.rankInfo(b.trace, b.rank)
 		share, blockedShare, _ := shares(b.trace, b.rank, a)
 		_, span := c.steady(b.trace, b.rank)
-		base := "the GPU span of " + ms(span)
-		if full := c.span(b.trace, b.rank); span < full && ms(span) != ms(full) {
-			base = fmt.Sprintf("the GPU span the rules judge, %s of %s (start-up and held intervals left out)", ms(span), ms(full))
-		}
+		base := c.judgedSpan(b.trace, b.rank, span)
 		var rest []string
 		if l := leftBy[key(b.trace, b.rank)]; l != nil {
 			if p := l.pageable; p[0] > 0 {
