@@ -35,6 +35,7 @@
 //   - filter.go: ParseFilter and the filter options.
 //   - session.go: Session, Publisher, Result, ExecError, Execute, SQL cells.
 //   - magic_trace.go: %trace load (with live progress), list, info, drop.
+//   - background.go: %trace load --background, the load behind the cells.
 //   - magic_context.go: %context and its keys.
 //   - render.go: tables and text as MIME bundles.
 //   - sqlerr.go: DuckDB error messages as Jupyter errors.

@@ -15,7 +15,8 @@
 //
 //   - wire.go: Decode and Encode, the pure multipart codec.
 //   - messages.go: typed content of each message type.
-//   - executor.go: the Executor and Publisher interfaces.
+//   - executor.go: the Executor and Publisher interfaces, and IdleInterrupter
+//     (an interrupt with no cell running).
 //   - kernel.go: Run, sockets, dispatch, iopub queue, interrupt, shutdown.
 //   - history.go: history_request over this kernel's executed cells.
 //   - transport.go: the guarded TCP transport (see below).

@@ -88,8 +88,8 @@ func (c *ctx) collectives() map[string]*collRank {
 
 // ownWait is the part of the others' wait in the instances cr arrived
 // last that is cr's own: its lead over the next-latest rank, once for each
-// other rank of the instance's group (ranks ranks when the group size is
-// not recorded). Had cr arrived with the next-latest rank, each of them
+// other rank of the instance's group (of the trace's ranks when the group
+// size is not recorded). Had cr arrived with the next-latest rank, each of them
 // would have waited that much less; the rest of their wait is for that
 // rank and the ones before it.
 func (cr *collRank) ownWait(ranks int) int64 {
@@ -377,7 +377,7 @@ func arrivalStraggler(c *ctx, tr string, rs []*collRank) (evidence.Finding, bool
 		top.rank, len(rs), top.late, inst, top.lateBreakdown(), ms(top.lag), len(rs)-1, ms(top.caused), pct(float64(top.caused)/float64(othersSpan)),
 		ms(own), pct(share), top.rank, top.rank, tr, window)
 	title := fmt.Sprintf("Rank %d is a straggler: it arrives last at the collectives and the other ranks wait for it", top.rank)
-	if single := top.single(len(rs)); !single {
+	if !top.single(len(rs)) {
 		title = fmt.Sprintf("Rank %d arrives last at the collectives, but most of the others' wait is for ranks that arrive just before it", top.rank)
 		obs += fmt.Sprintf(" The rest, %s, is waiting for ranks that arrived only a little earlier: the ranks' arrival times spread out, and evening out rank %d alone does not remove that.", ms(top.caused-own), top.rank)
 	}
