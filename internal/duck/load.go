@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/table"
@@ -308,11 +309,32 @@ func (d *DB) WithMemoryLimit(ctx context.Context, limit string, fn func() error)
 	if d.path == "" || d.memoryLimit == "" {
 		return fn()
 	}
-	if _, err := d.db.ExecContext(ctx, `SET GLOBAL memory_limit = `+quote(limit)); err != nil {
+	return d.withGlobal(ctx, "memory_limit", quote(limit), quote(d.memoryLimit), fn)
+}
+
+// setGlobal sets a database-wide DuckDB setting to value and returns the
+// function that sets it back to back. Both run on a connection of their
+// own: a failed statement aborts a load's transaction, and the setting
+// must be restored all the same.
+func (d *DB) setGlobal(ctx context.Context, setting, value, back string) (restore func() error, err error) {
+	if _, err := d.db.ExecContext(ctx, `SET GLOBAL `+setting+` = `+value); err != nil {
+		return nil, err
+	}
+	return func() error {
+		_, err := d.db.ExecContext(context.WithoutCancel(ctx), `SET GLOBAL `+setting+` = `+back)
+		return err
+	}, nil
+}
+
+// withGlobal runs fn with setting at value (setGlobal), then back; fn's
+// error comes first.
+func (d *DB) withGlobal(ctx context.Context, setting, value, back string, fn func() error) error {
+	restore, err := d.setGlobal(ctx, setting, value, back)
+	if err != nil {
 		return err
 	}
-	err := fn()
-	if _, rerr := d.db.ExecContext(context.WithoutCancel(ctx), `SET GLOBAL memory_limit = `+quote(d.memoryLimit)); rerr != nil && err == nil {
+	err = fn()
+	if rerr := restore(); rerr != nil && err == nil {
 		err = rerr
 	}
 	return err
@@ -334,12 +356,11 @@ func (d *DB) loadMemory(ctx context.Context) (restore func(), err error) {
 	if d.path == "" || d.opts.MemoryLimit != "" || d.memoryLimit == "" {
 		return func() {}, nil
 	}
-	if _, err := d.db.ExecContext(ctx, `SET GLOBAL memory_limit = '`+loadMemoryLimit+`'`); err != nil {
+	back, err := d.setGlobal(ctx, "memory_limit", quote(loadMemoryLimit), quote(d.memoryLimit))
+	if err != nil {
 		return nil, err
 	}
-	return func() {
-		_, _ = d.db.ExecContext(context.WithoutCancel(ctx), `SET GLOBAL memory_limit = `+quote(d.memoryLimit))
-	}, nil
+	return func() { _ = back() }, nil
 }
 
 // singleThreaded runs fn with DuckDB's thread pool at one thread. The scan
@@ -352,16 +373,7 @@ func (d *DB) singleThreaded(ctx context.Context, fn func() error) error {
 	if d.threads <= 1 {
 		return fn()
 	}
-	// Set on another connection: a failed statement aborts the load's
-	// transaction, and the setting must be restored all the same.
-	if _, err := d.db.ExecContext(ctx, `SET GLOBAL threads = 1`); err != nil {
-		return err
-	}
-	err := fn()
-	if _, rerr := d.db.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`SET GLOBAL threads = %d`, d.threads)); rerr != nil && err == nil {
-		err = rerr
-	}
-	return err
+	return d.withGlobal(ctx, "threads", "1", strconv.Itoa(d.threads), fn)
 }
 
 // slice copies the events of the requested window or steps from the staging
