@@ -52,7 +52,7 @@ var Catalogue = []Threshold{
 	{"straggler_wait_minor", 0.02, "the other ranks' wait for the rank that arrives last at matched collectives, as a share of their GPU span, that is reported (HTA's straggler analysis ranks ranks by the start of their collectives; the share is our choice)"},
 	{"straggler_wait_critical", 0.10, "the same share that makes the straggler finding critical"},
 	{"comm_wait_share", 0.5, "share of a rank's matched collective time spent waiting for the last rank to arrive above which exposed communication is put down to the late rank, not to missing overlap"},
-	{"comm_share", 0.10, "communication not overlapped by computation, as a share of the rank's GPU span, that is reported (tb_plugin R4: communication over 10% of step time, counted where no kernel runs)"},
+	{"comm_share", 0.10, "communication not overlapped by computation, as a share of the rank's GPU span the rules judge (start-up and held idle left out), that is reported (tb_plugin R4: communication over 10% of step time, counted where no kernel runs)"},
 	{"comm_overlap_low", 50, "comm/comp overlap (%) under which communication counts as not overlapped"},
 	{"comm_critical", 0.25, "the same share of the GPU span that makes the finding critical"},
 	{"dataloader_share", 0.05, "DataLoader time as a share of step time that is reported (tb_plugin R1: > 5%)"},
