@@ -303,3 +303,27 @@ func TestSyncObservationSingular(t *testing.T) {
 	}
 	t.Error("no sync finding")
 }
+
+// A host-bound loop that mostly waits for its DataLoader gets the
+// DataLoader's fix, for the iterator the trace shows: more or cheaper
+// workers where workers exist, worker processes where none do.
+func TestHostBoundDataLoaderSnippetFollowsIterator(t *testing.T) {
+	for _, tc := range []struct{ iter, feature, want string }{
+		{"_MultiProcessingDataLoaderIter", "dataloader_workers", "num_workers=2 * current"},
+		{"_SingleProcessDataLoaderIter", "dataloader_single", "num_workers=8"},
+	} {
+		name := "enumerate(DataLoader)#" + tc.iter + ".__next__"
+		ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
+			Rows: [][]any{{"t", int64(0), int64(1), "", name, int64(1), int64(60_000_000), int64(60_000_000), int64(60_000_000), int64(0), int64(0), int64(0)}}}
+		wl := &table.Table{Columns: cols("trace rank feature name count total_ns"),
+			Rows: [][]any{{"t", int64(0), "backward", "autograd::engine::evaluate_function", int64(1), int64(1000)}, {"t", int64(0), tc.feature, name, int64(1), int64(1000)}}}
+		fs := eval(bundle("training", "cuda", "H100", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000), "ops": ops, "workload": wl}), nil)
+		f := find(fs, "host_bound_idle")
+		if f == nil {
+			t.Fatalf("%s: no host_bound_idle: %s", tc.iter, rules(fs))
+		}
+		if !strings.Contains(f.Fix, "inside enumerate(DataLoader)") || !strings.Contains(f.Snippet, tc.want) {
+			t.Errorf("%s: fix %q, snippet %q, want the DataLoader's with %q", tc.iter, f.Fix, f.Snippet, tc.want)
+		}
+	}
+}

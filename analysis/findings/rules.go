@@ -495,6 +495,22 @@ func launchBound(c *ctx) []evidence.Finding {
 	return out
 }
 
+// dataloaderFix is the fix for a loop that waits for its DataLoader, by
+// what the trace shows of its iterator (Workload.DataLoaderWorkers: 0 none,
+// 1 worker processes, else unknown).
+func dataloaderFix(workers int) (fix, snippet string) {
+	switch workers {
+	case 0:
+		return "Load the batches in worker processes (num_workers > 0), pinned, and keep the workers alive between epochs.",
+			"DataLoader(ds, batch_size=B, num_workers=8, pin_memory=True, persistent_workers=True)"
+	case 1:
+		return "The workers do not keep up: make each sample cheaper (decode, augmentation and collate in the dataset's __getitem__), or add workers and prefetch more batches per worker if CPU cores are free.",
+			"DataLoader(ds, batch_size=B, num_workers=2 * current, prefetch_factor=4, persistent_workers=True)"
+	}
+	return "Check the DataLoader's iterator in the trace (num_workers): with none, load in worker processes; with workers, make each sample cheaper or add workers.",
+		"DataLoader(ds, batch_size=B, num_workers=8, pin_memory=True, persistent_workers=True)"
+}
+
 func dataloader(c *ctx) []evidence.Finding {
 	o := c.ev.Table("ops")
 	if o == nil {
@@ -532,16 +548,10 @@ func dataloader(c *ctx) []evidence.Finding {
 		switch w.DataLoaderWorkers {
 		case 0:
 			f.Observation += " The iterator is _SingleProcessDataLoaderIter: the batches are loaded and collated on the loop's own thread (num_workers=0)."
-			f.Fix = "Load the batches in worker processes (num_workers > 0), pinned, and keep the workers alive between epochs."
-			f.Snippet = "DataLoader(ds, batch_size=B, num_workers=8, pin_memory=True, persistent_workers=True)"
 		case 1:
 			f.Observation += " The iterator is _MultiProcessingDataLoaderIter: the loop waits for workers that do not keep up."
-			f.Fix = "The workers do not keep up: make each sample cheaper (decode, augmentation and collate in the dataset's __getitem__), or add workers and prefetch more batches per worker if CPU cores are free."
-			f.Snippet = "DataLoader(ds, batch_size=B, num_workers=2 * current, prefetch_factor=4, persistent_workers=True)"
-		default:
-			f.Fix = "Check the DataLoader's iterator in the trace (num_workers): with none, load in worker processes; with workers, make each sample cheaper or add workers."
-			f.Snippet = "DataLoader(ds, batch_size=B, num_workers=8, pin_memory=True, persistent_workers=True)"
 		}
+		f.Fix, f.Snippet = dataloaderFix(w.DataLoaderWorkers)
 		out = append(out, f)
 	}
 	return out
