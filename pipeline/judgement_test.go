@@ -776,6 +776,15 @@ func TestJudgementSharedTraces(t *testing.T) {
 					t.Errorf("summary says (confirmed) but the first critical issue is not:\nsummary: %s\nissue 1: %s", j.summaryFirst(), first)
 				}
 			}
+			// JUDGEMENT.md 5.3: never tell a trace that replays graphs to
+			// drop --enforce-eager or to turn graphs on.
+			if tb := j.src.Bundle.Traces; tb != nil && len(tb.Rows) > 0 && evidence.Bool(tb, 0, "has_graphs") {
+				for _, f := range j.fs {
+					if m := containsFold(f.Fix+" "+f.Snippet, "--enforce-eager", "turn CUDA graphs on", "Run with CUDA graphs"); m != "" {
+						t.Errorf("%s on a trace with graph replays: a fix says %q: %s | %s", f.Rule, m, f.Fix, f.Snippet)
+					}
+				}
+			}
 			device := ""
 			if tb := j.src.Bundle.Traces; tb != nil {
 				for r := range tb.Rows {
@@ -797,5 +806,21 @@ func TestJudgementSharedTraces(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// b200_eager holds one 888-token prefill step: more tokens than vLLM's
+// largest default CUDA-graph capture size, so no graph replay is what graphs
+// on would show too. Graphs are not its fix (JUDGEMENT.md 5.1, 5.3).
+func TestJudgementOversizeVLLMStep(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "b200_eager"))
+	f := j.one(t, "launch_bound")
+	if !strings.Contains(f.Title, "larger than its CUDA graphs") || !strings.Contains(f.Observation, "one step has more tokens (888)") {
+		t.Errorf("launch_bound: %s | %s", f.Title, f.Observation)
+	}
+	for _, f := range j.fs {
+		if m := containsFold(f.Fix+" "+f.Snippet, "--enforce-eager", "cudagraph_mode", "turn CUDA graphs on"); m != "" {
+			t.Errorf("%s: a fix says %q: %s | %s", f.Rule, m, f.Fix, f.Snippet)
+		}
 	}
 }

@@ -165,6 +165,32 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 	if rules(fs) != "launch_bound:minor:confirmed" || !strings.Contains(fs[0].Fix, "--enforce-eager") {
 		t.Fatalf("eager vLLM: %s %+v", rules(fs), fs)
 	}
+	// Steps larger than vLLM's largest default capture size run without
+	// graphs even with graphs on: graphs are not the fix. One step within
+	// the capture sizes, or one whose count is unknown, keeps the eager
+	// verdict.
+	steps := &table.Table{Columns: cols("trace rank step phase source hypothesis name ctx_tok gen_tok"),
+		Rows: [][]any{
+			{"t", int64(0), int64(0), "prefill", "vllm_tokens", false, "execute_context_1(888)_generation_0(0)", int64(888), int64(0)},
+			{"t", int64(0), int64(1), "mixed", "vllm_tokens", false, "execute_context_1(600)_generation_3(3)", int64(600), int64(3)},
+		}}
+	tabs["steps"] = steps
+	fs = eval(bundle("vllm", "cuda", "H100", 6_000_000, 4_000_000, tabs), nil)
+	if rules(fs) != "launch_bound:minor:confirmed" || strings.Contains(fs[0].Fix, "--enforce-eager") ||
+		!strings.Contains(fs[0].Title, "larger than its CUDA graphs") || !strings.Contains(fs[0].Observation, "the smallest 603") {
+		t.Fatalf("oversize steps: %s %+v", rules(fs), fs)
+	}
+	for _, last := range [][]any{
+		{"t", int64(0), int64(2), "decode", "vllm_tokens", false, "execute_context_0(0)_generation_32(32)", int64(0), int64(32)},
+		{"t", int64(0), int64(2), "unknown", "vllm_new_cached", true, "execute_new_1_cached_0", nil, nil},
+	} {
+		steps.Rows = append(steps.Rows[:2], last)
+		fs = eval(bundle("vllm", "cuda", "H100", 6_000_000, 4_000_000, tabs), nil)
+		if len(fs) != 1 || !strings.Contains(fs[0].Fix, "--enforce-eager") {
+			t.Errorf("with step %v: %s %+v", last[6], rules(fs), fs)
+		}
+	}
+	delete(tabs, "steps")
 	// Training: CUDA graphs through torch.compile.
 	fs = eval(bundle("training", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
 	if rules(fs) != "launch_bound:minor:confirmed" || !strings.Contains(fs[0].Snippet, `mode="reduce-overhead"`) {

@@ -51,6 +51,9 @@ func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
 	w := c.workload(trace, rank)
 	switch ri.Producer {
 	case "vllm":
+		if _, _, ok := c.stepsOverCapture(trace, rank); ok && !ri.HasGraphs {
+			return c.oversizeStepsFix(trace, rank)
+		}
 		if ri.HasGraphs {
 			return "CUDA graphs are on (the trace replays graphs), so the gaps are host work between steps: check that async scheduling is on (the default from vLLM 0.14; pass --async-scheduling before that) and look at the cross-view's CPU side for the scheduler's work.",
 				"vllm serve MODEL --async-scheduling  # only needed before vLLM 0.14"
@@ -133,4 +136,46 @@ func (c *ctx) dataloaderShare(trace string, rank int) (int64, float64) {
 		}
 	}
 	return 0, 0
+}
+
+// vllmMaxCaptureSize is the largest CUDA-graph capture size vLLM uses by
+// default: max_cudagraph_capture_size = min(2 × max_num_seqs, 512)
+// (docs/JUDGEMENT.md 5.1, from vllm/config/compilation.py). The V1 runner pads a step's token count up
+// to the next capture size only when it is at most the largest; a larger
+// step runs without a graph.
+const vllmMaxCaptureSize = 512
+
+// stepsOverCapture reports whether every step of a vLLM rank has more
+// tokens than vllmMaxCaptureSize, by the token counts of its execute_*
+// annotations (prefill plus decode tokens): n steps, the smallest with
+// smallest tokens. It is false when a step's count is unknown (execute_new_*
+// and python-frame steps do not give one) or within the capture sizes.
+func (c *ctx) stepsOverCapture(trace string, rank int) (n int, smallest int64, ok bool) {
+	t := c.ev.Table("steps")
+	for _, r := range c.rankRows(t, trace, rank) {
+		if evidence.Str(t, r, "source") != "vllm_tokens" || evidence.Cell(t, r, "ctx_tok") == nil || evidence.Cell(t, r, "gen_tok") == nil {
+			return 0, 0, false
+		}
+		tok := evidence.Int(t, r, "ctx_tok") + evidence.Int(t, r, "gen_tok")
+		if tok <= vllmMaxCaptureSize {
+			return 0, 0, false
+		}
+		if n == 0 || tok < smallest {
+			smallest = tok
+		}
+		n++
+	}
+	return n, smallest, n > 0
+}
+
+// oversizeStepsFix is the fix for a vLLM rank launch-bound in steps that
+// CUDA graphs would not replay (stepsOverCapture): not graphs, but a
+// capture that can tell, and larger kernels.
+func (c *ctx) oversizeStepsFix(trace string, rank int) (fix, snippet string) {
+	fix = fmt.Sprintf("CUDA graphs would not replay this rank's steps: each is larger than vLLM's largest default capture size (%d tokens), and raising max_cudagraph_capture_size to cover them costs graph memory and start-up time for little gain on large token counts. Profile decode steps as well, to see whether graphs are on", vllmMaxCaptureSize)
+	if c.rankInfo(trace, rank).HasPythonStacks {
+		fix += ", and without Python stacks (the Python tracer inflates every launch's host time)"
+		snippet = `vllm serve MODEL --profiler-config '{"profiler": "torch", "torch_profiler_dir": "DIR", "torch_profiler_with_stack": false}'  # before v0.13: VLLM_TORCH_PROFILER_WITH_STACK=0`
+	}
+	return fix + "; if the launches still leave the GPU idle in large steps, the lever is fewer, larger kernels (fused MoE and attention backends), not graphs.", snippet
 }

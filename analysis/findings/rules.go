@@ -471,7 +471,19 @@ func launchBound(c *ctx) []evidence.Finding {
 		}
 		switch ri.Producer {
 		case "vllm":
-			if a.graphs == 0 {
+			if n, smallest, ok := c.stepsOverCapture(b.trace, b.rank); a.graphs == 0 && ok {
+				// No graph replay is what graphs on would show too: say so,
+				// and do not call graphs the fix (JUDGEMENT.md 5.3).
+				f.Title = "vLLM's steps are larger than its CUDA graphs: the GPU waits on kernel launches"
+				steps := fmt.Sprintf("Each of the rank's %d steps has more tokens (the smallest %d)", n, smallest)
+				if n == 1 {
+					steps = fmt.Sprintf("The rank's one step has more tokens (%d)", smallest)
+				}
+				f.Observation += fmt.Sprintf(" %s than the largest CUDA-graph capture size vLLM uses by default (%d): vLLM runs such steps without graphs even when graphs are on, so the trace cannot show whether they are off.",
+					steps, vllmMaxCaptureSize)
+				f.Verify = "Re-profile decode steps too: graph launches there show graphs are on. In the large steps, launch.short and ranks.idle_ns fall only with fewer, larger kernels."
+				f.Fix, f.Snippet = c.oversizeStepsFix(b.trace, b.rank)
+			} else if a.graphs == 0 {
 				f.Title = "vLLM runs eagerly: no CUDA graphs, the GPU waits on kernel launches"
 				f.Fix = "Run with CUDA graphs: drop --enforce-eager so vLLM captures its default FULL_AND_PIECEWISE graphs."
 				f.Snippet = "vllm serve MODEL  # without --enforce-eager"
