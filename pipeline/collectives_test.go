@@ -236,3 +236,22 @@ func TestCollectivesTwoRankAllReduce(t *testing.T) {
 		t.Errorf("one rank: comm finding claims a split: %s", g.Observation)
 	}
 }
+
+// vLLM TP4 on MI300X: pynccl's all-reduce runs RCCL's ncclDevKernel_Generic,
+// whose name says nothing; the vllm::all_reduce operator around its launch
+// names it, as it names the custom all-reduce's kernels. Every all-reduce of
+// the rank is one row, none of it unknown or named from a kernel.
+func TestCollectivesVLLMCustomOp(t *testing.T) {
+	_, b := collectDB(t, filepath.Join(testutil.SharedTraces(t), "tracemap", "vllm_mi300x_tp4_rank0"))
+	ct, idx := collRows(t, b)
+	if r, ok := idx["0 unknown"]; ok {
+		t.Errorf("%d collective kernels unnamed", evidence.Int(ct, r, "count"))
+	}
+	r, ok := idx["0 all_reduce"]
+	if !ok {
+		t.Fatal("no all_reduce row")
+	}
+	if n, h := evidence.Int(ct, r, "count"), evidence.Int(ct, r, "name_hint"); n != 1610 || h != 0 {
+		t.Errorf("all_reduce: %d kernels, %d named from the kernel; want 1610 (1449 custom all-reduce and 161 pynccl), 0", n, h)
+	}
+}

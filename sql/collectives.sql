@@ -10,7 +10,10 @@
 -- innermost collective operator around the kernel's launching call on the
 -- same thread (a record_param_comms carrying "Collective name", or a
 -- c10d::*, nccl:*, c10d_functional::* operator: c10d::alltoall_base_ is
--- all_to_all); failing that, the kernel name, a hint counted in name_hint
+-- all_to_all; or vLLM's vllm::all_reduce, vllm::all_gather and
+-- vllm::reduce_scatter, the custom ops around its pynccl and custom
+-- all-reduce calls, whose RCCL kernel ncclDevKernel_Generic names nothing);
+-- failing that, the kernel name, a hint counted in name_hint
 -- (ncclKernel_SendRecv is send_recv: all-to-all and point-to-point look
 -- alike; RCCL's ncclDevKernel_Generic names nothing: unknown). Names are
 -- normalised to all_reduce, all_gather, reduce_scatter, all_to_all,
@@ -126,7 +129,7 @@ _op AS (
     coalesce(json_extract_string(args, '$."Collective name"'), CASE WHEN name <> 'record_param_comms' THEN name END) AS oname
   FROM events
   WHERE kind = 'cpu_op' AND ($1::VARCHAR = '' OR trace = $1::VARCHAR)
-    AND (name = 'record_param_comms' OR regexp_matches(name, '^(c10d::|nccl:|_?c10d_functional::)'))
+    AND (name = 'record_param_comms' OR regexp_matches(name, '^(c10d::|nccl:|_?c10d_functional::|vllm::(all_reduce|all_gather|reduce_scatter)$)'))
 ),
 _on AS (
   SELECT l.trace, l.file_id, l.rank, l.idx, arg_max(o.oname, (o.ts_ns, -o.end_ns)) AS oname
@@ -149,7 +152,7 @@ _n0 AS (
       WHEN regexp_matches(k.name, '(deep_ep|dpsk::ep)::.*combine', 'i') THEN 'ep_combine'
       WHEN regexp_matches(k.name, '(deep_ep|dpsk::ep)::', 'i') THEN 'ep_other'
       ELSE coalesce(nullif(regexp_extract(k.name, '(?i)(?:nccl|rccl|hccl)(?:Dev)?Kernel_([A-Za-z]+)', 1), ''), k.name)
-    END), '^(c10d::|nccl:|_?c10d_functional::|_)+', '') AS s
+    END), '^(c10d::|nccl:|_?c10d_functional::|vllm::|_)+', '') AS s
   FROM _k k LEFT JOIN _on o ON o.trace = k.trace AND o.file_id = k.file_id AND o.rank = k.rank AND o.idx = k.idx
 ),
 _n AS (
