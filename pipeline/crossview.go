@@ -79,6 +79,10 @@ func crossviewInput(ctx context.Context, eng Engine, query, trace string, rank i
 	// s more on the 48 MB vLLM trace), and room for every event would
 	// leave a quarter of the largest allocation unused on a vLLM trace.
 	frames, ops := crossViewSize(ctx, eng, trace, rank)
+	if frames > MaxCrossViewFrames {
+		return nil, fmt.Errorf("crossview: the slice holds %.1f M host frames, more than the %d M that one cross-view holds in memory at about %d bytes each: load a window or a step range of the trace with --window START..END or --steps A..B and analyse that",
+			float64(frames)/1e6, MaxCrossViewFrames/1_000_000, crossViewFrameBytes)
+	}
 	var r *crossview.RowReader
 	var readErr error // the reader's own errors say "crossview:" already
 	start := func(cols []string) error {
@@ -100,6 +104,21 @@ func crossviewInput(ctx context.Context, eng Engine, query, trace string, rank i
 	}
 	return r.Input()
 }
+
+// MaxCrossViewFrames is the most host frames one cross-view reads: it holds
+// every frame of its slice in memory, about crossViewFrameBytes each
+// (measured on the ×21 vLLM trace: 2.9 M frames, 371 MB of live heap), so
+// 20 M frames are about 2.5 GB. A larger slice gets an error that says how
+// to narrow it, instead of a process that grows until the machine runs out
+// of memory or a DuckDB out-of-memory error (the ×250 vLLM trace, 35.0 M
+// frames, failed so under the report's 256 MB limit for the read). The
+// report then stands without a call tree, the gap saying why. A variable
+// for the tests.
+var MaxCrossViewFrames = 20_000_000
+
+// crossViewFrameBytes is the Go memory a cross-view takes per host frame
+// of its slice: the frame, the builder's indexes and times.
+const crossViewFrameBytes = 128
 
 // crossViewSize counts the host frames and the GPU operations the
 // crossview preset returns for trace and rank (the host X events, the GPU

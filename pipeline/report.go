@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"runtime/debug"
+	"strings"
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
@@ -56,7 +57,7 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 	if cvErr != nil {
 		// The report stands without a tree; the gap says why.
 		b.AddGap(evidence.Gap{Kind: "no_crossview", Trace: f.Trace, Rank: -1,
-			What: "no GPU call tree", Why: cvErr.Error()})
+			What: "no GPU call tree", Why: strings.TrimPrefix(cvErr.Error(), "crossview: ")})
 		return src, nil
 	}
 	src.CrossViews = append(src.CrossViews, cvs...)

@@ -5,9 +5,12 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/analysis/trace"
@@ -49,5 +52,60 @@ func TestCollectReportLargeSliceSameSource(t *testing.T) {
 	concurrent, first := collect(1<<30), collect(0)
 	if !bytes.Equal(concurrent, first) {
 		t.Error("the cross-views built first give another report source than built alongside the evidence")
+	}
+}
+
+// A slice with more host frames than one cross-view holds gets no cross-view
+// and no read of its frames: the report stands without a call tree, and its
+// gap says how many frames there are and how to narrow them.
+func TestCollectReportTooManyFrames(t *testing.T) {
+	db, err := duck.Open("", duck.Options{CacheDir: "-", Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if _, err := db.Load(ctx, []string{filepath.Join(testutil.Testdata(t), "param/dlrm_8rank")}, trace.LoadOptions{Name: "t"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	frames, _ := crossViewSize(ctx, db, "", -1)
+	defer func(old int) { MaxCrossViewFrames = old }(MaxCrossViewFrames)
+	MaxCrossViewFrames = frames - 1
+	if _, err := CrossView(ctx, db, evidence.Filter{}, crossview.DefaultOptions()); err == nil || !strings.Contains(err.Error(), "host frames, more than") {
+		t.Fatalf("CrossView over the cap: %v", err)
+	}
+	src, err := CollectReport(ctx, db, evidence.Filter{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(src.CrossViews) != 0 {
+		t.Errorf("%d cross-views over the cap", len(src.CrossViews))
+	}
+	var why string
+	for _, g := range src.Bundle.Gaps {
+		if g.Kind == "no_crossview" {
+			why = g.Why
+		}
+	}
+	if !strings.Contains(why, fmt.Sprintf("%.1f M host frames", float64(frames)/1e6)) || !strings.Contains(why, "--window START..END") {
+		t.Errorf("no_crossview gap: %q", why)
+	}
+	if len(src.Bundle.Tables) == 0 {
+		t.Error("the report lost its evidence")
+	}
+	// The report says why where the tree and the cross-check would be.
+	var md bytes.Buffer
+	if err := report.GenerateView(&md, src, report.View{Filter: src.Bundle.Filter}, report.Markdown); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"GPU profile**: not available (the slice holds", "No cross-view: the slice holds"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("the report does not say %q", want)
+		}
+	}
+	// At the cap the cross-view is built.
+	MaxCrossViewFrames = frames
+	if _, err := CrossView(ctx, db, evidence.Filter{}, crossview.DefaultOptions()); err != nil {
+		t.Errorf("CrossView at the cap: %v", err)
 	}
 }

@@ -196,7 +196,7 @@ var Rules = []Rule{
 		Step:   &StepMeasure{What: "host-wait GPU idle (summed over streams)", Values: gapSteps(isHostWait)},
 		Marks:  &Marks{Gap: isHostWait, GapNamed: MarkText{Prefix: "GPU waits for the host (", Suffix: ")", What: gpuIdle}},
 		Anchor: "host_wait", Idle: true, Constraint: crossview.VerdictHost},
-	{ID: "launch_bound", Doc: "kernels shorter than their launches, GPU idle between them; eager vLLM without CUDA graphs",
+	{ID: "launch_bound", Doc: "kernels shorter than their launches, GPU idle between them; eager vLLM without CUDA graphs, unless every step is larger than the largest default capture size (then graphs would not replay it either)",
 		Thresholds: []string{"short_kernel_share", "launch_min_count", "launch_idle_minor", "idle_critical"}, eval: launchBound,
 		Step:   &StepMeasure{What: "GPU idle between launches (host and kernel waits, summed over streams)", Values: gapSteps(isLaunchWait)},
 		Marks:  &Marks{Gap: isLaunchWait, GapNamed: MarkText{Prefix: "GPU idle between launches (", Suffix: ")", What: gpuIdle}},

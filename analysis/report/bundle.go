@@ -82,6 +82,19 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	}
 	label, capped := crossLabel(cv, gate)
 	d.CPUCheck = cpuCheck(cv, label, capped)
+	if d.GPUTree == nil {
+		d.NoTree = "this bundle carries no cross-view"
+		for _, g := range b.Gaps {
+			if g.Kind == "no_crossview" && g.Why != "" {
+				// The cross-view failed: say why where the tree and the
+				// cross-check would be, not only among the gaps.
+				d.NoTree = g.Why
+				if cv == nil {
+					d.CPUCheck = "No cross-view: " + g.Why + "."
+				}
+			}
+		}
+	}
 	d.Controls.Rules = knobs(thresholdsFor(b, v))
 	if cv != nil {
 		d.Perfetto = append(d.Perfetto, gapInspects(cv)...)

@@ -110,7 +110,7 @@ func printHTML(w io.Writer, d *Doc) error {
 		htmlNode(p, &d.GPUTree.Root, open)
 		p("</div>\n")
 	} else {
-		p("<p>Not available: this bundle carries no cross-view.</p>\n")
+		p("<p>Not available: ", esc(d.NoTree), ".</p>\n")
 	}
 	p(`<h2 id="tb-cpu">CPU cross-check</h2>`, "\n<p>", esc(orDash(d.CPUCheck)), "</p>\n")
 

@@ -61,7 +61,7 @@ func printMarkdown(w io.Writer, d *Doc) error {
 		fence := mdFence(text)
 		p(fence, "text\n", text, fence, "\n\n")
 	} else {
-		p("**Observed Call Tree -- GPU profile**: not available (no cross-view in this bundle).\n\n")
+		p("**Observed Call Tree -- GPU profile**: not available (", mdText(d.NoTree), ").\n\n")
 	}
 	p("**CPU cross-check**\n\n", mdText(orDash(d.CPUCheck)), "\n\n")
 

@@ -26,6 +26,10 @@ type Doc struct {
 	// GPUTree is the GPU call tree (python → operator → runtime → kernel);
 	// nil when the bundle carries no cross-view.
 	GPUTree *Tree `msgpack:"gpu_tree" json:"gpu_tree"`
+	// NoTree says why GPUTree is nil: why the cross-view could not be
+	// built (the no_crossview evidence gap), else that the bundle carries
+	// none; empty with a tree.
+	NoTree string `msgpack:"no_tree,omitempty" json:"no_tree,omitempty"`
 	// CPUCheck is the one or two sentences of the CPU cross-check.
 	CPUCheck string `msgpack:"cpu_check" json:"cpu_check"`
 	// KeyFindings names what the workload is and its dominant pattern.
