@@ -23,15 +23,7 @@ import (
 // collects the same source: the cross-view of the filter and one per rank
 // (8 ranks of dlrm_8rank), the same evidence.
 func TestCollectReportLargeSliceSameSource(t *testing.T) {
-	db, err := duck.Open(filepath.Join(t.TempDir(), "t.duckdb"), duck.Options{CacheDir: "-", Threads: 2, MemoryLimit: "512MB"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx := context.Background()
-	if _, err := db.Load(ctx, []string{filepath.Join(testutil.Testdata(t), "param/dlrm_8rank")}, trace.LoadOptions{Name: "t"}, nil); err != nil {
-		t.Fatal(err)
-	}
+	db, ctx := dlrmFile(t)
 	collect := func(lean int) []byte {
 		t.Helper()
 		defer func(old int) { leanCrossViewFrames = old }(leanCrossViewFrames)
@@ -59,15 +51,7 @@ func TestCollectReportLargeSliceSameSource(t *testing.T) {
 // and no read of its frames: the report stands without a call tree, and its
 // gap says how many frames there are and how to narrow them.
 func TestCollectReportTooManyFrames(t *testing.T) {
-	db, err := duck.Open("", duck.Options{CacheDir: "-", Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx := context.Background()
-	if _, err := db.Load(ctx, []string{filepath.Join(testutil.Testdata(t), "param/dlrm_8rank")}, trace.LoadOptions{Name: "t"}, nil); err != nil {
-		t.Fatal(err)
-	}
+	db, ctx := dlrmFile(t)
 	frames, _ := crossViewSize(ctx, db, "", -1)
 	defer func(old int) { MaxCrossViewFrames = old }(MaxCrossViewFrames)
 	MaxCrossViewFrames = frames - 1
@@ -108,4 +92,20 @@ func TestCollectReportTooManyFrames(t *testing.T) {
 	if _, err := CrossView(ctx, db, evidence.Filter{}, crossview.DefaultOptions()); err != nil {
 		t.Errorf("CrossView at the cap: %v", err)
 	}
+}
+
+// dlrmFile opens a database file holding dlrm_8rank (8 ranks) as trace "t",
+// with the memory limit a file gets from the CLI.
+func dlrmFile(t *testing.T) (*duck.DB, context.Context) {
+	t.Helper()
+	db, err := duck.Open(filepath.Join(t.TempDir(), "t.duckdb"), duck.Options{CacheDir: "-", Threads: 2, MemoryLimit: "512MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	if _, err := db.Load(ctx, []string{filepath.Join(testutil.Testdata(t), "param/dlrm_8rank")}, trace.LoadOptions{Name: "t"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	return db, ctx
 }

@@ -140,9 +140,9 @@ func (c *ctx) dataloaderShare(trace string, rank int) (int64, float64) {
 
 // vllmMaxCaptureSize is the largest CUDA-graph capture size vLLM uses by
 // default: max_cudagraph_capture_size = min(2 × max_num_seqs, 512)
-// (docs/JUDGEMENT.md 5.1, from vllm/config/compilation.py). The V1 runner pads a step's token count up
-// to the next capture size only when it is at most the largest; a larger
-// step runs without a graph.
+// (docs/JUDGEMENT.md 5.1, from vllm/config/compilation.py). The V1 runner
+// pads a step's token count up to the next capture size only when it is at
+// most the largest; a larger step runs without a graph.
 const vllmMaxCaptureSize = 512
 
 // stepsOverCapture reports whether every step of a vLLM rank has more
