@@ -16,17 +16,86 @@ import (
 // and phase of each annotation; then it builds the GPU view, the CPU view
 // and the cross-check of the slice f (analysis/crossview).
 func CrossView(ctx context.Context, eng Engine, f evidence.Filter, opts crossview.Options) (*crossview.Result, error) {
-	in, err := CrossViewInput(ctx, eng, f)
+	res, errs, err := CrossViews(ctx, eng, f, []crossview.Slice{SliceOf(f)}, opts)
 	if err != nil {
 		return nil, err
 	}
-	return crossview.Build(in, SliceOf(f), opts)
+	return res[0], errs[0]
 }
 
-// CrossViewInput reads the rows the cross-view of f is built from: the
-// frames and operations of f's trace and rank (every rank without one),
-// and the steps when f names a phase or a step. One input serves the
-// cross-view of each of its ranks (crossview.Build takes the slice).
+// CrossViews builds the cross-view of each slice from one read of the rows
+// of f's trace and rank (every rank without one): the slices narrow f. On
+// an engine that streams rows (RowStreamer) the host frames pass through
+// once, in start order, and are never held: the memory is the GPU
+// operations' and the trees'. A slice whose cross-view fails has a nil
+// Result and its error; err is the read's.
+func CrossViews(ctx context.Context, eng Engine, f evidence.Filter, slices []crossview.Slice, opts crossview.Options) (res []*crossview.Result, errs []error, err error) {
+	if eng == nil {
+		return nil, nil, fmt.Errorf("crossview: no database")
+	}
+	p, ok := sql.Lookup("crossview")
+	if !ok {
+		return nil, nil, fmt.Errorf("crossview: the crossview preset is missing from this build")
+	}
+	var st *table.Table
+	for _, s := range slices {
+		if s.Phase != "" || s.HasStep {
+			if st, err = stepsOf(ctx, eng, f); err != nil {
+				return nil, nil, err
+			}
+			break
+		}
+	}
+	rs, ok := eng.(RowStreamer)
+	if !ok {
+		in, err := crossviewInput(ctx, eng, p.SQL, f.Trace, filterRank(f))
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := crossview.AddSteps(in, st); err != nil {
+			return nil, nil, err
+		}
+		res, errs = crossview.BuildAll(in, slices, opts)
+		return res, errs, nil
+	}
+	var r *crossview.RowReader
+	var stream *crossview.Stream
+	var readErr error // the reader's own errors say "crossview:" already
+	begin := func(in *crossview.Input) error {
+		if err := crossview.AddSteps(in, st); err != nil {
+			return err
+		}
+		stream = crossview.NewStream(in, slices, opts)
+		return nil
+	}
+	start := func(cols []string) error {
+		if r, readErr = crossview.NewRowReader(cols); readErr == nil {
+			readErr = r.Stream(begin, func(fr *crossview.Frame) { stream.Frame(fr) })
+		}
+		return readErr
+	}
+	each := func(row []any) error {
+		readErr = r.Add(row)
+		return readErr
+	}
+	if err := rs.QueryEach(ctx, p.SQL, start, each, f.Trace, filterRank(f)); err != nil {
+		if readErr != nil {
+			return nil, nil, readErr
+		}
+		return nil, nil, fmt.Errorf("crossview: %w", err)
+	}
+	if err := r.Finish(); err != nil {
+		return nil, nil, err
+	}
+	res, errs = stream.Results()
+	return res, errs, nil
+}
+
+// CrossViewInput reads every row the cross-view of f is built from into
+// an Input, the host frames included: the frames and operations of f's
+// trace and rank (every rank without one), and the steps when f names a
+// phase or a step. CrossViews streams the frames instead; this is for
+// looking at the rows.
 func CrossViewInput(ctx context.Context, eng Engine, f evidence.Filter) (*crossview.Input, error) {
 	if eng == nil {
 		return nil, fmt.Errorf("crossview: no database")
@@ -40,13 +109,9 @@ func CrossViewInput(ctx context.Context, eng Engine, f evidence.Filter) (*crossv
 		return nil, err
 	}
 	if f.Phase != "" || f.HasStep {
-		sp, ok := sql.Lookup("steps")
-		if !ok {
-			return nil, fmt.Errorf("crossview: --phase needs the steps preset, missing from this build")
-		}
-		st, err := steps(ctx, eng, f, sp.SQL)
+		st, err := stepsOf(ctx, eng, f)
 		if err != nil {
-			return nil, fmt.Errorf("crossview: steps: %w", err)
+			return nil, err
 		}
 		if err := crossview.AddSteps(in, st); err != nil {
 			return nil, err
@@ -64,61 +129,14 @@ type RowStreamer interface {
 }
 
 // crossviewInput runs the crossview preset for trace and rank and reads
-// its rows into a cross-view input, streamed where the engine can.
+// every row into an Input.
 func crossviewInput(ctx context.Context, eng Engine, query, trace string, rank int) (*crossview.Input, error) {
-	rs, ok := eng.(RowStreamer)
-	if !ok {
-		t, err := eng.Query(ctx, query, 0, trace, rank)
-		if err != nil {
-			return nil, fmt.Errorf("crossview: %w", err)
-		}
-		return crossview.FromTable(t)
-	}
-	// Room for exactly the frames and operations of the slice: growing
-	// them as they come copies them several times over (measured: 0.1-0.2
-	// s more on the 48 MB vLLM trace), and room for every event would
-	// leave a quarter of the largest allocation unused on a vLLM trace.
-	frames, ops := crossViewSize(ctx, eng, trace, rank)
-	if frames > MaxCrossViewFrames {
-		return nil, fmt.Errorf("crossview: the slice holds %.1f M host frames, more than the %d M that one cross-view holds in memory at about %d bytes each: load a window or a step range of the trace with --window START..END or --steps A..B and analyse that",
-			float64(frames)/1e6, MaxCrossViewFrames/1_000_000, crossViewFrameBytes)
-	}
-	var r *crossview.RowReader
-	var readErr error // the reader's own errors say "crossview:" already
-	start := func(cols []string) error {
-		r, readErr = crossview.NewRowReader(cols)
-		if readErr == nil {
-			r.Grow(frames, ops)
-		}
-		return readErr
-	}
-	each := func(row []any) error {
-		readErr = r.Add(row)
-		return readErr
-	}
-	if err := rs.QueryEach(ctx, query, start, each, trace, rank); err != nil {
-		if readErr != nil {
-			return nil, readErr
-		}
+	t, err := eng.Query(ctx, query, 0, trace, rank)
+	if err != nil {
 		return nil, fmt.Errorf("crossview: %w", err)
 	}
-	return r.Input()
+	return crossview.FromTable(t)
 }
-
-// MaxCrossViewFrames is the most host frames one cross-view reads: it holds
-// every frame of its slice in memory, about crossViewFrameBytes each
-// (measured on the ×21 vLLM trace: 2.9 M frames, 371 MB of live heap), so
-// 20 M frames are about 2.5 GB. A larger slice gets an error that says how
-// to narrow it, instead of a process that grows until the machine runs out
-// of memory or a DuckDB out-of-memory error (the ×250 vLLM trace, 35.0 M
-// frames, failed so under the report's 256 MB limit for the read). The
-// report then stands without a call tree, the gap saying why. A variable
-// for the tests.
-var MaxCrossViewFrames = 20_000_000
-
-// crossViewFrameBytes is the Go memory a cross-view takes per host frame
-// of its slice: the frame, the builder's indexes and times.
-const crossViewFrameBytes = 128
 
 // crossViewSize counts the host frames and the GPU operations the
 // crossview preset returns for trace and rank (the host X events, the GPU
@@ -133,18 +151,26 @@ func crossViewSize(ctx context.Context, eng Engine, trace string, rank int) (fra
 	return int(evidence.Int(t, 0, "frames")), int(evidence.Int(t, 0, "ops"))
 }
 
-// steps runs the steps preset for the trace and rank of f, over the whole
-// capture (the slice narrows later, in crossview.Build), on the shared
-// evidence_base tables it builds for that under the collection lock.
-func steps(ctx context.Context, eng Engine, f evidence.Filter, query string) (*table.Table, error) {
+// stepsOf runs the steps preset for the trace and rank of f, over the
+// whole capture (the slice narrows later, in crossview.Build), on the
+// shared evidence_base tables it builds for that under the collection lock.
+func stepsOf(ctx context.Context, eng Engine, f evidence.Filter) (*table.Table, error) {
+	sp, ok := sql.Lookup("steps")
+	if !ok {
+		return nil, fmt.Errorf("crossview: --phase needs the steps preset, missing from this build")
+	}
 	bf := evidence.Filter{Trace: f.Trace, Rank: f.Rank, HasRank: f.HasRank}
 	mu := baseLock(eng)
 	mu.Lock()
 	defer mu.Unlock()
 	if err := BuildEvidenceBase(ctx, eng, bf); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("crossview: steps: %w", err)
 	}
-	return eng.Query(ctx, query, 0)
+	t, err := eng.Query(ctx, sp.SQL, 0)
+	if err != nil {
+		return nil, fmt.Errorf("crossview: steps: %w", err)
+	}
+	return t, nil
 }
 
 // SliceOf copies the filter into the cross-view's slice.

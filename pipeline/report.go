@@ -83,13 +83,29 @@ type MemoryLimiter interface {
 
 // crossViews builds the cross-view of f and, when f selects no rank and
 // its traces have 2 to MaxRankCrossViews ranks, one per rank, from one
-// read of the input. A non-empty limit lowers the engine's memory limit
-// for the read where it can (MemoryLimiter). An error of the cross-view of
-// f is returned; a rank whose cross-view fails is left out.
+// read of the rows. A non-empty limit lowers the engine's memory limit for
+// the read where it can (MemoryLimiter). An error of the cross-view of f is
+// returned; a rank whose cross-view fails is left out.
 func crossViews(ctx context.Context, eng Engine, f evidence.Filter, limit string) ([]*crossview.Result, error) {
-	var in *crossview.Input
+	fs := []evidence.Filter{f}
+	if !f.HasRank {
+		t, err := eng.Query(ctx, `SELECT DISTINCT rank FROM traces WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR) AND rank IS NOT NULL ORDER BY rank`, 0, f.Trace)
+		if err == nil && len(t.Rows) >= 2 && len(t.Rows) <= MaxRankCrossViews {
+			for r := range t.Rows {
+				rf := f
+				rf.Rank, rf.HasRank = int(evidence.Int(t, r, "rank")), true
+				fs = append(fs, rf)
+			}
+		}
+	}
+	slices := make([]crossview.Slice, len(fs))
+	for i, x := range fs {
+		slices[i] = SliceOf(x)
+	}
+	var res []*crossview.Result
+	var errs []error
 	read := func() (err error) {
-		in, err = CrossViewInput(ctx, eng, f)
+		res, errs, err = CrossViews(ctx, eng, f, slices, crossview.DefaultOptions())
 		return err
 	}
 	var err error
@@ -101,24 +117,13 @@ func crossViews(ctx context.Context, eng Engine, f evidence.Filter, limit string
 	if err != nil {
 		return nil, err
 	}
-	cv, err := crossview.Build(in, SliceOf(f), crossview.DefaultOptions())
-	if err != nil {
-		return nil, err
+	if errs[0] != nil {
+		return nil, errs[0]
 	}
-	out := []*crossview.Result{cv}
-	if f.HasRank {
-		return out, nil
-	}
-	t, err := eng.Query(ctx, `SELECT DISTINCT rank FROM traces WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR) AND rank IS NOT NULL ORDER BY rank`, 0, f.Trace)
-	if err != nil || len(t.Rows) < 2 || len(t.Rows) > MaxRankCrossViews {
-		return out, nil
-	}
-	// Each rank's cross-view from the input read once for every rank.
-	for r := range t.Rows {
-		rf := f
-		rf.Rank, rf.HasRank = int(evidence.Int(t, r, "rank")), true
-		if rcv, err := crossview.Build(in, SliceOf(rf), crossview.DefaultOptions()); err == nil {
-			out = append(out, rcv)
+	out := []*crossview.Result{res[0]}
+	for i := 1; i < len(res); i++ {
+		if errs[i] == nil {
+			out = append(out, res[i])
 		}
 	}
 	return out, nil

@@ -11,8 +11,9 @@
 --   enclosing frame first (ts ascending, end descending, id), and walks
 --   that order in one pass (the call stack walk), which costs less than a
 --   self-join of every frame with every frame that could contain it, and
---   less than a window over these wide rows here. parent_id is the frame of
---   the Python parent id, used where no frame of the thread contains it.
+--   less than a window over these wide rows here. Frame rows come last,
+--   sorted so (thread_id, ts_ns, dur_ns descending, id): Go takes them as a
+--   stream and never holds them all.
 --   call_stack_id names an operator's "Call stack" arg (2021-format traces
 --   with with_stack on) on ranks that have no python frames; Go turns it
 --   into the python levels above the operator.
@@ -30,7 +31,10 @@
 --   operations mostly carry their own correlation id as External id (some
 --   exporters copy it there) links nothing this way: those numbers are not
 --   operator ids, and some of them collide with operators' by chance.
---   link says which link was found, or why none was.
+--   link says which link was found, or why none was. host_ts_ns,
+--   host_dur_ns and host_thread_id are the launching call's (else the
+--   operator's): the cross-check times the launch against the GPU gaps
+--   before the frames stream in.
 -- origin: one row per trace: ts_ns is the trace's first timestamp, the origin
 --   of --window.
 -- name: one row per distinct event name of the frames and ops: id is its
@@ -39,8 +43,8 @@
 --   string per row is most of what reading the rows costs (measured on the
 --   ×21 vLLM trace: 2.9 M frames, 515 names).
 -- thread: one row per thread of the frames: id is its thread_id; trace, rank
---   and thread (pid/tid as written) say which. Frames carry thread_id and no
---   trace, rank or thread.
+--   and thread (pid/tid as written) say which; ts_ns and dur_ns are the
+--   span of its frames. Frames carry thread_id and no trace, rank or thread.
 -- stack: one row per distinct Call stack: id is its call_stack_id, name its
 --   text. The 15,000 operators with a Call stack in the 2021 resnet50 trace
 --   share 91 of them: 83 kB come back instead of 12 MB.
@@ -50,13 +54,13 @@
 -- trace: Trace name of op, origin and thread rows; NULL otherwise (a frame's is its thread row's). TEXT
 -- rank: Rank of op and thread rows; NULL otherwise. INT
 -- id: The event's id in this result: its rowid + 1 (stack rows: the call_stack_id; name rows: the name_id; thread rows: the thread_id). INT
--- parent_id: frame: the frame of its Python parent id; op: the launching call's id; 0 = none. INT
+-- parent_id: op: the launching call's id; 0 = none (frames: 0). INT
 -- thread: thread rows: pid/tid as written; NULL otherwise. TEXT
 -- kind: Normalised category (events.kind). TEXT
 -- api: Runtime/driver calls: launch, graph_launch, sync, memcpy, memset, other. TEXT
 -- name: stack rows: the Call stack; name rows: the event name; NULL otherwise. TEXT
--- ts_ns: Start (origin rows: the trace's first timestamp). TIMESTAMP_NS
--- dur_ns: Duration. DURATION_NS
+-- ts_ns: Start (origin rows: the trace's first timestamp; thread rows: its first frame's start). TIMESTAMP_NS
+-- dur_ns: Duration (thread rows: from its first frame's start to its last frame's end). DURATION_NS
 -- stream: GPU stream of an op. INT
 -- graph_id: Graph id of an op when the trace records it. INT
 -- operator_id: op: the cpu_op frame linked by External id where parent_id is 0; 0 = none. INT
@@ -66,6 +70,9 @@
 -- sync: frame: how it synchronizes with the device: blocking (a scalar read, tb_scalar_read, or a call tb_sync_call rates blocking, given tb_copy_waits of the copy it launched), stream, or NULL. TEXT
 -- name_id: frame and op: the name row holding the event's name; NULL when the event has none. INT
 -- thread_id: frame: the thread row of its thread. INT
+-- host_ts_ns: op: the start of its launching call, else of the operator operator_id names; NULL without either. TIMESTAMP_NS
+-- host_dur_ns: op: that frame's duration. DURATION_NS
+-- host_thread_id: op: that frame's thread row. INT
 --
 -- PARAMS: $1 trace (TEXT, '' = every trace), $2 rank (INT, -1 = every rank).
 -- The window, phase, step and stream are applied in Go: an operation inside
@@ -84,16 +91,11 @@ _t0 AS (
 ),
 _host AS NOT MATERIALIZED (
   SELECT rowid + 1 AS id, trace, file_id, rank, coalesce(pid, '') AS pid, coalesce(tid, '') AS tid,
-    kind, api, name, ts_ns, dur_ns, end_ns, correlation, external_id, python_id, python_parent_id
+    kind, api, name, ts_ns, dur_ns, end_ns, correlation, external_id
   FROM events
   WHERE ph = 'X' AND kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver')
     AND ($1::VARCHAR = '' OR trace = $1::VARCHAR)
     AND ($2::INTEGER < 0 OR rank = $2::INTEGER)
-),
-_py AS (
-  SELECT trace, file_id, rank, python_id, min(id) AS id
-  FROM _host WHERE kind = 'python' AND python_id IS NOT NULL
-  GROUP BY trace, file_id, rank, python_id
 ),
 -- Ranks (of a file) with python frames: their operators' Call stack is not read.
 _pyrank AS (
@@ -114,7 +116,8 @@ _stacks AS (
   FROM (SELECT DISTINCT call_stack FROM _cs WHERE call_stack IS NOT NULL)
 ),
 _launch AS (
-  SELECT trace, file_id, rank, correlation, min(id) AS id
+  SELECT trace, file_id, rank, correlation, min(id) AS id,
+    arg_min(ts_ns, id) AS ts_ns, arg_min(dur_ns, id) AS dur_ns, arg_min(pid, id) AS pid, arg_min(tid, id) AS tid
   FROM _host WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL
   GROUP BY trace, file_id, rank, correlation
 ),
@@ -124,7 +127,8 @@ _first AS (
 ),
 -- Operators by External id: n > 1 is ambiguous.
 _ext AS (
-  SELECT trace, file_id, rank, external_id, min(id) AS id, count(*) AS n
+  SELECT trace, file_id, rank, external_id, min(id) AS id, count(*) AS n,
+    arg_min(ts_ns, id) AS ts_ns, arg_min(dur_ns, id) AS dur_ns, arg_min(pid, id) AS pid, arg_min(tid, id) AS tid
   FROM _host WHERE kind = 'cpu_op' AND external_id IS NOT NULL
   GROUP BY trace, file_id, rank, external_id
 ),
@@ -154,6 +158,8 @@ _waits AS (
 _ops AS (
   SELECT g.trace, g.rank, g.rowid + 1 AS id, g.kind, g.api, g.name, g.ts_ns, g.dur_ns, g.stream, g.graph_id,
     coalesce(l.id, 0) AS launch_id, x.id AS ext_id, coalesce(x.n, 0) AS ext_n,
+    l.ts_ns AS l_ts, l.dur_ns AS l_dur, l.pid AS l_pid, l.tid AS l_tid,
+    x.ts_ns AS x_ts, x.dur_ns AS x_dur, x.pid AS x_pid, x.tid AS x_tid,
     g.correlation < f.c0 AS before_capture,
     -- External ids that name operators: not copies of correlation ids.
     2 * c.copies <= c.comparable AS ext_names_ops
@@ -172,11 +178,18 @@ _names AS (
   FROM (SELECT name FROM _host WHERE name IS NOT NULL UNION SELECT name FROM _ops WHERE name IS NOT NULL)
 ),
 _threads AS (
-  SELECT trace, rank, pid, tid, row_number() OVER (ORDER BY trace, rank, pid, tid) AS thid
-  FROM (SELECT DISTINCT trace, rank, pid, tid FROM _host)
+  SELECT trace, rank, pid, tid, t0, t1, row_number() OVER (ORDER BY trace, rank, pid, tid) AS thid
+  FROM (SELECT trace, rank, pid, tid, min(ts_ns) AS t0, max(end_ns) AS t1 FROM _host GROUP BY trace, rank, pid, tid)
+),
+-- An op's host frame: its launching call, else its operator by External id.
+_ophost AS (
+  SELECT o.*,
+    CASE WHEN o.launch_id <> 0 THEN 1 WHEN o.ext_n = 1 AND o.ext_names_ops THEN 2 ELSE 0 END AS host
+  FROM _ops o
 )
+SELECT * FROM (
 SELECT 'frame' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER) AS rank, h.id,
-  CAST(coalesce(py.id, 0) AS BIGINT) AS parent_id,
+  CAST(0 AS BIGINT) AS parent_id,
   CAST(NULL AS VARCHAR) AS thread,
   h.kind, h.api, CAST(NULL AS VARCHAR) AS name, h.ts_ns, h.dur_ns,
   CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,
@@ -184,11 +197,11 @@ SELECT 'frame' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER
   CAST(NULL AS VARCHAR) AS class,
   CASE WHEN h.kind = 'cpu_op' AND tb_scalar_read(h.name) THEN 'blocking'
        ELSE tb_sync_call(h.kind, h.api, h.name, coalesce(w.waits, false)) END AS sync,
-  CAST(n.nid AS BIGINT) AS name_id, CAST(th.thid AS BIGINT) AS thread_id
+  CAST(n.nid AS BIGINT) AS name_id, CAST(th.thid AS BIGINT) AS thread_id,
+  CAST(NULL AS BIGINT) AS host_ts_ns, CAST(NULL AS BIGINT) AS host_dur_ns, CAST(NULL AS BIGINT) AS host_thread_id
 FROM _host h
 JOIN _threads th ON th.trace = h.trace AND th.rank = h.rank AND th.pid = h.pid AND th.tid = h.tid
 LEFT JOIN _names n ON n.name = h.name
-LEFT JOIN _py py ON py.trace = h.trace AND py.file_id = h.file_id AND py.rank = h.rank AND py.python_id = h.python_parent_id
 LEFT JOIN _cs cs ON cs.id = h.id
 LEFT JOIN _stacks st ON st.call_stack = cs.call_stack
 LEFT JOIN _waits w ON w.id = h.id
@@ -208,9 +221,14 @@ SELECT 'op' AS row_kind, o.trace, o.rank, o.id,
   CAST(0 AS BIGINT) AS call_stack_id,
   tb_kernel_class(o.kind, o.name) AS class,
   CAST(NULL AS VARCHAR) AS sync,
-  CAST(n.nid AS BIGINT) AS name_id, CAST(NULL AS BIGINT) AS thread_id
-FROM _ops o
+  CAST(n.nid AS BIGINT) AS name_id, CAST(NULL AS BIGINT) AS thread_id,
+  CAST(CASE o.host WHEN 1 THEN o.l_ts WHEN 2 THEN o.x_ts END AS BIGINT) AS host_ts_ns,
+  CAST(CASE o.host WHEN 1 THEN o.l_dur WHEN 2 THEN o.x_dur END AS BIGINT) AS host_dur_ns,
+  CAST(th.thid AS BIGINT) AS host_thread_id
+FROM _ophost o
 LEFT JOIN _names n ON n.name = o.name
+LEFT JOIN _threads th ON o.host <> 0 AND th.trace = o.trace AND th.rank = o.rank
+  AND th.pid = CASE o.host WHEN 1 THEN o.l_pid ELSE o.x_pid END AND th.tid = CASE o.host WHEN 1 THEN o.l_tid ELSE o.x_tid END
 UNION ALL
 SELECT 'origin' AS row_kind, trace, CAST(NULL AS INTEGER) AS rank, CAST(0 AS BIGINT) AS id,
   CAST(0 AS BIGINT) AS parent_id, CAST(NULL AS VARCHAR) AS thread,
@@ -218,7 +236,8 @@ SELECT 'origin' AS row_kind, trace, CAST(NULL AS INTEGER) AS rank, CAST(0 AS BIG
   t0 AS ts_ns, CAST(0 AS BIGINT) AS dur_ns, CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,
   CAST(0 AS BIGINT) AS operator_id, CAST(NULL AS VARCHAR) AS link, CAST(0 AS BIGINT) AS call_stack_id,
   CAST(NULL AS VARCHAR) AS class, CAST(NULL AS VARCHAR) AS sync,
-  CAST(NULL AS BIGINT) AS name_id, CAST(NULL AS BIGINT) AS thread_id
+  CAST(NULL AS BIGINT) AS name_id, CAST(NULL AS BIGINT) AS thread_id,
+  CAST(NULL AS BIGINT) AS host_ts_ns, CAST(NULL AS BIGINT) AS host_dur_ns, CAST(NULL AS BIGINT) AS host_thread_id
 FROM _t0
 UNION ALL
 SELECT 'stack' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER) AS rank, CAST(sid AS BIGINT) AS id,
@@ -227,7 +246,8 @@ SELECT 'stack' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER
   CAST(NULL AS BIGINT) AS ts_ns, CAST(0 AS BIGINT) AS dur_ns, CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,
   CAST(0 AS BIGINT) AS operator_id, CAST(NULL AS VARCHAR) AS link, CAST(0 AS BIGINT) AS call_stack_id,
   CAST(NULL AS VARCHAR) AS class, CAST(NULL AS VARCHAR) AS sync,
-  CAST(NULL AS BIGINT) AS name_id, CAST(NULL AS BIGINT) AS thread_id
+  CAST(NULL AS BIGINT) AS name_id, CAST(NULL AS BIGINT) AS thread_id,
+  CAST(NULL AS BIGINT) AS host_ts_ns, CAST(NULL AS BIGINT) AS host_dur_ns, CAST(NULL AS BIGINT) AS host_thread_id
 FROM _stacks
 UNION ALL
 SELECT 'name' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER) AS rank, CAST(nid AS BIGINT) AS id,
@@ -236,14 +256,18 @@ SELECT 'name' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER)
   CAST(NULL AS BIGINT) AS ts_ns, CAST(0 AS BIGINT) AS dur_ns, CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,
   CAST(0 AS BIGINT) AS operator_id, CAST(NULL AS VARCHAR) AS link, CAST(0 AS BIGINT) AS call_stack_id,
   CAST(NULL AS VARCHAR) AS class, CAST(NULL AS VARCHAR) AS sync,
-  CAST(NULL AS BIGINT) AS name_id, CAST(NULL AS BIGINT) AS thread_id
+  CAST(NULL AS BIGINT) AS name_id, CAST(NULL AS BIGINT) AS thread_id,
+  CAST(NULL AS BIGINT) AS host_ts_ns, CAST(NULL AS BIGINT) AS host_dur_ns, CAST(NULL AS BIGINT) AS host_thread_id
 FROM _names
 UNION ALL
 SELECT 'thread' AS row_kind, trace, rank, CAST(thid AS BIGINT) AS id,
   CAST(0 AS BIGINT) AS parent_id, pid || '/' || tid AS thread,
   CAST(NULL AS VARCHAR) AS kind, CAST(NULL AS VARCHAR) AS api, CAST(NULL AS VARCHAR) AS name,
-  CAST(NULL AS BIGINT) AS ts_ns, CAST(0 AS BIGINT) AS dur_ns, CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,
+  t0 AS ts_ns, t1 - t0 AS dur_ns, CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,
   CAST(0 AS BIGINT) AS operator_id, CAST(NULL AS VARCHAR) AS link, CAST(0 AS BIGINT) AS call_stack_id,
   CAST(NULL AS VARCHAR) AS class, CAST(NULL AS VARCHAR) AS sync,
-  CAST(NULL AS BIGINT) AS name_id, CAST(NULL AS BIGINT) AS thread_id
+  CAST(NULL AS BIGINT) AS name_id, CAST(NULL AS BIGINT) AS thread_id,
+  CAST(NULL AS BIGINT) AS host_ts_ns, CAST(NULL AS BIGINT) AS host_dur_ns, CAST(NULL AS BIGINT) AS host_thread_id
 FROM _threads
+)
+ORDER BY row_kind = 'frame', thread_id, ts_ns, dur_ns DESC, id

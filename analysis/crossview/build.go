@@ -27,45 +27,237 @@ type rankKey struct {
 type rankSlice struct {
 	key    rankKey
 	origin int64
-	host   []ival // frames are clipped to these
+	host   []ival // frames are clipped to these; nil = not clipped (the whole rank)
 	steps  []ival // selected steps (phase/step filter), nil otherwise
 	window []ival // the window alone, nil without one
 	dev    []ival // wall time and gaps
 }
 
-// builder holds the indexes one Build works with.
-type builder struct {
-	in     *Input
-	s      Slice
-	opts   Options
-	frames []*Frame
-	idx    frameIndex // Frame.ID -> index in frames
-	parent []int32    // repaired parent index, -1 = root
-	clipNs []int64    // frame time inside the slice
-	selfNs []int64
-	class  []uint8 // 0 unknown, 1 working, 2 sync, 3 waiting
-	sync   []bool
-	depth  []int32
-	ranks  map[rankKey]*rankSlice
-	ops    []opIn // GPU operations in the slice
-	gaps   []string
-	waits  map[string]bool // IsWait by name
-	names  map[string]string
-	// graphRecorded and graphExpected: graph replays' kernels, set by gpuTree.
-	graphRecorded, graphExpected int64
-	// syncGap: GPU idle time in the gaps each sync frame opened, set by measure.
-	syncGap map[int32]int64
-	// stacks: a Call stack arg split into frames, outermost first, by arg.
-	stacks map[string]*callStack
-	// pyCtx: the python frames drawn above each frame (see pyContext).
-	pyCtx     [][]string
-	pyCtxDone []bool
+// Build builds the GPU view, the CPU view and the cross-check of one slice
+// of the rows the crossview preset returned, all of them held in in.Frames.
+func Build(in *Input, s Slice, opts Options) (*Result, error) {
+	res, errs := BuildAll(in, []Slice{s}, opts)
+	return res[0], errs[0]
 }
 
-// rankOf returns the trace and rank of a frame.
-func (b *builder) rankOf(f *Frame) rankKey {
-	t := &b.in.Threads[f.Thread]
-	return rankKey{t.Trace, t.Rank}
+// BuildAll builds the cross-view of each slice from one Input whose frames
+// are all in in.Frames: it streams them, in start order, through a Stream.
+// A slice whose cross-view fails has a nil Result and its error.
+func BuildAll(in *Input, slices []Slice, opts Options) ([]*Result, []error) {
+	if in != nil {
+		prepare(in)
+	}
+	st := NewStream(in, slices, opts)
+	if in != nil {
+		for _, i := range startOrder(in.Frames) {
+			st.Frame(&in.Frames[i])
+		}
+	}
+	return st.Results()
+}
+
+// prepare gives an Input built with every frame in Frames what a Stream
+// needs before the frames: each thread's span and each operation's host
+// frame.
+func prepare(in *Input) {
+	in.Spans = make([]Span, len(in.Threads))
+	seen := make([]bool, len(in.Threads))
+	for i := range in.Frames {
+		f := &in.Frames[i]
+		sp := &in.Spans[f.Thread]
+		if !seen[f.Thread] {
+			*sp, seen[f.Thread] = Span{f.TsNs, f.End()}, true
+			continue
+		}
+		sp.StartNs, sp.EndNs = min(sp.StartNs, f.TsNs), max(sp.EndNs, f.End())
+	}
+	if in.Hosts {
+		return
+	}
+	byID := make(map[int64]int32, len(in.Frames))
+	for i := range in.Frames {
+		byID[in.Frames[i].ID] = int32(i)
+	}
+	for i := range in.Ops {
+		o := &in.Ops[i]
+		o.HostThread = -1
+		if x, ok := byID[o.Launch]; ok && o.Launch != 0 {
+			f := &in.Frames[x]
+			o.HostTsNs, o.HostDurNs, o.HostThread = f.TsNs, f.DurNs, f.Thread
+			continue
+		}
+		o.Launch = 0 // no such call among the frames: the operator links it, if any
+		if x, ok := byID[o.Operator]; ok && o.Operator != 0 {
+			f := &in.Frames[x]
+			o.HostTsNs, o.HostDurNs, o.HostThread = f.TsNs, f.DurNs, f.Thread
+		} else {
+			o.Operator = 0
+		}
+	}
+	in.Hosts = true
+}
+
+// startOrder returns the indexes of frames in the order a Stream takes
+// them: by thread, then start ascending, end descending, ID.
+func startOrder(frames []Frame) []int32 {
+	order := make([]int32, len(frames))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(i, j int32) int {
+		p, q := &frames[i], &frames[j]
+		return cmp.Or(cmp.Compare(p.Thread, q.Thread), cmp.Compare(p.TsNs, q.TsNs), cmp.Compare(q.End(), p.End()), cmp.Compare(p.ID, q.ID))
+	})
+	return order
+}
+
+// Stream builds the cross-views of several slices from one pass over the
+// host frames, which it never holds: everything but the frames (threads
+// with their spans, operations with their host frames, steps, origins)
+// comes first, in the Input given to NewStream; then each frame, through
+// Frame, in its thread's start order (ts ascending, end descending, ID;
+// threads may interleave). Memory is the operations', the trees' and one
+// open call stack per thread: a trace of tens of millions of frames streams
+// through in the size of its GPU work.
+type Stream struct {
+	in *Input
+	bs []*builder // nil for a slice that failed at once
+	es []error
+}
+
+// NewStream starts the cross-views of slices over in, whose Spans and
+// Hosts must be set (BuildAll's prepare, or the preset's rows).
+func NewStream(in *Input, slices []Slice, opts Options) *Stream {
+	st := &Stream{in: in, bs: make([]*builder, len(slices)), es: make([]error, len(slices))}
+	for i, s := range slices {
+		st.bs[i], st.es[i] = newBuilder(in, s, opts)
+	}
+	return st
+}
+
+// Frame takes the next frame.
+func (st *Stream) Frame(f *Frame) {
+	t := &st.in.Threads[f.Thread]
+	for _, b := range st.bs {
+		if b != nil && b.inSlice(t.Trace, t.Rank) {
+			b.frame(f)
+		}
+	}
+}
+
+// Results finishes the cross-views, one per slice given to NewStream; a
+// slice that failed has a nil Result and its error.
+func (st *Stream) Results() ([]*Result, []error) {
+	out := make([]*Result, len(st.bs))
+	for i, b := range st.bs {
+		if b != nil {
+			out[i] = b.finish()
+		}
+	}
+	return out, st.es
+}
+
+// builder builds one slice's cross-view as the frames stream in.
+type builder struct {
+	in      *Input
+	s       Slice
+	opts    Options
+	ranks   map[rankKey]*rankSlice
+	per     map[rankKey]*rankData
+	ops     []opIn            // GPU operations in the slice
+	hung    map[int64][]int32 // host frame ID -> the ops (indexes in ops) that hang from it
+	threads map[int32]*threadState
+	gaps    []string
+	frames  int64 // frames in the slice's ranks
+	m       Metrics
+	top     []topGap // the longest GPU idle gaps, with the host frame found at each one's middle
+
+	gpu, cpu *bnode // the trees' roots
+	gpuTotal int64
+	cpuTotal int64
+	graphs   []graphLaunch
+	waits    map[string]bool // IsWait by name
+	names    map[string]string
+	stacks   map[string]*callStack // a Call stack arg split into frames, outermost first, by arg
+}
+
+// threadState is one thread's open call stack and what the cross-check
+// keeps of a launching thread.
+type threadState struct {
+	key   rankKey
+	d     *rankData // the rank's, when this is one of its launching threads; else nil
+	main  bool      // the rank's main launching thread
+	stack []entry
+}
+
+// entry is an open frame.
+type entry struct {
+	id            int64
+	ts, end       int64
+	kind          HostKind
+	name          string // as drawn (frameName)
+	clip, kidClip int64  // its time inside the slice; its children's
+	class         uint8
+	sync          bool
+	depth         int32
+	levels        []string // python levels from its Call stack, drawn above it
+	py            []string // the python frames drawn above it and at it (pyContext)
+	cnode, gnode  *bnode   // its nodes of the CPU and GPU trees, once made
+	graph         int32    // index in builder.graphs of a graph launch, -1
+}
+
+// graphLaunch is a graph launch in the slice: its node, its graph id when
+// an operation records one, and the operations its replay recorded.
+type graphLaunch struct {
+	site *bnode
+	id   int64
+	ops  int64
+}
+
+// opIn is a GPU operation in the slice: its clipped interval and its host.
+type opIn struct {
+	op              *Op
+	a, b            int64 // clipped interval
+	key             rankKey
+	host            int8 // hostNone, hostLaunch (its launching call) or hostOper (its operator by External id)
+	hostTs, hostEnd int64
+}
+
+const (
+	hostNone int8 = iota
+	hostLaunch
+	hostOper
+)
+
+const (
+	clsUnknown uint8 = iota
+	clsWorking
+	clsSync
+	clsWaiting
+)
+
+var classNames = [...]string{"", ClassWorking, ClassSync, ClassWaiting}
+
+func newBuilder(in *Input, s Slice, opts Options) (*builder, error) {
+	if in == nil || (len(in.Frames) == 0 && len(in.Spans) == 0 && len(in.Ops) == 0 && len(in.Origins) == 0) {
+		return nil, ErrNoInput
+	}
+	if s.HasWindow() && s.WindowEndNs <= s.WindowStartNs {
+		return nil, fmt.Errorf("crossview: window %s..%s ms is empty", ms(s.WindowStartNs), ms(s.WindowEndNs))
+	}
+	if opts.TopGaps <= 0 {
+		opts.TopGaps = 5
+	}
+	b := &builder{in: in, s: s, opts: opts, threads: map[int32]*threadState{},
+		gpu: &bnode{n: &Node{}}, cpu: &bnode{n: &Node{}}}
+	b.sliceRanks()
+	b.selectOps()
+	b.device()
+	return b, nil
+}
+
+func (b *builder) inSlice(trace string, rank int) bool {
+	return (b.s.Trace == "" || trace == b.s.Trace) && (!b.s.HasRank || rank == b.s.Rank)
 }
 
 // frameName is frameName, remembered by name.
@@ -96,262 +288,6 @@ func (b *builder) isWait(name string) bool {
 	return w
 }
 
-// frameIndex finds a frame's index in builder.frames by its ID. The
-// preset's IDs are row numbers, so a slice indexed by ID is the common case:
-// 4 bytes a row where a map costs several times that (a large trace has
-// millions of frames); IDs spread far wider than the frames (a slice of one
-// trace among many loaded) fall back to a map.
-type frameIndex struct {
-	dense  []int32 // ID -> index + 1; 0 = none
-	sparse map[int64]int32
-}
-
-func newFrameIndex(frames []*Frame) frameIndex {
-	var hi int64
-	for _, f := range frames {
-		hi = max(hi, f.ID)
-	}
-	var x frameIndex
-	if hi <= 4*int64(len(frames))+1<<20 {
-		x.dense = make([]int32, hi+1)
-		for i, f := range frames {
-			if f.ID > 0 {
-				x.dense[f.ID] = int32(i) + 1
-			}
-		}
-		return x
-	}
-	x.sparse = make(map[int64]int32, len(frames))
-	for i, f := range frames {
-		x.sparse[f.ID] = int32(i)
-	}
-	return x
-}
-
-// get returns the index of the frame with this ID.
-func (x frameIndex) get(id int64) (int32, bool) {
-	if x.sparse != nil {
-		i, ok := x.sparse[id]
-		return i, ok
-	}
-	if id <= 0 || id >= int64(len(x.dense)) || x.dense[id] == 0 {
-		return 0, false
-	}
-	return x.dense[id] - 1, true
-}
-
-// opIn is a GPU operation in the slice: its clipped interval and weight.
-type opIn struct {
-	op     *Op
-	launch int32 // frame index of the launching call, -1 = none
-	oper   int32 // without a launching call: frame index of the operator linked by External id, -1 = none
-	a, b   int64 // clipped interval
-	key    rankKey
-}
-
-// hostOf returns the frame indexes of an operation's launching call and,
-// when there is none, of the operator that its External id links it to;
-// -1 = none.
-func (b *builder) hostOf(o *Op) (launch, oper int32) {
-	launch, oper = -1, -1
-	if o.Launch != 0 {
-		if x, ok := b.idx.get(o.Launch); ok {
-			return x, -1
-		}
-	}
-	if o.Operator != 0 {
-		if x, ok := b.idx.get(o.Operator); ok {
-			oper = x
-		}
-	}
-	return launch, oper
-}
-
-// linked returns the host frame an operation hangs from: its launching
-// call, else its operator; -1 = none.
-func (o *opIn) linked() int32 {
-	if o.launch >= 0 {
-		return o.launch
-	}
-	return o.oper
-}
-
-const (
-	clsUnknown uint8 = iota
-	clsWorking
-	clsSync
-	clsWaiting
-)
-
-var classNames = [...]string{"", ClassWorking, ClassSync, ClassWaiting}
-
-// Build builds the GPU view, the CPU view and the cross-check of one slice
-// of the rows the crossview preset returned.
-func Build(in *Input, s Slice, opts Options) (*Result, error) {
-	if in == nil || (len(in.Frames) == 0 && len(in.Ops) == 0 && len(in.Origins) == 0) {
-		return nil, ErrNoInput
-	}
-	if s.HasWindow() && s.WindowEndNs <= s.WindowStartNs {
-		return nil, fmt.Errorf("crossview: window %s..%s ms is empty", ms(s.WindowStartNs), ms(s.WindowEndNs))
-	}
-	if opts.TopGaps <= 0 {
-		opts.TopGaps = 5
-	}
-	b := &builder{in: in, s: s, opts: opts}
-	b.selectRows()
-	b.sliceRanks()
-	b.clipFrames()
-	b.selectOps()
-	res := &Result{Slice: s, Label: b.label()}
-	res.Check = b.measure()
-	res.GPU = b.gpuTree()
-	res.CPU = b.cpuTree()
-	b.decide(&res.Check)
-	res.Gaps = append(b.gaps, b.evidenceGaps(res)...)
-	if res.Gaps == nil {
-		res.Gaps = []string{}
-	}
-	return res, nil
-}
-
-func (b *builder) inSlice(trace string, rank int) bool {
-	return (b.s.Trace == "" || trace == b.s.Trace) && (!b.s.HasRank || rank == b.s.Rank)
-}
-
-// selectRows keeps the frames of the slice's traces and ranks, indexes
-// them and finds each one's enclosing frame.
-func (b *builder) selectRows() {
-	b.frames = make([]*Frame, 0, len(b.in.Frames))
-	for i := range b.in.Frames {
-		f := &b.in.Frames[i]
-		if t := b.in.ThreadOf(f); b.inSlice(t.Trace, t.Rank) {
-			b.frames = append(b.frames, f)
-		}
-	}
-	n := len(b.frames)
-	b.idx = newFrameIndex(b.frames)
-	b.linkParents()
-	// Break any cycle the SQL could not exclude (equal intervals pointing
-	// at each other): walking up must end.
-	b.depth = make([]int32, n)
-	for i := range b.depth {
-		b.depth[i] = -1
-	}
-	for i := range b.frames {
-		b.depthOf(int32(i))
-	}
-}
-
-// linkParents finds each frame's enclosing frame by time containment on
-// its thread. Along the thread's start order, the frame that encloses a
-// frame is its predecessor or the nearest enclosing frame of the
-// predecessor that contains it: the walk of a call stack, in one pass. A
-// frame no frame of its thread contains takes the frame of its Python
-// parent id.
-func (b *builder) linkParents() {
-	n := len(b.frames)
-	prev := b.startOrder()
-	next := make([]int32, n)
-	for i := range next {
-		next[i] = -1
-	}
-	for i, p := range prev {
-		if p >= 0 {
-			next[p] = int32(i)
-		}
-	}
-	b.parent = make([]int32, n)
-	done := make([]bool, n)
-	within := func(q, f *Frame) bool { return q.TsNs <= f.TsNs && f.End() <= q.End() }
-	resolve := func(i int32) {
-		f := b.frames[i]
-		p := prev[i]
-		for steps := 0; p >= 0 && done[p] && !within(b.frames[p], f); steps++ {
-			if steps > 4096 {
-				p = -1
-				break
-			}
-			p = b.parent[p]
-		}
-		if p >= 0 && (!done[p] || !within(b.frames[p], f)) {
-			p = -1
-		}
-		if p < 0 && f.Parent != 0 {
-			if q, ok := b.idx.get(f.Parent); ok && q != i {
-				p = q
-			}
-		}
-		b.parent[i] = p
-		done[i] = true
-	}
-	for i := range b.frames {
-		if prev[i] >= 0 {
-			continue // not the head of a thread's order
-		}
-		for j := int32(i); j >= 0 && !done[j]; j = next[j] {
-			resolve(j)
-		}
-	}
-}
-
-// startOrder returns each frame's predecessor in its thread's start order
-// (ts ascending, end descending, ID), -1 for a thread's first frame.
-func (b *builder) startOrder() []int32 {
-	type entry struct {
-		thread      int32
-		frame       int32
-		ts, end, id int64
-	}
-	order := make([]entry, len(b.frames))
-	for i, f := range b.frames {
-		order[i] = entry{thread: f.Thread, frame: int32(i), ts: f.TsNs, end: f.End(), id: f.ID}
-	}
-	slices.SortFunc(order, func(p, q entry) int {
-		return cmp.Or(cmp.Compare(p.thread, q.thread), cmp.Compare(p.ts, q.ts), cmp.Compare(q.end, p.end), cmp.Compare(p.id, q.id))
-	})
-	prev := make([]int32, len(b.frames))
-	for k, e := range order {
-		prev[e.frame] = -1
-		if k > 0 && order[k-1].thread == e.thread {
-			prev[e.frame] = order[k-1].frame
-		}
-	}
-	return prev
-}
-
-// depthOf returns a frame's depth (0 for a root), cutting cycles.
-func (b *builder) depthOf(i int32) int32 {
-	if b.depth[i] >= 0 {
-		return b.depth[i]
-	}
-	var chain []int32
-	seen := map[int32]bool{}
-	j := i
-	for j >= 0 && b.depth[j] < 0 {
-		if seen[j] {
-			b.parent[j] = -1 // a cycle: cut it here and start again
-			return b.depthOf(i)
-		}
-		seen[j] = true
-		chain = append(chain, j)
-		j = b.parent[j]
-	}
-	d := int32(-1)
-	if j >= 0 && b.depth[j] >= 0 {
-		d = b.depth[j]
-	}
-	for k := len(chain) - 1; k >= 0; k-- {
-		c := chain[k]
-		if b.parent[c] < 0 {
-			d = 0
-		} else {
-			d = b.depth[b.parent[c]] + 1
-		}
-		b.depth[c] = d
-	}
-	return b.depth[i]
-}
-
 // sliceRanks works out each rank's intervals from the window and the steps.
 func (b *builder) sliceRanks() {
 	b.ranks = map[rankKey]*rankSlice{}
@@ -363,16 +299,10 @@ func (b *builder) sliceRanks() {
 	launcher := map[int32]bool{}    // the launching threads
 	for i := range b.in.Ops {
 		o := &b.in.Ops[i]
-		if !b.inSlice(o.Trace, o.Rank) || (o.Launch == 0 && o.Operator == 0) {
-			continue
-		}
-		li, oi := b.hostOf(o)
-		if li < 0 {
-			li = oi
-		}
-		if li >= 0 {
+		if b.inSlice(o.Trace, o.Rank) && o.HostThread >= 0 && (o.Launch != 0 || o.Operator != 0) &&
+			b.inSlice(b.in.Threads[o.HostThread].Trace, b.in.Threads[o.HostThread].Rank) {
 			launching[rankKey{o.Trace, o.Rank}] = true
-			launcher[b.frames[li].Thread] = true
+			launcher[o.HostThread] = true
 		}
 	}
 	ext := map[rankKey]*ival{} // every frame and operation
@@ -384,11 +314,15 @@ func (b *builder) sliceRanks() {
 			m[k] = &ival{a, e}
 		}
 	}
-	for _, f := range b.frames {
-		k := b.rankOf(f)
-		grow(ext, k, f.TsNs, f.End())
-		if !launching[k] || launcher[f.Thread] {
-			grow(act, k, f.TsNs, f.End())
+	for t, sp := range b.in.Spans {
+		th := &b.in.Threads[t]
+		if sp == (Span{}) || !b.inSlice(th.Trace, th.Rank) {
+			continue
+		}
+		k := rankKey{th.Trace, th.Rank}
+		grow(ext, k, sp.StartNs, sp.EndNs)
+		if !launching[k] || launcher[int32(t)] {
+			grow(act, k, sp.StartNs, sp.EndNs)
 		}
 	}
 	for i := range b.in.Ops {
@@ -425,15 +359,7 @@ func (b *builder) sliceRanks() {
 	if stepFilter && !anySteps {
 		b.gaps = append(b.gaps, "the trace has no step annotations (ProfilerStep#N, vLLM execute_context_…_generation_…, execute_new_…_cached_…, SGLang step[…]): a phase or step cannot be selected, so the slice is empty")
 	}
-	keys := make([]rankKey, 0, len(ext))
-	for k := range ext {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		return keys[i].trace < keys[j].trace || (keys[i].trace == keys[j].trace && keys[i].rank < keys[j].rank)
-	})
-	for _, k := range keys {
-		e := ext[k]
+	for k, e := range ext {
 		rs := &rankSlice{key: k, origin: b.origin(k.trace, e.a)}
 		if b.s.HasWindow() {
 			rs.window = []ival{{rs.origin + b.s.WindowStartNs, rs.origin + b.s.WindowEndNs}}
@@ -445,15 +371,29 @@ func (b *builder) sliceRanks() {
 			if rs.window != nil {
 				rs.host = intersect(rs.steps, rs.window)
 			}
+			if rs.host == nil {
+				rs.host = []ival{} // clipped to nothing
+			}
 		case rs.window != nil:
 			rs.host = rs.window
 			rs.dev = rs.window
 		default:
-			rs.host = []ival{*e}
 			rs.dev = []ival{*act[k]}
 		}
 		b.ranks[k] = rs
 	}
+}
+
+// rankKeys returns the slice's ranks in order.
+func (b *builder) rankKeys() []rankKey {
+	keys := make([]rankKey, 0, len(b.ranks))
+	for k := range b.ranks {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].trace < keys[j].trace || (keys[i].trace == keys[j].trace && keys[i].rank < keys[j].rank)
+	})
+	return keys
 }
 
 // origin returns the first timestamp of a trace (the origin of windows).
@@ -463,9 +403,9 @@ func (b *builder) origin(trace string, fallback int64) int64 {
 	}
 	// No origin row: the first event of the trace over all its ranks.
 	first := int64(math.MaxInt64)
-	for i := range b.in.Frames {
-		if f := &b.in.Frames[i]; b.in.ThreadOf(f).Trace == trace && f.TsNs < first {
-			first = f.TsNs
+	for t, sp := range b.in.Spans {
+		if sp != (Span{}) && b.in.Threads[t].Trace == trace && sp.StartNs < first {
+			first = sp.StartNs
 		}
 	}
 	for i := range b.in.Ops {
@@ -483,69 +423,6 @@ func (b *builder) origin(trace string, fallback int64) int64 {
 	return first
 }
 
-// clipFrames computes each frame's time inside the slice, its self time
-// and its class.
-func (b *builder) clipFrames() {
-	n := len(b.frames)
-	b.clipNs = make([]int64, n)
-	b.selfNs = make([]int64, n)
-	for i, f := range b.frames {
-		rs := b.ranks[b.rankOf(f)]
-		b.clipNs[i] = overlap(f.TsNs, f.End(), rs.host)
-	}
-	copy(b.selfNs, b.clipNs)
-	for i := range b.frames {
-		if p := b.parent[i]; p >= 0 {
-			b.selfNs[p] -= b.clipNs[i]
-		}
-	}
-	for i := range b.selfNs {
-		if b.selfNs[i] < 0 {
-			// Children that overlap each other: the trace's nesting is not
-			// proper. Self time cannot be negative.
-			b.selfNs[i] = 0
-		}
-	}
-	b.sync = make([]bool, n)
-	for i, f := range b.frames {
-		b.sync[i] = f.Blocking
-	}
-	b.class = make([]uint8, n)
-	for i := range b.frames {
-		b.classOf(int32(i))
-	}
-}
-
-func (b *builder) classOf(i int32) uint8 {
-	if c := b.class[i]; c != clsUnknown {
-		return c
-	}
-	var chain []int32
-	j := i
-	for j >= 0 && b.class[j] == clsUnknown {
-		chain = append(chain, j)
-		j = b.parent[j]
-	}
-	up := clsWorking
-	if j >= 0 {
-		up = b.class[j]
-	}
-	for k := len(chain) - 1; k >= 0; k-- {
-		c := chain[k]
-		switch {
-		case b.sync[c]:
-			up = clsSync
-		case up == clsSync || up == clsWaiting:
-		case b.isWait(b.frames[c].Name):
-			up = clsWaiting
-		default:
-			up = clsWorking
-		}
-		b.class[c] = up
-	}
-	return b.class[i]
-}
-
 // selectOps keeps the GPU operations of the slice with their clipped
 // interval. With a phase or step, an operation belongs to the slice when
 // the call that launched it (else the operator linked by External id, else
@@ -554,6 +431,7 @@ func (b *builder) classOf(i int32) uint8 {
 // operation.
 func (b *builder) selectOps() {
 	devExt := map[rankKey][]ival{}
+	b.hung = map[int64][]int32{}
 	for i := range b.in.Ops {
 		o := &b.in.Ops[i]
 		if !b.inSlice(o.Trace, o.Rank) || (b.s.HasStream && o.Stream != b.s.Stream) {
@@ -561,14 +439,23 @@ func (b *builder) selectOps() {
 		}
 		k := rankKey{o.Trace, o.Rank}
 		rs := b.ranks[k]
-		li, oi := b.hostOf(o)
+		in := opIn{op: o, key: k}
+		switch {
+		case o.HostThread < 0 || !b.inSlice(b.in.Threads[o.HostThread].Trace, b.in.Threads[o.HostThread].Rank):
+			// No host frame, or one outside the slice's ranks.
+		case o.Launch != 0:
+			in.host = hostLaunch
+		case o.Operator != 0:
+			in.host = hostOper
+		}
+		if in.host != hostNone {
+			in.hostTs, in.hostEnd = o.HostTsNs, o.HostTsNs+o.HostDurNs
+		}
 		a, e := o.TsNs, o.End()
 		if rs.steps != nil {
 			anchor := o.TsNs
-			if li >= 0 {
-				anchor = b.frames[li].TsNs
-			} else if oi >= 0 {
-				anchor = b.frames[oi].TsNs
+			if in.host != hostNone {
+				anchor = in.hostTs
 			}
 			si := containing(rs.steps, anchor)
 			if si < 0 {
@@ -582,7 +469,7 @@ func (b *builder) selectOps() {
 			}
 			// The step's device interval reaches the end of its operations.
 			devExt[k] = append(devExt[k], ival{rs.steps[si].a, max(rs.steps[si].b, e)})
-		} else {
+		} else if rs.host != nil {
 			var ok bool
 			if a, e, ok = clip(a, e, rs.host); !ok {
 				continue
@@ -591,7 +478,15 @@ func (b *builder) selectOps() {
 		if e <= a {
 			continue
 		}
-		b.ops = append(b.ops, opIn{op: o, launch: li, oper: oi, a: a, b: e, key: k})
+		in.a, in.b = a, e
+		if in.host != hostNone {
+			id := o.Launch
+			if in.host == hostOper {
+				id = o.Operator
+			}
+			b.hung[id] = append(b.hung[id], int32(len(b.ops)))
+		}
+		b.ops = append(b.ops, in)
 	}
 	for k, rs := range b.ranks {
 		if rs.steps == nil {
@@ -604,6 +499,293 @@ func (b *builder) selectOps() {
 		}
 		rs.dev = dev
 	}
+}
+
+// frame takes the next frame of the slice: it closes the open frames of
+// its thread that do not contain it, opens it under the innermost one that
+// does, and hangs from it the GPU operations it launched.
+func (b *builder) frame(f *Frame) {
+	th := b.thread(f.Thread)
+	ts, end := f.TsNs, f.End()
+	for n := len(th.stack); n > 0 && !(th.stack[n-1].ts <= ts && end <= th.stack[n-1].end); n-- {
+		b.pop(th)
+	}
+	var up *entry
+	if n := len(th.stack); n > 0 {
+		up = &th.stack[n-1]
+	}
+	e := entry{id: f.ID, ts: ts, end: end, kind: f.Kind, name: b.frameName(f.Kind, f.Name), sync: f.Blocking, graph: -1}
+	switch {
+	case f.Blocking:
+		e.class = clsSync
+	case up != nil && (up.class == clsSync || up.class == clsWaiting):
+		e.class = up.class
+	case b.isWait(f.Name):
+		e.class = clsWaiting
+	default:
+		e.class = clsWorking
+	}
+	e.clip = end - ts
+	if rs := b.ranks[th.key]; rs.host != nil {
+		e.clip = overlap(ts, end, rs.host)
+	}
+	if up != nil {
+		e.depth = up.depth + 1
+		e.py = up.py
+	}
+	// The python levels of a Call stack, less those drawn above it. A
+	// region (an annotation, or an operator recorded in record_function's
+	// __enter__: ProfilerStep#N, enumerate(DataLoader)#...) gets none:
+	// the python frames at its start need not enclose it (the profiler's
+	// step() opens ProfilerStep#N and returns), so its callees carry their
+	// own stacks instead.
+	if cs := b.in.CallStackOf(f); cs != "" {
+		if st := b.stackOf(cs); f.Kind != HostAnnotation && !st.enter {
+			k := 0
+			for k < len(st.frames) && k < len(e.py) && st.frames[k] == e.py[k] {
+				k++
+			}
+			e.levels, e.py = st.frames[k:], st.frames
+		}
+	}
+	b.frames++
+	if f.Kind == HostPython {
+		b.m.PythonFrames++
+	}
+	if f.CallStack != 0 {
+		b.m.CallStackOps++
+	}
+	// The outermost sync and wait frames of a launching thread.
+	outerSync := e.class == clsSync && (up == nil || up.class != clsSync)
+	outerWait := e.class == clsWaiting && (up == nil || up.class != clsWaiting)
+	th.stack = append(th.stack, e)
+	top := len(th.stack) - 1
+	if e.clip > 0 {
+		b.nodeAt(th, top, b.cpu)
+	}
+	b.hang(th, top, f)
+	// Sync frames appear in the GPU view with their blocked time even
+	// when they launched nothing.
+	var gn *Node
+	if e.sync && e.clip > 0 {
+		gn = b.nodeAt(th, top, b.gpu).n
+		gn.Sync = true
+		gn.BlockedNs += e.clip
+	}
+	if d := th.d; d != nil {
+		switch {
+		case outerSync:
+			d.sync = append(d.sync, ival{ts, end})
+			d.syncFr = append(d.syncFr, syncFrame{ts: ts, end: end, node: gn})
+		case outerWait:
+			d.wait = append(d.wait, ival{ts, end})
+		}
+	}
+	if th.main {
+		b.hostAt(th, top)
+	}
+}
+
+// hang hangs from the open frame at k of th the GPU operations it launched
+// (or, as their operator, carries the External id of), and records a graph
+// launch.
+func (b *builder) hang(th *threadState, k int, f *Frame) {
+	e := &th.stack[k]
+	ops := b.hung[f.ID]
+	if f.GraphLaunch && (e.clip > 0 || len(ops) > 0) {
+		e.graph = int32(len(b.graphs))
+		b.graphs = append(b.graphs, graphLaunch{site: b.nodeAt(th, k, b.gpu)})
+	}
+	for _, i := range ops {
+		o := &b.ops[i]
+		if o.host == hostOper {
+			p := b.nodeAt(th, k, b.gpu).child("bucket", LaunchNotCaptured)
+			p.n.Count++
+			b.leaf(p, o, false)
+			continue
+		}
+		viaGraph := false
+		if e.graph >= 0 {
+			viaGraph = true
+			g := &b.graphs[e.graph]
+			g.ops++
+			if g.id == 0 && o.op.GraphID != 0 {
+				g.id = o.op.GraphID
+			}
+		}
+		b.leaf(b.nodeAt(th, k, b.gpu), o, viaGraph)
+	}
+}
+
+// leaf adds an operation under p as a `→ kernel` leaf.
+func (b *builder) leaf(p *bnode, o *opIn, viaGraph bool) {
+	leaf := p.child(o.op.Kind, o.op.Name)
+	leaf.n.SelfNs += o.b - o.a
+	leaf.n.Count++
+	if viaGraph {
+		leaf.n.NoCPUAttribution = true
+	}
+}
+
+// nodeAt returns the node of tree root for the open frame at k of th,
+// making it and its open ancestors' nodes on first use: each frame counts
+// once in each tree it appears in, and so does each python level of a
+// Call stack it draws.
+func (b *builder) nodeAt(th *threadState, k int, root *bnode) *bnode {
+	e := &th.stack[k]
+	slot := &e.cnode
+	if root == b.gpu {
+		slot = &e.gnode
+	}
+	if *slot != nil {
+		return *slot
+	}
+	cur := root
+	if k > 0 {
+		cur = b.nodeAt(th, k-1, root)
+	}
+	for _, py := range e.levels {
+		cur = cur.child(KindCallStack, py)
+		cur.n.Count++ // the operators recorded under it
+	}
+	cur = cur.child(e.kind.String(), e.name)
+	cur.n.Count++
+	*slot = cur
+	return cur
+}
+
+// pop closes the innermost open frame of th: its self time is its time in
+// the slice less its children's.
+func (b *builder) pop(th *threadState) {
+	n := len(th.stack)
+	e := &th.stack[n-1]
+	if n > 1 {
+		th.stack[n-2].kidClip += e.clip
+	}
+	if e.clip > 0 {
+		// Children that overlap each other (the trace's nesting is not
+		// proper) would make it negative.
+		self := max(0, e.clip-e.kidClip)
+		nd := e.cnode.n
+		b.cpuTotal += self
+		nd.SelfNs += self
+		switch e.class {
+		case clsSync:
+			nd.SyncNs += self
+		case clsWaiting:
+			nd.WaitNs += self
+		}
+		if e.sync {
+			nd.Sync = true
+			nd.BlockedNs += e.clip
+		}
+		if th.d != nil {
+			switch e.class {
+			case clsSync:
+				b.m.HostSyncNs += self
+			case clsWaiting:
+				b.m.HostWaitNs += self
+			default:
+				b.m.HostWorkNs += self
+			}
+		}
+	}
+	th.stack[n-1] = entry{}
+	th.stack = th.stack[:n-1]
+}
+
+// thread returns the state of a thread, made on its first frame.
+func (b *builder) thread(t int32) *threadState {
+	if th, ok := b.threads[t]; ok {
+		return th
+	}
+	x := &b.in.Threads[t]
+	th := &threadState{key: rankKey{x.Trace, x.Rank}}
+	if d := b.per[th.key]; d != nil {
+		if _, ok := d.threads[t]; ok {
+			th.d = d
+			th.main = d.main == t
+		}
+	}
+	b.threads[t] = th
+	return th
+}
+
+// finish closes every open frame and finishes the trees and the
+// cross-check.
+func (b *builder) finish() *Result {
+	ids := make([]int32, 0, len(b.threads))
+	for t := range b.threads {
+		ids = append(ids, t)
+	}
+	slices.Sort(ids)
+	for _, t := range ids {
+		th := b.threads[t]
+		for len(th.stack) > 0 {
+			b.pop(th)
+		}
+	}
+	res := &Result{Slice: b.s, Label: b.label()}
+	res.Check = b.measure()
+	res.GPU = b.gpuTree()
+	res.CPU = b.tree("cpu", b.cpu, b.cpuTotal)
+	b.decide(&res.Check)
+	res.Gaps = append(b.gaps, b.evidenceGaps(res)...)
+	if res.Gaps == nil {
+		res.Gaps = []string{}
+	}
+	return res
+}
+
+// gpuTree finishes the GPU view: the operations no host frame of the slice
+// launched go under NoLaunchBucket, and each graph launch gets its replay
+// counts.
+func (b *builder) gpuTree() Tree {
+	var bucket *bnode
+	var total int64
+	for i := range b.ops {
+		o := &b.ops[i]
+		total += o.b - o.a
+		if o.host != hostNone {
+			continue
+		}
+		if bucket == nil {
+			bucket = b.gpu.child("bucket", NoLaunchBucket)
+		}
+		bucket.n.Count++
+		b.leaf(bucket, o, false)
+	}
+	// A replay's expected kernels: the most any replay of the same graph
+	// recorded. The same graph: the same graph id where the trace records
+	// one, else the same call site (the same node of the tree).
+	type graphKey struct {
+		id   int64
+		site *bnode
+	}
+	keyOf := func(g *graphLaunch) graphKey {
+		if g.id != 0 {
+			return graphKey{id: g.id}
+		}
+		return graphKey{site: g.site}
+	}
+	most := map[graphKey]int64{}
+	for i := range b.graphs {
+		k := keyOf(&b.graphs[i])
+		most[k] = max(most[k], b.graphs[i].ops)
+	}
+	for i := range b.graphs {
+		g := &b.graphs[i]
+		nd := g.site.n
+		if nd.Graph == nil {
+			nd.Graph = &GraphReplay{}
+		}
+		nd.Graph.Replays++
+		nd.Graph.Recorded += g.ops
+		nd.Graph.Expected += most[keyOf(g)]
+		b.m.GraphRecorded += g.ops
+		b.m.GraphExpected += most[keyOf(g)]
+	}
+	return b.tree("gpu", b.gpu, total)
 }
 
 // label names the slice in words.
@@ -657,14 +839,14 @@ func (c *linkCount) add(ns int64) { c.n++; c.ns += ns }
 func (b *builder) evidenceGaps(res *Result) []string {
 	var out []string
 	m := res.Check.Metrics
-	if len(b.frames) == 0 {
+	if b.frames == 0 {
 		out = append(out, "no host frame (python, operator, annotation, runtime call) in the slice: the CPU view is empty")
 	}
 	if len(b.ops) == 0 {
 		out = append(out, "no GPU operation in the slice: the GPU view is empty")
 	}
 	switch {
-	case m.PythonFrames > 0 || len(b.frames) == 0:
+	case m.PythonFrames > 0 || b.frames == 0:
 	case m.CallStackOps > 0:
 		out = append(out, fmt.Sprintf("no python_function events in the trace: the python frames above operators come from the \"Call stack\" arg of %d operators; they carry no time of their own, and operators recorded without one (such as the autograd thread's) have none above them", m.CallStackOps))
 	default:
@@ -673,9 +855,9 @@ func (b *builder) evidenceGaps(res *Result) []string {
 	var byOp, noLaunch, early, ambiguous linkCount
 	for _, o := range b.ops {
 		w := o.b - o.a
-		switch {
-		case o.launch >= 0:
-		case o.oper >= 0:
+		switch o.host {
+		case hostLaunch:
+		case hostOper:
 			byOp.add(w)
 		default:
 			noLaunch.add(w)

@@ -21,8 +21,10 @@ func newFixture() *fixture { return &fixture{in: Input{Origins: map[string]int64
 // u is the fixtures' time unit: times are written in microseconds.
 const u = 1000
 
-// frame adds a host frame and returns its id.
+// frame adds a host frame and returns its id. parent is the frame it is
+// meant to nest in, for the reader: Build finds it by time containment.
 func (f *fixture) frame(parent int64, kind, api, name string, ts, dur int64) int64 {
+	_ = parent
 	ts, dur = ts*u, dur*u
 	id := f.next
 	f.next++
@@ -30,7 +32,7 @@ func (f *fixture) frame(parent int64, kind, api, name string, ts, dur int64) int
 	if !ok {
 		panic("fixture: no host kind " + kind)
 	}
-	f.in.Frames = append(f.in.Frames, Frame{ID: id, Parent: parent, Thread: f.in.ThreadID("t", 0, "1/1"), Kind: k,
+	f.in.Frames = append(f.in.Frames, Frame{ID: id, Thread: f.in.ThreadID("t", 0, "1/1"), Kind: k,
 		GraphLaunch: api == "graph_launch", Name: name, TsNs: ts, DurNs: dur})
 	return id
 }

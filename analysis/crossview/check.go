@@ -109,33 +109,55 @@ func Decide(m Metrics) (Rule, string) {
 
 // rankData is what the cross-check needs about one rank.
 type rankData struct {
-	ops     []opIn
+	ops     []int32       // its operations (indexes in builder.ops) by clipped start
 	threads map[int32]int // launching threads (Input.Threads) -> launches
 	main    int32         // the thread with the most launches
-	sync    []ival        // outermost sync frames of the launching threads, merged
-	syncFr  []int32       // the same frames, by start
+	busy    []ival        // the union of its operations inside the device intervals
+	gaps    []ival        // the GPU idle gaps: the device intervals less busy
+	sync    []ival        // outermost sync frames of the launching threads, merged once the frames are in
+	syncFr  []syncFrame   // the same frames, by start
 	wait    []ival        // outermost wait frames of the launching threads
 }
 
-// measure computes the cross-check's numbers and gaps, and the GPU idle
-// time each sync frame opened (for the GPU view's sync nodes). decide
-// finishes the cross-check once the trees are built.
-func (b *builder) measure() Check {
-	var m Metrics
-	per := map[rankKey]*rankData{}
-	for _, o := range b.ops {
-		d := per[o.key]
+// syncFrame is an outermost sync frame of a launching thread, with its GPU
+// view node when it is inside the slice.
+type syncFrame struct {
+	ts, end int64
+	node    *Node
+}
+
+// topGap is one of the longest GPU idle gaps, and the innermost frame of
+// its rank's main launching thread open at its middle, found as the frames
+// stream in (hostAt).
+type topGap struct {
+	gap   Gap
+	key   rankKey
+	mid   int64
+	found bool
+	depth int32
+	class uint8
+}
+
+// device measures what the GPU operations alone give, before the frames
+// stream in: each rank's launching threads and its main one, busy and idle
+// time, exposed communication, the gaps, and the longest of them, whose
+// host stacks the frames then fill in (hostAt).
+func (b *builder) device() {
+	b.per = map[rankKey]*rankData{}
+	for i := range b.ops {
+		o := &b.ops[i]
+		d := b.per[o.key]
 		if d == nil {
 			d = &rankData{threads: map[int32]int{}}
-			per[o.key] = d
+			b.per[o.key] = d
 		}
-		d.ops = append(d.ops, o)
-		if h := o.linked(); h >= 0 {
-			d.threads[b.frames[h].Thread]++
+		d.ops = append(d.ops, int32(i))
+		if o.host != hostNone {
+			d.threads[o.op.HostThread]++
 		}
-		m.GPUTimeNs += o.b - o.a
+		b.m.GPUTimeNs += o.b - o.a
 	}
-	for _, d := range per {
+	for _, d := range b.per {
 		best := -1
 		for t, n := range d.threads {
 			if n > best || (n == best && b.in.Threads[t].Name < b.in.Threads[d.main].Name) {
@@ -143,73 +165,98 @@ func (b *builder) measure() Check {
 			}
 		}
 	}
-	for i, f := range b.frames {
-		if f.Kind == HostPython {
-			m.PythonFrames++
-		}
-		if f.CallStack != 0 {
-			m.CallStackOps++
-		}
-		d := per[b.rankOf(f)]
+	var top []Gap
+	for _, k := range b.rankKeys() {
+		rs, d := b.ranks[k], b.per[k]
 		if d == nil {
 			continue
 		}
-		if _, ok := d.threads[f.Thread]; !ok {
-			continue
-		}
-		if b.clipNs[i] > 0 {
-			switch b.class[i] {
-			case clsSync:
-				m.HostSyncNs += b.selfNs[i]
-			case clsWaiting:
-				m.HostWaitNs += b.selfNs[i]
-			default:
-				m.HostWorkNs += b.selfNs[i]
+		var busy, comm, other []ival
+		for _, i := range d.ops {
+			o := &b.ops[i]
+			iv := ival{o.a, o.b}
+			busy = append(busy, iv)
+			if o.op.Class == ClassComm {
+				comm = append(comm, iv)
+			} else {
+				other = append(other, iv)
 			}
 		}
-		p := b.parent[i]
-		switch {
-		case b.class[i] == clsSync && (p < 0 || b.class[p] != clsSync):
-			d.sync = append(d.sync, ival{f.TsNs, f.End()})
-			d.syncFr = append(d.syncFr, int32(i))
-		case b.class[i] == clsWaiting && (p < 0 || b.class[p] != clsWaiting):
-			d.wait = append(d.wait, ival{f.TsNs, f.End()})
+		d.busy = intersect(mergeIvals(busy), rs.dev)
+		comm, other = mergeIvals(comm), mergeIvals(other)
+		b.m.BusyNs += ivalsLen(d.busy)
+		b.m.IdleNs += ivalsLen(rs.dev) - ivalsLen(d.busy)
+		b.m.CommNs += ivalsLen(comm)
+		b.m.CommExposedNs += ivalsLen(comm) - intersectLen(comm, other)
+		// The operation that ends each gap: operations by clipped start.
+		sort.Slice(d.ops, func(i, j int) bool { return b.ops[d.ops[i]].a < b.ops[d.ops[j]].a })
+		d.gaps = complement(rs.dev, d.busy)
+		for _, g := range d.gaps {
+			top = keepTop(top, Gap{Trace: k.trace, Rank: k.rank, StartNs: g.a - rs.origin, DurNs: g.b - g.a}, b.opts.TopGaps)
 		}
 	}
-	m.WallNs = b.wallNs()
-	var gaps []Gap
-	keys := make([]rankKey, 0, len(b.ranks))
-	for k := range b.ranks {
-		keys = append(keys, k)
+	for _, g := range top {
+		k := rankKey{g.Trace, g.Rank}
+		b.top = append(b.top, topGap{gap: g, key: k, mid: b.ranks[k].origin + g.StartNs + g.DurNs/2})
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		return keys[i].trace < keys[j].trace || (keys[i].trace == keys[j].trace && keys[i].rank < keys[j].rank)
-	})
-	for _, k := range keys {
+}
+
+// hostAt offers the open frame at k of th, a rank's main launching thread,
+// to the longest gaps of its rank: the innermost frame open at a gap's
+// middle gives the gap its host stack, at most its 4 innermost frames,
+// outermost first.
+func (b *builder) hostAt(th *threadState, k int) {
+	e := &th.stack[k]
+	for i := range b.top {
+		t := &b.top[i]
+		if t.key != th.key || e.ts > t.mid || e.end <= t.mid || (t.found && e.depth <= t.depth) {
+			continue
+		}
+		t.found, t.depth, t.class = true, e.depth, e.class
+		path := make([]string, 0, 4)
+		for j := max(0, k-3); j <= k; j++ {
+			path = append(path, th.stack[j].name)
+		}
+		t.gap.Host = path
+	}
+}
+
+// measure finishes the cross-check's numbers once the frames are in: the
+// cause of each gap, the time the launching threads were blocked while the
+// device was busy, and the GPU idle time each sync frame opened (on its
+// node of the GPU view). decide finishes the cross-check once the trees
+// are built.
+func (b *builder) measure() Check {
+	m := &b.m
+	m.WallNs = b.wallNs()
+	for _, k := range b.rankKeys() {
 		rs := b.ranks[k]
 		if ivalsLen(rs.dev) > 0 {
 			m.Ranks++
 		}
-		d := per[k]
+		d := b.per[k]
 		if d == nil {
 			m.IdleNs += ivalsLen(rs.dev)
 			m.GapOtherNs += ivalsLen(rs.dev)
 			continue
 		}
-		gaps = b.rankCheck(rs, d, &m, gaps)
+		b.rankCheck(rs, d)
 	}
-	c := Check{Metrics: m, TopGaps: []Gap{}, Notes: []string{}}
-	for i := range gaps {
-		b.hostAt(&gaps[i], per)
+	c := Check{Metrics: *m, TopGaps: []Gap{}, Notes: []string{}}
+	for _, t := range b.top {
+		g := t.gap
+		if t.found {
+			g.HostClass = classNames[t.class]
+		}
+		c.TopGaps = append(c.TopGaps, g)
 	}
-	c.TopGaps = append(c.TopGaps, gaps...)
 	return c
 }
 
 // decide adds the graph replay counts, the notes and the verdict.
 func (b *builder) decide(c *Check) {
 	m := &c.Metrics
-	m.GraphRecorded, m.GraphExpected = b.graphRecorded, b.graphExpected
+	m.GraphRecorded, m.GraphExpected = b.m.GraphRecorded, b.m.GraphExpected
 	switch {
 	case m.PythonFrames > 0:
 		c.Notes = append(c.Notes, fmt.Sprintf("python stacks were captured (%d python frames): stack capture inflates host time, so the host-side numbers are upper bounds and host-bound is at most a hypothesis", m.PythonFrames))
@@ -232,44 +279,19 @@ func (b *builder) decide(c *Check) {
 	}
 }
 
-// rankCheck measures one rank: busy and idle time, exposed communication,
-// blocked time, and each gap's cause. It adds the rank's gaps to top, the
-// longest gaps so far (keepTop).
-func (b *builder) rankCheck(rs *rankSlice, d *rankData, m *Metrics, top []Gap) []Gap {
-	var busy, comm, other []ival
-	for _, o := range d.ops {
-		iv := ival{o.a, o.b}
-		busy = append(busy, iv)
-		if o.op.Class == ClassComm {
-			comm = append(comm, iv)
-		} else {
-			other = append(other, iv)
-		}
-	}
-	busy = mergeIvals(busy)
-	busy = intersect(busy, rs.dev)
-	comm, other = mergeIvals(comm), mergeIvals(other)
-	m.BusyNs += ivalsLen(busy)
-	wall := ivalsLen(rs.dev)
-	m.IdleNs += wall - ivalsLen(busy)
-	m.CommNs += ivalsLen(comm)
-	m.CommExposedNs += ivalsLen(comm) - intersectLen(comm, other)
+// rankCheck gives each gap of one rank its cause, and measures the time
+// its launching threads were blocked while the device was busy.
+func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
+	m := &b.m
 	d.sync, d.wait = mergeIvals(d.sync), mergeIvals(d.wait)
-	sort.Slice(d.syncFr, func(i, j int) bool { return b.frames[d.syncFr[i]].TsNs < b.frames[d.syncFr[j]].TsNs })
-	m.BlockedWhileBusyNs += intersectLen(intersect(d.sync, rs.dev), busy)
-
-	// The operation that ends each gap: operations by clipped start.
-	ops := d.ops
-	sort.Slice(ops, func(i, j int) bool { return ops[i].a < ops[j].a })
-	for _, g := range complement(rs.dev, busy) {
+	sort.Slice(d.syncFr, func(i, j int) bool { return d.syncFr[i].ts < d.syncFr[j].ts })
+	m.BlockedWhileBusyNs += intersectLen(intersect(d.sync, rs.dev), d.busy)
+	for _, g := range d.gaps {
 		dur := g.b - g.a
-		cause, confirmed := b.gapCause(g, ops, d)
+		cause, confirmed := b.gapCause(g, d)
 		if cause == CauseSync {
-			if fi := b.syncFrameAt(d, g.a); fi >= 0 {
-				if b.syncGap == nil {
-					b.syncGap = map[int32]int64{}
-				}
-				b.syncGap[fi] += dur
+			if fr := syncFrameAt(d, g.a); fr != nil && fr.node != nil {
+				fr.node.GapNs += dur
 			}
 		}
 		switch cause {
@@ -295,9 +317,12 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData, m *Metrics, top []Gap) [
 				m.GapHostConfirmedNs += dur
 			}
 		}
-		top = keepTop(top, Gap{Trace: rs.key.trace, Rank: rs.key.rank, StartNs: g.a - rs.origin, DurNs: dur, Cause: cause}, b.opts.TopGaps)
+		for i := range b.top {
+			if t := &b.top[i]; t.key == rs.key && t.gap.StartNs == g.a-rs.origin && t.gap.DurNs == dur {
+				t.gap.Cause = cause
+			}
+		}
 	}
-	return top
 }
 
 // keepTop adds g to top, the n longest gaps in the order a stable sort by
@@ -335,20 +360,21 @@ func keepTop(top []Gap, g Gap, n int) []Gap {
 // A launch that returned at least HeldMinNs before the operation started,
 // with most of the gap after it, is device-side: the queue was held by work
 // the trace does not show or by a dependency.
-func (b *builder) gapCause(g ival, ops []opIn, d *rankData) (string, bool) {
-	k := sort.Search(len(ops), func(i int) bool { return ops[i].a >= g.b })
+func (b *builder) gapCause(g ival, d *rankData) (string, bool) {
+	ops := d.ops
+	k := sort.Search(len(ops), func(i int) bool { return b.ops[ops[i]].a >= g.b })
 	var launchTs, launchEnd, operTs int64
 	haveLaunch, haveOper := false, false
-	for ; k < len(ops) && ops[k].a == g.b; k++ {
-		switch {
-		case ops[k].launch >= 0:
-			ts := b.frames[ops[k].launch].TsNs
-			if !haveLaunch || ts < launchTs {
-				launchTs, launchEnd, haveLaunch = ts, b.frames[ops[k].launch].End(), true
+	for ; k < len(ops) && b.ops[ops[k]].a == g.b; k++ {
+		o := &b.ops[ops[k]]
+		switch o.host {
+		case hostLaunch:
+			if !haveLaunch || o.hostTs < launchTs {
+				launchTs, launchEnd, haveLaunch = o.hostTs, o.hostEnd, true
 			}
-		case ops[k].oper >= 0:
-			if ts := b.frames[ops[k].oper].TsNs; ts >= g.a && (!haveOper || ts < operTs) {
-				operTs, haveOper = ts, true
+		case hostOper:
+			if o.hostTs >= g.a && (!haveOper || o.hostTs < operTs) {
+				operTs, haveOper = o.hostTs, true
 			}
 		}
 	}
@@ -382,51 +408,16 @@ func (b *builder) gapCause(g ival, ops []opIn, d *rankData) (string, bool) {
 }
 
 // syncFrameAt returns the outermost sync frame of a launching thread open
-// at t, or -1.
-func (b *builder) syncFrameAt(d *rankData, t int64) int32 {
+// at t, or nil.
+func syncFrameAt(d *rankData, t int64) *syncFrame {
 	fr := d.syncFr
-	k := sort.Search(len(fr), func(i int) bool { return b.frames[fr[i]].TsNs > t })
+	k := sort.Search(len(fr), func(i int) bool { return fr[i].ts > t })
 	for j := k - 1; j >= 0 && j >= k-16; j-- {
-		if f := b.frames[fr[j]]; f.TsNs <= t && t < f.End() {
-			return fr[j]
+		if f := &fr[j]; f.ts <= t && t < f.end {
+			return f
 		}
 	}
-	return -1
-}
-
-// hostAt fills a gap's host stack: the innermost frame of the rank's main
-// launching thread open at the gap's middle.
-func (b *builder) hostAt(g *Gap, per map[rankKey]*rankData) {
-	key := rankKey{trace: g.Trace, rank: g.Rank}
-	_, found := b.ranks[key]
-	d := per[key]
-	if !found || d == nil {
-		return
-	}
-	rs := b.ranks[key]
-	mid := rs.origin + g.StartNs + g.DurNs/2
-	best := int32(-1)
-	for i, f := range b.frames {
-		if f.Thread != d.main || f.TsNs > mid || f.End() <= mid { // d.main is a thread of key's rank
-			continue
-		}
-		if best < 0 || b.depth[i] > b.depth[best] {
-			best = int32(i)
-		}
-	}
-	if best < 0 {
-		return
-	}
-	g.HostClass = classNames[b.class[best]]
-	var path []string
-	for j := best; j >= 0 && len(path) < 4; j = b.parent[j] {
-		f := b.frames[j]
-		path = append(path, b.frameName(f.Kind, f.Name))
-	}
-	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
-		path[i], path[j] = path[j], path[i]
-	}
-	g.Host = path
+	return nil
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }

@@ -39,6 +39,13 @@ var LinkColumns = []string{"operator_id", "link", "call_stack_id"}
 // row carries its own.
 var IDColumns = []string{"name_id", "thread_id"}
 
+// HostColumns are the columns by which an op row carries its host frame
+// (the launching call, else the operator linked by External id): its start,
+// duration and thread_id; with them, thread rows carry their frames' first
+// start (ts_ns) and extent (dur_ns). With IDColumns, they let the frames
+// stream through a Stream after the other rows (RowReader.Stream).
+var HostColumns = []string{"host_ts_ns", "host_dur_ns", "host_thread_id"}
+
 // FromTable reads the crossview preset's result into an Input.
 func FromTable(t *table.Table) (*Input, error) {
 	if t == nil {
@@ -82,13 +89,24 @@ type RowReader struct {
 	byID          bool
 	names         map[int64]string
 	threads       map[int64]Thread
+	spans         map[int64]Span
 	frameNames    []int32
 	opNames       []int32
 	done, doneOps int
+	threadIdx     map[int64]int32 // thread_id -> index in Input.Threads
+
+	// With HostColumns: the host frame of each op, its thread still a
+	// thread_id until resolved.
+	hosts bool
+	// sink, when set, takes each frame instead of Frames (Stream).
+	sink func(*Frame)
+	// start runs before the first frame reaches sink.
+	start func(*Input) error
 
 	cKind, cTrace, cRank, cID, cParent, cThread, cEvKind, cAPI, cName int
 	cTs, cDur, cStream, cGraph, cOper, cLink, cStack, cClass, cSync   int
 	cNameID, cThreadID                                                int
+	cHostTs, cHostDur, cHostThread                                    int
 }
 
 // NewRowReader returns a reader for rows with these columns, which must
@@ -110,7 +128,9 @@ func NewRowReader(columns []string) (*RowReader, error) {
 	byID := at("name_id") >= 0 && at("thread_id") >= 0
 	return &RowReader{
 		in: &Input{Origins: map[string]int64{}}, n: len(columns), stacks: map[int64]string{}, strs: map[string]string{},
-		byID: byID, names: map[int64]string{}, threads: map[int64]Thread{},
+		byID: byID, names: map[int64]string{}, threads: map[int64]Thread{}, spans: map[int64]Span{}, threadIdx: map[int64]int32{},
+		hosts:   byID && at("host_ts_ns") >= 0 && at("host_dur_ns") >= 0 && at("host_thread_id") >= 0,
+		cHostTs: at("host_ts_ns"), cHostDur: at("host_dur_ns"), cHostThread: at("host_thread_id"),
 		cNameID: at("name_id"), cThreadID: at("thread_id"),
 		cKind: at("row_kind"), cTrace: at("trace"), cRank: at("rank"), cID: at("id"), cParent: at("parent_id"),
 		cThread: at("thread"), cEvKind: at("kind"), cAPI: at("api"), cName: at("name"),
@@ -155,7 +175,7 @@ func (r *RowReader) Add(row []any) error {
 			r.pending = true
 		}
 		f := Frame{
-			ID: asInt(row[r.cID]), Parent: asInt(row[r.cParent]), TsNs: asInt(row[r.cTs]), DurNs: asInt(row[r.cDur]),
+			ID: asInt(row[r.cID]), TsNs: asInt(row[r.cTs]), DurNs: asInt(row[r.cDur]),
 			Kind: hk, GraphLaunch: asString(row[r.cAPI]) == "graph_launch", Blocking: asString(row[r.cSync]) == SyncBlocking,
 			CallStack: int32(sid),
 		}
@@ -170,6 +190,9 @@ func (r *RowReader) Add(row []any) error {
 			f.Name = r.str(row[r.cName])
 			f.Thread = in.ThreadID(asString(row[r.cTrace]), int(asInt(row[r.cRank])), asString(row[r.cThread]))
 		}
+		if r.sink != nil {
+			return r.stream(&f)
+		}
 		in.Frames = append(in.Frames, f)
 	case RowOp:
 		op := Op{
@@ -183,11 +206,23 @@ func (r *RowReader) Add(row []any) error {
 		} else {
 			op.Name = r.str(row[r.cName])
 		}
+		if r.hosts {
+			// HostThread holds the thread_id (-1: none) until resolveIDs.
+			op.HostThread = -1
+			if th := row[r.cHostThread]; th != nil {
+				op.HostTsNs, op.HostDurNs, op.HostThread = asInt(row[r.cHostTs]), asInt(row[r.cHostDur]), int32(asInt(th))
+			}
+		}
 		in.Ops = append(in.Ops, op)
 	case RowName:
 		r.names[asInt(row[r.cID])] = asString(row[r.cName])
 	case RowThread:
-		r.threads[asInt(row[r.cID])] = Thread{Trace: asString(row[r.cTrace]), Rank: int(asInt(row[r.cRank])), Name: asString(row[r.cThread])}
+		id := asInt(row[r.cID])
+		r.threads[id] = Thread{Trace: asString(row[r.cTrace]), Rank: int(asInt(row[r.cRank])), Name: asString(row[r.cThread])}
+		if r.hosts && row[r.cTs] != nil {
+			start := asInt(row[r.cTs])
+			r.spans[id] = Span{start, start + asInt(row[r.cDur])}
+		}
 	case RowOrigin:
 		in.Origins[asString(row[r.cTrace])] = asInt(row[r.cTs])
 	case RowStack:
@@ -248,18 +283,11 @@ func (r *RowReader) resolveIDs() error {
 		return nil
 	}
 	in := r.in
-	threads := map[int64]int32{}
 	for i := r.done; i < len(in.Frames); i++ {
 		f := &in.Frames[i]
-		id := int64(f.Thread)
-		t, ok := threads[id]
-		if !ok {
-			th, found := r.threads[id]
-			if !found {
-				return fmt.Errorf("crossview: frame %d names thread %d, which no thread row holds", f.ID, id)
-			}
-			t = in.ThreadID(th.Trace, th.Rank, th.Name)
-			threads[id] = t
+		t, err := r.threadOf(int64(f.Thread), "frame", f.ID)
+		if err != nil {
+			return err
 		}
 		f.Thread = t
 		name, err := r.nameOf(r.frameNames[i], "frame", f.ID)
@@ -275,9 +303,104 @@ func (r *RowReader) resolveIDs() error {
 			return err
 		}
 		op.Name = name
+		if r.hosts && op.HostThread >= 0 {
+			if op.HostThread, err = r.threadOf(int64(op.HostThread), "op", op.ID); err != nil {
+				return err
+			}
+		}
+	}
+	if r.hosts {
+		for id, sp := range r.spans {
+			t, err := r.threadOf(id, "thread", id)
+			if err != nil {
+				return err
+			}
+			for int(t) >= len(in.Spans) {
+				in.Spans = append(in.Spans, Span{})
+			}
+			in.Spans[t] = sp
+		}
+		clear(r.spans)
+		in.Hosts = true
 	}
 	r.done, r.doneOps = len(in.Frames), len(in.Ops)
 	return nil
+}
+
+// threadOf returns the index in Input.Threads of the thread row id.
+func (r *RowReader) threadOf(id int64, what string, of int64) (int32, error) {
+	if t, ok := r.threadIdx[id]; ok {
+		return t, nil
+	}
+	th, found := r.threads[id]
+	if !found {
+		return 0, fmt.Errorf("crossview: %s %d names thread %d, which no thread row holds", what, of, id)
+	}
+	t := r.in.ThreadID(th.Trace, th.Rank, th.Name)
+	r.threadIdx[id] = t
+	return t, nil
+}
+
+// Stream makes the reader hand each frame row to sink instead of keeping
+// it, once start has been given the Input of the rows before the first
+// frame (threads with their spans, ops with their host frames, names,
+// stacks, origins). The rows must come in that order, the frames last in
+// each thread's start order (the preset's ORDER BY), and carry IDColumns
+// and HostColumns.
+func (r *RowReader) Stream(start func(*Input) error, sink func(*Frame)) error {
+	if !r.byID || !r.hosts {
+		return fmt.Errorf("crossview: the preset's result lacks the columns a stream needs (%v, %v)", IDColumns, HostColumns)
+	}
+	r.start, r.sink = start, sink
+	return nil
+}
+
+// stream resolves a frame's thread, name and Call stack and hands it to
+// the sink, after start on the first frame.
+func (r *RowReader) stream(f *Frame) error {
+	if r.start != nil {
+		if err := r.resolveIDs(); err != nil {
+			return err
+		}
+		start := r.start
+		r.start = nil
+		if err := start(r.in); err != nil {
+			return err
+		}
+	}
+	t, err := r.threadOf(int64(f.Thread), "frame", f.ID)
+	if err != nil {
+		return err
+	}
+	f.Thread = t
+	name, err := r.nameOf(r.frameNames[len(r.frameNames)-1], "frame", f.ID)
+	if err != nil {
+		return err
+	}
+	r.frameNames = r.frameNames[:0]
+	f.Name = name
+	if sid := int64(f.CallStack); sid != 0 {
+		cs, found := r.stacks[sid]
+		if !found {
+			return fmt.Errorf("crossview: frame %d names call stack %d, which no stack row holds", f.ID, sid)
+		}
+		f.CallStack = r.in.StackID(cs)
+	}
+	r.sink(f)
+	return nil
+}
+
+// Finish ends a stream: when no frame came, start gets the Input now.
+func (r *RowReader) Finish() error {
+	if r.start == nil {
+		return nil
+	}
+	if err := r.resolveIDs(); err != nil {
+		return err
+	}
+	start := r.start
+	r.start = nil
+	return start(r.in)
 }
 
 // nameOf is the text of the name row id ("" for 0, an event without a name).

@@ -30,108 +30,6 @@ func (p *bnode) child(kind, name string) *bnode {
 	return c
 }
 
-// nodesOf maps frames to the nodes of one tree, creating the path of
-// ancestors on first use and counting each frame once. An operator with a
-// Call stack gets the python levels of callStackLevels above it.
-type nodesOf struct {
-	b    *builder
-	root *bnode
-	memo []*bnode
-}
-
-func newNodesOf(b *builder) *nodesOf {
-	return &nodesOf{b: b, root: &bnode{n: &Node{}}, memo: make([]*bnode, len(b.frames))}
-}
-
-func (t *nodesOf) of(i int32) *bnode {
-	if t.memo[i] != nil {
-		return t.memo[i]
-	}
-	var chain []int32
-	j := i
-	for j >= 0 && t.memo[j] == nil {
-		chain = append(chain, j)
-		j = t.b.parent[j]
-	}
-	cur := t.root
-	if j >= 0 {
-		cur = t.memo[j]
-	}
-	for k := len(chain) - 1; k >= 0; k-- {
-		f := t.b.frames[chain[k]]
-		for _, py := range t.b.callStackLevels(chain[k]) {
-			cur = cur.child(KindCallStack, py)
-			cur.n.Count++ // the operators recorded under it
-		}
-		cur = cur.child(f.Kind.String(), t.b.frameName(f.Kind, f.Name))
-		cur.n.Count++
-		t.memo[chain[k]] = cur
-	}
-	return cur
-}
-
-// callStackLevels returns the python levels to draw between a frame and
-// its enclosing frame: the frames of its Call stack, outermost first, less
-// those already drawn above it (the python context of its enclosing frame,
-// see pyContext). An operator nested in another with the same stack gets
-// none; a frame without a Call stack none. A region (an annotation, or an
-// operator recorded in record_function's __enter__: ProfilerStep#N,
-// enumerate(DataLoader)#...) gets none either: the python frames at its
-// start need not enclose it (the profiler's step() opens ProfilerStep#N and
-// returns), so its callees carry their own stacks instead.
-func (b *builder) callStackLevels(i int32) []string {
-	f := b.frames[i]
-	if f.CallStack == 0 || b.isRegion(i) {
-		return nil
-	}
-	own := b.stackOf(b.in.CallStackOf(f)).frames
-	var outer []string
-	if p := b.parent[i]; p >= 0 {
-		outer = b.pyContext(p)
-	}
-	k := 0
-	for k < len(own) && k < len(outer) && own[k] == outer[k] {
-		k++
-	}
-	return own[k:]
-}
-
-// pyContext returns the python frames drawn above a frame and at it: its
-// Call stack for an operator that has one and is no region, else its
-// enclosing frame's context; nil at a root.
-func (b *builder) pyContext(i int32) []string {
-	if b.pyCtx == nil {
-		b.pyCtx = make([][]string, len(b.frames))
-		b.pyCtxDone = make([]bool, len(b.frames))
-	}
-	var chain []int32
-	j := i
-	for j >= 0 && !b.pyCtxDone[j] {
-		chain = append(chain, j)
-		j = b.parent[j]
-	}
-	var ctx []string
-	if j >= 0 {
-		ctx = b.pyCtx[j]
-	}
-	for k := len(chain) - 1; k >= 0; k-- {
-		c := chain[k]
-		if cs := b.in.CallStackOf(b.frames[c]); cs != "" && !b.isRegion(c) {
-			ctx = b.stackOf(cs).frames
-		}
-		b.pyCtx[c], b.pyCtxDone[c] = ctx, true
-	}
-	return b.pyCtx[i]
-}
-
-// isRegion reports whether a frame with a Call stack is a region: an
-// annotation, or an operator whose Call stack's innermost frame is
-// record_function's __enter__.
-func (b *builder) isRegion(i int32) bool {
-	f := b.frames[i]
-	return f.Kind == HostAnnotation || b.stackOf(b.in.CallStackOf(f)).enter
-}
-
 // trimInstallPrefix drops the path up to the last site-packages/ or
 // dist-packages/ of a python frame's file.
 func trimInstallPrefix(frame string) string {
@@ -186,122 +84,6 @@ type callStack struct {
 	enter  bool     // its innermost frame is record_function's __enter__
 }
 
-// gpuTree builds the GPU view: each GPU operation under the stack of the
-// call that launched it; an operation whose launching call the trace lacks
-// but whose operator its External id names, under that operator and a
-// LaunchNotCaptured level; the rest under NoLaunchBucket.
-func (b *builder) gpuTree() Tree {
-	t := newNodesOf(b)
-	var bucket *bnode
-	var total int64
-	graphOps := map[int32]int64{} // graph launch frame -> operations recorded
-	graphID := map[int32]int64{}
-	for _, o := range b.ops {
-		w := o.b - o.a
-		total += w
-		var parent *bnode
-		viaGraph := false
-		if o.launch >= 0 {
-			parent = t.of(o.launch)
-			if f := b.frames[o.launch]; f.GraphLaunch {
-				viaGraph = true
-				graphOps[o.launch]++
-				if _, ok := graphID[o.launch]; !ok && o.op.GraphID != 0 {
-					graphID[o.launch] = o.op.GraphID
-				}
-			}
-		} else if o.oper >= 0 {
-			parent = t.of(o.oper).child("bucket", LaunchNotCaptured)
-			parent.n.Count++
-		} else {
-			if bucket == nil {
-				bucket = t.root.child("bucket", NoLaunchBucket)
-			}
-			parent = bucket
-			bucket.n.Count++
-		}
-		leaf := parent.child(o.op.Kind, o.op.Name)
-		leaf.n.SelfNs += w
-		leaf.n.Count++
-		if viaGraph {
-			leaf.n.NoCPUAttribution = true
-		}
-	}
-	// Graph launches in the slice, also those whose kernels the trace lost.
-	for i, f := range b.frames {
-		if f.GraphLaunch && b.clipNs[i] > 0 {
-			if _, ok := graphOps[int32(i)]; !ok {
-				graphOps[int32(i)] = 0
-			}
-		}
-	}
-	// A replay's expected kernels: the most any replay of the same graph
-	// recorded. The same graph: the same graph id where the trace records
-	// one, else the same call site (the same node of the tree).
-	type graphKey struct {
-		id   int64
-		site *bnode
-	}
-	keyOf := func(i int32) graphKey {
-		if id, ok := graphID[i]; ok {
-			return graphKey{id: id}
-		}
-		return graphKey{site: t.of(i)}
-	}
-	most := map[graphKey]int64{}
-	for i, n := range graphOps {
-		k := keyOf(i)
-		most[k] = max(most[k], n)
-	}
-	for i, n := range graphOps {
-		nd := t.of(i).n
-		if nd.Graph == nil {
-			nd.Graph = &GraphReplay{}
-		}
-		nd.Graph.Replays++
-		nd.Graph.Recorded += n
-		nd.Graph.Expected += most[keyOf(i)]
-		b.graphRecorded += n
-		b.graphExpected += most[keyOf(i)]
-	}
-	// Sync frames appear with their blocked time even when they launched nothing.
-	for i := range b.frames {
-		if b.sync[i] && b.clipNs[i] > 0 {
-			nd := t.of(int32(i))
-			nd.n.Sync = true
-			nd.n.BlockedNs += b.clipNs[i]
-			nd.n.GapNs += b.syncGap[int32(i)]
-		}
-	}
-	return b.finish("gpu", t.root, total)
-}
-
-// cpuTree builds the CPU view: host self time by stack.
-func (b *builder) cpuTree() Tree {
-	t := newNodesOf(b)
-	var total int64
-	for i := range b.frames {
-		if b.clipNs[i] <= 0 {
-			continue
-		}
-		nd := t.of(int32(i))
-		self := b.selfNs[i]
-		total += self
-		nd.n.SelfNs += self
-		switch b.class[i] {
-		case clsSync:
-			nd.n.SyncNs += self
-		case clsWaiting:
-			nd.n.WaitNs += self
-		}
-		if b.sync[i] {
-			nd.n.Sync = true
-			nd.n.BlockedNs += b.clipNs[i]
-		}
-	}
-	return b.finish("cpu", t.root, total)
-}
-
 // wallNs returns the slice's wall time summed over ranks.
 func (b *builder) wallNs() int64 {
 	var n int64
@@ -311,10 +93,10 @@ func (b *builder) wallNs() int64 {
 	return n
 }
 
-// finish turns a built tree into a Tree: inclusive times, chains folded
+// tree turns a built tree into a Tree: inclusive times, chains folded
 // into one line, the depth limit, small nodes folded into "other", and a
 // stable order.
-func (b *builder) finish(view string, root *bnode, total int64) Tree {
+func (b *builder) tree(view string, root *bnode, total int64) Tree {
 	sum(root)
 	wall := b.wallNs()
 	minNs := int64(b.opts.MinPct / 100 * float64(total))

@@ -3,21 +3,19 @@ package crossview
 // Frame is one host event of the slice's ranks: a python frame, an operator,
 // a user annotation, or a runtime/driver call.
 //
-// Its enclosing frame is found by time containment on its thread: along
-// the thread's start order (ts ascending, end descending, ID), the
-// enclosing frame is the frame just before it or the nearest enclosing
-// frame of that one that contains it (Build). When no frame of the thread
-// contains it, Parent (the frame of its Python parent id) is taken.
+// Its enclosing frame is found by time containment on its thread: frames
+// come in the thread's start order (ts ascending, end descending, ID), and
+// the enclosing frame is the innermost open frame that contains it (the
+// call stack walk of Stream). A frame no open frame contains is a root.
 //
 // A large trace holds millions of frames, so a Frame is kept small: what
 // many frames share (the thread with its trace and rank, a Call stack) is
 // stored once in the Input and named by index, and the kind is a byte.
 type Frame struct {
-	ID     int64 // > 0, unique in the Input
-	Parent int64 // the frame of the Python parent id; 0 = none
-	TsNs   int64
-	DurNs  int64
-	Name   string
+	ID    int64 // > 0, unique in the Input
+	TsNs  int64
+	DurNs int64
+	Name  string
 	// Thread indexes Input.Threads: the frame's trace, rank and pid/tid.
 	Thread int32
 	// CallStack indexes Input.Stacks: an operator's "Call stack" arg
@@ -151,6 +149,12 @@ type Op struct {
 	// Class is the operation's class as the preset rates it
 	// (tb_kernel_class of sql/views.sql): COMP, COMM or MEM.
 	Class string
+	// Host is the frame the operation hangs from, when Input.Hosts says
+	// the rows carry it: the launching call (Launch), else the operator
+	// (Operator). HostThread indexes Input.Threads; -1 = no such frame.
+	// The cross-check needs its time before the frames stream in.
+	HostTsNs, HostDurNs int64
+	HostThread          int32
 }
 
 // End returns the operation's end in nanoseconds.
@@ -184,7 +188,16 @@ type Input struct {
 	Ops       []Op
 	Steps     []Step
 	Origins   map[string]int64 // trace name -> first timestamp, ns
+	// Spans are the first start and the last end of each thread's frames,
+	// by thread index, and Hosts says that every Op carries its host frame
+	// (Op.HostTsNs ...): with both, the frames can stream in after the rest
+	// (Stream) instead of sitting in Frames. Build fills them from Frames.
+	Spans []Span
+	Hosts bool
 }
+
+// Span is a thread's extent: its first frame's start, its last frame's end.
+type Span struct{ StartNs, EndNs int64 }
 
 // Slice is the part of the loaded traces both views show. It has the fields
 // of evidence.Filter (the one filter of magics, CLI and viewer), copied by
