@@ -58,6 +58,10 @@ func CrossViews(ctx context.Context, eng Engine, f evidence.Filter, slices []cro
 		res, errs = crossview.BuildAll(in, slices, opts)
 		return res, errs, nil
 	}
+	// Room for exactly the operations: growing the slice as they come
+	// copies them several times over (measured at ×21 vLLM, 290,000 ops:
+	// 1.6 s of a 13 s cross-view).
+	_, nops := crossViewSize(ctx, eng, f.Trace, filterRank(f))
 	var r *crossview.RowReader
 	var stream *crossview.Stream
 	var readErr error // the reader's own errors say "crossview:" already
@@ -70,6 +74,7 @@ func CrossViews(ctx context.Context, eng Engine, f evidence.Filter, slices []cro
 	}
 	start := func(cols []string) error {
 		if r, readErr = crossview.NewRowReader(cols); readErr == nil {
+			r.Grow(0, nops)
 			readErr = r.Stream(begin, func(fr *crossview.Frame) { stream.Frame(fr) })
 		}
 		return readErr
