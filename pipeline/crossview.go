@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
@@ -46,9 +47,19 @@ func CrossViews(ctx context.Context, eng Engine, f evidence.Filter, slices []cro
 			break
 		}
 	}
+	// A slice of up to leanCrossViewFrames frames is read whole and its
+	// frames sorted in Go, which costs less than DuckDB's sort of the rows
+	// (measured on the 48 MB vLLM trace, 140,000 frames); a larger one
+	// streams.
+	frames, nops := crossViewSize(ctx, eng, f.Trace, filterRank(f))
 	rs, ok := eng.(RowStreamer)
-	if !ok {
-		in, err := crossviewInput(ctx, eng, p.SQL, f.Trace, filterRank(f))
+	if !ok || frames <= leanCrossViewFrames {
+		var in *crossview.Input
+		if ok {
+			in, err = readInput(ctx, rs, p.SQL, f, frames, nops)
+		} else {
+			in, err = crossviewInput(ctx, eng, p.SQL, f.Trace, filterRank(f))
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -58,10 +69,6 @@ func CrossViews(ctx context.Context, eng Engine, f evidence.Filter, slices []cro
 		res, errs = crossview.BuildAll(in, slices, opts)
 		return res, errs, nil
 	}
-	// Room for exactly the operations: growing the slice as they come
-	// copies them several times over (measured at ×21 vLLM, 290,000 ops:
-	// 1.6 s of a 13 s cross-view).
-	_, nops := crossViewSize(ctx, eng, f.Trace, filterRank(f))
 	var r *crossview.RowReader
 	var stream *crossview.Stream
 	var readErr error // the reader's own errors say "crossview:" already
@@ -74,8 +81,11 @@ func CrossViews(ctx context.Context, eng Engine, f evidence.Filter, slices []cro
 	}
 	start := func(cols []string) error {
 		if r, readErr = crossview.NewRowReader(cols); readErr == nil {
+			// Room for exactly the operations: growing the slice as they
+			// come copies them several times over (measured at ×21 vLLM,
+			// 290,000 ops: 1.6 s of CPU).
 			r.Grow(0, nops)
-			readErr = r.Stream(begin, func(fr *crossview.Frame) { stream.Frame(fr) })
+			readErr = r.Stream(begin, func(fr *crossview.Frame) error { return stream.Frame(fr) })
 		}
 		return readErr
 	}
@@ -83,7 +93,7 @@ func CrossViews(ctx context.Context, eng Engine, f evidence.Filter, slices []cro
 		readErr = r.Add(row)
 		return readErr
 	}
-	if err := rs.QueryEach(ctx, p.SQL, start, each, f.Trace, filterRank(f)); err != nil {
+	if err := rs.QueryEach(ctx, inStartOrder(p.SQL), start, each, f.Trace, filterRank(f)); err != nil {
 		if readErr != nil {
 			return nil, nil, readErr
 		}
@@ -131,6 +141,37 @@ func CrossViewInput(ctx context.Context, eng Engine, f evidence.Filter) (*crossv
 // of them all would hold several times their size.
 type RowStreamer interface {
 	QueryEach(ctx context.Context, sql string, start func(columns []string) error, each func(row []any) error, args ...any) error
+}
+
+// inStartOrder sorts the crossview preset's rows for a Stream: the frames
+// last, in each thread's start order (ts ascending, end descending, ID),
+// the other rows before them.
+func inStartOrder(query string) string {
+	return "SELECT * FROM (\n" + strings.TrimRight(strings.TrimSpace(query), "; \t\n") + "\n) ORDER BY row_kind = 'frame', thread_id, ts_ns, dur_ns DESC, id"
+}
+
+// readInput reads every row of the crossview preset into an Input, a row
+// at a time, with room made for the frames and ops counted.
+func readInput(ctx context.Context, rs RowStreamer, query string, f evidence.Filter, frames, ops int) (*crossview.Input, error) {
+	var r *crossview.RowReader
+	var readErr error // the reader's own errors say "crossview:" already
+	start := func(cols []string) error {
+		if r, readErr = crossview.NewRowReader(cols); readErr == nil {
+			r.Grow(frames, ops)
+		}
+		return readErr
+	}
+	each := func(row []any) error {
+		readErr = r.Add(row)
+		return readErr
+	}
+	if err := rs.QueryEach(ctx, query, start, each, f.Trace, filterRank(f)); err != nil {
+		if readErr != nil {
+			return nil, readErr
+		}
+		return nil, fmt.Errorf("crossview: %w", err)
+	}
+	return r.Input()
 }
 
 // crossviewInput runs the crossview preset for trace and rank and reads

@@ -9,9 +9,10 @@
 //     the filter first, then each evidence area's preset, kept as the table
 //     evidence_<area> and returned with its header's units, then the findings
 //     for the filter (CollectEvidence, BuildEvidenceBase, Params);
-//   - the cross-view input: the crossview preset's rows, streamed where the
-//     engine can (RowStreamer), and the steps when the filter names a phase
-//     or a step (CrossViewInput, CrossView, SliceOf);
+//   - the cross-views: the crossview preset's rows, the host frames streamed
+//     through once where the engine can (RowStreamer), and the steps when a
+//     slice names a phase or a step (CrossViews, CrossView, CrossViewInput,
+//     SliceOf);
 //   - the report source: the evidence of every area, the cross-view of the
 //     filter and of each rank (CollectReport);
 //   - the findings' Perfetto windows, their rows, their files and their
@@ -32,7 +33,7 @@
 //   - engine.go: Engine.
 //   - evidence.go: CollectEvidence, BuildEvidenceBase, Params, and the
 //     splitting of a SQL module into statements.
-//   - crossview.go: CrossView, CrossViewInput, RowStreamer, SliceOf.
+//   - crossview.go: CrossViews, CrossView, CrossViewInput, RowStreamer, SliceOf.
 //   - report.go: CollectReport.
 //   - perfetto.go: PerfettoWindows, AddPerfetto, AddTimelines,
 //     WritePerfettoFiles.

@@ -23,13 +23,11 @@ const MaxRankCrossViews = 8
 // The cross-views need nothing from the evidence. On a slice of up to
 // leanCrossViewFrames host frames they are built on another connection
 // while the evidence runs (its small queries leave a core idle much of the
-// time). On a larger slice the cross-views' input (every host frame, in Go)
-// and the evidence's DuckDB memory would peak together, so they are built
-// first, alone, with DuckDB's memory limit lowered for their query
-// (crossViewMemoryLimit: its joins spill), and the input is freed before
-// the evidence starts. Measured on the ×21 vLLM trace (2.9 M frames): the
-// report's peak RSS 1151 → 763 MiB, wall time 0.93×; on ×5 (0.7 M
-// frames) 598 → 412 MiB, wall time 1.09× (the evidence no longer overlaps).
+// time). On a larger slice DuckDB's sort of the frames into start order and
+// the evidence's DuckDB memory would peak together, so the cross-views are
+// built first, alone, with DuckDB's memory limit lowered for their query
+// (crossViewMemoryLimit: its sort and joins spill). The frames themselves
+// stream through Go and are never held (CrossViews).
 func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context map[string]string) (*report.Source, error) {
 	var cvs []*crossview.Result
 	var cvErr error
@@ -66,8 +64,7 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 
 // leanCrossViewFrames is the most host frames in a report's slice for
 // which its cross-views are built while the evidence runs; past it they
-// are built first, alone (CollectReport). At about 150 bytes of Go memory
-// a frame, 500,000 frames are 75 MB. A variable for the tests.
+// are built first, alone (CollectReport). A variable for the tests.
 var leanCrossViewFrames = 500_000
 
 // crossViewMemoryLimit is DuckDB's memory limit while a large slice's

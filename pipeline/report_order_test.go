@@ -56,6 +56,8 @@ func TestCollectReportLargeSliceSameSource(t *testing.T) {
 // stacks), from an in-memory database and from a file (which hands the rows
 // over in pages of a stored result).
 func TestCrossViewsStreamedEqualHeld(t *testing.T) {
+	defer func(old int) { leanCrossViewFrames = old }(leanCrossViewFrames)
+	leanCrossViewFrames = 0 // every slice streams
 	for _, set := range []string{"param/dlrm_8rank", "tracelens/vllm_prefilldecode_piecewise_mi300x", "tracelens/sglang_qwen3_decode_mi300x", "kineto/resnet50_num_workers_0"} {
 		for _, path := range []string{"", "t.duckdb"} {
 			t.Run(set+"/"+path, func(t *testing.T) {

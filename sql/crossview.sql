@@ -11,9 +11,9 @@
 --   enclosing frame first (ts ascending, end descending, id), and walks
 --   that order in one pass (the call stack walk), which costs less than a
 --   self-join of every frame with every frame that could contain it, and
---   less than a window over these wide rows here. Frame rows come last,
---   sorted so (thread_id, ts_ns, dur_ns descending, id): Go takes them as a
---   stream and never holds them all.
+--   less than a window over these wide rows here. On a large slice Go
+--   sorts this result so, the frames last (pipeline.CrossViews), and takes
+--   the frames as a stream without holding them.
 --   call_stack_id names an operator's "Call stack" arg (2021-format traces
 --   with with_stack on) on ranks that have no python frames; Go turns it
 --   into the python levels above the operator.
@@ -187,7 +187,6 @@ _ophost AS (
     CASE WHEN o.launch_id <> 0 THEN 1 WHEN o.ext_n = 1 AND o.ext_names_ops THEN 2 ELSE 0 END AS host
   FROM _ops o
 )
-SELECT * FROM (
 SELECT 'frame' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER) AS rank, h.id,
   CAST(0 AS BIGINT) AS parent_id,
   CAST(NULL AS VARCHAR) AS thread,
@@ -269,5 +268,3 @@ SELECT 'thread' AS row_kind, trace, rank, CAST(thid AS BIGINT) AS id,
   CAST(NULL AS BIGINT) AS name_id, CAST(NULL AS BIGINT) AS thread_id,
   CAST(NULL AS BIGINT) AS host_ts_ns, CAST(NULL AS BIGINT) AS host_dur_ns, CAST(NULL AS BIGINT) AS host_thread_id
 FROM _threads
-)
-ORDER BY row_kind = 'frame', thread_id, ts_ns, dur_ns DESC, id

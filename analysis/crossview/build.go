@@ -50,7 +50,9 @@ func BuildAll(in *Input, slices []Slice, opts Options) ([]*Result, []error) {
 	st := NewStream(in, slices, opts)
 	if in != nil {
 		for _, i := range startOrder(in.Frames) {
-			st.Frame(&in.Frames[i])
+			if err := st.Frame(&in.Frames[i]); err != nil {
+				panic(err) // startOrder is the order Frame checks
+			}
 		}
 	}
 	return st.Results()
@@ -120,9 +122,10 @@ func startOrder(frames []Frame) []int32 {
 // open call stack per thread: a trace of tens of millions of frames streams
 // through in the size of its GPU work.
 type Stream struct {
-	in *Input
-	bs []*builder // nil for a slice that failed at once
-	es []error
+	in   *Input
+	bs   []*builder // nil for a slice that failed at once
+	es   []error
+	last []Frame // each thread's last frame, by thread index: the order is checked
 }
 
 // NewStream starts the cross-views of slices over in, whose Spans and
@@ -135,14 +138,26 @@ func NewStream(in *Input, slices []Slice, opts Options) *Stream {
 	return st
 }
 
-// Frame takes the next frame.
-func (st *Stream) Frame(f *Frame) {
+// Frame takes the next frame. A frame out of its thread's start order is
+// an error: the walk would build wrong stacks from it.
+func (st *Stream) Frame(f *Frame) error {
+	if int(f.Thread) >= len(st.in.Threads) || f.Thread < 0 {
+		return fmt.Errorf("crossview: frame %d names thread %d, of %d", f.ID, f.Thread, len(st.in.Threads))
+	}
+	for int(f.Thread) >= len(st.last) {
+		st.last = append(st.last, Frame{})
+	}
+	if p := &st.last[f.Thread]; p.ID != 0 && cmp.Or(cmp.Compare(p.TsNs, f.TsNs), cmp.Compare(f.End(), p.End()), cmp.Compare(p.ID, f.ID)) > 0 {
+		return fmt.Errorf("crossview: frame %d (start %d ns) comes after frame %d (start %d ns) of its thread: the frames must come in start order", f.ID, f.TsNs, p.ID, p.TsNs)
+	}
+	st.last[f.Thread] = Frame{ID: f.ID, TsNs: f.TsNs, DurNs: f.DurNs}
 	t := &st.in.Threads[f.Thread]
 	for _, b := range st.bs {
 		if b != nil && b.inSlice(t.Trace, t.Rank) {
 			b.frame(f)
 		}
 	}
+	return nil
 }
 
 // Results finishes the cross-views, one per slice given to NewStream; a

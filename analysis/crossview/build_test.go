@@ -3,6 +3,7 @@ package crossview
 import (
 	"bytes"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -364,5 +365,34 @@ func TestBuildErrors(t *testing.T) {
 	_, err := Build(&f.in, Slice{WindowStartNs: 5e6, WindowEndNs: 1e6}, Options{})
 	if err == nil || err.Error() != "crossview: window 5.000..1.000 ms is empty" {
 		t.Errorf("Build(bad window) = %v", err)
+	}
+}
+
+// A Stream takes the frames in their threads' start order and refuses one
+// out of it; in that order it builds what Build builds.
+func TestStreamOrder(t *testing.T) {
+	f := small()
+	want, err := Build(&f.in, Slice{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prepare(&f.in)
+	st := NewStream(&f.in, []Slice{{}}, Options{})
+	order := startOrder(f.in.Frames)
+	for _, i := range order {
+		if err := st.Frame(&f.in.Frames[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, errs := st.Results()
+	if errs[0] != nil || !reflect.DeepEqual(res[0], want) {
+		t.Errorf("streamed: %v, %+v; want %+v", errs[0], res[0], want)
+	}
+	st = NewStream(&f.in, []Slice{{}}, Options{})
+	if err := st.Frame(&f.in.Frames[order[1]]); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Frame(&f.in.Frames[order[0]]); err == nil || !strings.Contains(err.Error(), "start order") {
+		t.Errorf("a frame out of order: %v", err)
 	}
 }

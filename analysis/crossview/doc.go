@@ -16,23 +16,33 @@
 // It works on rows that the crossview SQL preset (sql/crossview.sql) returns.
 // DuckDB does the joins: which runtime call launched which GPU operation
 // (correlation) and, where the trace lacks that call, which operator did
-// (External id), which frame precedes which on each thread in start order
-// (the order time containment needs), which python frame is which one's
-// Python parent; it also rates each row with the classifiers of
-// sql/views.sql (an operation's class, a frame's sync), the definitions the
-// evidence presets use, so that no name is classified twice; the steps
-// preset (sql/steps.sql) says which step and phase each annotation is. This package walks each thread's start order once to
-// find the frame that encloses each frame (a call stack walk: the
-// predecessor, or the nearest enclosing frame of it that contains the
-// frame), filters the rows to the slice, clips them to the window, builds
-// the trees, folds small nodes, draws the trees as text, HTML and folded
-// stacks, and decides the verdict. Running the SQL is the
-// engine's job (internal/duck, through pipeline.CrossView); carrying a Result in
-// the evidence Bundle is analysis/evidence's; the report draws it with
-// analysis/report. The package imports the standard library,
-// analysis/table and sql (for the one communication-kernel pattern, read from
-// sql/views.sql's tb_comm_kernel macro), so it builds for the WebAssembly
-// viewer.
+// (External id), with that host frame's time and thread; each thread's span;
+// and it sorts the frames into each thread's start order (ts ascending, end
+// descending, ID) and hands them over last. It also rates each row with the
+// classifiers of sql/views.sql (an operation's class, a frame's sync), the
+// definitions the evidence presets use, so that no name is classified twice;
+// the steps preset (sql/steps.sql) says which step and phase each
+// annotation is.
+//
+// This package never holds the frames (a vLLM trace with python stacks has
+// tens of millions): a Stream takes everything else first, works out from the
+// GPU operations alone each rank's device intervals, busy time, gaps and
+// longest gaps, then takes the frames one at a time and walks each thread's
+// call stack (the innermost open frame that contains a frame encloses it;
+// the frames it does not contain are closed). An open frame gets its node in
+// the trees when it has time in the slice or hangs GPU work; a closed one
+// adds its self time; a frame of the main launching thread open at the
+// middle of a longest gap gives that gap its host stack. Its memory is the
+// GPU operations', the aggregated trees' and one open stack per thread.
+// Build and BuildAll stream an Input that holds its frames. The package
+// filters the rows to the slice, clips them to the window, folds small
+// nodes, draws the trees as text, HTML and folded stacks, and decides the
+// verdict. Running the SQL is the engine's job (internal/duck, through
+// pipeline.CrossViews); carrying a Result in the evidence Bundle is
+// analysis/evidence's; the report draws it with analysis/report. The
+// package imports the standard library, analysis/table and sql (for the
+// one communication-kernel pattern, read from sql/views.sql's
+// tb_comm_kernel macro), so it builds for the WebAssembly viewer.
 //
 // # Accounting
 //

@@ -99,7 +99,7 @@ type RowReader struct {
 	// thread_id until resolved.
 	hosts bool
 	// sink, when set, takes each frame instead of Frames (Stream).
-	sink func(*Frame)
+	sink func(*Frame) error
 	// start runs before the first frame reaches sink.
 	start func(*Input) error
 
@@ -347,7 +347,7 @@ func (r *RowReader) threadOf(id int64, what string, of int64) (int32, error) {
 // stacks, origins). The rows must come in that order, the frames last in
 // each thread's start order (the preset's ORDER BY), and carry IDColumns
 // and HostColumns.
-func (r *RowReader) Stream(start func(*Input) error, sink func(*Frame)) error {
+func (r *RowReader) Stream(start func(*Input) error, sink func(*Frame) error) error {
 	if !r.byID || !r.hosts {
 		return fmt.Errorf("crossview: the preset's result lacks the columns a stream needs (%v, %v)", IDColumns, HostColumns)
 	}
@@ -386,8 +386,7 @@ func (r *RowReader) stream(f *Frame) error {
 		}
 		f.CallStack = r.in.StackID(cs)
 	}
-	r.sink(f)
-	return nil
+	return r.sink(f)
 }
 
 // Finish ends a stream: when no frame came, start gets the Input now.
