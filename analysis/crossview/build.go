@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -180,7 +181,7 @@ type builder struct {
 	ranks   map[rankKey]*rankSlice
 	per     map[rankKey]*rankData
 	ops     []opIn            // GPU operations in the slice
-	hung    map[int64][]int32 // host frame ID -> the ops (indexes in ops) that hang from it
+	hung    hungOps // the ops that hang from each host frame
 	threads map[int32]*threadState
 	gaps    []string
 	frames  int64 // frames in the slice's ranks
@@ -229,13 +230,61 @@ type graphLaunch struct {
 	ops  int64
 }
 
-// opIn is a GPU operation in the slice: its clipped interval and its host.
+// opIn is a GPU operation in the slice: its clipped interval and its host
+// frame (Op.HostTsNs ...). A large trace has millions: it is kept small.
 type opIn struct {
-	op              *Op
-	a, b            int64 // clipped interval
-	key             rankKey
-	host            int8 // hostNone, hostLaunch (its launching call) or hostOper (its operator by External id)
-	hostTs, hostEnd int64
+	op   *Op
+	a, b int64 // clipped interval
+	host int8  // hostNone, hostLaunch (its launching call) or hostOper (its operator by External id)
+}
+
+func (o *opIn) key() rankKey   { return rankKey{o.op.Trace, o.op.Rank} }
+func (o *opIn) hostTs() int64  { return o.op.HostTsNs }
+func (o *opIn) hostEnd() int64 { return o.op.HostTsNs + o.op.HostDurNs }
+
+// hungOps finds the operations that hang from a host frame: pairs of the
+// frame's ID and the operation's index in builder.ops, sorted, and a bit
+// per frame ID that has any (most frames launch nothing). About 12 bytes
+// an operation, where a map of slices took about 70.
+type hungOps struct {
+	pairs []hungPair
+	has   []uint64
+}
+
+type hungPair struct {
+	id int64
+	op int32
+}
+
+func (h *hungOps) add(id int64, op int32) { h.pairs = append(h.pairs, hungPair{id, op}) }
+
+// index sorts the pairs and sets the bits; add no more after it.
+func (h *hungOps) index() {
+	slices.SortFunc(h.pairs, func(p, q hungPair) int { return cmp.Or(cmp.Compare(p.id, q.id), cmp.Compare(p.op, q.op)) })
+	var hi int64
+	for _, p := range h.pairs {
+		hi = max(hi, p.id)
+	}
+	h.has = make([]uint64, hi/64+1)
+	for _, p := range h.pairs {
+		if p.id >= 0 {
+			h.has[p.id/64] |= 1 << (p.id % 64)
+		}
+	}
+}
+
+// of returns the pairs of the frame with this ID, in the order the
+// operations were added.
+func (h *hungOps) of(id int64) []hungPair {
+	if id < 0 || id/64 >= int64(len(h.has)) || h.has[id/64]&(1<<(id%64)) == 0 {
+		return nil
+	}
+	i, _ := slices.BinarySearchFunc(h.pairs, id, func(p hungPair, id int64) int { return cmp.Compare(p.id, id) })
+	j := i
+	for j < len(h.pairs) && h.pairs[j].id == id {
+		j++
+	}
+	return h.pairs[i:j]
 }
 
 const (
@@ -267,6 +316,7 @@ func newBuilder(in *Input, s Slice, opts Options) (*builder, error) {
 		gpu: &bnode{n: &Node{}}, cpu: &bnode{n: &Node{}}}
 	b.sliceRanks()
 	b.selectOps()
+	b.hung.index()
 	b.device()
 	return b, nil
 }
@@ -446,7 +496,6 @@ func (b *builder) origin(trace string, fallback int64) int64 {
 // operation.
 func (b *builder) selectOps() {
 	devExt := map[rankKey][]ival{}
-	b.hung = map[int64][]int32{}
 	for i := range b.in.Ops {
 		o := &b.in.Ops[i]
 		if !b.inSlice(o.Trace, o.Rank) || (b.s.HasStream && o.Stream != b.s.Stream) {
@@ -454,7 +503,7 @@ func (b *builder) selectOps() {
 		}
 		k := rankKey{o.Trace, o.Rank}
 		rs := b.ranks[k]
-		in := opIn{op: o, key: k}
+		in := opIn{op: o}
 		switch {
 		case o.HostThread < 0 || !b.inSlice(b.in.Threads[o.HostThread].Trace, b.in.Threads[o.HostThread].Rank):
 			// No host frame, or one outside the slice's ranks.
@@ -463,14 +512,11 @@ func (b *builder) selectOps() {
 		case o.Operator != 0:
 			in.host = hostOper
 		}
-		if in.host != hostNone {
-			in.hostTs, in.hostEnd = o.HostTsNs, o.HostTsNs+o.HostDurNs
-		}
 		a, e := o.TsNs, o.End()
 		if rs.steps != nil {
 			anchor := o.TsNs
 			if in.host != hostNone {
-				anchor = in.hostTs
+				anchor = in.hostTs()
 			}
 			si := containing(rs.steps, anchor)
 			if si < 0 {
@@ -499,7 +545,7 @@ func (b *builder) selectOps() {
 			if in.host == hostOper {
 				id = o.Operator
 			}
-			b.hung[id] = append(b.hung[id], int32(len(b.ops)))
+			b.hung.add(id, int32(len(b.ops)))
 		}
 		b.ops = append(b.ops, in)
 	}
@@ -606,13 +652,13 @@ func (b *builder) frame(f *Frame) {
 // launch.
 func (b *builder) hang(th *threadState, k int, f *Frame) {
 	e := &th.stack[k]
-	ops := b.hung[f.ID]
+	ops := b.hung.of(f.ID)
 	if f.GraphLaunch && (e.clip > 0 || len(ops) > 0) {
 		e.graph = int32(len(b.graphs))
 		b.graphs = append(b.graphs, graphLaunch{site: b.nodeAt(th, k, b.gpu)})
 	}
-	for _, i := range ops {
-		o := &b.ops[i]
+	for _, h := range ops {
+		o := &b.ops[h.op]
 		if o.host == hostOper {
 			p := b.nodeAt(th, k, b.gpu).child("bucket", LaunchNotCaptured)
 			p.n.Count++
@@ -729,12 +775,7 @@ func (b *builder) thread(t int32) *threadState {
 // finish closes every open frame and finishes the trees and the
 // cross-check.
 func (b *builder) finish() *Result {
-	ids := make([]int32, 0, len(b.threads))
-	for t := range b.threads {
-		ids = append(ids, t)
-	}
-	slices.Sort(ids)
-	for _, t := range ids {
+	for _, t := range slices.Sorted(maps.Keys(b.threads)) {
 		th := b.threads[t]
 		for len(th.stack) > 0 {
 			b.pop(th)

@@ -146,10 +146,10 @@ func (b *builder) device() {
 	b.per = map[rankKey]*rankData{}
 	for i := range b.ops {
 		o := &b.ops[i]
-		d := b.per[o.key]
+		d := b.per[o.key()]
 		if d == nil {
 			d = &rankData{threads: map[int32]int{}}
-			b.per[o.key] = d
+			b.per[o.key()] = d
 		}
 		d.ops = append(d.ops, int32(i))
 		if o.host != hostNone {
@@ -369,12 +369,12 @@ func (b *builder) gapCause(g ival, d *rankData) (string, bool) {
 		o := &b.ops[ops[k]]
 		switch o.host {
 		case hostLaunch:
-			if !haveLaunch || o.hostTs < launchTs {
-				launchTs, launchEnd, haveLaunch = o.hostTs, o.hostEnd, true
+			if !haveLaunch || o.hostTs() < launchTs {
+				launchTs, launchEnd, haveLaunch = o.hostTs(), o.hostEnd(), true
 			}
 		case hostOper:
-			if o.hostTs >= g.a && (!haveOper || o.hostTs < operTs) {
-				operTs, haveOper = o.hostTs, true
+			if o.hostTs() >= g.a && (!haveOper || o.hostTs() < operTs) {
+				operTs, haveOper = o.hostTs(), true
 			}
 		}
 	}
