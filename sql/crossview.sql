@@ -79,6 +79,10 @@
 -- the window may have been launched before it, and its launching stack must
 -- still be found.
 --
+-- No CTE holding a row per GPU operation or per host frame is read twice:
+-- DuckDB would materialise it outside what it can spill (measured on the
+-- ×250 vLLM trace, 3.5 M operations: out of memory at 256 MB), so _launch
+-- is NOT MATERIALIZED and _names and _first read events and _host.
 -- _host is NOT MATERIALIZED: each reader scans events for its own columns
 -- and kinds, which costs less than storing every host frame once and
 -- reading the whole stored row back five times (measured on the ×21 vLLM
@@ -115,7 +119,7 @@ _stacks AS (
   SELECT call_stack, row_number() OVER (ORDER BY call_stack) AS sid
   FROM (SELECT DISTINCT call_stack FROM _cs WHERE call_stack IS NOT NULL)
 ),
-_launch AS (
+_launch AS NOT MATERIALIZED (
   SELECT trace, file_id, rank, correlation, min(id) AS id,
     arg_min(ts_ns, id) AS ts_ns, arg_min(dur_ns, id) AS dur_ns, arg_min(pid, id) AS pid, arg_min(tid, id) AS tid
   FROM _host WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL
@@ -123,7 +127,9 @@ _launch AS (
 ),
 -- The first correlation id a captured runtime call carries, per rank of a file.
 _first AS (
-  SELECT trace, file_id, rank, min(correlation) AS c0 FROM _launch GROUP BY trace, file_id, rank
+  SELECT trace, file_id, rank, min(correlation) AS c0 FROM _host
+  WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL
+  GROUP BY trace, file_id, rank
 ),
 -- Operators by External id: n > 1 is ambiguous.
 _ext AS (
@@ -175,7 +181,13 @@ _ops AS (
 -- One id per distinct name of the frames and ops, and per thread of the frames.
 _names AS (
   SELECT name, row_number() OVER (ORDER BY name) AS nid
-  FROM (SELECT name FROM _host WHERE name IS NOT NULL UNION SELECT name FROM _ops WHERE name IS NOT NULL)
+  FROM (
+    SELECT DISTINCT name FROM events
+    WHERE ph = 'X' AND name IS NOT NULL
+      AND kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver', 'kernel', 'gpu_memcpy', 'gpu_memset')
+      AND ($1::VARCHAR = '' OR trace = $1::VARCHAR)
+      AND ($2::INTEGER < 0 OR rank = $2::INTEGER)
+  )
 ),
 _threads AS (
   SELECT trace, rank, pid, tid, t0, t1, row_number() OVER (ORDER BY trace, rank, pid, tid) AS thid

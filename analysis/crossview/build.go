@@ -180,7 +180,7 @@ type builder struct {
 	opts    Options
 	ranks   map[rankKey]*rankSlice
 	per     map[rankKey]*rankData
-	ops     []opIn            // GPU operations in the slice
+	ops     []opIn  // GPU operations in the slice
 	hung    hungOps // the ops that hang from each host frame
 	threads map[int32]*threadState
 	gaps    []string

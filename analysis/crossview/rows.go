@@ -112,6 +112,32 @@ type RowReader struct {
 // NewRowReader returns a reader for rows with these columns, which must
 // include every one of Columns (LinkColumns are read when present).
 func NewRowReader(columns []string) (*RowReader, error) {
+	r := &RowReader{in: &Input{Origins: map[string]int64{}}, stacks: map[int64]string{}, strs: map[string]string{},
+		names: map[int64]string{}, threads: map[int64]Thread{}, spans: map[int64]Span{}, threadIdx: map[int64]int32{}}
+	if err := r.columns(columns, Columns); err != nil {
+		return nil, err
+	}
+	r.byID = r.cNameID >= 0 && r.cThreadID >= 0
+	r.hosts = r.byID && r.cHostTs >= 0 && r.cHostDur >= 0 && r.cHostThread >= 0
+	return r, nil
+}
+
+// FrameColumns are the columns a result of frame rows alone must have
+// (a stream's second query: narrow, so that DuckDB's sort of them fits).
+var FrameColumns = []string{"row_kind", "id", "kind", "api", "ts_ns", "dur_ns", "call_stack_id", "sync", "name_id", "thread_id"}
+
+// FrameRows makes the rows that follow have these columns: a result of
+// frame rows alone, with at least FrameColumns, after the other rows.
+func (r *RowReader) FrameRows(columns []string) error {
+	if !r.byID {
+		return fmt.Errorf("crossview: frame rows alone need the preset's %v", IDColumns)
+	}
+	return r.columns(columns, FrameColumns)
+}
+
+// columns indexes the columns of the rows to come, which must include
+// every one of need.
+func (r *RowReader) columns(columns, need []string) error {
 	at := func(name string) int {
 		for i, c := range columns {
 			if c == name {
@@ -120,23 +146,19 @@ func NewRowReader(columns []string) (*RowReader, error) {
 		}
 		return -1
 	}
-	for _, name := range Columns {
+	for _, name := range need {
 		if at(name) < 0 {
-			return nil, fmt.Errorf("crossview: the preset's result has no column %q", name)
+			return fmt.Errorf("crossview: the preset's result has no column %q", name)
 		}
 	}
-	byID := at("name_id") >= 0 && at("thread_id") >= 0
-	return &RowReader{
-		in: &Input{Origins: map[string]int64{}}, n: len(columns), stacks: map[int64]string{}, strs: map[string]string{},
-		byID: byID, names: map[int64]string{}, threads: map[int64]Thread{}, spans: map[int64]Span{}, threadIdx: map[int64]int32{},
-		hosts:   byID && at("host_ts_ns") >= 0 && at("host_dur_ns") >= 0 && at("host_thread_id") >= 0,
-		cHostTs: at("host_ts_ns"), cHostDur: at("host_dur_ns"), cHostThread: at("host_thread_id"),
-		cNameID: at("name_id"), cThreadID: at("thread_id"),
-		cKind: at("row_kind"), cTrace: at("trace"), cRank: at("rank"), cID: at("id"), cParent: at("parent_id"),
-		cThread: at("thread"), cEvKind: at("kind"), cAPI: at("api"), cName: at("name"),
-		cTs: at("ts_ns"), cDur: at("dur_ns"), cStream: at("stream"), cGraph: at("graph_id"),
-		cOper: at("operator_id"), cLink: at("link"), cStack: at("call_stack_id"), cClass: at("class"), cSync: at("sync"),
-	}, nil
+	r.n = len(columns)
+	r.cHostTs, r.cHostDur, r.cHostThread = at("host_ts_ns"), at("host_dur_ns"), at("host_thread_id")
+	r.cNameID, r.cThreadID = at("name_id"), at("thread_id")
+	r.cKind, r.cTrace, r.cRank, r.cID, r.cParent = at("row_kind"), at("trace"), at("rank"), at("id"), at("parent_id")
+	r.cThread, r.cEvKind, r.cAPI, r.cName = at("thread"), at("kind"), at("api"), at("name")
+	r.cTs, r.cDur, r.cStream, r.cGraph = at("ts_ns"), at("dur_ns"), at("stream"), at("graph_id")
+	r.cOper, r.cLink, r.cStack, r.cClass, r.cSync = at("operator_id"), at("link"), at("call_stack_id"), at("class"), at("sync")
+	return nil
 }
 
 // Grow makes room for frames more frames and ops more operations.
