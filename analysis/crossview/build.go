@@ -189,7 +189,6 @@ type builder struct {
 	top     []topGap // the longest GPU idle gaps, with the host frame found at each one's middle
 
 	gpu, cpu *bnode // the trees' roots
-	gpuTotal int64
 	cpuTotal int64
 	graphs   []graphLaunch
 	waits    map[string]bool // IsWait by name
@@ -208,7 +207,6 @@ type threadState struct {
 
 // entry is an open frame.
 type entry struct {
-	id            int64
 	ts, end       int64
 	kind          HostKind
 	name          string // as drawn (frameName)
@@ -217,7 +215,7 @@ type entry struct {
 	sync          bool
 	depth         int32
 	levels        []string // python levels from its Call stack, drawn above it
-	py            []string // the python frames drawn above it and at it (pyContext)
+	py            []string // the python frames drawn above it and at it
 	cnode, gnode  *bnode   // its nodes of the CPU and GPU trees, once made
 	graph         int32    // index in builder.graphs of a graph launch, -1
 }
@@ -244,7 +242,7 @@ func (o *opIn) hostEnd() int64 { return o.op.HostTsNs + o.op.HostDurNs }
 
 // hungOps finds the operations that hang from a host frame: pairs of the
 // frame's ID and the operation's index in builder.ops, sorted, and a bit
-// per frame ID that has any (most frames launch nothing). About 12 bytes
+// per frame ID that has any (most frames launch nothing). About 16 bytes
 // an operation, where a map of slices took about 70.
 type hungOps struct {
 	pairs []hungPair
@@ -575,7 +573,7 @@ func (b *builder) frame(f *Frame) {
 	if n := len(th.stack); n > 0 {
 		up = &th.stack[n-1]
 	}
-	e := entry{id: f.ID, ts: ts, end: end, kind: f.Kind, name: b.frameName(f.Kind, f.Name), sync: f.Blocking, graph: -1}
+	e := entry{ts: ts, end: end, kind: f.Kind, name: b.frameName(f.Kind, f.Name), sync: f.Blocking, graph: -1}
 	switch {
 	case f.Blocking:
 		e.class = clsSync
