@@ -36,10 +36,20 @@ func CollectDiffInput(ctx context.Context, eng Engine, base, test string, f evid
 			return nil, fmt.Errorf("diff: %w", err)
 		}
 		side := diff.InputSide{Name: name, Bundle: b, CrossViews: []*crossview.Result{}}
-		if cv, err := CrossView(ctx, eng, sf, crossview.DefaultOptions()); err == nil {
-			side.CrossViews = append(side.CrossViews, cv)
-			if withSlices {
-				side.CrossViews = append(side.CrossViews, sliceCrossViews(ctx, eng, sf, b)...)
+		fs := []evidence.Filter{sf}
+		if withSlices {
+			fs = append(fs, sliceFilters(sf, b)...)
+		}
+		ss := make([]crossview.Slice, len(fs))
+		for k, x := range fs {
+			ss[k] = SliceOf(x)
+		}
+		// One read of the side's rows builds every slice's cross-view.
+		if cvs, errs, err := CrossViews(ctx, eng, sf, ss, crossview.DefaultOptions()); err == nil && errs[0] == nil {
+			for k, cv := range cvs {
+				if errs[k] == nil {
+					side.CrossViews = append(side.CrossViews, cv)
+				}
 			}
 		}
 		if i == 0 {
@@ -51,10 +61,11 @@ func CollectDiffInput(ctx context.Context, eng Engine, base, test string, f evid
 	return in, nil
 }
 
-// sliceCrossViews returns a side's cross-views per rank and per phase, as
-// CollectDiffInput says; f is the side's filter (its Trace set).
-func sliceCrossViews(ctx context.Context, eng Engine, f evidence.Filter, b *evidence.Bundle) []*crossview.Result {
-	var out []*crossview.Result
+// sliceFilters returns the filters of a side's cross-views per rank and
+// per phase, as CollectDiffInput says; f is the side's filter (its Trace
+// set).
+func sliceFilters(f evidence.Filter, b *evidence.Bundle) []evidence.Filter {
+	var out []evidence.Filter
 	if !f.HasRank {
 		var ranks []int
 		for _, ri := range evidence.Ranks(b.Traces) {
@@ -67,9 +78,7 @@ func sliceCrossViews(ctx context.Context, eng Engine, f evidence.Filter, b *evid
 			for _, r := range ranks {
 				rf := f
 				rf.Rank, rf.HasRank = r, true
-				if cv, err := CrossView(ctx, eng, rf, crossview.DefaultOptions()); err == nil {
-					out = append(out, cv)
-				}
+				out = append(out, rf)
 			}
 		}
 	}
@@ -87,9 +96,7 @@ func sliceCrossViews(ctx context.Context, eng Engine, f evidence.Filter, b *evid
 			for _, ph := range phases {
 				pf := f
 				pf.Phase = ph
-				if cv, err := CrossView(ctx, eng, pf, crossview.DefaultOptions()); err == nil {
-					out = append(out, cv)
-				}
+				out = append(out, pf)
 			}
 		}
 	}
