@@ -26,20 +26,20 @@ const MaxRankCrossViews = 8
 // time). On a larger slice DuckDB's sort of the frames into start order and
 // the evidence's DuckDB memory would peak together, so the cross-views are
 // built first, alone, with DuckDB's memory limit lowered for their query
-// (crossViewMemoryLimit: its sort and joins spill). The frames themselves
+// (crossViewMemoryLimits: its sort and joins spill). The frames themselves
 // stream through Go and are never held (CrossViews).
 func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context map[string]string) (*report.Source, error) {
 	var cvs []*crossview.Result
 	var cvErr error
 	cvDone := make(chan struct{})
 	if frames, _ := crossViewSize(ctx, eng, f.Trace, filterRank(f)); frames > leanCrossViewFrames {
-		cvs, cvErr = crossViews(ctx, eng, f, crossViewMemoryLimit)
+		cvs, cvErr = crossViews(ctx, eng, f, crossViewMemoryLimits...)
 		close(cvDone)
 		debug.FreeOSMemory()
 	} else {
 		go func() {
 			defer close(cvDone)
-			cvs, cvErr = crossViews(ctx, eng, f, "")
+			cvs, cvErr = crossViews(ctx, eng, f)
 		}()
 	}
 	b, err := CollectEvidence(ctx, eng, []string{"all"}, f, context)
@@ -67,11 +67,12 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 // are built first, alone (CollectReport). A variable for the tests.
 var leanCrossViewFrames = 500_000
 
-// crossViewMemoryLimit is DuckDB's memory limit while a large slice's
-// cross-view queries run (MemoryLimiter): the limit of a database file
-// (the command line's), which the query of every row but the frames needs
-// on the ×250 vLLM trace (3.5 M GPU operations; 256 MB ran out).
-const crossViewMemoryLimit = "512MB"
+// crossViewMemoryLimits are DuckDB's memory limits while a large slice's
+// cross-view queries run (MemoryLimiter), tried in turn while the query
+// runs out of memory: 256 MB holds the ×21 vLLM trace's (report peak
+// 0.70 GB, 0.82 GB under 512 MB); the ×250 one's query of every row but the
+// frames (3.5 M GPU operations) needs the 512 MB of a database file.
+var crossViewMemoryLimits = []string{"256MB", "512MB"}
 
 // MemoryLimiter is an Engine whose memory limit can be lowered for a while
 // (duck.DB can, on a database file): fn runs under limit, and the limit is
@@ -82,10 +83,11 @@ type MemoryLimiter interface {
 
 // crossViews builds the cross-view of f and, when f selects no rank and
 // its traces have 2 to MaxRankCrossViews ranks, one per rank, from one
-// read of the rows. A non-empty limit lowers the engine's memory limit for
-// the read where it can (MemoryLimiter). An error of the cross-view of f is
-// returned; a rank whose cross-view fails is left out.
-func crossViews(ctx context.Context, eng Engine, f evidence.Filter, limit string) ([]*crossview.Result, error) {
+// read of the rows. Limits lower the engine's memory limit for the read
+// where it can (MemoryLimiter), the next one tried when DuckDB runs out of
+// memory under one. An error of the cross-view of f is returned; a rank
+// whose cross-view fails is left out.
+func crossViews(ctx context.Context, eng Engine, f evidence.Filter, limits ...string) ([]*crossview.Result, error) {
 	fs := []evidence.Filter{f}
 	if !f.HasRank {
 		t, err := eng.Query(ctx, `SELECT DISTINCT rank FROM traces WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR) AND rank IS NOT NULL ORDER BY rank`, 0, f.Trace)
@@ -108,8 +110,13 @@ func crossViews(ctx context.Context, eng Engine, f evidence.Filter, limit string
 		return err
 	}
 	var err error
-	if ml, ok := eng.(MemoryLimiter); ok && limit != "" {
-		err = ml.WithMemoryLimit(ctx, limit, read)
+	if ml, ok := eng.(MemoryLimiter); ok && len(limits) > 0 {
+		for _, limit := range limits {
+			// DuckDB's out-of-memory error: the next limit may hold it.
+			if err = ml.WithMemoryLimit(ctx, limit, read); err == nil || !strings.Contains(err.Error(), "Out of Memory Error") {
+				break
+			}
+		}
 	} else {
 		err = read()
 	}
