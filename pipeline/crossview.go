@@ -47,13 +47,16 @@ func CrossViews(ctx context.Context, eng Engine, f evidence.Filter, slices []cro
 			break
 		}
 	}
+	rs, ok := eng.(RowStreamer)
 	// A slice of up to leanCrossViewFrames frames is read whole and its
 	// frames sorted in Go, which costs less than DuckDB's sort of the rows
 	// (measured on the 48 MB vLLM trace, 140,000 frames: the report took 5%
 	// more time and 45 MB more peak with DuckDB sorting); a larger one
 	// streams.
-	frames, nops := crossViewSize(ctx, eng, f.Trace, filterRank(f))
-	rs, ok := eng.(RowStreamer)
+	var frames, nops int
+	if ok {
+		frames, nops = crossViewSize(ctx, eng, f.Trace, filterRank(f))
+	}
 	if !ok || frames <= leanCrossViewFrames {
 		var in *crossview.Input
 		if ok {
