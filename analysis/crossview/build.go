@@ -200,8 +200,9 @@ type builder struct {
 // keeps of a launching thread.
 type threadState struct {
 	key   rankKey
-	d     *rankData // the rank's, when this is one of its launching threads; else nil
-	main  bool      // the rank's main launching thread
+	rs    *rankSlice // its rank's slice
+	d     *rankData  // the rank's, when this is one of its launching threads; else nil
+	main  bool       // the rank's main launching thread
 	stack []entry
 }
 
@@ -585,7 +586,7 @@ func (b *builder) frame(f *Frame) {
 		e.class = clsWorking
 	}
 	e.clip = end - ts
-	if rs := b.ranks[th.key]; rs.host != nil {
+	if rs := th.rs; rs.host != nil {
 		e.clip = overlap(ts, end, rs.host)
 	}
 	if up != nil {
@@ -760,6 +761,7 @@ func (b *builder) thread(t int32) *threadState {
 	}
 	x := &b.in.Threads[t]
 	th := &threadState{key: rankKey{x.Trace, x.Rank}}
+	th.rs = b.ranks[th.key]
 	if d := b.per[th.key]; d != nil {
 		if _, ok := d.threads[t]; ok {
 			th.d = d
