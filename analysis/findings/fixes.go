@@ -24,17 +24,22 @@ func (c *ctx) caps(trace string, rank int) device.Caps {
 // (lever.compileAdvice decides), and when it cannot, why. ok with an empty
 // why means "prescribe it"; a non-empty why with ok says what to check.
 func (c *ctx) compileAdvice(trace string, rank int) (ok bool, why string) {
+	ok, upgrade, why := c.leverAt(trace, rank).compileAdvice()
+	if upgrade {
+		return false, why + ", and torch.compile needs PyTorch 2.0 or later"
+	}
+	return ok, why
+}
+
+// leverAt is the lever of the rank's row (an empty row when it has none).
+func (c *ctx) leverAt(trace string, rank int) lever {
 	rr := rankRow{trace: trace, rank: rank}
 	for _, r := range c.ranks {
 		if r.trace == trace && r.rank == rank {
 			rr = r
 		}
 	}
-	ok, upgrade, why := c.leverOf(rr).compileAdvice()
-	if upgrade {
-		return false, why + ", and torch.compile needs PyTorch 2.0 or later"
-	}
-	return ok, why
+	return c.leverOf(rr)
 }
 
 func orName(s string) string {
@@ -119,7 +124,12 @@ func (c *ctx) launchFix(trace string, rank int, graphs bool) (fix, snippet strin
 	case w.Compiled:
 		return "The model is already compiled: compile it with mode=\"reduce-overhead\" so the compiled region replays as CUDA graphs, and remove graph breaks (TORCH_LOGS=graph_breaks).", "TORCH_LOGS=graph_breaks python train.py"
 	}
-	return "Capture the launch-bound region as a CUDA graph by hand (torch.cuda.graph with static input buffers) or launch fewer, larger kernels (bigger batches); torch.compile is not an option here: " + why + ".", "g = torch.cuda.CUDAGraph()  # with torch.cuda.graph(g): out = model(static_in)"
+	graph := "torch.cuda.graph with static input buffers"
+	if old, before := c.leverAt(trace, rank).oldTorch(1, 10); before {
+		// torch.cuda.graph arrived in PyTorch 1.10.
+		graph += ", PyTorch 1.10 or later: " + old
+	}
+	return "Capture the launch-bound region as a CUDA graph by hand (" + graph + ") or launch fewer, larger kernels (bigger batches); torch.compile is not an option here: " + why + ".", "g = torch.cuda.CUDAGraph()  # with torch.cuda.graph(g): out = model(static_in)"
 }
 
 // dataloaderShare is the time in enumerate(DataLoader) on the rank and its
