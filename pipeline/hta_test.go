@@ -93,11 +93,12 @@ func trimLikeHTA(t *testing.T, db *duck.DB) {
 		`CREATE OR REPLACE TEMP TABLE _hta_last AS SELECT trace, rank, max(ts_ns) AS last FROM events
 		  WHERE kind IN ('annotation', 'cpu_op', 'gpu_annotation') AND regexp_matches(name, '^ProfilerStep#\d+$')
 		  GROUP BY ALL HAVING count(DISTINCT name) >= 2`,
-		`DELETE FROM events e USING _hta_last l WHERE e.trace = l.trace AND e.rank = l.rank
+		// The events view reads tb_events (sql/schema.sql): rows are deleted there.
+		`DELETE FROM tb_events e USING _hta_last l, tb_strings s WHERE s.s = l.trace AND e.trace_id = s.id AND e.rank = l.rank
 		  AND e.kind NOT IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation') AND e.ts_ns >= l.last`,
-		`DELETE FROM events e USING _hta_last l WHERE e.trace = l.trace AND e.rank = l.rank
+		`DELETE FROM tb_events e USING _hta_last l, tb_strings s WHERE s.s = l.trace AND e.trace_id = s.id AND e.rank = l.rank
 		  AND e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation')
-		  AND (e.correlation IS NULL OR NOT EXISTS (SELECT 1 FROM events h WHERE h.trace = e.trace AND h.rank = e.rank
+		  AND (e.correlation IS NULL OR NOT EXISTS (SELECT 1 FROM tb_events h WHERE h.trace_id = e.trace_id AND h.rank = e.rank
 		       AND h.kind NOT IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation') AND h.correlation = e.correlation))`,
 	}
 	for _, s := range stmts {

@@ -53,7 +53,7 @@
 -- row_kind: frame, op, origin, stack, name or thread. TEXT
 -- trace: Trace name of op, origin and thread rows; NULL otherwise (a frame's is its thread row's). TEXT
 -- rank: Rank of op and thread rows; NULL otherwise. INT
--- id: The event's id in this result: its rowid + 1 (stack rows: the call_stack_id; name rows: the name_id; thread rows: the thread_id). INT
+-- id: The event's id in this result: its rowid in tb_events + 1 (stack rows: the call_stack_id; name rows: the name_id; thread rows: the thread_id). INT
 -- parent_id: op: the launching call's id; 0 = none (frames: 0). INT
 -- thread: thread rows: pid/tid as written; NULL otherwise. TEXT
 -- kind: Normalised category (events.kind). TEXT
@@ -88,15 +88,24 @@
 -- reading the whole stored row back five times (measured on the ×21 vLLM
 -- trace: 5.5 s for this query materialised, 3.4 s not).
 WITH
+-- The events this query reads, with their rowid in tb_events (frame and
+-- operation ids): the events view (sql/schema.sql) cannot give it.
+_ev AS NOT MATERIALIZED (
+  SELECT e.rowid AS tb_rowid, d.strings[e.trace_id + 1] AS trace, e.file_id, e.rank,
+    d.strings[e.pid_id + 1] AS pid, d.strings[e.tid_id + 1] AS tid, d.strings[e.ph_id + 1] AS ph,
+    e.kind, e.api, d.strings[e.name_id + 1] AS name, e.ts_ns, e.dur_ns, e.end_ns,
+    e.correlation, e.external_id, e.stream, e.graph_id, e.args
+  FROM tb_events e, tb_dict d
+),
 _t0 AS (
   SELECT trace, min(first_ts_ns) AS t0 FROM traces
   WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR)
   GROUP BY trace
 ),
 _host AS NOT MATERIALIZED (
-  SELECT rowid + 1 AS id, trace, file_id, rank, coalesce(pid, '') AS pid, coalesce(tid, '') AS tid,
+  SELECT tb_rowid + 1 AS id, trace, file_id, rank, coalesce(pid, '') AS pid, coalesce(tid, '') AS tid,
     kind, api, name, ts_ns, dur_ns, end_ns, correlation, external_id
-  FROM events
+  FROM _ev
   WHERE ph = 'X' AND kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver')
     AND ($1::VARCHAR = '' OR trace = $1::VARCHAR)
     AND ($2::INTEGER < 0 OR rank = $2::INTEGER)
@@ -108,8 +117,8 @@ _pyrank AS (
 -- Operators' Call stack on ranks without python frames; the frames carry
 -- the id of their distinct text (_stacks).
 _cs AS (
-  SELECT e.rowid + 1 AS id, nullif(json_extract_string(e.args, '$."Call stack"'), '') AS call_stack
-  FROM events e
+  SELECT e.tb_rowid + 1 AS id, nullif(json_extract_string(e.args, '$."Call stack"'), '') AS call_stack
+  FROM _ev e
   LEFT JOIN _pyrank pr ON pr.trace = e.trace AND pr.file_id = e.file_id AND pr.rank = e.rank
   WHERE e.ph = 'X' AND e.kind IN ('cpu_op', 'annotation') AND e.args IS NOT NULL AND pr.trace IS NULL
     AND ($1::VARCHAR = '' OR e.trace = $1::VARCHAR)
@@ -162,14 +171,14 @@ _waits AS (
   GROUP BY l.id
 ),
 _ops AS (
-  SELECT g.trace, g.rank, g.rowid + 1 AS id, g.kind, g.api, g.name, g.ts_ns, g.dur_ns, g.stream, g.graph_id,
+  SELECT g.trace, g.rank, g.tb_rowid + 1 AS id, g.kind, g.api, g.name, g.ts_ns, g.dur_ns, g.stream, g.graph_id,
     coalesce(l.id, 0) AS launch_id, x.id AS ext_id, coalesce(x.n, 0) AS ext_n,
     l.ts_ns AS l_ts, l.dur_ns AS l_dur, l.pid AS l_pid, l.tid AS l_tid,
     x.ts_ns AS x_ts, x.dur_ns AS x_dur, x.pid AS x_pid, x.tid AS x_tid,
     g.correlation < f.c0 AS before_capture,
     -- External ids that name operators: not copies of correlation ids.
     2 * c.copies <= c.comparable AS ext_names_ops
-  FROM events g
+  FROM _ev g
   LEFT JOIN _launch l ON l.trace = g.trace AND l.file_id = g.file_id AND l.rank = g.rank AND l.correlation = g.correlation
   LEFT JOIN _ext x ON x.trace = g.trace AND x.file_id = g.file_id AND x.rank = g.rank AND x.external_id = g.external_id
   LEFT JOIN _first f ON f.trace = g.trace AND f.file_id = g.file_id AND f.rank = g.rank

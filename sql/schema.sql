@@ -83,69 +83,181 @@ CREATE TABLE IF NOT EXISTS traces(
 ALTER TABLE traces ADD COLUMN IF NOT EXISTS gpu_cc_major INTEGER;
 ALTER TABLE traces ADD COLUMN IF NOT EXISTS gpu_cc_minor INTEGER;
 
--- One row per non-metadata event (X, i, s, f, C and the rest).
-CREATE TABLE IF NOT EXISTS events(
-  -- Trace name. JOINID(traces.trace)
-  trace VARCHAR NOT NULL,
+-- The events are stored lean and read through the events view: every
+-- repeated string (trace, pid, tid, ph, cat, name, grid, block) once, in
+-- tb_strings, and an integer id per event in tb_events; kind and api as
+-- ENUMs of their fixed words. DuckDB stores a string value about ten times
+-- slower than an integer (measured on the x21 vLLM trace, 3.75 M events:
+-- 0.45-1.1 s per string column into a database file against 0.05-0.12 s
+-- per integer column), and the parser, which has seen each string before,
+-- hands over the id for almost nothing. The view looks each id up in
+-- tb_dict's one list, a vectorised list index rather than a join: DuckDB
+-- computes only the columns a query reads, and the reports of the 48 MB and
+-- x21 vLLM traces take the same time over it as over the wide table.
+
+-- kind's words, those of analysis/trace's Kind, in alphabetical order: an
+-- ENUM sorts and compares by its order, and kind sorts as text would.
+CREATE TYPE IF NOT EXISTS tb_kind AS ENUM ('annotation', 'counter', 'cpu_op', 'driver', 'flow',
+  'gpu_annotation', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'instant', 'kernel', 'other',
+  'overhead', 'python', 'runtime');
+
+-- api's words, those of analysis/trace's API, in alphabetical order.
+CREATE TYPE IF NOT EXISTS tb_api AS ENUM ('graph_launch', 'launch', 'memcpy', 'memset', 'other', 'sync');
+
+-- Every string the events hold, once (the loader interns them).
+CREATE TABLE IF NOT EXISTS tb_strings(
+  -- The string's id, from 0 without gaps: its position in tb_dict.strings less one. INT
+  id INTEGER NOT NULL,
+  -- The string. TEXT
+  s VARCHAR NOT NULL
+);
+
+-- One row: tb_strings' strings in id order, what the events view indexes.
+CREATE TABLE IF NOT EXISTS tb_dict(
+  -- Every string of tb_strings, the string of id i at position i + 1. TEXT
+  strings VARCHAR[] NOT NULL
+);
+INSERT INTO tb_dict SELECT [] WHERE NOT EXISTS (SELECT 1 FROM tb_dict);
+
+-- One row per non-metadata event, lean: what the events view reads.
+CREATE TABLE IF NOT EXISTS tb_events(
+  -- The trace name's id. JOINID(tb_strings.id)
+  trace_id INTEGER NOT NULL,
   -- File index inside the trace. JOINID(traces.file_id)
   file_id INTEGER NOT NULL,
   -- Rank. INT
   rank INTEGER NOT NULL,
-  -- Process as written (numbers in decimal; strings such as "Spans" kept). TEXT
-  pid VARCHAR,
-  -- Thread as written (numbers in decimal; "stream 7" kept). TEXT
-  tid VARCHAR,
-  -- Phase as written. TEXT
-  ph VARCHAR NOT NULL,
-  -- The trace's own cat. TEXT
-  cat VARCHAR,
-  -- Normalised category: kernel, gpu_memcpy, gpu_memset, gpu_sync, gpu_annotation, cpu_op, annotation, python, runtime, driver, instant, counter, flow, overhead, other. TEXT
-  kind VARCHAR NOT NULL,
-  -- Runtime/driver calls: launch, graph_launch, sync, memcpy, memset, other; NULL otherwise. TEXT
-  api VARCHAR,
-  -- Event name. TEXT
-  name VARCHAR,
-  -- Start; NULL for an event written without a ts (a gap, not time zero). TIMESTAMP_NS
+  -- The pid's id. JOINID(tb_strings.id)
+  pid_id INTEGER,
+  -- The tid's id. JOINID(tb_strings.id)
+  tid_id INTEGER,
+  -- The ph's id. JOINID(tb_strings.id)
+  ph_id INTEGER NOT NULL,
+  -- The cat's id; NULL when the event has none. JOINID(tb_strings.id)
+  cat_id INTEGER,
+  -- As events.kind. TEXT
+  kind tb_kind NOT NULL,
+  -- As events.api. TEXT
+  api tb_api,
+  -- The name's id. JOINID(tb_strings.id)
+  name_id INTEGER,
+  -- As events.ts_ns. TIMESTAMP_NS
   ts_ns BIGINT,
-  -- Duration, 0 when the event has none. DURATION_NS
+  -- As events.dur_ns. DURATION_NS
   dur_ns BIGINT NOT NULL,
-  -- End: ts_ns + dur_ns; NULL when ts_ns is. TIMESTAMP_NS
+  -- As events.end_ns. TIMESTAMP_NS
   end_ns BIGINT,
-  -- Arg "correlation": links a runtime call to its GPU activity; NULL when absent. INT
+  -- As events.correlation. INT
   correlation BIGINT,
-  -- Arg "External id": links a CPU op to its runtime calls and kernels; NULL when absent. INT
+  -- As events.external_id. INT
   external_id BIGINT,
-  -- Arg "Python id" of a python_function frame; NULL when absent. INT
+  -- As events.python_id. INT
   python_id BIGINT,
-  -- Arg "Python parent id": the caller frame; NULL when absent. INT
+  -- As events.python_parent_id. INT
   python_parent_id BIGINT,
-  -- Arg "Ev Idx"; NULL when absent. INT
+  -- As events.ev_idx. INT
   ev_idx BIGINT,
-  -- Arg "Sequence number" (autograd); NULL when absent. INT
+  -- As events.seq_no. INT
   seq_no BIGINT,
-  -- Arg "Fwd thread id" (autograd); NULL when absent. INT
+  -- As events.fwd_tid. INT
   fwd_tid BIGINT,
-  -- Arg "stream" of GPU activity; NULL when absent. INT
+  -- As events.stream. INT
   stream BIGINT,
-  -- Arg "device" of GPU activity; NULL when absent. INT
+  -- As events.device. INT
   device BIGINT,
-  -- Arg "bytes" of a copy or memset; NULL when absent. BYTES
+  -- As events.bytes. BYTES
   bytes BIGINT,
-  -- Arg "memory bandwidth (GB/s)" as written; NULL when absent. GBPS
+  -- As events.mem_bw_gbps. GBPS
   mem_bw_gbps DOUBLE,
-  -- Arg "graph id" of a CUDA graph launch or replayed kernel; NULL when absent. INT
+  -- As events.graph_id. INT
   graph_id BIGINT,
-  -- Flow events: the id that pairs s with f. INT
+  -- As events.flow_id. INT
   flow_id BIGINT,
-  -- Arg "grid" of a kernel as written ("[x, y, z]"); NULL when absent. TEXT
-  grid VARCHAR,
-  -- Arg "block" of a kernel as written; NULL when absent. TEXT
-  block VARCHAR,
-  -- Every other arg as a JSON object; NULL when none remain. JSON
+  -- The grid's id; NULL when absent. JOINID(tb_strings.id)
+  grid_id INTEGER,
+  -- The block's id; NULL when absent. JOINID(tb_strings.id)
+  block_id INTEGER,
+  -- As events.args. JSON
   args JSON,
-  -- Index of the event in its file, from 0 in file order (metadata events not counted); unique per (trace, file_id, rank). INT
+  -- As events.idx. INT
   idx BIGINT NOT NULL
 );
+
+-- tb_events_from(t): the events of the lean table t (tb_events, or the
+-- loader's staging table) with their strings: the columns of events.
+CREATE OR REPLACE MACRO tb_events_from(t) AS TABLE
+SELECT d.strings[e.trace_id + 1] AS trace, e.file_id, e.rank,
+  d.strings[e.pid_id + 1] AS pid, d.strings[e.tid_id + 1] AS tid, d.strings[e.ph_id + 1] AS ph,
+  d.strings[e.cat_id + 1] AS cat, e.kind, e.api, d.strings[e.name_id + 1] AS name,
+  e.ts_ns, e.dur_ns, e.end_ns, e.correlation, e.external_id, e.python_id, e.python_parent_id,
+  e.ev_idx, e.seq_no, e.fwd_tid, e.stream, e.device, e.bytes, e.mem_bw_gbps, e.graph_id, e.flow_id,
+  d.strings[e.grid_id + 1] AS grid, d.strings[e.block_id + 1] AS block, e.args, e.idx
+FROM query_table(t) e, tb_dict d;
+
+-- One row per non-metadata event (X, i, s, f, C and the rest).
+CREATE OR REPLACE VIEW events AS
+SELECT
+  -- Trace name. JOINID(traces.trace)
+  trace,
+  -- File index inside the trace. JOINID(traces.file_id)
+  file_id,
+  -- Rank. INT
+  rank,
+  -- Process as written (numbers in decimal; strings such as "Spans" kept). TEXT
+  pid,
+  -- Thread as written (numbers in decimal; "stream 7" kept). TEXT
+  tid,
+  -- Phase as written. TEXT
+  ph,
+  -- The trace's own cat. TEXT
+  cat,
+  -- Normalised category: kernel, gpu_memcpy, gpu_memset, gpu_sync, gpu_annotation, cpu_op, annotation, python, runtime, driver, instant, counter, flow, overhead, other. TEXT
+  kind,
+  -- Runtime/driver calls: launch, graph_launch, sync, memcpy, memset, other; NULL otherwise. TEXT
+  api,
+  -- Event name. TEXT
+  name,
+  -- Start; NULL for an event written without a ts (a gap, not time zero). TIMESTAMP_NS
+  ts_ns,
+  -- Duration, 0 when the event has none. DURATION_NS
+  dur_ns,
+  -- End: ts_ns + dur_ns; NULL when ts_ns is. TIMESTAMP_NS
+  end_ns,
+  -- Arg "correlation": links a runtime call to its GPU activity; NULL when absent. INT
+  correlation,
+  -- Arg "External id": links a CPU op to its runtime calls and kernels; NULL when absent. INT
+  external_id,
+  -- Arg "Python id" of a python_function frame; NULL when absent. INT
+  python_id,
+  -- Arg "Python parent id": the caller frame; NULL when absent. INT
+  python_parent_id,
+  -- Arg "Ev Idx"; NULL when absent. INT
+  ev_idx,
+  -- Arg "Sequence number" (autograd); NULL when absent. INT
+  seq_no,
+  -- Arg "Fwd thread id" (autograd); NULL when absent. INT
+  fwd_tid,
+  -- Arg "stream" of GPU activity; NULL when absent. INT
+  stream,
+  -- Arg "device" of GPU activity; NULL when absent. INT
+  device,
+  -- Arg "bytes" of a copy or memset; NULL when absent. BYTES
+  bytes,
+  -- Arg "memory bandwidth (GB/s)" as written; NULL when absent. GBPS
+  mem_bw_gbps,
+  -- Arg "graph id" of a CUDA graph launch or replayed kernel; NULL when absent. INT
+  graph_id,
+  -- Flow events: the id that pairs s with f. INT
+  flow_id,
+  -- Arg "grid" of a kernel as written ("[x, y, z]"); NULL when absent. TEXT
+  grid,
+  -- Arg "block" of a kernel as written; NULL when absent. TEXT
+  block,
+  -- Every other arg as a JSON object; NULL when none remain. JSON
+  args,
+  -- Index of the event in its file, from 0 in file order (metadata events not counted); unique per (trace, file_id, rank). INT
+  idx
+FROM tb_events_from('tb_events');
 
 -- Process and thread names from the metadata events.
 CREATE TABLE IF NOT EXISTS threads(

@@ -197,11 +197,12 @@ func fileNames() []string {
 }
 
 var (
-	headerColumnRE = regexp.MustCompile(`^([a-z_][a-z0-9_]*):\s+(.*)$`)
-	createRE       = regexp.MustCompile(`(?i)^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP\s+|TEMPORARY\s+)?(TABLE|VIEW|MACRO)\s+(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_.]*)`)
-	identRE        = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)(\s|$)`)
-	asRE           = regexp.MustCompile(`(?i)\bAS\s+([A-Za-z_][A-Za-z0-9_]*)\s*,?\s*$`)
-	unitRE         = regexp.MustCompile(`^[A-Z][A-Z0-9_ /%]*(\([^)]*\))?$`)
+	headerColumnRE   = regexp.MustCompile(`^([a-z_][a-z0-9_]*):\s+(.*)$`)
+	createRE         = regexp.MustCompile(`(?i)^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP\s+|TEMPORARY\s+)?(TABLE|VIEW|MACRO)\s+(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_.]*)`)
+	otherStatementRE = regexp.MustCompile(`(?i)^(CREATE|INSERT|ALTER|UPDATE|DELETE)\s`)
+	identRE          = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)(\s|$)`)
+	asRE             = regexp.MustCompile(`(?i)\bAS\s+([A-Za-z_][A-Za-z0-9_]*)\s*,?\s*$`)
+	unitRE           = regexp.MustCompile(`^[A-Z][A-Z0-9_ /%]*(\([^)]*\))?$`)
 )
 
 // Parse parses the doc header and the column docs of one SQL file. It is
@@ -267,6 +268,11 @@ func Parse(name, src string) Preset {
 			p.Objects = append(p.Objects, Object{Name: m[2], Kind: strings.ToUpper(m[1]), Doc: strings.Join(pending, "\n"), Columns: []ColumnDoc{}})
 			cur = &p.Objects[len(p.Objects)-1]
 			pending = nil
+			continue
+		}
+		if otherStatementRE.MatchString(l) {
+			// CREATE TYPE, INSERT, ...: not an object, and the end of the last.
+			cur, pending = nil, nil
 			continue
 		}
 		if len(pending) > 0 {

@@ -19,7 +19,7 @@ func TestSchemaAndViewsDocumented(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(Schema(), "CREATE TABLE IF NOT EXISTS events") {
+	if !strings.Contains(Schema(), "CREATE OR REPLACE VIEW events") {
 		t.Error("Schema() does not create events")
 	}
 	if !strings.Contains(Views(), "CREATE OR REPLACE VIEW kernels") {

@@ -17,6 +17,8 @@
 //   - duck_nocgo.go: the stub built without cgo.
 //   - load.go: Load, one transaction per load, window and step slices.
 //   - scan.go: the table function that streams parsed events into DuckDB.
+//   - strings.go: the lean store's strings (tb_strings), stored once and
+//     referenced by id; the conversion of databases written before it.
 //   - cache.go: the parse cache, one Parquet file per trace file.
 //   - dataset.go: the store as a Parquet dataset, one folder per trace and rank.
 //   - importer.go: the seam to analysis/trace.

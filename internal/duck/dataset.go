@@ -129,8 +129,22 @@ func (d *DB) loadDataset(ctx context.Context, dir string, opts trace.LoadOptions
 			return nil, fmt.Errorf("load %q from %s: %w (drop it first)", n, dir, ErrDuplicateTrace)
 		}
 	}
+	strs, err := readDict(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
 	for _, table := range datasetTables {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` BY NAME SELECT * FROM read_parquet(`+glob(table)+`, union_by_name = true)`); err != nil {
+		if table == "events" {
+			// The lean table, its strings interned first.
+			from := `(SELECT trace, file_id, rank, ` + eventColumns + ` FROM read_parquet(` + glob(table) + `, union_by_name = true))`
+			err = strs.internFrom(ctx, tx, from)
+			if err == nil {
+				_, err = tx.ExecContext(ctx, eventsInsert("tb_events", from))
+			}
+		} else {
+			_, err = tx.ExecContext(ctx, `INSERT INTO `+table+` BY NAME SELECT * FROM read_parquet(`+glob(table)+`, union_by_name = true)`)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("load %s: %s: %w", dir, table, err)
 		}
 	}

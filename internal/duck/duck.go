@@ -122,6 +122,10 @@ func Open(path string, opts Options) (*DB, error) {
 	d.connector = c
 	d.db = sql.OpenDB(c)
 	ctx := context.Background()
+	if err := d.migrateWideEvents(ctx); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("converting the events of %s to the lean store: %w", displayPath(path), err)
+	}
 	for _, stmt := range []struct{ what, sql string }{{"schema", tbsql.Schema()}, {"views", tbsql.Views()}} {
 		if _, err := d.db.ExecContext(ctx, stmt.sql); err != nil {
 			d.Close()
@@ -570,12 +574,14 @@ func jsonable(v any) any {
 
 // Columns returns the columns of every table and view of the main schema,
 // keyed by name, with the doc and unit of schema.sql and views.sql where they
-// document them: what completion and inspection show.
+// document them: what completion and inspection show. The tables under the
+// events view (tb_events, tb_strings, tb_dict) are left out.
 func (d *DB) Columns(ctx context.Context) (map[string][]table.Column, error) {
 	rows, err := d.db.QueryContext(ctx, `
 		SELECT table_name, column_name, data_type
 		FROM duckdb_columns()
 		WHERE schema_name = 'main' AND NOT internal AND database_name = current_database()
+		  AND NOT starts_with(table_name, 'tb_') -- the lean store under events (sql/schema.sql)
 		ORDER BY table_name, column_index`)
 	if err != nil {
 		return nil, err
@@ -670,10 +676,12 @@ func (d *DB) Drop(ctx context.Context, name string) error {
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("dropping %q: %w", name, ErrNoTrace)
 	}
-	for _, t := range []string{"events", "threads"} {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM `+t+` WHERE trace = ?`, name); err != nil {
-			return err
-		}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM threads WHERE trace = ?`, name); err != nil {
+		return err
+	}
+	// The trace's strings stay in tb_strings: other traces may hold them.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM tb_events WHERE trace_id = (SELECT id FROM tb_strings WHERE s = ?)`, name); err != nil {
+		return err
 	}
 	return tx.Commit()
 }

@@ -111,11 +111,15 @@ func (d *DB) load(ctx context.Context, paths []string, opts trace.LoadOptions, p
 		return nil, fmt.Errorf("load %q: %w (drop it first, or give another name)", name, ErrDuplicateTrace)
 	}
 
-	l := &loader{d: d, ctx: ctx, tx: tx, name: name, opts: opts, progress: progress, job: j, target: "events"}
+	strs, err := readDict(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	l := &loader{d: d, ctx: ctx, tx: tx, name: name, opts: opts, progress: progress, job: j, target: "tb_events", strs: strs, traceID: strs.id(name)}
 	sliced := opts.WindowStartNs != 0 || opts.WindowEndNs != 0 || opts.FirstStep != 0 || opts.LastStep != 0
 	if sliced {
 		l.target = "tb_stage"
-		if _, err := tx.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE tb_stage AS SELECT * FROM events LIMIT 0`); err != nil {
+		if _, err := tx.ExecContext(ctx, `CREATE OR REPLACE TEMP TABLE tb_stage AS SELECT * FROM tb_events LIMIT 0`); err != nil {
 			return nil, err
 		}
 	}
@@ -177,7 +181,9 @@ type loader struct {
 	opts     trace.LoadOptions
 	progress func(trace.Progress)
 	job      job
-	target   string // events, or tb_stage for a sliced load
+	target   string // tb_events, or tb_stage for a sliced load
+	strs     *dict  // the strings of tb_strings and those of this load
+	traceID  int32  // the id of name
 	files    []*loadedFile
 	events   int64 // events parsed so far, for progress
 
@@ -203,7 +209,6 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 	if l.opts.HasRank {
 		provisional = l.opts.Rank
 	}
-	ins := fmt.Sprintf(`INSERT INTO %s (trace, file_id, rank, %s) `, l.target, eventColumns)
 
 	key, cacheHit := l.d.cacheLookup(ref.Path, l.opts.NoPython)
 	if cacheHit != nil {
@@ -214,9 +219,13 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 			where = ` WHERE kind <> 'python'`
 			f.pids = nil
 		}
-		q := ins + fmt.Sprintf(`SELECT ?, ?, ?, %s FROM read_parquet(%s)%s`, eventColumns, quote(cacheHit.parquet), where)
+		from := fmt.Sprintf(`(SELECT %s AS trace, %d AS file_id, %d AS rank, %s FROM read_parquet(%s)%s)`,
+			quote(l.name), i, provisional, eventColumns, quote(cacheHit.parquet), where)
 		if err := l.d.singleThreaded(l.ctx, func() error {
-			_, err := l.tx.ExecContext(l.ctx, q, l.name, i, provisional)
+			if err := l.strs.internFrom(l.ctx, l.tx, from); err != nil {
+				return err
+			}
+			_, err := l.tx.ExecContext(l.ctx, eventsInsert(l.target, from))
 			return err
 		}); err != nil {
 			return nil, fmt.Errorf("trace %s: reading the parse cache %s: %w", ref.Path, cacheHit.parquet, err)
@@ -228,7 +237,7 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 	} else {
 		var info *trace.FileInfo
 		base := l.events
-		s := startStream(l.ctx, func(emit func(*trace.Event) error) error {
+		s := startStream(l.ctx, l.strs, func(emit func(*trace.Event) error) error {
 			var perr error
 			info, perr = parseFile(ref.Path, l.opts, emit, func(p trace.Progress) {
 				if l.progress != nil {
@@ -240,9 +249,14 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 			return perr
 		})
 		qerr := l.d.singleThreaded(l.ctx, func() error {
-			_, err := l.tx.ExecContext(l.ctx, ins+fmt.Sprintf(`SELECT ?, ?, ?, %s FROM %s(%d)`, scanSelect, scanFunction, s.id), l.name, i, provisional)
+			_, err := l.tx.ExecContext(l.ctx, fmt.Sprintf(`INSERT INTO %s (%s) SELECT ?, ?, ?, %s FROM %s(%d)`,
+				l.target, leanColumns, scanSelect, scanFunction, s.id), l.traceID, i, provisional)
 			return err
 		})
+		if qerr == nil {
+			// The strings first: the events view reads them.
+			qerr = l.strs.flush(l.ctx, l.tx)
+		}
 		perr := s.close()
 		switch {
 		case perr != nil:
@@ -264,10 +278,10 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 			// commit, off the load's time; a slice's now, from the staging
 			// table that holds the whole file.
 			w := cacheWrite{key: key, noPython: l.opts.NoPython, fileID: i, info: info, pids: s.pids}
-			if l.target == "events" {
+			if l.target == "tb_events" {
 				l.pendingCache = append(l.pendingCache, w)
 			} else {
-				_ = l.d.singleThreaded(l.ctx, func() error { return l.d.cacheStore(l.ctx, l.tx, l.target, l.name, w) })
+				_ = l.d.singleThreaded(l.ctx, func() error { return l.d.cacheStore(l.ctx, l.tx, stageEvents, l.name, w) })
 			}
 		}
 	}
@@ -278,7 +292,7 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 		f.rank, f.rankSource = l.opts.Rank, "override"
 	}
 	if f.rank != provisional {
-		if _, err := l.tx.ExecContext(l.ctx, fmt.Sprintf(`UPDATE %s SET rank = ? WHERE trace = ? AND file_id = ?`, l.target), f.rank, l.name, i); err != nil {
+		if _, err := l.tx.ExecContext(l.ctx, fmt.Sprintf(`UPDATE %s SET rank = ? WHERE trace_id = ? AND file_id = ?`, l.target), f.rank, l.traceID, i); err != nil {
 			return nil, err
 		}
 	}
@@ -287,14 +301,18 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 		var vals []string
 		var args []any
 		for pid, c := range f.info.PidCoords {
-			vals = append(vals, "(?, ?)")
-			args = append(args, pid, c.Rank)
+			if id, ok := l.strs.ids[pid]; ok { // else no event has the pid
+				vals = append(vals, "(?, ?)")
+				args = append(args, id, c.Rank)
+			}
 		}
-		args = append(args, l.name, i)
-		q := fmt.Sprintf(`UPDATE %[1]s SET rank = m.rank FROM (VALUES %[2]s) m(pid, rank)
-			WHERE %[1]s.trace = ? AND %[1]s.file_id = ? AND %[1]s.pid = m.pid`, l.target, strings.Join(vals, ", "))
-		if _, err := l.tx.ExecContext(l.ctx, q, args...); err != nil {
-			return nil, err
+		args = append(args, l.traceID, i)
+		q := fmt.Sprintf(`UPDATE %[1]s SET rank = m.rank FROM (VALUES %[2]s) m(pid_id, rank)
+			WHERE %[1]s.trace_id = ? AND %[1]s.file_id = ? AND %[1]s.pid_id = m.pid_id`, l.target, strings.Join(vals, ", "))
+		if len(vals) > 0 {
+			if _, err := l.tx.ExecContext(l.ctx, q, args...); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return f, nil
@@ -376,6 +394,9 @@ func (d *DB) singleThreaded(ctx context.Context, fn func() error) error {
 	return d.withGlobal(ctx, "threads", "1", strconv.Itoa(d.threads), fn)
 }
 
+// stageEvents reads the staging table of a sliced load as events.
+const stageEvents = "tb_events_from('tb_stage')"
+
 // slice copies the events of the requested window or steps from the staging
 // table to events.
 func (l *loader) slice() error {
@@ -395,7 +416,7 @@ func (l *loader) slice() error {
 		if hi <= lo {
 			return fmt.Errorf("load: empty window %d..%d ns", o.WindowStartNs, o.WindowEndNs)
 		}
-		_, err := l.tx.ExecContext(l.ctx, `INSERT INTO events SELECT * FROM tb_stage
+		_, err := l.tx.ExecContext(l.ctx, `INSERT INTO tb_events SELECT * FROM tb_stage
 			WHERE ts_ns < ? AND (end_ns > ? OR ts_ns >= ?)`, hi, lo, lo)
 		return err
 	}
@@ -406,14 +427,14 @@ func (l *loader) slice() error {
 	// rank the first step family present (tb_step_family), ProfilerStep#N
 	// by its N, the others by their order from 0.
 	steps := `WITH a AS (
-			SELECT file_id, rank, ts_ns, end_ns, name, tb_step_family(kind, name) AS prio FROM tb_stage
+			SELECT file_id, rank, ts_ns, end_ns, name, tb_step_family(kind, name) AS prio FROM ` + stageEvents + `
 			WHERE dur_ns > 0 AND tb_step_family(kind, name) IS NOT NULL),
 		fam AS (SELECT file_id, rank, min(prio) AS prio FROM a GROUP BY ALL)
 		SELECT file_id, rank, ts_ns, end_ns,
 			CASE WHEN prio = 3 THEN TRY_CAST(regexp_extract(name, '#(\d+)$', 1) AS BIGINT)
 				ELSE row_number() OVER (PARTITION BY file_id, rank ORDER BY ts_ns, end_ns DESC) - 1 END AS step
 		FROM a JOIN fam USING (file_id, rank, prio)`
-	res, err := l.tx.ExecContext(l.ctx, `INSERT INTO events
+	res, err := l.tx.ExecContext(l.ctx, `INSERT INTO tb_events
 		WITH steps AS (`+steps+`),
 		ranges AS (SELECT file_id, rank, min(ts_ns) AS lo, max(end_ns) AS hi FROM steps WHERE step BETWEEN ? AND ? GROUP BY ALL)
 		SELECT e.* FROM tb_stage e JOIN ranges r ON e.file_id = r.file_id AND e.rank = r.rank
@@ -541,7 +562,7 @@ func (l *loader) insertMetadata(res *trace.LoadResult) error {
 // events), from the rows stored.
 func (l *loader) rankCounts(f *loadedFile) (map[int]*pidStat, error) {
 	counts := map[int]*pidStat{}
-	if f.pids != nil && l.target == "events" {
+	if f.pids != nil && l.target == "tb_events" {
 		for pid, st := range f.pids {
 			r := f.rank
 			if c, ok := f.pidRank[pid]; ok {

@@ -21,7 +21,7 @@ import (
 // through a table function, tracebook_scan(id), on one of its threads, so
 // parsing and storing overlap:
 //
-//	INSERT INTO events SELECT ... FROM tracebook_scan(7)
+//	INSERT INTO tb_events SELECT ... FROM tracebook_scan(7)
 //
 // Typed args travel as plain integers with the importer's Has bit set, and
 // the SELECT turns a missing arg into NULL (CASE WHEN has & bit ...): writing
@@ -30,21 +30,23 @@ import (
 
 const scanFunction = "tracebook_scan"
 
-// The scan's columns, in order.
+// The scan's columns, in order. The strings travel as their ids in
+// tb_strings (dict), -1 for an empty cat, grid or block (stored as NULL);
+// kind and api as ENUMs of the database's tb_kind and tb_api.
 var scanColumns = []struct {
 	name string
 	typ  duckdb.Type
 }{
-	{"ph", duckdb.TYPE_VARCHAR}, {"cat", duckdb.TYPE_VARCHAR}, {"kind", duckdb.TYPE_VARCHAR},
-	{"api", duckdb.TYPE_VARCHAR}, {"name", duckdb.TYPE_VARCHAR}, {"pid", duckdb.TYPE_VARCHAR},
-	{"tid", duckdb.TYPE_VARCHAR}, {"ts", duckdb.TYPE_BIGINT}, {"dur", duckdb.TYPE_BIGINT},
+	{"ph", duckdb.TYPE_INTEGER}, {"cat", duckdb.TYPE_INTEGER}, {"kind", duckdb.TYPE_ENUM},
+	{"api", duckdb.TYPE_ENUM}, {"name", duckdb.TYPE_INTEGER}, {"pid", duckdb.TYPE_INTEGER},
+	{"tid", duckdb.TYPE_INTEGER}, {"ts", duckdb.TYPE_BIGINT}, {"dur", duckdb.TYPE_BIGINT},
 	{"has", duckdb.TYPE_BIGINT},
 	{"correlation", duckdb.TYPE_BIGINT}, {"external_id", duckdb.TYPE_BIGINT},
 	{"python_id", duckdb.TYPE_BIGINT}, {"python_parent_id", duckdb.TYPE_BIGINT},
 	{"ev_idx", duckdb.TYPE_BIGINT}, {"seq_no", duckdb.TYPE_BIGINT}, {"fwd_tid", duckdb.TYPE_BIGINT},
 	{"stream", duckdb.TYPE_BIGINT}, {"device", duckdb.TYPE_BIGINT}, {"bytes", duckdb.TYPE_BIGINT},
 	{"graph_id", duckdb.TYPE_BIGINT}, {"flow_id", duckdb.TYPE_BIGINT},
-	{"mem_bw", duckdb.TYPE_DOUBLE}, {"grid", duckdb.TYPE_VARCHAR}, {"block", duckdb.TYPE_VARCHAR},
+	{"mem_bw", duckdb.TYPE_DOUBLE}, {"grid", duckdb.TYPE_INTEGER}, {"block", duckdb.TYPE_INTEGER},
 	{"args", duckdb.TYPE_VARCHAR}, {"idx", duckdb.TYPE_BIGINT},
 }
 
@@ -60,16 +62,16 @@ var scanInts = []struct {
 	{"graph_id", trace.HasGraphID}, {"flow_id", trace.HasFlowID},
 }
 
-// eventColumns are the columns of events after trace, file_id and rank, in
-// the order of the SELECT lists below.
-const eventColumns = "pid, tid, ph, cat, kind, api, name, ts_ns, dur_ns, end_ns, " +
-	"correlation, external_id, python_id, python_parent_id, ev_idx, seq_no, fwd_tid, stream, device, bytes, " +
-	"mem_bw_gbps, graph_id, flow_id, grid, block, args, idx"
+// hasAPI is the bit of the scan's has column that says the event has an
+// api (the importer's Field bits leave it free): an ENUM cannot be empty,
+// and a NULL through the C API costs a cgo call.
+const hasAPI = 1 << 40
 
-// scanSelect is the SELECT list that turns the scan's columns into eventColumns.
+// scanSelect is the SELECT list that turns the scan's columns into the
+// columns of tb_events after trace_id, file_id and rank (leanColumns).
 var scanSelect = func() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "pid, tid, ph, NULLIF(cat, ''), kind, NULLIF(api, ''), name, CASE WHEN has & %[1]d <> 0 THEN ts END, dur, CASE WHEN has & %[1]d <> 0 THEN ts + dur END", trace.HasTs)
+	fmt.Fprintf(&b, "pid, tid, ph, NULLIF(cat, -1), kind, CASE WHEN has & %d <> 0 THEN api END, name, CASE WHEN has & %[2]d <> 0 THEN ts END, dur, CASE WHEN has & %[2]d <> 0 THEN ts + dur END", int64(hasAPI), trace.HasTs)
 	typed := map[string]string{}
 	for _, c := range scanInts {
 		typed[c.col] = fmt.Sprintf("CASE WHEN has & %d <> 0 THEN %s END", c.bit, c.col)
@@ -79,28 +81,29 @@ var scanSelect = func() string {
 	}
 	fmt.Fprintf(&b, ", CASE WHEN has & %d <> 0 THEN mem_bw END", trace.HasMemBW)
 	b.WriteString(", " + typed["graph_id"] + ", " + typed["flow_id"])
-	b.WriteString(", NULLIF(grid, ''), NULLIF(block, ''), NULLIF(args, ''), idx")
+	b.WriteString(", NULLIF(grid, -1), NULLIF(block, -1), NULLIF(args, ''), idx")
 	return b.String()
 }()
 
-// batch is up to one vector of events, column by column. Strings are kept
-// as the importer made them (immutable); Args are copied into arena.
+// batch is up to one vector of events, column by column: strings as their
+// ids (dict), kind and api as their words, Args copied into arena.
 type batch struct {
-	n                                  int
-	ph, cat, kind, api, name, pid, tid []string
-	grid, block                        []string
-	ts, dur, has, idx                  []int64
-	ints                               [12][]int64
-	bw                                 []float64
-	argsEnd                            []int // args of row i: arena[argsEnd[i-1]:argsEnd[i]]
-	arena                              []byte
+	n                       int
+	ph, cat, name, pid, tid []int32
+	grid, block             []int32
+	kind, api               []string
+	ts, dur, has, idx       []int64
+	ints                    [12][]int64
+	bw                      []float64
+	argsEnd                 []int // args of row i: arena[argsEnd[i-1]:argsEnd[i]]
+	arena                   []byte
 }
 
 func newBatch(size int) *batch {
 	b := &batch{
-		ph: make([]string, size), cat: make([]string, size), kind: make([]string, size),
-		api: make([]string, size), name: make([]string, size), pid: make([]string, size),
-		tid: make([]string, size), grid: make([]string, size), block: make([]string, size),
+		ph: make([]int32, size), cat: make([]int32, size), name: make([]int32, size),
+		pid: make([]int32, size), tid: make([]int32, size), grid: make([]int32, size), block: make([]int32, size),
+		kind: make([]string, size), api: make([]string, size),
 		ts: make([]int64, size), dur: make([]int64, size), has: make([]int64, size), idx: make([]int64, size),
 		bw: make([]float64, size), argsEnd: make([]int, size),
 	}
@@ -115,12 +118,47 @@ func (b *batch) reset() {
 	b.arena = b.arena[:0]
 }
 
+// interner hands out string ids for one stream, remembering the last
+// string of the columns that repeat from one event to the next.
+type interner struct {
+	d                 *dict
+	ph, cat, pid, tid lastID
+}
+
+// lastID is the last string of a column and its id.
+type lastID struct {
+	s  string
+	id int32
+	ok bool
+}
+
+func (c *lastID) get(d *dict, s string, opt bool) int32 {
+	if c.ok && c.s == s {
+		return c.id
+	}
+	c.s, c.ok = s, true
+	if opt {
+		c.id = d.optID(s)
+	} else {
+		c.id = d.id(s)
+	}
+	return c.id
+}
+
 // add copies e into row b.n.
-func (b *batch) add(e *trace.Event, idx int64) {
+func (b *batch) add(e *trace.Event, idx int64, in *interner) {
 	i := b.n
-	b.ph[i], b.cat[i], b.kind[i], b.api[i], b.name[i] = e.Ph, e.Cat, string(e.Kind), string(e.API), e.Name
-	b.pid[i], b.tid[i], b.grid[i], b.block[i] = e.Pid, e.Tid, e.Grid, e.Block
+	d := in.d
+	b.ph[i], b.cat[i] = in.ph.get(d, e.Ph, false), in.cat.get(d, e.Cat, true)
+	b.pid[i], b.tid[i] = in.pid.get(d, e.Pid, false), in.tid.get(d, e.Tid, false)
+	b.name[i], b.grid[i], b.block[i] = d.id(e.Name), d.optID(e.Grid), d.optID(e.Block)
+	b.kind[i], b.api[i] = string(e.Kind), string(e.API)
 	b.ts[i], b.dur[i], b.has[i], b.idx[i] = e.TsNs, e.DurNs, int64(e.Has), idx
+	if e.API != trace.APINone {
+		b.has[i] |= hasAPI
+	} else {
+		b.api[i] = string(trace.APIOther) // a placeholder: hasAPI is clear
+	}
 	b.ints[0][i], b.ints[1][i], b.ints[2][i], b.ints[3][i] = e.Correlation, e.ExternalID, e.PythonID, e.PythonParentID
 	b.ints[4][i], b.ints[5][i], b.ints[6][i], b.ints[7][i] = e.EvIdx, e.SeqNo, e.FwdTid, e.Stream
 	b.ints[8][i], b.ints[9][i], b.ints[10][i], b.ints[11][i] = e.Device, e.Bytes, e.GraphID, e.FlowID
@@ -139,11 +177,23 @@ func (b *batch) fill(chunk duckdb.DataChunk) error {
 		}
 	}
 	n := b.n
-	for c, col := range [][]string{b.ph, b.cat, b.kind, b.api, b.name, b.pid, b.tid} {
+	ids := func(c int, col []int32) {
 		for i := 0; i < n; i++ {
 			keep(duckdb.SetChunkValue(chunk, c, i, col[i]))
 		}
 	}
+	words := func(c int, col []string) {
+		for i := 0; i < n; i++ {
+			keep(duckdb.SetChunkValue(chunk, c, i, col[i]))
+		}
+	}
+	ids(0, b.ph)
+	ids(1, b.cat)
+	words(2, b.kind)
+	words(3, b.api)
+	ids(4, b.name)
+	ids(5, b.pid)
+	ids(6, b.tid)
 	for c, col := range [][]int64{b.ts, b.dur, b.has} {
 		for i := 0; i < n; i++ {
 			keep(duckdb.SetChunkValue(chunk, 7+c, i, col[i]))
@@ -158,11 +208,8 @@ func (b *batch) fill(chunk duckdb.DataChunk) error {
 	for i := 0; i < n; i++ {
 		keep(duckdb.SetChunkValue(chunk, 22, i, b.bw[i]))
 	}
-	for c, col := range [][]string{b.grid, b.block} {
-		for i := 0; i < n; i++ {
-			keep(duckdb.SetChunkValue(chunk, 23+c, i, col[i]))
-		}
-	}
+	ids(23, b.grid)
+	ids(24, b.block)
 	start := 0
 	for i := 0; i < n; i++ {
 		keep(duckdb.SetChunkValue(chunk, 25, i, b.arena[start:b.argsEnd[i]]))
@@ -233,7 +280,7 @@ var (
 
 // startStream runs produce on its own goroutine; produce calls emit for every
 // event. The stream is registered for tracebook_scan(s.id) until close.
-func startStream(ctx context.Context, produce func(emit func(*trace.Event) error) error) *stream {
+func startStream(ctx context.Context, strs *dict, produce func(emit func(*trace.Event) error) error) *stream {
 	size := duckdb.GetDataChunkCapacity()
 	s := &stream{
 		id:      streamID.Add(1),
@@ -257,6 +304,7 @@ func startStream(ctx context.Context, produce func(emit func(*trace.Event) error
 		var idx int64
 		var lastPid string
 		var st *pidStat
+		in := &interner{d: strs}
 		get := func() error {
 			select {
 			case cur = <-s.free:
@@ -291,7 +339,7 @@ func startStream(ctx context.Context, produce func(emit func(*trace.Event) error
 				}
 			}
 			st.add(e)
-			cur.add(e, idx)
+			cur.add(e, idx, in)
 			idx++
 			if cur.n == size {
 				if err := put(); err != nil {
@@ -329,17 +377,57 @@ func (s *stream) close() error {
 
 // scanSource is the DuckDB side of a stream.
 type scanSource struct {
-	s   *stream
-	ctx context.Context
+	s     *stream
+	ctx   context.Context
+	infos []duckdb.ColumnInfo
 }
 
-func (src *scanSource) ColumnInfos() []duckdb.ColumnInfo {
+func (src *scanSource) ColumnInfos() []duckdb.ColumnInfo { return src.infos }
+
+// scanInfos are the scan's column types; kind and api are ENUMs of the
+// words of the database's tb_kind and tb_api, in their order, so that
+// DuckDB stores them without a cast.
+func scanInfos(conn *sql.Conn) ([]duckdb.ColumnInfo, error) {
+	enums := map[string]duckdb.TypeInfo{}
+	for col, typ := range map[string]string{"kind": "tb_kind", "api": "tb_api"} {
+		var words []string
+		rows, err := conn.QueryContext(context.Background(), `SELECT unnest(enum_range(NULL::`+typ+`))`)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var w string
+			if err := rows.Scan(&w); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			words = append(words, w)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		if len(words) == 0 {
+			return nil, fmt.Errorf("%s has no words", typ)
+		}
+		t, err := duckdb.NewEnumInfo(words[0], words[1:]...)
+		if err != nil {
+			return nil, err
+		}
+		enums[col] = t
+	}
 	infos := make([]duckdb.ColumnInfo, len(scanColumns))
 	for i, c := range scanColumns {
-		t, _ := duckdb.NewTypeInfo(c.typ)
+		t, ok := enums[c.name]
+		if !ok {
+			var err error
+			if t, err = duckdb.NewTypeInfo(c.typ); err != nil {
+				return nil, err
+			}
+		}
 		infos[i] = duckdb.ColumnInfo{Name: c.name, T: t}
 	}
-	return infos
+	return infos, nil
 }
 
 func (src *scanSource) Cardinality() *duckdb.CardinalityInfo { return nil }
@@ -373,6 +461,10 @@ func registerScan(conn *sql.Conn) error {
 	if err != nil {
 		return err
 	}
+	infos, err := scanInfos(conn)
+	if err != nil {
+		return err
+	}
 	return duckdb.RegisterTableUDF(conn, scanFunction, duckdb.ChunkTableFunction{
 		Config: duckdb.TableFunctionConfig{Arguments: []duckdb.TypeInfo{bigint}},
 		BindArgumentsContext: func(ctx context.Context, _ map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
@@ -386,7 +478,7 @@ func registerScan(conn *sql.Conn) error {
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			return &scanSource{s: s, ctx: ctx}, nil
+			return &scanSource{s: s, ctx: ctx, infos: infos}, nil
 		},
 	})
 }
