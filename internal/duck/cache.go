@@ -12,7 +12,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/tracebook/tracebook/analysis/trace"
 	tbsql "github.com/tracebook/tracebook/sql"
@@ -21,8 +23,13 @@ import (
 // The parse cache: one entry per parsed file, keyed by the SHA-256 of the
 // file's bytes, in Options.CacheDir:
 //
-//	<sha256>.parquet   the file's events: the columns of events after rank
-//	<sha256>.json      its trace.FileInfo
+//	<sha256>.parquet   the file's events: the columns of tb_events after rank
+//	<sha256>.json      its trace.FileInfo and the strings the ids stand for
+//
+// The entry keeps the lean rows with the ids of the database that wrote it
+// and, beside them, the string of each id; a load maps those ids to its own
+// (dict) and stores the rows through a list index, in the file's order,
+// without reading a string column or joining.
 //
 // A load with --no-python that parsed the file writes <sha256>-nopython.*
 // instead (and reads a full entry when there is one). Both files are written
@@ -33,15 +40,23 @@ type cacheEntry struct {
 	parquet  string
 	info     *trace.FileInfo
 	pids     map[string]*pidStat
+	strings  cacheStrings
 	noPython bool // the entry lacks python_function events
+}
+
+// cacheStrings are the strings an entry's ids stand for: Strings[i] is id IDs[i].
+type cacheStrings struct {
+	IDs     []int32  `json:"ids"`
+	Strings []string `json:"strings"`
 }
 
 // cacheJSON is the content of <sha256>.json.
 type cacheJSON struct {
 	// Format names what wrote the entry; an entry of another format is a miss.
-	Format string              `json:"format"`
-	Info   *trace.FileInfo     `json:"info"`
-	Pids   map[string]*pidStat `json:"pids"`
+	Format  string              `json:"format"`
+	Info    *trace.FileInfo     `json:"info"`
+	Pids    map[string]*pidStat `json:"pids"`
+	Strings cacheStrings        `json:"strings"`
 }
 
 // cacheFormat changes whenever the importer's output or the events schema
@@ -81,14 +96,15 @@ func (d *DB) cacheLookup(path string, noPython bool) (string, *cacheEntry) {
 			continue
 		}
 		var c cacheJSON
-		if json.Unmarshal(b, &c) != nil || c.Format != cacheFormat || c.Info == nil || c.Info.SHA256 != key || c.Pids == nil {
+		if json.Unmarshal(b, &c) != nil || c.Format != cacheFormat || c.Info == nil || c.Info.SHA256 != key || c.Pids == nil ||
+			len(c.Strings.IDs) != len(c.Strings.Strings) {
 			continue
 		}
 		if _, err := os.Stat(base + ".parquet"); err != nil {
 			continue
 		}
 		c.Info.Path = path
-		return key, &cacheEntry{parquet: base + ".parquet", info: c.Info, pids: c.Pids, noPython: v != ""}
+		return key, &cacheEntry{parquet: base + ".parquet", info: c.Info, pids: c.Pids, strings: c.Strings, noPython: v != ""}
 	}
 	return key, nil
 }
@@ -128,7 +144,7 @@ func (d *DB) writeCache(name string, writes []cacheWrite) {
 			name, w.fileID, w.info.SHA256).Scan(&same); err != nil || same == 0 {
 			continue
 		}
-		_ = d.singleThreaded(ctx, func() error { return d.cacheStore(ctx, tx, "events", name, w) })
+		_ = d.singleThreaded(ctx, func() error { return d.cacheStore(ctx, tx, "tb_events", name, w) })
 	}
 }
 
@@ -136,8 +152,9 @@ func (d *DB) writeCache(name string, writes []cacheWrite) {
 // written (Close waits too).
 func (d *DB) WaitCache() { d.cacheWrites.Wait() }
 
-// cacheStore writes the entry of one file from table target, where the
-// file's events are stored as trace name.
+// cacheStore writes the entry of one file from the lean table target
+// (tb_events, or the staging table of a slice), where the file's events are
+// stored as trace name.
 func (d *DB) cacheStore(ctx context.Context, tx *sql.Tx, target, name string, w cacheWrite) error {
 	key, info := w.key, w.info
 	if info.SHA256 != "" && info.SHA256 != key {
@@ -156,8 +173,32 @@ func (d *DB) cacheStore(ctx context.Context, tx *sql.Tx, target, name string, w 
 	}
 	base = filepath.Join(d.cacheDir, base)
 	tmp := base + ".tmp" + strconv.Itoa(os.Getpid())
-	q := fmt.Sprintf(`COPY (SELECT %s FROM %s WHERE trace = %s AND file_id = %d) TO %s (FORMAT parquet, COMPRESSION zstd)`,
-		eventColumns, target, quote(name), w.fileID, quote(tmp+".parquet"))
+	rows := fmt.Sprintf(`%s WHERE trace_id = (SELECT id FROM tb_strings WHERE s = %s) AND file_id = %d`, target, quote(name), w.fileID)
+	var strs cacheStrings
+	used := make([]string, len(cacheIDColumns))
+	for i, c := range cacheIDColumns {
+		used[i] = "SELECT DISTINCT " + c + " FROM " + rows
+	}
+	srows, err := tx.QueryContext(ctx, `SELECT id, s FROM tb_strings WHERE id IN (`+strings.Join(used, " UNION ")+`) ORDER BY id`)
+	if err != nil {
+		return err
+	}
+	for srows.Next() {
+		var id int32
+		var s string
+		if err := srows.Scan(&id, &s); err != nil {
+			srows.Close()
+			return err
+		}
+		strs.IDs, strs.Strings = append(strs.IDs, id), append(strs.Strings, s)
+	}
+	srows.Close()
+	if err := srows.Err(); err != nil {
+		return err
+	}
+	// One thread (the callers' singleThreaded): the rows keep the table's order.
+	q := fmt.Sprintf(`COPY (SELECT %s FROM %s) TO %s (FORMAT parquet, COMPRESSION zstd)`,
+		cacheColumns, rows, quote(tmp+".parquet"))
 	res, err := tx.ExecContext(ctx, q)
 	if err == nil {
 		if n, rerr := res.RowsAffected(); rerr == nil && n != want {
@@ -174,7 +215,7 @@ func (d *DB) cacheStore(ctx context.Context, tx *sql.Tx, target, name string, w 
 	}
 	stored := *info
 	stored.SHA256 = key
-	b, err := json.Marshal(cacheJSON{Format: cacheFormat, Info: &stored, Pids: w.pids})
+	b, err := json.Marshal(cacheJSON{Format: cacheFormat, Info: &stored, Pids: w.pids, Strings: strs})
 	if err != nil {
 		return err
 	}
@@ -183,4 +224,40 @@ func (d *DB) cacheStore(ctx context.Context, tx *sql.Tx, target, name string, w 
 		return err
 	}
 	return os.Rename(tmp+".json", base+".json")
+}
+
+// cacheColumns are the columns of an entry's rows: those of tb_events after
+// rank; cacheIDColumns those of them that hold string ids.
+var (
+	cacheColumns   = strings.TrimPrefix(leanColumns, "trace_id, file_id, rank, ")
+	cacheIDColumns = []string{"pid_id", "tid_id", "ph_id", "cat_id", "name_id", "grid_id", "block_id"}
+)
+
+// cacheInsert is the statement that stores the rows of an entry into the
+// lean table target: $1 trace_id, $2 file_id, $3 rank, $4 the list that maps
+// the entry's ids (at position id + 1) to the database's (remap).
+func cacheInsert(target, parquet, where string) string {
+	sel := []string{"$1", "$2", "$3"}
+	for _, c := range strings.Split(cacheColumns, ", ") {
+		if slices.Contains(cacheIDColumns, c) {
+			c = fmt.Sprintf("($4::INTEGER[])[%s + 1]", c)
+		}
+		sel = append(sel, c)
+	}
+	return fmt.Sprintf(`INSERT INTO %s (%s) SELECT %s FROM read_parquet(%s)%s`,
+		target, leanColumns, strings.Join(sel, ", "), quote(parquet), where)
+}
+
+// remap interns the strings of an entry and returns the list cacheInsert
+// takes.
+func (e *cacheEntry) remap(strs *dict) []int32 {
+	var top int32
+	for _, id := range e.strings.IDs {
+		top = max(top, id)
+	}
+	m := make([]int32, top+1)
+	for i, id := range e.strings.IDs {
+		m[id] = strs.id(e.strings.Strings[i])
+	}
+	return m
 }

@@ -219,13 +219,12 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 			where = ` WHERE kind <> 'python'`
 			f.pids = nil
 		}
-		from := fmt.Sprintf(`(SELECT %s AS trace, %d AS file_id, %d AS rank, %s FROM read_parquet(%s)%s)`,
-			quote(l.name), i, provisional, eventColumns, quote(cacheHit.parquet), where)
+		m := cacheHit.remap(l.strs)
 		if err := l.d.singleThreaded(l.ctx, func() error {
-			if err := l.strs.internFrom(l.ctx, l.tx, from); err != nil {
+			if err := l.strs.flush(l.ctx, l.tx); err != nil {
 				return err
 			}
-			_, err := l.tx.ExecContext(l.ctx, eventsInsert(l.target, from))
+			_, err := l.tx.ExecContext(l.ctx, cacheInsert(l.target, cacheHit.parquet, where), l.traceID, i, provisional, m)
 			return err
 		}); err != nil {
 			return nil, fmt.Errorf("trace %s: reading the parse cache %s: %w", ref.Path, cacheHit.parquet, err)
@@ -281,7 +280,7 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 			if l.target == "tb_events" {
 				l.pendingCache = append(l.pendingCache, w)
 			} else {
-				_ = l.d.singleThreaded(l.ctx, func() error { return l.d.cacheStore(l.ctx, l.tx, stageEvents, l.name, w) })
+				_ = l.d.singleThreaded(l.ctx, func() error { return l.d.cacheStore(l.ctx, l.tx, l.target, l.name, w) })
 			}
 		}
 	}
