@@ -230,7 +230,7 @@ func (d *DB) cacheStore(ctx context.Context, tx *sql.Tx, target, name string, w 
 // rank; cacheIDColumns those of them that hold string ids.
 var (
 	cacheColumns   = strings.TrimPrefix(leanColumns, "trace_id, file_id, rank, ")
-	cacheIDColumns = []string{"pid_id", "tid_id", "ph_id", "cat_id", "name_id", "grid_id", "block_id"}
+	cacheIDColumns = []string{"pid_id", "tid_id", "cat_id", "name_id", "grid_id", "block_id"}
 )
 
 // cacheInsert is the statement that stores the rows of an entry into the

@@ -30,14 +30,14 @@ import (
 
 const scanFunction = "tracebook_scan"
 
-// The scan's columns, in order. The strings travel as their ids in
+// The scan's columns, in order. The strings but ph travel as their ids in
 // tb_strings (dict), -1 for an empty cat, grid or block (stored as NULL);
 // kind and api as ENUMs of the database's tb_kind and tb_api.
 var scanColumns = []struct {
 	name string
 	typ  duckdb.Type
 }{
-	{"ph", duckdb.TYPE_INTEGER}, {"cat", duckdb.TYPE_INTEGER}, {"kind", duckdb.TYPE_ENUM},
+	{"ph", duckdb.TYPE_VARCHAR}, {"cat", duckdb.TYPE_INTEGER}, {"kind", duckdb.TYPE_ENUM},
 	{"api", duckdb.TYPE_ENUM}, {"name", duckdb.TYPE_INTEGER}, {"pid", duckdb.TYPE_INTEGER},
 	{"tid", duckdb.TYPE_INTEGER}, {"ts", duckdb.TYPE_BIGINT}, {"dur", duckdb.TYPE_BIGINT},
 	{"has", duckdb.TYPE_BIGINT},
@@ -88,20 +88,20 @@ var scanSelect = func() string {
 // batch is up to one vector of events, column by column: strings as their
 // ids (dict), kind and api as their words, Args copied into arena.
 type batch struct {
-	n                       int
-	ph, cat, name, pid, tid []int32
-	grid, block             []int32
-	kind, api               []string
-	ts, dur, has, idx       []int64
-	ints                    [12][]int64
-	bw                      []float64
-	argsEnd                 []int // args of row i: arena[argsEnd[i-1]:argsEnd[i]]
-	arena                   []byte
+	n                   int
+	cat, name, pid, tid []int32
+	grid, block         []int32
+	ph, kind, api       []string
+	ts, dur, has, idx   []int64
+	ints                [12][]int64
+	bw                  []float64
+	argsEnd             []int // args of row i: arena[argsEnd[i-1]:argsEnd[i]]
+	arena               []byte
 }
 
 func newBatch(size int) *batch {
 	b := &batch{
-		ph: make([]int32, size), cat: make([]int32, size), name: make([]int32, size),
+		ph: make([]string, size), cat: make([]int32, size), name: make([]int32, size),
 		pid: make([]int32, size), tid: make([]int32, size), grid: make([]int32, size), block: make([]int32, size),
 		kind: make([]string, size), api: make([]string, size),
 		ts: make([]int64, size), dur: make([]int64, size), has: make([]int64, size), idx: make([]int64, size),
@@ -121,8 +121,8 @@ func (b *batch) reset() {
 // interner hands out string ids for one stream, remembering the last
 // string of the columns that repeat from one event to the next.
 type interner struct {
-	d                 *dict
-	ph, cat, pid, tid lastID
+	d             *dict
+	cat, pid, tid lastID
 }
 
 // lastID is the last string of a column and its id.
@@ -149,7 +149,7 @@ func (c *lastID) get(d *dict, s string, opt bool) int32 {
 func (b *batch) add(e *trace.Event, idx int64, in *interner) {
 	i := b.n
 	d := in.d
-	b.ph[i], b.cat[i] = in.ph.get(d, e.Ph, false), in.cat.get(d, e.Cat, true)
+	b.ph[i], b.cat[i] = e.Ph, in.cat.get(d, e.Cat, true)
 	b.pid[i], b.tid[i] = in.pid.get(d, e.Pid, false), in.tid.get(d, e.Tid, false)
 	b.name[i], b.grid[i], b.block[i] = d.id(e.Name), d.optID(e.Grid), d.optID(e.Block)
 	b.kind[i], b.api[i] = string(e.Kind), string(e.API)
@@ -187,7 +187,7 @@ func (b *batch) fill(chunk duckdb.DataChunk) error {
 			keep(duckdb.SetChunkValue(chunk, c, i, col[i]))
 		}
 	}
-	ids(0, b.ph)
+	words(0, b.ph)
 	ids(1, b.cat)
 	words(2, b.kind)
 	words(3, b.api)

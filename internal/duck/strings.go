@@ -19,7 +19,7 @@ import (
 
 // stringCols are the columns of events that tb_events stores as an id into
 // tb_strings, in the order of the scan's id columns.
-var stringCols = []string{"trace", "pid", "tid", "ph", "cat", "name", "grid", "block"}
+var stringCols = []string{"trace", "pid", "tid", "cat", "name", "grid", "block"}
 
 // dict interns strings for tb_strings during one load. It is used by one
 // goroutine at a time: the parser's while a file streams in, the loader's
@@ -176,7 +176,7 @@ const eventColumns = "pid, tid, ph, cat, kind, api, name, ts_ns, dur_ns, end_ns,
 const (
 	leanTail = "ts_ns, dur_ns, end_ns, correlation, external_id, python_id, python_parent_id, ev_idx, seq_no, fwd_tid, " +
 		"stream, device, bytes, mem_bw_gbps, graph_id, flow_id, grid_id, block_id, args, idx"
-	leanColumns = "trace_id, file_id, rank, pid_id, tid_id, ph_id, cat_id, kind, api, name_id, " + leanTail
+	leanColumns = "trace_id, file_id, rank, pid_id, tid_id, ph, cat_id, kind, api, name_id, " + leanTail
 )
 
 // migrateWideEvents converts a database written before the lean store (an
