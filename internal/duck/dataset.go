@@ -103,20 +103,10 @@ func (d *DB) loadDataset(ctx context.Context, dir string, opts trace.LoadOptions
 		return nil, err
 	}
 	defer tx.Rollback()
-	var names []string
-	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT trace FROM read_parquet(`+glob("traces")+`) ORDER BY 1`)
+	names, err := queryStrings(ctx, tx, `SELECT DISTINCT trace FROM read_parquet(`+glob("traces")+`) ORDER BY 1`)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", dir, err)
 	}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		names = append(names, n)
-	}
-	rows.Close()
 	if len(names) == 0 {
 		return nil, fmt.Errorf("load %s: the dataset holds no traces rows", dir)
 	}

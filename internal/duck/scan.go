@@ -390,21 +390,8 @@ func (src *scanSource) ColumnInfos() []duckdb.ColumnInfo { return src.infos }
 func scanInfos(conn *sql.Conn) ([]duckdb.ColumnInfo, error) {
 	enums := map[string]duckdb.TypeInfo{}
 	for col, typ := range map[string]string{"kind": "tb_kind", "api": "tb_api"} {
-		var words []string
-		rows, err := conn.QueryContext(context.Background(), `SELECT unnest(enum_range(NULL::`+typ+`))`)
+		words, err := queryStrings(context.Background(), conn, `SELECT unnest(enum_range(NULL::`+typ+`))`)
 		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var w string
-			if err := rows.Scan(&w); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			words = append(words, w)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return nil, err
 		}
 		if len(words) == 0 {

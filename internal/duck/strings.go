@@ -112,20 +112,12 @@ func (d *dict) internFrom(ctx context.Context, tx *sql.Tx, from string, args ...
 	}
 	q := `WITH src AS (SELECT ` + strings.Join(stringCols, ", ") + ` FROM ` + from + `)
 		SELECT DISTINCT s FROM (` + strings.Join(parts, " UNION ALL ") + `) WHERE s IS NOT NULL ORDER BY s`
-	rows, err := tx.QueryContext(ctx, q, args...)
+	found, err := queryStrings(ctx, tx, q, args...)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return err
-		}
+	for _, s := range found {
 		d.id(s)
-	}
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	return d.flush(ctx, tx)
 }
@@ -213,4 +205,27 @@ func (d *DB) migrateWideEvents(ctx context.Context) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// querier is what queryStrings runs on: a *sql.Tx or a *sql.Conn.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// queryStrings returns the one text column of query's rows.
+func queryStrings(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
 }
