@@ -252,11 +252,11 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 				l.target, leanColumns, scanSelect, scanFunction, s.id), l.traceID, i, provisional)
 			return err
 		})
-		if qerr == nil {
+		perr := s.close() // after it, the parser's goroutine has handed out its last id
+		if qerr == nil && perr == nil {
 			// The strings first: the events view reads them.
 			qerr = l.strs.flush(l.ctx, l.tx)
 		}
-		perr := s.close()
 		switch {
 		case perr != nil:
 			return nil, perr // the importer's error names the file and the offset
