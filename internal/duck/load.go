@@ -133,6 +133,11 @@ func (d *DB) load(ctx context.Context, paths []string, opts trace.LoadOptions, p
 		res.JSONBytes += f.jsonBytes
 		res.Cached = res.Cached && f.cached
 	}
+	// The new strings, once for the whole load: what reads the events view
+	// from here on (a slice, the counts of a slice's ranks) finds them.
+	if err := l.strs.flush(ctx, tx); err != nil {
+		return nil, err
+	}
 	if len(l.files) > 1 {
 		resolved := make([]fileRef, 0, len(l.files))
 		for _, f := range l.files {
@@ -221,9 +226,6 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 		}
 		m := cacheHit.remap(l.strs)
 		if err := l.d.singleThreaded(l.ctx, func() error {
-			if err := l.strs.flush(l.ctx, l.tx); err != nil {
-				return err
-			}
 			_, err := l.tx.ExecContext(l.ctx, cacheInsert(l.target, cacheHit.parquet, where), l.traceID, i, provisional, m)
 			return err
 		}); err != nil {
@@ -253,10 +255,6 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 			return err
 		})
 		perr := s.close() // after it, the parser's goroutine has handed out its last id
-		if qerr == nil && perr == nil {
-			// The strings first: the events view reads them.
-			qerr = l.strs.flush(l.ctx, l.tx)
-		}
 		switch {
 		case perr != nil:
 			return nil, perr // the importer's error names the file and the offset
@@ -280,7 +278,12 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 			if l.target == "tb_events" {
 				l.pendingCache = append(l.pendingCache, w)
 			} else {
-				_ = l.d.singleThreaded(l.ctx, func() error { return l.d.cacheStore(l.ctx, l.tx, l.target, l.name, w) })
+				_ = l.d.singleThreaded(l.ctx, func() error {
+					if err := l.strs.flush(l.ctx, l.tx); err != nil {
+						return err
+					}
+					return l.d.cacheStore(l.ctx, l.tx, l.target, l.name, w)
+				})
 			}
 		}
 	}
