@@ -35,7 +35,8 @@ import (
 //     that overlap the window (relative to the first timestamp of the whole
 //     trace), or the steps' time ranges (per rank: the ProfilerStep#N
 //     annotations on the host and the GPU; failing those, vLLM's execute_*
-//     step annotations numbered from 0 in time order), are copied to events.
+//     step annotations numbered from 0 in time order), are copied to
+//     tb_events (the table under the events view).
 //     Process and thread names are kept whole.
 //   - Parsed files are cached by their SHA-256 (see Options.CacheDir): loading
 //     the same file again reads the cache instead of parsing
@@ -400,7 +401,7 @@ func (d *DB) singleThreaded(ctx context.Context, fn func() error) error {
 const stageEvents = "tb_events_from('tb_stage')"
 
 // slice copies the events of the requested window or steps from the staging
-// table to events.
+// table to tb_events.
 func (l *loader) slice() error {
 	o := l.opts
 	if o.WindowStartNs != 0 || o.WindowEndNs != 0 {
