@@ -199,14 +199,21 @@ func (b *batch) fill(chunk duckdb.DataChunk) error {
 			keep(duckdb.SetChunkValue(chunk, 7+c, i, col[i]))
 		}
 	}
+	// A typed arg is written only where the event has it: scanSelect
+	// reads it only under its has bit, so a row left unwritten is never
+	// read (most events carry two or three of the twelve).
 	for c := range b.ints {
-		col := b.ints[c]
+		col, bit := b.ints[c], int64(scanInts[c].bit)
 		for i := 0; i < n; i++ {
-			keep(duckdb.SetChunkValue(chunk, 10+c, i, col[i]))
+			if b.has[i]&bit != 0 {
+				keep(duckdb.SetChunkValue(chunk, 10+c, i, col[i]))
+			}
 		}
 	}
 	for i := 0; i < n; i++ {
-		keep(duckdb.SetChunkValue(chunk, 22, i, b.bw[i]))
+		if b.has[i]&int64(trace.HasMemBW) != 0 {
+			keep(duckdb.SetChunkValue(chunk, 22, i, b.bw[i]))
+		}
 	}
 	ids(23, b.grid)
 	ids(24, b.block)
