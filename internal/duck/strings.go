@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	tbsql "github.com/tracebook/tracebook/sql"
@@ -18,7 +19,7 @@ import (
 // anything reads the events it stored.
 
 // stringCols are the columns of events that tb_events stores as an id into
-// tb_strings, in the order of the scan's id columns.
+// tb_strings (its column <name>_id).
 var stringCols = []string{"trace", "pid", "tid", "cat", "name", "grid", "block"}
 
 // dict interns strings for tb_strings during one load. It is used by one
@@ -102,17 +103,17 @@ func (d *dict) flush(ctx context.Context, tx *sql.Tx) error {
 	return err
 }
 
-// internFrom hands out ids for the strings of the relation from (a SELECT
-// or a table function with the columns of events), so that a statement can
-// then store its rows with eventsInsert.
-func (d *dict) internFrom(ctx context.Context, tx *sql.Tx, from string, args ...any) error {
+// internFrom hands out ids for the strings of the relation from (with the
+// columns of events) and writes the new ones, so that eventsInsert can then
+// store its rows.
+func (d *dict) internFrom(ctx context.Context, tx *sql.Tx, from string) error {
 	parts := make([]string, len(stringCols))
 	for i, c := range stringCols {
 		parts[i] = fmt.Sprintf("SELECT DISTINCT %s AS s FROM src", c)
 	}
 	q := `WITH src AS (SELECT ` + strings.Join(stringCols, ", ") + ` FROM ` + from + `)
 		SELECT DISTINCT s FROM (` + strings.Join(parts, " UNION ALL ") + `) WHERE s IS NOT NULL ORDER BY s`
-	found, err := queryStrings(ctx, tx, q, args...)
+	found, err := queryStrings(ctx, tx, q)
 	if err != nil {
 		return err
 	}
@@ -126,36 +127,18 @@ func (d *dict) internFrom(ctx context.Context, tx *sql.Tx, from string, args ...
 // columns of events, their strings in tb_strings: internFrom) into the
 // lean table target, in from's order.
 func eventsInsert(target, from string) string {
-	sel := make([]string, 0, 30)
+	var sel []string
 	var joins strings.Builder
-	for _, c := range []string{"trace", "file_id", "rank", "pid", "tid", "ph", "cat", "kind", "api", "name"} {
-		if isStringCol(c) {
-			sel = append(sel, fmt.Sprintf("s_%s.id", c))
-			fmt.Fprintf(&joins, " LEFT JOIN tb_strings s_%[1]s ON s_%[1]s.s = r.%[1]s", c)
-		} else {
-			sel = append(sel, "r."+c)
-		}
-	}
-	for _, c := range strings.Split(leanTail, ", ") {
-		if c == "grid_id" || c == "block_id" {
-			b := strings.TrimSuffix(c, "_id")
-			sel = append(sel, fmt.Sprintf("s_%s.id", b))
-			fmt.Fprintf(&joins, " LEFT JOIN tb_strings s_%[1]s ON s_%[1]s.s = r.%[1]s", b)
+	for _, c := range strings.Split(leanColumns, ", ") {
+		if s, ok := strings.CutSuffix(c, "_id"); ok && slices.Contains(stringCols, s) {
+			sel = append(sel, "s_"+s+".id")
+			fmt.Fprintf(&joins, " LEFT JOIN tb_strings s_%[1]s ON s_%[1]s.s = r.%[1]s", s)
 		} else {
 			sel = append(sel, "r."+c)
 		}
 	}
 	return fmt.Sprintf(`INSERT INTO %s (%s) SELECT %s FROM (SELECT *, row_number() OVER () AS tb_ord FROM %s) r%s ORDER BY r.tb_ord`,
 		target, leanColumns, strings.Join(sel, ", "), from, joins.String())
-}
-
-func isStringCol(c string) bool {
-	for _, s := range stringCols {
-		if s == c {
-			return true
-		}
-	}
-	return false
 }
 
 // eventColumns are the columns of events after trace, file_id and rank.
