@@ -50,6 +50,25 @@ type cacheStrings struct {
 	Strings []string `json:"strings"`
 }
 
+// maxCacheID bounds the ids an entry may hold: a load allocates a list of
+// the largest one (remap), and a damaged entry must be a miss, not an
+// allocation of gigabytes.
+const maxCacheID = 1 << 26
+
+// valid reports whether the entry's ids can be mapped: one string each,
+// none negative or past maxCacheID.
+func (c cacheStrings) valid() bool {
+	if len(c.IDs) != len(c.Strings) {
+		return false
+	}
+	for _, id := range c.IDs {
+		if id < 0 || id > maxCacheID {
+			return false
+		}
+	}
+	return true
+}
+
 // cacheJSON is the content of <sha256>.json.
 type cacheJSON struct {
 	// Format names what wrote the entry; an entry of another format is a miss.
@@ -97,7 +116,7 @@ func (d *DB) cacheLookup(path string, noPython bool) (string, *cacheEntry) {
 		}
 		var c cacheJSON
 		if json.Unmarshal(b, &c) != nil || c.Format != cacheFormat || c.Info == nil || c.Info.SHA256 != key || c.Pids == nil ||
-			len(c.Strings.IDs) != len(c.Strings.Strings) {
+			!c.Strings.valid() {
 			continue
 		}
 		if _, err := os.Stat(base + ".parquet"); err != nil {

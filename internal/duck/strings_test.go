@@ -5,6 +5,7 @@ package duck
 import (
 	"context"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -132,5 +133,44 @@ func TestMigrateWideEvents(t *testing.T) {
 	load(t, db, trace.LoadOptions{Name: "third"}, tiny)
 	if got := csv(query(t, db, `SELECT count(*) FROM events WHERE trace = 'third'`)); got != "12\n" {
 		t.Errorf("a load after the conversion stored %q events, want 12", got)
+	}
+}
+
+// A cache entry keeps the ids of the database that wrote it; a database
+// whose ids differ maps them to its own and stores the same events. An
+// entry with a damaged id list is a miss.
+func TestCacheMapsIDs(t *testing.T) {
+	cache := t.TempDir()
+	writer := openTest(t, cache)
+	load(t, writer, trace.LoadOptions{}, "testdata/merged.json") // other strings take the first ids
+	load(t, writer, trace.LoadOptions{}, tiny)
+	writer.WaitCache()
+	want := csv(query(t, writer, strings.Replace(eventsDigest, "FROM events", "FROM events WHERE trace = 'tiny'", 1)))
+
+	reader := openTest(t, cache)
+	if r := load(t, reader, trace.LoadOptions{}, tiny); !r.Cached {
+		t.Fatalf("the entry was not served: %+v", r)
+	}
+	if got := csv(query(t, reader, eventsDigest)); got != want {
+		t.Errorf("events from the cache:\n%s\nwant\n%s", got, want)
+	}
+
+	entries, _ := filepath.Glob(filepath.Join(cache, "*.json"))
+	for _, e := range entries {
+		b, err := os.ReadFile(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		damaged := strings.Replace(string(b), `"ids":[`, `"ids":[1073741824,`, 1)
+		damaged = strings.Replace(damaged, `"strings":[`, `"strings":["x",`, 1)
+		if damaged == string(b) {
+			t.Fatalf("entry %s has no ids: %.200s", e, b)
+		}
+		if err := os.WriteFile(e, []byte(damaged), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := load(t, openTest(t, cache), trace.LoadOptions{}, tiny); r.Cached {
+		t.Errorf("an entry with an id past maxCacheID was served: %+v", r)
 	}
 }
