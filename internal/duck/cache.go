@@ -193,26 +193,14 @@ func (d *DB) cacheStore(ctx context.Context, tx *sql.Tx, target, name string, w 
 	base = filepath.Join(d.cacheDir, base)
 	tmp := base + ".tmp" + strconv.Itoa(os.Getpid())
 	rows := fmt.Sprintf(`%s WHERE trace_id = (SELECT id FROM tb_strings WHERE s = %s) AND file_id = %d`, target, quote(name), w.fileID)
-	var strs cacheStrings
 	used := make([]string, len(cacheIDColumns))
 	for i, c := range cacheIDColumns {
 		used[i] = "SELECT DISTINCT " + c + " FROM " + rows
 	}
-	srows, err := tx.QueryContext(ctx, `SELECT id, s FROM tb_strings WHERE id IN (`+strings.Join(used, " UNION ")+`) ORDER BY id`)
+	var strs cacheStrings
+	var err error
+	strs.IDs, strs.Strings, err = readStrings(ctx, tx, `SELECT id, s FROM tb_strings WHERE id IN (`+strings.Join(used, " UNION ")+`) ORDER BY id`)
 	if err != nil {
-		return err
-	}
-	for srows.Next() {
-		var id int32
-		var s string
-		if err := srows.Scan(&id, &s); err != nil {
-			srows.Close()
-			return err
-		}
-		strs.IDs, strs.Strings = append(strs.IDs, id), append(strs.Strings, s)
-	}
-	srows.Close()
-	if err := srows.Err(); err != nil {
 		return err
 	}
 	// One thread (the callers' singleThreaded): the rows keep the table's order.

@@ -32,34 +32,37 @@ type dict struct {
 
 // readDict reads tb_strings.
 func readDict(ctx context.Context, tx *sql.Tx) (*dict, error) {
-	d := &dict{ids: map[string]int32{}}
-	rows, err := tx.QueryContext(ctx, `SELECT id, s FROM tb_strings`)
+	ids, strs, err := readStrings(ctx, tx, `SELECT id, s FROM tb_strings`)
 	if err != nil {
 		return nil, err
+	}
+	d := &dict{ids: make(map[string]int32, len(ids))}
+	for i, s := range strs {
+		d.ids[s] = ids[i]
+	}
+	if len(d.ids) != len(ids) {
+		// Ids run from 0 without gaps, one per string: tb_dict indexes them.
+		return nil, fmt.Errorf("tb_strings holds %d rows for %d strings: the database is damaged", len(ids), len(d.ids))
+	}
+	return d, nil
+}
+
+// readStrings returns the (id, string) rows of query.
+func readStrings(ctx context.Context, q querier, query string) (ids []int32, strs []string, err error) {
+	rows, err := q.QueryContext(ctx, query)
+	if err != nil {
+		return nil, nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id int32
 		var s string
 		if err := rows.Scan(&id, &s); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		d.ids[s] = id
+		ids, strs = append(ids, id), append(strs, s)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(d.ids) > 0 {
-		// Ids run from 0 without gaps: tb_dict indexes them.
-		var n int32
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM tb_strings`).Scan(&n); err != nil {
-			return nil, err
-		}
-		if int(n) != len(d.ids) {
-			return nil, fmt.Errorf("tb_strings holds %d rows for %d strings: the database is damaged", n, len(d.ids))
-		}
-	}
-	return d, nil
+	return ids, strs, rows.Err()
 }
 
 // id returns the id of s, handing out the next one to a new string.
