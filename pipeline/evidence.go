@@ -22,7 +22,12 @@ import (
 // in the database as the table evidence_<area>, so a SQL cell can re-query
 // them. The trace, rank and window of f reach SQL as parameters; step,
 // phase and stream are applied by the rollup (analysis/evidence).
-func CollectEvidence(ctx context.Context, eng Engine, areas []string, f evidence.Filter, context map[string]string) (*evidence.Bundle, error) {
+//
+// Limits, where given, are DuckDB memory limits to run the SQL under
+// (MemoryLimiter: a database file): everything under the first, and what
+// runs out of memory under it again under the next, the presets that
+// finished kept.
+func CollectEvidence(ctx context.Context, eng Engine, areas []string, f evidence.Filter, context map[string]string, limits ...string) (*evidence.Bundle, error) {
 	if eng == nil {
 		return nil, fmt.Errorf("evidence: no database")
 	}
@@ -57,25 +62,44 @@ func CollectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 	mu := baseLock(eng)
 	mu.Lock()
 	defer mu.Unlock()
-	if err := BuildEvidenceBase(ctx, eng, f); err != nil {
-		return nil, err
-	}
 	// The presets are independent: run a few at once (DuckDB parallelises
 	// little inside one small query), then keep them in area order.
 	tables := make([]*table.Table, len(names))
 	errs := make([]error, len(names))
-	sem := make(chan struct{}, presetWorkers)
-	var wg sync.WaitGroup
-	for i, area := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			tables[i], errs[i] = runPreset(ctx, eng, area, args)
-		}()
+	built := false
+	pass := func() error {
+		if !built {
+			if err := BuildEvidenceBase(ctx, eng, f); err != nil {
+				return err
+			}
+			built = true
+		}
+		sem := make(chan struct{}, presetWorkers)
+		var wg sync.WaitGroup
+		for i, area := range names {
+			if tables[i] != nil || (errs[i] != nil && !outOfMemory(errs[i])) {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				tables[i], errs[i] = runPreset(ctx, eng, area, args)
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if outOfMemory(err) {
+				return err // the next limit runs what failed again
+			}
+		}
+		return nil
 	}
-	wg.Wait()
+	// A preset's own error is returned below, in area order.
+	if err := underLimits(ctx, eng, limits, pass); err != nil && (!built || !outOfMemory(err)) {
+		return nil, err
+	}
 	for i, area := range names {
 		if errs[i] != nil {
 			return nil, errs[i]

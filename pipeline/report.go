@@ -25,15 +25,17 @@ const MaxRankCrossViews = 8
 // while the evidence runs (its small queries leave a core idle much of the
 // time). On a larger slice DuckDB's sort of the frames into start order and
 // the evidence's DuckDB memory would peak together, so the cross-views are
-// built first, alone, with DuckDB's memory limit lowered for their query
-// (crossViewMemoryLimits: its sort and joins spill). The frames themselves
-// stream through Go and are never held (CrossViews).
+// built first, alone, and then the evidence, both with DuckDB's memory
+// limit lowered (largeSliceMemoryLimits: sorts and joins spill). The frames
+// themselves stream through Go and are never held (CrossViews).
 func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context map[string]string) (*report.Source, error) {
 	var cvs []*crossview.Result
 	var cvErr error
+	var limits []string
 	cvDone := make(chan struct{})
 	if frames, _ := crossViewSize(ctx, eng, f.Trace, filterRank(f)); frames > leanCrossViewFrames {
-		cvs, cvErr = crossViews(ctx, eng, f, crossViewMemoryLimits...)
+		limits = largeSliceMemoryLimits
+		cvs, cvErr = crossViews(ctx, eng, f, limits...)
 		close(cvDone)
 		debug.FreeOSMemory()
 	} else {
@@ -42,7 +44,7 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 			cvs, cvErr = crossViews(ctx, eng, f)
 		}()
 	}
-	b, err := CollectEvidence(ctx, eng, []string{"all"}, f, context)
+	b, err := CollectEvidence(ctx, eng, []string{"all"}, f, context, limits...)
 	var src *report.Source
 	if err == nil {
 		src = &report.Source{Bundle: b, Windows: PerfettoWindows(ctx, eng, b)}
@@ -67,12 +69,35 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 // are built first, alone (CollectReport). A variable for the tests.
 var leanCrossViewFrames = 500_000
 
-// crossViewMemoryLimits are DuckDB's memory limits while a large slice's
-// cross-view queries run (MemoryLimiter), tried in turn while the query
-// runs out of memory: 256 MB holds the ×21 vLLM trace's (report peak
-// 0.70 GB, 0.82 GB under 512 MB); the ×250 one's query of every row but the
-// frames (3.5 M GPU operations) needs the 512 MB of a database file.
-var crossViewMemoryLimits = []string{"256MB", "512MB"}
+// largeSliceMemoryLimits are DuckDB's memory limits while a large slice's
+// cross-view queries and then its evidence run (MemoryLimiter), tried in
+// turn while a query runs out of memory. 256 MB holds the ×21 vLLM
+// trace's; the ×250 one's cross-view query of every row but the frames
+// (3.5 M GPU operations) needs the 512 MB of a database file.
+var largeSliceMemoryLimits = []string{"256MB", "512MB"}
+
+// underLimits runs fn under each of limits in turn (MemoryLimiter) until
+// it does not run out of DuckDB memory, and returns its last error. On an
+// engine that cannot lower its limit, or without limits, fn runs once.
+func underLimits(ctx context.Context, eng Engine, limits []string, fn func() error) error {
+	ml, ok := eng.(MemoryLimiter)
+	if !ok || len(limits) == 0 {
+		return fn()
+	}
+	var err error
+	for _, limit := range limits {
+		if err = ml.WithMemoryLimit(ctx, limit, fn); !outOfMemory(err) {
+			break
+		}
+	}
+	return err
+}
+
+// outOfMemory says whether err is DuckDB's out-of-memory error, which a
+// higher memory limit may avoid.
+func outOfMemory(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "Out of Memory Error")
+}
 
 // MemoryLimiter is an Engine whose memory limit can be lowered for a while
 // (duck.DB can, on a database file): fn runs under limit, and the limit is
@@ -109,17 +134,7 @@ func crossViews(ctx context.Context, eng Engine, f evidence.Filter, limits ...st
 		res, errs, err = CrossViews(ctx, eng, f, slices, crossview.DefaultOptions())
 		return err
 	}
-	var err error
-	if ml, ok := eng.(MemoryLimiter); ok && len(limits) > 0 {
-		for _, limit := range limits {
-			// DuckDB's out-of-memory error: the next limit may hold it.
-			if err = ml.WithMemoryLimit(ctx, limit, read); err == nil || !strings.Contains(err.Error(), "Out of Memory Error") {
-				break
-			}
-		}
-	} else {
-		err = read()
-	}
+	err := underLimits(ctx, eng, limits, read)
 	if err != nil {
 		return nil, err
 	}

@@ -47,15 +47,19 @@ func TestCollectReportLargeSliceSameSource(t *testing.T) {
 		t.Error("the cross-views built first give another report source than built alongside the evidence")
 	}
 	// A limit under which DuckDB runs out of memory is followed by the next.
-	defer func(old []string, lean int) { crossViewMemoryLimits, leanCrossViewFrames = old, lean }(crossViewMemoryLimits, leanCrossViewFrames)
-	crossViewMemoryLimits = []string{"1MB"}
+	defer func(old []string, lean int) { largeSliceMemoryLimits, leanCrossViewFrames = old, lean }(largeSliceMemoryLimits, leanCrossViewFrames)
+	largeSliceMemoryLimits = []string{"1MB"}
 	leanCrossViewFrames = 0 // the frames stream
-	if _, err := crossViews(ctx, db, evidence.Filter{}, crossViewMemoryLimits...); err == nil || !strings.Contains(err.Error(), "Out of Memory Error") {
+	if _, err := crossViews(ctx, db, evidence.Filter{}, largeSliceMemoryLimits...); err == nil || !strings.Contains(err.Error(), "Out of Memory Error") {
 		t.Fatalf("cross-views under 1 MB: %v, want DuckDB out of memory", err)
 	}
-	crossViewMemoryLimits = []string{"1MB", "512MB"}
+	largeSliceMemoryLimits = []string{"1MB", "512MB"}
 	if retried := collect(0); !bytes.Equal(retried, first) {
-		t.Error("the cross-views built after running out of memory under 1 MB give another report source")
+		t.Error("the cross-views and evidence built after running out of memory under 1 MB give another report source")
+	}
+	// The evidence runs under the limits too: alone, 1 MB is too little.
+	if _, err := CollectEvidence(ctx, db, []string{"all"}, evidence.Filter{}, nil, "1MB"); !outOfMemory(err) {
+		t.Errorf("evidence under 1 MB: %v, want DuckDB out of memory", err)
 	}
 }
 

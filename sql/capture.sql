@@ -143,7 +143,7 @@ _art AS (
   UNION ALL
   SELECT trace, rank, 'warmup', name, ts_ns, end_ns
   FROM evidence_base_events
-  WHERE kind IN ('annotation', 'cpu_op') AND dur_ns > 0 AND regexp_matches(name, 'warm[-_ ]?up', 'i')
+  WHERE kind IN ('annotation', 'cpu_op') AND dur_ns > 0 AND name IN (SELECT s FROM tb_strings WHERE regexp_matches(s, 'warm[-_ ]?up', 'i'))
   UNION ALL
   SELECT s.trace, s.rank, 'warmup_step', 'step ' || s.step, s.ts_ns, s.end_ns
   FROM _stepd s JOIN _stepm m ON m.trace = s.trace AND m.rank = s.rank AND m.phase = s.phase
@@ -160,8 +160,8 @@ _art AS (
   UNION ALL
   SELECT trace, rank, 'graph_capture', name, ts_ns, end_ns
   FROM evidence_base_events
-  WHERE (kind IN ('runtime', 'driver') AND regexp_matches(name, 'StreamBeginCapture|StreamEndCapture|GraphInstantiate', 'i'))
-     OR (kind IN ('annotation', 'cpu_op') AND regexp_matches(name, '^capture_|graph_capture', 'i'))
+  WHERE (kind IN ('runtime', 'driver') AND name IN (SELECT s FROM tb_strings WHERE regexp_matches(s, 'StreamBeginCapture|StreamEndCapture|GraphInstantiate', 'i')))
+     OR (kind IN ('annotation', 'cpu_op') AND name IN (SELECT s FROM tb_strings WHERE regexp_matches(s, '^capture_|graph_capture', 'i')))
   UNION ALL
   SELECT e.trace, e.rank, 'counter_range', e.name, e.ts_ns, e.end_ns
   FROM events e JOIN _t0 ON _t0.trace = e.trace

@@ -99,10 +99,16 @@ _tr AS (
   SELECT trace, max(world_size) AS world FROM traces
   WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR) GROUP BY trace
 ),
--- The communication kernels' names, each tested once (tb_comm_kernel is a
--- regular expression; a trace repeats a few dozen kernel names).
+-- The communication kernels' names and the collective operators' names,
+-- tested once per distinct string of the database (tb_strings, schema.sql:
+-- a trace repeats a few hundred names over millions of events), not on
+-- every row.
 _cn AS (
-  SELECT name FROM (SELECT DISTINCT name FROM events WHERE kind = 'kernel') WHERE tb_comm_kernel(name)
+  SELECT s AS name FROM tb_strings WHERE tb_comm_kernel(s)
+),
+_opn AS (
+  SELECT s AS name FROM tb_strings
+  WHERE s = 'record_param_comms' OR regexp_matches(s, '^(c10d::|nccl:|_?c10d_functional::|vllm::(all_reduce|all_gather|reduce_scatter)$)')
 ),
 _k AS (
   SELECT e.trace, e.file_id, e.idx, e.rank, e.stream, e.correlation, e.ts_ns, e.end_ns, e.dur_ns, e.name,
@@ -129,7 +135,7 @@ _op AS (
     coalesce(json_extract_string(args, '$."Collective name"'), CASE WHEN name <> 'record_param_comms' THEN name END) AS oname
   FROM events
   WHERE kind = 'cpu_op' AND ($1::VARCHAR = '' OR trace = $1::VARCHAR)
-    AND (name = 'record_param_comms' OR regexp_matches(name, '^(c10d::|nccl:|_?c10d_functional::|vllm::(all_reduce|all_gather|reduce_scatter)$)'))
+    AND name IN (SELECT name FROM _opn)
 ),
 _on AS (
   SELECT l.trace, l.file_id, l.rank, l.idx, arg_max(o.oname, (o.ts_ns, -o.end_ns)) AS oname

@@ -192,8 +192,10 @@ _ops AS (
     AND ($2::INTEGER < 0 OR g.rank = $2::INTEGER)
 ),
 -- One id per distinct name of the frames and ops, and per thread of the frames.
+-- comm: the name is a communication kernel's (tb_comm_kernel), tested
+-- once per distinct name for the ops' class, not on every operation.
 _names AS (
-  SELECT name, row_number() OVER (ORDER BY name) AS nid
+  SELECT name, row_number() OVER (ORDER BY name) AS nid, tb_comm_kernel(name) AS comm
   FROM (
     SELECT DISTINCT name FROM events
     WHERE ph = 'X' AND name IS NOT NULL
@@ -243,7 +245,7 @@ SELECT 'op' AS row_kind, o.trace, o.rank, o.id,
     ELSE 'none'
   END AS link,
   CAST(0 AS BIGINT) AS call_stack_id,
-  tb_kernel_class(o.kind, o.name) AS class,
+  CASE WHEN o.kind = 'kernel' THEN CASE WHEN n.comm THEN 'COMM' ELSE 'COMP' END ELSE tb_kernel_class(o.kind, NULL) END AS class,
   CAST(NULL AS VARCHAR) AS sync,
   CAST(n.nid AS BIGINT) AS name_id, CAST(NULL AS BIGINT) AS thread_id,
   CAST(CASE o.host WHEN 1 THEN o.l_ts WHEN 2 THEN o.x_ts END AS BIGINT) AS host_ts_ns,

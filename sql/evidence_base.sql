@@ -132,58 +132,73 @@ FROM _steps0;
 -- end. This is an ASOF join done on the narrow keys (an ASOF join on the wide
 -- rows costs several times more). Two steps of one family starting at the
 -- same time: the one that ends last (then the higher number) is taken.
+--
+-- It reads tb_events, the ids behind events (schema.sql): the joins key on
+-- integer ids, not strings, and the trace, pid, tid and name are looked up
+-- once, for the rows kept. The kernel class is computed once per distinct
+-- kernel name.
 CREATE TABLE evidence_base_events AS
 WITH
 _t0 AS (
-  SELECT trace, min(first_ts_ns) AS t0 FROM traces GROUP BY trace
+  SELECT s.id AS trace_id, min(t.first_ts_ns) AS t0
+  FROM traces t JOIN tb_strings s ON s.s = t.trace
+  WHERE ($1::VARCHAR = '' OR t.trace = $1::VARCHAR)
+  GROUP BY s.id
 ),
 _ev AS NOT MATERIALIZED (
-  SELECT e.trace, e.file_id, e.idx, e.rank, e.pid, e.tid, e.kind, e.api, e.name, e.ts_ns, e.dur_ns, e.end_ns,
+  SELECT e.trace_id, e.file_id, e.idx, e.rank, e.pid_id, e.tid_id, e.kind, e.api, e.name_id, e.ts_ns, e.dur_ns, e.end_ns,
     e.correlation, e.external_id, e.stream, e.device, e.bytes, e.graph_id
-  FROM events e JOIN _t0 ON _t0.trace = e.trace
-  WHERE e.kind NOT IN ('python', 'flow') AND ($1::VARCHAR = '' OR e.trace = $1::VARCHAR)
+  FROM tb_events e JOIN _t0 ON _t0.trace_id = e.trace_id
+  WHERE e.kind NOT IN ('python', 'flow')
     AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
     AND ($3::BIGINT <= 0 OR e.ts_ns - _t0.t0 >= $3::BIGINT)
     AND ($4::BIGINT <= 0 OR e.ts_ns - _t0.t0 < $4::BIGINT)
 ),
 _host AS (
-  SELECT trace, rank, correlation, min(ts_ns) AS host_ts
+  SELECT trace_id, rank, correlation, min(ts_ns) AS host_ts
   FROM _ev WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL
-  GROUP BY trace, rank, correlation
+  GROUP BY trace_id, rank, correlation
 ),
 _x AS NOT MATERIALIZED (
   SELECT e.*,
     CASE WHEN e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation')
       THEN coalesce(h.host_ts, e.ts_ns) ELSE e.ts_ns END AS host_ts
-  FROM _ev e LEFT JOIN _host h ON h.trace = e.trace AND h.rank = e.rank AND h.correlation = e.correlation
+  FROM _ev e LEFT JOIN _host h ON h.trace_id = e.trace_id AND h.rank = e.rank AND h.correlation = e.correlation
 ),
 _k AS (
-  SELECT DISTINCT trace, rank, host_ts FROM _x
+  SELECT DISTINCT trace_id, rank, host_ts FROM _x
 ),
 _st AS (
-  SELECT trace, rank, ts_ns, arg_max(step, (end_ns, step)) AS step, arg_max(end_ns, (end_ns, step)) AS end_ns,
-    arg_max(phase, (end_ns, step)) AS phase
-  FROM evidence_base_steps GROUP BY trace, rank, ts_ns
+  SELECT s.id AS trace_id, b.rank, b.ts_ns, arg_max(b.step, (b.end_ns, b.step)) AS step,
+    arg_max(b.end_ns, (b.end_ns, b.step)) AS end_ns, arg_max(b.phase, (b.end_ns, b.step)) AS phase
+  FROM evidence_base_steps b JOIN tb_strings s ON s.s = b.trace
+  GROUP BY s.id, b.rank, b.ts_ns
 ),
 _last AS (
-  SELECT trace, rank, t AS host_ts,
-    max(sts) OVER (PARTITION BY trace, rank ORDER BY t, o ROWS UNBOUNDED PRECEDING) AS sts, o
+  SELECT trace_id, rank, t AS host_ts,
+    max(sts) OVER (PARTITION BY trace_id, rank ORDER BY t, o ROWS UNBOUNDED PRECEDING) AS sts, o
   FROM (
-    SELECT trace, rank, host_ts AS t, 1 AS o, NULL::BIGINT AS sts FROM _k
+    SELECT trace_id, rank, host_ts AS t, 1 AS o, NULL::BIGINT AS sts FROM _k
     UNION ALL
-    SELECT trace, rank, ts_ns, 0, ts_ns FROM _st
+    SELECT trace_id, rank, ts_ns, 0, ts_ns FROM _st
   )
 ),
 _a AS (
-  SELECT l.trace, l.rank, l.host_ts,
+  SELECT l.trace_id, l.rank, l.host_ts,
     CASE WHEN s.step IS NOT NULL AND l.host_ts < s.end_ns THEN s.step ELSE -1 END AS step,
     CASE WHEN s.step IS NOT NULL AND l.host_ts < s.end_ns THEN s.phase ELSE '' END AS phase
-  FROM _last l LEFT JOIN _st s ON s.trace = l.trace AND s.rank = l.rank AND s.ts_ns = l.sts
+  FROM _last l LEFT JOIN _st s ON s.trace_id = l.trace_id AND s.rank = l.rank AND s.ts_ns = l.sts
   WHERE l.o = 1
+),
+_cls AS (
+  -- The class of each distinct string as a kernel name, computed once
+  -- (tb_strings, schema.sql: a trace repeats a few hundred names over
+  -- millions of kernels) and joined to the kernels by id.
+  SELECT id AS name_id, tb_kernel_class('kernel', s) AS class FROM tb_strings
 )
 SELECT
   -- Trace name. JOINID(traces.trace)
-  x.trace AS trace,
+  d.strings[x.trace_id + 1] AS trace,
   -- File index. JOINID(traces.file_id)
   x.file_id AS file_id,
   -- Index of the event in its file. JOINID(events.idx)
@@ -191,15 +206,15 @@ SELECT
   -- Rank. INT
   x.rank AS rank,
   -- Process as written. TEXT
-  x.pid AS pid,
+  d.strings[x.pid_id + 1] AS pid,
   -- Thread as written. TEXT
-  x.tid AS tid,
+  d.strings[x.tid_id + 1] AS tid,
   -- Normalised category (events.kind). TEXT
   x.kind AS kind,
   -- What a runtime/driver call does (events.api); NULL otherwise. TEXT
   x.api AS api,
   -- Event name. TEXT
-  x.name AS name,
+  d.strings[x.name_id + 1] AS name,
   -- Start. TIMESTAMP_NS
   x.ts_ns AS ts_ns,
   -- Duration. DURATION_NS
@@ -224,7 +239,9 @@ SELECT
   coalesce(s.step, -1) AS step,
   -- Phase of that step, '' outside every step. TEXT
   coalesce(s.phase, '') AS phase,
-  -- Class of a GPU event, tb_kernel_class(kind, name) (views.sql): COMP, COMM, MEM or SYNC; NULL for host events. Computed here once, so that no preset matches kernel names row by row. TEXT
-  tb_kernel_class(x.kind, x.name) AS class
+  -- Class of a GPU event, tb_kernel_class(kind, name) (views.sql): COMP, COMM, MEM or SYNC; NULL for host events. Computed here once per kernel name, so that no preset matches kernel names row by row. TEXT
+  CASE WHEN x.kind = 'kernel' THEN coalesce(c.class, 'COMP') ELSE tb_kernel_class(x.kind, NULL) END AS class
 FROM _x x
-LEFT JOIN _a s ON s.trace = x.trace AND s.rank = x.rank AND s.host_ts = x.host_ts;
+LEFT JOIN _a s ON s.trace_id = x.trace_id AND s.rank = x.rank AND s.host_ts = x.host_ts
+LEFT JOIN _cls c ON c.name_id = x.name_id,
+tb_dict d;

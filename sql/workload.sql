@@ -104,10 +104,16 @@ _hf AS (
   SELECT h.trace, h.rank, h.name, h.ts_ns, h.dur_ns, f.feature
   FROM _host h JOIN (SELECT * FROM _hfn WHERE feature IS NOT NULL) f ON f.kind = h.kind AND f.name = h.name
 ),
+-- The python frame names that show a feature, tested once per distinct
+-- string of the database (tb_strings, schema.sql), not on every frame.
+_pyn AS (
+  SELECT s AS name FROM tb_strings
+  WHERE regexp_matches(s, '(^|/)(torch/_(inductor|dynamo|functorch)/|vllm/compilation/|torch/nn/parallel/distributed\.py|torch/distributed/(fsdp|_composable/fsdp)/|torchrec/)')
+),
 _raw AS (
   SELECT e.trace, e.rank, e.kind, e.cat, e.name, e.ts_ns, e.dur_ns
   FROM events e JOIN _t0 t ON t.trace = e.trace
-  WHERE ((e.kind = 'python' AND regexp_matches(e.name, '(^|/)(torch/_(inductor|dynamo|functorch)/|vllm/compilation/|torch/nn/parallel/distributed\.py|torch/distributed/(fsdp|_composable/fsdp)/|torchrec/)'))
+  WHERE ((e.kind = 'python' AND e.name IN (SELECT name FROM _pyn))
       OR e.cat IN ('Operator', 'Runtime', 'Kernel'))
     AND ($1::VARCHAR = '' OR e.trace = $1::VARCHAR)
     AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
