@@ -63,8 +63,8 @@ func CollectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 	mu := baseLock(eng)
 	mu.Lock()
 	defer mu.Unlock()
-	// The presets are independent: run a few at once (DuckDB parallelises
-	// little inside one small query), then keep them in area order.
+	// The presets are independent: run presetWorkers at once, then keep
+	// them in area order.
 	tables := make([]*table.Table, len(names))
 	errs := make([]error, len(names))
 	built := false

@@ -112,7 +112,7 @@ type windowKey struct {
 func windowKeyOf(w report.Window) windowKey { return windowKey{w.Trace, w.Rank, w.StartNs, w.EndNs} }
 
 // windowRows runs sql/perfetto.sql (query) once per distinct window of
-// windows, a few at once as CollectEvidence's presets run, with the cap of
+// windows, presetWorkers at once as CollectEvidence's presets run, with the cap of
 // the saved files: the rows a finding's Perfetto file and its timeline are
 // made from. The first window whose query fails is the error.
 func windowRows(ctx context.Context, eng Engine, query string, windows []report.Window) (map[windowKey]*table.Table, error) {
