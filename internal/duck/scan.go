@@ -177,28 +177,16 @@ func (b *batch) fill(chunk duckdb.DataChunk) error {
 		}
 	}
 	n := b.n
-	ids := func(c int, col []int32) {
-		for i := 0; i < n; i++ {
-			keep(duckdb.SetChunkValue(chunk, c, i, col[i]))
-		}
-	}
-	words := func(c int, col []string) {
-		for i := 0; i < n; i++ {
-			keep(duckdb.SetChunkValue(chunk, c, i, col[i]))
-		}
-	}
-	words(0, b.ph)
-	ids(1, b.cat)
-	words(2, b.kind)
-	words(3, b.api)
-	ids(4, b.name)
-	ids(5, b.pid)
-	ids(6, b.tid)
-	for c, col := range [][]int64{b.ts, b.dur, b.has} {
-		for i := 0; i < n; i++ {
-			keep(duckdb.SetChunkValue(chunk, 7+c, i, col[i]))
-		}
-	}
+	keep(setColumn(chunk, 0, b.ph[:n]))
+	keep(setColumn(chunk, 1, b.cat[:n]))
+	keep(setColumn(chunk, 2, b.kind[:n]))
+	keep(setColumn(chunk, 3, b.api[:n]))
+	keep(setColumn(chunk, 4, b.name[:n]))
+	keep(setColumn(chunk, 5, b.pid[:n]))
+	keep(setColumn(chunk, 6, b.tid[:n]))
+	keep(setColumn(chunk, 7, b.ts[:n]))
+	keep(setColumn(chunk, 8, b.dur[:n]))
+	keep(setColumn(chunk, 9, b.has[:n]))
 	// A typed arg is written only where the event has it: scanSelect
 	// reads it only under its has bit, so a row left unwritten is never
 	// read (most events carry two or three of the twelve).
@@ -215,18 +203,27 @@ func (b *batch) fill(chunk duckdb.DataChunk) error {
 			keep(duckdb.SetChunkValue(chunk, 22, i, b.bw[i]))
 		}
 	}
-	ids(23, b.grid)
-	ids(24, b.block)
+	keep(setColumn(chunk, 23, b.grid[:n]))
+	keep(setColumn(chunk, 24, b.block[:n]))
 	start := 0
 	for i := 0; i < n; i++ {
 		keep(duckdb.SetChunkValue(chunk, 25, i, b.arena[start:b.argsEnd[i]]))
 		start = b.argsEnd[i]
 	}
-	for i := 0; i < n; i++ {
-		keep(duckdb.SetChunkValue(chunk, 26, i, b.idx[i]))
-	}
+	keep(setColumn(chunk, 26, b.idx[:n]))
 	keep(chunk.SetSize(n))
 	return err
+}
+
+// setColumn writes col into rows 0.. of column c of chunk; the first error
+// is returned.
+func setColumn[T any](chunk duckdb.DataChunk, c int, col []T) error {
+	for i, v := range col {
+		if err := duckdb.SetChunkValue(chunk, c, i, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stream is one file's events on their way from the importer to DuckDB.
