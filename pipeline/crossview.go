@@ -93,7 +93,7 @@ func CrossViews(ctx context.Context, eng Engine, f evidence.Filter, slices []cro
 		}
 		return readErr
 	}
-	each := func(row []any) error {
+	each := func(row table.Cells) error {
 		readErr = r.Add(row)
 		return readErr
 	}
@@ -153,7 +153,7 @@ func CrossViewInput(ctx context.Context, eng Engine, f evidence.Filter) (*crossv
 // host frame of its slice, millions of rows in a large trace, and a table
 // of them all would hold several times their size.
 type RowStreamer interface {
-	QueryEach(ctx context.Context, sql string, start func(columns []string) error, each func(row []any) error, args ...any) error
+	QueryEach(ctx context.Context, sql string, start func(columns []string) error, each func(row table.Cells) error, args ...any) error
 }
 
 // otherRows and framesInStartOrder split the crossview preset's rows for
@@ -186,7 +186,7 @@ func readInput(ctx context.Context, rs RowStreamer, query string, f evidence.Fil
 		}
 		return readErr
 	}
-	each := func(row []any) error {
+	each := func(row table.Cells) error {
 		readErr = r.Add(row)
 		return readErr
 	}

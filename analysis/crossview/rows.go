@@ -61,7 +61,7 @@ func FromTable(t *table.Table) (*Input, error) {
 	}
 	r.Grow(len(t.Rows), 0) // most rows are frames
 	for _, row := range t.Rows {
-		if err := r.Add(row); err != nil {
+		if err := r.Add(table.Row(row)); err != nil {
 			return nil, err
 		}
 	}
@@ -172,45 +172,53 @@ func (r *RowReader) Grow(frames, ops int) {
 }
 
 // Add reads one row. It keeps no reference to row: the caller may reuse it.
-func (r *RowReader) Add(row []any) error {
+func (r *RowReader) Add(row table.Cells) error {
 	r.rows++
-	if len(row) < r.n {
-		return fmt.Errorf("crossview: row %d has %d cells, want %d", r.rows-1, len(row), r.n)
+	if row.Len() < r.n {
+		return fmt.Errorf("crossview: row %d has %d cells, want %d", r.rows-1, row.Len(), r.n)
 	}
-	cell := func(i int) any {
-		if i < 0 {
-			return nil
+	num := func(col int) int64 {
+		if col < 0 {
+			return 0
 		}
-		return row[i]
+		v, _ := row.Int(col)
+		return v
+	}
+	text := func(col int) string {
+		if col < 0 {
+			return ""
+		}
+		v, _ := row.Str(col)
+		return v
 	}
 	in := r.in
-	switch kind := asString(row[r.cKind]); kind {
+	switch kind := text(r.cKind); kind {
 	case RowFrame:
-		hk, ok := ParseHostKind(asString(row[r.cEvKind]))
+		hk, ok := ParseHostKind(text(r.cEvKind))
 		if !ok {
-			return fmt.Errorf("crossview: row %d: frame of kind %q, not a host event", r.rows-1, asString(row[r.cEvKind]))
+			return fmt.Errorf("crossview: row %d: frame of kind %q, not a host event", r.rows-1, text(r.cEvKind))
 		}
 		// CallStack holds the preset's call_stack_id until Input maps it
 		// to Stacks: the stack rows may come after the frames.
-		sid := asInt(cell(r.cStack))
+		sid := num(r.cStack)
 		if sid != 0 {
 			r.pending = true
 		}
 		f := Frame{
-			ID: asInt(row[r.cID]), TsNs: asInt(row[r.cTs]), DurNs: asInt(row[r.cDur]),
-			Kind: hk, GraphLaunch: asString(row[r.cAPI]) == "graph_launch", Blocking: asString(row[r.cSync]) == SyncBlocking,
+			ID: num(r.cID), TsNs: num(r.cTs), DurNs: num(r.cDur),
+			Kind: hk, GraphLaunch: text(r.cAPI) == "graph_launch", Blocking: text(r.cSync) == SyncBlocking,
 			CallStack: int32(sid),
 		}
 		if r.byID {
-			th := row[r.cThreadID]
-			if th == nil {
+			th, ok := row.Int(r.cThreadID)
+			if !ok {
 				return fmt.Errorf("crossview: row %d: frame %d has no thread_id", r.rows-1, f.ID)
 			}
-			f.Thread = int32(asInt(th))
-			r.frameNames = append(r.frameNames, int32(asInt(row[r.cNameID])))
+			f.Thread = int32(th)
+			r.frameNames = append(r.frameNames, int32(num(r.cNameID)))
 		} else {
-			f.Name = r.str(row[r.cName])
-			f.Thread = in.ThreadID(asString(row[r.cTrace]), int(asInt(row[r.cRank])), asString(row[r.cThread]))
+			f.Name = r.str(text(r.cName))
+			f.Thread = in.ThreadID(text(r.cTrace), int(num(r.cRank)), text(r.cThread))
 		}
 		if r.sink != nil {
 			return r.stream(&f)
@@ -218,46 +226,44 @@ func (r *RowReader) Add(row []any) error {
 		in.Frames = append(in.Frames, f)
 	case RowOp:
 		op := Op{
-			ID: asInt(row[r.cID]), Launch: asInt(row[r.cParent]), Trace: r.str(row[r.cTrace]), Rank: int(asInt(row[r.cRank])),
-			Stream: asInt(row[r.cStream]), Kind: r.str(row[r.cEvKind]),
-			TsNs: asInt(row[r.cTs]), DurNs: asInt(row[r.cDur]), GraphID: asInt(row[r.cGraph]),
-			Operator: asInt(cell(r.cOper)), Link: r.str(cell(r.cLink)), Class: r.str(row[r.cClass]),
+			ID: num(r.cID), Launch: num(r.cParent), Trace: r.str(text(r.cTrace)), Rank: int(num(r.cRank)),
+			Stream: num(r.cStream), Kind: r.str(text(r.cEvKind)),
+			TsNs: num(r.cTs), DurNs: num(r.cDur), GraphID: num(r.cGraph),
+			Operator: num(r.cOper), Link: r.str(text(r.cLink)), Class: r.str(text(r.cClass)),
 		}
 		if r.byID {
-			r.opNames = append(r.opNames, int32(asInt(row[r.cNameID])))
+			r.opNames = append(r.opNames, int32(num(r.cNameID)))
 		} else {
-			op.Name = r.str(row[r.cName])
+			op.Name = r.str(text(r.cName))
 		}
 		if r.hosts {
 			// HostThread holds the thread_id (-1: none) until resolveIDs.
 			op.HostThread = -1
-			if th := row[r.cHostThread]; th != nil {
-				op.HostTsNs, op.HostDurNs, op.HostThread = asInt(row[r.cHostTs]), asInt(row[r.cHostDur]), int32(asInt(th))
+			if th, ok := row.Int(r.cHostThread); ok {
+				op.HostTsNs, op.HostDurNs, op.HostThread = num(r.cHostTs), num(r.cHostDur), int32(th)
 			}
 		}
 		in.Ops = append(in.Ops, op)
 	case RowName:
-		r.names[asInt(row[r.cID])] = asString(row[r.cName])
+		r.names[num(r.cID)] = text(r.cName)
 	case RowThread:
-		id := asInt(row[r.cID])
-		r.threads[id] = Thread{Trace: asString(row[r.cTrace]), Rank: int(asInt(row[r.cRank])), Name: asString(row[r.cThread])}
-		if r.hosts && row[r.cTs] != nil {
-			start := asInt(row[r.cTs])
-			r.spans[id] = Span{start, start + asInt(row[r.cDur])}
+		id := num(r.cID)
+		r.threads[id] = Thread{Trace: text(r.cTrace), Rank: int(num(r.cRank)), Name: text(r.cThread)}
+		if start, ok := row.Int(r.cTs); r.hosts && ok {
+			r.spans[id] = Span{start, start + num(r.cDur)}
 		}
 	case RowOrigin:
-		in.Origins[asString(row[r.cTrace])] = asInt(row[r.cTs])
+		in.Origins[text(r.cTrace)] = num(r.cTs)
 	case RowStack:
-		r.stacks[asInt(row[r.cID])] = asString(row[r.cName])
+		r.stacks[num(r.cID)] = text(r.cName)
 	default:
 		return fmt.Errorf("crossview: row %d: unknown row_kind %q", r.rows-1, kind)
 	}
 	return nil
 }
 
-// str is asString(v), one copy per distinct value.
-func (r *RowReader) str(v any) string {
-	s := asString(v)
+// str is s, one copy per distinct value.
+func (r *RowReader) str(s string) string {
 	if c, ok := r.strs[s]; ok {
 		return c
 	}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -152,7 +151,9 @@ func TestQueryCapAndTypes(t *testing.T) {
 // QueryEach hands over the rows Query returns, with the same values, and
 // stops at the first error of its callback: from an in-memory database,
 // and from one in a file, which reads a stored result in pages (here five
-// of them).
+// of them). A result of the types it reads from DuckDB's vectors is read
+// so (a driver upgrade that hides them fails here); one with a list column
+// goes through the driver's rows.
 func TestQueryEach(t *testing.T) {
 	defer func(p, n int64) { eachPage, pagedEvents = p, n }(eachPage, pagedEvents)
 	eachPage, pagedEvents = 1000, 0
@@ -161,38 +162,77 @@ func TestQueryEach(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer file.Close()
+	cellsOf := func(row table.Cells) []string {
+		out := make([]string, row.Len())
+		for c := range out {
+			i, iok := row.Int(c)
+			s, sok := row.Str(c)
+			out[c] = fmt.Sprintf("%d,%v|%q,%v", i, iok, s, sok)
+		}
+		return out
+	}
 	for _, db := range []*DB{openTest(t, "-"), file} {
 		ctx := context.Background()
+		for _, tc := range []struct {
+			q      string
+			cols   []string
+			chunks bool
+		}{
+			{`SELECT range AS i, range * 1.5 AS f, 'x' || range AS s, NULL AS n, [range, 2] AS l FROM range(?) ORDER BY i`,
+				[]string{"i", "f", "s", "n", "l"}, false},
+			{`SELECT range AS i, CAST(range % 100 AS INTEGER) AS i32, CAST(range % 7 AS TINYINT) AS i8, CAST(range % 300 AS USMALLINT) AS u16,
+				CAST(range AS UBIGINT) + CAST(CASE WHEN range = 3 THEN 18446744073709551000 ELSE 0 END AS UBIGINT) AS u64,
+				range % 2 = 0 AS b, range / 3.0 AS f, CAST(range / 4 AS FLOAT) AS f32,
+				CASE WHEN range % 5 = 0 THEN NULL ELSE 'a longer text than twelve, número ' || range END AS s,
+				CAST(CASE WHEN range % 3 = 0 THEN 'kernel' ELSE 'python' END AS tb_kind) AS k,
+				CASE WHEN range % 4 = 0 THEN NULL ELSE range END AS n, 'short' AS c FROM range(?) ORDER BY i`,
+				[]string{"i", "i32", "i8", "u16", "u64", "b", "f", "f32", "s", "k", "n", "c"}, true},
+		} {
+			want, err := db.Query(ctx, tc.q, 0, 5000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cols []string
+			var got [][]string
+			chunks := true
+			err = db.QueryEach(ctx, tc.q, func(c []string) error { cols = c; return nil },
+				func(row table.Cells) error {
+					_, ok := row.(*chunkCells)
+					chunks = chunks && ok
+					got = append(got, cellsOf(row))
+					return nil
+				}, 5000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(cols, tc.cols) {
+				t.Errorf("%s: columns = %v", db.path, cols)
+			}
+			if chunks != tc.chunks {
+				t.Errorf("%s: %v: read from DuckDB's vectors = %v, want %v", db.path, tc.cols, chunks, tc.chunks)
+			}
+			if len(got) != len(want.Rows) {
+				t.Fatalf("%s: QueryEach: %d rows, Query: %d", db.path, len(got), len(want.Rows))
+			}
+			for r, row := range want.Rows {
+				if w := cellsOf(table.Row(row)); !slices.Equal(got[r], w) {
+					t.Fatalf("%s: row %d: QueryEach %v, Query %v", db.path, r, got[r], w)
+				}
+			}
+		}
 		q := `SELECT range AS i, range * 1.5 AS f, 'x' || range AS s, NULL AS n, [range, 2] AS l FROM range(?) ORDER BY i`
-		want, err := db.Query(ctx, q, 0, 5000)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var cols []string
-		var got [][]any
-		err = db.QueryEach(ctx, q, func(c []string) error { cols = c; return nil },
-			func(row []any) error { got = append(got, slices.Clone(row)); return nil }, 5000)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(cols, []string{"i", "f", "s", "n", "l"}) {
-			t.Errorf("%s: columns = %v", db.path, cols)
-		}
-		if !reflect.DeepEqual(got, want.Rows) {
-			t.Errorf("%s: QueryEach: %d rows, Query: %d; first %v and %v", db.path, len(got), len(want.Rows), got[:1], want.Rows[:1])
-		}
 		// An empty result still names its columns.
-		cols = nil
-		if err := db.QueryEach(ctx, q, func(c []string) error { cols = c; return nil }, func([]any) error { return errors.New("a row") }, 0); err != nil || len(cols) != 5 {
+		var cols []string
+		if err := db.QueryEach(ctx, q, func(c []string) error { cols = c; return nil }, func(table.Cells) error { return errors.New("a row") }, 0); err != nil || len(cols) != 5 {
 			t.Errorf("%s: QueryEach(no rows) = %v, columns %v", db.path, err, cols)
 		}
 		stop := errors.New("stop")
 		n := 0
-		err = db.QueryEach(ctx, q, func([]string) error { return nil }, func([]any) error { n++; return stop }, 5000)
+		err = db.QueryEach(ctx, q, func([]string) error { return nil }, func(table.Cells) error { n++; return stop }, 5000)
 		if !errors.Is(err, stop) || n != 1 {
 			t.Errorf("%s: QueryEach with a failing callback = %v after %d rows, want stop after 1", db.path, err, n)
 		}
-		if err := db.QueryEach(ctx, "SELECT * FROM nope", func([]string) error { return nil }, func([]any) error { return nil }); err == nil ||
+		if err := db.QueryEach(ctx, "SELECT * FROM nope", func([]string) error { return nil }, func(table.Cells) error { return nil }); err == nil ||
 			!strings.Contains(err.Error(), "nope does not exist") {
 			t.Errorf("%s: QueryEach(unknown table) = %v", db.path, err)
 		}

@@ -1,0 +1,285 @@
+//go:build cgo
+
+package duck
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strconv"
+	"unsafe"
+
+	"github.com/duckdb/duckdb-go/v2/mapping"
+
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+// QueryEach reads a result a chunk at a time, column by column, straight
+// from DuckDB's vectors (chunkCells), where the driver would box every
+// value of every row into an interface and database/sql would convert it
+// once more: the cross-view of the ×21 vLLM trace reads 2.9 M frames of
+// ten columns. A result with a column of another type than chunkCells
+// reads (a timestamp, a decimal, a list) goes through the driver's rows.
+//
+// The driver keeps the result it reads from unexported (its rows' res);
+// resultOf finds it by reflection, and TestQueryEachReadsChunks fails when
+// a driver upgrade moves it. Without it the rows go through the driver.
+
+// eachCells hands the rows of rs (the driver's rows of a query) to each as
+// Cells, and their columns to start unless nil. It closes rs.
+func eachCells(ctx context.Context, rs driver.Rows, start func(columns []string) error, each func(row table.Cells) error) error {
+	defer rs.Close()
+	cols := rs.Columns()
+	if start != nil {
+		if err := start(cols); err != nil {
+			return err
+		}
+	}
+	res := resultOf(rs)
+	var c *chunkCells
+	if res != nil {
+		c = newChunkCells(res)
+	}
+	if c == nil {
+		return eachDriverRow(rs, len(cols), each)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ch := mapping.FetchChunk(*res)
+		if ch.Ptr == nil {
+			return nil
+		}
+		n := c.load(ch)
+		var err error
+		for c.row = 0; c.row < n && err == nil; c.row++ {
+			err = each(c)
+		}
+		mapping.DestroyDataChunk(&ch)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// eachDriverRow hands the rows of rs to each through the driver's Next,
+// with Query's conversions (cell).
+func eachDriverRow(rs driver.Rows, ncols int, each func(row table.Cells) error) error {
+	vals := make([]driver.Value, ncols)
+	row := make(table.Row, ncols)
+	for {
+		if err := rs.Next(vals); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		for i, v := range vals {
+			row[i] = cell(v)
+		}
+		if err := each(row); err != nil {
+			return err
+		}
+	}
+}
+
+// resultOf is the DuckDB result behind the driver's rows, nil when rs does
+// not hold one where this build of the driver keeps it.
+func resultOf(rs driver.Rows) *mapping.Result {
+	v := reflect.ValueOf(rs)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	f := v.Elem().FieldByName("res")
+	if !f.IsValid() || f.Type() != reflect.TypeOf(mapping.Result{}) {
+		return nil
+	}
+	return (*mapping.Result)(unsafe.Pointer(f.UnsafeAddr()))
+}
+
+// chunkCells is the current row of a chunk of a result, as Cells.
+type chunkCells struct {
+	cols []chunkCol
+	row  int
+	// strs holds one Go copy of each distinct text read: the cross-view's
+	// texts are a few kinds, names and threads repeated over every row.
+	strs map[string]string
+}
+
+// chunkCol is one column of a chunk: its physical type, its data and its
+// validity mask (nil: every row valid).
+type chunkCol struct {
+	typ   mapping.Type
+	data  unsafe.Pointer
+	valid unsafe.Pointer
+	words []string // an ENUM's words by index
+}
+
+// newChunkCells returns the cells of res's chunks, nil when a column has a
+// type they do not read.
+func newChunkCells(res *mapping.Result) *chunkCells {
+	n := int(mapping.ColumnCount(res))
+	c := &chunkCells{cols: make([]chunkCol, n), strs: map[string]string{}}
+	for i := range c.cols {
+		lt := mapping.ColumnLogicalType(res, mapping.IdxT(i))
+		typ := mapping.GetTypeId(lt)
+		col := chunkCol{typ: typ}
+		if typ == mapping.TypeEnum {
+			col.typ = mapping.EnumInternalType(lt)
+			size := mapping.EnumDictionarySize(lt)
+			col.words = make([]string, size)
+			for w := range col.words {
+				col.words[w] = mapping.EnumDictionaryValue(lt, mapping.IdxT(w))
+			}
+		}
+		mapping.DestroyLogicalType(&lt)
+		if !readable(typ) {
+			return nil
+		}
+		c.cols[i] = col
+	}
+	return c
+}
+
+// readable says whether chunkCells reads a column of type t.
+func readable(t mapping.Type) bool {
+	switch t {
+	case mapping.TypeBoolean, mapping.TypeTinyInt, mapping.TypeSmallInt, mapping.TypeInteger, mapping.TypeBigInt,
+		mapping.TypeUTinyInt, mapping.TypeUSmallInt, mapping.TypeUInteger, mapping.TypeUBigInt,
+		mapping.TypeFloat, mapping.TypeDouble, mapping.TypeVarchar, mapping.TypeEnum:
+		return true
+	}
+	return false
+}
+
+// load points the columns at chunk ch's vectors and returns its row count.
+func (c *chunkCells) load(ch mapping.DataChunk) int {
+	for i := range c.cols {
+		vec := mapping.DataChunkGetVector(ch, mapping.IdxT(i))
+		c.cols[i].data = mapping.VectorGetData(vec)
+		c.cols[i].valid = mapping.VectorGetValidity(vec)
+	}
+	return int(mapping.DataChunkGetSize(ch))
+}
+
+func (c *chunkCells) Len() int { return len(c.cols) }
+
+// null says whether the current row's cell of col is NULL.
+func (c *chunkCells) null(col *chunkCol) bool {
+	if col.valid == nil {
+		return false
+	}
+	word := *(*uint64)(unsafe.Add(col.valid, c.row/64*8))
+	return word>>(c.row%64)&1 == 0
+}
+
+// Int reads an integer cell; a float is truncated, a bool is 0 or 1, a
+// text 0 (as table.Row's Int).
+func (c *chunkCells) Int(i int) (int64, bool) {
+	col := &c.cols[i]
+	if c.null(col) {
+		return 0, false
+	}
+	if col.words != nil {
+		return 0, true
+	}
+	at := func(size uintptr) unsafe.Pointer { return unsafe.Add(col.data, uintptr(c.row)*size) }
+	switch col.typ {
+	case mapping.TypeBigInt:
+		return *(*int64)(at(8)), true
+	case mapping.TypeInteger:
+		return int64(*(*int32)(at(4))), true
+	case mapping.TypeSmallInt:
+		return int64(*(*int16)(at(2))), true
+	case mapping.TypeTinyInt:
+		return int64(*(*int8)(at(1))), true
+	case mapping.TypeUBigInt:
+		u := *(*uint64)(at(8))
+		if u > math.MaxInt64 {
+			return int64(float64(u)), true
+		}
+		return int64(u), true
+	case mapping.TypeUInteger:
+		return int64(*(*uint32)(at(4))), true
+	case mapping.TypeUSmallInt:
+		return int64(*(*uint16)(at(2))), true
+	case mapping.TypeUTinyInt:
+		return int64(*(*uint8)(at(1))), true
+	case mapping.TypeBoolean:
+		if *(*bool)(at(1)) {
+			return 1, true
+		}
+		return 0, true
+	case mapping.TypeDouble:
+		return int64(*(*float64)(at(8))), true
+	case mapping.TypeFloat:
+		return int64(*(*float32)(at(4))), true
+	}
+	return 0, true
+}
+
+// Str reads a text cell, one Go copy per distinct text; a number reads as
+// its decimal text and a bool as true or false (as table.Row's Str).
+func (c *chunkCells) Str(i int) (string, bool) {
+	col := &c.cols[i]
+	if c.null(col) {
+		return "", false
+	}
+	switch {
+	case col.words != nil:
+		var w uint64
+		switch col.typ {
+		case mapping.TypeUTinyInt:
+			w = uint64(*(*uint8)(unsafe.Add(col.data, c.row)))
+		case mapping.TypeUSmallInt:
+			w = uint64(*(*uint16)(unsafe.Add(col.data, c.row*2)))
+		default:
+			w = uint64(*(*uint32)(unsafe.Add(col.data, c.row*4)))
+		}
+		if w < uint64(len(col.words)) {
+			return col.words[w], true
+		}
+		return "", false
+	case col.typ == mapping.TypeVarchar:
+		b := stringAt(col.data, c.row)
+		if s, ok := c.strs[string(b)]; ok {
+			return s, true
+		}
+		s := string(b)
+		c.strs[s] = s
+		return s, true
+	case col.typ == mapping.TypeBoolean:
+		return strconv.FormatBool(*(*bool)(unsafe.Add(col.data, c.row))), true
+	case col.typ == mapping.TypeDouble:
+		return fmt.Sprint(*(*float64)(unsafe.Add(col.data, c.row*8))), true
+	case col.typ == mapping.TypeFloat:
+		return fmt.Sprint(float64(*(*float32)(unsafe.Add(col.data, c.row*4)))), true
+	case col.typ == mapping.TypeUBigInt:
+		if u := *(*uint64)(unsafe.Add(col.data, c.row*8)); u > math.MaxInt64 {
+			return fmt.Sprint(float64(u)), true
+		}
+	}
+	v, _ := c.Int(i)
+	return strconv.FormatInt(v, 10), true
+}
+
+// stringAt is the text of row i of a VARCHAR vector's data: DuckDB's
+// string_t is 16 bytes, a uint32 length, then up to 12 bytes inline or a
+// 4-byte prefix and a pointer to the text. The bytes are DuckDB's, valid
+// while the chunk is.
+func stringAt(data unsafe.Pointer, i int) []byte {
+	p := unsafe.Add(data, i*16)
+	n := *(*uint32)(p)
+	if n <= 12 {
+		return unsafe.Slice((*byte)(unsafe.Add(p, 4)), n)
+	}
+	return unsafe.Slice(*(**byte)(unsafe.Add(p, 8)), n)
+}
+
+// errNoCells says a connection is not the DuckDB driver's.
+var errNoCells = fmt.Errorf("not a DuckDB connection")
