@@ -92,6 +92,11 @@ const (
 	KindOther         Kind = "other"          // anything else, kept as is
 )
 
+// Kinds is every Kind in alphabetical order, the order of the database's
+// tb_kind (sql/schema.sql).
+var Kinds = []Kind{KindAnnotation, KindCounter, KindCPUOp, KindDriver, KindFlow, KindGPUAnnotation,
+	KindGPUMemcpy, KindGPUMemset, KindGPUSync, KindInstant, KindKernel, KindOther, KindOverhead, KindPython, KindRuntime}
+
 // API says what a host runtime or driver call does, the same word for the
 // CUDA and HIP spellings.
 type API string
@@ -106,6 +111,10 @@ const (
 	APIMemset      API = "memset"       // cudaMemset*, hipMemset*
 	APIOther       API = "other"        // every other runtime or driver call
 )
+
+// APIs is every API but APINone in alphabetical order, the order of the
+// database's tb_api (sql/schema.sql).
+var APIs = []API{APIGraphLaunch, APILaunch, APIMemcpy, APIMemset, APIOther, APISync}
 
 // End returns the end time in nanoseconds.
 func (e *Event) End() int64 { return e.TsNs + e.DurNs }
