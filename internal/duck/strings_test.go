@@ -186,4 +186,3 @@ func TestCacheMapsIDs(t *testing.T) {
 		t.Errorf("an entry with an id past maxCacheID was served: %+v", r)
 	}
 }
-
