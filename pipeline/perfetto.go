@@ -86,13 +86,13 @@ func AddPerfetto(ctx context.Context, eng Engine, src *report.Source, budget int
 		return fmt.Errorf("perfetto: sql/perfetto.sql is missing from this build")
 	}
 	shown := report.ShownFindings(src.Bundle)
-	rows, err := windowRows(ctx, eng, p.SQL, src.Windows)
+	rows, err := windowRows(ctx, eng, p.SQL, src.Windows, src.WindowRows)
 	if err != nil {
 		return err
 	}
 	var ins []perfetto.Input
 	for _, w := range src.Windows {
-		in := perfetto.Input{Window: w, Rows: rows[windowKeyOf(w)]}
+		in := perfetto.Input{Window: w, Rows: rows[w.Key()]}
 		if w.N >= 1 && w.N <= len(shown) {
 			in.Finding = shown[w.N-1]
 		}
@@ -102,25 +102,21 @@ func AddPerfetto(ctx context.Context, eng Engine, src *report.Source, budget int
 	return nil
 }
 
-// windowKey names a window's rows: findings on one window share them.
-type windowKey struct {
-	trace      string
-	rank       int
-	start, end int64
-}
-
-func windowKeyOf(w report.Window) windowKey { return windowKey{w.Trace, w.Rank, w.StartNs, w.EndNs} }
-
 // windowRows runs sql/perfetto.sql (query) once per distinct window of
-// windows, presetWorkers at once as CollectEvidence's presets run, with the cap of
-// the saved files: the rows a finding's Perfetto file and its timeline are
-// made from. The first window whose query fails is the error.
-func windowRows(ctx context.Context, eng Engine, query string, windows []report.Window) (map[windowKey]*table.Table, error) {
+// windows that read does not hold yet, presetWorkers at once as
+// CollectEvidence's presets run, with the cap of the saved files: the rows
+// a finding's Perfetto file and its timeline are made from. It returns
+// read with the new windows added. The first window whose query fails is
+// the error.
+func windowRows(ctx context.Context, eng Engine, query string, windows []report.Window, read map[report.WindowKey]*table.Table) (map[report.WindowKey]*table.Table, error) {
 	var order []report.Window
-	rows := map[windowKey]*table.Table{}
+	rows := map[report.WindowKey]*table.Table{}
+	for k, t := range read {
+		rows[k] = t
+	}
 	for _, w := range windows {
-		if _, ok := rows[windowKeyOf(w)]; !ok {
-			rows[windowKeyOf(w)] = nil
+		if _, ok := rows[w.Key()]; !ok {
+			rows[w.Key()] = nil
 			order = append(order, w)
 		}
 	}
@@ -143,7 +139,7 @@ func windowRows(ctx context.Context, eng Engine, query string, windows []report.
 		if errs[i] != nil {
 			return nil, fmt.Errorf("perfetto: the window of finding %d (%s): %w", w.N, w.Rule, errs[i])
 		}
-		rows[windowKeyOf(w)] = tables[i]
+		rows[w.Key()] = tables[i]
 	}
 	return rows, nil
 }
@@ -165,7 +161,8 @@ func WritePerfettoFiles(dir string, files []report.PerfettoFile) error {
 // AddTimelines gives each window of src its timeline (the picture of the
 // window's host threads and GPU streams that the report draws beside the
 // Perfetto file): the window's rows are read as AddPerfetto reads them
-// (windowRows), and perfetto.Timeline reduces them. When the rows cannot
+// (windowRows) and kept in src.WindowRows for it, and perfetto.Timeline
+// reduces them. When the rows cannot
 // be read, the windows keep no timeline rather than failing the report.
 func AddTimelines(ctx context.Context, eng Engine, src *report.Source) {
 	if eng == nil || len(src.Windows) == 0 {
@@ -182,13 +179,14 @@ func AddTimelines(ctx context.Context, eng Engine, src *report.Source) {
 			placed = append(placed, w)
 		}
 	}
-	rows, err := windowRows(ctx, eng, p.SQL, placed)
+	rows, err := windowRows(ctx, eng, p.SQL, placed, src.WindowRows)
 	if err != nil {
 		return
 	}
+	src.WindowRows = rows
 	for i := range src.Windows {
 		w := &src.Windows[i]
-		t := rows[windowKeyOf(*w)]
+		t := rows[w.Key()]
 		if t == nil {
 			continue
 		}

@@ -7,12 +7,15 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/perfetto"
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
+	"github.com/tracebook/tracebook/internal/duck"
 	"github.com/tracebook/tracebook/pipeline"
 	"github.com/tracebook/tracebook/sql"
 )
@@ -61,9 +64,12 @@ func plantedSteps(t *testing.T, steps bool) string {
 }
 
 // reportOf loads paths and collects the report with its Perfetto files.
+//
+// The timelines and the Perfetto files are made from the same rows: each
+// window's are read once.
 func reportOf(t *testing.T, budget int, paths ...string) *report.Source {
 	t.Helper()
-	db := openDB(t)
+	db := &countingDB{DB: openDB(t)}
 	ctx := context.Background()
 	if _, err := db.Load(ctx, paths, trace.LoadOptions{Name: "t"}, nil); err != nil {
 		t.Fatalf("Load: %v", err)
@@ -75,7 +81,27 @@ func reportOf(t *testing.T, budget int, paths ...string) *report.Source {
 	if err := pipeline.AddPerfetto(ctx, db, src, budget); err != nil {
 		t.Fatalf("AddPerfetto: %v", err)
 	}
+	windows := map[report.WindowKey]bool{}
+	for _, w := range src.Windows {
+		windows[w.Key()] = true
+	}
+	if n := int(db.perfetto.Load()); n != len(windows) {
+		t.Errorf("sql/perfetto.sql ran %d times for %d windows", n, len(windows))
+	}
 	return src
+}
+
+// countingDB counts its runs of sql/perfetto.sql.
+type countingDB struct {
+	*duck.DB
+	perfetto atomic.Int32
+}
+
+func (c *countingDB) Query(ctx context.Context, query string, maxRows int, args ...any) (*table.Table, error) {
+	if p, _ := sql.Lookup(sql.Perfetto); query == p.SQL {
+		c.perfetto.Add(1)
+	}
+	return c.DB.Query(ctx, query, maxRows, args...)
 }
 
 // exported reads a Perfetto file back with tracebook's own importer.

@@ -10,6 +10,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // Source is what a report is made from: the evidence bundle and the
@@ -30,6 +31,11 @@ type Source struct {
 	// made them (pipeline.AddPerfetto). It is not encoded: the single-file
 	// report embeds the files beside the source.
 	Perfetto []PerfettoFile
+	// WindowRows are the rows the engine read for each window's Perfetto
+	// file and timeline (sql/perfetto.sql), by window: pipeline.AddTimelines
+	// keeps them for pipeline.AddPerfetto, which reads the same windows.
+	// Not encoded.
+	WindowRows map[WindowKey]*table.Table
 
 	rollups map[evidence.Filter]*evidence.Evidence
 }

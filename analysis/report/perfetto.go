@@ -62,6 +62,17 @@ type Window struct {
 	Timeline *Timeline `msgpack:"timeline,omitempty" json:"timeline,omitempty"`
 }
 
+// WindowKey names the events of a window: the windows of several
+// findings may be the same.
+type WindowKey struct {
+	Trace      string
+	Rank       int
+	Start, End int64
+}
+
+// Key is w's WindowKey.
+func (w Window) Key() WindowKey { return WindowKey{w.Trace, w.Rank, w.StartNs, w.EndNs} }
+
 // PerfettoFile is one saved trace: a finding's window as Chrome-trace JSON.
 // The single-file report embeds the files (package wasm); `tracebook report
 // --perfetto DIR` writes them.
