@@ -26,7 +26,7 @@ import (
 // reads (a timestamp, a decimal, a list) goes through the driver's rows.
 //
 // The driver keeps the result it reads from unexported (its rows' res);
-// resultOf finds it by reflection, and TestQueryEachReadsChunks fails when
+// resultOf finds it by reflection, and TestQueryEach fails when
 // a driver upgrade moves it. Without it the rows go through the driver.
 
 // eachCells hands the rows of rs (the driver's rows of a query) to each as

@@ -239,7 +239,7 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 	} else {
 		var info *trace.FileInfo
 		base := l.events
-		s := startStream(l.ctx, l.strs, func(emit func(*trace.Event) error) error {
+		s := startStream(l.ctx, l.strs, streamBatches(l.d.path != ""), func(emit func(*trace.Event) error) error {
 			var perr error
 			info, perr = parseFile(ref.Path, l.opts, emit, func(p trace.Progress) {
 				if l.progress != nil {

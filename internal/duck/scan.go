@@ -432,23 +432,33 @@ var (
 	streamID  atomic.Int64
 )
 
-// streamBatches is the most batches of a stream, allocated as the parser
-// gets ahead of DuckDB. DuckDB stores the rows a row group (60 batches) at
-// a time, and compressing one holds it up long enough for the parser to
-// fill the queue: with 6 batches DuckDB then waited for rows 1.1-1.2 s of
-// a 5.8 s load (×21 vLLM trace), with 64 0.1-0.15 s (16 and 32 fell
-// between). Measured on that load, 7 alternating pairs against 6 batches:
-// wall 0.93× (5.44 s, 155 MB/s of JSON), peak 303 MiB against 258.
-const streamBatches = 64
+// streamBatches is the most batches a stream queues, allocated as the
+// parser gets ahead of DuckDB (about 0.5 MB each). Into a database file,
+// DuckDB compresses and writes a row group (60 batches) at a time, and
+// that holds it up long enough for the parser to fill a short queue: with
+// 6 batches DuckDB then waited for rows 1.1-1.2 s of a 5.8 s load (×21
+// vLLM trace), with 64 0.1-0.15 s (12, 16, 24 and 32 fell between).
+// Measured on that load, 7 alternating pairs: wall 0.93× (5.44 s, 155 MB/s
+// of JSON), peak 303 MiB against 258. In memory the wait is shorter (×5:
+// 0.17-0.22 s of a 1.66 s load with 6 batches) and the report's peak is
+// what counts: 64 batches took 0.95× the time for 35 MB more, so a load
+// into memory queues 8.
+func streamBatches(file bool) int {
+	if file {
+		return 64
+	}
+	return 8
+}
 
-// startStream runs produce on its own goroutine; produce calls emit for every
-// event. The stream is registered for tracebook_scan(s.id) until close.
-func startStream(ctx context.Context, strs *dict, produce func(emit func(*trace.Event) error) error) *stream {
+// startStream runs produce on its own goroutine, up to depth batches ahead
+// of DuckDB (streamBatches); produce calls emit for every event. The
+// stream is registered for tracebook_scan(s.id) until close.
+func startStream(ctx context.Context, strs *dict, depth int, produce func(emit func(*trace.Event) error) error) *stream {
 	size := duckdb.GetDataChunkCapacity()
 	s := &stream{
 		id:      streamID.Add(1),
-		batches: make(chan *batch, streamBatches),
-		free:    make(chan *batch, streamBatches),
+		batches: make(chan *batch, depth),
+		free:    make(chan *batch, depth),
 		done:    make(chan struct{}),
 		stop:    make(chan struct{}),
 		pids:    map[string]*pidStat{},
@@ -472,7 +482,7 @@ func startStream(ctx context.Context, strs *dict, produce func(emit func(*trace.
 				cur.reset()
 				return nil
 			default:
-				if allocated < streamBatches {
+				if allocated < depth {
 					allocated++
 					cur = newBatch(size)
 					return nil
