@@ -65,11 +65,19 @@ _t0 AS (
 _w AS (
   SELECT t0, t0 + $3::BIGINT AS w0, t0 + $4::BIGINT AS w1, $4::BIGINT - $3::BIGINT AS len FROM _t0
 ),
+-- The rank's events, read from tb_events (schema.sql) by the trace's id:
+-- a filter on the events view's trace would look up every event's trace
+-- string first. Readers look up the strings they keep.
+_e AS NOT MATERIALIZED (
+  SELECT e.* FROM tb_events e
+  WHERE e.trace_id = (SELECT id FROM tb_strings WHERE s = $1::VARCHAR) AND e.rank = $2::INTEGER
+),
 _win AS (
-  SELECT e.pid, e.tid, e.kind, e.api, e.cat, e.name, e.ts_ns, e.dur_ns, e.correlation, e.external_id,
+  SELECT d.strings[e.pid_id + 1] AS pid, d.strings[e.tid_id + 1] AS tid, e.kind, e.api,
+    d.strings[e.cat_id + 1] AS cat, d.strings[e.name_id + 1] AS name, e.ts_ns, e.dur_ns, e.correlation, e.external_id,
     e.stream, e.device, e.bytes, e.graph_id
-  FROM events e, _w
-  WHERE e.trace = $1::VARCHAR AND e.rank = $2::INTEGER AND e.ph = 'X'
+  FROM _e e, _w, tb_dict d
+  WHERE e.ph = 'X'
     AND e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_annotation', 'runtime', 'driver', 'cpu_op', 'annotation', 'python')
     AND e.ts_ns < _w.w1 AND e.end_ns >= _w.w0
 ),
@@ -86,17 +94,17 @@ _kept AS (
 -- rank, in the window or not), which decide whether an Async copy call
 -- blocks and whether it copies pageable memory.
 _copies AS (
-  SELECT e.correlation, any_value(e.name) AS copy_name, any_value(e.bytes) AS copy_bytes
-  FROM events e
-  WHERE e.trace = $1::VARCHAR AND e.rank = $2::INTEGER AND e.kind = 'gpu_memcpy'
+  SELECT e.correlation, any_value(d.strings[e.name_id + 1]) AS copy_name, any_value(e.bytes) AS copy_bytes
+  FROM _e e, tb_dict d
+  WHERE e.kind = 'gpu_memcpy'
     AND e.correlation IN (SELECT correlation FROM _kept WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL)
   GROUP BY e.correlation
 ),
 _gpu AS (
   SELECT e.ts_ns, e.end_ns, e.correlation,
     max(e.end_ns) OVER (ORDER BY e.ts_ns, e.end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
-  FROM events e, _w
-  WHERE e.trace = $1::VARCHAR AND e.rank = $2::INTEGER AND e.ph = 'X'
+  FROM _e e, _w
+  WHERE e.ph = 'X'
     AND e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
     AND e.ts_ns < _w.w1 AND e.ts_ns >= _w.w0 - _w.len
 ),
@@ -107,8 +115,8 @@ _gap AS (
 ),
 _launch AS (
   SELECT e.correlation, min(e.ts_ns) AS launch_ts
-  FROM events e
-  WHERE e.trace = $1::VARCHAR AND e.rank = $2::INTEGER AND e.kind IN ('runtime', 'driver')
+  FROM _e e
+  WHERE e.kind IN ('runtime', 'driver')
     AND e.correlation IN (SELECT correlation FROM _gap WHERE correlation IS NOT NULL)
   GROUP BY e.correlation
 ),
@@ -165,5 +173,7 @@ SELECT 'event', k.pid, k.tid, k.kind, k.api, k.cat, k.name, NULL, NULL,
   CASE WHEN k.kind = 'gpu_memcpy' THEN tb_copy_src(k.name) ELSE tb_copy_src(c.copy_name) END,
   CASE WHEN k.kind = 'gpu_memcpy' THEN tb_copy_dst(k.name) ELSE tb_copy_dst(c.copy_name) END,
   c.copy_bytes
-FROM _kept k LEFT JOIN _copies c ON k.kind IN ('runtime', 'driver') AND c.correlation = k.correlation
+-- An equality on an expression of k alone: a condition on k in the ON
+-- clause of a LEFT JOIN made DuckDB compare every pair.
+FROM _kept k LEFT JOIN _copies c ON c.correlation = CASE WHEN k.kind IN ('runtime', 'driver') THEN k.correlation END
 ORDER BY row_kind, ts_ns, pid, tid, name, dur_ns DESC, correlation, external_id, kind
