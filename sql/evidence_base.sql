@@ -33,21 +33,34 @@
 CREATE TABLE evidence_base_steps AS
 WITH
 _t0 AS (
-  SELECT trace, min(first_ts_ns) AS t0 FROM traces GROUP BY trace
+  SELECT s.id AS trace_id, min(t.first_ts_ns) AS t0
+  FROM traces t JOIN tb_strings s ON s.s = t.trace
+  WHERE ($1::VARCHAR = '' OR t.trace = $1::VARCHAR)
+  GROUP BY s.id
 ),
-_ev AS NOT MATERIALIZED (
-  SELECT e.trace, e.rank, e.pid, e.tid, e.kind, e.api, e.name, e.ts_ns, e.dur_ns, e.end_ns,
-    e.correlation, e.external_id, e.stream, e.device, e.bytes, e.graph_id
-  FROM events e JOIN _t0 ON _t0.trace = e.trace
-  WHERE ($1::VARCHAR = '' OR e.trace = $1::VARCHAR)
+_names AS (
+  SELECT id AS name_id, tb_step_family('annotation', s) AS host_prio, tb_step_family('python', s) AS py_prio
+  FROM tb_strings
+  WHERE tb_step_family('annotation', s) IS NOT NULL OR tb_step_family('python', s) IS NOT NULL
+  -- The names that can name a step, each tested once (tb_strings: a few
+  -- hundred distinct names however long the trace), for a host annotation
+  -- or operator and for a python frame (tb_step_family's two cases).
+),
+_ann0 AS (
+  SELECT e.trace_id, e.rank, e.ts_ns, e.end_ns, e.name_id,
+    CASE WHEN e.kind = 'python' THEN n.py_prio ELSE n.host_prio END AS prio
+  FROM tb_events e
+  JOIN _names n ON n.name_id = e.name_id
+  JOIN _t0 ON _t0.trace_id = e.trace_id
+  WHERE e.kind IN ('annotation', 'cpu_op', 'python') AND e.dur_ns > 0
     AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
     AND ($3::BIGINT <= 0 OR e.ts_ns - _t0.t0 >= $3::BIGINT)
     AND ($4::BIGINT <= 0 OR e.ts_ns - _t0.t0 < $4::BIGINT)
 ),
 _ann AS (
-  SELECT trace, rank, ts_ns, end_ns, name, tb_step_family(kind, name) AS prio
-  FROM _ev
-  WHERE dur_ns > 0 AND tb_step_family(kind, name) IS NOT NULL
+  SELECT d.strings[a.trace_id + 1] AS trace, a.rank, a.ts_ns, a.end_ns, d.strings[a.name_id + 1] AS name, a.prio
+  FROM _ann0 a, tb_dict d
+  WHERE a.prio IS NOT NULL
 ),
 _fam AS (
   SELECT trace, rank, min(prio) AS prio FROM _ann WHERE prio IS NOT NULL GROUP BY trace, rank

@@ -41,7 +41,13 @@ _keyed AS (
     b.correlation, b.external_id, b.stream, b.device, b.bytes, b.graph_id, ev.args,
     b.host_ts, b.step, b.phase
   FROM evidence_base_events b
-  JOIN (SELECT trace, file_id, rank, idx, args FROM events WHERE name = '[memory]' OR name LIKE '%Free%') ev
+  -- args from tb_events (schema.sql), by name id: the events view would
+  -- look up every event's name to test it.
+  JOIN (
+    SELECT d.strings[e.trace_id + 1] AS trace, e.file_id, e.rank, e.idx, e.args
+    FROM tb_events e, tb_dict d
+    WHERE e.name_id IN (SELECT id FROM tb_strings WHERE s = '[memory]' OR s LIKE '%Free%')
+  ) ev
     ON ev.trace = b.trace AND ev.file_id = b.file_id AND ev.rank = b.rank AND ev.idx = b.idx
   WHERE (b.kind IN ('instant', 'other') AND b.name = '[memory]') OR (b.kind IN ('runtime', 'driver') AND b.name IN ('cudaFree', 'hipFree', 'cudaFreeHost', 'hipHostFree', 'cuMemFree', 'cuMemFree_v2'))
 ),

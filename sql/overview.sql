@@ -81,15 +81,26 @@ _ea AS (
   WHERE e.kind NOT IN ('flow', 'counter')
   GROUP BY e.trace, e.rank
 ),
-_py AS (
-  SELECT e.trace, e.rank, count(*) AS python_events, min(e.ts_ns) AS first_ts, max(e.end_ns) AS last_end
-  FROM events e JOIN _t0 t ON t.trace = e.trace
+-- The python frames, counted in tb_events (schema.sql) by trace id: the
+-- events view would look up every frame's trace string first.
+_t0i AS (
+  SELECT s.id AS trace_id, min(t.first_ts_ns) AS t0
+  FROM traces t JOIN tb_strings s ON s.s = t.trace
+  WHERE ($1::VARCHAR = '' OR t.trace = $1::VARCHAR)
+  GROUP BY s.id
+),
+_py0 AS (
+  SELECT e.trace_id, e.rank, count(*) AS python_events, min(e.ts_ns) AS first_ts, max(e.end_ns) AS last_end
+  FROM tb_events e JOIN _t0i t ON t.trace_id = e.trace_id
   WHERE e.kind = 'python'
-    AND ($1::VARCHAR = '' OR e.trace = $1::VARCHAR)
     AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
     AND ($3::BIGINT <= 0 OR e.ts_ns - t.t0 >= $3::BIGINT)
     AND ($4::BIGINT <= 0 OR e.ts_ns - t.t0 < $4::BIGINT)
-  GROUP BY e.trace, e.rank
+  GROUP BY e.trace_id, e.rank
+),
+_py AS (
+  SELECT d.strings[p.trace_id + 1] AS trace, p.rank, p.python_events, p.first_ts, p.last_end
+  FROM _py0 p, tb_dict d
 ),
 _sc AS (
   SELECT trace, rank, count(*) AS steps, any_value(source) AS step_source FROM _steps GROUP BY ALL

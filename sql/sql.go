@@ -201,6 +201,7 @@ var (
 	createRE         = regexp.MustCompile(`(?i)^\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:TEMP\s+|TEMPORARY\s+)?(TABLE|VIEW|MACRO)\s+(?:IF\s+NOT\s+EXISTS\s+)?([A-Za-z_][A-Za-z0-9_.]*)`)
 	otherStatementRE = regexp.MustCompile(`(?i)^(CREATE|INSERT|ALTER|UPDATE|DELETE)\s`)
 	identRE          = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)(\s|$)`)
+	cteRE            = regexp.MustCompile(`(?i)^[A-Za-z_][A-Za-z0-9_]*\s+AS\s+(NOT\s+)?(MATERIALIZED\s+)?\($`)
 	asRE             = regexp.MustCompile(`(?i)\bAS\s+([A-Za-z_][A-Za-z0-9_]*)\s*,?\s*$`)
 	unitRE           = regexp.MustCompile(`^[A-Z][A-Z0-9_ /%]*(\([^)]*\))?$`)
 )
@@ -273,6 +274,12 @@ func Parse(name, src string) Preset {
 		if otherStatementRE.MatchString(l) {
 			// CREATE TYPE, INSERT, ...: not an object, and the end of the last.
 			cur, pending = nil, nil
+			continue
+		}
+		if cteRE.MatchString(l) || l == ")" || l == ")," {
+			// A comment above a CTE, or at the end of one, documents the
+			// query, not the next column.
+			pending = nil
 			continue
 		}
 		if len(pending) > 0 {

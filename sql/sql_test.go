@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -91,6 +92,36 @@ FROM runtime WHERE api = 'sync' GROUP BY rank;
 	}
 	if p.SQL != src {
 		t.Error("Parse().SQL is not the file")
+	}
+
+	// In a CREATE statement's query, a comment above a CTE or at the end of
+	// one documents the query: the columns keep their own docs.
+	body := Parse("base", `-- base: tables.
+CREATE TABLE t AS
+WITH
+-- The names, once.
+_names AS (
+  SELECT id FROM tb_strings
+  -- at the end of the CTE.
+),
+_x AS NOT MATERIALIZED (
+  -- inside, before its query.
+  SELECT id AS name_id, 1 AS class FROM tb_strings
+)
+SELECT
+  -- Trace name. TEXT
+  trace,
+  -- A sum over
+  -- two lines. INT
+  coalesce(a, 0) AS total
+FROM _x;
+`)
+	if len(body.Objects) != 1 {
+		t.Fatalf("Parse().Objects = %+v", body.Objects)
+	}
+	wantCols := []ColumnDoc{{"trace", "TEXT", "Trace name."}, {"total", "INT", "A sum over two lines."}}
+	if got := body.Objects[0].Columns; !slices.Equal(got, wantCols) {
+		t.Errorf("columns of a query with commented CTEs = %+v, want %+v", got, wantCols)
 	}
 }
 
