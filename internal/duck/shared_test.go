@@ -332,3 +332,25 @@ func TestStepsFamilies(t *testing.T) {
 		}
 	}
 }
+
+// A trace read back from the parse cache, whose Parquet row groups DuckDB
+// reads on every thread, keeps its events in file order: each event has
+// the rowid a parse gives it (the cross-view's frame and operation ids).
+// The 48 MB vLLM trace spans two row groups.
+func TestCacheKeepsFileOrder(t *testing.T) {
+	dir := testutil.SharedTraces(t)
+	path := filepath.Join(dir, "tracemap/vllm_h100_tp4_rank0/1_h100_1000isl_10osl_32con.pt.trace.json.gz")
+	order := `SELECT count(*), sum(hash(rowid, file_id, idx, name_id, ts_ns)) FROM tb_events`
+	cache := t.TempDir()
+	parsed := openTest(t, cache)
+	load(t, parsed, trace.LoadOptions{}, path)
+	parsed.WaitCache()
+	want := csv(query(t, parsed, order))
+	cached := openTest(t, cache)
+	if r := load(t, cached, trace.LoadOptions{}, path); !r.Cached {
+		t.Fatalf("the entry was not served: %+v", r)
+	}
+	if got := csv(query(t, cached, order)); got != want {
+		t.Errorf("events from the cache, by rowid:\n%s\nwant\n%s", got, want)
+	}
+}
