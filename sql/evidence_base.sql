@@ -33,10 +33,7 @@
 CREATE TABLE evidence_base_steps AS
 WITH
 _t0 AS (
-  SELECT s.id AS trace_id, min(t.first_ts_ns) AS t0
-  FROM traces t JOIN tb_strings s ON s.s = t.trace
-  WHERE ($1::VARCHAR = '' OR t.trace = $1::VARCHAR)
-  GROUP BY s.id
+  SELECT * FROM tb_trace_t0($1::VARCHAR)
 ),
 _names AS (
   SELECT id AS name_id, tb_step_family('annotation', s) AS host_prio, tb_step_family('python', s) AS py_prio
@@ -153,10 +150,7 @@ FROM _steps0;
 CREATE TABLE evidence_base_events AS
 WITH
 _t0 AS (
-  SELECT s.id AS trace_id, min(t.first_ts_ns) AS t0
-  FROM traces t JOIN tb_strings s ON s.s = t.trace
-  WHERE ($1::VARCHAR = '' OR t.trace = $1::VARCHAR)
-  GROUP BY s.id
+  SELECT * FROM tb_trace_t0($1::VARCHAR)
 ),
 _ev AS NOT MATERIALIZED (
   SELECT e.trace_id, e.file_id, e.idx, e.rank, e.pid_id, e.tid_id, e.kind, e.api, e.name_id, e.ts_ns, e.dur_ns, e.end_ns,

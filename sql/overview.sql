@@ -81,17 +81,11 @@ _ea AS (
   WHERE e.kind NOT IN ('flow', 'counter')
   GROUP BY e.trace, e.rank
 ),
--- The python frames, counted in tb_events (schema.sql) by trace id: the
--- events view would look up every frame's trace string first.
-_t0i AS (
-  SELECT s.id AS trace_id, min(t.first_ts_ns) AS t0
-  FROM traces t JOIN tb_strings s ON s.s = t.trace
-  WHERE ($1::VARCHAR = '' OR t.trace = $1::VARCHAR)
-  GROUP BY s.id
-),
+-- The python frames, counted in tb_events (schema.sql) by trace id
+-- (tb_trace_t0, views.sql).
 _py0 AS (
   SELECT e.trace_id, e.rank, count(*) AS python_events, min(e.ts_ns) AS first_ts, max(e.end_ns) AS last_end
-  FROM tb_events e JOIN _t0i t ON t.trace_id = e.trace_id
+  FROM tb_events e JOIN tb_trace_t0($1::VARCHAR) t ON t.trace_id = e.trace_id
   WHERE e.kind = 'python'
     AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
     AND ($3::BIGINT <= 0 OR e.ts_ns - t.t0 >= $3::BIGINT)

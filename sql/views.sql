@@ -190,6 +190,17 @@ JOIN events f
   ON f.trace = s.trace AND f.rank = s.rank AND f.cat IS NOT DISTINCT FROM s.cat AND f.flow_id = s.flow_id
 WHERE s.ph = 's' AND f.ph = 'f';
 
+-- tb_trace_t0(tr): each trace's id in tb_strings (trace_id, as tb_events
+-- holds it) and its first timestamp (t0, the origin of a window), for
+-- trace tr or, when tr is '', every trace: what a preset reads tb_events by,
+-- an integer id, where a filter on the events view's trace would look up
+-- every event's trace string first.
+CREATE OR REPLACE MACRO tb_trace_t0(tr) AS TABLE
+SELECT s.id AS trace_id, min(t.first_ts_ns) AS t0
+FROM traces t JOIN tb_strings s ON s.s = t.trace
+WHERE (tr = '' OR t.trace = tr)
+GROUP BY s.id;
+
 -- tb_step_family(kind, name): the step-annotation family an event belongs
 -- to, NULL when none: 1 vLLM execute_* (execute_context_N(T)_generation_N(T),
 -- execute_N_context_N(sq…)_generation_N(sq…), execute_new_N_cached_N),

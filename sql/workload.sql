@@ -68,10 +68,7 @@
 --   from events under the same filter.
 WITH
 _t0 AS (
-  SELECT s.id AS trace_id, min(t.first_ts_ns) AS t0
-  FROM traces t JOIN tb_strings s ON s.s = t.trace
-  WHERE ($1::VARCHAR = '' OR t.trace = $1::VARCHAR)
-  GROUP BY s.id
+  SELECT * FROM tb_trace_t0($1::VARCHAR)
 ),
 _host AS NOT MATERIALIZED (
   SELECT trace, rank, pid, tid, kind, name, ts_ns, dur_ns, end_ns
