@@ -167,8 +167,23 @@ func otherRows(query string) string {
 	return "SELECT * FROM (\n" + trimQuery(query) + "\n) WHERE row_kind <> 'frame'"
 }
 
+//
+// The frames' kind and api go back to their ENUMs (tb_kind, tb_api, one
+// byte each): the union of the preset's row kinds makes them text, and the
+// sort moves every column of every frame (×21 vLLM, 2.9 M frames: the
+// query took 2.0 s instead of 2.4 s).
 func framesInStartOrder(query string) string {
-	return "SELECT " + strings.Join(crossview.FrameColumns, ", ") + " FROM (\n" + trimQuery(query) +
+	cols := make([]string, len(crossview.FrameColumns))
+	for i, c := range crossview.FrameColumns {
+		switch c {
+		case "kind":
+			c = "kind::tb_kind AS kind"
+		case "api":
+			c = "api::tb_api AS api"
+		}
+		cols[i] = c
+	}
+	return "SELECT " + strings.Join(cols, ", ") + " FROM (\n" + trimQuery(query) +
 		"\n) WHERE row_kind = 'frame' ORDER BY thread_id, ts_ns, dur_ns DESC, id"
 }
 
