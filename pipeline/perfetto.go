@@ -99,6 +99,7 @@ func AddPerfetto(ctx context.Context, eng Engine, src *report.Source, budget int
 		ins = append(ins, in)
 	}
 	src.Perfetto = perfetto.Files(ins, budget)
+	src.WindowRows = nil // the files hold what the page needs of them
 	return nil
 }
 
@@ -162,8 +163,8 @@ func WritePerfettoFiles(dir string, files []report.PerfettoFile) error {
 // window's host threads and GPU streams that the report draws beside the
 // Perfetto file): the window's rows are read as AddPerfetto reads them
 // (windowRows) and kept in src.WindowRows for it, and perfetto.Timeline
-// reduces them. When the rows cannot
-// be read, the windows keep no timeline rather than failing the report.
+// reduces them. When the rows cannot be read, the windows keep no
+// timeline rather than failing the report.
 func AddTimelines(ctx context.Context, eng Engine, src *report.Source) {
 	if eng == nil || len(src.Windows) == 0 {
 		return
