@@ -167,7 +167,6 @@ func otherRows(query string) string {
 	return "SELECT * FROM (\n" + trimQuery(query) + "\n) WHERE row_kind <> 'frame'"
 }
 
-//
 // The frames' kind and api go back to their ENUMs (tb_kind, tb_api, one
 // byte each): the union of the preset's row kinds makes them text, and the
 // sort moves every column of every frame (×21 vLLM, 2.9 M frames: the
