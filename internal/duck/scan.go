@@ -158,7 +158,7 @@ func (b *batch) add(e *trace.Event, idx int64, in *interner) {
 	b.ph[i], b.cat[i] = e.Ph, in.cat.get(d, e.Cat, true)
 	b.pid[i], b.tid[i] = in.pid.get(d, e.Pid, false), in.tid.get(d, e.Tid, false)
 	b.name[i], b.grid[i], b.block[i] = d.id(e.Name), d.optID(e.Grid), d.optID(e.Block)
-	b.kind[i], b.api[i] = kindCode(e.Kind), apiCode(e.API)
+	b.kind[i], b.api[i] = wordCode(kindCodes, e.Kind, trace.KindOther), wordCode(apiCodes, e.API, trace.APIOther)
 	b.ts[i], b.dur[i], b.has[i], b.idx[i] = e.TsNs, e.DurNs, int64(e.Has), idx
 	if e.API != trace.APINone {
 		b.has[i] |= hasAPI
@@ -184,21 +184,14 @@ func wordCodes[T ~string](words []T) map[T]uint8 {
 	return m
 }
 
-// kindCode is k's value in the scan's kind ENUM (an unknown kind is other).
-func kindCode(k trace.Kind) uint8 {
-	if c, ok := kindCodes[k]; ok {
+// wordCode is w's value in the scan's ENUM of codes' words; a word that is
+// not one takes fallback's (an unknown kind is other; APINone takes
+// other's, a placeholder under a clear hasAPI bit).
+func wordCode[T ~string](codes map[T]uint8, w, fallback T) uint8 {
+	if c, ok := codes[w]; ok {
 		return c
 	}
-	return kindCodes[trace.KindOther]
-}
-
-// apiCode is a's value in the scan's api ENUM; APINone takes other's, a
-// placeholder under a clear hasAPI bit.
-func apiCode(a trace.API) uint8 {
-	if c, ok := apiCodes[a]; ok {
-		return c
-	}
-	return apiCodes[trace.APIOther]
+	return codes[fallback]
 }
 
 // fill writes the batch into a DuckDB chunk: straight into its vectors

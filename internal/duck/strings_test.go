@@ -36,23 +36,19 @@ func TestKindAndAPIWords(t *testing.T) {
 	for _, a := range []trace.API{trace.APILaunch, trace.APIGraphLaunch, trace.APISync, trace.APIMemcpy, trace.APIMemset, trace.APIOther} {
 		apis = append(apis, string(a))
 	}
-	var listed, listedAPIs []string
-	for _, k := range trace.Kinds {
-		listed = append(listed, string(k))
-	}
-	for _, a := range trace.APIs {
-		listedAPIs = append(listedAPIs, string(a))
-	}
-	for typ, want := range map[string][2][]string{"tb_kind": {kinds, listed}, "tb_api": {apis, listedAPIs}} {
-		all := slices.Sorted(slices.Values(want[0]))
+	for typ, w := range map[string]struct{ named, listed []string }{
+		"tb_kind": {kinds, wordStrings(trace.Kinds)},
+		"tb_api":  {apis, wordStrings(trace.APIs)},
+	} {
+		want := slices.Sorted(slices.Values(w.named))
 		got := strings.Split(strings.TrimSpace(csv(query(t, db, `SELECT unnest(enum_range(NULL::`+typ+`))`))), "\n")
-		if !slices.Equal(got, all) {
-			t.Errorf("%s = %v, want %v", typ, got, all)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s = %v, want %v", typ, got, want)
 		}
 		// The scan's ENUMs are trace.Kinds and trace.APIs: the same words
 		// in the same order, so that DuckDB stores them without a cast.
-		if !slices.Equal(want[1], all) {
-			t.Errorf("trace's list for %s = %v, want %v", typ, want[1], all)
+		if !slices.Equal(w.listed, want) {
+			t.Errorf("trace's list for %s = %v, want %v", typ, w.listed, want)
 		}
 	}
 }
