@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/internal/duck"
 	"github.com/tracebook/tracebook/internal/testutil"
@@ -166,4 +168,56 @@ func dlrmFile(t *testing.T) (*duck.DB, context.Context) {
 		t.Fatal(err)
 	}
 	return db, ctx
+}
+
+// A small slice's statements run on one DuckDB thread each while its
+// cross-view runs beside the evidence, a large slice's on every thread;
+// DuckDB has its threads back after either.
+func TestCollectReportThreads(t *testing.T) {
+	db, ctx := dlrmFile(t)
+	seen := &threadsDB{DB: db, t: t}
+	for _, tc := range []struct {
+		lean int
+		want string
+	}{{1 << 30, "1"}, {0, "2"}} {
+		defer func(old int) { leanCrossViewFrames = old }(leanCrossViewFrames)
+		leanCrossViewFrames = tc.lean
+		seen.threads = map[string]bool{}
+		if _, err := CollectReport(ctx, seen, evidence.Filter{}, nil); err != nil {
+			t.Fatalf("CollectReport (lean %d): %v", tc.lean, err)
+		}
+		if len(seen.threads) != 1 || !seen.threads[tc.want] {
+			t.Errorf("lean %d: the evidence presets ran on %v DuckDB threads, want %s", tc.lean, seen.threads, tc.want)
+		}
+		if got := seen.setting(ctx); got != "2" {
+			t.Errorf("lean %d: DuckDB has %s threads after the report, want 2", tc.lean, got)
+		}
+	}
+}
+
+// threadsDB records DuckDB's thread count as each evidence preset starts.
+type threadsDB struct {
+	*duck.DB
+	t       *testing.T
+	mu      sync.Mutex
+	threads map[string]bool
+}
+
+func (d *threadsDB) Query(ctx context.Context, query string, maxRows int, args ...any) (*table.Table, error) {
+	if strings.Contains(query, "CREATE OR REPLACE TABLE evidence_") {
+		n := d.setting(ctx)
+		d.mu.Lock()
+		d.threads[n] = true
+		d.mu.Unlock()
+	}
+	return d.DB.Query(ctx, query, maxRows, args...)
+}
+
+func (d *threadsDB) setting(ctx context.Context) string {
+	t, err := d.DB.Query(ctx, `SELECT current_setting('threads')::VARCHAR AS n`, 0)
+	if err != nil || len(t.Rows) != 1 {
+		d.t.Errorf("reading DuckDB's threads: %v", err)
+		return ""
+	}
+	return fmt.Sprint(t.Rows[0][0])
 }

@@ -362,6 +362,13 @@ func (d *DB) withGlobal(ctx context.Context, setting, value, back string, fn fun
 	return err
 }
 
+// OneThread runs fn with DuckDB running each statement on one thread
+// (singleThreaded), for a caller that runs statements side by side, one per
+// core, instead: a report of a small slice (pipeline.CollectReport).
+func (d *DB) OneThread(ctx context.Context, fn func() error) error {
+	return d.singleThreaded(ctx, fn)
+}
+
 // loadMemoryLimit is DuckDB's memory_limit while a load writes into a
 // database file (unless Options.MemoryLimit was given). The load streams
 // its row groups to the file as they fill, so a small buffer pool is
