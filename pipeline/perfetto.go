@@ -169,25 +169,13 @@ func AddTimelines(ctx context.Context, eng Engine, src *report.Source) {
 	if eng == nil || len(src.Windows) == 0 {
 		return
 	}
-	p, ok := sql.Lookup(sql.Perfetto)
-	if !ok {
+	if err := readWindowRows(ctx, eng, src); err != nil {
 		return
 	}
 	shown := report.ShownFindings(src.Bundle)
-	var placed []report.Window
-	for _, w := range src.Windows {
-		if w.Placed && w.EndNs > w.StartNs {
-			placed = append(placed, w)
-		}
-	}
-	rows, err := windowRows(ctx, eng, p.SQL, placed, src.WindowRows)
-	if err != nil {
-		return
-	}
-	src.WindowRows = rows
 	for i := range src.Windows {
 		w := &src.Windows[i]
-		t := rows[w.Key()]
+		t := src.WindowRows[w.Key()]
 		if t == nil {
 			continue
 		}
@@ -197,4 +185,25 @@ func AddTimelines(ctx context.Context, eng Engine, src *report.Source) {
 		}
 		w.Timeline = perfetto.Timeline(in)
 	}
+}
+
+// readWindowRows reads the rows of src's placed windows that
+// src.WindowRows does not hold yet into it (windowRows).
+func readWindowRows(ctx context.Context, eng Engine, src *report.Source) error {
+	p, ok := sql.Lookup(sql.Perfetto)
+	if !ok {
+		return fmt.Errorf("perfetto: sql/%s.sql is missing from this build", sql.Perfetto)
+	}
+	var placed []report.Window
+	for _, w := range src.Windows {
+		if w.Placed && w.EndNs > w.StartNs {
+			placed = append(placed, w)
+		}
+	}
+	rows, err := windowRows(ctx, eng, p.SQL, placed, src.WindowRows)
+	if err != nil {
+		return err
+	}
+	src.WindowRows = rows
+	return nil
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/crossview"
@@ -26,7 +27,7 @@ const MaxRankCrossViews = 8
 // time), each statement on one thread (oneStatementPerCore). On a larger slice DuckDB's sort of the frames into start order and
 // the evidence's DuckDB memory would peak together, so the cross-views are
 // built first, alone, and then the evidence, both with DuckDB's memory
-// limit lowered (largeSliceMemoryLimits: sorts and joins spill). The frames
+// limit lowered (largeSliceLimits: sorts and joins spill). The frames
 // themselves stream through Go and are never held (CrossViews).
 func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context map[string]string) (*report.Source, error) {
 	var cvs []*crossview.Result
@@ -41,13 +42,19 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 		b, err := CollectEvidence(ctx, eng, []string{"all"}, f, context, limits...)
 		if err == nil {
 			src = &report.Source{Bundle: b, Windows: PerfettoWindows(ctx, eng, b)}
+			if len(limits) > 0 {
+				// The windows' rows under the limits too: each window of a
+				// large trace holds many events, and the report's peak
+				// would be theirs. AddTimelines reads what fails here.
+				_ = underLimits(ctx, eng, limits, func() error { return readWindowRows(ctx, eng, src) })
+			}
 			AddTimelines(ctx, eng, src)
 		}
 		<-cvDone
 		return err
 	}
-	if frames, _ := crossViewSize(ctx, eng, f.Trace, filterRank(f)); frames > leanCrossViewFrames {
-		limits = largeSliceMemoryLimits
+	if frames, ops := crossViewSize(ctx, eng, f.Trace, filterRank(f)); frames > leanCrossViewFrames {
+		limits = largeSliceLimits(ops)
 		gc := debug.SetGCPercent(crossViewGCPercent)
 		cvs, cvErr = crossViews(ctx, eng, f, limits...)
 		debug.SetGCPercent(gc)
@@ -107,16 +114,51 @@ var leanCrossViewFrames = 500_000
 // cross-views stream: their GPU operations and trees are most of the Go
 // heap, and the default (100) lets it grow to twice what is live before a
 // collection (×21 vLLM: 80 MB live, 157 MB peak heap). Measured on the
-// ×21 report, 6 alternating pairs: peak RSS 489-609 MiB against 528-646
-// MiB (medians 541 and 572), wall 1.01×.
-const crossViewGCPercent = 50
+// ×21 report, 6 alternating pairs: 50 against 100, peak RSS 489-609 MiB
+// against 528-646 MiB (medians 541 and 572), wall 1.01×; with DuckDB
+// under 128 MB (largeSliceMemoryLimits), 3 pairs: 25 against 50, peak
+// 353 MiB against 394 (single runs move ±40 MiB), CPU and wall 1.00×.
+const crossViewGCPercent = 25
 
 // largeSliceMemoryLimits are DuckDB's memory limits while a large slice's
 // cross-view queries and then its evidence run (MemoryLimiter), tried in
-// turn while a query runs out of memory. 256 MB holds the ×21 vLLM
-// trace's; the ×250 one's cross-view query of every row but the frames
-// (3.5 M GPU operations) needs the 512 MB of a database file.
-var largeSliceMemoryLimits = []string{"256MB", "512MB"}
+// turn while a query runs out of memory, from the first that holds
+// opBytes per GPU operation of the slice (largeSliceLimits). What sets
+// the limit is the cross-view's query of every row but the frames, which
+// joins each GPU operation to its launching call and its operator: the ×21
+// vLLM trace's (290,000 operations) holds in 128 MB and not in 96 MB, the
+// ×250 one's (3.5 M) needs the 512 MB of a database file. DuckDB spills
+// the rest (the frames' sort, the evidence's joins) to the database's
+// temporary directory. 128 MB against 256 MB at ×21: peak RSS 359 MiB
+// against 483 MiB, 0.98× the wall (3 alternating pairs, medians; the same
+// report).
+var largeSliceMemoryLimits = []string{"128MB", "256MB", "512MB"}
+
+// opBytes is what a GPU operation needs of DuckDB's memory in the
+// cross-view's query, at most: 128 MB over the ×21 vLLM trace's 290,000
+// operations, rounded up. A variable for the tests.
+var opBytes = 440
+
+// largeSliceLimits returns the memory limits for a large slice of ops GPU
+// operations: largeSliceMemoryLimits from the first that holds them at
+// opBytes each (a limit known to run out would cost its query's time),
+// the last one at least.
+func largeSliceLimits(ops int) []string {
+	limits := largeSliceMemoryLimits
+	for len(limits) > 1 && megabytes(limits[0])<<20 < int64(ops)*int64(opBytes) {
+		limits = limits[1:]
+	}
+	return limits
+}
+
+// megabytes reads a limit written as "128MB"; 0 when written otherwise.
+func megabytes(limit string) int64 {
+	n, err := strconv.ParseInt(strings.TrimSuffix(limit, "MB"), 10, 64)
+	if err != nil || !strings.HasSuffix(limit, "MB") {
+		return 0
+	}
+	return n
+}
 
 // underLimits runs fn under each of limits in turn (MemoryLimiter) until
 // it does not run out of DuckDB memory, and returns its last error. On an

@@ -19,6 +19,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/internal/duck"
 	"github.com/tracebook/tracebook/internal/testutil"
+	"github.com/tracebook/tracebook/sql"
 )
 
 // A report whose slice is too large to build its cross-views while the
@@ -56,8 +57,26 @@ func TestCollectReportLargeSliceSameSource(t *testing.T) {
 		t.Fatalf("cross-views under 1 MB: %v, want DuckDB out of memory", err)
 	}
 	largeSliceMemoryLimits = []string{"1MB", "512MB"}
+	defer func(old int) { opBytes = old }(opBytes)
+	opBytes = 0 // 1 MB is tried first, whatever the operations
 	if retried := collect(0); !bytes.Equal(retried, first) {
 		t.Error("the cross-views and evidence built after running out of memory under 1 MB give another report source")
+	}
+	// The frames' query that runs out of memory under its own limit runs
+	// again under the database's, and no frame is read twice.
+	defer func(old string) { framesMemoryLimit = old }(framesMemoryLimit)
+	framesMemoryLimit = "1MB"
+	p, _ := sql.Lookup("crossview")
+	frames := func() error {
+		_, err := db.Query(ctx, "SELECT count(*) FROM ("+framesInStartOrder(p.SQL)+")", 0, "", -1)
+		return err
+	}
+	if err := db.WithMemoryLimit(ctx, framesMemoryLimit, frames); !outOfMemory(err) {
+		t.Fatalf("the frames' query under 1 MB: %v, want DuckDB out of memory", err)
+	}
+	largeSliceMemoryLimits = []string{"512MB"}
+	if again := collect(0); !bytes.Equal(again, first) {
+		t.Error("the frames read again after running out of memory under 1 MB give another report source")
 	}
 	// The evidence runs under the limits too: alone, 1 MB is too little.
 	if _, err := CollectEvidence(ctx, db, []string{"all"}, evidence.Filter{}, nil, "1MB"); !outOfMemory(err) {
@@ -220,4 +239,22 @@ func (d *threadsDB) setting(ctx context.Context) string {
 		return ""
 	}
 	return fmt.Sprint(t.Rows[0][0])
+}
+
+// A large slice's memory limits start from the first that holds its GPU
+// operations at opBytes each, and keep the last.
+func TestLargeSliceLimits(t *testing.T) {
+	for _, tc := range []struct {
+		ops  int
+		want []string
+	}{
+		{0, []string{"128MB", "256MB", "512MB"}},
+		{290_000, []string{"128MB", "256MB", "512MB"}},
+		{400_000, []string{"256MB", "512MB"}},
+		{3_500_000, []string{"512MB"}},
+	} {
+		if got := largeSliceLimits(tc.ops); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("largeSliceLimits(%d) = %v, want %v", tc.ops, got, tc.want)
+		}
+	}
 }
