@@ -354,25 +354,58 @@ func TestParseCacheFormat(t *testing.T) {
 	}
 }
 
-// A load into a database file runs with the small loadMemoryLimit and puts
-// the database's own limit back, also when the load fails; an explicit
-// limit is left alone.
+// A load into a database file runs with the small loadMemoryLimit unless
+// the database's own limit is lower, and puts the database's limit back,
+// also when the load fails.
 func TestLoadMemoryLimitRestored(t *testing.T) {
-	for _, explicit := range []string{"", "1GB"} {
-		db, err := Open(filepath.Join(t.TempDir(), "t.duckdb"), Options{CacheDir: "-", MemoryLimit: explicit})
+	for _, tc := range []struct{ explicit, during string }{
+		{"", "122.0 MiB"},     // DuckDB's rendering of 128MB
+		{"1GB", "122.0 MiB"},  // higher: lowered
+		{"100MB", "95.3 MiB"}, // lower: kept
+		{"0.1GB", "95.3 MiB"}, // the same, another way
+	} {
+		db, err := Open(filepath.Join(t.TempDir(), "t.duckdb"), Options{CacheDir: "-", MemoryLimit: tc.explicit})
 		if err != nil {
 			t.Fatal(err)
 		}
-		limit := func() string { return csv(query(t, db, `SELECT current_setting('memory_limit')`)) }
+		limit := func() string { return strings.TrimSpace(csv(query(t, db, `SELECT current_setting('memory_limit')`))) }
 		before := limit()
-		load(t, db, trace.LoadOptions{}, tiny)
+		var during []string
+		if _, err := db.Load(context.Background(), []string{tiny}, trace.LoadOptions{}, func(trace.Progress) { during = append(during, limit()) }); err != nil {
+			t.Fatal(err)
+		}
+		if len(during) == 0 {
+			t.Fatalf("explicit %q: no progress during the load", tc.explicit)
+		}
+		for _, d := range during {
+			if d != tc.during {
+				t.Errorf("explicit %q: memory_limit %q during the load, want %q", tc.explicit, d, tc.during)
+			}
+		}
 		if _, err := db.Load(context.Background(), []string{"testdata/missing.json"}, trace.LoadOptions{}, nil); err == nil {
 			t.Error("loading a missing file succeeded")
 		}
 		if after := limit(); after != before {
-			t.Errorf("memory_limit %q after loads, was %q (explicit %q)", after, before, explicit)
+			t.Errorf("memory_limit %q after loads, was %q (explicit %q)", after, before, tc.explicit)
 		}
 		db.Close()
+	}
+}
+
+// limitBytes reads the limits DuckDB takes.
+func TestLimitBytes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"128MB", 128e6, true}, {"512MB", 512e6, true}, {"1GB", 1e9, true}, {"0.5 GB", 5e8, true},
+		{"100MiB", 100 << 20, true}, {"2gib", 2 << 30, true}, {"12000MB", 12e9, true},
+		{"", 0, false}, {"MB", 0, false}, {"12", 0, false}, {"12 apples", 0, false},
+	} {
+		if got, ok := limitBytes(tc.in); got != tc.want || ok != tc.ok {
+			t.Errorf("limitBytes(%q) = %d, %v; want %d, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
 	}
 }
 
