@@ -114,11 +114,10 @@ var leanCrossViewFrames = 500_000
 // cross-views stream: their GPU operations and trees are most of the Go
 // heap, and the default (100) lets it grow to twice what is live before a
 // collection (×21 vLLM: 80 MB live, 157 MB peak heap). Measured on the
-// ×21 report, 6 alternating pairs: 50 against 100, peak RSS 489-609 MiB
-// against 528-646 MiB (medians 541 and 572), wall 1.01×; with DuckDB
-// under 128 MB (largeSliceMemoryLimits), 3 pairs: 25 against 50, peak
-// 353 MiB against 394 (single runs move ±40 MiB), CPU and wall 1.00×.
-const crossViewGCPercent = 25
+// ×21 report, 6 alternating pairs: peak RSS 489-609 MiB against 528-646
+// MiB (medians 541 and 572), wall 1.01×. With DuckDB under 128 MB
+// (largeSliceMemoryLimits), 25 gave the peak and the time of 50 (3 pairs).
+const crossViewGCPercent = 50
 
 // largeSliceMemoryLimits are DuckDB's memory limits while a large slice's
 // cross-view queries and then its evidence run (MemoryLimiter), tried in

@@ -392,6 +392,33 @@ func TestLoadMemoryLimitRestored(t *testing.T) {
 	}
 }
 
+// A load read back from the parse cache keeps the database's limit: DuckDB
+// inserts the cache's Parquet on every thread, which the small limit stops.
+func TestCacheLoadKeepsMemoryLimit(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "t.duckdb"), Options{CacheDir: t.TempDir(), MemoryLimit: "1GB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	limit := func() string { return strings.TrimSpace(csv(query(t, db, `SELECT current_setting('memory_limit')`))) }
+	before := limit()
+	load(t, db, trace.LoadOptions{Name: "a"}, tiny)
+	db.WaitCache()
+	var during []string
+	r, err := db.Load(context.Background(), []string{tiny}, trace.LoadOptions{Name: "b"}, func(trace.Progress) { during = append(during, limit()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Cached || len(during) == 0 {
+		t.Fatalf("the second load was not read from the cache with progress: %+v, %d progress calls", r, len(during))
+	}
+	for _, d := range during {
+		if d != before {
+			t.Errorf("memory_limit %q during a load from the cache, want the database's %q", d, before)
+		}
+	}
+}
+
 // limitBytes reads the limits DuckDB takes.
 func TestLimitBytes(t *testing.T) {
 	for _, tc := range []struct {

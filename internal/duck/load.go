@@ -85,11 +85,6 @@ func (d *DB) load(ctx context.Context, paths []string, opts trace.LoadOptions, p
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	restore, err := d.loadMemory(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer restore()
 	conn, err := d.db.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -251,10 +246,12 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 			})
 			return perr
 		})
-		qerr := l.d.singleThreaded(l.ctx, func() error {
-			_, err := l.tx.ExecContext(l.ctx, fmt.Sprintf(`INSERT INTO %s (%s) SELECT ?, ?, ?, %s FROM %s(%d)`,
-				l.target, leanColumns, scanSelect, scanFunction, s.id), l.traceID, i, provisional)
-			return err
+		qerr := l.d.loadMemory(l.ctx, func() error {
+			return l.d.singleThreaded(l.ctx, func() error {
+				_, err := l.tx.ExecContext(l.ctx, fmt.Sprintf(`INSERT INTO %s (%s) SELECT ?, ?, ?, %s FROM %s(%d)`,
+					l.target, leanColumns, scanSelect, scanFunction, s.id), l.traceID, i, provisional)
+				return err
+			})
 		})
 		perr := s.close() // after it, the parser's goroutine has handed out its last id
 		switch {
@@ -369,34 +366,31 @@ func (d *DB) OneThread(ctx context.Context, fn func() error) error {
 	return d.singleThreaded(ctx, fn)
 }
 
-// loadMemoryLimit is DuckDB's memory_limit while a load writes into a
-// database file, unless the database's own limit is lower. The load
-// streams its row groups to the file as they fill, so a small buffer pool
-// is enough: the blocks it has written stay in the pool until the limit
-// evicts them (they are clean), and with more room the load's peak grows
-// with the trace. Measured on an 820 MB trace: 0.25× its JSON at 256 MB
-// against 0.52× with the default (half the machine's memory), no slower;
-// then at 128 MB against the 512 MB a command's database file has
-// (fileMemoryLimit), load peaks of 239 MB against 296 MB. An in-memory
-// database keeps its limit: its events live in the buffer pool, and a
-// small limit would only make them spill.
+// loadMemoryLimit is DuckDB's memory_limit while the parser's stream
+// writes a file's events into a database file, unless the database's own
+// limit is lower. The stream writes its row groups to the file as they
+// fill, so a small buffer pool is enough: the blocks it has written stay
+// in the pool until the limit evicts them (they are clean), and with more
+// room the load's peak grows with the trace. Measured on an 820 MB trace:
+// 0.25× its JSON at 256 MB against 0.52× with the default (half the
+// machine's memory), no slower; then at 128 MB against the 512 MB a
+// command's database file has (fileMemoryLimit), load peaks of 236 MiB
+// against 299 MiB, 0.91× the wall. A file read back from the parse cache
+// keeps the database's limit: DuckDB inserts its Parquet on every thread,
+// and under 128 MB it used one (the same trace: 1.7× the wall). An
+// in-memory database keeps its limit: its events live in the buffer pool,
+// and a small limit would only make them spill.
 const loadMemoryLimit = "128MB"
 
-// loadMemory lowers memory_limit to loadMemoryLimit for a load into a
-// database file whose limit is higher; the returned function restores it.
-func (d *DB) loadMemory(ctx context.Context) (restore func(), err error) {
-	if d.path == "" || d.memoryLimit == "" {
-		return func() {}, nil
-	}
+// loadMemory runs fn, the parser's stream into the database, with
+// memory_limit lowered to loadMemoryLimit on a database file whose limit
+// is higher, and restores it.
+func (d *DB) loadMemory(ctx context.Context, fn func() error) error {
 	low, _ := limitBytes(loadMemoryLimit)
-	if n, ok := limitBytes(d.memoryLimit); !ok || n <= low {
-		return func() {}, nil
+	if n, ok := limitBytes(d.memoryLimit); d.path == "" || !ok || n <= low {
+		return fn()
 	}
-	back, err := d.setGlobal(ctx, "memory_limit", quote(loadMemoryLimit), quote(d.memoryLimit))
-	if err != nil {
-		return nil, err
-	}
-	return func() { _ = back() }, nil
+	return d.withGlobal(ctx, "memory_limit", quote(loadMemoryLimit), quote(d.memoryLimit), fn)
 }
 
 // limitBytes reads a memory limit written as DuckDB takes it: a number
