@@ -192,7 +192,7 @@ func framesInStartOrder(query string) string {
 
 // framesMemoryLimit is DuckDB's memory limit for the query of the streamed
 // frames (framesInStartOrder), lower than the rest of a large slice's
-// (largeSliceMemoryLimits): DuckDB sorts the frames into start order,
+// (largeSliceMemoryMB): DuckDB sorts the frames into start order,
 // spilling what passes the limit, and the sort needs little memory to work.
 // ×21 vLLM (2.9 M frames), 3 alternating pairs: the report's peak RSS 310
 // MiB against 356 MiB with the frames under the 128 MB of the rest, the

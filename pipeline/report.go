@@ -24,11 +24,12 @@ const MaxRankCrossViews = 8
 // The cross-views need nothing from the evidence. On a slice of up to
 // leanCrossViewFrames host frames they are built on another connection
 // while the evidence runs (its small queries leave a core idle much of the
-// time), each statement on one thread (oneStatementPerCore). On a larger slice DuckDB's sort of the frames into start order and
-// the evidence's DuckDB memory would peak together, so the cross-views are
-// built first, alone, and then the evidence, both with DuckDB's memory
-// limit lowered (largeSliceLimits: sorts and joins spill). The frames
-// themselves stream through Go and are never held (CrossViews).
+// time), each statement on one thread (oneStatementPerCore). On a larger
+// slice DuckDB's sort of the frames into start order and the evidence's
+// DuckDB memory would peak together, so the cross-views are built first,
+// alone, and then the evidence, both with DuckDB's memory limit lowered
+// (largeSliceLimits: sorts and joins spill). The frames themselves stream
+// through Go and are never held (CrossViews).
 func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context map[string]string) (*report.Source, error) {
 	var cvs []*crossview.Result
 	var cvErr error
@@ -116,22 +117,22 @@ var leanCrossViewFrames = 500_000
 // collection (×21 vLLM: 80 MB live, 157 MB peak heap). Measured on the
 // ×21 report, 6 alternating pairs: peak RSS 489-609 MiB against 528-646
 // MiB (medians 541 and 572), wall 1.01×. With DuckDB under 128 MB
-// (largeSliceMemoryLimits), 25 gave the peak and the time of 50 (3 pairs).
+// (largeSliceMemoryMB), 25 gave the peak and the time of 50 (3 pairs).
 const crossViewGCPercent = 50
 
-// largeSliceMemoryLimits are DuckDB's memory limits while a large slice's
-// cross-view queries and then its evidence run (MemoryLimiter), tried in
-// turn while a query runs out of memory, from the first that holds
-// opBytes per GPU operation of the slice (largeSliceLimits). What sets
-// the limit is the cross-view's query of every row but the frames, which
-// joins each GPU operation to its launching call and its operator: the ×21
-// vLLM trace's (290,000 operations) holds in 128 MB and not in 96 MB, the
-// ×250 one's (3.5 M) needs the 512 MB of a database file. DuckDB spills
-// the rest (the frames' sort, the evidence's joins) to the database's
-// temporary directory. 128 MB against 256 MB at ×21: peak RSS 359 MiB
-// against 483 MiB, 0.98× the wall (3 alternating pairs, medians; the same
-// report).
-var largeSliceMemoryLimits = []string{"128MB", "256MB", "512MB"}
+// largeSliceMemoryMB are DuckDB's memory limits, in MB, while a large
+// slice's cross-view queries and then its evidence run (MemoryLimiter),
+// tried in turn while a query runs out of memory, from the first that
+// holds opBytes per GPU operation of the slice (largeSliceLimits). What
+// sets the limit is the cross-view's query of every row but the frames,
+// which joins each GPU operation to its launching call and its operator:
+// the ×21 vLLM trace's (290,000 operations) holds in 128 MB and not in 96
+// MB, the ×250 one's (3.5 M) needs the 512 MB of a database file. DuckDB
+// spills the rest (the frames' sort, the evidence's joins) to the
+// database's temporary directory. 128 MB against 256 MB at ×21: peak RSS
+// 359 MiB against 483 MiB, 0.98× the wall (3 alternating pairs, medians;
+// the same report).
+var largeSliceMemoryMB = []int{128, 256, 512}
 
 // opBytes is what a GPU operation needs of DuckDB's memory in the
 // cross-view's query, at most: 128 MB over the ×21 vLLM trace's 290,000
@@ -139,24 +140,19 @@ var largeSliceMemoryLimits = []string{"128MB", "256MB", "512MB"}
 var opBytes = 440
 
 // largeSliceLimits returns the memory limits for a large slice of ops GPU
-// operations: largeSliceMemoryLimits from the first that holds them at
+// operations: largeSliceMemoryMB from the first that holds them at
 // opBytes each (a limit known to run out would cost its query's time),
-// the last one at least.
+// the last one at least, as DuckDB takes them ("128MB").
 func largeSliceLimits(ops int) []string {
-	limits := largeSliceMemoryLimits
-	for len(limits) > 1 && megabytes(limits[0])<<20 < int64(ops)*int64(opBytes) {
-		limits = limits[1:]
+	mbs := largeSliceMemoryMB
+	for len(mbs) > 1 && int64(mbs[0])*1_000_000 < int64(ops)*int64(opBytes) {
+		mbs = mbs[1:]
+	}
+	limits := make([]string, len(mbs))
+	for i, mb := range mbs {
+		limits[i] = strconv.Itoa(mb) + "MB"
 	}
 	return limits
-}
-
-// megabytes reads a limit written as "128MB"; 0 when written otherwise.
-func megabytes(limit string) int64 {
-	n, err := strconv.ParseInt(strings.TrimSuffix(limit, "MB"), 10, 64)
-	if err != nil || !strings.HasSuffix(limit, "MB") {
-		return 0
-	}
-	return n
 }
 
 // underLimits runs fn under each of limits in turn (MemoryLimiter) until

@@ -50,13 +50,12 @@ func TestCollectReportLargeSliceSameSource(t *testing.T) {
 		t.Error("the cross-views built first give another report source than built alongside the evidence")
 	}
 	// A limit under which DuckDB runs out of memory is followed by the next.
-	defer func(old []string, lean int) { largeSliceMemoryLimits, leanCrossViewFrames = old, lean }(largeSliceMemoryLimits, leanCrossViewFrames)
-	largeSliceMemoryLimits = []string{"1MB"}
+	defer func(old []int, lean int) { largeSliceMemoryMB, leanCrossViewFrames = old, lean }(largeSliceMemoryMB, leanCrossViewFrames)
 	leanCrossViewFrames = 0 // the frames stream
-	if _, err := crossViews(ctx, db, evidence.Filter{}, largeSliceMemoryLimits...); err == nil || !strings.Contains(err.Error(), "Out of Memory Error") {
+	if _, err := crossViews(ctx, db, evidence.Filter{}, "1MB"); err == nil || !strings.Contains(err.Error(), "Out of Memory Error") {
 		t.Fatalf("cross-views under 1 MB: %v, want DuckDB out of memory", err)
 	}
-	largeSliceMemoryLimits = []string{"1MB", "512MB"}
+	largeSliceMemoryMB = []int{1, 512}
 	defer func(old int) { opBytes = old }(opBytes)
 	opBytes = 0 // 1 MB is tried first, whatever the operations
 	if retried := collect(0); !bytes.Equal(retried, first) {
@@ -74,7 +73,7 @@ func TestCollectReportLargeSliceSameSource(t *testing.T) {
 	if err := db.WithMemoryLimit(ctx, framesMemoryLimit, frames); !outOfMemory(err) {
 		t.Fatalf("the frames' query under 1 MB: %v, want DuckDB out of memory", err)
 	}
-	largeSliceMemoryLimits = []string{"512MB"}
+	largeSliceMemoryMB = []int{512}
 	if again := collect(0); !bytes.Equal(again, first) {
 		t.Error("the frames read again after running out of memory under 1 MB give another report source")
 	}
@@ -242,7 +241,8 @@ func (d *threadsDB) setting(ctx context.Context) string {
 }
 
 // A large slice's memory limits start from the first that holds its GPU
-// operations at opBytes each, and keep the last.
+// operations at opBytes each, and keep the last (128 MB is 128,000,000
+// bytes to DuckDB: 290,909 operations at 440 bytes).
 func TestLargeSliceLimits(t *testing.T) {
 	for _, tc := range []struct {
 		ops  int
@@ -250,6 +250,7 @@ func TestLargeSliceLimits(t *testing.T) {
 	}{
 		{0, []string{"128MB", "256MB", "512MB"}},
 		{290_000, []string{"128MB", "256MB", "512MB"}},
+		{290_910, []string{"256MB", "512MB"}},
 		{400_000, []string{"256MB", "512MB"}},
 		{3_500_000, []string{"512MB"}},
 	} {
