@@ -354,39 +354,41 @@ func TestParseCacheFormat(t *testing.T) {
 	}
 }
 
-// A load into a database file runs with the small loadMemoryLimit unless
-// the database's own limit is lower, and puts the database's limit back,
-// also when the load fails.
+// The parser's stream into a database file runs under the small
+// loadMemoryLimit unless the database's own limit is lower (an in-memory
+// database keeps its own), and loads put the database's limit back, also
+// when they fail.
 func TestLoadMemoryLimitRestored(t *testing.T) {
-	for _, tc := range []struct{ explicit, during string }{
-		{"", "122.0 MiB"},     // DuckDB's rendering of 128MB
-		{"1GB", "122.0 MiB"},  // higher: lowered
-		{"100MB", "95.3 MiB"}, // lower: kept
-		{"0.1GB", "95.3 MiB"}, // the same, another way
+	for _, tc := range []struct{ file, explicit, during string }{
+		{"t.duckdb", "", "122.0 MiB"},     // DuckDB's rendering of 128MB
+		{"t.duckdb", "1GB", "122.0 MiB"},  // higher: lowered
+		{"t.duckdb", "100MB", "95.3 MiB"}, // lower: kept
+		{"t.duckdb", "0.1GB", "95.3 MiB"}, // the same, another way
+		{"", "1GB", "953.6 MiB"},          // in memory: kept
 	} {
-		db, err := Open(filepath.Join(t.TempDir(), "t.duckdb"), Options{CacheDir: "-", MemoryLimit: tc.explicit})
+		path := ""
+		if tc.file != "" {
+			path = filepath.Join(t.TempDir(), tc.file)
+		}
+		db, err := Open(path, Options{CacheDir: "-", MemoryLimit: tc.explicit})
 		if err != nil {
 			t.Fatal(err)
 		}
 		limit := func() string { return strings.TrimSpace(csv(query(t, db, `SELECT current_setting('memory_limit')`))) }
 		before := limit()
-		var during []string
-		if _, err := db.Load(context.Background(), []string{tiny}, trace.LoadOptions{}, func(trace.Progress) { during = append(during, limit()) }); err != nil {
+		var during string
+		if err := db.loadMemory(context.Background(), func() error { during = limit(); return nil }); err != nil {
 			t.Fatal(err)
 		}
-		if len(during) == 0 {
-			t.Fatalf("explicit %q: no progress during the load", tc.explicit)
+		if during != tc.during {
+			t.Errorf("%q, explicit %q: memory_limit %q while the stream runs, want %q", tc.file, tc.explicit, during, tc.during)
 		}
-		for _, d := range during {
-			if d != tc.during {
-				t.Errorf("explicit %q: memory_limit %q during the load, want %q", tc.explicit, d, tc.during)
-			}
-		}
+		load(t, db, trace.LoadOptions{}, tiny)
 		if _, err := db.Load(context.Background(), []string{"testdata/missing.json"}, trace.LoadOptions{}, nil); err == nil {
 			t.Error("loading a missing file succeeded")
 		}
 		if after := limit(); after != before {
-			t.Errorf("memory_limit %q after loads, was %q (explicit %q)", after, before, tc.explicit)
+			t.Errorf("%q: memory_limit %q after loads, was %q (explicit %q)", tc.file, after, before, tc.explicit)
 		}
 		db.Close()
 	}
