@@ -205,11 +205,7 @@ var framesMemoryLimit = "64MB"
 // there: no row reaches Go before the sort is done (QueryEach), so none is
 // read twice.
 func underFramesLimit(ctx context.Context, eng Engine, read func() error) error {
-	ml, ok := eng.(MemoryLimiter)
-	if !ok {
-		return read()
-	}
-	if err := ml.WithMemoryLimit(ctx, framesMemoryLimit, read); !outOfMemory(err) {
+	if err := underLimits(ctx, eng, []string{framesMemoryLimit}, read); !outOfMemory(err) {
 		return err
 	}
 	return read()

@@ -163,7 +163,7 @@ func (d *DB) writeCache(name string, writes []cacheWrite) {
 			name, w.fileID, w.info.SHA256).Scan(&same); err != nil || same == 0 {
 			continue
 		}
-		_ = d.singleThreaded(ctx, func() error { return d.cacheStore(ctx, tx, "tb_events", name, w) })
+		_ = d.OneThread(ctx, func() error { return d.cacheStore(ctx, tx, "tb_events", name, w) })
 	}
 }
 
@@ -203,7 +203,7 @@ func (d *DB) cacheStore(ctx context.Context, tx *sql.Tx, target, name string, w 
 	if err != nil {
 		return err
 	}
-	// One thread (the callers' singleThreaded): the rows keep the table's order.
+	// One thread (the callers' OneThread): the rows keep the table's order.
 	q := fmt.Sprintf(`COPY (SELECT %s FROM %s) TO %s (FORMAT parquet, COMPRESSION zstd)`,
 		cacheColumns, rows, quote(tmp+".parquet"))
 	res, err := tx.ExecContext(ctx, q)

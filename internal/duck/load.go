@@ -221,7 +221,7 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 			f.pids = nil
 		}
 		m := cacheHit.remap(l.strs)
-		// On every thread, not singleThreaded: DuckDB reads the Parquet
+		// On every thread, not OneThread: DuckDB reads the Parquet
 		// row groups in parallel and keeps their order (the events' rowids
 		// are those of one thread). The ×5 vLLM trace loads from its cache
 		// in 0.62× the time at 0.82× the peak, the 48 MB report takes 0.93×.
@@ -247,7 +247,7 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 			return perr
 		})
 		qerr := l.d.loadMemory(l.ctx, func() error {
-			return l.d.singleThreaded(l.ctx, func() error {
+			return l.d.OneThread(l.ctx, func() error {
 				_, err := l.tx.ExecContext(l.ctx, fmt.Sprintf(`INSERT INTO %s (%s) SELECT ?, ?, ?, %s FROM %s(%d)`,
 					l.target, leanColumns, scanSelect, scanFunction, s.id), l.traceID, i, provisional)
 				return err
@@ -277,7 +277,7 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 			if l.target == "tb_events" {
 				l.pendingCache = append(l.pendingCache, w)
 			} else {
-				_ = l.d.singleThreaded(l.ctx, func() error {
+				_ = l.d.OneThread(l.ctx, func() error {
 					if err := l.strs.flush(l.ctx, l.tx); err != nil {
 						return err
 					}
@@ -359,13 +359,6 @@ func (d *DB) withGlobal(ctx context.Context, setting, value, back string, fn fun
 	return err
 }
 
-// OneThread runs fn with DuckDB running each statement on one thread
-// (singleThreaded), for a caller that runs statements side by side, one per
-// core, instead: a report of a small slice (pipeline.CollectReport).
-func (d *DB) OneThread(ctx context.Context, fn func() error) error {
-	return d.singleThreaded(ctx, fn)
-}
-
 // loadMemoryLimit is DuckDB's memory_limit while the parser's stream
 // writes a file's events into a database file, unless the database's own
 // limit is lower. The stream writes its row groups to the file as they
@@ -415,13 +408,15 @@ func limitBytes(limit string) (int64, bool) {
 	return int64(v * u), true
 }
 
-// singleThreaded runs fn with DuckDB's thread pool at one thread. The scan
-// is a single stream that the parser feeds, so more DuckDB threads cannot
-// help, and with more the thread that waits for the stream's query spins
-// for tasks, taking the core the parser needs (measured: a third more CPU
-// per load). threads is a database-wide setting: queries that run at the
-// same time as a load run single-threaded until it ends.
-func (d *DB) singleThreaded(ctx context.Context, fn func() error) error {
+// OneThread runs fn with DuckDB's thread pool at one thread, then back.
+// The load's scan is a single stream that the parser feeds, so more DuckDB
+// threads cannot help, and with more the thread that waits for the
+// stream's query spins for tasks, taking the core the parser needs
+// (measured: a third more CPU per load). A caller that runs statements side
+// by side, one per core, uses it too: a report of a small slice
+// (pipeline.CollectReport). threads is a database-wide setting: queries
+// that run meanwhile run single-threaded until fn ends.
+func (d *DB) OneThread(ctx context.Context, fn func() error) error {
 	if d.threads <= 1 {
 		return fn()
 	}
