@@ -4,6 +4,7 @@ package duck
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -641,5 +642,41 @@ func TestLoadOnFullDisk(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, "tracebook-db-*")); len(left) > 0 {
 		t.Errorf("Close left %v", left)
+	}
+}
+
+// TestInMemoryCompressed: an in-memory database keeps its tables in
+// memoryCatalog on every connection, and a load leaves the events
+// compressed there (the default in-memory catalog stores every segment
+// uncompressed).
+func TestInMemoryCompressed(t *testing.T) {
+	db := openTest(t, "-")
+	load(t, db, trace.LoadOptions{}, "../../testdata/kineto/resnet50_num_workers_0")
+	ctx := context.Background()
+	// Two connections at once: the second is new to the pool and must
+	// see the same tables.
+	var conns []*sql.Conn
+	for range 2 {
+		c, err := db.SQL().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		var catalog string
+		var n int
+		if err := c.QueryRowContext(ctx, `SELECT current_database(), (SELECT count(*) FROM events)`).Scan(&catalog, &n); err != nil {
+			t.Fatal(err)
+		}
+		if catalog != memoryCatalog || n == 0 {
+			t.Errorf("connection %d: current_database() = %q with %d events, want %q and the loaded events", i, catalog, n, memoryCatalog)
+		}
+	}
+	got := csv(query(t, db, `SELECT count(*) FILTER (WHERE compression <> 'Uncompressed') > count(*) / 2
+		FROM pragma_storage_info('tb_events') WHERE segment_type <> 'VALIDITY'`))
+	if got != "true\n" {
+		t.Errorf("most of tb_events' segments are uncompressed after a load")
 	}
 }

@@ -161,6 +161,12 @@ func (d *DB) load(ctx context.Context, paths []string, opts trace.LoadOptions, p
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
+	if d.path == "" {
+		// Compresses the new events (memoryCatalog). They are committed:
+		// a checkpoint that fails (cancelled, out of memory) leaves them
+		// uncompressed, not lost, and the load stands.
+		d.db.ExecContext(ctx, `CHECKPOINT `+memoryCatalog)
+	}
 	if len(l.pendingCache) > 0 {
 		d.cacheWrites.Add(1)
 		go d.writeCache(name, l.pendingCache)
