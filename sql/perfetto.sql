@@ -72,11 +72,12 @@ _e AS NOT MATERIALIZED (
   SELECT e.* FROM tb_events e
   WHERE e.trace_id = (SELECT id FROM tb_strings WHERE s = $1::VARCHAR) AND e.rank = $2::INTEGER
 ),
+-- The window's events as ids: their strings are looked up for the
+-- kept ones only (a window can hold most of the trace).
 _win AS (
-  SELECT d.strings[e.pid_id + 1] AS pid, d.strings[e.tid_id + 1] AS tid, e.kind, e.api,
-    d.strings[e.cat_id + 1] AS cat, d.strings[e.name_id + 1] AS name, e.ts_ns, e.dur_ns, e.correlation, e.external_id,
+  SELECT e.pid_id, e.tid_id, e.kind, e.api, e.cat_id, e.name_id, e.ts_ns, e.dur_ns, e.correlation, e.external_id,
     e.stream, e.device, e.bytes, e.graph_id
-  FROM _e e, _w, tb_dict d
+  FROM _e e, _w
   WHERE e.ph = 'X'
     AND e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_annotation', 'runtime', 'driver', 'cpu_op', 'annotation', 'python')
     AND e.ts_ns < _w.w1 AND e.end_ns >= _w.w0
@@ -84,10 +85,25 @@ _win AS (
 _py AS (
   SELECT count(*) FILTER (WHERE kind = 'python') AS python, count(*) AS total FROM _win
 ),
-_kept AS (
+_cand AS (
   SELECT w.* FROM _win w, _py
   WHERE w.kind <> 'python' OR _py.python <= $6::BIGINT
-  ORDER BY w.dur_ns DESC, w.ts_ns, w.pid, w.tid, w.name, w.correlation, w.external_id
+),
+-- The $5-th longest candidate (ties: earlier first): every candidate
+-- ordered before it or tied with it on duration and start can be kept,
+-- whatever its strings; none when there are at most $5.
+_cut AS (
+  SELECT dur_ns, ts_ns FROM _cand ORDER BY dur_ns DESC, ts_ns LIMIT 1 OFFSET $5::BIGINT - 1
+),
+_kept AS (
+  SELECT d.strings[c.pid_id + 1] AS pid, d.strings[c.tid_id + 1] AS tid, c.kind, c.api,
+    d.strings[c.cat_id + 1] AS cat, d.strings[c.name_id + 1] AS name, c.ts_ns, c.dur_ns, c.correlation, c.external_id,
+    c.stream, c.device, c.bytes, c.graph_id
+  FROM _cand c, tb_dict d
+  WHERE NOT EXISTS (SELECT 1 FROM _cut)
+    OR c.dur_ns > (SELECT dur_ns FROM _cut)
+    OR (c.dur_ns = (SELECT dur_ns FROM _cut) AND c.ts_ns <= (SELECT ts_ns FROM _cut))
+  ORDER BY c.dur_ns DESC, c.ts_ns, pid, tid, name, c.correlation, c.external_id
   LIMIT $5::BIGINT
 ),
 -- The GPU copies the kept host calls launched (same correlation on the
