@@ -40,7 +40,7 @@ func BenchmarkReportVLLM(b *testing.B) {
 		}
 		load += time.Since(start)
 		start = time.Now()
-		src, err := collectLoaded(ctx, db, evidence.Filter{})
+		src, err := collectLoaded(ctx, db, evidence.Filter{}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

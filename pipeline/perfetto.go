@@ -70,29 +70,22 @@ func rankSpan(b *evidence.Bundle, trace string, rank int) int64 {
 	return end - t0
 }
 
-// AddPerfetto runs sql/perfetto.sql for each window of src and keeps the
-// saved traces in src.Perfetto (analysis/perfetto), together within budget
-// bytes gzip-compressed (0 = no budget). The single-file report embeds
-// them; `tracebook report --perfetto DIR` writes them.
+// AddPerfetto keeps the saved traces of src's windows in src.Perfetto
+// (analysis/perfetto), together within budget bytes gzip-compressed (0 =
+// no budget), from their rows (ReadPerfettoRows, which it runs first: eng
+// may be nil once they are read). The single-file report embeds them;
+// `tracebook report --perfetto DIR` writes them.
 func AddPerfetto(ctx context.Context, eng Engine, src *report.Source, budget int) error {
 	if len(src.Windows) == 0 || src.Perfetto != nil {
 		return nil
 	}
-	if eng == nil {
-		return fmt.Errorf("perfetto: no database")
-	}
-	p, ok := sql.Lookup(sql.Perfetto)
-	if !ok {
-		return fmt.Errorf("perfetto: sql/perfetto.sql is missing from this build")
-	}
-	shown := report.ShownFindings(src.Bundle)
-	rows, err := windowRows(ctx, eng, p.SQL, src.Windows, src.WindowRows)
-	if err != nil {
+	if err := ReadPerfettoRows(ctx, eng, src); err != nil {
 		return err
 	}
+	shown := report.ShownFindings(src.Bundle)
 	var ins []perfetto.Input
 	for _, w := range src.Windows {
-		in := perfetto.Input{Window: w, Rows: rows[w.Key()]}
+		in := perfetto.Input{Window: w, Rows: src.WindowRows[w.Key()]}
 		if w.N >= 1 && w.N <= len(shown) {
 			in.Finding = shown[w.N-1]
 		}
@@ -101,6 +94,17 @@ func AddPerfetto(ctx context.Context, eng Engine, src *report.Source, budget int
 	src.Perfetto = perfetto.Files(ins, budget)
 	src.WindowRows = nil // the files hold what the page needs of them
 	return nil
+}
+
+// ReadPerfettoRows runs sql/perfetto.sql for each window of src whose rows
+// src.WindowRows does not hold yet (AddTimelines reads most) and keeps
+// them there: after it, AddPerfetto needs no database, which the CLI
+// closes before it draws the page.
+func ReadPerfettoRows(ctx context.Context, eng Engine, src *report.Source) error {
+	if len(src.Windows) == 0 || src.Perfetto != nil {
+		return nil
+	}
+	return readRows(ctx, eng, src, src.Windows)
 }
 
 // windowRows runs sql/perfetto.sql (query) once per distinct window of
@@ -120,6 +124,9 @@ func windowRows(ctx context.Context, eng Engine, query string, windows []report.
 			rows[w.Key()] = nil
 			order = append(order, w)
 		}
+	}
+	if len(order) > 0 && eng == nil {
+		return nil, fmt.Errorf("perfetto: no database")
 	}
 	tables := make([]*table.Table, len(order))
 	errs := make([]error, len(order))
@@ -188,19 +195,25 @@ func AddTimelines(ctx context.Context, eng Engine, src *report.Source) {
 }
 
 // readWindowRows reads the rows of src's placed windows that
-// src.WindowRows does not hold yet into it (windowRows).
+// src.WindowRows does not hold yet into it.
 func readWindowRows(ctx context.Context, eng Engine, src *report.Source) error {
-	p, ok := sql.Lookup(sql.Perfetto)
-	if !ok {
-		return fmt.Errorf("perfetto: sql/%s.sql is missing from this build", sql.Perfetto)
-	}
 	var placed []report.Window
 	for _, w := range src.Windows {
 		if w.Placed && w.EndNs > w.StartNs {
 			placed = append(placed, w)
 		}
 	}
-	rows, err := windowRows(ctx, eng, p.SQL, placed, src.WindowRows)
+	return readRows(ctx, eng, src, placed)
+}
+
+// readRows reads the rows of windows that src.WindowRows does not hold
+// yet into it (windowRows).
+func readRows(ctx context.Context, eng Engine, src *report.Source, windows []report.Window) error {
+	p, ok := sql.Lookup(sql.Perfetto)
+	if !ok {
+		return fmt.Errorf("perfetto: sql/%s.sql is missing from this build", sql.Perfetto)
+	}
+	rows, err := windowRows(ctx, eng, p.SQL, windows, src.WindowRows)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,9 @@ func plantedSteps(t *testing.T, steps bool) string {
 	return k.write(t, t.TempDir(), "planted.json")
 }
 
-// reportOf loads paths and collects the report with its Perfetto files.
+// reportOf loads paths and collects the report with its Perfetto files,
+// as the CLI does: the windows' rows are read, the database closed, and
+// the files made without it.
 //
 // The timelines and the Perfetto files are made from the same rows: each
 // window's are read once.
@@ -78,8 +80,12 @@ func reportOf(t *testing.T, budget int, paths ...string) *report.Source {
 	if err != nil {
 		t.Fatalf("CollectReport: %v", err)
 	}
-	if err := pipeline.AddPerfetto(ctx, db, src, budget); err != nil {
-		t.Fatalf("AddPerfetto: %v", err)
+	if err := pipeline.ReadPerfettoRows(ctx, db, src); err != nil {
+		t.Fatalf("ReadPerfettoRows: %v", err)
+	}
+	db.Close()
+	if err := pipeline.AddPerfetto(ctx, nil, src, budget); err != nil {
+		t.Fatalf("AddPerfetto without the database: %v", err)
 	}
 	windows := map[report.WindowKey]bool{}
 	for _, w := range src.Windows {
@@ -322,5 +328,21 @@ func TestPerfettoWindowForAnotherView(t *testing.T) {
 				t.Errorf("steps %v, format %v: a button for a file the report does not hold", tc.steps, f)
 			}
 		}
+	}
+}
+
+// TestAddPerfettoNeedsRowsOrDatabase: without a database, AddPerfetto
+// makes the files from rows already read, and says so when a window's
+// rows are missing rather than failing on the nil engine.
+func TestAddPerfettoNeedsRowsOrDatabase(t *testing.T) {
+	src := reportOf(t, 0, plantedSteps(t, true))
+	files := src.Perfetto
+	src.Perfetto, src.WindowRows = nil, nil
+	err := pipeline.AddPerfetto(context.Background(), nil, src, 0)
+	if err == nil || !strings.Contains(err.Error(), "no database") {
+		t.Errorf("AddPerfetto(nil engine, rows unread) = %v, want a no-database error", err)
+	}
+	if len(files) == 0 || src.Perfetto != nil {
+		t.Errorf("%d files before; %d after the failed call, want none", len(files), len(src.Perfetto))
 	}
 }

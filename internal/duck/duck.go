@@ -38,6 +38,7 @@ type DB struct {
 	tempDir   string
 	ownTemp   bool   // tempDir was created by Open and is removed by Close
 	scratch   string // the directory of a scratch database (Options.Scratch), removed by Close
+	closed    bool   // Close has run
 
 	mu sync.Mutex // serialises Load and Drop
 
@@ -200,9 +201,14 @@ func (d *DB) Path() string {
 	return d.path
 }
 
-// Close closes the database; an in-memory one is gone.
+// Close closes the database; an in-memory one is gone. Closing it again
+// does nothing.
 func (d *DB) Close() error {
 	d.cacheWrites.Wait()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
 	var err error
 	if d.db != nil {
 		err = d.db.Close()
