@@ -74,7 +74,7 @@ _e AS NOT MATERIALIZED (
 ),
 -- The window's events as ids: their strings are looked up for the
 -- kept ones only (a window can hold most of the trace).
-_win AS (
+_win AS NOT MATERIALIZED (
   SELECT e.pid_id, e.tid_id, e.kind, e.api, e.cat_id, e.name_id, e.ts_ns, e.dur_ns, e.correlation, e.external_id,
     e.stream, e.device, e.bytes, e.graph_id
   FROM _e e, _w
@@ -85,7 +85,7 @@ _win AS (
 _py AS (
   SELECT count(*) FILTER (WHERE kind = 'python') AS python, count(*) AS total FROM _win
 ),
-_cand AS (
+_cand AS NOT MATERIALIZED (
   SELECT w.* FROM _win w, _py
   WHERE w.kind <> 'python' OR _py.python <= $6::BIGINT
 ),
