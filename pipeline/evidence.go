@@ -29,6 +29,13 @@ import (
 // runs out of memory under it again under the next, the presets that
 // finished kept.
 func CollectEvidence(ctx context.Context, eng Engine, areas []string, f evidence.Filter, context map[string]string, limits ...string) (*evidence.Bundle, error) {
+	return collectEvidence(ctx, eng, areas, f, context, make(chan struct{}, presetWorkers), limits...)
+}
+
+// collectEvidence is CollectEvidence with the presets each holding one of
+// slots while they run (a semaphore: a channel of its capacity), which
+// CollectReport shares with the cross-view.
+func collectEvidence(ctx context.Context, eng Engine, areas []string, f evidence.Filter, context map[string]string, slots chan struct{}, limits ...string) (*evidence.Bundle, error) {
 	if eng == nil {
 		return nil, fmt.Errorf("evidence: no database")
 	}
@@ -63,8 +70,8 @@ func CollectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 	mu := baseLock(eng)
 	mu.Lock()
 	defer mu.Unlock()
-	// The presets are independent: run presetWorkers at once, then keep
-	// them in area order.
+	// The presets are independent: run as many at once as slots allows,
+	// then keep them in area order.
 	tables := make([]*table.Table, len(names))
 	errs := make([]error, len(names))
 	built := false
@@ -75,7 +82,6 @@ func CollectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 			}
 			built = true
 		}
-		sem := make(chan struct{}, presetWorkers)
 		var wg sync.WaitGroup
 		for i, area := range names {
 			if tables[i] != nil || (errs[i] != nil && !outOfMemory(errs[i])) {
@@ -84,8 +90,8 @@ func CollectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				sem <- struct{}{}
-				defer func() { <-sem }()
+				slots <- struct{}{}
+				defer func() { <-slots }()
 				tables[i], errs[i] = runPreset(ctx, eng, area, args)
 			}()
 		}

@@ -24,7 +24,8 @@ const MaxRankCrossViews = 8
 // The cross-views need nothing from the evidence. On a slice of up to
 // leanCrossViewFrames host frames they are built on another connection
 // while the evidence runs (its small queries leave a core idle much of the
-// time), each statement on one thread (oneStatementPerCore). On a larger
+// time), each statement on one thread (oneStatementPerCore), the
+// cross-view's slot passing to a preset when it is done. On a larger
 // slice DuckDB's sort of the frames into start order and the evidence's
 // DuckDB memory would peak together, so the cross-views are built first,
 // alone, and then the evidence, both with DuckDB's memory limit lowered
@@ -39,8 +40,9 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 	// collect gathers the evidence, its windows and their timelines, then
 	// waits for the cross-views.
 	cvDone := make(chan struct{})
+	slots := make(chan struct{}, presetWorkers)
 	collect := func() error {
-		b, err := CollectEvidence(ctx, eng, []string{"all"}, f, context, limits...)
+		b, err := collectEvidence(ctx, eng, []string{"all"}, f, context, slots, limits...)
 		if err == nil {
 			src = &report.Source{Bundle: b, Windows: PerfettoWindows(ctx, eng, b)}
 			if len(limits) > 0 {
@@ -63,10 +65,15 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 		debug.FreeOSMemory()
 		err = collect()
 	} else {
+		// The cross-view holds one more slot than the presets': when it is
+		// done, one more preset runs at a time.
+		slots = make(chan struct{}, presetWorkers+1)
+		slots <- struct{}{}
 		err = oneStatementPerCore(ctx, eng, func() error {
 			go func() {
 				defer close(cvDone)
 				cvs, cvErr = crossViews(ctx, eng, f)
+				<-slots
 			}()
 			return collect()
 		})
@@ -96,9 +103,11 @@ type OneThreader interface {
 // them. Alternating runs of `tracebook report` against DuckDB on both
 // cores (6-8 pairs each, medians): the 48 MB vLLM trace 0.89× the CPU,
 // 0.96× the wall, 12 MB less peak; dlrm_8rank 0.90× the CPU, 0.99× the
-// wall; mtia 0.92× and 1.05×; xdit 0.90× and 0.98×. One preset still runs
-// at a time (presetWorkers) beside the cross-view: two at once took as
-// long, with neither the CPU nor the memory saved.
+// wall; mtia 0.92× and 1.05×; xdit 0.90× and 0.98×. One preset runs at a
+// time (presetWorkers) beside the cross-view (two at once took as long,
+// with neither the CPU nor the memory saved), and two once it is done,
+// which CollectReport's slots arrange: 0.95-0.96× the wall on each of
+// those four traces (5-6 alternating pairs; peaks within their noise).
 func oneStatementPerCore(ctx context.Context, eng Engine, fn func() error) error {
 	if ot, ok := eng.(OneThreader); ok {
 		return ot.OneThread(ctx, fn)

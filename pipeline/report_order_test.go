@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
@@ -258,4 +259,71 @@ func TestLargeSliceLimits(t *testing.T) {
 			t.Errorf("largeSliceLimits(%d) = %v, want %v", tc.ops, got, tc.want)
 		}
 	}
+}
+
+// A small slice's presets run one at a time (presetWorkers, set to 1)
+// beside its cross-view, and two at a time once the cross-view is done.
+func TestCollectReportSlots(t *testing.T) {
+	db, ctx := dlrmFile(t)
+	defer func(old int) { presetWorkers = old }(presetWorkers)
+	presetWorkers = 1
+	s := &slotsDB{DB: db, presetsDone: make(chan struct{}, 64)}
+	if _, err := CollectReport(ctx, s, evidence.Filter{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s.maxDuring != 1 || s.maxAfter != 2 {
+		t.Errorf("at most %d presets at once while the cross-view ran and %d after it, want 1 and 2", s.maxDuring, s.maxAfter)
+	}
+}
+
+// slotsDB holds the cross-view's first query until three evidence
+// presets have run, and records how many presets run at once until its
+// queries are done and after.
+type slotsDB struct {
+	*duck.DB
+	presetsDone chan struct{}
+	held        sync.Once
+
+	mu                  sync.Mutex
+	running             int
+	cvDone              bool
+	maxDuring, maxAfter int
+}
+
+func (d *slotsDB) QueryEach(ctx context.Context, query string, start func([]string) error, each func(table.Cells) error, args ...any) error {
+	d.held.Do(func() {
+		for range 3 {
+			select {
+			case <-d.presetsDone:
+			case <-time.After(10 * time.Second):
+			}
+		}
+	})
+	err := d.DB.QueryEach(ctx, query, start, each, args...)
+	d.mu.Lock()
+	d.cvDone = true
+	d.mu.Unlock()
+	return err
+}
+
+func (d *slotsDB) Query(ctx context.Context, query string, maxRows int, args ...any) (*table.Table, error) {
+	preset := strings.Contains(query, "CREATE OR REPLACE TABLE evidence_") && !strings.Contains(query, "TABLE evidence_base_")
+	if !preset {
+		return d.DB.Query(ctx, query, maxRows, args...)
+	}
+	d.mu.Lock()
+	d.running++
+	if !d.cvDone {
+		d.maxDuring = max(d.maxDuring, d.running)
+	} else {
+		d.maxAfter = max(d.maxAfter, d.running)
+	}
+	d.mu.Unlock()
+	time.Sleep(20 * time.Millisecond) // long enough for a second preset to start beside it
+	t, err := d.DB.Query(ctx, query, maxRows, args...)
+	d.mu.Lock()
+	d.running--
+	d.mu.Unlock()
+	d.presetsDone <- struct{}{}
+	return t, err
 }
