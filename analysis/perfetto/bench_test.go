@@ -41,3 +41,12 @@ func BenchmarkFilesBudget(b *testing.B) {
 		Files(ins, ReportBudget)
 	}
 }
+
+// BenchmarkTimeline reduces a window of 20,000 events to its timeline.
+func BenchmarkTimeline(b *testing.B) {
+	in := benchInput(DefaultMaxEvents / 2)
+	b.ReportAllocs()
+	for b.Loop() {
+		Timeline(in)
+	}
+}
