@@ -156,9 +156,9 @@ type traceDB struct {
 // fileMemoryLimit: DuckDB keeps the events compressed in the file and
 // spills what a query needs past the limit, so the memory a large trace
 // needs no longer grows with its size (an in-memory database compresses
-// the events too, but holds them all, and whatever queries hold). The context it returns is ctx cancelled by Ctrl-C
-// until Close, so that a long load, or the work after it, stops instead
-// of killing the process. Every command that loads traces goes through
+// the events too, but holds them all, and whatever queries hold). The
+// context it returns is ctx cancelled by Ctrl-C until Close, so that a
+// long load, or the work after it, stops instead of killing the process. Every command that loads traces goes through
 // here and traceDB.load.
 func openTraces(ctx context.Context, f loadFlags, paths []string, stderr io.Writer) (context.Context, *traceDB, error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)

@@ -695,9 +695,10 @@ func (d *DB) Drop(ctx context.Context, name string) error {
 // sqlTimes, when $TRACEBOOK_SQL_TIMES is set, makes every statement run
 // through Exec, Query and QueryEach print when it started (ms since the
 // process began), its wall time, the process's resident memory when it
-// ended and its first line to stderr: how the cost of a report is found
-// statement by statement (scripts/bench-scale.sh's notes name the slow
-// ones), and which phase holds its peak.
+// ended and its first 100 characters (comments out, spaces folded) to
+// stderr: how the cost of a report is found statement by statement
+// (scripts/bench-scale.sh's notes name the slow ones), and which phase
+// holds its peak.
 var sqlTimes = os.Getenv("TRACEBOOK_SQL_TIMES") != ""
 
 // processStart is when the process began, as near as a package variable
