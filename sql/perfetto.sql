@@ -93,16 +93,14 @@ _cand AS NOT MATERIALIZED (
 -- ordered before it or tied with it on duration and start can be kept,
 -- whatever its strings; none when there are at most $5.
 _cut AS (
-  SELECT dur_ns, ts_ns FROM _cand ORDER BY dur_ns DESC, ts_ns LIMIT 1 OFFSET $5::BIGINT - 1
+  SELECT dur_ns, ts_ns, true AS cut FROM _cand ORDER BY dur_ns DESC, ts_ns LIMIT 1 OFFSET $5::BIGINT - 1
 ),
 _kept AS (
   SELECT d.strings[c.pid_id + 1] AS pid, d.strings[c.tid_id + 1] AS tid, c.kind, c.api,
     d.strings[c.cat_id + 1] AS cat, d.strings[c.name_id + 1] AS name, c.ts_ns, c.dur_ns, c.correlation, c.external_id,
     c.stream, c.device, c.bytes, c.graph_id
-  FROM _cand c, tb_dict d
-  WHERE NOT EXISTS (SELECT 1 FROM _cut)
-    OR c.dur_ns > (SELECT dur_ns FROM _cut)
-    OR (c.dur_ns = (SELECT dur_ns FROM _cut) AND c.ts_ns <= (SELECT ts_ns FROM _cut))
+  FROM _cand c CROSS JOIN tb_dict d LEFT JOIN _cut u ON true
+  WHERE u.cut IS NULL OR c.dur_ns > u.dur_ns OR (c.dur_ns = u.dur_ns AND c.ts_ns <= u.ts_ns)
   ORDER BY c.dur_ns DESC, c.ts_ns, pid, tid, name, c.correlation, c.external_id
   LIMIT $5::BIGINT
 ),
