@@ -82,24 +82,28 @@
 -- No CTE holding a row per GPU operation or per host frame is read twice:
 -- DuckDB would materialise it outside what it can spill (measured on the
 -- ×250 vLLM trace, 3.5 M operations: out of memory at 256 MB), so _launch
--- is NOT MATERIALIZED and _names and _first read events and _host.
+-- is NOT MATERIALIZED and _names and _first read _ev and _host.
 -- _host is NOT MATERIALIZED: each reader scans events for its own columns
 -- and kinds, which costs less than storing every host frame once and
 -- reading the whole stored row back five times (measured on the ×21 vLLM
 -- trace: 5.5 s for this query materialised, 3.4 s not).
 WITH
--- The complete events (ph X) this query reads, with their rowid in
--- tb_events (frame and operation ids): the events view (sql/schema.sql)
--- cannot give it. The filter on ph stands here, before the strings are
--- looked up: on the x5 vLLM trace the query held 100 MB more when it stood
--- only in the readers.
+-- The complete events (ph X) of the trace and rank this query reads, with
+-- their rowid in tb_events (frame and operation ids) and their strings as
+-- ids (tb_strings): the events view (sql/schema.sql) cannot give the rowid,
+-- and every join and grouping below is on the ids. Strings are looked up
+-- only for the few rows of _names and _threads, for the ops' trace and for
+-- the copies' names (measured on the ×21 vLLM trace, 3.2 M result rows: the
+-- query in 0.55-0.75× the time of joining and grouping on the looked-up
+-- strings; xdit, mtia and the 48 MB vLLM trace 0.65-0.7×).
 _ev AS NOT MATERIALIZED (
-  SELECT e.rowid AS tb_rowid, d.strings[e.trace_id + 1] AS trace, e.file_id, e.rank,
-    d.strings[e.pid_id + 1] AS pid, d.strings[e.tid_id + 1] AS tid, e.ph,
-    e.kind, e.api, d.strings[e.name_id + 1] AS name, e.ts_ns, e.dur_ns, e.end_ns,
+  SELECT e.rowid AS tb_rowid, e.trace_id, e.file_id, e.rank, coalesce(e.pid_id, -1) AS pid_id,
+    coalesce(e.tid_id, -1) AS tid_id, e.kind, e.api, e.name_id, e.ts_ns, e.dur_ns, e.end_ns,
     e.correlation, e.external_id, e.stream, e.graph_id, e.args
-  FROM tb_events e, tb_dict d
+  FROM tb_events e
   WHERE e.ph = 'X'
+    AND ($1::VARCHAR = '' OR e.trace_id = (SELECT id FROM tb_strings WHERE s = $1::VARCHAR))
+    AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
 ),
 _t0 AS (
   SELECT trace, min(first_ts_ns) AS t0 FROM traces
@@ -107,112 +111,118 @@ _t0 AS (
   GROUP BY trace
 ),
 _host AS NOT MATERIALIZED (
-  SELECT tb_rowid + 1 AS id, trace, file_id, rank, coalesce(pid, '') AS pid, coalesce(tid, '') AS tid,
-    kind, api, name, ts_ns, dur_ns, end_ns, correlation, external_id
+  SELECT tb_rowid + 1 AS id, trace_id, file_id, rank, pid_id, tid_id,
+    kind, api, name_id, ts_ns, dur_ns, end_ns, correlation, external_id
   FROM _ev
-  WHERE ph = 'X' AND kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver')
-    AND ($1::VARCHAR = '' OR trace = $1::VARCHAR)
-    AND ($2::INTEGER < 0 OR rank = $2::INTEGER)
+  WHERE kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver')
 ),
 -- Ranks (of a file) with python frames: their operators' Call stack is not read.
 _pyrank AS (
-  SELECT DISTINCT trace, file_id, rank FROM _host WHERE kind = 'python'
+  SELECT DISTINCT trace_id, file_id, rank FROM _host WHERE kind = 'python'
 ),
 -- Operators' Call stack on ranks without python frames; the frames carry
 -- the id of their distinct text (_stacks).
 _cs AS (
   SELECT e.tb_rowid + 1 AS id, nullif(json_extract_string(e.args, '$."Call stack"'), '') AS call_stack
   FROM _ev e
-  LEFT JOIN _pyrank pr ON pr.trace = e.trace AND pr.file_id = e.file_id AND pr.rank = e.rank
-  WHERE e.ph = 'X' AND e.kind IN ('cpu_op', 'annotation') AND e.args IS NOT NULL AND pr.trace IS NULL
-    AND ($1::VARCHAR = '' OR e.trace = $1::VARCHAR)
-    AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
+  LEFT JOIN _pyrank pr ON pr.trace_id = e.trace_id AND pr.file_id = e.file_id AND pr.rank = e.rank
+  WHERE e.kind IN ('cpu_op', 'annotation') AND e.args IS NOT NULL AND pr.trace_id IS NULL
 ),
 _stacks AS (
   SELECT call_stack, row_number() OVER (ORDER BY call_stack) AS sid
   FROM (SELECT DISTINCT call_stack FROM _cs WHERE call_stack IS NOT NULL)
 ),
 _launch AS NOT MATERIALIZED (
-  SELECT trace, file_id, rank, correlation, min(id) AS id,
-    arg_min(ts_ns, id) AS ts_ns, arg_min(dur_ns, id) AS dur_ns, arg_min(pid, id) AS pid, arg_min(tid, id) AS tid
+  SELECT trace_id, file_id, rank, correlation, min(id) AS id,
+    arg_min(ts_ns, id) AS ts_ns, arg_min(dur_ns, id) AS dur_ns, arg_min(pid_id, id) AS pid_id, arg_min(tid_id, id) AS tid_id
   FROM _host WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL
-  GROUP BY trace, file_id, rank, correlation
+  GROUP BY trace_id, file_id, rank, correlation
 ),
 -- The first correlation id a captured runtime call carries, per rank of a file.
 _first AS (
-  SELECT trace, file_id, rank, min(correlation) AS c0 FROM _host
+  SELECT trace_id, file_id, rank, min(correlation) AS c0 FROM _host
   WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL
-  GROUP BY trace, file_id, rank
+  GROUP BY trace_id, file_id, rank
 ),
 -- Operators by External id: n > 1 is ambiguous.
 _ext AS (
-  SELECT trace, file_id, rank, external_id, min(id) AS id, count(*) AS n,
-    arg_min(ts_ns, id) AS ts_ns, arg_min(dur_ns, id) AS dur_ns, arg_min(pid, id) AS pid, arg_min(tid, id) AS tid
+  SELECT trace_id, file_id, rank, external_id, min(id) AS id, count(*) AS n,
+    arg_min(ts_ns, id) AS ts_ns, arg_min(dur_ns, id) AS dur_ns, arg_min(pid_id, id) AS pid_id, arg_min(tid_id, id) AS tid_id
   FROM _host WHERE kind = 'cpu_op' AND external_id IS NOT NULL
-  GROUP BY trace, file_id, rank, external_id
+  GROUP BY trace_id, file_id, rank, external_id
 ),
 -- Per rank of a file: the GPU operations whose External id copies their
 -- correlation id, against those that carry both.
 _copies AS (
-  SELECT trace, file_id, rank,
+  SELECT trace_id, file_id, rank,
     count(*) FILTER (WHERE external_id = correlation) AS copies,
     count(*) FILTER (WHERE external_id IS NOT NULL AND correlation IS NOT NULL) AS comparable
-  FROM events
-  WHERE ph = 'X' AND kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
-    AND ($1::VARCHAR = '' OR trace = $1::VARCHAR)
-    AND ($2::INTEGER < 0 OR rank = $2::INTEGER)
-  GROUP BY trace, file_id, rank
+  FROM _ev
+  WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+  GROUP BY trace_id, file_id, rank
 ),
 -- Launching calls whose GPU copy waits for the device (tb_copy_waits): the
 -- copy of the same correlation, file and rank, as op rows link them.
 _waits AS (
-  SELECT l.id, bool_or(tb_copy_waits(g.name)) AS waits
-  FROM events g
-  JOIN _launch l ON l.trace = g.trace AND l.file_id = g.file_id AND l.rank = g.rank AND l.correlation = g.correlation
-  WHERE g.ph = 'X' AND g.kind = 'gpu_memcpy'
-    AND ($1::VARCHAR = '' OR g.trace = $1::VARCHAR)
-    AND ($2::INTEGER < 0 OR g.rank = $2::INTEGER)
+  SELECT l.id, bool_or(g.waits) AS waits
+  FROM (SELECT g.trace_id, g.file_id, g.rank, g.correlation, tb_copy_waits(d.strings[g.name_id + 1]) AS waits
+        FROM _ev g, tb_dict d WHERE g.kind = 'gpu_memcpy') g
+  JOIN _launch l ON l.trace_id = g.trace_id AND l.file_id = g.file_id AND l.rank = g.rank AND l.correlation = g.correlation
   GROUP BY l.id
 ),
 _ops AS (
-  SELECT g.trace, g.rank, g.tb_rowid + 1 AS id, g.kind, g.api, g.name, g.ts_ns, g.dur_ns, g.stream, g.graph_id,
+  SELECT g.trace_id, g.rank, g.tb_rowid + 1 AS id, g.kind, g.api, g.name_id, g.ts_ns, g.dur_ns, g.stream, g.graph_id,
     coalesce(l.id, 0) AS launch_id, x.id AS ext_id, coalesce(x.n, 0) AS ext_n,
-    l.ts_ns AS l_ts, l.dur_ns AS l_dur, l.pid AS l_pid, l.tid AS l_tid,
-    x.ts_ns AS x_ts, x.dur_ns AS x_dur, x.pid AS x_pid, x.tid AS x_tid,
+    l.ts_ns AS l_ts, l.dur_ns AS l_dur, l.pid_id AS l_pid, l.tid_id AS l_tid,
+    x.ts_ns AS x_ts, x.dur_ns AS x_dur, x.pid_id AS x_pid, x.tid_id AS x_tid,
     g.correlation < f.c0 AS before_capture,
     -- External ids that name operators: not copies of correlation ids.
     2 * c.copies <= c.comparable AS ext_names_ops
   FROM _ev g
-  LEFT JOIN _launch l ON l.trace = g.trace AND l.file_id = g.file_id AND l.rank = g.rank AND l.correlation = g.correlation
-  LEFT JOIN _ext x ON x.trace = g.trace AND x.file_id = g.file_id AND x.rank = g.rank AND x.external_id = g.external_id
-  LEFT JOIN _first f ON f.trace = g.trace AND f.file_id = g.file_id AND f.rank = g.rank
-  JOIN _copies c ON c.trace = g.trace AND c.file_id = g.file_id AND c.rank = g.rank
-  WHERE g.ph = 'X' AND g.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
-    AND ($1::VARCHAR = '' OR g.trace = $1::VARCHAR)
-    AND ($2::INTEGER < 0 OR g.rank = $2::INTEGER)
+  LEFT JOIN _launch l ON l.trace_id = g.trace_id AND l.file_id = g.file_id AND l.rank = g.rank AND l.correlation = g.correlation
+  LEFT JOIN _ext x ON x.trace_id = g.trace_id AND x.file_id = g.file_id AND x.rank = g.rank AND x.external_id = g.external_id
+  LEFT JOIN _first f ON f.trace_id = g.trace_id AND f.file_id = g.file_id AND f.rank = g.rank
+  JOIN _copies c ON c.trace_id = g.trace_id AND c.file_id = g.file_id AND c.rank = g.rank
+  WHERE g.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
 ),
--- One id per distinct name of the frames and ops, and per thread of the frames.
--- comm: the name is a communication kernel's (tb_comm_kernel), tested
--- once per distinct name for the ops' class, not on every operation.
+-- One id per distinct name of the frames and ops (nid, in the names'
+-- order), and what each name says, tested once per name rather than on every
+-- row: comm, whether it is a communication kernel's (tb_comm_kernel), for
+-- the ops' class; scalar_read (tb_scalar_read), for the frames' sync.
 _names AS (
-  SELECT name, row_number() OVER (ORDER BY name) AS nid, tb_comm_kernel(name) AS comm
+  SELECT name_id, name, row_number() OVER (ORDER BY name) AS nid, tb_comm_kernel(name) AS comm,
+    tb_scalar_read(name) AS scalar_read
   FROM (
-    SELECT DISTINCT name FROM events
-    WHERE ph = 'X' AND name IS NOT NULL
-      AND kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver', 'kernel', 'gpu_memcpy', 'gpu_memset')
-      AND ($1::VARCHAR = '' OR trace = $1::VARCHAR)
-      AND ($2::INTEGER < 0 OR rank = $2::INTEGER)
+    SELECT n.name_id, d.strings[n.name_id + 1] AS name
+    FROM (SELECT DISTINCT name_id FROM _ev
+          WHERE name_id IS NOT NULL
+            AND kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver', 'kernel', 'gpu_memcpy', 'gpu_memset')) n,
+      tb_dict d
   )
+),
+-- The threads of the frames, first by their ids (_tids), then by their
+-- text (_threads: a missing pid or tid reads as ''), and which thread each
+-- pair of ids is (_thmap).
+_tids AS (
+  SELECT t.*, d.strings[t.trace_id + 1] AS trace,
+    CASE WHEN t.pid_id < 0 THEN '' ELSE d.strings[t.pid_id + 1] END AS pid,
+    CASE WHEN t.tid_id < 0 THEN '' ELSE d.strings[t.tid_id + 1] END AS tid
+  FROM (SELECT trace_id, rank, pid_id, tid_id, min(ts_ns) AS t0, max(end_ns) AS t1
+        FROM _host GROUP BY trace_id, rank, pid_id, tid_id) t, tb_dict d
 ),
 _threads AS (
   SELECT trace, rank, pid, tid, t0, t1, row_number() OVER (ORDER BY trace, rank, pid, tid) AS thid
-  FROM (SELECT trace, rank, pid, tid, min(ts_ns) AS t0, max(end_ns) AS t1 FROM _host GROUP BY trace, rank, pid, tid)
+  FROM (SELECT trace, rank, pid, tid, min(t0) AS t0, max(t1) AS t1 FROM _tids GROUP BY trace, rank, pid, tid)
+),
+_thmap AS (
+  SELECT i.trace_id, i.rank, i.pid_id, i.tid_id, th.thid
+  FROM _tids i JOIN _threads th ON th.trace = i.trace AND th.rank = i.rank AND th.pid = i.pid AND th.tid = i.tid
 ),
 -- An op's host frame: its launching call, else its operator by External id.
 _ophost AS (
-  SELECT o.*,
+  SELECT o.*, d.strings[o.trace_id + 1] AS trace,
     CASE WHEN o.launch_id <> 0 THEN 1 WHEN o.ext_n = 1 AND o.ext_names_ops THEN 2 ELSE 0 END AS host
-  FROM _ops o
+  FROM _ops o, tb_dict d
 )
 SELECT 'frame' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER) AS rank, h.id,
   CAST(0 AS BIGINT) AS parent_id,
@@ -221,13 +231,13 @@ SELECT 'frame' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER
   CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,
   CAST(0 AS BIGINT) AS operator_id, CAST(NULL AS VARCHAR) AS link, CAST(coalesce(st.sid, 0) AS BIGINT) AS call_stack_id,
   CAST(NULL AS VARCHAR) AS class,
-  CASE WHEN h.kind = 'cpu_op' AND tb_scalar_read(h.name) THEN 'blocking'
-       ELSE tb_sync_call(h.kind, h.api, h.name, coalesce(w.waits, false)) END AS sync,
+  CASE WHEN h.kind = 'cpu_op' AND n.scalar_read THEN 'blocking'
+       ELSE tb_sync_call(h.kind, h.api, n.name, coalesce(w.waits, false)) END AS sync,
   CAST(n.nid AS BIGINT) AS name_id, CAST(th.thid AS BIGINT) AS thread_id,
   CAST(NULL AS BIGINT) AS host_ts_ns, CAST(NULL AS BIGINT) AS host_dur_ns, CAST(NULL AS BIGINT) AS host_thread_id
 FROM _host h
-JOIN _threads th ON th.trace = h.trace AND th.rank = h.rank AND th.pid = h.pid AND th.tid = h.tid
-LEFT JOIN _names n ON n.name = h.name
+JOIN _thmap th ON th.trace_id = h.trace_id AND th.rank = h.rank AND th.pid_id = h.pid_id AND th.tid_id = h.tid_id
+LEFT JOIN _names n ON n.name_id = h.name_id
 LEFT JOIN _cs cs ON cs.id = h.id
 LEFT JOIN _stacks st ON st.call_stack = cs.call_stack
 LEFT JOIN _waits w ON w.id = h.id
@@ -252,9 +262,9 @@ SELECT 'op' AS row_kind, o.trace, o.rank, o.id,
   CAST(CASE o.host WHEN 1 THEN o.l_dur WHEN 2 THEN o.x_dur END AS BIGINT) AS host_dur_ns,
   CAST(th.thid AS BIGINT) AS host_thread_id
 FROM _ophost o
-LEFT JOIN _names n ON n.name = o.name
-LEFT JOIN _threads th ON o.host <> 0 AND th.trace = o.trace AND th.rank = o.rank
-  AND th.pid = CASE o.host WHEN 1 THEN o.l_pid ELSE o.x_pid END AND th.tid = CASE o.host WHEN 1 THEN o.l_tid ELSE o.x_tid END
+LEFT JOIN _names n ON n.name_id = o.name_id
+LEFT JOIN _thmap th ON o.host <> 0 AND th.trace_id = o.trace_id AND th.rank = o.rank
+  AND th.pid_id = CASE o.host WHEN 1 THEN o.l_pid ELSE o.x_pid END AND th.tid_id = CASE o.host WHEN 1 THEN o.l_tid ELSE o.x_tid END
 UNION ALL
 SELECT 'origin' AS row_kind, trace, CAST(NULL AS INTEGER) AS rank, CAST(0 AS BIGINT) AS id,
   CAST(0 AS BIGINT) AS parent_id, CAST(NULL AS VARCHAR) AS thread,
