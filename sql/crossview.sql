@@ -38,7 +38,7 @@
 -- origin: one row per trace: ts_ns is the trace's first timestamp, the origin
 --   of --window.
 -- name: one row per distinct event name of the frames and ops: id is its
---   name_id, name the text. Frames and ops carry name_id and no name: a
+--   name_id (the name's id in tb_strings + 1), name the text. Frames and ops carry name_id and no name: a
 --   large trace repeats a few hundred names over millions of frames, and one
 --   string per row is most of what reading the rows costs (measured on the
 --   ×21 vLLM trace: 2.9 M frames, 515 names).
@@ -92,10 +92,12 @@ WITH
 -- their rowid in tb_events (frame and operation ids) and their strings as
 -- ids (tb_strings): the events view (sql/schema.sql) cannot give the rowid,
 -- and every join and grouping below is on the ids. Strings are looked up
--- only for the few rows of _names and _threads, for the ops' trace and for
--- the copies' names (measured on the ×21 vLLM trace, 3.2 M result rows: the
--- query in 0.55-0.75× the time of joining and grouping on the looked-up
--- strings; xdit, mtia and the 48 MB vLLM trace 0.65-0.7×).
+-- for the few rows of _names and _threads, for the ops' trace, the copies'
+-- names and the frames' names (which their sync needs), never joined on
+-- (measured on the ×21 vLLM trace, 3.2 M result rows: the query in 0.5-0.8×
+-- the time of joining and grouping on the looked-up strings, its frames in
+-- start order 0.86× under the same 64 MB; xdit, mtia and the 48 MB vLLM
+-- trace 0.55-0.75×).
 _ev AS NOT MATERIALIZED (
   SELECT e.rowid AS tb_rowid, e.trace_id, e.file_id, e.rank, coalesce(e.pid_id, -1) AS pid_id,
     coalesce(e.tid_id, -1) AS tid_id, e.kind, e.api, e.name_id, e.ts_ns, e.dur_ns, e.end_ns,
@@ -185,20 +187,16 @@ _ops AS (
   JOIN _copies c ON c.trace_id = g.trace_id AND c.file_id = g.file_id AND c.rank = g.rank
   WHERE g.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
 ),
--- One id per distinct name of the frames and ops (nid, in the names'
--- order), and what each name says, tested once per name rather than on every
--- row: comm, whether it is a communication kernel's (tb_comm_kernel), for
--- the ops' class; scalar_read (tb_scalar_read), for the frames' sync.
+-- The distinct names of the frames and ops, from tb_strings: DuckDB then
+-- sizes this table by tb_strings, not by the events, and joins it to the
+-- ops as the small side. comm: whether the name is a communication
+-- kernel's (tb_comm_kernel), tested once per name for the ops' class.
 _names AS (
-  SELECT name_id, name, row_number() OVER (ORDER BY name) AS nid, tb_comm_kernel(name) AS comm,
-    tb_scalar_read(name) AS scalar_read
-  FROM (
-    SELECT n.name_id, d.strings[n.name_id + 1] AS name
-    FROM (SELECT DISTINCT name_id FROM _ev
-          WHERE name_id IS NOT NULL
-            AND kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver', 'kernel', 'gpu_memcpy', 'gpu_memset')) n,
-      tb_dict d
-  )
+  SELECT id AS name_id, s AS name, tb_comm_kernel(s) AS comm
+  FROM tb_strings
+  WHERE id IN (
+    SELECT DISTINCT name_id FROM _ev
+    WHERE kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver', 'kernel', 'gpu_memcpy', 'gpu_memset'))
 ),
 -- The threads of the frames, first by their ids (_tids), then by their
 -- text (_threads: a missing pid or tid reads as ''), and which thread each
@@ -231,13 +229,15 @@ SELECT 'frame' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER
   CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,
   CAST(0 AS BIGINT) AS operator_id, CAST(NULL AS VARCHAR) AS link, CAST(coalesce(st.sid, 0) AS BIGINT) AS call_stack_id,
   CAST(NULL AS VARCHAR) AS class,
-  CASE WHEN h.kind = 'cpu_op' AND n.scalar_read THEN 'blocking'
-       ELSE tb_sync_call(h.kind, h.api, n.name, coalesce(w.waits, false)) END AS sync,
-  CAST(n.nid AS BIGINT) AS name_id, CAST(th.thid AS BIGINT) AS thread_id,
+  CASE WHEN h.kind = 'cpu_op' AND tb_scalar_read(h.name) THEN 'blocking'
+       ELSE tb_sync_call(h.kind, h.api, h.name, coalesce(w.waits, false)) END AS sync,
+  CAST(h.name_id + 1 AS BIGINT) AS name_id, CAST(th.thid AS BIGINT) AS thread_id,
   CAST(NULL AS BIGINT) AS host_ts_ns, CAST(NULL AS BIGINT) AS host_dur_ns, CAST(NULL AS BIGINT) AS host_thread_id
-FROM _host h
-JOIN _thmap th ON th.trace_id = h.trace_id AND th.rank = h.rank AND th.pid_id = h.pid_id AND th.tid_id = h.tid_id
-LEFT JOIN _names n ON n.name_id = h.name_id
+-- Every frame has its thread, but an inner join here lets DuckDB estimate
+-- the frames as few and build the hash tables of the joins below on them
+-- (×21 vLLM: out of memory at 512 MB, where 64 MB do with this LEFT JOIN).
+FROM (SELECT h.*, d.strings[h.name_id + 1] AS name FROM _host h, tb_dict d) h
+LEFT JOIN _thmap th ON th.trace_id = h.trace_id AND th.rank = h.rank AND th.pid_id = h.pid_id AND th.tid_id = h.tid_id
 LEFT JOIN _cs cs ON cs.id = h.id
 LEFT JOIN _stacks st ON st.call_stack = cs.call_stack
 LEFT JOIN _waits w ON w.id = h.id
@@ -257,7 +257,7 @@ SELECT 'op' AS row_kind, o.trace, o.rank, o.id,
   CAST(0 AS BIGINT) AS call_stack_id,
   CASE WHEN o.kind = 'kernel' THEN CASE WHEN n.comm THEN 'COMM' ELSE 'COMP' END ELSE tb_kernel_class(o.kind, NULL) END AS class,
   CAST(NULL AS VARCHAR) AS sync,
-  CAST(n.nid AS BIGINT) AS name_id, CAST(NULL AS BIGINT) AS thread_id,
+  CAST(o.name_id + 1 AS BIGINT) AS name_id, CAST(NULL AS BIGINT) AS thread_id,
   CAST(CASE o.host WHEN 1 THEN o.l_ts WHEN 2 THEN o.x_ts END AS BIGINT) AS host_ts_ns,
   CAST(CASE o.host WHEN 1 THEN o.l_dur WHEN 2 THEN o.x_dur END AS BIGINT) AS host_dur_ns,
   CAST(th.thid AS BIGINT) AS host_thread_id
@@ -286,7 +286,7 @@ SELECT 'stack' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER
   CAST(NULL AS BIGINT) AS host_ts_ns, CAST(NULL AS BIGINT) AS host_dur_ns, CAST(NULL AS BIGINT) AS host_thread_id
 FROM _stacks
 UNION ALL
-SELECT 'name' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER) AS rank, CAST(nid AS BIGINT) AS id,
+SELECT 'name' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER) AS rank, CAST(name_id + 1 AS BIGINT) AS id,
   CAST(0 AS BIGINT) AS parent_id, CAST(NULL AS VARCHAR) AS thread,
   CAST(NULL AS VARCHAR) AS kind, CAST(NULL AS VARCHAR) AS api, name,
   CAST(NULL AS BIGINT) AS ts_ns, CAST(0 AS BIGINT) AS dur_ns, CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,
