@@ -263,8 +263,8 @@ SELECT 'op' AS row_kind, o.trace, o.rank, o.id,
   CAST(th.thid AS BIGINT) AS host_thread_id
 FROM _ophost o
 LEFT JOIN _names n ON n.name_id = o.name_id
-LEFT JOIN _thmap th ON o.host <> 0 AND th.trace_id = o.trace_id AND th.rank = o.rank
-  AND th.pid_id = CASE o.host WHEN 1 THEN o.l_pid ELSE o.x_pid END AND th.tid_id = CASE o.host WHEN 1 THEN o.l_tid ELSE o.x_tid END
+LEFT JOIN _thmap th ON th.trace_id = o.trace_id AND th.rank = o.rank
+  AND th.pid_id = CASE o.host WHEN 1 THEN o.l_pid WHEN 2 THEN o.x_pid END AND th.tid_id = CASE o.host WHEN 1 THEN o.l_tid WHEN 2 THEN o.x_tid END
 UNION ALL
 SELECT 'origin' AS row_kind, trace, CAST(NULL AS INTEGER) AS rank, CAST(0 AS BIGINT) AS id,
   CAST(0 AS BIGINT) AS parent_id, CAST(NULL AS VARCHAR) AS thread,

@@ -1,0 +1,58 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/tracebook/tracebook/sql"
+)
+
+// The streamed frames' query builds no hash table on the frames: every
+// join keeps them on the probe side (a join DuckDB turns into a RIGHT
+// join builds on its left side, the frames). Built on the frames, the ×21
+// vLLM trace's frames ran out of memory at 512 MB instead of fitting
+// framesMemoryLimit; the plan shows it on dlrm_8rank already.
+func TestFramesQueryProbesFrames(t *testing.T) {
+	db, ctx := dlrmFile(t)
+	p, _ := sql.Lookup(sql.Crossview)
+	tb, err := db.Query(ctx, "EXPLAIN (FORMAT JSON) "+framesInStartOrder(p.SQL), 0, "", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []planNode
+	for r := range tb.Rows {
+		if s, ok := tb.Rows[r][len(tb.Columns)-1].(string); ok && json.Unmarshal([]byte(s), &plan) == nil {
+			break
+		}
+	}
+	if len(plan) == 0 {
+		t.Fatalf("no JSON plan in %v", tb.Rows)
+	}
+	joins := 0
+	var walk func(n planNode)
+	walk = func(n planNode) {
+		if jt := fmt.Sprint(n.Extra["Join Type"]); n.Extra["Join Type"] != nil {
+			joins++
+			if jt == "RIGHT" {
+				t.Errorf("%s builds on the frames: %v", n.Name, n.Extra["Conditions"])
+			}
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	for _, n := range plan {
+		walk(n)
+	}
+	if joins < 3 {
+		t.Errorf("the plan has %d joins; the frames join their thread, Call stack and copy wait", joins)
+	}
+}
+
+// planNode is one operator of DuckDB's EXPLAIN (FORMAT JSON).
+type planNode struct {
+	Name     string         `json:"name"`
+	Extra    map[string]any `json:"extra_info"`
+	Children []planNode     `json:"children"`
+}
