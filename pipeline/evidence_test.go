@@ -363,3 +363,56 @@ func TestOverviewCountsPythonFrames(t *testing.T) {
 		}
 	}
 }
+
+// capture's counter_range rows are the cuda_profiler_range events of the
+// filter, as the events view holds them, in and out of a window.
+func TestCaptureCounterRange(t *testing.T) {
+	db := openDB(t)
+	ctx := context.Background()
+	dir := filepath.Join(testutil.SharedTraces(t), "hta", "cupti_profiler")
+	if _, err := db.Load(ctx, []string{dir}, trace.LoadOptions{Name: "t"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	const direct = `WITH t0 AS (SELECT min(first_ts_ns) AS t0 FROM traces)
+		SELECT count(*) AS count, coalesce(sum(end_ns - ts_ns), 0) AS total_ns,
+		  min(ts_ns) - any_value(t0.t0) AS first_ns, max(end_ns) - any_value(t0.t0) AS last_ns
+		FROM events, t0 WHERE cat = 'cuda_profiler_range' AND ts_ns IS NOT NULL
+		  AND ($1::BIGINT <= 0 OR ts_ns - t0.t0 >= $1::BIGINT) AND ($2::BIGINT <= 0 OR ts_ns - t0.t0 < $2::BIGINT)`
+	all, err := db.Query(ctx, direct, 0, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := evidence.Int(all, 0, "count")
+	if n == 0 {
+		t.Fatal("cupti_profiler holds no cuda_profiler_range event")
+	}
+	// A window that starts after the first range: fewer of them, or none.
+	w := evidence.Int(all, 0, "first_ns") + 1
+	for _, f := range []evidence.Filter{{}, {WindowStartNs: w}, {Trace: "t", WindowEndNs: w}} {
+		b, err := pipeline.CollectEvidence(ctx, db, []string{"capture"}, f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := db.Query(ctx, direct, 0, f.WindowStartNs, f.WindowEndNs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ct, row := b.Tables["capture"], -1
+		for r := range ct.Rows {
+			if evidence.Str(ct, r, "kind") == "counter_range" {
+				row = r
+			}
+		}
+		if wn := evidence.Int(want, 0, "count"); row < 0 {
+			if wn != 0 {
+				t.Errorf("filter %+v: no counter_range row, the events hold %d", f, wn)
+			}
+			continue
+		}
+		for _, col := range []string{"count", "total_ns", "first_ns", "last_ns"} {
+			if got, wv := evidence.Int(ct, row, col), evidence.Int(want, 0, col); got != wv {
+				t.Errorf("filter %+v: counter_range %s = %d, events say %d", f, col, got, wv)
+			}
+		}
+	}
+}
