@@ -158,8 +158,8 @@ type traceDB struct {
 // needs no longer grows with its size (an in-memory database compresses
 // the events too, but holds them all, and whatever queries hold). The
 // context it returns is ctx cancelled by Ctrl-C until Close, so that a
-// long load, or the work after it, stops instead of killing the process. Every command that loads traces goes through
-// here and traceDB.load.
+// long load, or the work after it, stops instead of killing the process.
+// Every command that loads traces goes through here and traceDB.load.
 func openTraces(ctx context.Context, f loadFlags, paths []string, stderr io.Writer) (context.Context, *traceDB, error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	opts := duck.Options{CacheDir: f.cache, Scratch: f.db == "" && jsonBytes(paths) > spillJSONBytes}
