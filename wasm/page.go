@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/tracebook/tracebook/analysis/report"
 )
@@ -60,20 +61,26 @@ const (
 // WriteReport writes the single-file report for bundle (msgpack) and view:
 // the fragment rendered natively, then the data and the loader.
 func WriteReport(w io.Writer, bundle []byte, view report.View, opt Options) error {
+	// The fragment, the Perfetto files and the bundle's compression do not
+	// depend on each other: they are made side by side.
 	var frag bytes.Buffer
-	if err := report.RenderBundle(&frag, bundle, view, report.HTMLFragment); err != nil {
+	var tail string
+	var gz []byte
+	var fragErr, tailErr, gzErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { fragErr = report.RenderBundle(&frag, bundle, view, report.HTMLFragment) })
+	wg.Go(func() { tail, tailErr = perfettoTail(opt.Perfetto) })
+	wg.Go(func() { gz, gzErr = gzipBytes(bundle) })
+	wg.Wait()
+	if err := errors.Join(fragErr, tailErr, gzErr); err != nil {
 		return err
 	}
 	title := opt.Title
 	if title == "" {
 		title = "tracebook report"
 	}
-	tail, err := perfettoTail(opt.Perfetto)
-	if err != nil {
-		return err
-	}
 	return writePage(w, page{kind: kindReport, noun: "report", title: title, style: report.Style,
-		static: frag.Bytes(), view: view, data: bundle, module: opt.Module, tail: tail})
+		static: frag.Bytes(), view: view, data: bundle, dataGz: gz, module: opt.Module, tail: tail})
 }
 
 // The kinds of page, in the root's data-tb-kind: the loader calls the
@@ -92,6 +99,7 @@ type page struct {
 	static []byte // the fragment rendered natively for view
 	view   report.View
 	data   []byte // msgpack: the module's first argument
+	dataGz []byte // data gzip-compressed (gzipBytes), where the caller has it
 	module []byte // gzip-compressed wasm; nil = Module()
 	tail   string // elements before the loader: a report's Perfetto files and their saver
 }
@@ -135,9 +143,11 @@ func writePage(w io.Writer, p page) error {
 	b.Reset()
 	b.WriteString(staticEnd + "</div>\n</div>\n")
 	b.WriteString(`<script type="application/json" id="tb-view">` + string(viewJSON) + "</script>\n")
-	gz, err := gzipBytes(p.data)
-	if err != nil {
-		return err
+	gz := p.dataGz
+	if gz == nil {
+		if gz, err = gzipBytes(p.data); err != nil {
+			return err
+		}
 	}
 	b.WriteString(`<script type="application/octet-stream" id="tb-bundle" data-encoding="` + encodingBase85 + `">`)
 	b.WriteString(encodeBlob(gz))

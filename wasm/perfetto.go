@@ -3,10 +3,12 @@ package wasm
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tracebook/tracebook/analysis/report"
 )
@@ -28,26 +30,43 @@ var PerfettoJS string
 func perfettoTail(files []report.PerfettoFile) (string, error) {
 	var b strings.Builder
 	if len(files) > 0 {
-		doc := perfettoDoc{Files: map[string][2]string{}, Bodies: map[string]string{}}
-		ids := map[string]string{}
-		for _, f := range files {
+		// Each body once (files of one window share theirs), each part
+		// compressed on a goroutine of its own.
+		var heads, bodies [][]byte
+		bodyOf := make([]int, len(files))
+		ids := map[string]int{}
+		for i, f := range files {
 			split := min(max(f.Split, 0), len(f.JSON))
 			body := string(f.JSON[split:])
 			id, ok := ids[body]
 			if !ok {
-				id = strconv.Itoa(len(ids))
+				id = len(bodies)
 				ids[body] = id
-				gz, err := gzipBytes([]byte(body))
-				if err != nil {
-					return "", err
-				}
-				doc.Bodies[id] = encodeBlob(gz)
+				bodies = append(bodies, f.JSON[split:])
 			}
-			gz, err := gzipBytes(f.JSON[:split])
-			if err != nil {
-				return "", err
-			}
-			doc.Files[f.Name] = [2]string{encodeBlob(gz), id}
+			bodyOf[i] = id
+			heads = append(heads, f.JSON[:split])
+		}
+		parts := append(heads, bodies...)
+		blobs := make([]string, len(parts))
+		errs := make([]error, len(parts))
+		var wg sync.WaitGroup
+		for i, b := range parts {
+			wg.Go(func() {
+				gz, err := gzipBytes(b)
+				blobs[i], errs[i] = encodeBlob(gz), err
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return "", err
+		}
+		doc := perfettoDoc{Files: map[string][2]string{}, Bodies: map[string]string{}}
+		for i, f := range files {
+			doc.Files[f.Name] = [2]string{blobs[i], strconv.Itoa(bodyOf[i])}
+		}
+		for id := range bodies {
+			doc.Bodies[strconv.Itoa(id)] = blobs[len(heads)+id]
 		}
 		j, err := json.Marshal(doc) // sorted keys; escapes <, > and & in the names (the base85 parts have none)
 		if err != nil {

@@ -18,6 +18,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/tracebook/tracebook/analysis/device"
 	"github.com/tracebook/tracebook/analysis/evidence"
@@ -282,7 +284,37 @@ func fp32SIMT(name string) string {
 
 // IsFP32SIMT reports whether a kernel name shows an fp32 GEMM or
 // convolution on the SIMT path (the kernels fp32_no_tensor_cores counts).
-func IsFP32SIMT(name string) bool { return fp32SIMT(name) != "" }
+func IsFP32SIMT(name string) bool { return mathOf(name).simt != "" }
+
+// kernelMath is what the fp32 lever reads from a kernel name: fp32SIMT's
+// answer, tensorCoreMath's, and whether the name is a convolution's.
+type kernelMath struct {
+	simt     string
+	tc, tf32 bool
+	conv     bool
+}
+
+// mathMemo holds kernelMath per kernel name, up to mathMemoCap names: a
+// report judges every view (rank, phase, window) again over the same few
+// hundred names, each of which the scans above read many times over.
+var (
+	mathMemo  sync.Map
+	mathNames atomic.Int64
+)
+
+const mathMemoCap = 1 << 16
+
+func mathOf(name string) kernelMath {
+	if m, ok := mathMemo.Load(name); ok {
+		return m.(kernelMath)
+	}
+	m := kernelMath{simt: fp32SIMT(name), conv: hasAnyFold(name, convMarkers)}
+	m.tc, m.tf32 = tensorCoreMath(name)
+	if mathNames.Add(1) <= mathMemoCap {
+		mathMemo.Store(name, m)
+	}
+	return m
+}
 
 // tensorCoreMath: a GEMM or convolution kernel whose name shows tensor-core
 // math, and whether it is TF32.
@@ -320,9 +352,9 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 			if evidence.Str(k, r, "class") != "COMP" {
 				continue
 			}
-			n := evidence.Str(k, r, "name")
+			m := mathOf(evidence.Str(k, r, "name"))
 			d := evidence.Int(k, r, "total_ns")
-			switch fp32SIMT(n) {
+			switch m.simt {
 			case "GEMM":
 				a.gemm += d
 				a.top = append(a.top, r)
@@ -330,9 +362,9 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 				a.conv += d
 				a.top = append(a.top, r)
 			default:
-				if tc, tf := tensorCoreMath(n); tc {
+				if m.tc {
 					a.tc += d
-					a.tf32Conv = a.tf32Conv || (tf && hasAnyFold(n, convMarkers))
+					a.tf32Conv = a.tf32Conv || (m.tf32 && m.conv)
 				}
 			}
 		}

@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
@@ -736,10 +737,14 @@ func Files(ins []Input, budget int) []report.PerfettoFile {
 		head, body []byte
 		st         Stats
 	}
+	// Each input is prepared, and each window first built, on a goroutine
+	// of its own: they share nothing but the rows they read.
 	parts := make([]part, len(ins))
+	var wg sync.WaitGroup
 	for i, in := range ins {
-		parts[i].prep = prepare(in)
+		wg.Go(func() { parts[i].prep = prepare(in) })
 	}
+	wg.Wait()
 	// Group the inputs by window.
 	type group struct {
 		members []int
@@ -772,8 +777,9 @@ func Files(ins []Input, budget int) []report.PerfettoFile {
 		}
 	}
 	for _, g := range groups {
-		buildGroup(g, Options{})
+		wg.Go(func() { buildGroup(g, Options{}) })
 	}
+	wg.Wait()
 	if budget > 0 {
 		order := append([]*group(nil), groups...)
 		sort.SliceStable(order, func(a, b int) bool { return order[a].gz < order[b].gz })
