@@ -40,18 +40,19 @@ func BenchmarkReportVLLM(b *testing.B) {
 		}
 		load += time.Since(start)
 		start = time.Now()
-		src, err := collectLoaded(ctx, db, evidence.Filter{}, nil)
+		src, pg, err := collectLoaded(ctx, db, evidence.Filter{}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		collect += time.Since(start)
 		start = time.Now()
-		data, err := report.EncodeOffline(src)
-		if err != nil {
-			b.Fatal(err)
+		if pg == nil {
+			if pg, err = reportPage(src, report.View{}); err != nil {
+				b.Fatal(err)
+			}
 		}
 		var html bytes.Buffer
-		if err := writeHTMLReport(&html, data, report.View{}, src.Perfetto); err != nil {
+		if err := pg.Write(&html, src.Perfetto); err != nil {
 			b.Fatal(err)
 		}
 		page += time.Since(start)

@@ -56,7 +56,7 @@ func TestReportChartsScreenshots(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			src, err := collectReport(context.Background(), []string{tc.path}, evidence.Filter{}, loadFlags{}, io.Discard)
+			src, _, err := collectReport(context.Background(), []string{tc.path}, evidence.Filter{}, loadFlags{}, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}

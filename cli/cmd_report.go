@@ -108,11 +108,12 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		a.out = "report.html"
 	}
 
-	src, err := reportSource(ctx, a.from, paths, f, lf, stderr)
+	src, page, err := reportSource(ctx, a.from, paths, f, lf, stderr)
 	if err != nil {
 		return err
 	}
 	if sample != "" && src.Bundle != nil {
+		page = nil // drawn with the copy's path
 		// The report names the sample, not the temporary copy it was read from.
 		if t, c := src.Bundle.Traces, src.Bundle.Traces.Col("path"); c >= 0 {
 			for _, r := range t.Rows {
@@ -134,18 +135,19 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "wrote %s (%d bytes)\n", a.md, md.Len())
 	}
 	if a.out != "" {
-		data, err := report.EncodeOffline(src)
-		if err != nil {
+		if page == nil {
+			if page, err = reportPage(src, view); err != nil {
+				return err
+			}
+		}
+		var html bytes.Buffer
+		if err := page.Write(&html, src.Perfetto); err != nil {
 			return err
 		}
-		var page bytes.Buffer
-		if err := writeHTMLReport(&page, data, view, src.Perfetto); err != nil {
+		if err := os.WriteFile(a.out, html.Bytes(), 0o644); err != nil {
 			return err
 		}
-		if err := os.WriteFile(a.out, page.Bytes(), 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "wrote %s (%d bytes)\n", a.out, page.Len())
+		fmt.Fprintf(stdout, "wrote %s (%d bytes)\n", a.out, html.Len())
 		if wasm.Module() == nil {
 			fmt.Fprintf(stderr, "tracebook report: %v; the report is static\n", wasm.ErrNoModule)
 		}
@@ -171,18 +173,28 @@ func writePerfettoDir(dir string, src *report.Source, stdout io.Writer) error {
 	return nil
 }
 
-// collectReport loads the traces into an in-memory database (with lf's
-// parse cache, and progress on stderr) and collects the report's evidence
-// and cross-views through the notebook's code, and the Perfetto files of
-// its findings.
-func collectReport(ctx context.Context, paths []string, f evidence.Filter, lf loadFlags, stderr io.Writer) (*report.Source, error) {
-	ctx, db, err := openTraces(ctx, lf, paths, stderr)
+// reportPage draws the HTML report's page for src and view but for its
+// Perfetto files (wasm.NewReportPage).
+func reportPage(src *report.Source, view report.View) (*wasm.ReportPage, error) {
+	data, err := report.EncodeOffline(src)
 	if err != nil {
 		return nil, err
 	}
+	return wasm.NewReportPage(data, view, wasm.Options{Title: "tracebook report"})
+}
+
+// collectReport loads the traces into an in-memory database (with lf's
+// parse cache, and progress on stderr) and collects the report's evidence
+// and cross-views through the notebook's code, and the Perfetto files of
+// its findings. The page comes back as collectLoaded drew it, or nil.
+func collectReport(ctx context.Context, paths []string, f evidence.Filter, lf loadFlags, stderr io.Writer) (*report.Source, *wasm.ReportPage, error) {
+	ctx, db, err := openTraces(ctx, lf, paths, stderr)
+	if err != nil {
+		return nil, nil, err
+	}
 	defer db.Close()
 	if _, err := db.load(ctx, paths, trace.LoadOptions{}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer db.stage("analysing: evidence, cross-views and the findings' Perfetto windows")()
 	return collectLoaded(ctx, db.DB, f, func() { db.Close() })
@@ -190,43 +202,37 @@ func collectReport(ctx context.Context, paths []string, f evidence.Filter, lf lo
 
 // collectLoaded is collectReport once the traces are loaded into db. Once
 // every row the report needs is read, it calls release (nil: none), which
-// may close db: the page is drawn (once here, for the Perfetto files'
-// budget) without DuckDB's memory beside it (the report of the 87 MB mtia
-// trace peaked during that drawing).
-func collectLoaded(ctx context.Context, db *duck.DB, f evidence.Filter, release func()) (*report.Source, error) {
+// may close db: the page is drawn (here, for the Perfetto files' budget)
+// without DuckDB's memory beside it (the report of the 87 MB mtia trace
+// peaked during that drawing). The page, for the filter's view, comes back
+// for `tracebook report` to write with the files; nil when the findings
+// have no window.
+func collectLoaded(ctx context.Context, db *duck.DB, f evidence.Filter, release func()) (*report.Source, *wasm.ReportPage, error) {
 	src, err := pipeline.CollectReport(ctx, db, f, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := pipeline.ReadPerfettoRows(ctx, db, src); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if release != nil {
 		release()
 	}
 	// The Perfetto files take what the HTML report leaves under its limit.
 	budget := perfetto.ReportBudget
+	var page *wasm.ReportPage
 	if len(src.Windows) > 0 {
-		data, err := report.EncodeOffline(src)
+		if page, err = reportPage(src, report.View{Filter: f}); err != nil {
+			return nil, nil, err
+		}
+		size, err := page.Size()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		var page countWriter
-		if err := writeHTMLReport(&page, data, report.View{Filter: f}, nil); err != nil {
-			return nil, err
-		}
-		budget = perfetto.PageBudget(int(page))
+		budget = perfetto.PageBudget(size)
 	}
 	if err := pipeline.AddPerfetto(ctx, nil, src, budget); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return src, nil
-}
-
-// countWriter counts the bytes written to it.
-type countWriter int
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	*c += countWriter(len(p))
-	return len(p), nil
+	return src, page, nil
 }

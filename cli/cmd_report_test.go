@@ -121,7 +121,7 @@ func TestReportGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				src, err := collectReport(context.Background(), tc.paths, f, loadFlags{}, io.Discard)
+				src, _, err := collectReport(context.Background(), tc.paths, f, loadFlags{}, io.Discard)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -16,6 +16,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/cells"
 	"github.com/tracebook/tracebook/internal/nbformat"
+	"github.com/tracebook/tracebook/wasm"
 )
 
 // cellError is the error of a notebook whose cell failed: the cell's
@@ -367,13 +368,15 @@ func reportSourceFromNotebook(path string) (*report.Source, error) {
 
 // reportSource is what `tracebook report` renders: with --from, the source
 // saved in a notebook's %report output; otherwise the traces, loaded with
-// lf (progress on stderr) and analysed.
-func reportSource(ctx context.Context, from string, paths []string, f evidence.Filter, lf loadFlags, stderr io.Writer) (*report.Source, error) {
+// lf (progress on stderr) and analysed, with the page collectReport drew
+// (nil with --from).
+func reportSource(ctx context.Context, from string, paths []string, f evidence.Filter, lf loadFlags, stderr io.Writer) (*report.Source, *wasm.ReportPage, error) {
 	if from == "" {
 		return collectReport(ctx, paths, f, lf, stderr)
 	}
 	if len(paths) > 0 {
-		return nil, fmt.Errorf("--from %s takes no TRACE: the notebook holds the evidence", from)
+		return nil, nil, fmt.Errorf("--from %s takes no TRACE: the notebook holds the evidence", from)
 	}
-	return reportSourceFromNotebook(from)
+	src, err := reportSourceFromNotebook(from)
+	return src, nil, err
 }

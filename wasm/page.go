@@ -61,26 +61,75 @@ const (
 // WriteReport writes the single-file report for bundle (msgpack) and view:
 // the fragment rendered natively, then the data and the loader.
 func WriteReport(w io.Writer, bundle []byte, view report.View, opt Options) error {
-	// The fragment, the Perfetto files and the bundle's compression do not
-	// depend on each other: they are made side by side.
-	var frag bytes.Buffer
+	// The Perfetto files are compressed beside the rest of the page.
 	var tail string
-	var gz []byte
-	var fragErr, tailErr, gzErr error
+	var tailErr error
 	var wg sync.WaitGroup
-	wg.Go(func() { fragErr = report.RenderBundle(&frag, bundle, view, report.HTMLFragment) })
 	wg.Go(func() { tail, tailErr = perfettoTail(opt.Perfetto) })
-	wg.Go(func() { gz, gzErr = gzipBytes(bundle) })
+	rp, err := NewReportPage(bundle, view, opt)
 	wg.Wait()
-	if err := errors.Join(fragErr, tailErr, gzErr); err != nil {
+	if err := errors.Join(err, tailErr); err != nil {
 		return err
+	}
+	rp.p.tail = tail
+	return writePage(w, rp.p)
+}
+
+// ReportPage is a report's page drawn but for its Perfetto files: the
+// fragment rendered natively and the bundle compressed. Size says how much
+// room the page leaves them (perfetto.PageBudget); Write writes it with the
+// files that fit, without drawing the rest again.
+type ReportPage struct {
+	p page
+}
+
+// NewReportPage draws the page WriteReport writes for bundle and view,
+// without opt.Perfetto.
+func NewReportPage(bundle []byte, view report.View, opt Options) (*ReportPage, error) {
+	// The fragment and the bundle's compression do not depend on each
+	// other: they are made side by side.
+	var frag bytes.Buffer
+	var gz []byte
+	var gzErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { gz, gzErr = gzipBytes(bundle) })
+	fragErr := report.RenderBundle(&frag, bundle, view, report.HTMLFragment)
+	wg.Wait()
+	if err := errors.Join(fragErr, gzErr); err != nil {
+		return nil, err
 	}
 	title := opt.Title
 	if title == "" {
 		title = "tracebook report"
 	}
-	return writePage(w, page{kind: kindReport, noun: "report", title: title, style: report.Style,
-		static: frag.Bytes(), view: view, data: bundle, dataGz: gz, module: opt.Module, tail: tail})
+	return &ReportPage{p: page{kind: kindReport, noun: "report", title: title, style: report.Style,
+		static: frag.Bytes(), view: view, data: bundle, dataGz: gz, module: opt.Module}}, nil
+}
+
+// Size is the page's size in bytes with no Perfetto files.
+func (rp *ReportPage) Size() (int, error) {
+	var n byteCounter
+	err := rp.Write(&n, nil)
+	return int(n), err
+}
+
+// Write writes the page with files, the findings' Perfetto files.
+func (rp *ReportPage) Write(w io.Writer, files []report.PerfettoFile) error {
+	tail, err := perfettoTail(files)
+	if err != nil {
+		return err
+	}
+	p := rp.p
+	p.tail = tail
+	return writePage(w, p)
+}
+
+// byteCounter counts the bytes written to it.
+type byteCounter int
+
+func (c *byteCounter) Write(b []byte) (int, error) {
+	*c += byteCounter(len(b))
+	return len(b), nil
 }
 
 // The kinds of page, in the root's data-tb-kind: the loader calls the
