@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/duckdb/duckdb-go/v2 v2.10506.0
 	github.com/go-zeromq/zmq4 v0.17.0
+	github.com/klauspost/compress v1.18.3
 	github.com/tetratelabs/wazero v1.12.0
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 )
@@ -22,7 +23,6 @@ require (
 	github.com/goccy/go-json v0.10.5 // indirect
 	github.com/google/flatbuffers v25.12.19+incompatible // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/klauspost/compress v1.18.3 // indirect
 	github.com/klauspost/cpuid/v2 v2.3.0 // indirect
 	github.com/pierrec/lz4/v4 v4.1.25 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
