@@ -104,9 +104,6 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 	} else if len(d.Capture) > 0 {
 		d.Summary = append(d.Summary, strconv.Itoa(len(d.Capture))+" capture artifact(s) found; see Capture quality.")
 	}
-	if len(b.Gaps) > 0 {
-		d.Summary = append(d.Summary, strconv.Itoa(len(b.Gaps))+" evidence gap(s) limit what this trace can show; see Evidence Gaps.")
-	}
 	what := orUnknown(producer) + " workload"
 	if producer == "training" || producer == "" {
 		// The producer label comes from step annotations; the operators say

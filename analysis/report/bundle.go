@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -104,10 +105,13 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	d.Controls.Rules = knobs(thresholdsFor(b, v))
 	if cv != nil {
 		d.Perfetto = append(d.Perfetto, gapInspects(cv)...)
-		d.Gaps = append(d.Gaps, cv.Gaps...)
+		d.Gaps = append(d.Gaps, crossViewGaps(b, cv)...)
 		if cv.Check.Verdict != "" {
 			d.KeyFindings = append(d.KeyFindings, "Cross-view verdict: "+cv.Check.Verdict+" ("+orDash(label)+"); the CPU cross-check above gives the numbers.")
 		}
+	}
+	if len(d.Gaps) > 0 {
+		d.Summary = append(d.Summary, strconv.Itoa(len(d.Gaps))+" evidence gap(s) limit what this trace can show; see Evidence Gaps.")
 	}
 	crit, _ := shown(found)
 	reconcile(d, cv, label, crit)
@@ -235,6 +239,24 @@ func knobs(th evidence.Thresholds) []Knob {
 	out := make([]Knob, 0, len(findings.Catalogue))
 	for _, t := range findings.Catalogue {
 		out = append(out, Knob{Rule: t.Name, Name: t.Name, Value: th[t.Name], Default: t.Default, Doc: t.Doc})
+	}
+	return out
+}
+
+// crossViewGaps are the cross-view's gaps that the bundle's do not state
+// already: a slice that replays graphs has the bundle's
+// GapGraphsHideKernel, and the cross-view's GraphAttributionGap says the
+// same.
+func crossViewGaps(b *evidence.Bundle, cv *crossview.Result) []string {
+	graphs := false
+	for _, g := range b.Gaps {
+		graphs = graphs || g.Kind == evidence.GapGraphsHideKernel
+	}
+	var out []string
+	for _, g := range cv.Gaps {
+		if !(graphs && g == crossview.GraphAttributionGap) {
+			out = append(out, g)
+		}
 	}
 	return out
 }
