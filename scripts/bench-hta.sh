@@ -65,7 +65,7 @@ PYTHONPATH=$HTA_SRC "$python" -c 'import hta.trace_analysis' || { echo "bench-ht
 timed() {
 	out=$1
 	shift
-	/usr/bin/time -f '%e %M' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" "$tmp/time" >&2; exit 1; }
+	/usr/bin/time -f '%e %M' -o "$tmp/time" "$@" </dev/null >/dev/null 2>"$tmp/err" || { cat "$tmp/err" "$tmp/time" >&2; exit 1; }
 	cat "$tmp/time" >>"$out"
 }
 # median FILE COLUMN
@@ -73,15 +73,11 @@ median() { cut -d' ' -f"$2" "$1" | sort -n | awk '{v[NR]=$1} END {print (NR%2) ?
 
 echo "| trace | HTA wall (s) | HTA peak (MB) | tracebook wall (s) | tracebook peak (MB) | speed-up | peak ratio |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
-for spec in \
-	"vllm_h100 tracemap/vllm_h100_tp4_rank0" \
-	"mtia_single_rank hta/mtia_single_rank" \
-	"dlrm_8rank param/dlrm_8rank" \
-	"xdit_sd35_mi300x tracelens/xdit_sd35_mi300x"; do
-	set -- $spec
-	dir=$traces/$2
+while read -r name dir; do
+	case $name in '#'* | '') continue ;; esac
+	dir=$traces/$dir
 	if [ ! -e "$dir" ]; then
-		echo "| $1 | absent | | | | | |"
+		echo "| $name | absent | | | | | |"
 		continue
 	fi
 	rm -f "$tmp/hta" "$tmp/tb"
@@ -91,7 +87,7 @@ for spec in \
 		timed "$tmp/tb" "$bin" report "$dir" -o "$tmp/r.html" --cache - -q
 		i=$((i + 1))
 	done
-	awk -v n="$1" -v hw="$(median "$tmp/hta" 1)" -v hm="$(median "$tmp/hta" 2)" \
+	awk -v n="$name" -v hw="$(median "$tmp/hta" 1)" -v hm="$(median "$tmp/hta" 2)" \
 		-v tw="$(median "$tmp/tb" 1)" -v tm="$(median "$tmp/tb" 2)" \
 		'BEGIN {printf "| %s | %.2f | %.0f | %.2f | %.0f | %.1f× | %.2f× |\n", n, hw, hm/1024, tw, tm/1024, hw/tw, tm/hm}'
-done
+done <scripts/bench-traces.txt

@@ -41,7 +41,7 @@ json_bytes() {
 timed() {
 	out=$1
 	shift
-	/usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" "$tmp/time"; exit 1; }
+	/usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@" </dev/null >/dev/null 2>"$tmp/err" || { cat "$tmp/err" "$tmp/time"; exit 1; }
 	awk '{printf "%s %.2f %s\n", $1, $2 + $3, $4}' "$tmp/time" >"$out"
 }
 
@@ -59,14 +59,10 @@ row() {
 	awk -v n="$name" -v b="$bytes" -v lw="$lwall" -v rw="$rwall" -v rc="$rcpu" -v rr="$rrss" \
 		'BEGIN {printf "| %s | %.0f | %.0f | %.2f | %.2f | %.0f |\n", n, b/1e6, b/1e6/lw, rw, rc, rr/1024}'
 }
-for spec in \
-	"vllm_h100 tracemap/vllm_h100_tp4_rank0" \
-	"mtia_single_rank hta/mtia_single_rank" \
-	"dlrm_8rank param/dlrm_8rank" \
-	"xdit_sd35_mi300x tracelens/xdit_sd35_mi300x"; do
-	set -- $spec
-	if [ -e "$traces/$2" ]; then row "$1" "$traces/$2"; else echo "| $1 | absent | | | | |"; fi
-done
+while read -r name dir; do
+	case $name in '#'* | '') continue ;; esac
+	if [ -e "$traces/$dir" ]; then row "$name" "$traces/$dir"; else echo "| $name | absent | | | | |"; fi
+done <scripts/bench-traces.txt
 if [ -f "$vllm" ]; then
 	for n in $scales; do
 		"$bin" synth "$vllm" -n "$n" -o "$tmp/x$n.json.gz" >/dev/null 2>&1
