@@ -891,12 +891,12 @@ type linkCount struct{ n, ns int64 }
 
 func (c *linkCount) add(ns int64) { c.n++; c.ns += ns }
 
-// evidenceGaps lists what the slice cannot show.
 // GraphAttributionGap is the gap the cross-view states for a slice that
 // replays graphs: what evidence.GapGraphsHideKernel says of the trace, for
 // a reader of the cross-view alone (the report lists only that one).
 const GraphAttributionGap = "kernels replayed by CUDA/HIP graphs have no per-kernel CPU attribution: they hang under the graph launch"
 
+// evidenceGaps lists what the slice cannot show.
 func (b *builder) evidenceGaps(res *Result) []string {
 	var out []string
 	m := res.Check.Metrics
