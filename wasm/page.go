@@ -153,6 +153,11 @@ type page struct {
 	tail   string // elements before the loader: a report's Perfetto files and their saver
 }
 
+// embeddedBlob is the embedded module (Module) as a page carries it,
+// encoded once: every page embeds it, and a report draws its page twice
+// (the Perfetto files' budget counts one).
+var embeddedBlob = sync.OnceValue(func() string { return encodeBlob(Module()) })
+
 // writePage writes one self-contained page: the static fragment between
 // the markers, the view (#tb-view, JSON), the data (#tb-bundle, gzip +
 // base85, base85.go), the module (#tb-module, gzip + base85) and the
@@ -203,7 +208,11 @@ func writePage(w io.Writer, p page) error {
 	b.WriteString("</script>\n")
 	if len(mod) > 0 {
 		b.WriteString(`<script type="application/octet-stream" id="tb-module" data-encoding="` + encodingBase85 + `">`)
-		b.WriteString(encodeBlob(mod))
+		if p.module == nil {
+			b.WriteString(embeddedBlob())
+		} else {
+			b.WriteString(encodeBlob(mod))
+		}
 		b.WriteString("</script>\n")
 	}
 	b.WriteString(p.tail)
