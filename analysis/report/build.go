@@ -53,6 +53,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		}
 		d.FollowUps = append(d.FollowUps, issue(f))
 	}
+	referEqualFixes(d)
 	for _, f := range found {
 		claim := f.Title
 		if f.Mechanism != "" {
@@ -232,6 +233,28 @@ func issue(f evidence.Finding) Issue {
 		}
 	}
 	return is
+}
+
+// referEqualFixes gives an issue whose fix is word for word a critical
+// issue's above it (two rules that read one constraint from two tables,
+// e.g. short kernels and host waits) a reference to that issue instead of
+// the same fix again.
+func referEqualFixes(d *Doc) {
+	refer := func(is *Issue, above []Issue) {
+		for j, a := range above {
+			if is.Fix != "" && is.Fix == a.Fix && is.Snippet == a.Snippet {
+				is.Fix = "Issue " + strconv.Itoa(j+1) + "'s fix above applies here as well."
+				is.Snippet = ""
+				return
+			}
+		}
+	}
+	for i := range d.Critical {
+		refer(&d.Critical[i], d.Critical[:i])
+	}
+	for i := range d.FollowUps {
+		refer(&d.FollowUps[i], d.Critical)
+	}
 }
 
 func statusWord(confirmed bool) string {

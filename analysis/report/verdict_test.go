@@ -58,3 +58,32 @@ func TestExpectedImpactNamesEachShare(t *testing.T) {
 		t.Errorf("one issue: %q, want prefix %q", one, want)
 	}
 }
+
+// TestReferEqualFixes: an issue whose fix is word for word a critical
+// issue's above it refers to that issue instead of repeating the fix; a
+// different fix, or the same text with another snippet, stays.
+func TestReferEqualFixes(t *testing.T) {
+	fix, snip := "Profile decode steps without Python stacks.", "vllm serve MODEL"
+	d := &Doc{
+		Critical: []Issue{
+			{ID: "launch_bound", Fix: fix, Snippet: snip},
+			{ID: "host_bound_idle", Fix: fix, Snippet: snip},
+			{ID: "other", Fix: fix, Snippet: "another snippet"},
+		},
+		FollowUps: []Issue{{ID: "minor", Fix: fix, Snippet: snip}, {ID: "own", Fix: "Something else."}},
+	}
+	referEqualFixes(d)
+	want := []struct{ fix, snippet string }{
+		{fix, snip},
+		{"Issue 1's fix above applies here as well.", ""},
+		{fix, "another snippet"},
+		{"Issue 1's fix above applies here as well.", ""},
+		{"Something else.", ""},
+	}
+	got := append(append([]Issue{}, d.Critical...), d.FollowUps...)
+	for i, w := range want {
+		if got[i].Fix != w.fix || got[i].Snippet != w.snippet {
+			t.Errorf("issue %s: fix %q snippet %q, want %q %q", got[i].ID, got[i].Fix, got[i].Snippet, w.fix, w.snippet)
+		}
+	}
+}
