@@ -5,6 +5,7 @@ package duck
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -498,6 +499,14 @@ func (l *loader) sliceLabel() any {
 // threads rows, and fills res.
 func (l *loader) insertMetadata(res *trace.LoadResult) error {
 	ranks := map[int]bool{}
+	// The columns are named: a database made by an older build has the
+	// later ones (gpu_cc_major, ...) last (schema.sql).
+	traces := l.rows(`INSERT INTO traces (trace, file_id, path, sha256, file_bytes, json_bytes, rank, rank_source,
+		tp, dp, pp, ep, world_size, producer, platform, gpu_model, gpu_total_mem, gpu_cc_major, gpu_cc_minor,
+		has_graphs, has_sync_events, has_python_stacks, has_steps, format,
+		schema_version, base_time_ns, trace_name, session, events, first_ts_ns, last_end_ns, metadata, slice) VALUES `,
+		"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::JSON, ?)")
+	threads := l.rows(`INSERT INTO threads VALUES `, "(?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	for _, f := range l.files {
 		info := f.info
 		counts, err := l.rankCounts(f)
@@ -566,14 +575,7 @@ func (l *loader) insertMetadata(res *trace.LoadResult) error {
 			if meta == "" {
 				meta = "{}"
 			}
-			// The columns are named: a database made by an older build has
-			// the later ones (gpu_cc_major, ...) last (schema.sql).
-			if _, err := l.tx.ExecContext(l.ctx, `INSERT INTO traces (trace, file_id, path, sha256, file_bytes, json_bytes, rank, rank_source,
-				tp, dp, pp, ep, world_size, producer, platform, gpu_model, gpu_total_mem, gpu_cc_major, gpu_cc_minor,
-				has_graphs, has_sync_events, has_python_stacks, has_steps, format,
-				schema_version, base_time_ns, trace_name, session, events, first_ts_ns, last_end_ns, metadata, slice)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::JSON, ?)`,
-				l.name, f.index, f.ref.Path, info.SHA256, info.FileBytes, info.JSONBytes, r, source,
+			if err := traces.add(l.name, f.index, f.ref.Path, info.SHA256, info.FileBytes, info.JSONBytes, r, source,
 				tp, dp, pp, ep, worldSize, orUnknown(info.Producer), orUnknown(info.Platform), gpuModel, gpuMem, ccMajor, ccMinor,
 				info.HasGraphs, info.HasSyncEvents, info.HasPython, info.HasSteps, orUnknown(info.Format),
 				schemaVersion, baseTime, traceName, session, c.Events, first, last, meta, l.sliceLabel()); err != nil {
@@ -581,9 +583,12 @@ func (l *loader) insertMetadata(res *trace.LoadResult) error {
 			}
 			res.Events += c.Events
 		}
-		if err := l.insertThreads(f); err != nil {
+		if err := l.addThreads(threads, f); err != nil {
 			return err
 		}
+	}
+	if err := errors.Join(traces.flush(), threads.flush()); err != nil {
+		return err
 	}
 	for r := range ranks {
 		res.Ranks = append(res.Ranks, r)
@@ -634,40 +639,21 @@ func orUnknown(s string) string {
 	return s
 }
 
-func (l *loader) insertThreads(f *loadedFile) error {
-	if len(f.info.Processes) == 0 && len(f.info.Threads) == 0 {
-		return nil
-	}
+// addThreads queues the threads rows of file f (its process and thread
+// names and sort indexes, with the rank of each pid) on b.
+func (l *loader) addThreads(b *rowBatch, f *loadedFile) error {
 	rankOf := func(pid string) int {
 		if c, ok := f.pidRank[pid]; ok {
 			return c.Rank
 		}
 		return f.rank
 	}
-	var vals []string
-	var args []any
-	flush := func() error {
-		if len(vals) == 0 {
-			return nil
-		}
-		_, err := l.tx.ExecContext(l.ctx, `INSERT INTO threads VALUES `+strings.Join(vals, ", "), args...)
-		vals, args = vals[:0], args[:0]
-		return err
-	}
-	add := func(row ...any) error {
-		vals = append(vals, "(?, ?, ?, ?, ?, ?, ?, ?, ?)")
-		args = append(args, row...)
-		if len(vals) == 500 {
-			return flush()
-		}
-		return nil
-	}
 	for _, p := range f.info.Processes {
 		var sortIndex any
 		if p.HasSortIndex {
 			sortIndex = p.SortIndex
 		}
-		if err := add(l.name, f.index, rankOf(p.Pid), p.Pid, nil, nullIfEmpty(p.Name), nil, nullIfEmpty(p.Labels), sortIndex); err != nil {
+		if err := b.add(l.name, f.index, rankOf(p.Pid), p.Pid, nil, nullIfEmpty(p.Name), nil, nullIfEmpty(p.Labels), sortIndex); err != nil {
 			return err
 		}
 	}
@@ -676,11 +662,48 @@ func (l *loader) insertThreads(f *loadedFile) error {
 		if t.HasSortIndex {
 			sortIndex = t.SortIndex
 		}
-		if err := add(l.name, f.index, rankOf(t.Pid), t.Pid, t.Tid, nil, nullIfEmpty(t.Name), nil, sortIndex); err != nil {
+		if err := b.add(l.name, f.index, rankOf(t.Pid), t.Pid, t.Tid, nil, nullIfEmpty(t.Name), nil, sortIndex); err != nil {
 			return err
 		}
 	}
-	return flush()
+	return nil
+}
+
+// rowBatch inserts rows a statement at a time, rowBatchMax rows each: a
+// job of many files writes its traces and threads rows in a few
+// statements, not one per file and rank.
+type rowBatch struct {
+	l           *loader
+	head, tuple string // "INSERT INTO t VALUES ", "(?, ?)"
+	vals        []string
+	args        []any
+}
+
+// rowBatchMax is the most rows one statement of a rowBatch inserts.
+const rowBatchMax = 500
+
+func (l *loader) rows(head, tuple string) *rowBatch {
+	return &rowBatch{l: l, head: head, tuple: tuple}
+}
+
+// add queues a row, and inserts the queued ones when they are rowBatchMax.
+func (b *rowBatch) add(row ...any) error {
+	b.vals = append(b.vals, b.tuple)
+	b.args = append(b.args, row...)
+	if len(b.vals) == rowBatchMax {
+		return b.flush()
+	}
+	return nil
+}
+
+// flush inserts the queued rows.
+func (b *rowBatch) flush() error {
+	if len(b.vals) == 0 {
+		return nil
+	}
+	_, err := b.l.tx.ExecContext(b.l.ctx, b.head+strings.Join(b.vals, ", "), b.args...)
+	b.vals, b.args = b.vals[:0], b.args[:0]
+	return err
 }
 
 func nullIfEmpty(s string) any {
