@@ -28,10 +28,27 @@ import (
 	"github.com/tracebook/tracebook/analysis/report"
 )
 
-// Loader is the JS loader with its WASI shim, inlined into every report.
-//
 //go:embed loader.js
-var Loader string
+var loaderJS string
+
+// Loader is the JS loader with its WASI shim, inlined into every report
+// (jsCode: without its comment lines).
+var Loader = jsCode(loaderJS)
+
+// jsCode is a script as a page inlines it: its lines but the blank ones
+// and those that hold only a // comment. Every page carries the scripts;
+// their comments are for this repository's readers (3.5 kB a page).
+func jsCode(src string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(src, "\n") {
+		if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "//") {
+			continue
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
 
 // Module returns the embedded viewer module (gzip-compressed wasm), or nil
 // in a build without the viewer tag.

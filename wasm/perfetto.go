@@ -13,12 +13,14 @@ import (
 	"github.com/tracebook/tracebook/analysis/report"
 )
 
+//go:embed perfetto.js
+var perfettoJS string
+
 // PerfettoJS is the inline script that saves a finding's Perfetto file
 // from the page (a blob: URL handed to an <a download>). Every report
-// carries it, hashed in the CSP like the loader; it needs no module.
-//
-//go:embed perfetto.js
-var PerfettoJS string
+// carries it (jsCode), hashed in the CSP like the loader; it needs no
+// module.
+var PerfettoJS = jsCode(perfettoJS)
 
 // perfettoTail is what a report page carries for its findings' Perfetto
 // files, before the loader: the files (#tb-perfetto-files) when there are

@@ -19,7 +19,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/tracebook/tracebook/analysis/device"
 	"github.com/tracebook/tracebook/analysis/evidence"
@@ -298,21 +297,26 @@ type kernelMath struct {
 // report judges every view (rank, phase, window) again over the same few
 // hundred names, each of which the scans above read many times over.
 var (
-	mathMemo  sync.Map
-	mathNames atomic.Int64
+	mathMu   sync.Mutex
+	mathMemo = map[string]kernelMath{}
 )
 
 const mathMemoCap = 1 << 16
 
 func mathOf(name string) kernelMath {
-	if m, ok := mathMemo.Load(name); ok {
-		return m.(kernelMath)
+	mathMu.Lock()
+	m, ok := mathMemo[name]
+	mathMu.Unlock()
+	if ok {
+		return m
 	}
-	m := kernelMath{simt: fp32SIMT(name), conv: hasAnyFold(name, convMarkers)}
+	m = kernelMath{simt: fp32SIMT(name), conv: hasAnyFold(name, convMarkers)}
 	m.tc, m.tf32 = tensorCoreMath(name)
-	if mathNames.Add(1) <= mathMemoCap {
-		mathMemo.Store(name, m)
+	mathMu.Lock()
+	if len(mathMemo) < mathMemoCap {
+		mathMemo[name] = m
 	}
+	mathMu.Unlock()
 	return m
 }
 
