@@ -501,12 +501,12 @@ func (l *loader) insertMetadata(res *trace.LoadResult) error {
 	ranks := map[int]bool{}
 	// The columns are named: a database made by an older build has the
 	// later ones (gpu_cc_major, ...) last (schema.sql).
-	traces := l.rows(`INSERT INTO traces (trace, file_id, path, sha256, file_bytes, json_bytes, rank, rank_source,
+	traces := l.newRowBatch(`INSERT INTO traces (trace, file_id, path, sha256, file_bytes, json_bytes, rank, rank_source,
 		tp, dp, pp, ep, world_size, producer, platform, gpu_model, gpu_total_mem, gpu_cc_major, gpu_cc_minor,
 		has_graphs, has_sync_events, has_python_stacks, has_steps, format,
 		schema_version, base_time_ns, trace_name, session, events, first_ts_ns, last_end_ns, metadata, slice) VALUES `,
 		"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::JSON, ?)")
-	threads := l.rows(`INSERT INTO threads VALUES `, "(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+	threads := l.newRowBatch(`INSERT INTO threads VALUES `, "(?, ?, ?, ?, ?, ?, ?, ?, ?)")
 	for _, f := range l.files {
 		info := f.info
 		counts, err := l.rankCounts(f)
@@ -682,7 +682,7 @@ type rowBatch struct {
 // rowBatchMax is the most rows one statement of a rowBatch inserts.
 const rowBatchMax = 500
 
-func (l *loader) rows(head, tuple string) *rowBatch {
+func (l *loader) newRowBatch(head, tuple string) *rowBatch {
 	return &rowBatch{l: l, head: head, tuple: tuple}
 }
 
