@@ -261,8 +261,11 @@ func TestIntegrationInterruptLoad(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var cancelled time.Time
+	// The interrupt comes 10 ms after the load's first progress: inside
+	// the parse of the 35 MB trace, which takes about 150 ms on a fast
+	// machine (at 200 ms, the load had ended before it on this one).
 	pub := &recorder{onFirst: func() {
-		time.AfterFunc(200*time.Millisecond, func() { cancelled = time.Now(); cancel() })
+		time.AfterFunc(10*time.Millisecond, func() { cancelled = time.Now(); cancel() })
 	}}
 	_, err := s.Execute(ctx, "%trace load "+rel+" --name resnet", pub)
 	returned := time.Now()
