@@ -13,11 +13,18 @@ import (
 	"github.com/tracebook/tracebook/pipeline"
 )
 
-// HTMLWriter writes the single-file HTML report of an encoded source for a
-// view, with the findings' Perfetto files embedded. The composition root
-// provides it (package wasm embeds the viewer module, which cells does not
-// import).
-type HTMLWriter func(w io.Writer, data []byte, v report.View, files []report.PerfettoFile) error
+// HTMLPage is a single-file HTML report drawn but for the findings'
+// Perfetto files (wasm.ReportPage): Size is its size without them, which
+// sets their budget, and Write writes it with them.
+type HTMLPage interface {
+	Size() (int, error)
+	Write(w io.Writer, files []report.PerfettoFile) error
+}
+
+// HTMLWriter draws the single-file HTML report of an encoded source for a
+// view. The composition root provides it (package wasm embeds the viewer
+// module, which cells does not import).
+type HTMLWriter func(data []byte, v report.View) (HTMLPage, error)
 
 // ReportHook returns the %report hook: `%report [filter] [--html PATH]
 // [--md PATH]` collects the evidence and the cross-view under the filter,
@@ -66,22 +73,26 @@ func ReportHook(writeHTML HTMLWriter) Hook {
 				return nil, err
 			}
 			// The Perfetto files take what the page leaves under its limit.
-			var page bytes.Buffer
-			if err := writeHTML(&page, data, view, nil); err != nil {
+			page, err := writeHTML(data, view)
+			if err != nil {
 				return nil, err
 			}
-			if err := pipeline.AddPerfetto(ctx, s.Engine(), src, perfetto.PageBudget(page.Len())); err != nil {
+			size, err := page.Size()
+			if err != nil {
 				return nil, err
 			}
-			page.Reset()
-			if err := writeHTML(&page, data, view, src.Perfetto); err != nil {
+			if err := pipeline.AddPerfetto(ctx, s.Engine(), src, perfetto.PageBudget(size)); err != nil {
+				return nil, err
+			}
+			var html bytes.Buffer
+			if err := page.Write(&html, src.Perfetto); err != nil {
 				return nil, err
 			}
 			p := s.resolve(htmlPath)
-			if err := os.WriteFile(p, page.Bytes(), 0o644); err != nil {
+			if err := os.WriteFile(p, html.Bytes(), 0o644); err != nil {
 				return nil, fmt.Errorf("%%report: writing the HTML report: %w", err)
 			}
-			fmt.Fprintf(&notes, "HTML report written to %s (%d bytes, opens offline)\n", p, page.Len())
+			fmt.Fprintf(&notes, "HTML report written to %s (%d bytes, opens offline)\n", p, html.Len())
 		}
 		if perfettoDir != "" {
 			// The files the HTML report embeds, or, without one, within the

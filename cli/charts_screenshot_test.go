@@ -56,7 +56,7 @@ func TestReportChartsScreenshots(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			src, _, err := collectReport(context.Background(), []string{tc.path}, evidence.Filter{}, loadFlags{}, io.Discard)
+			src, pg, err := collectReport(context.Background(), []string{tc.path}, evidence.Filter{}, loadFlags{}, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,8 +64,13 @@ func TestReportChartsScreenshots(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if pg == nil {
+				if pg, err = htmlPage(data, report.View{}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			var page bytes.Buffer
-			if err := writeHTMLReport(&page, data, report.View{}, src.Perfetto); err != nil {
+			if err := pg.Write(&page, src.Perfetto); err != nil {
 				t.Fatal(err)
 			}
 			offline, err := report.DecodeSource(data) // what the page draws from

@@ -36,15 +36,17 @@ const sampleTraceName = "benchmark_result_2869224_1695835535_trace.json.gz"
 
 func init() {
 	sessionHooks = append(sessionHooks, func(s *cells.Session) {
-		s.Report = cells.ReportHook(writeHTMLReport)
+		s.Report = cells.ReportHook(func(data []byte, v report.View) (cells.HTMLPage, error) {
+			return htmlPage(data, v)
+		})
 	})
 }
 
-// writeHTMLReport writes the single-file report with the embedded viewer
-// module (none in a build without the viewer tag: the report says so) and
-// the findings' Perfetto files.
-func writeHTMLReport(w io.Writer, data []byte, v report.View, files []report.PerfettoFile) error {
-	return wasm.WriteReport(w, data, v, wasm.Options{Title: "tracebook report", Perfetto: files})
+// htmlPage draws the single-file report of an encoded source for a view,
+// but for the findings' Perfetto files, with the embedded viewer module
+// (none in a build without the viewer tag: the report says so).
+func htmlPage(data []byte, v report.View) (*wasm.ReportPage, error) {
+	return wasm.NewReportPage(data, v, wasm.Options{Title: "tracebook report"})
 }
 
 // reportArgs are the report command's own arguments.
@@ -174,13 +176,13 @@ func writePerfettoDir(dir string, src *report.Source, stdout io.Writer) error {
 }
 
 // reportPage draws the HTML report's page for src and view but for its
-// Perfetto files (wasm.NewReportPage).
+// Perfetto files (htmlPage).
 func reportPage(src *report.Source, view report.View) (*wasm.ReportPage, error) {
 	data, err := report.EncodeOffline(src)
 	if err != nil {
 		return nil, err
 	}
-	return wasm.NewReportPage(data, view, wasm.Options{Title: "tracebook report"})
+	return htmlPage(data, view)
 }
 
 // collectReport loads the traces into an in-memory database (with lf's
