@@ -78,18 +78,11 @@ const (
 // WriteReport writes the single-file report for bundle (msgpack) and view:
 // the fragment rendered natively, then the data and the loader.
 func WriteReport(w io.Writer, bundle []byte, view report.View, opt Options) error {
-	// The Perfetto files are compressed beside the rest of the page.
-	var tail string
-	var tailErr error
-	var wg sync.WaitGroup
-	wg.Go(func() { tail, tailErr = perfettoTail(opt.Perfetto) })
 	rp, err := NewReportPage(bundle, view, opt)
-	wg.Wait()
-	if err := errors.Join(err, tailErr); err != nil {
+	if err != nil {
 		return err
 	}
-	rp.p.tail = tail
-	return writePage(w, rp.p)
+	return rp.Write(w, opt.Perfetto)
 }
 
 // ReportPage is a report's page drawn but for its Perfetto files: the
