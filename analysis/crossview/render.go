@@ -2,7 +2,6 @@ package crossview
 
 import (
 	"fmt"
-	"html"
 	"io"
 	"strings"
 
@@ -236,11 +235,11 @@ func writeCheckText(w io.Writer, r *Result) {
 	}
 }
 
-// HTML: every string from the trace goes through html.EscapeString; there
+// HTML: every string from the trace goes through table.EscapeHTML; there
 // is no script, so the output is safe to show in an untrusted notebook.
 func writeHTML(w io.Writer, r *Result) error {
 	ew := &errWriter{w: w}
-	esc := html.EscapeString
+	esc := table.EscapeHTML
 	m := r.Check.Metrics
 	fmt.Fprintf(ew, "<div class=\"tracebook-crossview\">\n")
 	note := ""
@@ -261,7 +260,7 @@ func writeHTML(w io.Writer, r *Result) error {
 }
 
 func htmlTree(w *errWriter, t *Tree) {
-	esc := html.EscapeString
+	esc := table.EscapeHTML
 	if len(t.Roots) == 0 {
 		w.WriteString("<p>(empty)</p>\n")
 		return

@@ -2,7 +2,6 @@ package diff
 
 import (
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"strings"
@@ -335,7 +334,7 @@ func label(s string) table.ShownCell { return table.ShownCell{Text: s, Kind: tab
 // controls and sort buttons and applies the view's sort and unfolding.
 func printHTML(w io.Writer, d *Diff, po *pageOpts) error {
 	var b strings.Builder
-	e := html.EscapeString
+	e := table.EscapeHTML
 	p := func(s ...string) {
 		for _, x := range s {
 			b.WriteString(x)

@@ -3,7 +3,6 @@ package diff
 import (
 	"bytes"
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"sort"
@@ -16,6 +15,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // Input is what the offline diff page carries and the viewer module
@@ -327,7 +327,7 @@ func (po *pageOpts) controlsHTML(b *strings.Builder) {
 		return
 	}
 	c := po.controls
-	e := html.EscapeString
+	e := table.EscapeHTML
 	b.WriteString(`<form class="tb-controls" id="tb-controls" autocomplete="off">` + "\n")
 	b.WriteString(`<label>Rank<select data-tb="rank"><option value="">all</option>`)
 	for _, p := range c.ranks {
@@ -504,9 +504,9 @@ func printHTMLError(w io.Writer, in *Input, err error, po *pageOpts) error {
 	if in != nil {
 		d.Base, d.Test = in.Base.Name, in.Test.Name
 	}
-	b.WriteString(`<div class="tb-diff">` + "\n<h1>" + html.EscapeString(d.Title()) + "</h1>\n")
+	b.WriteString(`<div class="tb-diff">` + "\n<h1>" + table.EscapeHTML(d.Title()) + "</h1>\n")
 	po.controlsHTML(&b)
-	b.WriteString(`<p class="tb-status tb-failed">Nothing to compare for this filter: ` + html.EscapeString(err.Error()) + "</p>\n</div>\n")
+	b.WriteString(`<p class="tb-status tb-failed">Nothing to compare for this filter: ` + table.EscapeHTML(err.Error()) + "</p>\n</div>\n")
 	_, werr := io.WriteString(w, b.String())
 	return werr
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"html"
 	"strconv"
 	"strings"
 
@@ -17,7 +16,7 @@ var (
 )
 
 // esc escapes text for HTML element content and quoted attribute values.
-func esc(s string) string { return html.EscapeString(oneLine(s)) }
+func esc(s string) string { return table.EscapeHTML(oneLine(s)) }
 
 // The number formatters are package table's: one way to write a duration,
 // a share and a count across tracebook.

@@ -1,6 +1,7 @@
 package table
 
 import (
+	"html"
 	"math"
 	"strings"
 	"testing"
@@ -271,5 +272,14 @@ func TestShortenDistinct(t *testing.T) {
 	// Names that differ from the first: each kept as short as ShortenMiddle.
 	if got := ShortenDistinct([]string{a, c}, 40); got[0] != ShortenMiddle(a, 40) {
 		t.Errorf("a name with no look-alike = %q, want %q", got[0], ShortenMiddle(a, 40))
+	}
+}
+
+// EscapeHTML is html.EscapeString without package html.
+func TestEscapeHTML(t *testing.T) {
+	for _, s := range []string{"", "plain", `<script>alert("x")</script>`, "a & b's <c> \"d\"", "&amp; already", "ünïcode ≥ <", "\x00<\xff>"} {
+		if got, want := EscapeHTML(s), html.EscapeString(s); got != want {
+			t.Errorf("EscapeHTML(%q) = %q, want %q", s, got, want)
+		}
 	}
 }

@@ -161,3 +161,13 @@ func longestRun(s string, c byte) int {
 	}
 	return best
 }
+
+// htmlEscaper escapes what html.EscapeString escapes, to the same
+// entities, without linking package html: its table of 2,000 named
+// entities (for unescaping, which tracebook never does) was kept in the
+// report's viewer module.
+var htmlEscaper = strings.NewReplacer(`&`, "&amp;", `'`, "&#39;", `<`, "&lt;", `>`, "&gt;", `"`, "&#34;")
+
+// EscapeHTML escapes s for HTML element content and quoted attribute
+// values, exactly as html.EscapeString does.
+func EscapeHTML(s string) string { return htmlEscaper.Replace(s) }
