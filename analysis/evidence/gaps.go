@@ -17,6 +17,11 @@ type RankInfo struct {
 	// not give it or the table has no such columns (an older bundle).
 	CCMajor, CCMinor                                    int
 	HasGraphs, HasSyncEvents, HasPythonStacks, HasSteps bool
+	// BaseTimeNs is when the capture started (the trace's
+	// baseTimeNanoseconds, Unix ns): it dates the producer's version from
+	// above (a trace captured before a release cannot run it). 0 when the
+	// trace does not give it.
+	BaseTimeNs int64
 }
 
 // Ranks reads the traces table: one RankInfo per (trace, rank), sorted.
@@ -56,6 +61,9 @@ func Ranks(traces *table.Table) []RankInfo {
 			if okMajor && okMinor {
 				ri.CCMajor, ri.CCMinor = int(major), int(minor)
 			}
+		}
+		if ri.BaseTimeNs == 0 {
+			ri.BaseTimeNs = Int(traces, r, "base_time_ns")
 		}
 		ri.HasGraphs = ri.HasGraphs || Bool(traces, r, "has_graphs")
 		ri.HasSyncEvents = ri.HasSyncEvents || Bool(traces, r, "has_sync_events")

@@ -3,6 +3,7 @@ package findings_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
@@ -351,5 +352,46 @@ func TestHostBoundDataLoaderSnippetFollowsIterator(t *testing.T) {
 		if !strings.Contains(f.Fix, "inside enumerate(DataLoader)") || !strings.Contains(f.Snippet, tc.want) {
 			t.Errorf("%s: fix %q, snippet %q, want the DataLoader's with %q", tc.iter, f.Fix, f.Snippet, tc.want)
 		}
+	}
+}
+
+// TestAsyncSchedulingEra: a vLLM trace captured before --async-scheduling
+// existed (June 2025) is told to upgrade, not to pass the flag; a later or
+// undated one is told to check it is on.
+func TestAsyncSchedulingEra(t *testing.T) {
+	day := func(s string) int64 {
+		d, err := time.Parse("2006-01-02", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.UnixNano()
+	}
+	for _, c := range []struct {
+		name       string
+		base       any // the traces table's base_time_ns
+		flag, date bool
+	}{
+		{"before the flag", day("2025-04-01"), false, true},
+		{"the day before", day("2025-06-22"), false, true},
+		{"after the flag", day("2025-09-01"), true, false},
+		{"undated", nil, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := bundle("vllm", "cuda", "H100", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)})
+			b.Traces.Columns = append(b.Traces.Columns, cols("base_time_ns")...)
+			b.Traces.Rows[0] = append(b.Traces.Rows[0], c.base)
+			b.Traces.Rows[0][b.Traces.Col("has_graphs")] = true // the fix that gives the flag's snippet
+			fs := eval(b, nil)
+			if len(fs) == 0 || fs[0].Rule != "host_bound_idle" {
+				t.Fatalf("no host-bound finding: %s", rules(fs))
+			}
+			text := fs[0].Fix + "\n" + fs[0].Snippet
+			if got := strings.Contains(text, "--async-scheduling  #"); got != c.flag {
+				t.Errorf("snippet passes the flag: %v, want %v:\n%s", got, c.flag, text)
+			}
+			if got := strings.Contains(text, "captured on "); got != c.date {
+				t.Errorf("names the capture date: %v, want %v:\n%s", got, c.date, text)
+			}
+		})
 	}
 }

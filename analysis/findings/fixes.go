@@ -3,6 +3,7 @@ package findings
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/tracebook/tracebook/analysis/device"
 	"github.com/tracebook/tracebook/analysis/evidence"
@@ -49,6 +50,25 @@ func orName(s string) string {
 	return s
 }
 
+// asyncSchedulingArrived is the day vLLM's --async-scheduling first
+// existed: its pull request (vLLM #19970) was opened on 2025-06-23
+// (docs/JUDGEMENT.md §5.1). A trace captured before ran a vLLM without it.
+var asyncSchedulingArrived = time.Date(2025, 6, 23, 0, 0, 0, 0, time.UTC)
+
+// asyncScheduling is the advice on vLLM's async scheduling for the rank,
+// a clause that completes a sentence, and its snippet: check it is on
+// (the default from vLLM 0.14, the flag before), or, for a trace
+// captured before the flag existed, upgrade.
+func (c *ctx) asyncScheduling(trace string, rank int) (advice, snippet string) {
+	if at := c.rankInfo(trace, rank).BaseTimeNs; at > 0 && time.Unix(0, at).Before(asyncSchedulingArrived) {
+		return "this trace was captured on " + time.Unix(0, at).UTC().Format("2006-01-02") +
+				", before vLLM had async scheduling (the --async-scheduling flag arrived in June 2025; it is on by default from vLLM 0.14): upgrade vLLM to overlap the scheduler with the GPU",
+			"pip install -U vllm  # async scheduling is on by default from vLLM 0.14"
+	}
+	return "check that async scheduling is on (the default from vLLM 0.14; pass --async-scheduling before that)",
+		"vllm serve MODEL --async-scheduling  # only needed before vLLM 0.14"
+}
+
 // hostFix is the fix for a host-bound GPU: what keeps the launching thread
 // from feeding the GPU, in the producer's terms.
 func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
@@ -59,11 +79,11 @@ func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
 		if _, _, ok := c.stepsOverCapture(trace, rank); ok && !ri.HasGraphs {
 			return c.oversizeStepsFix(trace, rank)
 		}
+		async, snippet := c.asyncScheduling(trace, rank)
 		if ri.HasGraphs {
-			return "CUDA graphs are on (the trace replays graphs), so the gaps are host work between steps: check that async scheduling is on (the default from vLLM 0.14; pass --async-scheduling before that) and look at the cross-view's CPU side for the scheduler's work.",
-				"vllm serve MODEL --async-scheduling  # only needed before vLLM 0.14"
+			return "CUDA graphs are on (the trace replays graphs), so the gaps are host work: the cross-view's CPU side names it (the scheduler between steps, or the model's Python between graph pieces); " + async + ".", snippet
 		}
-		return "No graph replay in the trace: turn CUDA graphs on (drop --enforce-eager; a compilation_config cudagraph_mode of NONE also turns them off) so decode steps are one launch, and check that async scheduling is on (default from vLLM 0.14).",
+		return "No graph replay in the trace: turn CUDA graphs on (drop --enforce-eager; a compilation_config cudagraph_mode of NONE also turns them off) so decode steps are one launch, and " + async + ".",
 			"vllm serve MODEL  # without --enforce-eager"
 	case "sglang":
 		if ri.HasGraphs {

@@ -212,8 +212,9 @@ func syncBound(c *ctx) []evidence.Finding {
 		}
 		switch ri.Producer {
 		case "vllm":
-			f.Fix = "Let the scheduler overlap the sampled-token copy with the next step: check that async scheduling is on (the default from vLLM 0.14; pass --async-scheduling before that)."
-			f.Snippet = "vllm serve MODEL --async-scheduling  # only needed before vLLM 0.14"
+			async, snippet := c.asyncScheduling(b.trace, b.rank)
+			f.Fix = "Let the scheduler overlap the sampled-token copy with the next step: " + async + "."
+			f.Snippet = snippet
 		case "sglang":
 			f.Fix = "Check that SGLang's overlap scheduler is on (it is unless --disable-overlap-schedule was passed): it hides the per-step result copy."
 		default:

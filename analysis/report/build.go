@@ -497,30 +497,61 @@ func inspect(b *evidence.Bundle, ev *evidence.Evidence, f evidence.Finding) Insp
 	return in
 }
 
-// nextFromKernels names the next lever when no rule fired: the kernel with
-// the most GPU time.
+// nextFromKernels names the next lever when no rule fired: the compute or
+// memory kernel with the most GPU time, as a share of the kernels' summed
+// time. A communication kernel is no roofline target (its time includes
+// waiting for the other ranks, which the collectives area splits off), and
+// a capture with under leverMinNs of kernel time is too small to name one.
 func nextFromKernels(ev *evidence.Evidence, profiler string) string {
 	t := ev.Table("kernels")
 	if t == nil || len(t.Rows) == 0 {
 		return "Capture a trace with GPU activity, synchronisation events and step annotations: this one cannot show the next lever."
 	}
-	ni, ti := t.Col("name"), t.Col("total_ns")
-	sums := map[string]int64{}
+	ni, ti, ci := t.Col("name"), t.Col("total_ns"), t.Col("class")
+	work, comm := map[string]int64{}, map[string]int64{}
 	var total int64
 	for _, r := range t.Rows {
 		n, _ := cell(r, ni).(string)
 		v := int64(num(cell(r, ti)))
-		sums[n] += v
+		if class, _ := cell(r, ci).(string); class == "COMM" {
+			comm[n] += v
+		} else {
+			work[n] += v
+		}
 		total += v
 	}
-	best, bestNs := "", int64(-1)
+	if total < leverMinNs {
+		return "The capture holds " + fmtMs(total) + " of kernel time, too little to name a kernel-level lever: capture steady-state steps of the workload."
+	}
+	of := " of the kernels' summed time (" + fmtMs(total) + ", streams counted apart)"
+	c, cNs := heaviest(comm)
+	if len(work) == 0 {
+		return "Every kernel is a communication kernel; the heaviest, " + c + ", holds " + fmtPct(shareOf(cNs, total)) + of +
+			". Its time includes waiting for the other ranks: the collectives area splits it into wait and transfer."
+	}
+	w, wNs := heaviest(work)
+	s := "The GPU side: the kernel " + w + " holds " + fmtPct(shareOf(wNs, total)) + of + ". Profile it with " + profiler +
+		" to see whether it is memory- or compute-bound; that gate proves or refutes a kernel-level lever."
+	if cNs > wNs {
+		s += " The communication kernel " + c + " holds more (" + fmtPct(shareOf(cNs, total)) +
+			"), but its time includes waiting for the other ranks: the collectives area splits it into wait and transfer."
+	}
+	return s
+}
+
+// leverMinNs is the kernel time under which the next lever names no kernel.
+const leverMinNs = 1_000_000
+
+// heaviest returns the name with the most time (ties: the first name in
+// order), or "" and 0 for none.
+func heaviest(sums map[string]int64) (string, int64) {
+	best, bestNs := "", int64(0)
 	for n, v := range sums {
-		if v > bestNs || (v == bestNs && n < best) {
+		if best == "" || v > bestNs || (v == bestNs && n < best) {
 			best, bestNs = n, v
 		}
 	}
-	return "The GPU side: the kernel " + best + " holds " + fmtPct(shareOf(bestNs, total)) +
-		" of GPU time. Profile it with " + profiler + " to see whether it is memory- or compute-bound; that gate proves or refutes a kernel-level lever."
+	return best, bestNs
 }
 
 // kernelProfiler names the kernel profiler for the traces' platform: a

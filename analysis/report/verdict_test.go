@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/internal/testutil"
 )
 
@@ -85,5 +86,42 @@ func TestReferEqualFixes(t *testing.T) {
 		if got[i].Fix != w.fix || got[i].Snippet != w.snippet {
 			t.Errorf("issue %s: fix %q snippet %q, want %q %q", got[i].ID, got[i].Fix, got[i].Snippet, w.fix, w.snippet)
 		}
+	}
+}
+
+// The next lever names the heaviest compute or memory kernel, never a
+// communication kernel (its time includes waiting for the other ranks),
+// and no kernel at all from a capture with under a millisecond of kernels.
+func TestNextLeverFromKernels(t *testing.T) {
+	kernels := func(rows ...[]any) *evidence.Evidence {
+		return &evidence.Evidence{Tables: evidence.Tables{"kernels": &table.Table{Columns: testutil.Columns("name class total_ns"), Rows: rows}}}
+	}
+	for _, c := range []struct {
+		name      string
+		ev        *evidence.Evidence
+		want, not []string
+	}{
+		{"compute kernel", kernels([]any{"gemm", "COMP", int64(6e6)}, []any{"copy", "MEM", int64(4e6)}),
+			[]string{"the kernel gemm holds 60.0% of the kernels' summed time (10.000 ms", "Nsight Compute"}, []string{"communication"}},
+		{"a collective holds more", kernels([]any{"ncclDevKernel_AllReduce", "COMM", int64(8e6)}, []any{"gemm", "COMP", int64(2e6)}),
+			[]string{"the kernel gemm holds 20.0%", "communication kernel ncclDevKernel_AllReduce holds more (80.0%)", "wait and transfer"}, nil},
+		{"only collectives", kernels([]any{"ncclDevKernel_AllReduce", "COMM", int64(8e6)}),
+			[]string{"Every kernel is a communication kernel", "wait and transfer"}, []string{"Nsight Compute"}},
+		{"a tiny capture", kernels([]any{"FillFunctor", "COMP", int64(8_000)}, []any{"gemm", "COMP", int64(21_000)}),
+			[]string{"0.029 ms of kernel time, too little"}, []string{"FillFunctor", "Nsight Compute"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := nextFromKernels(c.ev, "Nsight Compute (ncu)")
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("missing %q in %q", w, got)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(got, n) {
+					t.Errorf("unexpected %q in %q", n, got)
+				}
+			}
+		})
 	}
 }
