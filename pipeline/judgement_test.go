@@ -436,7 +436,8 @@ func TestJudgementPreWindow(t *testing.T) {
 // Case 4. Ten kernels launched at 0.1 ms start only at 400 ms, while the
 // host blocks in a DtoH cudaMemcpy: the device was held by work the trace
 // does not show. That is a held artifact, and the 400 ms of idle are not
-// "the GPU waits for the CPU".
+// "the GPU waits for the CPU". The same kernels queued behind busy work
+// are no artifact (TestJudgementQueuedIsNotHeld).
 func TestJudgementHeldWork(t *testing.T) {
 	k := newJT(jH100, 0, 1)
 	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
@@ -454,7 +455,7 @@ func TestJudgementHeldWork(t *testing.T) {
 	k.steps(2, 100, 406_000, 1000, func(_ int, at float64) { k.busyStep(at, gemm) })
 	j := judge(t, k.write(t, t.TempDir(), "held.json"))
 
-	j.artifact(t, "GPU work held back by work the trace does not show")
+	j.artifact(t, "GPU idle with launched work waiting (a dependency, or work the trace does not show)")
 	for _, f := range j.fs {
 		if f.Severity == "critical" && (f.Rule == "host_bound_idle" || f.Title == "The GPU waits for the CPU to launch work") {
 			t.Errorf("held work read as a critical host-bound GPU: %s", f.Observation)
@@ -462,6 +463,32 @@ func TestJudgementHeldWork(t *testing.T) {
 	}
 	if s := j.summaryFirst(); strings.Contains(s, "The GPU waits for the CPU to launch work") {
 		t.Errorf("summary's bottleneck is host-bound idle on held work: %s", s)
+	}
+}
+
+// Case 4b. A kernel on stream 8 launched at the start of step 2 waits (on
+// an event) for a kernel the host launches only 300 ms later, after its
+// own CPU work: the GPU idled because the host was late, the queued kernel
+// notwithstanding. No held artifact, and the idle stays in the slice the
+// rules judge.
+func TestJudgementQueuedIsNotHeld(t *testing.T) {
+	k := newJT(jH100, 0, 1)
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	k.steps(1, 1, 0, 1000, func(_ int, at float64) { k.busyStep(at, gemm) })
+	k.op("user_annotation", "ProfilerStep#2", 1000, 301_000)
+	k.op("cpu_op", "aten::mm", 1005, 20)
+	k.gpu("kernel", gemm, k.call("cudaLaunchKernel", 1010, 5), 8, 300_700, 400, nil) // waits for the late kernel
+	k.op("cpu_op", "aten::index", 1030, 299_000)
+	k.op("cpu_op", "aten::mm", 300_040, 20)
+	k.kernel(gemm, 300_050, 300_060, 600) // ends at 300,660
+	k.steps(3, 100, 302_000, 1000, func(_ int, at float64) { k.busyStep(at, gemm) })
+	j := judge(t, k.write(t, t.TempDir(), "queued.json"))
+
+	if c := j.capture(); strings.Contains(c, "held") || strings.Contains(c, "launched work waiting") {
+		t.Errorf("the late launch's idle is called held work:\n%s", c)
+	}
+	if s := j.summary(); strings.Contains(s, "held work, which the rules leave out") {
+		t.Errorf("the rules leave the late launch's idle out of the slice they judge:\n%s", s)
 	}
 }
 
@@ -509,6 +536,14 @@ func TestJudgementGraphCapture(t *testing.T) {
 	}
 	if strings.Contains(j.summary(), "(confirmed)") {
 		t.Errorf("inconclusive summary calls an issue confirmed: %s", j.summary())
+	}
+	// The cross-check reads the capture's idle as launches after idle: no
+	// verdict about the workload, and its own is capped.
+	if strings.Contains(j.md, "Cross-view verdict: host/launch-bound (") || !strings.Contains(j.md, "Cross-view verdict: none for the workload") {
+		t.Errorf("the key findings give the capture window's cross-check as the workload's verdict:\n%s", j.md)
+	}
+	if !strings.Contains(j.md, "Confidence capped by the capture:") {
+		t.Errorf("the CPU cross-check of an inconclusive capture does not say its confidence is capped:\n%s", j.md)
 	}
 }
 

@@ -21,10 +21,13 @@
 --     warm_up, warm-up).
 --   warmup_step: the first step of a phase when it is at least twice the
 --     median of that phase's other steps (three steps or more).
---   held: GPU work that started at least 1 ms after its launching call
---     returned; interval from the call's end to the work's start. GPU idle
---     inside it means the device was held by work the trace does not show
---     (another process, work queued before the window), not by the host.
+--   held: the part of a GPU idle interval (of the union of the rank's GPU
+--     work) after the launching call of the work that ends it returned, when
+--     that call returned at least 1 ms before the work started: the device
+--     had the work and did not run it, held by a dependency (an event on
+--     another stream, a peer) or by work the trace does not show (another
+--     process, work queued before the window), not by the host. The part
+--     before that call returned is the host's, whatever else was queued.
 --   pre_window: GPU work with a correlation id but no launching call in the
 --     window, starting before the first GPU work that has one: launched
 --     before the capture began.
@@ -75,7 +78,7 @@ _gspan AS (
   SELECT trace, rank, min(ts_ns) AS gs, max(end_ns) AS ge, max(ts_ns) AS glast FROM _gpu GROUP BY trace, rank
 ),
 _gpm AS (
-  SELECT trace, rank, ts_ns,
+  SELECT trace, rank, kind, name, ts_ns, correlation,
     max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
   FROM _gpu
 ),
@@ -161,8 +164,9 @@ _art AS (
   FROM _stepd s JOIN _stepm m ON m.trace = s.trace AND m.rank = s.rank AND m.phase = s.phase
   WHERE s.k = 1 AND m.n >= 2 AND s.d >= 2 * m.med
   UNION ALL
-  SELECT trace, rank, 'held', name, le, ts_ns
-  FROM _linked WHERE ts_ns - le >= 1000000
+  SELECT g.trace, g.rank, 'held', g.name, greatest(g.pm, l.le), g.ts_ns
+  FROM _gpm g JOIN _launch l ON l.trace = g.trace AND l.rank = g.rank AND l.correlation = g.correlation
+  WHERE g.kind <> 'gpu_sync' AND g.pm IS NOT NULL AND g.ts_ns > g.pm AND g.ts_ns - l.le >= 1000000
   UNION ALL
   SELECT g.trace, g.rank, 'pre_window', g.name, g.ts_ns, g.end_ns
   FROM _gpu g

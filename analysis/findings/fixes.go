@@ -110,7 +110,7 @@ func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
 		snippet = "model = torch.compile(model)"
 	case w.Compiled && !ri.HasGraphs:
 		parts = append(parts, "the model is already compiled: replay it as CUDA graphs with mode=\"reduce-overhead\" and look for graph breaks")
-		snippet = "TORCH_LOGS=graph_breaks python train.py"
+		snippet = "TORCH_LOGS=graph_breaks python your_script.py"
 	case why != "":
 		parts = append(parts, "batch more work per launch (larger batches, fewer small operations); torch.compile is not an option here: "+why)
 	}
@@ -142,7 +142,7 @@ func (c *ctx) launchFix(trace string, rank int, graphs bool) (fix, snippet strin
 	case ok:
 		return "Replay the launch-bound region as a CUDA graph: compile it with mode=\"reduce-overhead\" (" + why + "), or fuse the small operations.", "model = torch.compile(model, mode=\"reduce-overhead\")"
 	case w.Compiled:
-		return "The model is already compiled: compile it with mode=\"reduce-overhead\" so the compiled region replays as CUDA graphs, and remove graph breaks (TORCH_LOGS=graph_breaks).", "TORCH_LOGS=graph_breaks python train.py"
+		return "The model is already compiled: compile it with mode=\"reduce-overhead\" so the compiled region replays as CUDA graphs, and remove graph breaks (TORCH_LOGS=graph_breaks).", "TORCH_LOGS=graph_breaks python your_script.py"
 	}
 	graph := "torch.cuda.graph with static input buffers"
 	if old, before := c.leverAt(trace, rank).oldTorch(1, 10); before {

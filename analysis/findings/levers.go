@@ -596,7 +596,7 @@ func elementwiseDominated(c *ctx) []evidence.Finding {
 		case l.compiled:
 			f.Title = "Eager elementwise kernels take a large share of GPU time although torch.compile is on: graph breaks leave them unfused"
 			f.Fix = "torch.compile is in use, yet these kernels ran eagerly: find the graph breaks (and the code run outside the compiled region) that leave them unfused, and remove them."
-			f.Snippet = "TORCH_LOGS=graph_breaks python train.py"
+			f.Snippet = "TORCH_LOGS=graph_breaks python your_script.py"
 			f.Verify = "Re-profile: fewer at::native elementwise kernels and more triton_ kernels; TORCH_LOGS=graph_breaks lists no break in the hot loop."
 		default:
 			fix, snip, ok := l.compileFix("")
@@ -887,10 +887,10 @@ func memoryPeak(c *ctx) []evidence.Finding {
 		switch {
 		case l.ri.Platform == "cuda" && !old:
 			f.Fix = "Let the allocator grow expandable segments instead of caching fixed-size blocks (PyTorch >= 2.1), which cuts fragmentation" + ckpt + "."
-			f.Snippet = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train.py"
+			f.Snippet = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python your_script.py"
 		case l.ri.Platform == "cuda":
 			f.Fix = "Upgrade to PyTorch >= 2.1 (" + why + ") and let the allocator grow expandable segments, which cuts fragmentation" + ckpt + "."
-			f.Snippet = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python train.py  # PyTorch >= 2.1"
+			f.Snippet = "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True python your_script.py  # PyTorch >= 2.1"
 		case l.training:
 			f.Fix = "Recompute the largest blocks' activations in the backward pass (activation checkpointing), or train with smaller micro-batches."
 			f.Snippet = "y = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)"

@@ -497,6 +497,17 @@ func inspect(b *evidence.Bundle, ev *evidence.Evidence, f evidence.Finding) Insp
 	return in
 }
 
+// producerText is how Trace Metadata names a producer. The importer's
+// "training" means ProfilerStep# annotations, which an inference loop under
+// torch.profiler writes too: the Key Findings line says which it ran, from
+// its operators.
+func producerText(p string) string {
+	if p == "training" {
+		return "a PyTorch profiler loop (ProfilerStep# steps; Key Findings says whether it trains)"
+	}
+	return orUnknown(p)
+}
+
 // nextFromKernels names the next lever when no rule fired: the compute or
 // memory kernel with the most GPU time, as a share of the kernels' summed
 // time. A communication kernel is no roofline target (its time includes

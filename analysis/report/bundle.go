@@ -106,7 +106,12 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	if cv != nil {
 		d.Perfetto = append(d.Perfetto, gapInspects(cv)...)
 		d.Gaps = append(d.Gaps, crossViewGaps(b, cv)...)
-		if cv.Check.Verdict != "" {
+		switch {
+		case cv.Check.Verdict == "":
+		case gate.Inconclusive() != "":
+			// Not the workload's constraint: the window shows no steady state.
+			d.KeyFindings = append(d.KeyFindings, "Cross-view verdict: none for the workload, the capture being inconclusive (see the Executive Summary); the CPU cross-check above reads this window alone as "+cv.Check.Verdict+".")
+		default:
 			d.KeyFindings = append(d.KeyFindings, "Cross-view verdict: "+cv.Check.Verdict+" ("+orDash(label)+"); the CPU cross-check above gives the numbers.")
 		}
 	}

@@ -84,7 +84,7 @@ func printHTML(w io.Writer, d *Doc) error {
 		p("<li>Event count: ", fmtInt(t.Events), "</li>\n")
 		p("<li>Time span: ", fmtMs(t.SpanNs), "</li>\n")
 		p("<li>Ranks: ", esc(ranksText(t.Ranks)), "</li>\n")
-		p("<li>Producer: ", esc(orUnknown(t.Producer)), "</li>\n")
+		p("<li>Producer: ", esc(producerText(t.Producer)), "</li>\n")
 		if t.Device != "" {
 			p("<li>Device: ", esc(t.Device), "</li>\n")
 		}

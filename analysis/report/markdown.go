@@ -38,7 +38,7 @@ func printMarkdown(w io.Writer, d *Doc) error {
 		p("- Event count: ", fmtInt(t.Events), "\n")
 		p("- Time span: ", fmtMs(t.SpanNs), "\n")
 		p("- Ranks: ", ranksText(t.Ranks), "\n")
-		p("- Producer: ", mdText(orUnknown(t.Producer)), "\n")
+		p("- Producer: ", mdText(producerText(t.Producer)), "\n")
 		if t.Device != "" {
 			p("- Device: ", mdText(t.Device), "\n")
 		}

@@ -35,21 +35,20 @@ var verdictRule = map[string]string{
 }
 
 // crossLabel returns the cross-check's confidence after the capture gate,
-// and why the gate lowered it ("" when it did not).
+// and why the gate lowered it ("" when it did not). An inconclusive
+// capture caps every verdict, a hypothesis too (it is then said why); a
+// rule the capture limits caps a confirmed one.
 func crossLabel(cv *crossview.Result, gate *findings.Gate) (label, capped string) {
 	if cv == nil {
 		return "", ""
 	}
 	label = cv.Check.Label
-	if label != crossview.Confirmed {
-		return label, ""
-	}
-	rank := -1
-	if cv.Slice.HasRank {
-		rank = cv.Slice.Rank
-	}
 	why := gate.Inconclusive()
-	if why == "" {
+	if why == "" && label == crossview.Confirmed {
+		rank := -1
+		if cv.Slice.HasRank {
+			rank = cv.Slice.Rank
+		}
 		if rule := verdictRule[cv.Check.Verdict]; rule != "" {
 			why = gate.Limited(cv.Slice.Trace, rank, rule)
 		}
@@ -57,7 +56,10 @@ func crossLabel(cv *crossview.Result, gate *findings.Gate) (label, capped string
 	if why == "" {
 		return label, ""
 	}
-	return crossview.Hypothesis, why
+	if label == crossview.Confirmed {
+		label = crossview.Hypothesis
+	}
+	return label, why
 }
 
 // reconcile makes the issues and the Executive Summary agree with the
