@@ -408,6 +408,29 @@ func TestJudgementEdgeSync(t *testing.T) {
 	}
 }
 
+// Case 2b. The window opens inside the first step on a harness's
+// cudaDeviceSynchronize that waits 14 ms for kernels launched before the
+// capture (their calls are not in the trace), before the loop launches
+// anything: an edge sync, not the loop's.
+func TestJudgementStartSync(t *testing.T) {
+	k := newJT(jH100, 0, 1)
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	k.op("user_annotation", "ProfilerStep#1", 0, 15_500)
+	k.call("cudaDeviceSynchronize", 40, 14_100)
+	for i := 0; i < 20; i++ {
+		k.gpu("kernel", gemm, 9000+i, 7, 10+float64(i)*700, 690, nil) // queued before the window
+	}
+	k.op("cpu_op", "aten::mm", 14_200, 20)
+	k.kernel(gemm, 14_210, 14_230, 1200)
+	k.steps(2, 100, 15_500, 1000, func(_ int, at float64) { k.busyStep(at, gemm) })
+	j := judge(t, k.write(t, t.TempDir(), "startsync.json"))
+
+	j.artifact(t, "Synchronisations at the window's edge", "before the first launch")
+	if n := len(j.of("sync_bound_loop")); n != 0 {
+		t.Errorf("%d sync_bound_loop findings from a sync that waits for work launched before the window", n)
+	}
+}
+
 // Case 3. The window opens on 20 kernels already queued (correlation ids
 // with no runtime call in the trace), then 100 busy steps. They are a
 // pre_window artifact; nothing calls them launch overhead.

@@ -39,7 +39,9 @@
 --   clock_skew: GPU work that starts before its launching call started;
 --     interval from the work's start to the call's start.
 --   edge_sync: synchronising calls after the rank's last GPU work started
---     (the profiler's stop synchronisation, a harness sync) or, on a rank
+--     (the profiler's stop synchronisation, a harness sync), before the
+--     rank's first launching call (it can only wait for work launched
+--     before the window: a harness's sync after warm-up) or, on a rank
 --     with steps, outside every step.
 --   excluded: the union of first_use, first_op, warmup, warmup_step, held
 --     and graph_capture: what the rules take out of the judged slice.
@@ -48,7 +50,7 @@
 -- trace: Trace name. TEXT
 -- rank: Rank. INT
 -- kind: Artifact kind (see above). TEXT
--- name: Name of the longest event of the kind ('' for excluded). TEXT
+-- name: Name of the longest event of the kind (ties: the earliest, then by name; '' for excluded). TEXT
 -- count: Events (for excluded: merged intervals). COUNT
 -- total_ns: Summed duration of the events (for excluded: length of the union). DURATION_NS
 -- max_ns: The longest event. DURATION_NS
@@ -117,6 +119,10 @@ _linked AS (
 ),
 _first_linked AS (
   SELECT trace, rank, min(ts_ns) AS f FROM _linked GROUP BY trace, rank
+),
+_first_launch AS (
+  SELECT trace, rank, min(ts_ns) AS fl FROM _rt
+  WHERE api IN ('launch', 'graph_launch', 'memcpy', 'memset') GROUP BY trace, rank
 ),
 _ops AS (
   SELECT trace, rank, tid, name, ts_ns, dur_ns, end_ns,
@@ -189,7 +195,8 @@ _art AS (
   FROM _rt r
   LEFT JOIN _gspan g ON g.trace = r.trace AND g.rank = r.rank
   LEFT JOIN _has_steps h ON h.trace = r.trace AND h.rank = r.rank
-  WHERE r.api = 'sync' AND (r.ts_ns >= g.glast OR (h.trace IS NOT NULL AND r.step < 0))
+  LEFT JOIN _first_launch f ON f.trace = r.trace AND f.rank = r.rank
+  WHERE r.api = 'sync' AND (r.ts_ns >= g.glast OR r.ts_ns < f.fl OR (h.trace IS NOT NULL AND r.step < 0))
 ),
 -- The intervals of each kind merged (max-end-so-far), and the union of the
 -- kinds that cut the steady state as kind 'excluded'.
@@ -236,7 +243,7 @@ _ov AS (
   GROUP BY a.trace, a.rank, a.kind
 ),
 _sum AS (
-  SELECT trace, rank, kind, arg_max(name, end_ns - ts_ns) AS name, count(*) AS count,
+  SELECT trace, rank, kind, first(name ORDER BY end_ns - ts_ns DESC, ts_ns, name) AS name, count(*) AS count,
     sum(end_ns - ts_ns) AS total_ns, max(end_ns - ts_ns) AS max_ns, min(ts_ns) AS first_ts, max(end_ns) AS last_ts
   FROM _art GROUP BY trace, rank, kind
   UNION ALL

@@ -194,7 +194,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 		if es, ok := rows["edge_sync"]; ok {
 			rg.edgeSyncs, rg.edgeSyncNs = es.count, es.total
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "edge_sync", Title: "Synchronisations at the window's edge",
-				Detail: fmt.Sprintf("%d sync calls (e.g. %s, %s in total) come after the last GPU work started or outside every step (%s): the profiler's stop synchronisation or a harness sync, not the loop's; the sync rule leaves them out.", es.count, es.name, ms(es.total), where)})
+				Detail: fmt.Sprintf("%d sync calls (e.g. %s, %s in total) come after the last GPU work started, before the first launch (waiting for work launched before the window) or outside every step (%s): the profiler's start or stop synchronisation or a harness sync, not the loop's; the sync rule leaves them out.", es.count, es.name, ms(es.total), where)})
 		}
 		if ri.HasPythonStacks {
 			rg.limits = append(rg.limits, limit{rules: map[string]bool{"host_bound_idle": true, "launch_bound": true},

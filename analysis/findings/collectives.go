@@ -123,14 +123,17 @@ func (cr *collRank) latePeer() (int, int64) {
 	return best, n
 }
 
-// dominant is the collective that took most of the rank's collective time.
-func (cr *collRank) dominant() string {
+// dominant is the collective that took the largest part of the rank's
+// collective time, and that part as a share of it.
+func (cr *collRank) dominant() (coll string, share float64) {
 	if cr == nil || len(cr.rows) == 0 {
-		return ""
+		return "", 0
 	}
 	byColl := map[string]int64{}
+	var all int64
 	for _, r := range cr.rows {
 		byColl[r.coll] += r.total
+		all += r.total
 	}
 	best := ""
 	for k, v := range byColl {
@@ -138,7 +141,10 @@ func (cr *collRank) dominant() string {
 			best = k
 		}
 	}
-	return best
+	if all > 0 {
+		share = float64(byColl[best]) / float64(all)
+	}
+	return best, share
 }
 
 // lateColl is the collective whose late arrivals cost the others the
@@ -501,7 +507,12 @@ func commExposed(c *ctx) []evidence.Finding {
 		ri := c.rankInfo(b.trace, b.rank)
 		w := c.workload(b.trace, b.rank)
 		cr := colls[key(b.trace, b.rank)]
-		dom := cr.dominant()
+		dom, domShare := cr.dominant()
+		most := "Most of the collective time"
+		if domShare <= 0.5 {
+			most = "The largest part of the collective time"
+		}
+		most += " (" + pct(domShare) + ")"
 		overlap := rr.comm + rr.compute - rr.commComp
 		_, span := c.steady(b.trace, b.rank)
 		obs := fmt.Sprintf("Communication kernels took %s, %s of GPU busy time, and only %s of it overlapped computation; %s ran alone, %s of %s (%s)%s.",
@@ -509,9 +520,9 @@ func commExposed(c *ctx) []evidence.Finding {
 		switch dom {
 		case "":
 		case "unknown":
-			obs += " Most of the collective time is in kernels that do not name their operation (no Collective name arg, no c10d operator around the launch)."
+			obs += " " + most + " is in kernels that do not name their operation (no Collective name arg, no c10d operator around the launch)."
 		default:
-			obs += fmt.Sprintf(" Most of the collective time is %s%s.", dom, hintNote(cr, dom))
+			obs += fmt.Sprintf(" %s is %s%s.", most, dom, hintNote(cr, dom))
 		}
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis",
 			Severity: severity(b.score, c.th["comm_critical"]),

@@ -291,6 +291,13 @@ func TestCommExposedSplit(t *testing.T) {
 			wantFix: []string{"DDP already overlaps", "bucket_cap_mb", "after the backward pass"},
 		},
 		{
+			name: "no collective holds most of the time: the largest part, with its share",
+			b: multiBundle("training", []string{"backward"}, true,
+				rk{compute: 20_000_000, comm: 40_000_000, colls: []cr{{coll: "all_to_all", total: 18_000_000}, {coll: "all_reduce", total: 12_000_000}, {coll: "all_gather", total: 10_000_000}}}),
+			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
+			wantIn: []string{"The largest part of the collective time (45.0%) is all_to_all"},
+		},
+		{
 			name:      "TorchRec all-to-all transfer: pipeline and sharding, never buckets",
 			b:         transfer("training", []string{"backward", "ddp", "torchrec"}, "all_to_all"),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",

@@ -352,10 +352,15 @@ func memcpyEvidence(s *areaSlice) (string, *evidence.Gap) {
 	if t == nil {
 		return "", notCollected("memcpy")
 	}
-	var n, bytes, ns, syncN, pageable int64
+	var n, bytes, unsized, ns, syncN, pageable int64
 	for r := range t.Rows {
 		c := evidence.Int(t, r, "count")
 		n += c
+		if evidence.Int(t, r, "bytes") == 0 {
+			// A copy of 0 bytes runs no GPU work: the trace gave no byte
+			// count (the preset sums a missing one as 0), a gap, not 0 bytes.
+			unsized += c
+		}
 		bytes += evidence.Int(t, r, "bytes")
 		ns += evidence.Int(t, r, "total_ns")
 		if evidence.Bool(t, r, "sync") {
@@ -371,7 +376,14 @@ func memcpyEvidence(s *areaSlice) (string, *evidence.Gap) {
 		}
 		return "No GPU copy or memset (" + s.where + ").", nil
 	}
-	text := plural(n, "copy or memset", "copies and memsets") + " moved " + fmtInt(bytes) + " bytes in " + fmtMs(ns) + " of GPU time (" + s.where + "; " +
+	moved := " moved " + fmtInt(bytes) + " bytes"
+	switch {
+	case unsized == n:
+		moved = " (the trace gives no byte count) ran"
+	case unsized > 0:
+		moved = " moved at least " + fmtInt(bytes) + " bytes (" + fmtInt(unsized) + " without a byte count)"
+	}
+	text := plural(n, "copy or memset", "copies and memsets") + moved + " in " + fmtMs(ns) + " of GPU time (" + s.where + "; " +
 		share(ns, s.spans.busy, "GPU busy time") + "); " + fmtInt(syncN) + " from synchronous calls, " + fmtInt(pageable) + " with pageable host memory."
 	return text, s.gapOf(evidence.GapMemoryKindHidden)
 }

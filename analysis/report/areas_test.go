@@ -159,3 +159,36 @@ func TestReportTraceColumn(t *testing.T) {
 		})
 	}
 }
+
+// A copy row of 0 bytes is a trace without byte counts: the Memory copies
+// row says so instead of "moved 0 bytes".
+func TestMemcpyBytesUnknown(t *testing.T) {
+	memcpy := func(rows ...[]any) *table.Table {
+		return &table.Table{Name: "memcpy", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+			col("count", "BIGINT", "COUNT"), col("bytes", "BIGINT", "BYTES"), col("total_ns", "BIGINT", "DURATION_NS")}, Rows: rows}
+	}
+	for _, c := range []struct {
+		name      string
+		t         *table.Table
+		want, not string
+	}{
+		{"sized", memcpy([]any{"job", int64(0), int64(2), int64(4096), int64(1_000)}), "2 copies and memsets moved 4,096 bytes", "byte count"},
+		{"no byte count", memcpy([]any{"job", int64(0), int64(2), int64(0), int64(1_000)}), "2 copies and memsets (the trace gives no byte count) ran in", "moved"},
+		{"some without", memcpy([]any{"job", int64(0), int64(2), int64(4096), int64(1_000)}, []any{"job", int64(0), int64(3), int64(0), int64(1_000)}),
+			"5 copies and memsets moved at least 4,096 bytes (3 without a byte count)", "moved 4,096"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ev := areaEvidence()
+			ev.Tables["memcpy"] = c.t
+			var row EvidenceRow
+			for _, r := range evidenceRows(ev, nil) {
+				if r.Area == "Memory copies" {
+					row = r
+				}
+			}
+			if !strings.Contains(row.Evidence, c.want) || strings.Contains(row.Evidence, c.not) {
+				t.Errorf("evidence %q: want %q, not %q", row.Evidence, c.want, c.not)
+			}
+		})
+	}
+}

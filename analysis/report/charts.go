@@ -526,7 +526,14 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 			fastest = i
 		}
 	}
-	med := median(append([]float64(nil), totals...))
+	// The median is over the steps that ran GPU work, as the fastest is.
+	var worked []float64
+	for _, v := range totals {
+		if v > 0 {
+			worked = append(worked, v)
+		}
+	}
+	med := median(worked)
 	shown := steps
 	if all > MaxStepBars {
 		shown = make([]*stepRow, MaxStepBars)
@@ -567,12 +574,19 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 	for j, s := range series {
 		shares[j] = s.Name + " " + fmtPct(ratio(sums[j], grand))
 	}
-	alt := []string{
-		strconv.Itoa(all) + " steps on " + where + "; median step " + chart.Format(med) + " ms.",
-		"Slowest: step " + strconv.FormatInt(steps[slowest].step, 10) + ", " + stepText(series, parts(steps[slowest])) + ".",
-		"Fastest: step " + strconv.FormatInt(steps[fastest].step, 10) + ", " + stepText(series, parts(steps[fastest])) + ".",
-		"Over all steps: " + strings.Join(shares, ", ") + ".",
+	head := strconv.Itoa(all) + " steps on " + where
+	if empty := all - len(worked); empty > 0 {
+		head += " (" + strconv.Itoa(empty) + " without GPU work, left out of the median)"
 	}
+	alt := []string{head + "; median step " + chart.Format(med) + " ms."}
+	if slowest == fastest {
+		alt = append(alt, "One step ran GPU work: step "+strconv.FormatInt(steps[slowest].step, 10)+", "+stepText(series, parts(steps[slowest]))+".")
+	} else {
+		alt = append(alt,
+			"Slowest: step "+strconv.FormatInt(steps[slowest].step, 10)+", "+stepText(series, parts(steps[slowest]))+".",
+			"Fastest: step "+strconv.FormatInt(steps[fastest].step, 10)+", "+stepText(series, parts(steps[fastest]))+".")
+	}
+	alt = append(alt, "Over all steps: "+strings.Join(shares, ", ")+".")
 	if split {
 		alt = append(alt, stepIdleText)
 	} else {

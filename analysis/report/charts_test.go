@@ -697,3 +697,22 @@ func TestAreaCharts(t *testing.T) {
 		}
 	}
 }
+
+// A step without GPU work (a profiler's stub step) is left out of the step
+// chart's median, and one step alone is not both the slowest and the
+// fastest.
+func TestStepChartEmptyStep(t *testing.T) {
+	b := ranksBundle(1, 2)
+	rt := b.Tables["ranks"]
+	stub := rt.Rows[1] // step 1: no GPU work
+	for _, c := range []string{"busy_ns", "idle_ns", "compute_ns", "comm_ns", "mem_ns", "comm_comp_ns"} {
+		stub[rt.Col(c)] = int64(0)
+	}
+	c := stepChart(b, evidence.Filter{})
+	if !strings.Contains(c.Alt, "2 steps on rank 0 (1 without GPU work, left out of the median)") {
+		t.Errorf("the alt text does not say the empty step is left out:\n%s", c.Alt)
+	}
+	if !strings.Contains(c.Alt, "One step ran GPU work: step") || strings.Contains(c.Alt, "Fastest:") {
+		t.Errorf("one working step is named as both slowest and fastest:\n%s", c.Alt)
+	}
+}
