@@ -376,6 +376,31 @@ func TestJudgementWarmupOutlier(t *testing.T) {
 	}
 }
 
+// Case 1b. vLLM steps found from gpu_model_runner's execute_model frames
+// carry no phase; the first, four times the others, is the prefill, not a
+// warm-up: no warm-up step artifact takes its idle out of the judged slice.
+func TestJudgementUnknownPhaseFirstStep(t *testing.T) {
+	k := newJT(jH100, 0, 1)
+	k.top = map[string]any{"vllm_version": "0.10.1"}
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	at := 0.0
+	for s := 0; s < 12; s++ {
+		d := 5_000.0
+		if s == 0 {
+			d = 20_000 // the prefill
+		}
+		k.ev("python_function", "vllm/v1/worker/gpu_model_runner.py(1200): execute_model", 100, 100, at, d-10, map[string]any{"Python id": s + 1})
+		k.op("cpu_op", "aten::mm", at+10, 20)
+		k.kernel(gemm, at+20, at+40, d/2)
+		at += d
+	}
+	j := judge(t, k.write(t, t.TempDir(), "vllm_unknown_phase.json"))
+
+	if c := j.capture(); strings.Contains(c, "A first step far longer") {
+		t.Errorf("the first step of phase unknown (a prefill) is called a warm-up:\n%s", c)
+	}
+}
+
 // Case 2. 100 busy steps; after the last one the host calls
 // cudaDeviceSynchronize (the profiler's stop sync) and waits 30 ms for the
 // last kernel. The sync is an edge_sync artifact, not a sync-bound loop.

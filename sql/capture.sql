@@ -20,7 +20,9 @@
 --   warmup: annotations or operators whose name says warm-up (warmup,
 --     warm_up, warm-up).
 --   warmup_step: the first step of a phase when it is at least twice the
---     median of that phase's other steps (three steps or more).
+--     median of that phase's other steps (three steps or more). Not for
+--     phase unknown: steps found from vLLM's execute_model frames carry no
+--     phase, and their first is often the prefill, real work.
 --   held: the part of a GPU idle interval (of the union of the rank's GPU
 --     work) after the launching call of the work that ends it returned, when
 --     that call returned at least 1 ms before the work started: the device
@@ -167,7 +169,7 @@ _art AS (
   WHERE kind IN ('annotation', 'cpu_op') AND dur_ns > 0 AND name IN (SELECT s FROM tb_strings WHERE regexp_matches(s, 'warm[-_ ]?up', 'i'))
   UNION ALL
   SELECT s.trace, s.rank, 'warmup_step', 'step ' || s.step, s.ts_ns, s.end_ns
-  FROM _stepd s JOIN _stepm m ON m.trace = s.trace AND m.rank = s.rank AND m.phase = s.phase
+  FROM _stepd s JOIN _stepm m ON m.trace = s.trace AND m.rank = s.rank AND m.phase = s.phase AND s.phase <> 'unknown'
   WHERE s.k = 1 AND m.n >= 2 AND s.d >= 2 * m.med
   UNION ALL
   SELECT g.trace, g.rank, 'held', g.name, greatest(g.pm, l.le), g.ts_ns

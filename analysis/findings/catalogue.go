@@ -223,8 +223,9 @@ var Rules = []Rule{
 		Step: &StepMeasure{What: "time in the DataLoader", Values: func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {
 			return sumSteps(b.Table("ops"), tr, rk, "incl_ns", func(t *table.Table, r int) bool { return isDataLoader(evidence.Str(t, r, "name")) })
 		}},
-		Marks:  &Marks{Event: func(e Event, _ Subject) bool { return isDataLoader(e.Name) }, Named: MarkText{Prefix: "DataLoader: ", What: "the training loop waits for the next batch"}},
-		Anchor: "dataloader"},
+		Marks: &Marks{Event: func(e Event, _ Subject) bool { return isDataLoader(e.Name) }, Named: MarkText{Prefix: "DataLoader: ", What: "the loop waits for the next batch"}},
+		// The loop's own thread loads the batches: the GPU waits for the host.
+		Anchor: "dataloader", Constraint: crossview.VerdictHost},
 	{ID: "fp32_no_tensor_cores", Doc: "fp32 GEMMs and convolutions on the SIMT path of a GPU with tensor cores: float16 AMP on CC 7.x, TF32 or bfloat16 from CC 8.0",
 		Thresholds: []string{"fp32_simt_share", "fp32_simt_critical", "gpu_busy_critical"}, eval: fp32NoTensorCores,
 		Step: &StepMeasure{What: "fp32 GEMM and convolution time on the SIMT path", Values: func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {

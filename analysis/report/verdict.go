@@ -125,6 +125,12 @@ func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Findi
 		d.Summary = append(d.Summary, "The CPU cross-check reads this slice as "+verdict+", but no rule's finding crosses its critical threshold; the follow-ups and the cross-check give the numbers.")
 		return
 	}
+	if cv.Check.Verdict == crossview.VerdictSync && ruleVerdict(crit[0].Rule) == crossview.VerdictHost {
+		// A sync-opened gap lasts until the host launches again: the host
+		// time issue 1 measures, seen from where the gap begins.
+		d.Summary = append(d.Summary, "The CPU cross-check reads this slice as "+verdict+": the GPU's idle gaps open inside sync calls and last until the host launches again, the host time that issue 1 measures; removing the syncs alone leaves that time; see the cross-check for its numbers.")
+		return
+	}
 	d.Summary = append(d.Summary, "The CPU cross-check names another constraint for this slice: "+verdict+"; see the cross-check for its numbers.")
 }
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/internal/testutil"
@@ -123,5 +124,25 @@ func TestNextLeverFromKernels(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A sync-bound cross-check over a slice whose top issue is host-side (the
+// DataLoader on the loop's thread, host-bound idle) is the same idle seen
+// from where it begins, not another constraint.
+func TestReconcileSyncOverHostIssue(t *testing.T) {
+	cv := &crossview.Result{Check: crossview.Check{Verdict: crossview.VerdictSync, Label: crossview.Confirmed, Metrics: crossview.Metrics{GPUTimeNs: 1}}}
+	for _, c := range []struct {
+		top, want string
+	}{
+		{"dataloader_share", "the GPU's idle gaps open inside sync calls and last until the host launches again"},
+		{"host_bound_idle", "the GPU's idle gaps open inside sync calls and last until the host launches again"},
+		{"fp32_no_tensor_cores", "The CPU cross-check names another constraint for this slice: sync-bound (confirmed)"},
+	} {
+		d := &Doc{}
+		reconcile(d, cv, crossview.Confirmed, []evidence.Finding{{Rule: c.top, Status: "hypothesis", Severity: "critical"}})
+		if got := strings.Join(d.Summary, "\n"); !strings.Contains(got, c.want) {
+			t.Errorf("top issue %s: summary %q, want %q", c.top, got, c.want)
+		}
 	}
 }
