@@ -193,12 +193,12 @@ var Rules = []Rule{
 		Anchor: "pageable"},
 	{ID: "host_bound_idle", Doc: "GPU idle while the CPU had not yet launched the next kernel (HTA host wait)",
 		Thresholds: []string{"host_wait_minor", "host_wait_critical", "idle_critical"}, eval: hostBound,
-		Step:   &StepMeasure{What: "host-wait GPU idle (summed over streams)", Values: gapSteps(isHostWait)},
+		Step:   &StepMeasure{What: "host-wait GPU idle (summed over streams, at most the step's GPU idle)", Values: gapSteps(isHostWait)},
 		Marks:  &Marks{Gap: isHostWait, GapNamed: MarkText{Prefix: "GPU waits for the host (", Suffix: ")", What: gpuIdle}},
 		Anchor: "host_wait", Idle: true, Constraint: crossview.VerdictHost},
 	{ID: "launch_bound", Doc: "kernels shorter than their launches, GPU idle between them; eager vLLM without CUDA graphs, unless every step is larger than the largest default capture size (then graphs would not replay it either)",
 		Thresholds: []string{"short_kernel_share", "launch_min_count", "launch_idle_minor", "idle_critical"}, eval: launchBound,
-		Step:   &StepMeasure{What: "GPU idle between launches (host and kernel waits, summed over streams)", Values: gapSteps(isLaunchWait)},
+		Step:   &StepMeasure{What: "GPU idle between launches (host and kernel waits, summed over streams, at most the step's GPU idle)", Values: gapSteps(isLaunchWait)},
 		Marks:  &Marks{Gap: isLaunchWait, GapNamed: MarkText{Prefix: "GPU idle between launches (", Suffix: ")", What: gpuIdle}},
 		Anchor: "gap", Idle: true, Constraint: crossview.VerdictHost},
 	{ID: "rank_straggler", Doc: "one rank arrives last at the collectives and the others wait for it (start times of matched instances); without matched collectives, the rank that computes longest, as a hypothesis",
@@ -381,7 +381,16 @@ func syncSteps(b *evidence.Bundle, tr string, rk int, s Subject) map[int]int64 {
 // gapSteps: the GPU idle of the gaps whose category passes keep, per step.
 func gapSteps(keep func(category string) bool) func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {
 	return func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {
-		return sumSteps(b.Table("gaps"), tr, rk, "idle_ns", func(t *table.Table, r int) bool { return keep(evidence.Str(t, r, "category")) })
+		out := sumSteps(b.Table("gaps"), tr, rk, "idle_ns", func(t *table.Table, r int) bool { return keep(evidence.Str(t, r, "category")) })
+		// Summed over streams, a step's gaps can pass its own length: at
+		// most the step's GPU idle time (the union of its streams).
+		idle := sumSteps(b.Table("ranks"), tr, rk, "idle_ns", nil)
+		for s, v := range out {
+			if i, ok := idle[s]; ok && v > i {
+				out[s] = i
+			}
+		}
+		return out
 	}
 }
 

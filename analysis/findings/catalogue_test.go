@@ -393,3 +393,24 @@ func TestStragglerMedianOneDefinition(t *testing.T) {
 		t.Errorf("no straggler finding: %s", rules(fs))
 	}
 }
+
+// TestHostWaitStepCapped: host-wait idle summed over a step's streams is
+// at most the step's GPU idle time (the union of its streams), so the worst
+// step is not the one with the most streams.
+func TestHostWaitStepCapped(t *testing.T) {
+	b := evidence.NewBundle()
+	b.Tables["gaps"] = &table.Table{Columns: cols("trace rank step phase stream category count idle_ns"), Rows: [][]any{
+		{"t", int64(0), int64(1), "", int64(7), "host_wait", int64(1), int64(30_000_000)},
+		{"t", int64(0), int64(1), "", int64(8), "host_wait", int64(1), int64(30_000_000)},
+		{"t", int64(0), int64(1), "", int64(9), "host_wait", int64(1), int64(30_000_000)},
+		{"t", int64(0), int64(2), "", int64(7), "host_wait", int64(1), int64(50_000_000)},
+	}}
+	b.Tables["ranks"] = &table.Table{Columns: cols("trace rank step phase busy_ns idle_ns"), Rows: [][]any{
+		{"t", int64(0), int64(1), "", int64(10_000_000), int64(40_000_000)},
+		{"t", int64(0), int64(2), "", int64(10_000_000), int64(60_000_000)},
+	}}
+	got := findings.RuleOf("host_bound_idle").Step.Values(b, "t", 0, findings.Subject{})
+	if got[1] != 40_000_000 || got[2] != 50_000_000 {
+		t.Errorf("host-wait idle per step = %v, want step 1 capped at its 40 ms of idle, step 2 its 50 ms", got)
+	}
+}
