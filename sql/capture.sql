@@ -30,6 +30,8 @@
 --     another stream, a peer) or by work the trace does not show (another
 --     process, work queued before the window), not by the host. The part
 --     before that call returned is the host's, whatever else was queued.
+--     Parts under 30 us are left out: the gaps between queued kernels
+--     (HTA's kernel_wait), not a hold.
 --   pre_window: GPU work with a correlation id but no launching call in the
 --     window, starting before the first GPU work that has one: launched
 --     before the capture began.
@@ -174,7 +176,8 @@ _art AS (
   UNION ALL
   SELECT g.trace, g.rank, 'held', g.name, greatest(g.pm, l.le), g.ts_ns
   FROM _gpm g JOIN _launch l ON l.trace = g.trace AND l.rank = g.rank AND l.correlation = g.correlation
-  WHERE g.kind <> 'gpu_sync' AND g.pm IS NOT NULL AND g.ts_ns > g.pm AND g.ts_ns - l.le >= 1000000
+  WHERE g.kind <> 'gpu_sync' AND g.pm IS NOT NULL AND g.ts_ns - l.le >= 1000000
+    AND g.ts_ns - greatest(g.pm, l.le) >= 30000
   UNION ALL
   SELECT g.trace, g.rank, 'pre_window', g.name, g.ts_ns, g.end_ns
   FROM _gpu g
