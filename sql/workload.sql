@@ -41,6 +41,9 @@
 -- - torchrec: names containing torchrec or KJT, TorchRec's awaitables
 --     (EmbeddingBagCollectionAwaitable, PooledEmbeddingsAwaitable, ...),
 --     its pipeline's ## sparse_data_dist ## ranges, python frames of torchrec/.
+-- - hf_pipeline: python frames of transformers/pipelines/: a Hugging Face
+--     pipeline runs the loop and builds its DataLoader (its num_workers is
+--     the pipeline call's).
 -- - dataloader_single / dataloader_workers: enumerate(DataLoader)#
 --     _SingleProcessDataLoaderIter.__next__ (num_workers=0) /
 --     _MultiProcessingDataLoaderIter.__next__ (workers).
@@ -108,7 +111,7 @@ _hf AS (
 -- string of the database (tb_strings, schema.sql), not on every frame.
 _pyn AS (
   SELECT id FROM tb_strings
-  WHERE regexp_matches(s, '(^|/)(torch/_(inductor|dynamo|functorch)/|vllm/compilation/|torch/nn/parallel/distributed\.py|torch/distributed/(fsdp|_composable/fsdp)/|torchrec/)')
+  WHERE regexp_matches(s, '(^|/)(torch/_(inductor|dynamo|functorch)/|vllm/compilation/|torch/nn/parallel/distributed\.py|torch/distributed/(fsdp|_composable/fsdp)/|torchrec/|transformers/pipelines/)')
 ),
 -- Read from tb_events (schema.sql) by ids, the strings looked up for the
 -- rows kept (_raw): the events view would look up every event's strings
@@ -139,6 +142,7 @@ _rf AS (
       WHEN regexp_matches(name, '(^|/)torch/nn/parallel/distributed\.py') THEN 'ddp'
       WHEN regexp_matches(name, '(^|/)torch/distributed/(fsdp|_composable/fsdp)/') THEN 'fsdp'
       WHEN regexp_matches(name, '(^|/)torchrec/') THEN 'torchrec'
+      WHEN regexp_matches(name, '(^|/)transformers/pipelines/') THEN 'hf_pipeline'
     END AS feature
   FROM _raw
 ),

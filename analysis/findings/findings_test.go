@@ -337,13 +337,18 @@ func TestSyncObservationSingular(t *testing.T) {
 func TestHostBoundDataLoaderSnippetFollowsIterator(t *testing.T) {
 	for _, tc := range []struct{ iter, feature, want string }{
 		{"_MultiProcessingDataLoaderIter", "dataloader_workers", "num_workers=2 * current"},
-		{"_SingleProcessDataLoaderIter", "dataloader_single", "num_workers=8"},
+		{"_SingleProcessDataLoaderIter", "dataloader_single", "DataLoader(ds, batch_size=B, num_workers=8"},
+		// A transformers pipeline builds the DataLoader: its call's knob.
+		{"_SingleProcessDataLoaderIter", "dataloader_single hf_pipeline", "pipe(dataset, batch_size=B, num_workers=8)"},
 	} {
 		name := "enumerate(DataLoader)#" + tc.iter + ".__next__"
 		ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
 			Rows: [][]any{{"t", int64(0), int64(1), "", name, int64(1), int64(60_000_000), int64(60_000_000), int64(60_000_000), int64(0), int64(0), int64(0)}}}
 		wl := &table.Table{Columns: cols("trace rank feature name count total_ns"),
-			Rows: [][]any{{"t", int64(0), "backward", "autograd::engine::evaluate_function", int64(1), int64(1000)}, {"t", int64(0), tc.feature, name, int64(1), int64(1000)}}}
+			Rows: [][]any{{"t", int64(0), "backward", "autograd::engine::evaluate_function", int64(1), int64(1000)}}}
+		for _, feature := range strings.Fields(tc.feature) {
+			wl.Rows = append(wl.Rows, []any{"t", int64(0), feature, name, int64(1), int64(1000)})
+		}
 		fs := eval(bundle("training", "cuda", "H100", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000), "ops": ops, "workload": wl}), nil)
 		f := find(fs, "host_bound_idle")
 		if f == nil {

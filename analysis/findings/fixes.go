@@ -95,7 +95,7 @@ func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
 	if share >= c.th["dataloader_critical"] {
 		// The host is mostly waiting for batches: that is the lever, not
 		// fusion. A smaller share is named after the CPU work below.
-		_, load := dataloaderFix(w.DataLoaderWorkers)
+		_, load := dataloaderFix(w)
 		return fmt.Sprintf("The launching thread spends %s (%s of %s) inside enumerate(DataLoader): the GPU waits for batches. Fix the input pipeline first (see the DataLoader issue), then shorten the CPU work that remains between launches.",
 			ms(d), pct(share), c.loopWhat(trace, rank)), load
 	}

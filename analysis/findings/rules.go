@@ -510,10 +510,15 @@ func launchBound(c *ctx) []evidence.Finding {
 
 // dataloaderFix is the fix for a loop that waits for its DataLoader, by
 // what the trace shows of its iterator (Workload.DataLoaderWorkers: 0 none,
-// 1 worker processes, else unknown).
-func dataloaderFix(workers int) (fix, snippet string) {
-	switch workers {
+// 1 worker processes, else unknown) and of who builds it (HFPipeline).
+func dataloaderFix(w Workload) (fix, snippet string) {
+	switch w.DataLoaderWorkers {
 	case 0:
+		if w.HFPipeline {
+			// The pipeline builds the DataLoader: its call takes num_workers.
+			return "Load the batches in worker processes: the transformers pipeline builds this DataLoader with num_workers=0 unless its call passes more.",
+				"pipe(dataset, batch_size=B, num_workers=8)  # a transformers pipeline's DataLoader workers"
+		}
 		return "Load the batches in worker processes (num_workers > 0), pinned, and keep the workers alive between epochs.",
 			"DataLoader(ds, batch_size=B, num_workers=8, pin_memory=True, persistent_workers=True)"
 	case 1:
@@ -564,7 +569,7 @@ func dataloader(c *ctx) []evidence.Finding {
 		case 1:
 			f.Observation += " The iterator is _MultiProcessingDataLoaderIter: the loop waits for workers that do not keep up."
 		}
-		f.Fix, f.Snippet = dataloaderFix(w.DataLoaderWorkers)
+		f.Fix, f.Snippet = dataloaderFix(w)
 		out = append(out, f)
 	}
 	return out

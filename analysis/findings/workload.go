@@ -22,6 +22,7 @@ import (
 //	ddp                       DDP
 //	allreduce_in_backward     BackwardAllReduce
 //	fsdp, torchrec            FSDP, TorchRec
+//	hf_pipeline               HFPipeline
 //	dataloader_single         DataLoaderWorkers 0
 //	dataloader_workers        DataLoaderWorkers 1
 //	legacy_categories         Era "2021"
@@ -38,6 +39,10 @@ type Workload struct {
 	Compiled bool
 	// DDP, FSDP, TorchRec: what the operators show of the parallelism.
 	DDP, FSDP, TorchRec bool
+	// HFPipeline: a Hugging Face transformers pipeline runs the loop (its
+	// python frames): it builds the DataLoader, whose num_workers is the
+	// pipeline call's.
+	HFPipeline bool
 	// DataLoaderWorkers: 0 for _SingleProcessDataLoaderIter, 1 for
 	// _MultiProcessingDataLoaderIter (workers, count unknown), -1 unknown.
 	DataLoaderWorkers int
@@ -130,6 +135,8 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			w.FSDP = true
 		case "torchrec":
 			w.TorchRec = true
+		case "hf_pipeline":
+			w.HFPipeline = true
 		case "dataloader_single":
 			single = true
 		case "dataloader_workers":
