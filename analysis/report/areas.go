@@ -405,6 +405,13 @@ func stepEvidence(s *areaSlice) (string, *evidence.Gap) {
 	inferred := false
 	for r := range t.Rows {
 		p := orDash(evidence.Str(t, r, "phase"))
+		if p == "train" {
+			// Phase train means ProfilerStep# annotations, which an
+			// inference loop under torch.profiler writes too.
+			if w := findings.ReadWorkload(s.ev, evidence.Str(t, r, "trace"), int(evidence.Int(t, r, "rank"))); w.Known && w.Operators && !w.Training {
+				p = "ProfilerStep#, inference"
+			}
+		}
 		if _, ok := walls[p]; !ok {
 			phases = append(phases, p)
 		}

@@ -192,3 +192,40 @@ func TestMemcpyBytesUnknown(t *testing.T) {
 		})
 	}
 }
+
+// Phase train is ProfilerStep#'s; an inference loop (operators, none of
+// them backward) is not called training in the steps row.
+func TestStepsRowInferenceLoop(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		features []string
+		want     string
+	}{
+		{"inference", []string{"cpu_ops"}, "2 ProfilerStep#, inference (median"},
+		{"training", []string{"cpu_ops", "backward"}, "2 train (median"},
+		{"no operators", nil, "2 train (median"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ev := areaEvidence()
+			ev.Tables["steps"] = &table.Table{Name: "steps", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+				col("phase", "VARCHAR", "TEXT"), col("wall_ns", "BIGINT", "DURATION_NS")},
+				Rows: [][]any{{"job", int64(0), "train", int64(2_000_000)}, {"job", int64(0), "train", int64(3_000_000)}}}
+			wl := &table.Table{Name: "workload", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+				col("feature", "VARCHAR", "TEXT"), col("name", "VARCHAR", "TEXT"), col("count", "BIGINT", "COUNT"), col("total_ns", "BIGINT", "DURATION_NS")}}
+			for _, f := range c.features {
+				wl.Rows = append(wl.Rows, []any{"job", int64(0), f, "x", int64(1), int64(1)})
+			}
+			ev.Tables["workload"] = wl
+			ev.Gaps = nil
+			got := ""
+			for _, r := range evidenceRows(ev, nil) {
+				if r.Area == "Prefill/decode and steps" {
+					got = r.Evidence
+				}
+			}
+			if !strings.Contains(got, c.want) {
+				t.Errorf("steps row %q, want %q", got, c.want)
+			}
+		})
+	}
+}
