@@ -481,6 +481,22 @@ func TestJudgementPreWindow(t *testing.T) {
 	}
 }
 
+// Case 3b. Work launched before the window (correlation ids below every
+// runtime call's) keeps running on a second stream after the window's own
+// first kernel started: all of it is pre-window work, as the cross-view's
+// before_capture link counts it, not only what started first.
+func TestJudgementPreWindowInterleaved(t *testing.T) {
+	k := newJT(jH100, 0, 1)
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	for i := 0; i < 20; i++ {
+		k.gpu("kernel", gemm, 11+i, 9, 200+float64(i)*500, 495, nil) // stream 9, from 0.2 ms to 10 ms
+	}
+	k.steps(1, 100, 0, 1000, func(_ int, at float64) { k.busyStep(at, gemm) })
+	j := judge(t, k.write(t, t.TempDir(), "prewindow2.json"))
+
+	j.artifact(t, "GPU work launched before the capture began", "20 GPU operations")
+}
+
 // Case 4. Ten kernels launched at 0.1 ms start only at 400 ms, while the
 // host blocks in a DtoH cudaMemcpy: the device was held by work the trace
 // does not show. That is a held artifact, and the 400 ms of idle are not

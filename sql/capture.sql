@@ -33,8 +33,9 @@
 --     Parts under 30 us are left out: the gaps between queued kernels
 --     (HTA's kernel_wait), not a hold.
 --   pre_window: GPU work with a correlation id but no launching call in the
---     window, starting before the first GPU work that has one: launched
---     before the capture began.
+--     window, the id lower than every runtime call's of the rank: launched
+--     before the capture began (the cross-view's before_capture link,
+--     sql/crossview.sql).
 --   graph_capture: CUDA/HIP stream capture and instantiation calls and
 --     capture_* annotations; the interval spans the first to the last.
 --     Captured work is not executed.
@@ -121,8 +122,8 @@ _linked AS (
   FROM _gpu g JOIN _launch l ON l.trace = g.trace AND l.rank = g.rank AND l.correlation = g.correlation
   WHERE g.kind <> 'gpu_sync'
 ),
-_first_linked AS (
-  SELECT trace, rank, min(ts_ns) AS f FROM _linked GROUP BY trace, rank
+_first_corr AS (
+  SELECT trace, rank, min(correlation) AS c0 FROM _rt WHERE correlation IS NOT NULL GROUP BY trace, rank
 ),
 _first_launch AS (
   SELECT trace, rank, min(ts_ns) AS fl FROM _rt
@@ -181,9 +182,9 @@ _art AS (
   UNION ALL
   SELECT g.trace, g.rank, 'pre_window', g.name, g.ts_ns, g.end_ns
   FROM _gpu g
-  JOIN _first_linked f ON f.trace = g.trace AND f.rank = g.rank
+  JOIN _first_corr f ON f.trace = g.trace AND f.rank = g.rank
   LEFT JOIN _launch l ON l.trace = g.trace AND l.rank = g.rank AND l.correlation = g.correlation
-  WHERE g.kind <> 'gpu_sync' AND g.correlation IS NOT NULL AND l.correlation IS NULL AND g.ts_ns < f.f
+  WHERE g.kind <> 'gpu_sync' AND g.correlation IS NOT NULL AND l.correlation IS NULL AND g.correlation < f.c0
   UNION ALL
   SELECT trace, rank, 'graph_capture', name, ts_ns, end_ns
   FROM evidence_base_events

@@ -590,7 +590,7 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 	if split {
 		alt = append(alt, stepIdleText)
 	} else {
-		alt = append(alt, "Idle time is not split by cause here: this file keeps the sync and gap rows of this rank merged over steps, to stay small; the Markdown report and the notebook's %report split it.")
+		alt = append(alt, "Idle time is not split by cause here: the sync and gap rows of this rank do not say which step they fall in (they lie outside every step, or a long job's single-file report merged them over steps to stay small).")
 	}
 	if len(shown) < all {
 		alt = append(alt, "The chart draws "+strconv.Itoa(len(shown))+" evenly sampled steps, the first and the last included.")
