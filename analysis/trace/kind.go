@@ -48,6 +48,17 @@ func KindOf(ph, cat string) Kind {
 	return KindOther
 }
 
+// legacyKind is the kind of a complete event without a cat in the legacy
+// bare-array format (the autograd profiler without Kineto), which records
+// only CPU operators and record_function ranges: ProfilerStep#N ranges
+// are the steps' annotations, every other event an operator.
+func legacyKind(name string) Kind {
+	if strings.HasPrefix(name, "ProfilerStep#") {
+		return KindAnnotation
+	}
+	return KindCPUOp
+}
+
 // APIOf says what a host runtime or driver call does, from its name. It
 // returns APINone for kinds other than runtime and driver.
 func APIOf(kind Kind, name string) API {

@@ -861,6 +861,9 @@ func (p *parser) finishEvent(b []byte, start int) error {
 		return nil
 	}
 	e.Kind = KindOf(e.Ph, e.Cat)
+	if e.Kind == KindOther && fi.Format == "legacy" && e.Cat == "" && e.Ph == "X" {
+		e.Kind = legacyKind(e.Name)
+	}
 	e.API = APIOf(e.Kind, e.Name)
 	if p.hasBytes {
 		if isGPUKind(e.Kind) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -464,5 +465,39 @@ func TestParseFilePlainSHA256(t *testing.T) {
 	sum := sha256.Sum256(doc)
 	if fi.SHA256 != hex.EncodeToString(sum[:]) || fi.FileBytes != int64(len(doc)) || fi.JSONBytes != int64(len(doc)) || fi.Path != path {
 		t.Errorf("FileInfo = %+v", fi)
+	}
+}
+
+// The legacy bare-array format (the autograd profiler without Kineto)
+// writes operators and record_function ranges without a cat: ProfilerStep#N
+// is a step annotation, every other complete event a CPU operator. The same
+// events in the object form stay "other".
+func TestLegacyKinds(t *testing.T) {
+	events := `{"name": "ProfilerStep#1", "ph": "X", "ts": 1, "dur": 10, "tid": 1, "pid": "CPU functions"},
+		{"name": "aten::mm", "ph": "X", "ts": 2, "dur": 3, "tid": 1, "pid": "CPU functions"},
+		{"name": "marker", "ph": "i", "ts": 4, "tid": 1, "pid": "CPU functions"}`
+	for _, c := range []struct {
+		name, doc string
+		want      []Kind
+	}{
+		{"legacy array", "[" + events + "]", []Kind{KindAnnotation, KindCPUOp, KindInstant}},
+		{"object form", `{"traceEvents": [` + events + `]}`, []Kind{KindOther, KindOther, KindInstant}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "t.json")
+			if err := os.WriteFile(path, []byte(c.doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var got []Kind
+			if _, err := ParseFile(path, LoadOptions{}, func(e *Event) error {
+				got = append(got, e.Kind)
+				return nil
+			}, nil); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("kinds %v, want %v", got, c.want)
+			}
+		})
 	}
 }
