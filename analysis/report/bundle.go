@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -75,6 +76,8 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	}
 	ev := src.rollup(b, v.Filter)
 	found, gate := findings.Judge(ev, thresholdsFor(b, v))
+	cv, exact := pickCrossView(src.CrossViews, v.Filter)
+	found = capCallStacks(found, cv)
 	d := build(b, ev, found, gate, v)
 	d.Charts = Charts(ev, b, v.Filter)
 	if len(src.Windows) > 0 {
@@ -82,7 +85,6 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 		attachWindows(d, b, ev, thresholdsFor(b, v), src.Windows, crit, minor)
 		addTimelines(d)
 	}
-	cv, exact := pickCrossView(src.CrossViews, v.Filter)
 	d.GPUTree = gpuTree(cv)
 	if cv != nil && !exact && d.GPUTree != nil {
 		d.GPUTree.Where += " (the cross-view was computed for this slice, not for the current filter)"
@@ -123,6 +125,27 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	d.Gaps = append(d.Gaps, selfCheck(d)...)
 	applyView(d, v)
 	return Print(w, d, f)
+}
+
+// capCallStacks caps the host-bound findings at a hypothesis where the
+// cross-view found python stacks recorded as the operators' "Call stack"
+// args (a 2021-format capture with with_stack=True): the stack capture
+// inflated host time as the python_function events do, which the findings'
+// capture gate caps but does not see here (the traces table knows only
+// python_function events).
+func capCallStacks(found []evidence.Finding, cv *crossview.Result) []evidence.Finding {
+	if cv == nil || cv.Check.Metrics.CallStackOps == 0 || cv.Check.Metrics.PythonFrames > 0 {
+		return found
+	}
+	why := fmt.Sprintf("Python stacks were captured as the Call stack args of %d operators (with_stack=True): stack capture inflates host time, so host-bound is at most a hypothesis.", cv.Check.Metrics.CallStackOps)
+	for i := range found {
+		f := &found[i]
+		if (f.Rule == "host_bound_idle" || f.Rule == "launch_bound") && f.Status == "confirmed" {
+			f.Status = "hypothesis"
+			f.Caveat = strings.TrimSpace(f.Caveat + " " + why)
+		}
+	}
+	return found
 }
 
 // pickCrossView returns the cross-view whose slice has the filter's rank

@@ -127,6 +127,13 @@ func rankChart(ev *evidence.Evidence, b *evidence.Bundle, f evidence.Filter) Cha
 	if t == nil || len(t.Rows) == 0 || !hasSplit(t) {
 		return Chart{}
 	}
+	gpu := false
+	for r := range t.Rows {
+		gpu = gpu || evidence.Int(t, r, "busy_ns")+evidence.Int(t, r, "idle_ns") > 0
+	}
+	if !gpu {
+		return Chart{} // no GPU work on any rank: a gap (no_gpu_events), not a chart of zeros
+	}
 	if f.HasRank && len(t.Rows) == 1 {
 		// The bundle holds the selected rank only (collected under the
 		// filter): no peers to show it against.

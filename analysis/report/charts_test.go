@@ -716,3 +716,21 @@ func TestStepChartEmptyStep(t *testing.T) {
 		t.Errorf("one working step is named as both slowest and fastest:\n%s", c.Alt)
 	}
 }
+
+// A slice without GPU work on any rank (a CPU-only capture) draws no rank
+// chart of zeros: the missing GPU evidence is a gap.
+func TestRankChartNoGPU(t *testing.T) {
+	b := ranksBundle(2, 2)
+	rt := b.Tables["ranks"]
+	for _, r := range rt.Rows {
+		for _, c := range []string{"busy_ns", "idle_ns", "compute_ns", "comm_ns", "mem_ns", "comm_comp_ns", "kernel_ns"} {
+			r[rt.Col(c)] = int64(0)
+		}
+	}
+	if c := rankChart(evidence.Rollup(b, evidence.Filter{}), b, evidence.Filter{}); c.SVG != "" {
+		t.Errorf("a rank chart of zeros: %s", c.Alt)
+	}
+	if c := rankChart(evidence.Rollup(ranksBundle(2, 2), evidence.Filter{}), ranksBundle(2, 2), evidence.Filter{}); c.SVG == "" {
+		t.Error("no rank chart for ranks with GPU work")
+	}
+}

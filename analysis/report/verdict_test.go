@@ -146,3 +146,35 @@ func TestReconcileSyncOverHostIssue(t *testing.T) {
 		}
 	}
 }
+
+// Python stacks recorded as the operators' Call stack args (2021 format)
+// inflate host time as python_function events do: the host-bound findings
+// are at most hypotheses there too, and the others keep their status.
+func TestCapCallStacks(t *testing.T) {
+	found := func() []evidence.Finding {
+		return []evidence.Finding{{Rule: "host_bound_idle", Status: "confirmed"}, {Rule: "launch_bound", Status: "confirmed"}, {Rule: "pageable_copies", Status: "confirmed"}}
+	}
+	cv := func(frames, callStacks int64) *crossview.Result {
+		return &crossview.Result{Check: crossview.Check{Metrics: crossview.Metrics{PythonFrames: frames, CallStackOps: callStacks}}}
+	}
+	for _, c := range []struct {
+		name string
+		cv   *crossview.Result
+		want []string
+	}{
+		{"call stacks", cv(0, 11_910), []string{"hypothesis", "hypothesis", "confirmed"}},
+		{"no stacks", cv(0, 0), []string{"confirmed", "confirmed", "confirmed"}},
+		{"python frames: the capture gate's", cv(500, 0), []string{"confirmed", "confirmed", "confirmed"}},
+		{"no cross-view", nil, []string{"confirmed", "confirmed", "confirmed"}},
+	} {
+		fs := capCallStacks(found(), c.cv)
+		for i, f := range fs {
+			if f.Status != c.want[i] {
+				t.Errorf("%s: %s is %s, want %s", c.name, f.Rule, f.Status, c.want[i])
+			}
+		}
+		if c.want[0] == "hypothesis" && !strings.Contains(fs[0].Caveat, "Call stack args of 11910 operators") {
+			t.Errorf("%s: caveat %q does not say why", c.name, fs[0].Caveat)
+		}
+	}
+}
