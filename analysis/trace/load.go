@@ -50,4 +50,6 @@ type LoadResult struct {
 // older importer are parsed again instead of served.
 //
 // 3: FileInfo.CCMajor/CCMinor (deviceProperties computeMajor/computeMinor).
-const ImporterVersion = 3
+// 4: the legacy bare-array format's events without a cat are CPU operators
+// and ProfilerStep# annotations, not other (legacyKind).
+const ImporterVersion = 4
