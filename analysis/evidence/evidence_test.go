@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
@@ -229,5 +230,43 @@ func TestWithoutHists(t *testing.T) {
 	}
 	if plain := (&table.Table{Columns: []table.Column{{Name: "x"}}}); evidence.WithoutHists(plain) != plain {
 		t.Error("a table without histograms is not returned as it is")
+	}
+}
+
+// A rank without kernels whose capture area found CUPTI counter ranges is a
+// counter capture, not a CPU-only one: its gap says so.
+func TestNoKernelsGapNamesCounterCapture(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		counters bool
+		want     string
+	}{
+		{"counter capture", true, "a CUPTI counter capture (cuda_profiler_range events)"},
+		{"cpu only", false, "a CPU-only capture"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := sampleBundle()
+			b.Gaps = nil
+			b.Tables["overview"] = &table.Table{Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "INTEGER", "INT"), col("kernels", "BIGINT", "COUNT")},
+				Rows: [][]any{{"job", int64(0), int64(0)}, {"job", int64(1), int64(0)}}}
+			capture := &table.Table{Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "INTEGER", "INT"), col("kind", "VARCHAR", "TEXT")}}
+			if c.counters {
+				capture.Rows = [][]any{{"job", int64(0), "counter_range"}, {"job", int64(1), "counter_range"}}
+			}
+			b.Tables["capture"] = capture
+			evidence.DetectGaps(b)
+			found := false
+			for _, g := range b.Gaps {
+				if g.Kind == evidence.GapNoGPUEvents {
+					found = true
+					if !strings.Contains(g.Why, c.want) {
+						t.Errorf("gap %q, want %q", g.Why, c.want)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no %s gap: %+v", evidence.GapNoGPUEvents, b.Gaps)
+			}
+		})
 	}
 }

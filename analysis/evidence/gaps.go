@@ -78,6 +78,21 @@ func Ranks(traces *table.Table) []RankInfo {
 	return out
 }
 
+// hasCaptureKind says whether the capture area holds a row of kind for the
+// trace and rank.
+func hasCaptureKind(b *Bundle, trace string, rank int, kind string) bool {
+	t := b.Table("capture")
+	if t == nil {
+		return false
+	}
+	for r := range t.Rows {
+		if Str(t, r, "trace") == trace && int(Int(t, r, "rank")) == rank && Str(t, r, "kind") == kind {
+			return true
+		}
+	}
+	return false
+}
+
 // DetectGaps records in b the evidence gaps that its traces table and
 // evidence tables show. A gap that holds for every rank of a trace is
 // recorded once with rank -1.
@@ -125,8 +140,14 @@ func DetectGaps(b *Bundle) {
 			}
 		}
 		noGPU := func(ri RankInfo) bool { n, ok := kernelsOf(ri.Trace, ri.Rank); return ok && n == 0 }
+		// A CUPTI counter capture records counter ranges, not kernels.
+		counters := func(ri RankInfo) bool { return hasCaptureKind(b, ri.Trace, ri.Rank, "counter_range") }
 		add(GapNoGPUEvents, "GPU time, idle time and every kernel-level number",
-			"the trace holds no kernels (a CPU-only capture, or activities=[ProfilerActivity.CPU])", noGPU)
+			"the trace holds no kernels: a CUPTI counter capture (cuda_profiler_range events) records counter ranges, not kernel activities",
+			func(ri RankInfo) bool { return noGPU(ri) && counters(ri) })
+		add(GapNoGPUEvents, "GPU time, idle time and every kernel-level number",
+			"the trace holds no kernels (a CPU-only capture, or activities=[ProfilerActivity.CPU])",
+			func(ri RankInfo) bool { return noGPU(ri) && !counters(ri) })
 		add(GapNoSyncEvents, "GPU-side synchronisation waits (Stream Sync, Event Sync, Stream Wait Event on the device)",
 			"captured without cuda_sync events; collect with torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)",
 			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) })
