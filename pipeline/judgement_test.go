@@ -401,6 +401,30 @@ func TestJudgementUnknownPhaseFirstStep(t *testing.T) {
 	}
 }
 
+// Case 1c. A host-bound loop captured as one long step, and as two: the
+// summary says when its verdict rests on one step alone.
+func TestJudgementOneStep(t *testing.T) {
+	const a, b = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>"
+	for _, steps := range []int{1, 2} {
+		k := newJT(jH100, 0, 1)
+		per := 200 / steps
+		for s := 0; s < steps; s++ {
+			at := float64(s*per) * 1000
+			k.op("user_annotation", "ProfilerStep#"+strconv.Itoa(s+1), at, float64(per)*1000-2)
+			for i := 0; i < per; i++ {
+				k.hostBoundStep(at+float64(i)*1000, a, b)
+			}
+		}
+		j := judge(t, k.write(t, t.TempDir(), "onestep.json"))
+		if got := strings.Contains(j.summary(), "The capture holds one step of rank 0"); got != (steps == 1) {
+			t.Errorf("%d step(s): the summary says one step: %v\n%s", steps, got, j.summary())
+		}
+		if !strings.HasPrefix(j.summaryFirst(), "Most likely bottleneck") {
+			t.Errorf("%d step(s): no bottleneck: %s", steps, j.summaryFirst())
+		}
+	}
+}
+
 // Case 2. 100 busy steps; after the last one the host calls
 // cudaDeviceSynchronize (the profiler's stop sync) and waits 30 ms for the
 // last kernel. The sync is an edge_sync artifact, not a sync-bound loop.

@@ -90,6 +90,9 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		if len(d.Critical) > 1 {
 			d.Summary = append(d.Summary, strconv.Itoa(len(d.Critical)-1)+" more critical issue(s) and "+strconv.Itoa(len(d.FollowUps))+" follow-up(s) below, each with a fix.")
 		}
+		if f := crit[0]; f.Rank >= 0 && len(stepsOf(ev, f.Trace, f.Rank)) == 1 {
+			d.Summary = append(d.Summary, "The capture holds one step of rank "+strconv.Itoa(f.Rank)+": the verdict rests on that step alone; capture several to see whether it recurs.")
+		}
 	} else if len(d.FollowUps) > 0 {
 		d.Summary = append(d.Summary, "No critical bottleneck in this slice; the largest minor issue: "+d.FollowUps[0].Title+".")
 	} else {

@@ -154,8 +154,10 @@ type stepRow struct {
 	start, wallNs int64
 }
 
-func stepsOf(b *evidence.Bundle, trace string, rank int) []stepRow {
-	t := b.Table("steps")
+// stepsOf returns the steps of one rank in src's steps area (a bundle, or
+// the evidence of a view), in step order.
+func stepsOf(src interface{ Table(string) *table.Table }, trace string, rank int) []stepRow {
+	t := src.Table("steps")
 	if t == nil {
 		return nil
 	}
