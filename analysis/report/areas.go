@@ -403,12 +403,21 @@ func stepEvidence(s *areaSlice) (string, *evidence.Gap) {
 	var phases []string
 	var total int64
 	inferred := false
+	// Phase train means ProfilerStep# annotations, which an inference loop
+	// under torch.profiler writes too: the workload says which, per rank.
+	inference := map[string]bool{}
 	for r := range t.Rows {
 		p := orDash(evidence.Str(t, r, "phase"))
 		if p == "train" {
-			// Phase train means ProfilerStep# annotations, which an
-			// inference loop under torch.profiler writes too.
-			if w := findings.ReadWorkload(s.ev, evidence.Str(t, r, "trace"), int(evidence.Int(t, r, "rank"))); w.Known && w.Operators && !w.Training {
+			tr, rank := evidence.Str(t, r, "trace"), int(evidence.Int(t, r, "rank"))
+			k := tr + "\x00" + strconv.Itoa(rank)
+			inf, ok := inference[k]
+			if !ok {
+				w := findings.ReadWorkload(s.ev, tr, rank)
+				inf = w.Known && w.Operators && !w.Training
+				inference[k] = inf
+			}
+			if inf {
 				p = "ProfilerStep#, inference"
 			}
 		}
