@@ -552,6 +552,42 @@ func TestJudgementHeldWork(t *testing.T) {
 	if s := j.summaryFirst(); strings.Contains(s, "The GPU waits for the CPU to launch work") {
 		t.Errorf("summary's bottleneck is host-bound idle on held work: %s", s)
 	}
+	// The copy waited 400 ms while the GPU ran nothing: the host's wait
+	// for the held work, not a sync the loop pays.
+	j.artifact(t, "Host calls that waited for work the trace does not show", "1 blocking call")
+	for _, f := range j.of("sync_bound_loop") {
+		if strings.Contains(f.Observation, "blocked the host for 405") {
+			t.Errorf("the sync finding counts the held wait as the loop's blocked time: %s", f.Observation)
+		}
+	}
+}
+
+// Case 4c. The window's first call is a pageable HtoD copy that blocks
+// 40 ms while the GPU runs nothing for 36 ms (resnet50_num_workers_4's
+// first cudaMemcpyAsync): the copy itself takes 3.6 ms. The host waited
+// for work the trace does not show; 100 busy steps follow. The pageable
+// copy is no critical issue (3.6 ms of 140 ms), and the held wait is named
+// in Capture quality.
+func TestJudgementHeldCopy(t *testing.T) {
+	k := newJT(jH100, 0, 1)
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	k.op("user_annotation", "ProfilerStep#1", 0, 40_900)
+	k.op("cpu_op", "aten::to", 90, 40_020)
+	k.op("cpu_op", "aten::copy_", 95, 40_010)
+	c := k.call("cudaMemcpyAsync", 100, 40_000)
+	k.gpu("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", c, 7, 36_400, 3_600, map[string]any{"bytes": 9_633_792})
+	k.steps(2, 100, 41_000, 1000, func(_ int, at float64) { k.busyStep(at, gemm) })
+	j := judge(t, k.write(t, t.TempDir(), "heldcopy.json"))
+
+	j.artifact(t, "Host calls that waited for work the trace does not show", "36.4 ms")
+	for _, f := range j.of("pageable_copies") {
+		if f.Severity == "critical" {
+			t.Errorf("the held wait makes the pageable copy critical: %s", f.Observation)
+		}
+		if !strings.Contains(f.Observation, "Another 36.4 ms") {
+			t.Errorf("the pageable finding does not say what it left out: %s", f.Observation)
+		}
+	}
 }
 
 // Case 4b. A kernel on stream 8 launched at the start of step 2 waits (on

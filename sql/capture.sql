@@ -32,6 +32,11 @@
 --     before that call returned is the host's, whatever else was queued.
 --     Parts under 30 us are left out: the gaps between queued kernels
 --     (HTA's kernel_wait), not a hold.
+--   held_wait: blocking calls (syncs, copies) of which 1 ms or more passed
+--     while the rank's GPU ran none of the trace's work
+--     (evidence_base_waits): the host waited for work the trace does not
+--     show. The sync and copy rules leave that part of their blocked time
+--     out (the presets' held_ns).
 --   pre_window: GPU work with a correlation id but no launching call in the
 --     window, the id lower than every runtime call's of the rank: launched
 --     before the capture began (the cross-view's before_capture link,
@@ -196,6 +201,8 @@ _art AS (
   UNION ALL
   SELECT trace, rank, 'clock_skew', name, ts_ns, ls
   FROM _linked WHERE ts_ns < ls
+  UNION ALL
+  SELECT trace, rank, 'held_wait', name, ts_ns, end_ns FROM evidence_base_waits
   UNION ALL
   SELECT r.trace, r.rank, 'edge_sync', r.name, r.ts_ns, r.end_ns
   FROM _rt r

@@ -252,3 +252,80 @@ FROM _x x
 LEFT JOIN _a s ON s.trace_id = x.trace_id AND s.rank = x.rank AND s.host_ts = x.host_ts
 LEFT JOIN _cls c ON c.name_id = x.name_id,
 tb_dict d;
+
+-- The rank's GPU busy time as segments: the union of its kernels, copies
+-- and memsets (what the ranks area counts as busy), one row per maximal busy
+-- interval, with the busy time of the rank before it and the next segment's
+-- start. The GPU busy time inside [s, e) is busy(e) - busy(s), where busy(t)
+-- is busy_before of the segment that starts last at or before t plus the
+-- part of that segment before t (an ASOF join: evidence_base_waits below).
+CREATE TABLE evidence_base_busy AS
+WITH
+_gw AS (
+  SELECT trace, rank, ts_ns, end_ns,
+    max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
+  FROM evidence_base_events WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset') AND ts_ns IS NOT NULL
+),
+_gs AS (
+  SELECT trace, rank, min(ts_ns) AS seg_ts, max(end_ns) AS seg_end
+  FROM (SELECT *, sum(CASE WHEN pm IS NULL OR ts_ns > pm THEN 1 ELSE 0 END)
+          OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns ROWS UNBOUNDED PRECEDING) AS seg FROM _gw)
+  GROUP BY trace, rank, seg
+)
+SELECT
+  -- Trace name. TEXT
+  trace,
+  -- Rank. INT
+  rank,
+  -- Start of the busy segment. TIMESTAMP_NS
+  seg_ts,
+  -- Its end. TIMESTAMP_NS
+  seg_end,
+  -- GPU busy time of the rank before the segment. DURATION_NS
+  coalesce(sum(seg_end - seg_ts) OVER (PARTITION BY trace, rank ORDER BY seg_ts ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS busy_before,
+  -- Start of the next segment (NULL for the last). TIMESTAMP_NS
+  lead(seg_ts) OVER (PARTITION BY trace, rank ORDER BY seg_ts) AS next_ts
+FROM _gs;
+
+-- Host waits on work the trace does not show: the runtime calls that can
+-- block (api sync or memcpy) of 1 ms or more, with the part of each during
+-- which the rank's GPU ran none of the trace's work, kept when that part is
+-- 1 ms or more. A call that waits for queued work the trace shows finds the
+-- GPU busy while it waits; one that waits while the GPU runs nothing waits
+-- for work outside the trace: held by a dependency (an event on another
+-- stream, a peer), launched before the window, another process's, or graph
+-- replays the trace did not record. The sync and memcpy presets report that
+-- part as held_ns and the rules leave it out; the capture area counts the
+-- calls (held_wait).
+CREATE TABLE evidence_base_waits AS
+WITH
+_c AS (
+  SELECT trace, rank, correlation, name, ts_ns, end_ns, dur_ns FROM evidence_base_events
+  WHERE kind IN ('runtime', 'driver') AND api IN ('sync', 'memcpy') AND dur_ns >= 1000000 AND correlation IS NOT NULL
+),
+_b AS (
+  SELECT c.trace, c.rank, c.correlation, c.name, c.ts_ns, c.end_ns, c.dur_ns,
+    coalesce(bs.busy_before + least(c.ts_ns, bs.seg_end) - bs.seg_ts, 0) AS busy_s
+  FROM _c c ASOF LEFT JOIN evidence_base_busy bs ON bs.trace = c.trace AND bs.rank = c.rank AND c.ts_ns >= bs.seg_ts
+),
+_e AS (
+  SELECT b.*, coalesce(be.busy_before + least(b.end_ns, be.seg_end) - be.seg_ts, 0) AS busy_e
+  FROM _b b ASOF LEFT JOIN evidence_base_busy be ON be.trace = b.trace AND be.rank = b.rank AND b.end_ns >= be.seg_ts
+)
+SELECT
+  -- Trace name. TEXT
+  trace,
+  -- Rank. INT
+  rank,
+  -- Correlation id of the call. INT
+  correlation,
+  -- Call name. TEXT
+  name,
+  -- Start of the call. TIMESTAMP_NS
+  ts_ns,
+  -- End of the call. TIMESTAMP_NS
+  end_ns,
+  -- The part of the call during which the rank's GPU ran none of the trace's work. DURATION_NS
+  dur_ns - (busy_e - busy_s) AS held_ns
+FROM _e
+WHERE dur_ns - (busy_e - busy_s) >= 1000000;

@@ -24,6 +24,7 @@
 -- bytes: Bytes moved. BYTES
 -- total_ns: Sum of GPU durations. DURATION_NS
 -- host_ns: Sum of the launching calls' durations. DURATION_NS
+-- held_ns: The part of host_ns during which the rank's GPU ran none of the trace's work (evidence_base_waits, sql/evidence_base.sql: a wait on work the trace does not show). DURATION_NS
 -- max_ns: Longest GPU duration. DURATION_NS
 -- KEYED: e.kind IN ('gpu_memcpy', 'gpu_memset')
 --
@@ -43,9 +44,12 @@ _keyed AS NOT MATERIALIZED (
   WHERE kind IN ('gpu_memcpy', 'gpu_memset')
 ),
 _rt AS (
-  SELECT trace, rank, correlation, any_value(name) AS call, sum(dur_ns) AS host_ns,
-    bool_or(coalesce(tb_sync_call(kind, api, name, false) = 'blocking', false)) AS sync_call
-  FROM evidence_base_events WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL AND (api IN ('memcpy', 'memset') OR name LIKE '%Mem%')
+  SELECT e.trace, e.rank, e.correlation, any_value(e.name) AS call, sum(e.dur_ns) AS host_ns,
+    bool_or(coalesce(tb_sync_call(e.kind, e.api, e.name, false) = 'blocking', false)) AS sync_call,
+    sum(coalesce(w.held_ns, 0)) AS held_ns
+  FROM evidence_base_events e
+  LEFT JOIN evidence_base_waits w ON w.trace = e.trace AND w.rank = e.rank AND w.correlation = e.correlation AND w.ts_ns = e.ts_ns
+  WHERE e.kind IN ('runtime', 'driver') AND e.correlation IS NOT NULL AND (e.api IN ('memcpy', 'memset') OR e.name LIKE '%Mem%')
   GROUP BY ALL
 )
 SELECT k.trace, k.rank, k.step, k.phase, coalesce(k.stream, -1) AS stream,
@@ -59,6 +63,7 @@ SELECT k.trace, k.rank, k.step, k.phase, coalesce(k.stream, -1) AS stream,
   CAST(sum(coalesce(k.bytes, 0)) AS BIGINT) AS bytes,
   CAST(sum(k.dur_ns) AS BIGINT) AS total_ns,
   CAST(coalesce(sum(r.host_ns), 0) AS BIGINT) AS host_ns,
+  CAST(coalesce(sum(r.held_ns), 0) AS BIGINT) AS held_ns,
   max(k.dur_ns) AS max_ns
 FROM _keyed k LEFT JOIN _rt r ON r.trace = k.trace AND r.rank = k.rank AND r.correlation = k.correlation
 GROUP BY ALL

@@ -18,6 +18,9 @@
 -- after the call's start) and no GPU work covers the call's end, the idle
 -- interval from that end to the next GPU start is the gap the call opened.
 -- That link (same rank, same step) is the mechanism a finding may confirm.
+-- Held: the part of a call during which the rank's GPU ran none of the
+-- trace's work (evidence_base_waits): the call waited for work the trace
+-- does not show, not for the queue it shows; the rules leave it out.
 --
 -- Columns:
 -- trace: Trace name. TEXT
@@ -38,6 +41,7 @@
 -- gpu_gap_ns: Sum of the GPU gaps the calls opened. DURATION_NS
 -- max_gap_ns: Longest such gap. DURATION_NS
 -- bytes: Bytes copied by the copies. BYTES
+-- held_ns: Blocked time during which the rank's GPU ran none of the trace's work (evidence_base_waits: a wait on work the trace does not show; 1 ms or more per call). DURATION_NS
 -- KEYED: e.kind IN ('runtime', 'driver')
 --
 -- No parameters: the filter (trace, rank, window: evidence_base's PARAMS)
@@ -60,7 +64,7 @@ _cp AS (
   FROM evidence_base_events WHERE kind = 'gpu_memcpy' AND correlation IS NOT NULL GROUP BY ALL
 ),
 _s AS (
-  SELECT k.trace, k.rank, k.step, k.phase, k.pid, k.tid, k.name AS call, k.ts_ns, k.end_ns, k.dur_ns,
+  SELECT k.trace, k.rank, k.step, k.phase, k.pid, k.tid, k.name AS call, k.ts_ns, k.end_ns, k.dur_ns, k.correlation,
     coalesce(cp.stream, k.stream, -1) AS stream,
     coalesce(tb_copy_direction(cp.copy_name), '') AS direction,
     coalesce(tb_copy_pageable(cp.copy_name), false) AS pageable,
@@ -98,25 +102,19 @@ _op AS (
     min(prio) AS prio
   FROM _enc GROUP BY ALL
 ),
-_gw AS (
-  SELECT trace, rank, ts_ns, end_ns,
-    max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
-  FROM evidence_base_events WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
-),
-_gs AS (
-  SELECT trace, rank, seg, min(ts_ns) AS seg_ts, max(end_ns) AS seg_end
-  FROM (SELECT *, sum(CASE WHEN pm IS NULL OR ts_ns > pm THEN 1 ELSE 0 END)
-          OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns ROWS UNBOUNDED PRECEDING) AS seg FROM _gw)
-  GROUP BY ALL
-),
 _seg AS (
-  SELECT *, lead(seg_ts) OVER (PARTITION BY trace, rank ORDER BY seg_ts) AS next_ts FROM _gs
+  SELECT trace, rank, seg_ts, seg_end, next_ts FROM evidence_base_busy
 ),
 _gap AS (
   SELECT s.*, g.seg_end, g.next_ts,
     CASE WHEN s.blocking AND g.seg_end IS NOT NULL AND g.seg_end >= s.ts_ns AND g.seg_end <= s.end_ns AND g.next_ts IS NOT NULL
          THEN g.next_ts - g.seg_end ELSE 0 END AS gap_ns
   FROM _s s ASOF LEFT JOIN _seg g ON g.trace = s.trace AND g.rank = s.rank AND s.end_ns >= g.seg_ts
+),
+_held AS (
+  SELECT g.*, coalesce(w.held_ns, 0) AS held_ns
+  FROM _gap g LEFT JOIN evidence_base_waits w ON w.trace = g.trace AND w.rank = g.rank AND w.correlation = g.correlation
+    AND w.ts_ns = g.ts_ns
 )
 SELECT g.trace, g.rank, g.step, g.phase, g.stream, g.call,
   coalesce(o.op, '') AS op,
@@ -128,8 +126,9 @@ SELECT g.trace, g.rank, g.step, g.phase, g.stream, g.call,
   count(*) FILTER (WHERE g.gap_ns > 0) AS gaps,
   CAST(sum(g.gap_ns) AS BIGINT) AS gpu_gap_ns,
   max(g.gap_ns) AS max_gap_ns,
-  CAST(sum(g.bytes) AS BIGINT) AS bytes
-FROM _gap g LEFT JOIN _op o ON o.trace = g.trace AND o.rank = g.rank AND o.pid = g.pid AND o.tid = g.tid
+  CAST(sum(g.bytes) AS BIGINT) AS bytes,
+  CAST(sum(g.held_ns) AS BIGINT) AS held_ns
+FROM _held g LEFT JOIN _op o ON o.trace = g.trace AND o.rank = g.rank AND o.pid = g.pid AND o.tid = g.tid
   AND o.ts_ns = g.ts_ns AND o.end_ns = g.end_ns
 GROUP BY ALL
 ORDER BY trace, rank, step, phase, stream, call, op, trigger, direction, pageable, blocking

@@ -55,6 +55,7 @@ var presetHeaders = []presetHeader{
 			"gpu_gap_ns", "DURATION_NS",
 			"max_gap_ns", "DURATION_NS",
 			"bytes", "BYTES",
+			"held_ns", "DURATION_NS",
 		}},
 	{area: "kernels",
 		units: []string{
@@ -122,6 +123,7 @@ var presetHeaders = []presetHeader{
 			"bytes", "BYTES",
 			"total_ns", "DURATION_NS",
 			"host_ns", "DURATION_NS",
+			"held_ns", "DURATION_NS",
 			"max_ns", "DURATION_NS",
 		}},
 	{area: "steps", unmerged: true,

@@ -65,7 +65,10 @@ func syncBound(c *ctx) []evidence.Finding {
 	// What the finding leaves out of the sync area's blocking calls, per
 	// rank, so that its numbers add up to the area's: the large pageable
 	// copies and the explicit syncs at the window's edges.
-	type left struct{ all, pageable, edge [4]int64 } // calls, blocked ns, GPU gaps, their ns
+	type left struct {
+		all, pageable, edge [4]int64 // calls, blocked ns, GPU gaps, their ns
+		held                int64    // blocked ns while the GPU ran none of the trace's work
+	}
 	leftBy := map[string]*left{}
 	leftOf := func(k string) *left {
 		if leftBy[k] == nil {
@@ -105,6 +108,11 @@ func syncBound(c *ctx) []evidence.Finding {
 			}
 			l.edge = add4(l.edge, [4]int64{take, takeNs, 0, 0})
 		}
+		// The time the host waited while the GPU ran none of the trace's
+		// work waited for work outside it (the capture area's held_wait).
+		held := min(evidence.Int(t, r, "held_ns"), blocked)
+		blocked -= held
+		l.held += held
 		a := per[k]
 		if a == nil {
 			a = &acc{top: -1}
@@ -154,6 +162,9 @@ func syncBound(c *ctx) []evidence.Finding {
 			}
 			if e := l.edge; e[0] > 0 {
 				rest = append(rest, fmt.Sprintf("%d explicit %s at the capture's edges (%s; the profiler's start or stop)", e[0], noun(e[0], "sync", "syncs"), blockedGaps(e)))
+			}
+			if l.held > 0 {
+				rest = append(rest, fmt.Sprintf("%s blocked while the GPU ran none of the trace's work (waiting for work the trace does not show; see Capture quality)", ms(l.held)))
 			}
 			if len(rest) > 0 {
 				rest[0] = fmt.Sprintf(" The sync area's %d blocking calls (%s) also hold %s", l.all[0], blockedGaps(l.all), rest[0])
@@ -291,8 +302,8 @@ func pageable(c *ctx) []evidence.Finding {
 		return nil
 	}
 	type acc struct {
-		bytes, count, host, gpu int64
-		dirs                    map[string]bool
+		bytes, count, host, gpu, held int64
+		dirs                          map[string]bool
 	}
 	per := map[string]*acc{}
 	for r := range t.Rows {
@@ -312,7 +323,8 @@ func pageable(c *ctx) []evidence.Finding {
 		}
 		a.bytes += by
 		a.count += n
-		a.host += evidence.Int(t, r, "host_ns")
+		a.host += evidence.Int(t, r, "host_ns") - evidence.Int(t, r, "held_ns")
+		a.held += evidence.Int(t, r, "held_ns")
 		a.gpu += evidence.Int(t, r, "total_ns")
 		a.dirs[evidence.Str(t, r, "direction")] = true
 	}
@@ -346,7 +358,7 @@ func pageable(c *ctx) []evidence.Finding {
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "confirmed", Severity: severity(share, c.th["pageable_critical"]),
 			Title: "Host copies go through pageable memory and block the host",
 			Observation: fmt.Sprintf("%d %s copies moved %.1f MB through pageable host memory; their launching calls blocked the host for %s (%s of the GPU span of %s) for %s of GPU copy time (%s)%s.",
-				a.count, strings.Join(dirs, "/"), float64(a.bytes)/1e6, ms(a.host), pct(share), ms(span), ms(a.gpu), c.where(b.trace, b.rank), others(counts[b.trace])),
+				a.count, strings.Join(dirs, "/"), float64(a.bytes)/1e6, ms(a.host), pct(share), ms(span), ms(a.gpu), c.where(b.trace, b.rank), others(counts[b.trace])) + heldLeftOut(a.held),
 			Mechanism: "The copy's name records pageable host memory: the driver stages it through a pinned bounce buffer, so the call returns only when the copy is done.",
 			Evidence:  []evidence.Ref{ref("memcpy", "rank", itoa(b.rank), "src|dst", "Pageable")},
 			Impact:    share,
@@ -365,6 +377,16 @@ func pageable(c *ctx) []evidence.Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// heldLeftOut is the sentence that says how much host time a finding
+// left out because the GPU ran none of the trace's work while the host
+// waited ("" when none).
+func heldLeftOut(ns int64) string {
+	if ns <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" Another %s that the calls blocked while the GPU ran none of the trace's work is left out: it waited for work the trace does not show (see Capture quality).", ms(ns))
 }
 
 // idleUnreliable: idle findings are never made where graph replay was
