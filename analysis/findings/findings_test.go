@@ -181,6 +181,32 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 		!strings.Contains(fs[0].Title, "larger than its CUDA graphs") || !strings.Contains(fs[0].Observation, "the smallest 603") {
 		t.Fatalf("oversize steps: %s %+v", rules(fs), fs)
 	}
+	// The same steps with the operators captured and compiled code a
+	// sliver of the steps' time: the model ran uncompiled, what
+	// --enforce-eager (or -O0) does; compiled code over a fifth of it keeps
+	// the oversize verdict.
+	for _, c := range []struct {
+		compiled int64
+		eager    bool
+	}{{300_000, true}, {5_000_000, false}} {
+		wall := &table.Table{Columns: cols("trace rank step phase source hypothesis name ctx_tok gen_tok wall_ns"),
+			Rows: [][]any{
+				{"t", int64(0), int64(0), "prefill", "vllm_tokens", false, "execute_context_1(888)_generation_0(0)", int64(888), int64(0), int64(9_000_000)},
+				{"t", int64(0), int64(1), "mixed", "vllm_tokens", false, "execute_context_1(600)_generation_3(3)", int64(600), int64(3), int64(8_000_000)},
+			}}
+		work := &table.Table{Columns: cols("trace rank feature name count total_ns"),
+			Rows: [][]any{
+				{"t", int64(0), "cpu_ops", "aten::addmm", int64(900), int64(6_000_000)},
+				{"t", int64(0), "compiled", "## Call CompiledFxGraph ##", int64(2), c.compiled},
+			}}
+		ts := map[string]*table.Table{"launch": launch, "gaps": gaps, "steps": wall, "workload": work}
+		fs = eval(bundle("vllm", "cuda", "H100", 6_000_000, 4_000_000, ts), nil)
+		eager := len(fs) == 1 && strings.Contains(fs[0].Title, "uncompiled") && strings.Contains(fs[0].Fix, "--enforce-eager") &&
+			strings.Contains(fs[0].Observation, "Compiled code took 0.300 ms of the steps' 17.0 ms")
+		if eager != c.eager || (!c.eager && (len(fs) != 1 || !strings.Contains(fs[0].Title, "larger than its CUDA graphs"))) {
+			t.Errorf("compiled %d ns: eager %v, want %v: %s %+v", c.compiled, eager, c.eager, rules(fs), fs)
+		}
+	}
 	for _, last := range [][]any{
 		{"t", int64(0), int64(2), "decode", "vllm_tokens", false, "execute_context_0(0)_generation_32(32)", int64(0), int64(32)},
 		{"t", int64(0), int64(2), "unknown", "vllm_new_cached", true, "execute_new_1_cached_0", nil, nil},
@@ -372,17 +398,19 @@ func TestAsyncSchedulingEra(t *testing.T) {
 		return d.UnixNano()
 	}
 	for _, c := range []struct {
-		name       string
-		base       any // the traces table's base_time_ns
-		flag, date bool
+		name, platform string
+		base           any // the traces table's base_time_ns
+		flag, date     bool
+		pip            bool // the upgrade goes through PyPI's (CUDA) wheel
 	}{
-		{"before the flag", day("2025-04-01"), false, true},
-		{"the day before", day("2025-06-22"), false, true},
-		{"after the flag", day("2025-09-01"), true, false},
-		{"undated", nil, true, false},
+		{"before the flag", "cuda", day("2025-04-01"), false, true, true},
+		{"the day before", "cuda", day("2025-06-22"), false, true, true},
+		{"before the flag, ROCm", "rocm", day("2025-04-01"), false, true, false},
+		{"after the flag", "cuda", day("2025-09-01"), true, false, false},
+		{"undated", "cuda", nil, true, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b := bundle("vllm", "cuda", "H100", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)})
+			b := bundle("vllm", c.platform, "H100", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)})
 			b.Traces.Columns = append(b.Traces.Columns, cols("base_time_ns")...)
 			b.Traces.Rows[0] = append(b.Traces.Rows[0], c.base)
 			b.Traces.Rows[0][b.Traces.Col("has_graphs")] = true // the fix that gives the flag's snippet
@@ -396,6 +424,9 @@ func TestAsyncSchedulingEra(t *testing.T) {
 			}
 			if got := strings.Contains(text, "captured on "); got != c.date {
 				t.Errorf("names the capture date: %v, want %v:\n%s", got, c.date, text)
+			}
+			if got := strings.Contains(text, "pip install -U vllm"); got != c.pip {
+				t.Errorf("upgrades through PyPI's CUDA wheel: %v, want %v:\n%s", got, c.pip, text)
 			}
 		})
 	}

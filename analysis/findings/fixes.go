@@ -60,10 +60,16 @@ var asyncSchedulingArrived = time.Date(2025, 6, 23, 0, 0, 0, 0, time.UTC)
 // (the default from vLLM 0.14, the flag before), or, for a trace
 // captured before the flag existed, upgrade.
 func (c *ctx) asyncScheduling(trace string, rank int) (advice, snippet string) {
-	if at := c.rankInfo(trace, rank).BaseTimeNs; at > 0 && time.Unix(0, at).Before(asyncSchedulingArrived) {
-		return "this trace was captured on " + time.Unix(0, at).UTC().Format("2006-01-02") +
-				", before vLLM had async scheduling (the --async-scheduling flag arrived in June 2025; it is on by default from vLLM 0.14): upgrade vLLM to overlap the scheduler with the GPU",
-			"pip install -U vllm  # async scheduling is on by default from vLLM 0.14"
+	ri := c.rankInfo(trace, rank)
+	if at := ri.BaseTimeNs; at > 0 && time.Unix(0, at).Before(asyncSchedulingArrived) {
+		advice = "this trace was captured on " + time.Unix(0, at).UTC().Format("2006-01-02") +
+			", before vLLM had async scheduling (the --async-scheduling flag arrived in June 2025; it is on by default from vLLM 0.14): upgrade vLLM to overlap the scheduler with the GPU"
+		if ri.Platform == "rocm" {
+			// PyPI's vllm wheel is the CUDA build.
+			return advice + " (on ROCm, a ROCm build: AMD's rocm/vllm image or vLLM's ROCm wheels, not PyPI's CUDA wheel)",
+				"docker pull rocm/vllm:latest  # a ROCm build of vLLM; async scheduling is on by default from vLLM 0.14"
+		}
+		return advice, "pip install -U vllm  # async scheduling is on by default from vLLM 0.14"
 	}
 	return "check that async scheduling is on (the default from vLLM 0.14; pass --async-scheduling before that)",
 		"vllm serve MODEL --async-scheduling  # only needed before vLLM 0.14"
@@ -77,11 +83,15 @@ func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
 	switch ri.Producer {
 	case "vllm":
 		if _, _, ok := c.stepsOverCapture(trace, rank); ok && !ri.HasGraphs {
+			if _, _, eager := c.vllmUncompiled(trace, rank); eager {
+				return uncompiledFix()
+			}
 			return c.oversizeStepsFix(trace, rank)
 		}
 		async, snippet := c.asyncScheduling(trace, rank)
 		if ri.HasGraphs {
-			return "CUDA graphs are on (the trace replays graphs), so the gaps are host work: the cross-view's CPU side names it (the scheduler between steps, or the model's Python between graph pieces); " + async + ".", snippet
+			return "CUDA graphs are on (the trace replays graphs), so the gaps are host work: the cross-view's CPU side names it. If it is the scheduler between steps, " + async +
+				"; if it is the model's Python inside the forward (between graph pieces), async scheduling does not hide it: profile that frame without Python stacks and shorten it.", snippet
 		}
 		return "No graph replay in the trace: turn CUDA graphs on (drop --enforce-eager; a compilation_config cudagraph_mode of NONE also turns them off) so decode steps are one launch, and " + async + ".",
 			"vllm serve MODEL  # without --enforce-eager"
@@ -196,6 +206,31 @@ func (c *ctx) stepsOverCapture(trace string, rank int) (n int, smallest int64, o
 		n++
 	}
 	return n, smallest, n > 0
+}
+
+// vllmUncompiled: a vLLM rank whose steps ran the model uncompiled. vLLM
+// compiles the model's forward with torch.compile unless --enforce-eager
+// (or -O0) is passed; compiled, every step runs its compiled graph, CUDA
+// graphs or not. A compiled-code share of the steps' time under 20% (a
+// helper such as the embedding mask compiled alone) is an eager model.
+// False when the operators or the steps are unknown.
+func (c *ctx) vllmUncompiled(trace string, rank int) (compiled, steps int64, ok bool) {
+	if c.rankInfo(trace, rank).Producer != "vllm" {
+		return 0, 0, false
+	}
+	w := c.workload(trace, rank)
+	if !w.Known || !w.Operators {
+		return 0, 0, false
+	}
+	steps = sumBy(c.ev.Table("steps"), trace, rank, "wall_ns", nil)
+	return w.CompiledNs, steps, steps > 0 && float64(w.CompiledNs) < 0.2*float64(steps)
+}
+
+// uncompiledFix is the fix for a vLLM rank that ran its model uncompiled
+// (vllmUncompiled).
+func uncompiledFix() (fix, snippet string) {
+	return "Drop --enforce-eager (or -O0): vLLM then compiles the model (fused kernels, fewer launches, in steps of any size) and replays CUDA graphs for steps up to its capture sizes.",
+		"vllm serve MODEL  # without --enforce-eager"
 }
 
 // oversizeStepsFix is the fix for a vLLM rank launch-bound in steps that

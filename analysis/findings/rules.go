@@ -494,14 +494,24 @@ func launchBound(c *ctx) []evidence.Finding {
 		}
 		switch ri.Producer {
 		case "vllm":
-			if n, smallest, ok := c.stepsOverCapture(b.trace, b.rank); a.graphs == 0 && ok {
+			compiled, stepNs, eager := c.vllmUncompiled(b.trace, b.rank)
+			n, smallest, over := c.stepsOverCapture(b.trace, b.rank)
+			steps := fmt.Sprintf("Each of the rank's %d steps has more tokens (the smallest %d)", n, smallest)
+			if n == 1 {
+				steps = fmt.Sprintf("The rank's one step has more tokens (%d)", smallest)
+			}
+			if a.graphs == 0 && over && eager {
+				// Too large for graphs, and uncompiled: the model ran
+				// eagerly, which is what --enforce-eager does.
+				f.Title = "vLLM ran the model uncompiled (--enforce-eager or -O0): the GPU waits on kernel launches"
+				f.Observation += fmt.Sprintf(" Compiled code took %s of the steps' %s: the model's forward ran eagerly, operator by operator, which is what --enforce-eager (or -O0) does; it also turns CUDA graphs off. %s than vLLM's largest default graph capture size (%d), so graphs would not replay it, but compiled it would launch fewer, fused kernels.",
+					ms(compiled), ms(stepNs), steps, vllmMaxCaptureSize)
+				f.Fix, f.Snippet = uncompiledFix()
+				f.Verify = "Re-profile: the forward should run compiled graphs (## Call CompiledFxGraph ## frames), and launch.short and ranks.idle_ns fall."
+			} else if a.graphs == 0 && over {
 				// No graph replay is what graphs on would show too: say so,
 				// and do not call graphs the fix (JUDGEMENT.md 5.3).
 				f.Title = "vLLM's steps are larger than its CUDA graphs: the GPU waits on kernel launches"
-				steps := fmt.Sprintf("Each of the rank's %d steps has more tokens (the smallest %d)", n, smallest)
-				if n == 1 {
-					steps = fmt.Sprintf("The rank's one step has more tokens (%d)", smallest)
-				}
 				f.Observation += fmt.Sprintf(" %s than the largest CUDA-graph capture size vLLM uses by default (%d): vLLM runs such steps without graphs even when graphs are on, so the trace cannot show whether they are off.",
 					steps, vllmMaxCaptureSize)
 				f.Verify = "Re-profile decode steps too: graph launches there show graphs are on. In the large steps, launch.short and ranks.idle_ns fall only with fewer, larger kernels."

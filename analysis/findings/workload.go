@@ -37,6 +37,9 @@ type Workload struct {
 	// Compiled: torch.compile is in use (Torch-Compiled Region,
 	// CompiledFunction, ## Call CompiledFxGraph, TorchDynamo frames).
 	Compiled bool
+	// CompiledNs: the summed time of the compiled feature's events (nested
+	// ones counted again): how much of the work runs compiled code.
+	CompiledNs int64
 	// DDP, FSDP, TorchRec: what the operators show of the parallelism.
 	DDP, FSDP, TorchRec bool
 	// HFPipeline: a Hugging Face transformers pipeline runs the loop (its
@@ -122,6 +125,7 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			w.Training = true
 		case "compiled":
 			w.Compiled = true
+			w.CompiledNs += evidence.Int(t, r, "total_ns")
 			w.TorchMajor = max(w.TorchMajor, 2)
 		case "dynamo_frames":
 			w.TorchMajor = max(w.TorchMajor, 2)

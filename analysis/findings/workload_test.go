@@ -75,7 +75,7 @@ func TestWorkload(t *testing.T) {
 		{
 			name: "compiled implies PyTorch 2",
 			rows: [][]any{op, {"t", 0, "compiled", "Torch-Compiled Region: 0/0"}, {"t", 0, "inductor_kernels", "triton_poi_fused_add_0"}},
-			want: Workload{Known: true, Operators: true, Compiled: true, InductorKernels: true, TorchMajor: 2, DataLoaderWorkers: -1,
+			want: Workload{Known: true, Operators: true, Compiled: true, CompiledNs: 1000, InductorKernels: true, TorchMajor: 2, DataLoaderWorkers: -1,
 				Examples: map[string]string{"cpu_ops": "aten::mm", "compiled": "Torch-Compiled Region: 0/0", "inductor_kernels": "triton_poi_fused_add_0"}},
 			phase: "inference (no backward operator)",
 		},
