@@ -223,6 +223,22 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 	if rules(fs) != "launch_bound:minor:confirmed" || !strings.Contains(fs[0].Snippet, `mode="reduce-overhead"`) {
 		t.Errorf("training: %s %+v", rules(fs), fs)
 	}
+	if strings.Contains(fs[0].Fix, "Caveat") {
+		t.Errorf("a graph caveat without host syncs: %s", fs[0].Fix)
+	}
+	// Operators that block in host syncs: a graph cannot be captured
+	// across them (dlrm_8rank's all-to-all splits read back with
+	// aten::to); an explicit sync (the harness's) is not counted.
+	tabs["sync"] = &table.Table{Columns: cols("trace rank step phase stream call op trigger direction pageable blocking count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes"),
+		Rows: [][]any{
+			{"t", int64(0), int64(1), "", int64(7), "cudaStreamSynchronize", "aten::to", "to_host", "", false, true, int64(10), int64(100_000), int64(10_000), int64(0), int64(0), int64(0), int64(0)},
+			{"t", int64(0), int64(-1), "", int64(7), "cudaDeviceSynchronize", "", "explicit", "", false, true, int64(1), int64(100_000), int64(100_000), int64(0), int64(0), int64(0), int64(0)},
+		}}
+	fs = eval(bundle("training", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
+	if len(fs) == 0 || !strings.Contains(fs[0].Fix, "Caveat: the operators block in 10 host syncs, 10 of them under aten::to") {
+		t.Errorf("graph fix with host syncs in the steps: %s %+v", rules(fs), fs)
+	}
+	delete(tabs, "sync")
 	// Past idle_critical it is critical.
 	fs = eval(bundle("training", "cuda", "H100", 4_000_000, 6_000_000, tabs), nil)
 	if rules(fs) != "launch_bound:critical:confirmed" {

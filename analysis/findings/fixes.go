@@ -139,8 +139,52 @@ func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
 }
 
 // launchFix is the fix for a launch-bound training or unknown workload:
-// replay the region as a CUDA graph, by the route the trace allows.
+// replay the region as a CUDA graph, by the route the trace allows, and
+// what the steps' host syncs leave of that route.
 func (c *ctx) launchFix(trace string, rank int, graphs bool) (fix, snippet string) {
+	fix, snippet = c.graphRoute(trace, rank, graphs)
+	return fix + c.syncsBreakGraphs(trace, rank), snippet
+}
+
+// syncsBreakGraphs is the caveat for a graph fix on a rank whose operators
+// block in host syncs: a CUDA graph cannot be captured across a
+// synchronisation, so only the work between the syncs can be replayed
+// (torch.compile splits its graphs there). "" when there are none.
+func (c *ctx) syncsBreakGraphs(trace string, rank int) string {
+	t := c.ev.Table("sync")
+	var n int64
+	byOp := map[string]int64{}
+	for _, r := range c.rankRows(t, trace, rank) {
+		// The syncs operators issue (a scalar read, a dynamic shape, a copy
+		// to the host); explicit ones are the harness's or the profiler's
+		// as often as the loop's, and the sync finding names them.
+		if !evidence.Bool(t, r, "blocking") || evidence.Str(t, r, "trigger") == "explicit" {
+			continue
+		}
+		n += evidence.Int(t, r, "count")
+		if op := evidence.Str(t, r, "op"); op != "" {
+			byOp[op] += evidence.Int(t, r, "count")
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	top, most := "", int64(0)
+	for op, k := range byOp {
+		if k > most || (k == most && op < top) {
+			top, most = op, k
+		}
+	}
+	eg := ""
+	if top != "" {
+		eg = fmt.Sprintf(", %d of them under %s", most, top)
+	}
+	return fmt.Sprintf(" Caveat: the operators block in %d host %s%s; a CUDA graph cannot be captured across a synchronisation, so only the work between them can be replayed (torch.compile splits its graphs there): remove the data-dependent syncs first, or expect less.",
+		n, noun(n, "sync", "syncs"), eg)
+}
+
+// graphRoute is the graph fix without its caveat (launchFix).
+func (c *ctx) graphRoute(trace string, rank int, graphs bool) (fix, snippet string) {
 	if graphs {
 		return "CUDA graph replays are already in the trace: the launch-bound part runs outside them; capture that region too (torch.cuda.graph, or torch.compile with mode=\"reduce-overhead\" where it applies) or fuse its small operations.", ""
 	}

@@ -540,6 +540,9 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 			worked = append(worked, v)
 		}
 	}
+	if len(worked) == 0 {
+		return Chart{} // no step ran GPU work: a chart of zeros says nothing (the gaps say why)
+	}
 	med := median(worked)
 	shown := steps
 	if all > MaxStepBars {

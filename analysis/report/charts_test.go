@@ -715,6 +715,15 @@ func TestStepChartEmptyStep(t *testing.T) {
 	if !strings.Contains(c.Alt, "One step ran GPU work: step") || strings.Contains(c.Alt, "Fastest:") {
 		t.Errorf("one working step is named as both slowest and fastest:\n%s", c.Alt)
 	}
+	// No step ran GPU work (a CPU-only capture with steps): no chart of
+	// zeros, and no "One step ran GPU work".
+	stub = rt.Rows[0]
+	for _, c := range []string{"busy_ns", "idle_ns", "compute_ns", "comm_ns", "mem_ns", "comm_comp_ns"} {
+		stub[rt.Col(c)] = int64(0)
+	}
+	if c := stepChart(b, evidence.Filter{}); c.SVG != "" || c.Alt != "" {
+		t.Errorf("a step chart without GPU work:\n%s", c.Alt)
+	}
 }
 
 // A slice without GPU work on any rank (a CPU-only capture) draws no rank
