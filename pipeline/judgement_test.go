@@ -562,6 +562,40 @@ func TestJudgementHeldWork(t *testing.T) {
 	}
 }
 
+// Case 4d. Each of 40 10 ms steps runs 0.5 ms of kernels, then a 70 us
+// cudaStreamSynchronize from aten::to that drains them, then 9 ms of host
+// work (an aten::index) before the next launch (resnet_2080ti: 6 us syncs
+// before a 2 s DataLoader start-up). The gap after each sync is the host's
+// work, not the sync's: removing the sync would save at most the 70 us it
+// blocked. The sync area counts each gap up to its call's length, the
+// cross-view the same, and the report names host-bound idle, not syncs.
+func TestJudgementSyncGapAtMostBlocked(t *testing.T) {
+	k := newJT(jH100, 0, 1)
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	k.steps(1, 40, 0, 10_000, func(_ int, at float64) {
+		k.op("cpu_op", "aten::mm", at+5, 20)
+		k.kernel(gemm, at+10, at+20, 200)
+		k.kernel(gemm, at+12, at+220, 150)
+		k.kernel(gemm, at+14, at+370, 150) // ends at +520
+		k.op("cpu_op", "aten::to", at+440, 90)
+		k.call("cudaStreamSynchronize", at+450, 70) // returns at +520
+		k.op("cpu_op", "aten::index", at+540, 9_000)
+	})
+	j := judge(t, k.write(t, t.TempDir(), "syncgap.json"))
+
+	for _, f := range j.fs {
+		if f.Rule == "sync_bound_loop" && f.Severity == "critical" {
+			t.Errorf("a 70 us sync before 9 ms of host work is a critical sync issue: %s", f.Observation)
+		}
+	}
+	if s := j.summaryFirst(); !strings.Contains(s, "The GPU waits for the CPU to launch work") {
+		t.Errorf("the summary's bottleneck is not the host's work:\n%s", s)
+	}
+	if c := j.crossCheck(); strings.Contains(c, "sync-bound") {
+		t.Errorf("the cross-check reads the host's work after the sync as sync-bound:\n%s", c)
+	}
+}
+
 // Case 4c. The window's first call is a pageable HtoD copy that blocks
 // 40 ms while the GPU runs nothing for 36 ms (resnet50_num_workers_4's
 // first cudaMemcpyAsync): the copy itself takes 3.6 ms. The host waited

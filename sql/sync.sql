@@ -16,8 +16,13 @@
 -- GPU gap: the rank's GPU union segment that ends last before the call
 -- returns is found; when it ended while the host waited (its end is at or
 -- after the call's start) and no GPU work covers the call's end, the idle
--- interval from that end to the next GPU start is the gap the call opened.
--- That link (same rank, same step) is the mechanism a finding may confirm.
+-- interval from that end to the next GPU start is the gap the call opened,
+-- counted up to the call's duration: without the call the host would have
+-- spent that time ahead of the GPU, so removing it saves at most that much;
+-- the rest of the gap is the host's own work after the call (a 2 s
+-- DataLoader start-up after a 6 us sync is the DataLoader's idle, not the
+-- sync's). That link (same rank, same step) is the mechanism a finding may
+-- confirm.
 -- Held: the part of a call during which the rank's GPU ran none of the
 -- trace's work (evidence_base_waits): the call waited for work the trace
 -- does not show, not for the queue it shows; the rules leave it out.
@@ -38,8 +43,8 @@
 -- blocked_ns: Sum of call durations (host time blocked). DURATION_NS
 -- max_blocked_ns: Longest call. DURATION_NS
 -- gaps: Calls that opened a GPU gap. COUNT
--- gpu_gap_ns: Sum of the GPU gaps the calls opened. DURATION_NS
--- max_gap_ns: Longest such gap. DURATION_NS
+-- gpu_gap_ns: Sum of the GPU gaps the calls opened, each at most its call's duration. DURATION_NS
+-- max_gap_ns: Longest such gap (at most its call's duration). DURATION_NS
 -- bytes: Bytes copied by the copies. BYTES
 -- held_ns: Blocked time during which the rank's GPU ran none of the trace's work (evidence_base_waits: a wait on work the trace does not show; 1 ms or more per call). DURATION_NS
 -- KEYED: e.kind IN ('runtime', 'driver')
@@ -108,7 +113,7 @@ _seg AS (
 _gap AS (
   SELECT s.*, g.seg_end, g.next_ts,
     CASE WHEN s.blocking AND g.seg_end IS NOT NULL AND g.seg_end >= s.ts_ns AND g.seg_end <= s.end_ns AND g.next_ts IS NOT NULL
-         THEN g.next_ts - g.seg_end ELSE 0 END AS gap_ns
+         THEN least(g.next_ts - g.seg_end, s.dur_ns) ELSE 0 END AS gap_ns
   FROM _s s ASOF LEFT JOIN _seg g ON g.trace = s.trace AND g.rank = s.rank AND s.end_ns >= g.seg_ts
 ),
 _held AS (

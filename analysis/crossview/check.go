@@ -286,40 +286,56 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 	d.sync, d.wait = mergeIvals(d.sync), mergeIvals(d.wait)
 	sort.Slice(d.syncFr, func(i, j int) bool { return d.syncFr[i].ts < d.syncFr[j].ts })
 	m.BlockedWhileBusyNs += intersectLen(intersect(d.sync, rs.dev), d.busy)
-	for _, g := range d.gaps {
-		dur := g.b - g.a
-		cause, confirmed := b.gapCause(g, d)
-		if cause == CauseSync {
-			if fr := syncFrameAt(d, g.a); fr != nil && fr.node != nil {
-				fr.node.GapNs += dur
-			}
-		}
+	add := func(cause string, confirmed bool, ns int64) {
 		switch cause {
 		case CauseSync:
-			m.GapSyncNs += dur
+			m.GapSyncNs += ns
 		case CauseWait:
-			m.GapWaitNs += dur
+			m.GapWaitNs += ns
 		case CauseHost:
-			m.GapHostNs += dur
+			m.GapHostNs += ns
 		case CauseDevice:
-			m.GapDeviceNs += dur
+			m.GapDeviceNs += ns
 		default:
-			m.GapOtherNs += dur
+			m.GapOtherNs += ns
 		}
 		if confirmed {
-			m.GapConfirmedNs += dur
+			m.GapConfirmedNs += ns
 			switch cause {
 			case CauseSync:
-				m.GapSyncConfirmedNs += dur
+				m.GapSyncConfirmedNs += ns
 			case CauseWait:
-				m.GapWaitConfirmedNs += dur
+				m.GapWaitConfirmedNs += ns
 			case CauseHost:
-				m.GapHostConfirmedNs += dur
+				m.GapHostConfirmedNs += ns
 			}
+		}
+	}
+	for _, g := range d.gaps {
+		dur := g.b - g.a
+		cause, confirmed, launched, launchTs := b.gapCause(g, d)
+		label := cause
+		// A gap that opens inside a sync call is the sync's up to the
+		// call's length: without the call the host would have spent that
+		// long ahead of the device; the rest is what the host did after it
+		// returned, the cause the launch that ends the gap gives (the sync
+		// area's gpu_gap_ns, sql/sync.sql, counts the same part).
+		if s := containing(d.sync, g.a); s >= 0 && launched {
+			part := min(dur, d.sync[s].b-d.sync[s].a)
+			if fr := syncFrameAt(d, g.a); fr != nil && fr.node != nil {
+				fr.node.GapNs += part
+			}
+			add(CauseSync, launchTs >= g.a, part)
+			add(cause, confirmed, dur-part)
+			if 2*part >= dur {
+				label = CauseSync
+			}
+		} else {
+			add(cause, confirmed, dur)
 		}
 		for i := range b.top {
 			if t := &b.top[i]; t.key == rs.key && t.gap.StartNs == g.a-rs.origin && t.gap.DurNs == dur {
-				t.gap.Cause = cause
+				t.gap.Cause = label
 			}
 		}
 	}
@@ -343,10 +359,11 @@ func keepTop(top []Gap, g Gap, n int) []Gap {
 }
 
 // gapCause says why the device was idle in g, from the launch of the
-// operation that ends the gap: when a sync call of a launching thread was
-// open at the gap's start, the host was blocked while the device ran dry
-// (sync); else a launch issued after the gap began means the device waited
-// for the host, which sat in a wait frame (wait) or worked (host); a launch
+// operation that ends the gap (returned with the launch's time, when one
+// ends it; rankCheck gives the part of a launch-ended gap that opened
+// inside a sync call to the sync): a launch issued after the gap began
+// means the device waited for the host, which sat in a wait frame (wait)
+// or worked (host); a launch
 // issued before means the device waited on a dependency (device). A gap
 // that no launched operation ends (trailing idle, operations without a
 // launching call) is wait when the host waited through it, else other.
@@ -360,10 +377,10 @@ func keepTop(top []Gap, g Gap, n int) []Gap {
 // A launch that returned at least HeldMinNs before the operation started,
 // with most of the gap after it, is device-side: the queue was held by work
 // the trace does not show or by a dependency.
-func (b *builder) gapCause(g ival, d *rankData) (string, bool) {
+func (b *builder) gapCause(g ival, d *rankData) (cause string, confirmed, launched bool, launchTs int64) {
 	ops := d.ops
 	k := sort.Search(len(ops), func(i int) bool { return b.ops[ops[i]].a >= g.b })
-	var launchTs, launchEnd, operTs int64
+	var launchEnd, operTs int64
 	haveLaunch, haveOper := false, false
 	for ; k < len(ops) && b.ops[ops[k]].a == g.b; k++ {
 		o := &b.ops[ops[k]]
@@ -386,25 +403,23 @@ func (b *builder) gapCause(g ival, d *rankData) (string, bool) {
 		// Nothing the host launched ends this gap: trailing idle, or
 		// operations without a launching call.
 		if waiting {
-			return CauseWait, false
+			return CauseWait, false, false, 0
 		}
-		return CauseOther, false
+		return CauseOther, false, false, 0
 	}
 	switch {
-	case containing(d.sync, g.a) >= 0:
-		return CauseSync, launchTs >= g.a
 	case launchEnd > 0 && g.b-launchEnd >= HeldMinNs && 2*(g.b-max(launchEnd, g.a)) >= g.b-g.a:
 		// Launched, yet the device stayed idle long after the call
 		// returned: it was held by work the trace does not show (queued
 		// before the window, another process) or a dependency, not by the
 		// host.
-		return CauseDevice, true
+		return CauseDevice, true, true, launchTs
 	case launchTs >= g.a && waiting:
-		return CauseWait, true
+		return CauseWait, true, true, launchTs
 	case launchTs >= g.a:
-		return CauseHost, true
+		return CauseHost, true, true, launchTs
 	}
-	return CauseDevice, true
+	return CauseDevice, true, true, launchTs
 }
 
 // syncFrameAt returns the outermost sync frame of a launching thread open

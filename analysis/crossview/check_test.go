@@ -46,7 +46,7 @@ func TestGapCauses(t *testing.T) {
 	f.op(l1, "kernel", "k1", 10, 90) // 10..100
 	f.blocking(f.frame(root, "runtime", "sync", "cudaStreamSynchronize", 50, 55))
 	l2 := f.frame(root, "runtime", "launch", "cudaLaunchKernel", 150, 5)
-	f.op(l2, "kernel", "k2", 160, 40) // gap 100..160: sync
+	f.op(l2, "kernel", "k2", 160, 40) // gap 100..160: sync up to the call's 55, then host (launched at 150)
 	l3 := f.frame(root, "runtime", "launch", "cudaLaunchKernel", 250, 5)
 	f.op(l3, "kernel", "k3", 260, 40) // gap 200..260: host (launched at 250)
 	w := f.frame(root, "python", "", "vllm/distributed/device_communicators/shm_broadcast.py(474): dequeue", 300, 400)
@@ -59,8 +59,8 @@ func TestGapCauses(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := res.Check.Metrics
-	// Host: the leading 0..10 and 200..260.
-	want := Metrics{GapSyncNs: 60 * u, GapHostNs: 70 * u, GapWaitNs: 420 * u, GapDeviceNs: 20 * u, GapOtherNs: 240 * u}
+	// Host: the leading 0..10, 155..160 (after the sync's 55) and 200..260.
+	want := Metrics{GapSyncNs: 55 * u, GapHostNs: 75 * u, GapWaitNs: 420 * u, GapDeviceNs: 20 * u, GapOtherNs: 240 * u}
 	if m.GapSyncNs != want.GapSyncNs || m.GapHostNs != want.GapHostNs || m.GapWaitNs != want.GapWaitNs ||
 		m.GapDeviceNs != want.GapDeviceNs || m.GapOtherNs != want.GapOtherNs {
 		t.Errorf("gaps: sync %d host %d wait %d device %d other %d, want %d %d %d %d %d",

@@ -206,7 +206,7 @@ func syncBound(c *ctx) []evidence.Finding {
 			f.Status = "confirmed"
 			f.Severity = severity(share, c.th["sync_gap_critical"])
 			f.Title = "Host syncs drain the GPU and leave it idle until the next launch"
-			f.Mechanism = "In the same rank and step, the GPU finished its queued work while the host was blocked in the call, and stayed idle until the host launched again: the gap starts inside the sync and ends at the next GPU start."
+			f.Mechanism = "In the same rank and step, the GPU finished its queued work while the host was blocked in the call, and stayed idle until the host launched again: the gap starts inside the sync and ends at the next GPU start; it counts up to the call's length, what the host would have spent ahead of the GPU without it (the rest is the host's own work after the call)."
 		} else {
 			f.Status = "hypothesis"
 			f.Severity = "minor"

@@ -378,7 +378,7 @@ var stepSeries = []chart.Series{
 // stepIdleText says what each idle part of the step chart means; the
 // chart's text alternative carries it.
 const stepIdleText = "Idle is split by cause, in this order: sync-opened is the GPU idle time that a blocking host sync call opened " +
-	"(the sync evidence's gpu_gap_ns: the GPU drained while the host waited in the call); host wait is the rest of the idle time that " +
+	"(the sync evidence's gpu_gap_ns: the GPU drained while the host waited in the call, counted up to the call's length); host wait is the rest of the idle time that " +
 	"HTA's host-wait test puts on late launches (the gaps evidence's host_wait idle_ns, summed over streams, at most the idle time left); " +
 	"other is what remains (waits on other streams or dependencies, short gaps between kernels)."
 
