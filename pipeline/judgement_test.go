@@ -596,6 +596,59 @@ func TestJudgementSyncGapAtMostBlocked(t *testing.T) {
 	}
 }
 
+// Case 4e. A multi-process DataLoader's first batch takes 500 ms (the
+// workers starting up), the next 29 take 8 ms of each 10 ms step
+// (resnet_2080ti: 1939 ms, then a median of 110 ms). The start-up is a
+// capture artifact; the DataLoader finding counts the steady 29 batches.
+func TestJudgementLoaderStart(t *testing.T) {
+	k := newJT(jH100, 0, 1)
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	const next = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
+	k.op("user_annotation", "ProfilerStep#1", 0, 510_000)
+	k.op("user_annotation", next, 10, 500_000)
+	k.busyStep(500_100, gemm)
+	k.steps(2, 29, 510_000, 10_000, func(_ int, at float64) {
+		k.op("user_annotation", next, at+10, 8_000)
+		for i := 0; i < 3; i++ {
+			k.busyStep(at+8_100+float64(i)*600, gemm)
+		}
+	})
+	j := judge(t, k.write(t, t.TempDir(), "loaderstart.json"))
+
+	j.artifact(t, "DataLoader worker start-up", "took 500 ms")
+	f := j.one(t, "dataloader_share")
+	if !strings.Contains(f.Observation, "enumerate(DataLoader) took 232 ms") || !strings.Contains(f.Observation, "The first batch's 500 ms") {
+		t.Errorf("the DataLoader finding counts the workers' start-up: %s", f.Observation)
+	}
+}
+
+// Case 4f. One launch in each of 40 steps blocks 2 ms (the other 120
+// return in 10 us): a submission that recurs through the run, blocking
+// behind the device (mtia_single_rank: 119 slow of 3,453 calls), not
+// context creation or lazy loading. No first-use artifact; three such
+// calls are one.
+func TestJudgementRecurringSlowCalls(t *testing.T) {
+	for _, c := range []struct {
+		slow     int
+		firstUse bool
+	}{{40, false}, {3, true}} {
+		k := newJT(jH100, 0, 1)
+		const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+		k.steps(1, 40, 0, 10_000, func(step int, at float64) {
+			for i := 0; i < 3; i++ {
+				k.kernel(gemm, at+10+float64(i)*20, at+100+float64(i)*3000, 2900)
+			}
+			if step <= c.slow {
+				k.slowKernel(gemm, at+100, 2_000, at+9_000, 500)
+			}
+		})
+		j := judge(t, k.write(t, t.TempDir(), "slowcalls.json"))
+		if got := strings.Contains(j.capture(), "First-use runtime calls"); got != c.firstUse {
+			t.Errorf("%d slow launches: a first-use artifact %v, want %v:\n%s", c.slow, got, c.firstUse, j.capture())
+		}
+	}
+}
+
 // Case 4c. The window's first call is a pageable HtoD copy that blocks
 // 40 ms while the GPU runs nothing for 36 ms (resnet50_num_workers_4's
 // first cudaMemcpyAsync): the copy itself takes 3.6 ms. The host waited

@@ -13,10 +13,17 @@
 --   first_use: runtime/driver calls other than syncs and copies that take at
 --     least 1 ms and at least 20x the median of their name on the rank, or
 --     are the only call of their name and take 1 ms: context creation, lazy
---     module loading, allocator growth.
+--     module loading, allocator growth. At most 20 such calls of one name:
+--     more recur through the run (a submission call blocking behind a busy
+--     device), which is no one-time cost.
 --   first_op: the first call of a CPU operator on its thread when it takes at
 --     least 10 ms and 20x the median of the later calls (cuDNN autotune,
 --     compile warm-up), unless a sync or copy call takes half of it.
+--   loader_start: the first batch of a multi-process DataLoader iterator
+--     (enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__) on
+--     its thread when it takes at least 100 ms and 5x the median of the
+--     later ones (two or more): the workers starting up (and re-spawning
+--     each epoch without persistent_workers), not the steady loading.
 --   warmup: annotations or operators whose name says warm-up (warmup,
 --     warm_up, warm-up).
 --   warmup_step: the first step of a phase when it is at least twice the
@@ -53,8 +60,9 @@
 --     rank's first launching call (it can only wait for work launched
 --     before the window: a harness's sync after warm-up) or, on a rank
 --     with steps, outside every step.
---   excluded: the union of first_use, first_op, warmup, warmup_step, held
---     and graph_capture: what the rules take out of the judged slice.
+--   excluded: the union of first_use, first_op, loader_start, warmup,
+--     warmup_step, held and graph_capture: what the rules take out of the
+--     judged slice.
 --
 -- Columns:
 -- trace: Trace name. TEXT
@@ -146,6 +154,16 @@ _opm AS (
   WHERE kind = 'cpu_op' AND ts_ns IS NOT NULL
   GROUP BY trace, rank, tid, name
 ),
+_loader AS (
+  SELECT trace, rank, tid, name, ts_ns, end_ns, dur_ns,
+    row_number() OVER (PARTITION BY trace, rank, tid, name ORDER BY ts_ns, end_ns DESC) AS k
+  FROM evidence_base_events
+  WHERE kind IN ('annotation', 'cpu_op') AND ts_ns IS NOT NULL
+    AND name = 'enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__'
+),
+_loaderm AS (
+  SELECT trace, rank, tid, name, median(dur_ns) AS med, count(*) AS n FROM _loader WHERE k > 1 GROUP BY ALL
+),
 _stepd AS (
   SELECT trace, rank, step, phase, ts_ns, end_ns, end_ns - ts_ns AS d,
     row_number() OVER (PARTITION BY trace, rank, phase ORDER BY ts_ns) AS k
@@ -157,11 +175,16 @@ _stepm AS (
 _has_steps AS (
   SELECT DISTINCT trace, rank FROM evidence_base_steps
 ),
-_art AS (
-  SELECT r.trace, r.rank, 'first_use' AS kind, r.name, r.ts_ns, r.end_ns
+_slow AS (
+  SELECT r.trace, r.rank, r.name, r.ts_ns, r.end_ns,
+    count(*) OVER (PARTITION BY r.trace, r.rank, r.name) AS n_slow
   FROM _rt r JOIN _rtm m ON m.trace = r.trace AND m.rank = r.rank AND m.name = r.name
   WHERE r.api NOT IN ('sync', 'memcpy', 'memset') AND r.dur_ns >= 1000000
     AND (m.n = 1 OR r.dur_ns >= 20 * m.med)
+),
+_art AS (
+  SELECT trace, rank, 'first_use' AS kind, name, ts_ns, end_ns
+  FROM _slow WHERE n_slow <= 20
   UNION ALL
   SELECT o.trace, o.rank, 'first_op', o.name, o.ts_ns, o.end_ns
   FROM _ops o JOIN _opm m ON m.trace = o.trace AND m.rank = o.rank AND m.tid IS NOT DISTINCT FROM o.tid AND m.name = o.name
@@ -171,6 +194,10 @@ _art AS (
       SELECT 1 FROM _rt r
       WHERE r.trace = o.trace AND r.rank = o.rank AND r.tid IS NOT DISTINCT FROM o.tid
         AND r.api IN ('sync', 'memcpy') AND r.ts_ns >= o.ts_ns AND r.end_ns <= o.end_ns AND 2 * r.dur_ns >= o.dur_ns)
+  UNION ALL
+  SELECT l.trace, l.rank, 'loader_start', l.name, l.ts_ns, l.end_ns
+  FROM _loader l JOIN _loaderm m ON m.trace = l.trace AND m.rank = l.rank AND m.tid IS NOT DISTINCT FROM l.tid AND m.name = l.name
+  WHERE l.k = 1 AND m.n >= 2 AND l.dur_ns >= 100000000 AND l.dur_ns >= 5 * m.med
   UNION ALL
   SELECT trace, rank, 'warmup', name, ts_ns, end_ns
   FROM evidence_base_events
@@ -217,7 +244,7 @@ _all AS (
   SELECT trace, rank, kind, ts_ns, end_ns FROM _art
   UNION ALL
   SELECT trace, rank, 'excluded', ts_ns, end_ns FROM _art
-  WHERE kind IN ('first_use', 'first_op', 'warmup', 'warmup_step', 'held', 'graph_capture')
+  WHERE kind IN ('first_use', 'first_op', 'loader_start', 'warmup', 'warmup_step', 'held', 'graph_capture')
 ),
 _m AS (
   SELECT *,

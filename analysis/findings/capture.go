@@ -65,11 +65,12 @@ type Gate struct {
 
 // rankGate is what the gate decided for one rank.
 type rankGate struct {
-	span         int64 // GPU span
-	excludedIdle int64 // GPU idle inside start-up and held intervals
-	edgeSyncs    int64 // sync calls at the window's edge
-	edgeSyncNs   int64
-	limits       []limit
+	span          int64 // GPU span
+	excludedIdle  int64 // GPU idle inside start-up and held intervals
+	edgeSyncs     int64 // sync calls at the window's edge
+	edgeSyncNs    int64
+	loaderStartNs int64 // the DataLoader's first batch when its workers start up
+	limits        []limit
 }
 
 // limit caps the findings of some rules on a rank.
@@ -169,7 +170,10 @@ func Assess(ev *evidence.Evidence) *Gate {
 			}
 			rg.limits = append(rg.limits, l)
 		}
-		for _, kind := range []string{"first_use", "first_op", "warmup", "warmup_step", "held", "pre_window"} {
+		if ls, ok := rows["loader_start"]; ok {
+			rg.loaderStartNs = ls.total
+		}
+		for _, kind := range []string{"first_use", "first_op", "loader_start", "warmup", "warmup_step", "held", "pre_window"} {
 			x, ok := rows[kind]
 			if !ok || (kind == "held" && (x.idle < HeldMinIdleNs || float64(x.idle) < HeldMinShare*float64(rr.idle))) {
 				continue // work that waited in a busy queue is not an artifact
@@ -264,6 +268,9 @@ func artifactOf(trace string, rank int, where string, count, total, max, idle in
 	case "first_op":
 		a.Title = "First calls far slower than the later ones (autotuning, lazy initialisation, compilation)"
 		a.Detail = fmt.Sprintf("%d operators' first call took at least 10 ms and 20x their median call; the longest, %s, took %s (%s)%s.", count, name, ms(max), where, idleText)
+	case "loader_start":
+		a.Title = "DataLoader worker start-up: the first batch waited for the workers"
+		a.Detail = fmt.Sprintf("The first batch of %s took %s, at least 5x the median of the later ones (%s)%s: the worker processes starting up (again every epoch unless persistent_workers=True), not the steady loading; the DataLoader rule leaves it out.", name, ms(max), where, idleText)
 	case "warmup":
 		a.Title = "Warm-up iterations inside the window"
 		a.Detail = fmt.Sprintf("%d ranges whose name says warm-up, the longest %s (%s, %s)%s.", count, name, ms(max), where, idleText)
@@ -306,6 +313,18 @@ func (c *ctx) judgedSpan(trace string, rank int, span int64) string {
 		return fmt.Sprintf("the GPU span the rules judge, %s of %s (start-up and held intervals left out)", ms(span), ms(full))
 	}
 	return "the GPU span of " + ms(span)
+}
+
+// loaderStart is the rank's DataLoader worker start-up (the loader_start
+// artifact's time), which the DataLoader rule leaves out.
+func (c *ctx) loaderStart(trace string, rank int) int64 {
+	if c.gate == nil {
+		return 0
+	}
+	if rg := c.gate.ranks[key(trace, rank)]; rg != nil {
+		return rg.loaderStartNs
+	}
+	return 0
 }
 
 // heldWaitNs is the blocked time of the rank's blocking calls during which

@@ -215,8 +215,11 @@ func (c *ctx) dataloaderShare(trace string, rank int) (int64, float64) {
 			continue
 		}
 		d := sumBy(o, trace, rank, "incl_ns", func(r int) bool { return isDataLoader(evidence.Str(o, r, "name")) })
-		if base := c.loopTime(rr); base > 0 {
-			return d, float64(d) / float64(base)
+		// The workers' start-up is the capture's (loader_start), not the
+		// steady loading: out of the DataLoader's time and of the loop's.
+		start := min(c.loaderStart(trace, rank), d)
+		if base := c.loopTime(rr) - start; base > 0 {
+			return d - start, float64(d-start) / float64(base)
 		}
 	}
 	return 0, 0

@@ -595,6 +595,9 @@ func dataloader(c *ctx) []evidence.Finding {
 			Verify:   "Re-profile: the DataLoader's share of step time should fall under 5%.",
 			Refute:   "The GPU stays busy during the DataLoader time (ranks.idle_ns does not shrink when it does): the loading is already hidden.",
 		}
+		if start := c.loaderStart(b.trace, b.rank); start > 0 {
+			f.Observation += fmt.Sprintf(" The first batch's %s, the workers starting up, is left out of both (see Capture quality).", ms(start))
+		}
 		switch w.DataLoaderWorkers {
 		case 0:
 			f.Observation += " The iterator is _SingleProcessDataLoaderIter: the batches are loaded and collated on the loop's own thread (num_workers=0)."
