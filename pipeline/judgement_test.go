@@ -675,6 +675,15 @@ func TestJudgementHeldCopy(t *testing.T) {
 			t.Errorf("the pageable finding does not say what it left out: %s", f.Observation)
 		}
 	}
+
+	// A trace without GPU work (a CPU-only or counter capture) shows
+	// nothing of what its calls waited for: no held wait.
+	k = newJT(jH100, 0, 1)
+	k.op("user_annotation", "ProfilerStep#1", 0, 40_900)
+	k.call("cudaStreamSynchronize", 100, 40_000)
+	if c := judge(t, k.write(t, t.TempDir(), "nogpu.json")).capture(); strings.Contains(c, "Host calls that waited") {
+		t.Errorf("a held wait on a rank without GPU work:\n%s", c)
+	}
 }
 
 // Case 4b. A kernel on stream 8 launched at the start of step 2 waits (on

@@ -296,12 +296,15 @@ FROM _gs;
 -- stream, a peer), launched before the window, another process's, or graph
 -- replays the trace did not record. The sync and memcpy presets report that
 -- part as held_ns and the rules leave it out; the capture area counts the
--- calls (held_wait).
+-- calls (held_wait). Ranks without GPU work have none.
 CREATE TABLE evidence_base_waits AS
 WITH
 _c AS (
   SELECT trace, rank, correlation, name, ts_ns, end_ns, dur_ns FROM evidence_base_events
   WHERE kind IN ('runtime', 'driver') AND api IN ('sync', 'memcpy') AND dur_ns >= 1000000 AND correlation IS NOT NULL
+    -- a rank without GPU work in the trace (a CPU-only or counter capture)
+    -- shows nothing of what its calls waited for
+    AND (trace, rank) IN (SELECT trace, rank FROM evidence_base_busy)
 ),
 _b AS (
   SELECT c.trace, c.rank, c.correlation, c.name, c.ts_ns, c.end_ns, c.dur_ns,

@@ -44,6 +44,8 @@
 -- - hf_pipeline: python frames of transformers/pipelines/: a Hugging Face
 --     pipeline runs the loop and builds its DataLoader (its num_workers is
 --     the pipeline call's).
+-- - sglang_overlap: python frames of SGLang's overlap_utils.py (future
+--     token ids resolved on the GPU): the overlap scheduler is on.
 -- - dataloader_single / dataloader_workers: enumerate(DataLoader)#
 --     _SingleProcessDataLoaderIter.__next__ (num_workers=0) /
 --     _MultiProcessingDataLoaderIter.__next__ (workers).
@@ -111,7 +113,7 @@ _hf AS (
 -- string of the database (tb_strings, schema.sql), not on every frame.
 _pyn AS (
   SELECT id FROM tb_strings
-  WHERE regexp_matches(s, '(^|/)(torch/_(inductor|dynamo|functorch)/|vllm/compilation/|torch/nn/parallel/distributed\.py|torch/distributed/(fsdp|_composable/fsdp)/|torchrec/|transformers/pipelines/)')
+  WHERE regexp_matches(s, '(^|/)(torch/_(inductor|dynamo|functorch)/|vllm/compilation/|torch/nn/parallel/distributed\.py|torch/distributed/(fsdp|_composable/fsdp)/|torchrec/|transformers/pipelines/|sglang/srt/managers/overlap_utils\.py)')
 ),
 -- Read from tb_events (schema.sql) by ids, the strings looked up for the
 -- rows kept (_raw): the events view would look up every event's strings
@@ -143,6 +145,7 @@ _rf AS (
       WHEN regexp_matches(name, '(^|/)torch/distributed/(fsdp|_composable/fsdp)/') THEN 'fsdp'
       WHEN regexp_matches(name, '(^|/)torchrec/') THEN 'torchrec'
       WHEN regexp_matches(name, '(^|/)transformers/pipelines/') THEN 'hf_pipeline'
+      WHEN regexp_matches(name, '(^|/)sglang/srt/managers/overlap_utils\.py') THEN 'sglang_overlap'
     END AS feature
   FROM _raw
 ),

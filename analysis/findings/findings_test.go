@@ -353,6 +353,34 @@ func TestSyncTitleAgreesWithItsGaps(t *testing.T) {
 	}
 }
 
+// SGLang's sync finding asks to check the overlap scheduler, unless the
+// trace shows it running (sglang_qwen3_decode: its overlap_utils frames).
+func TestSyncFixSGLangOverlap(t *testing.T) {
+	c := cols("trace rank step phase stream call op trigger direction pageable blocking count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes")
+	sync := &table.Table{Columns: c, Rows: [][]any{
+		{"t", int64(0), int64(1), "", int64(7), "hipMemcpyWithStream", "aten::copy_", "to_host", "DtoH", false, true, int64(10), int64(3_000_000), int64(300_000), int64(10), int64(1_500_000), int64(150_000), int64(40)},
+	}}
+	work := &table.Table{Columns: cols("trace rank feature name count total_ns"),
+		Rows: [][]any{{"t", int64(0), "sglang_overlap", "sglang/srt/managers/overlap_utils.py(130): resolve_future", int64(5), int64(100_000)}}}
+	for _, on := range []bool{false, true} {
+		tabs := map[string]*table.Table{"sync": sync}
+		if on {
+			tabs["workload"] = work
+		}
+		for _, f := range eval(bundle("sglang", "rocm", "AMD Instinct MI300X", 5_000_000, 5_000_000, tabs), nil) {
+			if f.Rule != "sync_bound_loop" {
+				continue
+			}
+			if got := strings.Contains(f.Fix, "Check that SGLang's overlap scheduler is on"); got == on {
+				t.Errorf("overlap frames %v: the fix asks to check the overlap scheduler: %s", on, f.Fix)
+			}
+			if on && !strings.Contains(f.Fix, "already on") {
+				t.Errorf("the fix does not say the overlap scheduler is on: %s", f.Fix)
+			}
+		}
+	}
+}
+
 // One sync call that opened one gap reads in the singular.
 func TestSyncObservationSingular(t *testing.T) {
 	c := cols("trace rank step phase stream call op trigger direction pageable blocking count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes")

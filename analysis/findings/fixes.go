@@ -96,10 +96,14 @@ func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
 		return "No graph replay in the trace: turn CUDA graphs on (drop --enforce-eager; a compilation_config cudagraph_mode of NONE also turns them off) so decode steps are one launch, and " + async + ".",
 			"vllm serve MODEL  # without --enforce-eager"
 	case "sglang":
-		if ri.HasGraphs {
-			return "CUDA graphs are on (the trace replays graphs) and the overlap scheduler is SGLang's default: check that --disable-overlap-schedule was not passed, and that the batch fits --cuda-graph-max-bs.", ""
+		overlap := "the overlap scheduler is on unless --disable-overlap-schedule was passed"
+		if w.SGLangOverlap {
+			overlap = "the overlap scheduler is on (the trace runs its overlap_utils frames), so the gaps are host work it does not hide: the cross-view's CPU side names it"
 		}
-		return "No graph replay in the trace: check that --disable-cuda-graph was not passed and that the batch fits --cuda-graph-max-bs; the overlap scheduler is on unless --disable-overlap-schedule was passed.", ""
+		if ri.HasGraphs {
+			return "CUDA graphs are on (the trace replays graphs) and the batch should fit --cuda-graph-max-bs; " + overlap + ".", ""
+		}
+		return "No graph replay in the trace: check that --disable-cuda-graph was not passed and that the batch fits --cuda-graph-max-bs; " + overlap + ".", ""
 	}
 	d, share := c.dataloaderShare(trace, rank)
 	if share >= c.th["dataloader_critical"] {

@@ -167,7 +167,7 @@ func syncBound(c *ctx) []evidence.Finding {
 				rest = append(rest, fmt.Sprintf("%s blocked while the GPU ran none of the trace's work (waiting for work the trace does not show; see Capture quality)", ms(l.held)))
 			}
 			if len(rest) > 0 {
-				rest[0] = fmt.Sprintf(" The sync area's %d blocking calls (%s) also hold %s", l.all[0], blockedGaps(l.all), rest[0])
+				rest[0] = fmt.Sprintf(" The sync area's %d blocking %s (%s) also hold %s", l.all[0], noun(l.all[0], "call", "calls"), blockedGaps(l.all), rest[0])
 			}
 		}
 		leftOut := strings.Join(rest, ", and ")
@@ -228,6 +228,10 @@ func syncBound(c *ctx) []evidence.Finding {
 			f.Snippet = snippet
 		case "sglang":
 			f.Fix = "Check that SGLang's overlap scheduler is on (it is unless --disable-overlap-schedule was passed): it hides the per-step result copy."
+			if c.workload(b.trace, b.rank).SGLangOverlap {
+				// The trace shows it on: no serving flag is left to pass.
+				f.Fix = "SGLang's overlap scheduler is already on (the trace runs its overlap_utils frames): no serving flag hides this sync further; if its gap matters, the cross-view shows where " + what + " " + issuer + " is called from."
+			}
 		default:
 			switch trig {
 			case "item":

@@ -23,6 +23,7 @@ import (
 //	allreduce_in_backward     BackwardAllReduce
 //	fsdp, torchrec            FSDP, TorchRec
 //	hf_pipeline               HFPipeline
+//	sglang_overlap            SGLangOverlap
 //	dataloader_single         DataLoaderWorkers 0
 //	dataloader_workers        DataLoaderWorkers 1
 //	legacy_categories         Era "2021"
@@ -46,6 +47,9 @@ type Workload struct {
 	// python frames): it builds the DataLoader, whose num_workers is the
 	// pipeline call's.
 	HFPipeline bool
+	// SGLangOverlap: SGLang's overlap scheduler ran (its overlap_utils
+	// python frames): --disable-overlap-schedule was not passed.
+	SGLangOverlap bool
 	// DataLoaderWorkers: 0 for _SingleProcessDataLoaderIter, 1 for
 	// _MultiProcessingDataLoaderIter (workers, count unknown), -1 unknown.
 	DataLoaderWorkers int
@@ -141,6 +145,8 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			w.TorchRec = true
 		case "hf_pipeline":
 			w.HFPipeline = true
+		case "sglang_overlap":
+			w.SGLangOverlap = true
 		case "dataloader_single":
 			single = true
 		case "dataloader_workers":
