@@ -686,6 +686,28 @@ func TestJudgementHeldCopy(t *testing.T) {
 	}
 }
 
+// Case 4g. Held work fills 900 ms of a 950 ms GPU span, and one step is
+// annotated (critical_path_alexnet: 98% of its span is start-up, no step;
+// sglang_qwen3_decode: 98% one held copy, one step): the window shows
+// little of the loop's own work, and the report is inconclusive rather
+// than critical on the 50 ms left. With 200 steps left it is judged
+// (TestJudgementWarmupOutlier).
+func TestJudgementMostlyStartup(t *testing.T) {
+	k := newJT(jH100, 0, 1)
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	k.op("user_annotation", "ProfilerStep#1", 0, 905_900)
+	k.kernel(gemm, 50, 60, 30)
+	for i := 0; i < 10; i++ {
+		k.kernel(gemm, 100+float64(i)*6, 900_000+float64(i)*500, 495)
+	}
+	for i := 0; i < 50; i++ { // 50 ms of the loop, no further step annotated
+		k.hostBoundStep(906_000+float64(i)*1000, gemm, gemm)
+	}
+	j := judge(t, k.write(t, t.TempDir(), "mostlyheld.json"))
+	j.inconclusive(t, "the window shows little of the loop's own work")
+	j.noCritical(t)
+}
+
 // Case 4b. A kernel on stream 8 launched at the start of step 2 waits (on
 // an event) for a kernel the host launches only 300 ms later, after its
 // own CPU work: the GPU idled because the host was late, the queued kernel

@@ -33,6 +33,13 @@ const (
 	// share of a rank's GPU idle time, what remains is a short slice and its
 	// verdicts are hypotheses.
 	ExcludedIdleCap = 0.5
+	// ExcludedSpanCap, ExcludedMinSteps: when the GPU idle inside start-up
+	// and held intervals is at least this share of a rank's GPU span, and
+	// the rank has fewer steps than this (none: no telling how many
+	// iterations the rest holds), the window shows little of the loop: no
+	// finding is critical.
+	ExcludedSpanCap  = 0.9
+	ExcludedMinSteps = 3
 	// CaptureSpanCap: a graph capture covering at least this share of the
 	// GPU span makes the window a start-up capture.
 	CaptureSpanCap = 0.5
@@ -186,6 +193,11 @@ func Assess(ev *evidence.Evidence) *Gate {
 				rg.limits = append(rg.limits, limit{rules: idleRules(),
 					why: fmt.Sprintf("%s of the GPU idle time (%s of %s) lies in start-up or held intervals; the rules judge the remaining %s of GPU span, a short slice",
 						pct(share), ms(rg.excludedIdle), ms(rr.idle), ms(span-rg.excludedIdle))})
+			}
+			if span > 0 && float64(rg.excludedIdle) >= ExcludedSpanCap*float64(span) && rr.steps < ExcludedMinSteps {
+				rg.limits = append(rg.limits, limit{minor: true,
+					why: fmt.Sprintf("%s of the GPU span (%s of %s) is idle inside start-up or held intervals, and the rest holds fewer than %d steps: the window shows little of the loop's own work; profile more steps after warm-up",
+						pct(float64(rg.excludedIdle)/float64(span)), ms(rg.excludedIdle), ms(span), ExcludedMinSteps)})
 			}
 		}
 		if sk, ok := rows["clock_skew"]; ok {
