@@ -24,7 +24,9 @@
 -- gpu_model_runner execute_model (a hypothesis: phase unknown). An event
 -- belongs to the step whose host interval holds its host time: its own start
 -- for host events, the start of the runtime call with the same correlation for
--- GPU events (graph replays take the cudaGraphLaunch's). Outside every step:
+-- GPU events (graph replays take the cudaGraphLaunch's); GPU work launched
+-- before the window (no launching call, a correlation id below every
+-- runtime call's of the rank) is in no step of it. Outside every step:
 -- step -1, phase ''. Steps of one family may nest or overlap (vLLM's
 -- execute_* inside a python frame does not): an event takes the step that
 -- started last at or before its host time.
@@ -166,11 +168,20 @@ _host AS (
   FROM _ev WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL
   GROUP BY trace_id, rank, correlation
 ),
+-- The lowest correlation id of each rank's runtime calls: GPU work with a
+-- lower one and no launching call was launched before the window.
+_c0 AS (
+  SELECT trace_id, rank, min(correlation) AS c0 FROM _host GROUP BY trace_id, rank
+),
+-- pre: GPU work launched before the window, which is in no step of it.
 _x AS NOT MATERIALIZED (
   SELECT e.*,
     CASE WHEN e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation')
-      THEN coalesce(h.host_ts, e.ts_ns) ELSE e.ts_ns END AS host_ts
+      THEN coalesce(h.host_ts, e.ts_ns) ELSE e.ts_ns END AS host_ts,
+    e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation') AND h.host_ts IS NULL
+      AND e.correlation < c.c0 AS pre
   FROM _ev e LEFT JOIN _host h ON h.trace_id = e.trace_id AND h.rank = e.rank AND h.correlation = e.correlation
+    LEFT JOIN _c0 c ON c.trace_id = e.trace_id AND c.rank = e.rank
 ),
 _k AS (
   SELECT DISTINCT trace_id, rank, host_ts FROM _x
@@ -242,10 +253,10 @@ SELECT
   x.graph_id AS graph_id,
   -- Host time that places the event in a step: the start of the runtime call with the same correlation for GPU events (its own start when none), else its own start. TIMESTAMP_NS
   x.host_ts AS host_ts,
-  -- Step number (evidence_base_steps.step), -1 outside every step. INT
-  coalesce(s.step, -1) AS step,
+  -- Step number (evidence_base_steps.step), -1 outside every step (and for GPU work launched before the window: no launching call, a correlation id below every runtime call's of the rank). INT
+  CASE WHEN x.pre THEN -1 ELSE coalesce(s.step, -1) END AS step,
   -- Phase of that step, '' outside every step. TEXT
-  coalesce(s.phase, '') AS phase,
+  CASE WHEN x.pre THEN '' ELSE coalesce(s.phase, '') END AS phase,
   -- Class of a GPU event, tb_kernel_class(kind, name) (views.sql): COMP, COMM, MEM or SYNC; NULL for host events. Computed here once per kernel name, so that no preset matches kernel names row by row. TEXT
   CASE WHEN x.kind = 'kernel' THEN coalesce(c.class, 'COMP') ELSE tb_kernel_class(x.kind, NULL) END AS class
 FROM _x x
