@@ -519,6 +519,22 @@ func TestJudgementPreWindowInterleaved(t *testing.T) {
 	j := judge(t, k.write(t, t.TempDir(), "prewindow2.json"))
 
 	j.artifact(t, "GPU work launched before the capture began", "20 GPU operations")
+	// That work is in no step of the window: steps 1-10, which it ran
+	// beside, are as busy as the others (negative_queue_length's worst
+	// step was the one the previous iteration's kernels ran in).
+	rt := j.src.Bundle.Tables["ranks"]
+	var outside int64
+	for r := range rt.Rows {
+		step, kern := evidence.Int(rt, r, "step"), evidence.Int(rt, r, "kernel_ns")
+		if step < 0 {
+			outside += kern
+		} else if kern != 950_000 {
+			t.Errorf("step %d: kernel time %d ns, want the step's own 950000", step, kern)
+		}
+	}
+	if outside != 20*495_000 {
+		t.Errorf("kernel time outside every step %d ns, want the pre-window kernels' %d", outside, 20*495_000)
+	}
 }
 
 // Case 4. Ten kernels launched at 0.1 ms start only at 400 ms, while the
