@@ -41,9 +41,11 @@
 --     (HTA's kernel_wait), not a hold.
 --   held_wait: blocking calls (syncs, copies) of which 1 ms or more passed
 --     while the rank's GPU ran none of the trace's work
---     (evidence_base_waits): the host waited for work the trace does not
---     show. The sync and copy rules leave that part of their blocked time
---     out (the presets' held_ns).
+--     (evidence_base_waits), edge syncs (below) left to edge_sync: the host
+--     waited for work the trace does not show. Each call counts from its
+--     start for the length of that part (its held_ns), so total_ns is the
+--     held time. The sync and copy rules leave it out of their blocked
+--     time.
 --   pre_window: GPU work with a correlation id but no launching call in the
 --     window, the id lower than every runtime call's of the rank: launched
 --     before the capture began (the cross-view's before_capture link,
@@ -182,6 +184,14 @@ _slow AS (
   WHERE r.api NOT IN ('sync', 'memcpy', 'memset') AND r.dur_ns >= 1000000
     AND (m.n = 1 OR r.dur_ns >= 20 * m.med)
 ),
+_edge AS (
+  SELECT r.trace, r.rank, r.name, r.ts_ns, r.end_ns, r.correlation
+  FROM _rt r
+  LEFT JOIN _gspan g ON g.trace = r.trace AND g.rank = r.rank
+  LEFT JOIN _has_steps h ON h.trace = r.trace AND h.rank = r.rank
+  LEFT JOIN _first_launch f ON f.trace = r.trace AND f.rank = r.rank
+  WHERE r.api = 'sync' AND (r.ts_ns >= g.glast OR r.ts_ns < f.fl OR (h.trace IS NOT NULL AND r.step < 0))
+),
 _art AS (
   SELECT trace, rank, 'first_use' AS kind, name, ts_ns, end_ns
   FROM _slow WHERE n_slow <= 20
@@ -229,14 +239,10 @@ _art AS (
   SELECT trace, rank, 'clock_skew', name, ts_ns, ls
   FROM _linked WHERE ts_ns < ls
   UNION ALL
-  SELECT trace, rank, 'held_wait', name, ts_ns, end_ns FROM evidence_base_waits
+  SELECT w.trace, w.rank, 'held_wait', w.name, w.ts_ns, w.ts_ns + w.held_ns FROM evidence_base_waits w
+  WHERE NOT EXISTS (SELECT 1 FROM _edge e WHERE e.trace = w.trace AND e.rank = w.rank AND e.correlation = w.correlation AND e.ts_ns = w.ts_ns)
   UNION ALL
-  SELECT r.trace, r.rank, 'edge_sync', r.name, r.ts_ns, r.end_ns
-  FROM _rt r
-  LEFT JOIN _gspan g ON g.trace = r.trace AND g.rank = r.rank
-  LEFT JOIN _has_steps h ON h.trace = r.trace AND h.rank = r.rank
-  LEFT JOIN _first_launch f ON f.trace = r.trace AND f.rank = r.rank
-  WHERE r.api = 'sync' AND (r.ts_ns >= g.glast OR r.ts_ns < f.fl OR (h.trace IS NOT NULL AND r.step < 0))
+  SELECT trace, rank, 'edge_sync', name, ts_ns, end_ns FROM _edge
 ),
 -- The intervals of each kind merged (max-end-so-far), and the union of the
 -- kinds that cut the steady state as kind 'excluded'.

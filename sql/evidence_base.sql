@@ -293,7 +293,7 @@ SELECT
   -- Its end. TIMESTAMP_NS
   seg_end,
   -- GPU busy time of the rank before the segment. DURATION_NS
-  coalesce(sum(seg_end - seg_ts) OVER (PARTITION BY trace, rank ORDER BY seg_ts ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS busy_before,
+  CAST(coalesce(sum(seg_end - seg_ts) OVER (PARTITION BY trace, rank ORDER BY seg_ts ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS BIGINT) AS busy_before,
   -- Start of the next segment (NULL for the last). TIMESTAMP_NS
   lead(seg_ts) OVER (PARTITION BY trace, rank ORDER BY seg_ts) AS next_ts
 FROM _gs;
@@ -340,6 +340,6 @@ SELECT
   -- End of the call. TIMESTAMP_NS
   end_ns,
   -- The part of the call during which the rank's GPU ran none of the trace's work. DURATION_NS
-  dur_ns - (busy_e - busy_s) AS held_ns
+  CAST(dur_ns - (busy_e - busy_s) AS BIGINT) AS held_ns
 FROM _e
 WHERE dur_ns - (busy_e - busy_s) >= 1000000;

@@ -208,13 +208,9 @@ func Assess(ev *evidence.Evidence) *Gate {
 			}
 		}
 		if hw, ok := rows["held_wait"]; ok {
-			held := c.heldWaitNs(rr.trace, rr.rank)
-			if held == 0 {
-				held = hw.total
-			}
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "held_wait", Title: "Host calls that waited for work the trace does not show",
-				Detail: fmt.Sprintf("%d blocking %s (the longest, %s, %s) waited %s in all while the rank's GPU ran none of the trace's work (%s): the host waited for a dependency (an event on another stream, a peer), work launched before the window, another process or graph replays the trace did not record, not for the queue the trace shows. The sync and copy rules leave that time out.",
-					hw.count, noun(hw.count, "call", "calls"), hw.name, ms(hw.max), ms(held), where)})
+				Detail: fmt.Sprintf("%d blocking %s waited %s in all while the rank's GPU ran none of the trace's work (the longest such wait, %s, in %s; %s): the host waited for a dependency (an event on another stream, a peer), work launched before the window, another process or graph replays the trace did not record, not for the queue the trace shows. The sync and copy rules leave that time out.",
+					hw.count, noun(hw.count, "call", "calls"), ms(hw.total), ms(hw.max), hw.name, where)})
 		}
 		if es, ok := rows["edge_sync"]; ok {
 			rg.edgeSyncs, rg.edgeSyncNs = es.count, es.total
@@ -337,22 +333,6 @@ func (c *ctx) loaderStart(trace string, rank int) int64 {
 		return rg.loaderStartNs
 	}
 	return 0
-}
-
-// heldWaitNs is the blocked time of the rank's blocking calls during which
-// its GPU ran none of the trace's work (the sync area's held_ns).
-func (c *ctx) heldWaitNs(trace string, rank int) int64 {
-	t := c.ev.Table("sync")
-	if t == nil {
-		return 0
-	}
-	var n int64
-	for r := range t.Rows {
-		if evidence.Bool(t, r, "blocking") && evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank {
-			n += evidence.Int(t, r, "held_ns")
-		}
-	}
-	return n
 }
 
 // edgeSyncs returns the rank's sync calls at the window's edge.
