@@ -665,16 +665,18 @@ func TestJudgementRecurringSlowCalls(t *testing.T) {
 	}
 }
 
-// Case 4c. The window's first call is a pageable HtoD copy that blocks
-// 40 ms while the GPU runs nothing for 36 ms (resnet50_num_workers_4's
-// first cudaMemcpyAsync): the copy itself takes 3.6 ms. The host waited
-// for work the trace does not show; 100 busy steps follow. The pageable
-// copy is no critical issue (3.6 ms of 140 ms), and the held wait is named
-// in Capture quality.
+// Case 4c. After a first kernel, a pageable HtoD copy blocks 40 ms while
+// the GPU runs nothing for 36 ms: the copy itself takes 3.6 ms. The host
+// waited for work the trace does not show; 100 busy steps follow. The
+// pageable copy is no critical issue (3.6 ms of 140 ms), and the held wait
+// is named in Capture quality. The same copy as the window's first GPU work
+// (resnet50_num_workers_4's first cudaMemcpyAsync) shows nothing of what
+// it waited for: no held wait, the copy's time is the copy's.
 func TestJudgementHeldCopy(t *testing.T) {
 	k := newJT(jH100, 0, 1)
 	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
 	k.op("user_annotation", "ProfilerStep#1", 0, 40_900)
+	k.kernel(gemm, 20, 30, 40)
 	k.op("cpu_op", "aten::to", 90, 40_020)
 	k.op("cpu_op", "aten::copy_", 95, 40_010)
 	c := k.call("cudaMemcpyAsync", 100, 40_000)
@@ -692,6 +694,32 @@ func TestJudgementHeldCopy(t *testing.T) {
 		if !strings.Contains(f.Observation, "Another 36.4 ms") {
 			t.Errorf("the pageable finding does not say what it left out: %s", f.Observation)
 		}
+	}
+
+	// A 50 ms sync over 1,000 queued kernels with 10 us bubbles between
+	// them (h100_owlv2: 778 bubbles, 1 ms in all) waits for the queue the
+	// trace shows: no held wait.
+	k = newJT(jH100, 0, 1)
+	k.op("user_annotation", "ProfilerStep#1", 0, 52_000)
+	for i := 0; i < 1000; i++ {
+		k.kernel(gemm, 10+float64(i)*0.001, 100+float64(i)*50, 40)
+	}
+	k.op("cpu_op", "aten::item", 195, 50_000)
+	k.call("cudaStreamSynchronize", 200, 49_900)
+	k.steps(2, 100, 52_000, 1000, func(_ int, at float64) { k.busyStep(at, gemm) })
+	if c := judge(t, k.write(t, t.TempDir(), "bubbles.json")).capture(); strings.Contains(c, "Host calls that waited") {
+		t.Errorf("a held wait over the bubbles between queued kernels:\n%s", c)
+	}
+
+	// The copy is the rank's first GPU work: no held wait.
+	k = newJT(jH100, 0, 1)
+	k.op("user_annotation", "ProfilerStep#1", 0, 40_900)
+	k.op("cpu_op", "aten::copy_", 95, 40_010)
+	c = k.call("cudaMemcpyAsync", 100, 40_000)
+	k.gpu("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", c, 7, 36_400, 3_600, map[string]any{"bytes": 9_633_792})
+	k.steps(2, 100, 41_000, 1000, func(_ int, at float64) { k.busyStep(at, gemm) })
+	if c := judge(t, k.write(t, t.TempDir(), "firstcopy.json")).capture(); strings.Contains(c, "Host calls that waited") {
+		t.Errorf("a held wait before the rank's first GPU work:\n%s", c)
 	}
 
 	// A trace without GPU work (a CPU-only or counter capture) shows

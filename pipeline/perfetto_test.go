@@ -50,14 +50,17 @@ func plantedSteps(t *testing.T, steps bool) string {
 		case 1:
 			k.x("cuda_runtime", "cudaStreamSynchronize", 100, 100, at+3000, 200, map[string]any{"correlation": 90001})
 		case 3:
+			// The host blocks 5 ms in .item() while the queued kernels run
+			// (to 8 ms), then works 1 ms before it launches again: the
+			// sync opened a 1.1 ms gap.
 			for i := 0; i < 10; i++ {
-				k.kernel("sm90_xmma_gemm_bf16", 7, at+10+float64(i)*15, at+100+float64(i)*300, 300)
+				k.kernel("sm90_xmma_gemm_bf16", 7, at+10+float64(i)*15, at+100+float64(i)*790, 790)
 			}
 			k.op("cpu_op", "aten::item", at+3000, 5200)
 			k.op("cpu_op", "aten::_local_scalar_dense", at+3005, 5190)
 			k.x("cuda_runtime", "cudaStreamSynchronize", 100, 100, at+3030, 5000, map[string]any{"correlation": 90003})
-			k.op("cpu_op", "aten::mm", at+8100, 200)
-			k.kernel("sm90_xmma_gemm_bf16", 7, at+8110, at+8200, 1500)
+			k.op("cpu_op", "aten::mm", at+9000, 200)
+			k.kernel("sm90_xmma_gemm_bf16", 7, at+9010, at+9100, 500)
 		}
 	}
 	return k.write(t, t.TempDir(), "planted.json")
@@ -193,12 +196,12 @@ func TestPerfettoWorstStep(t *testing.T) {
 		t.Errorf("the finding slice is %d+%d, want step 3 (20 ms + 9.8 ms)", finding.TsNs-t0, finding.DurNs)
 	}
 	// The flagged intervals are exact: the sync call, and the gap from the
-	// GPU's drain (23.1 ms into the trace) to the next kernel (28.2 ms).
+	// GPU's drain (28.0 ms into the trace) to the next kernel (29.1 ms).
 	if blocked.TsNs != t0+ns(23030) {
 		t.Errorf("flagged sync at %d", blocked.TsNs-t0)
 	}
-	if idle.TsNs != t0+ns(23100) || idle.DurNs != ns(5100) {
-		t.Errorf("flagged gap %d+%d, want %d+%d", idle.TsNs-t0, idle.DurNs, ns(23100), ns(5100))
+	if idle.TsNs != t0+ns(28000) || idle.DurNs != ns(1100) {
+		t.Errorf("flagged gap %d+%d, want %d+%d", idle.TsNs-t0, idle.DurNs, ns(28000), ns(1100))
 	}
 	for _, m := range []*trace.Event{blocked, idle} {
 		if m.TsNs < finding.TsNs || m.TsNs+m.DurNs > finding.TsNs+finding.DurNs {

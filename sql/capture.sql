@@ -39,8 +39,8 @@
 --     before that call returned is the host's, whatever else was queued.
 --     Parts under 30 us are left out: the gaps between queued kernels
 --     (HTA's kernel_wait), not a hold.
---   held_wait: blocking calls (syncs, copies) of which 1 ms or more passed
---     while the rank's GPU ran none of the trace's work
+--   held_wait: blocking calls (syncs, copies) of which 1 ms or more lies
+--     in idle gaps of 1 ms or more between the rank's GPU work
 --     (evidence_base_waits), edge syncs (below) left to edge_sync: the host
 --     waited for work the trace does not show. Each call counts from its
 --     start for the length of that part (its held_ns), so total_ns is the

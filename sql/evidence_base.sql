@@ -266,10 +266,7 @@ tb_dict d;
 
 -- The rank's GPU busy time as segments: the union of its kernels, copies
 -- and memsets (what the ranks area counts as busy), one row per maximal busy
--- interval, with the busy time of the rank before it and the next segment's
--- start. The GPU busy time inside [s, e) is busy(e) - busy(s), where busy(t)
--- is busy_before of the segment that starts last at or before t plus the
--- part of that segment before t (an ASOF join: evidence_base_waits below).
+-- interval, with the next segment's start: the idle gap after it.
 CREATE TABLE evidence_base_busy AS
 WITH
 _gw AS (
@@ -292,39 +289,41 @@ SELECT
   seg_ts,
   -- Its end. TIMESTAMP_NS
   seg_end,
-  -- GPU busy time of the rank before the segment. DURATION_NS
-  CAST(coalesce(sum(seg_end - seg_ts) OVER (PARTITION BY trace, rank ORDER BY seg_ts ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS BIGINT) AS busy_before,
   -- Start of the next segment (NULL for the last). TIMESTAMP_NS
   lead(seg_ts) OVER (PARTITION BY trace, rank ORDER BY seg_ts) AS next_ts
 FROM _gs;
 
 -- Host waits on work the trace does not show: the runtime calls that can
--- block (api sync or memcpy) of 1 ms or more, with the part of each during
--- which the rank's GPU ran none of the trace's work, kept when that part is
--- 1 ms or more. A call that waits for queued work the trace shows finds the
--- GPU busy while it waits; one that waits while the GPU runs nothing waits
--- for work outside the trace: held by a dependency (an event on another
--- stream, a peer), launched before the window, another process's, or graph
--- replays the trace did not record. The sync and memcpy presets report that
--- part as held_ns and the rules leave it out; the capture area counts the
--- calls (held_wait). Ranks without GPU work have none.
+-- block (api sync or memcpy) of 1 ms or more, with the part of each that
+-- lies in idle gaps of 1 ms or more between the rank's GPU work (the gaps
+-- after evidence_base_busy's segments), kept when that part is 1 ms or
+-- more. A call that waits for queued work the trace shows finds the GPU
+-- busy, or idle only in the short bubbles between queued kernels; one that
+-- waits through a long idle gap waits for work outside the trace: held by a
+-- dependency (an event on another stream, a peer), launched before the
+-- window, another process's, or graph replays the trace did not record.
+-- Time before the rank's first GPU work or after its last is not counted:
+-- the trace shows nothing of what a call waited for there (a first copy's
+-- own start-up, the profiler's stop). The sync and memcpy presets report
+-- that part as held_ns and the rules leave it out; the capture area counts
+-- the calls (held_wait). Ranks without GPU work have none.
 CREATE TABLE evidence_base_waits AS
 WITH
 _c AS (
   SELECT trace, rank, correlation, name, ts_ns, end_ns, dur_ns FROM evidence_base_events
   WHERE kind IN ('runtime', 'driver') AND api IN ('sync', 'memcpy') AND dur_ns >= 1000000 AND correlation IS NOT NULL
-    -- a rank without GPU work in the trace (a CPU-only or counter capture)
-    -- shows nothing of what its calls waited for
     AND (trace, rank) IN (SELECT trace, rank FROM evidence_base_busy)
 ),
-_b AS (
-  SELECT c.trace, c.rank, c.correlation, c.name, c.ts_ns, c.end_ns, c.dur_ns,
-    coalesce(bs.busy_before + least(c.ts_ns, bs.seg_end) - bs.seg_ts, 0) AS busy_s
-  FROM _c c ASOF LEFT JOIN evidence_base_busy bs ON bs.trace = c.trace AND bs.rank = c.rank AND c.ts_ns >= bs.seg_ts
+-- The long idle gaps: few, so the range join below stays small.
+_g AS (
+  SELECT trace, rank, seg_end AS g0, next_ts AS g1 FROM evidence_base_busy
+  WHERE next_ts IS NOT NULL AND next_ts - seg_end >= 1000000
 ),
-_e AS (
-  SELECT b.*, coalesce(be.busy_before + least(b.end_ns, be.seg_end) - be.seg_ts, 0) AS busy_e
-  FROM _b b ASOF LEFT JOIN evidence_base_busy be ON be.trace = b.trace AND be.rank = b.rank AND b.end_ns >= be.seg_ts
+_h AS (
+  SELECT c.trace, c.rank, c.correlation, c.name, c.ts_ns, c.end_ns,
+    sum(least(g.g1, c.end_ns) - greatest(g.g0, c.ts_ns)) AS held
+  FROM _c c JOIN _g g ON g.trace = c.trace AND g.rank = c.rank AND g.g0 < c.end_ns AND g.g1 > c.ts_ns
+  GROUP BY ALL
 )
 SELECT
   -- Trace name. TEXT
@@ -339,7 +338,7 @@ SELECT
   ts_ns,
   -- End of the call. TIMESTAMP_NS
   end_ns,
-  -- The part of the call during which the rank's GPU ran none of the trace's work. DURATION_NS
-  CAST(dur_ns - (busy_e - busy_s) AS BIGINT) AS held_ns
-FROM _e
-WHERE dur_ns - (busy_e - busy_s) >= 1000000;
+  -- The part of the call inside idle gaps of 1 ms or more between the rank's GPU work. DURATION_NS
+  CAST(held AS BIGINT) AS held_ns
+FROM _h
+WHERE held >= 1000000;

@@ -24,7 +24,7 @@
 -- bytes: Bytes moved. BYTES
 -- total_ns: Sum of GPU durations. DURATION_NS
 -- host_ns: Sum of the launching calls' durations. DURATION_NS
--- held_ns: The part of host_ns during which the rank's GPU ran none of the trace's work (evidence_base_waits, sql/evidence_base.sql: a wait on work the trace does not show). DURATION_NS
+-- held_ns: The part of host_ns inside idle gaps of 1 ms or more between the rank's GPU work (evidence_base_waits, sql/evidence_base.sql: a wait on work the trace does not show). DURATION_NS
 -- max_ns: Longest GPU duration. DURATION_NS
 -- KEYED: e.kind IN ('gpu_memcpy', 'gpu_memset')
 --

@@ -17,14 +17,15 @@
 -- returns is found; when it ended while the host waited (its end is at or
 -- after the call's start) and no GPU work covers the call's end, the idle
 -- interval from that end to the next GPU start is the gap the call opened,
--- counted up to the call's duration: without the call the host would have
--- spent that time ahead of the GPU, so removing it saves at most that much;
+-- counted up to the call's duration less its held part: without the call
+-- the host would have spent that time ahead of the GPU, so removing it
+-- saves at most that much;
 -- the rest of the gap is the host's own work after the call (a 2 s
 -- DataLoader start-up after a 6 us sync is the DataLoader's idle, not the
 -- sync's). That link (same rank, same step) is the mechanism a finding may
 -- confirm.
--- Held: the part of a call during which the rank's GPU ran none of the
--- trace's work (evidence_base_waits): the call waited for work the trace
+-- Held: the part of a call inside idle gaps of 1 ms or more between the
+-- rank's GPU work (evidence_base_waits): the call waited for work the trace
 -- does not show, not for the queue it shows; the rules leave it out.
 --
 -- Columns:
@@ -43,10 +44,10 @@
 -- blocked_ns: Sum of call durations (host time blocked). DURATION_NS
 -- max_blocked_ns: Longest call. DURATION_NS
 -- gaps: Calls that opened a GPU gap. COUNT
--- gpu_gap_ns: Sum of the GPU gaps the calls opened, each at most its call's duration. DURATION_NS
--- max_gap_ns: Longest such gap (at most its call's duration). DURATION_NS
+-- gpu_gap_ns: Sum of the GPU gaps the calls opened, each at most its call's duration less its held part. DURATION_NS
+-- max_gap_ns: Longest such gap (at most its call's duration less its held part). DURATION_NS
 -- bytes: Bytes copied by the copies. BYTES
--- held_ns: Blocked time during which the rank's GPU ran none of the trace's work (evidence_base_waits: a wait on work the trace does not show; 1 ms or more per call). DURATION_NS
+-- held_ns: Blocked time inside idle gaps of 1 ms or more between the rank's GPU work (evidence_base_waits: a wait on work the trace does not show; 1 ms or more per call). DURATION_NS
 -- KEYED: e.kind IN ('runtime', 'driver')
 --
 -- No parameters: the filter (trace, rank, window: evidence_base's PARAMS)
@@ -110,16 +111,16 @@ _op AS (
 _seg AS (
   SELECT trace, rank, seg_ts, seg_end, next_ts FROM evidence_base_busy
 ),
+_held AS (
+  SELECT s.*, coalesce(w.held_ns, 0) AS held_ns
+  FROM _s s LEFT JOIN evidence_base_waits w ON w.trace = s.trace AND w.rank = s.rank AND w.correlation = s.correlation
+    AND w.ts_ns = s.ts_ns
+),
 _gap AS (
   SELECT s.*, g.seg_end, g.next_ts,
     CASE WHEN s.blocking AND g.seg_end IS NOT NULL AND g.seg_end >= s.ts_ns AND g.seg_end <= s.end_ns AND g.next_ts IS NOT NULL
-         THEN least(g.next_ts - g.seg_end, s.dur_ns) ELSE 0 END AS gap_ns
-  FROM _s s ASOF LEFT JOIN _seg g ON g.trace = s.trace AND g.rank = s.rank AND s.end_ns >= g.seg_ts
-),
-_held AS (
-  SELECT g.*, coalesce(w.held_ns, 0) AS held_ns
-  FROM _gap g LEFT JOIN evidence_base_waits w ON w.trace = g.trace AND w.rank = g.rank AND w.correlation = g.correlation
-    AND w.ts_ns = g.ts_ns
+         THEN least(g.next_ts - g.seg_end, s.dur_ns - s.held_ns) ELSE 0 END AS gap_ns
+  FROM _held s ASOF LEFT JOIN _seg g ON g.trace = s.trace AND g.rank = s.rank AND s.end_ns >= g.seg_ts
 )
 SELECT g.trace, g.rank, g.step, g.phase, g.stream, g.call,
   coalesce(o.op, '') AS op,
@@ -133,7 +134,7 @@ SELECT g.trace, g.rank, g.step, g.phase, g.stream, g.call,
   max(g.gap_ns) AS max_gap_ns,
   CAST(sum(g.bytes) AS BIGINT) AS bytes,
   CAST(sum(g.held_ns) AS BIGINT) AS held_ns
-FROM _held g LEFT JOIN _op o ON o.trace = g.trace AND o.rank = g.rank AND o.pid = g.pid AND o.tid = g.tid
+FROM _gap g LEFT JOIN _op o ON o.trace = g.trace AND o.rank = g.rank AND o.pid = g.pid AND o.tid = g.tid
   AND o.ts_ns = g.ts_ns AND o.end_ns = g.end_ns
 GROUP BY ALL
 ORDER BY trace, rank, step, phase, stream, call, op, trigger, direction, pageable, blocking

@@ -209,7 +209,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 		}
 		if hw, ok := rows["held_wait"]; ok {
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "held_wait", Title: "Host calls that waited for work the trace does not show",
-				Detail: fmt.Sprintf("%d blocking %s waited %s in all while the rank's GPU ran none of the trace's work (the longest such wait, %s, in %s; %s): the host waited for a dependency (an event on another stream, a peer), work launched before the window, another process or graph replays the trace did not record, not for the queue the trace shows. The sync and copy rules leave that time out.",
+				Detail: fmt.Sprintf("%d blocking %s waited %s in all through GPU idle gaps of 1 ms or more, the rank's GPU running none of the trace's work (the longest such wait, %s, in %s; %s): the host waited for a dependency (an event on another stream, a peer), work launched before the window, another process or graph replays the trace did not record, not for the queue the trace shows. The sync and copy rules leave that time out.",
 					hw.count, noun(hw.count, "call", "calls"), ms(hw.total), ms(hw.max), hw.name, where)})
 		}
 		if es, ok := rows["edge_sync"]; ok {
