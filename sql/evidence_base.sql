@@ -266,16 +266,17 @@ tb_dict d;
 
 -- The rank's GPU busy time as segments: the union of its kernels, copies
 -- and memsets (what the ranks area counts as busy), one row per maximal busy
--- interval, with the next segment's start: the idle gap after it.
+-- interval, with the next segment's start (the idle gap after it) and when
+-- the work that ends that gap was launched.
 CREATE TABLE evidence_base_busy AS
 WITH
 _gw AS (
-  SELECT trace, rank, ts_ns, end_ns,
+  SELECT trace, rank, ts_ns, end_ns, host_ts,
     max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
   FROM evidence_base_events WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset') AND ts_ns IS NOT NULL
 ),
 _gs AS (
-  SELECT trace, rank, min(ts_ns) AS seg_ts, max(end_ns) AS seg_end
+  SELECT trace, rank, min(ts_ns) AS seg_ts, max(end_ns) AS seg_end, arg_min(host_ts, (ts_ns, host_ts)) AS seg_host
   FROM (SELECT *, sum(CASE WHEN pm IS NULL OR ts_ns > pm THEN 1 ELSE 0 END)
           OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns ROWS UNBOUNDED PRECEDING) AS seg FROM _gw)
   GROUP BY trace, rank, seg
@@ -290,7 +291,9 @@ SELECT
   -- Its end. TIMESTAMP_NS
   seg_end,
   -- Start of the next segment (NULL for the last). TIMESTAMP_NS
-  lead(seg_ts) OVER (PARTITION BY trace, rank ORDER BY seg_ts) AS next_ts
+  lead(seg_ts) OVER (PARTITION BY trace, rank ORDER BY seg_ts) AS next_ts,
+  -- Host time of the work that starts the next segment (evidence_base_events.host_ts: its launching call's start): before this segment's end, it was queued when the GPU went idle. TIMESTAMP_NS
+  lead(seg_host) OVER (PARTITION BY trace, rank ORDER BY seg_ts) AS next_host_ts
 FROM _gs;
 
 -- Host waits on work the trace does not show: the runtime calls that can

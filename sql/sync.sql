@@ -15,8 +15,10 @@
 -- are many).
 -- GPU gap: the rank's GPU union segment that ends last before the call
 -- returns is found; when it ended while the host waited (its end is at or
--- after the call's start) and no GPU work covers the call's end, the idle
--- interval from that end to the next GPU start is the gap the call opened,
+-- after the call's start), no GPU work covers the call's end and the work
+-- that ends the idle was launched after it began (work queued before makes
+-- it a wait on the queue), the idle interval from that end to the next GPU
+-- start is the gap the call opened,
 -- counted up to the call's duration less its held part: without the call
 -- the host would have spent that time ahead of the GPU, so removing it
 -- saves at most that much;
@@ -109,7 +111,7 @@ _op AS (
   FROM _enc GROUP BY ALL
 ),
 _seg AS (
-  SELECT trace, rank, seg_ts, seg_end, next_ts FROM evidence_base_busy
+  SELECT trace, rank, seg_ts, seg_end, next_ts, next_host_ts FROM evidence_base_busy
 ),
 _held AS (
   SELECT s.*, coalesce(w.held_ns, 0) AS held_ns
@@ -119,6 +121,7 @@ _held AS (
 _gap AS (
   SELECT s.*, g.seg_end, g.next_ts,
     CASE WHEN s.blocking AND g.seg_end IS NOT NULL AND g.seg_end >= s.ts_ns AND g.seg_end <= s.end_ns AND g.next_ts IS NOT NULL
+           AND g.next_host_ts >= g.seg_end
          THEN least(g.next_ts - g.seg_end, s.dur_ns - s.held_ns) ELSE 0 END AS gap_ns
   FROM _held s ASOF LEFT JOIN _seg g ON g.trace = s.trace AND g.rank = s.rank AND s.end_ns >= g.seg_ts
 )

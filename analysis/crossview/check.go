@@ -319,8 +319,10 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 		// call's length: without the call the host would have spent that
 		// long ahead of the device; the rest is what the host did after it
 		// returned, the cause the launch that ends the gap gives (the sync
-		// area's gpu_gap_ns, sql/sync.sql, counts the same part).
-		if s := containing(d.sync, g.a); s >= 0 && launched {
+		// area's gpu_gap_ns, sql/sync.sql, counts the same part). A gap
+		// the device held (its work launched long before it ran) is the
+		// device's, the sync waiting on it (the sync area's held_ns).
+		if s := containing(d.sync, g.a); s >= 0 && launched && cause != CauseDevice {
 			part := min(dur, d.sync[s].b-d.sync[s].a)
 			if fr := syncFrameAt(d, g.a); fr != nil && fr.node != nil {
 				fr.node.GapNs += part
