@@ -612,6 +612,40 @@ func TestJudgementSyncGapAtMostBlocked(t *testing.T) {
 	}
 }
 
+// Case 4d'. A sync drains the GPU, but the kernel that ends the idle was
+// launched before the idle began (queued behind a dependency): the idle is
+// a wait on the queue, not a gap the sync opened. A kernel launched after
+// the sync returned ends a gap the sync did open.
+func TestSyncGapNeedsALaterLaunch(t *testing.T) {
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	for _, queued := range []bool{true, false} {
+		k := newJT(jH100, 0, 1)
+		k.steps(1, 60, 0, 5_000, func(step int, at float64) {
+			k.kernel(gemm, at+10, at+20, 3_000) // ends at +3020
+			if queued {
+				k.gpu("kernel", gemm, k.call("cudaLaunchKernel", at+15, 3), 8, at+3_400, 1_000, nil)
+			}
+			k.op("cpu_op", "aten::item", at+40, 3_000)
+			k.call("cudaStreamSynchronize", at+50, 2_980) // returns at +3030
+			if !queued {
+				k.slowKernel(gemm, at+3_300, 5, at+3_400, 1_000)
+			}
+		})
+		j := judge(t, k.write(t, t.TempDir(), "queuedgap.json"))
+		st := j.src.Bundle.Tables["sync"]
+		var gap int64
+		for r := range st.Rows {
+			gap += evidence.Int(st, r, "gpu_gap_ns")
+		}
+		if queued && gap != 0 {
+			t.Errorf("the idle before a kernel queued ahead of it counts as %d ns of sync gap", gap)
+		}
+		if !queued && gap != 60*380_000 {
+			t.Errorf("sync gap %d ns, want 60 x 380 us", gap)
+		}
+	}
+}
+
 // Case 4e. A multi-process DataLoader's first batch takes 500 ms (the
 // workers starting up), the next 29 take 8 ms of each 10 ms step
 // (resnet_2080ti: 1939 ms, then a median of 110 ms). The start-up is a
