@@ -238,6 +238,14 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 	if len(fs) == 0 || !strings.Contains(fs[0].Fix, "Caveat: the operators block in 10 host syncs, 10 of them under aten::to") {
 		t.Errorf("graph fix with host syncs in the steps: %s %+v", rules(fs), fs)
 	}
+	// The same aten::to uploading the batch (pageable HtoD copies, the
+	// syncs after them): the batch moves in before the model runs.
+	tabs["sync"].Rows = append(tabs["sync"].Rows,
+		[]any{"t", int64(0), int64(1), "", int64(7), "cudaMemcpyAsync", "aten::to", "to_host", "HtoD", true, true, int64(10), int64(100_000), int64(10_000), int64(0), int64(0), int64(0), int64(1 << 20)})
+	fs = eval(bundle("training", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
+	if len(fs) == 0 || strings.Contains(fs[0].Fix, "Caveat") {
+		t.Errorf("graph caveat for the batch's upload: %s %+v", rules(fs), fs)
+	}
 	delete(tabs, "sync")
 	// Past idle_critical it is critical.
 	fs = eval(bundle("training", "cuda", "H100", 4_000_000, 6_000_000, tabs), nil)

@@ -161,12 +161,16 @@ func (c *ctx) syncsBreakGraphs(trace string, rank int) string {
 	for _, r := range c.rankRows(t, trace, rank) {
 		// The syncs operators issue (a scalar read, a dynamic shape, a copy
 		// to the host); explicit ones are the harness's or the profiler's
-		// as often as the loop's, and the sync finding names them.
-		if !evidence.Bool(t, r, "blocking") || evidence.Str(t, r, "trigger") == "explicit" {
+		// as often as the loop's, and the sync finding names them. An
+		// operator that only uploads (HtoD copies and the syncs after them)
+		// moves the batch in, before the model runs.
+		op := evidence.Str(t, r, "op")
+		if !evidence.Bool(t, r, "blocking") || evidence.Str(t, r, "trigger") == "explicit" || evidence.Str(t, r, "direction") == "HtoD" ||
+			(op != "" && uploadOnly(t, trace, rank, op)) {
 			continue
 		}
 		n += evidence.Int(t, r, "count")
-		if op := evidence.Str(t, r, "op"); op != "" {
+		if op != "" {
 			byOp[op] += evidence.Int(t, r, "count")
 		}
 	}
