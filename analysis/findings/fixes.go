@@ -110,7 +110,7 @@ func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
 		// The host is mostly waiting for batches: that is the lever, not
 		// fusion. A smaller share is named after the CPU work below.
 		_, load := dataloaderFix(w)
-		return fmt.Sprintf("The launching thread spends %s (%s of %s) inside enumerate(DataLoader): the GPU waits for batches. Fix the input pipeline first (see the DataLoader issue), then shorten the CPU work that remains between launches.",
+		return fmt.Sprintf("The launching thread spends %s (%s of %s) inside enumerate(DataLoader), launching nothing while it waits for batches (the GPU idles once its queue runs dry). Fix the input pipeline first (see the DataLoader issue), then shorten the CPU work that remains between launches.",
 			ms(d), pct(share), c.loopWhat(trace, rank)), load
 	}
 	parts := []string{"Shorten the CPU work between launches (the cross-view's CPU side names it)"}
