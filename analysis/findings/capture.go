@@ -215,7 +215,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 		if es, ok := rows["edge_sync"]; ok {
 			rg.edgeSyncs, rg.edgeSyncNs = es.count, es.total
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "edge_sync", Title: "Synchronisations at the window's edge",
-				Detail: fmt.Sprintf("%d sync calls (e.g. %s, %s in total) come after the last GPU work started, before the first launch (waiting for work launched before the window) or outside every step (%s): the profiler's start or stop synchronisation or a harness sync, not the loop's; the sync rule leaves them out.", es.count, es.name, ms(es.total), where)})
+				Detail: fmt.Sprintf("%d sync %s (e.g. %s, %s in total) after the last GPU work started, before the first launch (waiting for work launched before the window) or outside every step (%s): the profiler's start or stop synchronisation or a harness sync, not the loop's; the sync rule leaves them out.", es.count, noun(es.count, "call", "calls"), es.name, ms(es.total), where)})
 		}
 		if ri.HasPythonStacks {
 			rg.limits = append(rg.limits, limit{rules: map[string]bool{"host_bound_idle": true, "launch_bound": true},
@@ -272,10 +272,10 @@ func artifactOf(trace string, rank int, where string, count, total, max, idle in
 	switch kind {
 	case "first_use":
 		a.Title = "First-use runtime calls (context creation, lazy loading, allocator growth)"
-		a.Detail = fmt.Sprintf("%d runtime calls took at least 1 ms and 20x the median of their name, %s in total; the longest, %s, took %s (%s)%s. One-time costs, not the loop's.", count, ms(total), name, ms(max), where, idleText)
+		a.Detail = fmt.Sprintf("%d runtime %s took at least 1 ms and 20x the median of their name, %s in total; the longest, %s, took %s (%s)%s. One-time costs, not the loop's.", count, noun(count, "call", "calls"), ms(total), name, ms(max), where, idleText)
 	case "first_op":
 		a.Title = "First calls far slower than the later ones (autotuning, lazy initialisation, compilation)"
-		a.Detail = fmt.Sprintf("%d operators' first call took at least 10 ms and 20x their median call; the longest, %s, took %s (%s)%s.", count, name, ms(max), where, idleText)
+		a.Detail = fmt.Sprintf("%d %s first call took at least 10 ms and 20x their median call; the longest, %s, took %s (%s)%s.", count, noun(count, "operator's", "operators'"), name, ms(max), where, idleText)
 	case "loader_start":
 		a.Title = "DataLoader worker start-up: the first batch waited for the workers"
 		a.Detail = fmt.Sprintf("The first batch of %s took %s, at least 5x the median of the later ones (%s)%s: the worker processes starting up (again every epoch unless persistent_workers=True), not the steady loading; the DataLoader rule leaves it out.", name, ms(max), where, idleText)
