@@ -428,10 +428,20 @@ func computeStraggler(c *ctx, tr string, rs []rankRow, why string) (evidence.Fin
 	}
 	ri := c.rankInfo(tr, top.rank)
 	w := c.workload(tr, top.rank)
+	against := fmt.Sprintf("the median rank (%s) of %d ranks", ms(med), len(rs))
+	if len(rs) == 2 {
+		// Of two ranks the median is their mean: name the other one.
+		other := rs[0]
+		if other.rank == top.rank {
+			other = rs[1]
+		}
+		ratio = float64(top.compute)/float64(max(other.compute, 1)) - 1
+		against = fmt.Sprintf("rank %d (%s), the other of the 2 ranks loaded", other.rank, ms(other.compute))
+	}
 	f := evidence.Finding{Trace: tr, Rank: top.rank, Status: "hypothesis", Severity: "minor",
 		Title: fmt.Sprintf("Rank %d may be a straggler: it computes longer than the others", top.rank),
-		Observation: fmt.Sprintf("Rank %d spent %s in computation kernels, %s more than the median rank (%s) of %d ranks (trace %s, %s). Which rank arrives last at the collectives is unknown: %s.",
-			top.rank, ms(top.compute), pct(ratio), ms(med), len(rs), tr, strings.TrimPrefix(c.where(tr, -1), "trace "+tr+", all ranks, "), why),
+		Observation: fmt.Sprintf("Rank %d spent %s in computation kernels, %s more than %s (trace %s, %s). Which rank arrives last at the collectives is unknown: %s.",
+			top.rank, ms(top.compute), pct(ratio), against, tr, strings.TrimPrefix(c.where(tr, -1), "trace "+tr+", all ranks, "), why),
 		Evidence: []evidence.Ref{ref("ranks", "trace", tr), ref("kernels", "rank", itoa(top.rank), "class", "COMP")},
 		Impact:   ratio * float64(top.compute) / float64(top.busy+top.idle+1),
 		ImpactOf: c.shareOf("the GPU span", tr, top.rank),

@@ -263,18 +263,24 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 // from pageable memory is pinned and made non-blocking; a read back to the
 // host goes to a pinned buffer read after an event.
 func TestSyncFixFollowsCopyDirection(t *testing.T) {
-	syncTable := func(dir string) *table.Table {
+	syncTable := func(dir string, bytes int64) *table.Table {
 		c := cols("trace rank step phase stream call op trigger direction pageable blocking count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes")
 		return &table.Table{Columns: c, Rows: [][]any{
 			{"t", int64(0), int64(1), "", int64(7), "cudaStreamSynchronize", "aten::to", "to_host", "", false, true, int64(10), int64(1_000_000), int64(100_000), int64(10), int64(5_000_000), int64(500_000), int64(0)},
-			{"t", int64(0), int64(1), "", int64(7), "cudaMemcpyAsync", "aten::to", "to_host", dir, true, true, int64(10), int64(3_000_000), int64(300_000), int64(0), int64(0), int64(0), int64(1 << 20)},
+			{"t", int64(0), int64(1), "", int64(7), "cudaMemcpyAsync", "aten::to", "to_host", dir, true, true, int64(10), int64(3_000_000), int64(300_000), int64(0), int64(0), int64(0), bytes},
 		}}
 	}
-	for _, tc := range []struct{ dir, want, not string }{
-		{"HtoD", "pin_memory=True", "pinned host buffer"},
-		{"DtoH", "pinned host buffer", "pin_memory=True"},
+	for _, tc := range []struct {
+		dir       string
+		bytes     int64
+		want, not string
+	}{
+		{"HtoD", 1 << 20, "pin_memory=True", "pinned host buffer"},
+		{"DtoH", 1 << 20, "pinned host buffer", "pin_memory=True"},
+		// with_gpu_user_annotation: ten 6-byte uploads, scalars.
+		{"HtoD", 60, "tiny host-to-device copies (6 bytes each", "pin_memory"},
 	} {
-		fs := eval(bundle("training", "cuda", "H100", 20_000_000, 10_000_000, map[string]*table.Table{"sync": syncTable(tc.dir)}), nil)
+		fs := eval(bundle("training", "cuda", "H100", 20_000_000, 10_000_000, map[string]*table.Table{"sync": syncTable(tc.dir, tc.bytes)}), nil)
 		var fix string
 		for _, f := range fs {
 			if f.Rule == "sync_bound_loop" {
@@ -349,14 +355,20 @@ func TestSyncTitleAgreesWithItsGaps(t *testing.T) {
 			{"t", int64(0), int64(1), "", int64(7), "hipMemcpyWithStream", "aten::to", "to_host", "HtoD", false, true, int64(5), int64(490_000_000), int64(490_000_000), tc.gaps, tc.gapNs, tc.gapNs, int64(380)},
 		}}
 		fs := eval(bundle("sglang", "rocm", "AMD Instinct MI300X", 490_000_000, 500_000_000, map[string]*table.Table{"sync": sync}), nil)
-		var title, obs string
+		var title, obs, fix string
 		for _, f := range fs {
 			if f.Rule == "sync_bound_loop" {
-				title, obs = f.Title, f.Observation
+				title, obs, fix = f.Title, f.Observation, f.Fix
 			}
 		}
 		if title != tc.title {
 			t.Errorf("%d gaps: title %q, want %q (observation %q)", tc.gaps, title, tc.title, obs)
+		}
+		// Without a GPU gap the host waited for a busy GPU (xdit's output
+		// read-back at the step's end): the fix says removing it gains
+		// the GPU nothing.
+		if got := strings.HasPrefix(fix, "No GPU gap follows these calls"); got != (tc.gaps == 0) {
+			t.Errorf("%d gaps: fix %q", tc.gaps, fix)
 		}
 	}
 }

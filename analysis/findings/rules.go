@@ -244,6 +244,12 @@ func syncBound(c *ctx) []evidence.Finding {
 				if uploadOnly(t, b.trace, b.rank, op) {
 					// aten::to of a pageable host tensor to the device
 					// synchronises after its copy: the input batch's upload.
+					if n, by := uploads(t, b.trace, b.rank, op); n > 0 && by/n < tinyUploadBytes {
+						// Scalars or shapes: pinning gains nothing at this size.
+						f.Fix = fmt.Sprintf("The sync follows tiny host-to-device copies (%d bytes each on average: scalars or shapes): create these values on the GPU, or move them there once before the loop, instead of copying them every step; pinning does not help copies this small.", by/n)
+						f.Snippet = "t = torch.tensor(v, device=\"cuda\")  # made on the GPU, or moved once before the loop"
+						break
+					}
 					if c.batchesFromDataLoader(b.trace, b.rank) {
 						f.Fix = "The sync follows host-to-device copies (the batch's upload from pageable memory): pin the host tensors (DataLoader(pin_memory=True)) and copy them with non_blocking=True, so that neither the copy nor a sync after it blocks the loop."
 						f.Snippet = "loader = DataLoader(ds, batch_size=B, pin_memory=True)\nx = x.to(device, non_blocking=True)"
@@ -261,6 +267,11 @@ func syncBound(c *ctx) []evidence.Finding {
 				f.Fix = "Remove the explicit synchronize from the loop; order work with events or stream waits instead."
 				f.Snippet = "torch.cuda.set_sync_debug_mode(\"warn\")  # reports every sync with its stack"
 			}
+		}
+		if a.gaps == 0 && f.Fix != "" {
+			// The GPU never went idle after these calls: the host was ahead
+			// and waited for it (xdit's final output read-back).
+			f.Fix = "No GPU gap follows these calls: the host was ahead of the GPU and waited for it, so removing them frees host time only where the host has other work to do meanwhile, and speeds up nothing on the GPU. If it does: " + lowerFirst(f.Fix)
 		}
 		f.Verify = "Re-profile: the sync rows' gpu_gap_ns should drop and ranks.idle_ns with it; torch.cuda.set_sync_debug_mode(\"warn\") lists the remaining syncs."
 		f.Refute = "The GPU gaps persist with the syncs removed, or the next launch call started before the GPU drained (then the gap is launch latency, not the sync)."
@@ -296,6 +307,23 @@ func uploadOnly(t *table.Table, trace string, rank int, op string) bool {
 		}
 	}
 	return n > 0
+}
+
+// tinyUploadBytes: host-to-device copies smaller than this on average are
+// scalars or shapes, not a batch: pinned memory gains nothing for them.
+const tinyUploadBytes = 1024
+
+// uploads counts the host-to-device copies op issued and their bytes (the
+// sync area's rows of one rank).
+func uploads(t *table.Table, trace string, rank int, op string) (n, bytes int64) {
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank && evidence.Str(t, r, "op") == op &&
+			evidence.Str(t, r, "direction") == "HtoD" {
+			n += evidence.Int(t, r, "count")
+			bytes += evidence.Int(t, r, "bytes")
+		}
+	}
+	return n, bytes
 }
 
 // pageable: copies whose Kineto name says Pageable (the platform names the
@@ -640,4 +668,12 @@ func (c *ctx) loopBase(trace string, rank int) string {
 		}
 	}
 	return "the rank's wall time"
+}
+
+// lowerFirst is s with its first letter in lower case, to follow a colon.
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
 }

@@ -293,9 +293,33 @@ func opEvidence(s *areaSlice) (string, *evidence.Gap) {
 	if len(names) == 0 || total == 0 {
 		return "", &evidence.Gap{What: "CPU operator time", Why: "the slice holds no CPU operator (cpu_op) events; profile with ProfilerActivity.CPU"}
 	}
-	top := names[0]
-	return "Most self time: " + name(top) + ", " + fmtMs(sums[top]) + ", " + share(sums[top], total, "operators' summed self time") +
-		" (" + s.where + ").", nil
+	// A step annotation or a "## scope ##" range (record_function: the
+	// main thread inside backward(), TorchRec's pipeline waits) holds as
+	// self time what its thread did outside every operator, a wait or
+	// uninstrumented Python: the hotspot is the first name that is an
+	// operator, and the ranges ahead of it are named as such.
+	top, ranges := names[0], []string(nil)
+	for _, n := range names {
+		if !isScopeRange(n) {
+			top = n
+			break
+		}
+		if len(ranges) < 3 {
+			ranges = append(ranges, name(n)+" "+fmtMs(sums[n]))
+		}
+	}
+	text := "Most self time: " + name(top) + ", " + fmtMs(sums[top]) + ", " + share(sums[top], total, "operators' summed self time") +
+		" (" + s.where + ")."
+	if len(ranges) > 0 && top != names[0] {
+		text += " Ahead of it, ranges whose self time is their thread outside every operator (waiting, or uninstrumented Python): " + strings.Join(ranges, ", ") + "."
+	}
+	return text, nil
+}
+
+// isScopeRange: a step annotation or a record_function scope written as
+// "## name ##", whose self time is its thread outside every operator.
+func isScopeRange(n string) bool {
+	return strings.HasPrefix(n, "ProfilerStep#") || (strings.HasPrefix(n, "## ") && strings.HasSuffix(n, " ##"))
 }
 
 func rankEvidence(s *areaSlice) (string, *evidence.Gap) {
@@ -405,7 +429,14 @@ func stepEvidence(s *areaSlice) (string, *evidence.Gap) {
 	}
 	walls := map[string][]int64{}
 	var phases []string
-	var total int64
+	var total, busy, behind, empty int64
+	// Steps without GPU work (a profiler's stub step) are left out of the
+	// medians, as the step chart leaves them, when other steps ran some.
+	hasGPU := t.Col("gpu_events") >= 0
+	worked := false
+	for r := range t.Rows {
+		worked = worked || evidence.Int(t, r, "gpu_events") > 0
+	}
 	inferred := false
 	// Phase train means ProfilerStep# annotations, which an inference loop
 	// under torch.profiler writes too: the workload says which, per rank.
@@ -425,13 +456,24 @@ func stepEvidence(s *areaSlice) (string, *evidence.Gap) {
 				p = "ProfilerStep#, inference"
 			}
 		}
+		w := evidence.Int(t, r, "wall_ns")
+		if hasGPU && worked && evidence.Int(t, r, "gpu_events") == 0 {
+			empty++
+			total += w
+			continue
+		}
 		if _, ok := walls[p]; !ok {
 			phases = append(phases, p)
 		}
-		w := evidence.Int(t, r, "wall_ns")
 		walls[p] = append(walls[p], w)
 		total += w
 		inferred = inferred || evidence.Bool(t, r, "hypothesis")
+		// A step is its host annotation; its GPU work can run long after
+		// (vLLM enqueues a step's kernels and returns).
+		if b := evidence.Int(t, r, "gpu_busy_ns"); b > w {
+			busy += b
+			behind++
+		}
 	}
 	sort.Strings(phases)
 	var parts []string
@@ -444,6 +486,13 @@ func stepEvidence(s *areaSlice) (string, *evidence.Gap) {
 		parts = append(parts, fmtInt(int64(len(ws)))+" "+p+" (median "+fmtMs(medianInt(ws))+", "+share(sum, total, "step time")+")")
 	}
 	text := plural(int64(len(t.Rows)), "step", "steps") + " (" + s.where + "): " + strings.Join(parts, "; ") + "."
+	if empty > 0 {
+		text += " " + plural(empty, "step", "steps") + " without GPU work left out of the medians."
+	}
+	if behind > 0 {
+		text += " Step times are the host's annotations: " + plural(behind, "step's", "steps'") + " GPU work took longer than the step (" +
+			fmtMs(busy) + " of GPU busy time), running after the host moved on."
+	}
 	if inferred {
 		text += " Steps or phases are inferred, not annotated."
 	}

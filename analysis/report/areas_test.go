@@ -229,3 +229,67 @@ func TestStepsRowInferenceLoop(t *testing.T) {
 		})
 	}
 }
+
+// A step's time is its host annotation: when its GPU work took longer
+// (vllm_prefilldecode_piecewise: a 26 ms annotation, 156 ms of GPU work),
+// the steps row says so.
+func TestStepsRowGPUBehind(t *testing.T) {
+	for _, c := range []struct {
+		busy int64
+		want bool
+	}{{156_000_000, true}, {20_000_000, false}} {
+		ev := areaEvidence()
+		ev.Tables["steps"] = &table.Table{Name: "steps", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+			col("phase", "VARCHAR", "TEXT"), col("wall_ns", "BIGINT", "DURATION_NS"), col("gpu_busy_ns", "BIGINT", "DURATION_NS")},
+			Rows: [][]any{{"job", int64(0), "mixed", int64(26_000_000), c.busy}}}
+		ev.Gaps = nil
+		got := ""
+		for _, r := range evidenceRows(ev, nil) {
+			if r.Area == "Prefill/decode and steps" {
+				got = r.Evidence
+			}
+		}
+		if strings.Contains(got, "1 step's GPU work took longer than the step (156.000 ms") != c.want {
+			t.Errorf("GPU busy %d ns: steps row %q", c.busy, got)
+		}
+	}
+}
+
+// A step without GPU work (a profiler's stub step) is left out of the
+// steps row's median, as the step chart leaves it (amd_mi250_minitoy: 8.9
+// ms and a 0.05 ms stub made a 4.7 ms median).
+func TestStepsRowEmptyStep(t *testing.T) {
+	ev := areaEvidence()
+	ev.Tables["steps"] = &table.Table{Name: "steps", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+		col("phase", "VARCHAR", "TEXT"), col("wall_ns", "BIGINT", "DURATION_NS"), col("gpu_events", "BIGINT", "COUNT")},
+		Rows: [][]any{{"job", int64(0), "train", int64(9_000_000), int64(16)}, {"job", int64(0), "train", int64(50_000), int64(0)}}}
+	ev.Gaps = nil
+	got := ""
+	for _, r := range evidenceRows(ev, nil) {
+		if r.Area == "Prefill/decode and steps" {
+			got = r.Evidence
+		}
+	}
+	if !strings.Contains(got, "1 train (median 9.000 ms") || !strings.Contains(got, "1 step without GPU work left out of the medians") {
+		t.Errorf("steps row %q", got)
+	}
+}
+
+// A "## scope ##" range's self time is its thread outside every operator
+// (nccl_data_a100: the main thread inside backward(), 308 ms): the hotspot
+// is the first operator, the range named ahead of it.
+func TestOpsRowSkipsScopeRanges(t *testing.T) {
+	ev := areaEvidence()
+	ev.Tables["ops"] = &table.Table{Name: "ops", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+		col("name", "VARCHAR", "TEXT"), col("self_ns", "BIGINT", "DURATION_NS")},
+		Rows: [][]any{{"job", int64(0), "## backward ##", int64(308_000_000)}, {"job", int64(0), "aten::empty", int64(52_000_000)}}}
+	got := ""
+	for _, r := range evidenceRows(ev, nil) {
+		if r.Area == "CPU operator hotspots" {
+			got = r.Evidence
+		}
+	}
+	if !strings.HasPrefix(got, "Most self time: aten::empty") || !strings.Contains(got, "## backward ## 308.000 ms") {
+		t.Errorf("ops row %q", got)
+	}
+}

@@ -522,14 +522,17 @@ func nextFromKernels(ev *evidence.Evidence, profiler string) string {
 		return "Capture a trace with GPU activity, synchronisation events and step annotations: this one cannot show the next lever."
 	}
 	ni, ti, ci := t.Col("name"), t.Col("total_ns"), t.Col("class")
-	work, comm := map[string]int64{}, map[string]int64{}
+	work, comm, mem := map[string]int64{}, map[string]int64{}, map[string]int64{}
 	var total int64
 	for _, r := range t.Rows {
 		n, _ := cell(r, ni).(string)
 		v := int64(num(cell(r, ti)))
-		if class, _ := cell(r, ci).(string); class == "COMM" {
+		switch class, _ := cell(r, ci).(string); class {
+		case "COMM":
 			comm[n] += v
-		} else {
+		case "MEM":
+			mem[n] += v // copies and memsets: no kernel to profile
+		default:
 			work[n] += v
 		}
 		total += v
@@ -539,9 +542,19 @@ func nextFromKernels(ev *evidence.Evidence, profiler string) string {
 	}
 	of := " of the kernels' summed time (" + fmtMs(total) + ", streams counted apart)"
 	c, cNs := heaviest(comm)
+	m, mNs := heaviest(mem)
+	copyWhat := "copy " + m + " holds " + fmtPct(shareOf(mNs, total)) + ": a copy is no kernel to profile; the memcpy area gives its bandwidth and stream (a copy beside compute costs little)."
+	copyNote := " The " + copyWhat
 	if len(work) == 0 {
-		return "Every kernel is a communication kernel; the heaviest, " + c + ", holds " + fmtPct(shareOf(cNs, total)) + of +
+		if len(comm) == 0 {
+			return "Every GPU operation is a copy or memset; the heaviest " + copyWhat
+		}
+		s := "Every kernel is a communication kernel; the heaviest, " + c + ", holds " + fmtPct(shareOf(cNs, total)) + of +
 			". Its time includes waiting for the other ranks: the collectives area splits it into wait and transfer."
+		if mNs > cNs {
+			s += copyNote
+		}
+		return s
 	}
 	w, wNs := heaviest(work)
 	s := "The GPU side: the kernel " + w + " holds " + fmtPct(shareOf(wNs, total)) + of + ". Profile it with " + profiler +
@@ -549,6 +562,9 @@ func nextFromKernels(ev *evidence.Evidence, profiler string) string {
 	if cNs > wNs {
 		s += " The communication kernel " + c + " holds more (" + fmtPct(shareOf(cNs, total)) +
 			"), but its time includes waiting for the other ranks: the collectives area splits it into wait and transfer."
+	}
+	if mNs > wNs {
+		s += copyNote
 	}
 	return s
 }
