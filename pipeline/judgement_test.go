@@ -537,6 +537,29 @@ func TestJudgementPreWindowInterleaved(t *testing.T) {
 	}
 }
 
+// Case 3c. Communication launched before the window (mi300x_resnet: 24 of
+// its 71.5 ms) is in the exposed-communication headline, a whole-window
+// total: the finding says how much GPU work the window did not launch.
+func TestJudgementPreWindowInHeadline(t *testing.T) {
+	k := newJT(jH100, 0, 2)
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	const nccl = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+	for i := 0; i < 20; i++ {
+		k.gpu("kernel", nccl, 11+i, 9, 200+float64(i)*2_000, 1_900, nil) // stream 9, 38 ms before the steps end it
+	}
+	k.steps(1, 100, 0, 1000, func(_ int, at float64) {
+		k.op("cpu_op", "aten::mm", at+5, 20)
+		k.kernel(gemm, at+10, at+20, 300)
+		k.op("cpu_op", "c10d::allreduce_", at+40, 20)
+		k.gpu("kernel", nccl, k.call("cudaLaunchKernel", at+45, 5), 7, at+330, 500, nil)
+	})
+	j := judge(t, k.write(t, t.TempDir(), "prewindowcomm.json"))
+	f := j.one(t, "comm_not_overlapped")
+	if !strings.Contains(f.Observation, "20 GPU operations (38.0 ms of GPU time) were launched before the window") {
+		t.Errorf("the exposed-communication headline does not say part of it was launched before the window: %s", f.Observation)
+	}
+}
+
 // Case 4. Ten kernels launched at 0.1 ms start only at 400 ms, while the
 // host blocks in a DtoH cudaMemcpy: the device was held by work the trace
 // does not show. That is a held artifact, and the 400 ms of idle are not

@@ -77,6 +77,8 @@ type rankGate struct {
 	edgeSyncs     int64 // sync calls at the window's edge
 	edgeSyncNs    int64
 	loaderStartNs int64 // the DataLoader's first batch when its workers start up
+	preWindowN    int64 // GPU operations launched before the window
+	preWindowNs   int64 // and their GPU time
 	limits        []limit
 }
 
@@ -179,6 +181,9 @@ func Assess(ev *evidence.Evidence) *Gate {
 		}
 		if ls, ok := rows["loader_start"]; ok {
 			rg.loaderStartNs = ls.total
+		}
+		if pw, ok := rows["pre_window"]; ok {
+			rg.preWindowN, rg.preWindowNs = pw.count, pw.total
 		}
 		for _, kind := range []string{"first_use", "first_op", "loader_start", "warmup", "warmup_step", "held", "pre_window"} {
 			x, ok := rows[kind]
@@ -321,6 +326,29 @@ func (c *ctx) judgedSpan(trace string, rank int, span int64) string {
 		return fmt.Sprintf("the GPU span the rules judge, %s of %s (start-up and held intervals left out)", ms(span), ms(full))
 	}
 	return "the GPU span of " + ms(span)
+}
+
+// preWindow is the rank's GPU work launched before the window: the
+// operations and their GPU time.
+func (c *ctx) preWindow(trace string, rank int) (n, ns int64) {
+	if c.gate == nil {
+		return 0, 0
+	}
+	if rg := c.gate.ranks[key(trace, rank)]; rg != nil {
+		return rg.preWindowN, rg.preWindowNs
+	}
+	return 0, 0
+}
+
+// preWindowNote is the sentence a whole-window total adds when GPU work
+// launched before the window is a tenth of it or more: part of the total
+// is the previous iteration's ("" otherwise).
+func (c *ctx) preWindowNote(trace string, rank int, total int64) string {
+	n, ns := c.preWindow(trace, rank)
+	if n == 0 || total <= 0 || float64(ns) < 0.1*float64(total) {
+		return ""
+	}
+	return fmt.Sprintf(" %d GPU operations (%s of GPU time) were launched before the window, so part of this total may be the previous iteration's: see Capture quality, and the steps, which leave them out.", n, ms(ns))
 }
 
 // loaderStart is the rank's DataLoader worker start-up (the loader_start

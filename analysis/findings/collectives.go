@@ -534,6 +534,7 @@ func commExposed(c *ctx) []evidence.Finding {
 		default:
 			obs += fmt.Sprintf(" %s is %s%s.", most, dom, hintNote(cr, dom))
 		}
+		obs += c.preWindowNote(b.trace, b.rank, rr.comm)
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis",
 			Severity: severity(b.score, c.th["comm_critical"]),
 			Title:    "Communication is exposed: computation does not hide it",

@@ -576,7 +576,7 @@ func elementwiseDominated(c *ctx) []evidence.Finding {
 			Title: "Eager elementwise and reduction kernels take a large share of GPU time: a fusion lever",
 			Observation: fmt.Sprintf("PyTorch's eager elementwise and reduction kernels (at::native elementwise_kernel/reduce_kernel) took %s in %d launches, %s of GPU busy time; the GPU was busy %s of its span (%s)%s. Largest: %s (%s).",
 				ms(a.eager), a.count, pct(b.score), pct(l.busyShare()), c.where(b.trace, b.rank), others(b.n),
-				shortName(evidence.Str(k, a.top, "name")), ms(evidence.Int(k, a.top, "total_ns"))),
+				shortName(evidence.Str(k, a.top, "name")), ms(evidence.Int(k, a.top, "total_ns"))) + c.preWindowNote(b.trace, b.rank, a.eager),
 			Evidence: []evidence.Ref{ref("kernels", "rank", itoa(b.rank), "name", "at::native::*elementwise_kernel*|at::native::reduce_kernel*"), ref("ranks", "rank", itoa(b.rank))},
 			Impact:   float64(a.eager) / float64(l.span()),
 			ImpactOf: c.shareOf("the GPU span", b.trace, b.rank),
