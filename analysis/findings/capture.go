@@ -328,16 +328,22 @@ func (c *ctx) judgedSpan(trace string, rank int, span int64) string {
 	return "the GPU span of " + ms(span)
 }
 
+// rankGate is what the gate decided for one rank: an empty one when the
+// gate has not run (inside Assess) or knows no such rank.
+func (c *ctx) rankGate(trace string, rank int) *rankGate {
+	if c.gate != nil {
+		if rg := c.gate.ranks[key(trace, rank)]; rg != nil {
+			return rg
+		}
+	}
+	return &rankGate{}
+}
+
 // preWindow is the rank's GPU work launched before the window: the
 // operations and their GPU time.
 func (c *ctx) preWindow(trace string, rank int) (n, ns int64) {
-	if c.gate == nil {
-		return 0, 0
-	}
-	if rg := c.gate.ranks[key(trace, rank)]; rg != nil {
-		return rg.preWindowN, rg.preWindowNs
-	}
-	return 0, 0
+	rg := c.rankGate(trace, rank)
+	return rg.preWindowN, rg.preWindowNs
 }
 
 // preWindowNote is the sentence a whole-window total adds when GPU work
@@ -354,24 +360,13 @@ func (c *ctx) preWindowNote(trace string, rank int, total int64) string {
 // loaderStart is the rank's DataLoader worker start-up (the loader_start
 // artifact's time), which the DataLoader rule leaves out.
 func (c *ctx) loaderStart(trace string, rank int) int64 {
-	if c.gate == nil {
-		return 0
-	}
-	if rg := c.gate.ranks[key(trace, rank)]; rg != nil {
-		return rg.loaderStartNs
-	}
-	return 0
+	return c.rankGate(trace, rank).loaderStartNs
 }
 
 // edgeSyncs returns the rank's sync calls at the window's edge.
 func (c *ctx) edgeSyncs(trace string, rank int) (count, ns int64) {
-	if c.gate == nil {
-		return 0, 0
-	}
-	if rg := c.gate.ranks[key(trace, rank)]; rg != nil {
-		return rg.edgeSyncs, rg.edgeSyncNs
-	}
-	return 0, 0
+	rg := c.rankGate(trace, rank)
+	return rg.edgeSyncs, rg.edgeSyncNs
 }
 
 // apply caps the findings by the ranks' limits. A finding on every rank

@@ -243,12 +243,7 @@ func TestStepsRowGPUBehind(t *testing.T) {
 			col("phase", "VARCHAR", "TEXT"), col("wall_ns", "BIGINT", "DURATION_NS"), col("gpu_busy_ns", "BIGINT", "DURATION_NS")},
 			Rows: [][]any{{"job", int64(0), "mixed", int64(26_000_000), c.busy}}}
 		ev.Gaps = nil
-		got := ""
-		for _, r := range evidenceRows(ev, nil) {
-			if r.Area == "Prefill/decode and steps" {
-				got = r.Evidence
-			}
-		}
+		got := evidenceOf(ev, "Prefill/decode and steps")
 		if strings.Contains(got, "1 step's GPU work took longer than the step (156.000 ms") != c.want {
 			t.Errorf("GPU busy %d ns: steps row %q", c.busy, got)
 		}
@@ -264,12 +259,7 @@ func TestStepsRowEmptyStep(t *testing.T) {
 		col("phase", "VARCHAR", "TEXT"), col("wall_ns", "BIGINT", "DURATION_NS"), col("gpu_events", "BIGINT", "COUNT")},
 		Rows: [][]any{{"job", int64(0), "train", int64(9_000_000), int64(16)}, {"job", int64(0), "train", int64(50_000), int64(0)}}}
 	ev.Gaps = nil
-	got := ""
-	for _, r := range evidenceRows(ev, nil) {
-		if r.Area == "Prefill/decode and steps" {
-			got = r.Evidence
-		}
-	}
+	got := evidenceOf(ev, "Prefill/decode and steps")
 	if !strings.Contains(got, "1 train (median 9.000 ms") || !strings.Contains(got, "1 step without GPU work left out of the medians") {
 		t.Errorf("steps row %q", got)
 	}
@@ -283,13 +273,18 @@ func TestOpsRowSkipsScopeRanges(t *testing.T) {
 	ev.Tables["ops"] = &table.Table{Name: "ops", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
 		col("name", "VARCHAR", "TEXT"), col("self_ns", "BIGINT", "DURATION_NS")},
 		Rows: [][]any{{"job", int64(0), "## backward ##", int64(308_000_000)}, {"job", int64(0), "aten::empty", int64(52_000_000)}}}
-	got := ""
-	for _, r := range evidenceRows(ev, nil) {
-		if r.Area == "CPU operator hotspots" {
-			got = r.Evidence
-		}
-	}
+	got := evidenceOf(ev, "CPU operator hotspots")
 	if !strings.HasPrefix(got, "Most self time: aten::empty") || !strings.Contains(got, "## backward ## 308.000 ms") {
 		t.Errorf("ops row %q", got)
 	}
+}
+
+// evidenceOf is the Evidence text of the row of one area.
+func evidenceOf(ev *evidence.Evidence, area string) string {
+	for _, r := range evidenceRows(ev, nil) {
+		if r.Area == area {
+			return r.Evidence
+		}
+	}
+	return ""
 }
