@@ -669,7 +669,7 @@ func overlapFix(ri evidence.RankInfo, w Workload, coll string, transfer bool, ar
 	switch coll {
 	case "all_to_all":
 		if w.Known && w.TorchRec {
-			return "Overlap TorchRec's input-dist all-to-all with the previous batch's compute (TrainPipelineSparseDist) and cut its volume with the sharding plan (EmbeddingShardingPlanner: table-wise against row-wise, balanced across ranks).",
+			return "TorchRec runs two all-to-alls a batch: the input dist of the sparse features, which TrainPipelineSparseDist overlaps with the previous batch's compute, and the output dist of the pooled embeddings inside the forward, which no pipeline hides (the collectives area's rows by name, with the cross-view, tell which is larger). Pipeline the input dist, and cut the output dist's volume with the sharding plan (EmbeddingShardingPlanner: table-wise against row-wise, balanced across ranks).",
 				"pipeline = TrainPipelineSparseDist(model, optimizer, device)"
 		}
 		return "Check what issues the all-to-all: with TorchRec sharded embeddings, pipeline the input dist under the previous batch (TrainPipelineSparseDist) and revisit the sharding plan; with expert parallelism, overlap token dispatch and combine with expert computation.", ""
