@@ -183,7 +183,7 @@ var Rules = []Rule{
 	{ID: "pageable_copies", Doc: "host copies through pageable memory (staged, effectively synchronous)",
 		Thresholds: []string{"pageable_min_bytes", "pageable_critical"}, eval: pageable,
 		Step: &StepMeasure{What: "host time blocked in pageable copies", Values: func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {
-			return sumSteps(b.Table("memcpy"), tr, rk, "host_ns-held_ns", func(t *table.Table, r int) bool {
+			return sumStepsLess(b.Table("memcpy"), tr, rk, "host_ns", "held_ns", func(t *table.Table, r int) bool {
 				return pageableCopy(evidence.Str(t, r, "src"), evidence.Str(t, r, "dst"))
 			})
 		}},
@@ -373,7 +373,7 @@ func syncSteps(b *evidence.Bundle, tr string, rk int, s Subject) map[int]int64 {
 	}
 	m := sumSteps(b.Table("sync"), tr, rk, "gpu_gap_ns", blocking)
 	if total(m) == 0 {
-		return sumSteps(b.Table("sync"), tr, rk, "blocked_ns-held_ns", blocking)
+		return sumStepsLess(b.Table("sync"), tr, rk, "blocked_ns", "held_ns", blocking)
 	}
 	return m
 }
@@ -395,11 +395,15 @@ func gapSteps(keep func(category string) bool) func(b *evidence.Bundle, tr strin
 }
 
 // sumSteps sums col over the rows of t of one rank that pass keep, per step
-// (rows outside every step are left out). col "a-b" sums column a less
-// column b (host time less its held part).
+// (rows outside every step are left out).
 func sumSteps(t *table.Table, trace string, rank int, col string, keep func(*table.Table, int) bool) map[int]int64 {
+	return sumStepsLess(t, trace, rank, col, "", keep)
+}
+
+// sumStepsLess is sumSteps of col less column less ("" for none): a host
+// time less its held part.
+func sumStepsLess(t *table.Table, trace string, rank int, col, less string, keep func(*table.Table, int) bool) map[int]int64 {
 	out := map[int]int64{}
-	col, less, _ := strings.Cut(col, "-")
 	forSteps(t, trace, rank, func(t *table.Table, r, step int) {
 		if keep == nil || keep(t, r) {
 			out[step] += evidence.Int(t, r, col)
