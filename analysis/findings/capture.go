@@ -292,7 +292,7 @@ func artifactOf(trace string, rank int, where string, count, total, max, idle in
 		a.Detail = fmt.Sprintf("%s took %s, at least twice the median of the later steps of its phase (%s)%s.", name, ms(max), where, idleText)
 	case "held":
 		a.Title = "GPU idle with launched work waiting (a dependency, or work the trace does not show)"
-		a.Detail = fmt.Sprintf("%d GPU idle intervals went on at least 1 ms after the work that ended them was launched; the longest such wait, %s, ended with %s (%s)%s: the device had the work and did not run it, held by a dependency (an event on another stream, a peer) or by work the trace does not show (queued before the window, another process), not by the host.", count, ms(max), name, where, idleText)
+		a.Detail = fmt.Sprintf("%d GPU idle %s went on at least 1 ms after the work that ended them was launched; the longest such wait, %s, ended with %s (%s)%s: the device had the work and did not run it, held by a dependency (an event on another stream, a peer) or by work the trace does not show (queued before the window, another process), not by the host.", count, noun(count, "interval", "intervals"), ms(max), name, where, idleText)
 	case "pre_window":
 		a.Title = "GPU work launched before the capture began"
 		a.Detail = fmt.Sprintf("%d GPU operations at the window's start have no launching call in the trace, %s of GPU time (%s): their host side is outside the window.", count, ms(total), where)
