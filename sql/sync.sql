@@ -38,7 +38,7 @@
 -- stream: Stream of the copy or of the call's stream arg (-1 when unknown). INT
 -- call: Runtime call name. TEXT
 -- op: Issuing CPU operator ('' when none). TEXT
--- trigger: item, dynamic_shape, to_host, operator, explicit (no enclosing operator), or '' for non-blocking calls. TEXT
+-- trigger: item, dynamic_shape, copy (aten::to, _to_copy, copy_ or cpu: a tensor copied between host and device, either way; direction says which), operator, explicit (no enclosing operator), or '' for non-blocking calls. TEXT
 -- direction: Copy direction (HtoD, DtoH, DtoD, ...) or '' for sync calls. TEXT
 -- pageable: The copy names pageable host memory. BOOL
 -- blocking: The call blocks the host (false for cudaStreamWaitEvent). BOOL
@@ -127,7 +127,7 @@ _gap AS (
 )
 SELECT g.trace, g.rank, g.step, g.phase, g.stream, g.call,
   coalesce(o.op, '') AS op,
-  CASE WHEN NOT g.blocking THEN '' ELSE CASE o.prio WHEN 1 THEN 'item' WHEN 2 THEN 'dynamic_shape' WHEN 3 THEN 'to_host' WHEN 9 THEN 'operator' ELSE 'explicit' END END AS trigger,
+  CASE WHEN NOT g.blocking THEN '' ELSE CASE o.prio WHEN 1 THEN 'item' WHEN 2 THEN 'dynamic_shape' WHEN 3 THEN 'copy' WHEN 9 THEN 'operator' ELSE 'explicit' END END AS trigger,
   g.direction, g.pageable, g.blocking,
   count(*) AS count,
   CAST(sum(g.dur_ns) AS BIGINT) AS blocked_ns,

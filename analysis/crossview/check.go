@@ -322,15 +322,26 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 		// area's gpu_gap_ns, sql/sync.sql, counts the same part). A gap
 		// the device held (its work launched long before it ran) is the
 		// device's, the sync waiting on it (the sync area's held_ns).
+		//
+		// A sync that blocked on through idle gaps of HeldMinNs or more
+		// waited for work the trace does not show (the sync area's held_ns,
+		// sql/evidence_base.sql): that part of this gap is the device's,
+		// and the sync's own part is at most the call less all it held.
 		if s := containing(d.sync, g.a); s >= 0 && launched && cause != CauseDevice {
-			part := min(dur, d.sync[s].b-d.sync[s].a)
+			held, heldHere := d.held(d.sync[s], g)
+			heldHere = min(heldHere, dur)
+			part := max(0, min(dur-heldHere, d.sync[s].b-d.sync[s].a-held))
 			if fr := syncFrameAt(d, g.a); fr != nil && fr.node != nil {
 				fr.node.GapNs += part
 			}
 			add(CauseSync, launchTs >= g.a, part)
-			add(cause, confirmed, dur-part)
-			if 2*part >= dur {
+			add(CauseDevice, true, heldHere)
+			add(cause, confirmed, dur-part-heldHere)
+			switch {
+			case 2*part >= dur:
 				label = CauseSync
+			case 2*heldHere >= dur:
+				label = CauseDevice
 			}
 		} else {
 			add(cause, confirmed, dur)
@@ -341,6 +352,32 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 			}
 		}
 	}
+}
+
+// held returns how long the sync interval s blocked inside the rank's idle
+// gaps of HeldMinNs or more between its GPU work (0 below HeldMinNs in
+// all), and how much of that lies in gap g.
+func (d *rankData) held(s, g ival) (all, inG int64) {
+	if len(d.busy) == 0 {
+		return 0, 0
+	}
+	first, last := d.busy[0].a, d.busy[len(d.busy)-1].b
+	i := sort.Search(len(d.gaps), func(i int) bool { return d.gaps[i].b > s.a })
+	for ; i < len(d.gaps) && d.gaps[i].a < s.b; i++ {
+		x := d.gaps[i]
+		if x.b-x.a < HeldMinNs || x.a < first || x.b > last {
+			continue
+		}
+		n := min(s.b, x.b) - max(s.a, x.a)
+		all += n
+		if x == g {
+			inG = n
+		}
+	}
+	if all < HeldMinNs {
+		return 0, 0
+	}
+	return all, inG
 }
 
 // keepTop adds g to top, the n longest gaps in the order a stable sort by

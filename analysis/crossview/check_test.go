@@ -78,6 +78,33 @@ func TestGapCauses(t *testing.T) {
 	}
 }
 
+// A sync that blocks on after the GPU went idle waited for work the trace
+// does not show: that part of the gap is the device's, and the sync's own
+// part is at most the call less what it held, as the sync area's gpu_gap_ns
+// (sql/sync.sql) counts it.
+func TestSyncGapLessHeld(t *testing.T) {
+	f := newFixture()
+	root := f.frame(0, "python", "", "loop", 0, 4000)
+	l1 := f.frame(root, "runtime", "launch", "cudaLaunchKernel", 0, 5)
+	f.op(l1, "kernel", "k1", 10, 90) // 10..100
+	f.blocking(f.frame(root, "runtime", "sync", "cudaStreamSynchronize", 50, 3000))
+	l2 := f.frame(root, "runtime", "launch", "cudaLaunchKernel", 3100, 5)
+	f.op(l2, "kernel", "k2", 3110, 40) // gap 100..3110: the sync held 100..3050
+	res, err := Build(&f.in, Slice{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Check.Metrics
+	// Sync: the call's 3000 less the 2950 it held; device: the 2950 held;
+	// host: the leading 0..10 and the 10 left of the gap.
+	if m.GapSyncNs != 50*u || m.GapDeviceNs != 2950*u || m.GapHostNs != 20*u {
+		t.Errorf("gaps: sync %d device %d host %d, want %d %d %d", m.GapSyncNs, m.GapDeviceNs, m.GapHostNs, 50*u, 2950*u, 20*u)
+	}
+	if g := res.Check.TopGaps[0]; g.Cause != CauseDevice || g.DurNs != 3010*u {
+		t.Errorf("largest gap = %+v, want the device's 3010 µs", g)
+	}
+}
+
 // keepTop keeps what a stable sort by duration, longest first, cut to n,
 // would keep, in the same order.
 func TestKeepTop(t *testing.T) {

@@ -231,7 +231,7 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 	// aten::to); an explicit sync (the harness's) is not counted.
 	tabs["sync"] = &table.Table{Columns: cols("trace rank step phase stream call op trigger direction pageable blocking count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes"),
 		Rows: [][]any{
-			{"t", int64(0), int64(1), "", int64(7), "cudaStreamSynchronize", "aten::to", "to_host", "", false, true, int64(10), int64(100_000), int64(10_000), int64(0), int64(0), int64(0), int64(0)},
+			{"t", int64(0), int64(1), "", int64(7), "cudaStreamSynchronize", "aten::to", "copy", "", false, true, int64(10), int64(100_000), int64(10_000), int64(0), int64(0), int64(0), int64(0)},
 			{"t", int64(0), int64(-1), "", int64(7), "cudaDeviceSynchronize", "", "explicit", "", false, true, int64(1), int64(100_000), int64(100_000), int64(0), int64(0), int64(0), int64(0)},
 		}}
 	fs = eval(bundle("training", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
@@ -241,7 +241,7 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 	// The same aten::to uploading the batch (pageable HtoD copies, the
 	// syncs after them): the batch moves in before the model runs.
 	tabs["sync"].Rows = append(tabs["sync"].Rows,
-		[]any{"t", int64(0), int64(1), "", int64(7), "cudaMemcpyAsync", "aten::to", "to_host", "HtoD", true, true, int64(10), int64(100_000), int64(10_000), int64(0), int64(0), int64(0), int64(1 << 20)})
+		[]any{"t", int64(0), int64(1), "", int64(7), "cudaMemcpyAsync", "aten::to", "copy", "HtoD", true, true, int64(10), int64(100_000), int64(10_000), int64(0), int64(0), int64(0), int64(1 << 20)})
 	fs = eval(bundle("training", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
 	if len(fs) == 0 || strings.Contains(fs[0].Fix, "Caveat") {
 		t.Errorf("graph caveat for the batch's upload: %s %+v", rules(fs), fs)
@@ -266,8 +266,8 @@ func TestSyncFixFollowsCopyDirection(t *testing.T) {
 	syncTable := func(dir string, bytes int64) *table.Table {
 		c := cols("trace rank step phase stream call op trigger direction pageable blocking count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes")
 		return &table.Table{Columns: c, Rows: [][]any{
-			{"t", int64(0), int64(1), "", int64(7), "cudaStreamSynchronize", "aten::to", "to_host", "", false, true, int64(10), int64(1_000_000), int64(100_000), int64(10), int64(5_000_000), int64(500_000), int64(0)},
-			{"t", int64(0), int64(1), "", int64(7), "cudaMemcpyAsync", "aten::to", "to_host", dir, true, true, int64(10), int64(3_000_000), int64(300_000), int64(0), int64(0), int64(0), bytes},
+			{"t", int64(0), int64(1), "", int64(7), "cudaStreamSynchronize", "aten::to", "copy", "", false, true, int64(10), int64(1_000_000), int64(100_000), int64(10), int64(5_000_000), int64(500_000), int64(0)},
+			{"t", int64(0), int64(1), "", int64(7), "cudaMemcpyAsync", "aten::to", "copy", dir, true, true, int64(10), int64(3_000_000), int64(300_000), int64(0), int64(0), int64(0), bytes},
 		}}
 	}
 	for _, tc := range []struct {
@@ -300,8 +300,8 @@ func TestSyncFixFollowsCopyDirection(t *testing.T) {
 func TestSyncObservationAddsUpToTheArea(t *testing.T) {
 	c := cols("trace rank step phase stream call op trigger direction pageable blocking count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes")
 	sync := &table.Table{Columns: c, Rows: [][]any{
-		{"t", int64(0), int64(1), "", int64(7), "cudaStreamSynchronize", "aten::to", "to_host", "", false, true, int64(16), int64(560_000), int64(100_000), int64(16), int64(5_000_000), int64(500_000), int64(0)},
-		{"t", int64(0), int64(1), "", int64(7), "cudaMemcpyAsync", "aten::to", "to_host", "HtoD", true, true, int64(16), int64(57_000_000), int64(35_000_000), int64(0), int64(0), int64(0), int64(244 << 20)},
+		{"t", int64(0), int64(1), "", int64(7), "cudaStreamSynchronize", "aten::to", "copy", "", false, true, int64(16), int64(560_000), int64(100_000), int64(16), int64(5_000_000), int64(500_000), int64(0)},
+		{"t", int64(0), int64(1), "", int64(7), "cudaMemcpyAsync", "aten::to", "copy", "HtoD", true, true, int64(16), int64(57_000_000), int64(35_000_000), int64(0), int64(0), int64(0), int64(244 << 20)},
 	}}
 	g := rig{producer: "unknown", gpu: "NVIDIA A100-SXM4-80GB", busy: 20_000_000, idle: 30_000_000, features: []string{"cpu_ops"}}
 	b := g.bundle()
@@ -352,7 +352,7 @@ func TestSyncTitleAgreesWithItsGaps(t *testing.T) {
 		{0, 0, "The host blocks in syncs; no GPU gap is linked to them"},
 	} {
 		sync := &table.Table{Columns: c, Rows: [][]any{
-			{"t", int64(0), int64(1), "", int64(7), "hipMemcpyWithStream", "aten::to", "to_host", "HtoD", false, true, int64(5), int64(490_000_000), int64(490_000_000), tc.gaps, tc.gapNs, tc.gapNs, int64(380)},
+			{"t", int64(0), int64(1), "", int64(7), "hipMemcpyWithStream", "aten::to", "copy", "HtoD", false, true, int64(5), int64(490_000_000), int64(490_000_000), tc.gaps, tc.gapNs, tc.gapNs, int64(380)},
 		}}
 		fs := eval(bundle("sglang", "rocm", "AMD Instinct MI300X", 490_000_000, 500_000_000, map[string]*table.Table{"sync": sync}), nil)
 		var title, obs, fix string
@@ -378,7 +378,7 @@ func TestSyncTitleAgreesWithItsGaps(t *testing.T) {
 func TestSyncFixSGLangOverlap(t *testing.T) {
 	c := cols("trace rank step phase stream call op trigger direction pageable blocking count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes")
 	sync := &table.Table{Columns: c, Rows: [][]any{
-		{"t", int64(0), int64(1), "", int64(7), "hipMemcpyWithStream", "aten::copy_", "to_host", "DtoH", false, true, int64(10), int64(3_000_000), int64(300_000), int64(10), int64(1_500_000), int64(150_000), int64(40)},
+		{"t", int64(0), int64(1), "", int64(7), "hipMemcpyWithStream", "aten::copy_", "copy", "DtoH", false, true, int64(10), int64(3_000_000), int64(300_000), int64(10), int64(1_500_000), int64(150_000), int64(40)},
 	}}
 	work := &table.Table{Columns: cols("trace rank feature name count total_ns"),
 		Rows: [][]any{{"t", int64(0), "sglang_overlap", "sglang/srt/managers/overlap_utils.py(130): resolve_future", int64(5), int64(100_000)}}}
@@ -405,7 +405,7 @@ func TestSyncFixSGLangOverlap(t *testing.T) {
 func TestSyncObservationSingular(t *testing.T) {
 	c := cols("trace rank step phase stream call op trigger direction pageable blocking count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes")
 	sync := &table.Table{Columns: c, Rows: [][]any{
-		{"t", int64(0), int64(1), "", int64(7), "hipMemcpyWithStream", "aten::copy_", "to_host", "DtoH", false, true, int64(1), int64(460_000_000), int64(460_000_000), int64(1), int64(150_000), int64(150_000), int64(4)},
+		{"t", int64(0), int64(1), "", int64(7), "hipMemcpyWithStream", "aten::copy_", "copy", "DtoH", false, true, int64(1), int64(460_000_000), int64(460_000_000), int64(1), int64(150_000), int64(150_000), int64(4)},
 	}}
 	for _, f := range eval(bundle("sglang", "rocm", "AMD Instinct MI300X", 5_000_000, 5_000_000, map[string]*table.Table{"sync": sync}), nil) {
 		if f.Rule != "sync_bound_loop" {

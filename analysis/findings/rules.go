@@ -240,7 +240,7 @@ func syncBound(c *ctx) []evidence.Finding {
 			case "dynamic_shape":
 				f.Fix = "Replace the data-dependent shape (nonzero, boolean mask) with a fixed-shape form."
 				f.Snippet = "x = torch.where(mask, x, torch.zeros_like(x))"
-			case "to_host":
+			case "copy":
 				if uploadOnly(t, b.trace, b.rank, op) {
 					// aten::to of a pageable host tensor to the device
 					// synchronises after its copy: the input batch's upload.
