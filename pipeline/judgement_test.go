@@ -695,6 +695,27 @@ func TestJudgementLoaderStart(t *testing.T) {
 	}
 }
 
+// Case 4g. The first aten::addmm takes 2.5 ms (later ones 20 us) around
+// CUPTI's Lazy Function Loading overhead event, and the GPU idles through
+// it (b200_eager: five such first calls held the longest gaps): a one-time
+// cost the profiler marks, which the rules leave out of the slice they
+// judge; the steady loop after it keeps the GPU busy.
+func TestJudgementProfilerOverhead(t *testing.T) {
+	k := newJT(jH100, 0, 1)
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	k.kernel(gemm, 0, 10, 90)
+	k.op("cpu_op", "aten::addmm", 100, 2_500)
+	k.ev("overhead", "Lazy Function Loading", -1, 0, 200, 50, nil)
+	k.kernel(gemm, 2_590, 2_600, 100)
+	k.steps(1, 60, 3_000, 1_000, func(_ int, at float64) { k.busyStep(at, gemm) })
+	j := judge(t, k.write(t, t.TempDir(), "lazyload.json"))
+
+	j.artifact(t, "Profiler overhead", "Lazy Function Loading in aten::addmm", "2.5 ms")
+	if !strings.Contains(j.summary(), "GPU idle time inside start-up or held work, which the rules leave out") {
+		t.Errorf("the summary does not leave the lazy loading's idle out:\n%s", j.summary())
+	}
+}
+
 // Case 4f. One launch in each of 40 steps blocks 2 ms (the other 120
 // return in 10 us): a submission that recurs through the run, blocking
 // behind the device (mtia_single_rank: 119 slow of 3,453 calls), not

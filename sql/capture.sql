@@ -24,6 +24,13 @@
 --     its thread when it takes at least 100 ms and 5x the median of the
 --     later ones (two or more): the workers starting up (and re-spawning
 --     each epoch without persistent_workers), not the steady loading.
+--   profiler_overhead: the profiler's overhead events (CUPTI's Lazy
+--     Function Loading: a kernel's module loaded on its first launch, with
+--     CUDA's lazy module loading; Activity Buffer Request and Buffer
+--     Flush: the profiler allocating and writing out its own buffers),
+--     each as the innermost CPU operator around it, which paid for it
+--     (b200_eager: first aten::addmm calls of 1.5-2.5 ms against a 0.06 ms
+--     median), or as the event itself where no operator is around it.
 --   warmup: annotations or operators whose name says warm-up (warmup,
 --     warm_up, warm-up).
 --   warmup_step: the first step of a phase when it is at least twice the
@@ -62,9 +69,9 @@
 --     rank's first launching call (it can only wait for work launched
 --     before the window: a harness's sync after warm-up) or, on a rank
 --     with steps, outside every step.
---   excluded: the union of first_use, first_op, loader_start, warmup,
---     warmup_step, held and graph_capture: what the rules take out of the
---     judged slice.
+--   excluded: the union of first_use, first_op, loader_start,
+--     profiler_overhead, warmup, warmup_step, held and graph_capture: what
+--     the rules take out of the judged slice.
 --
 -- Columns:
 -- trace: Trace name. TEXT
@@ -144,6 +151,19 @@ _first_launch AS (
   SELECT trace, rank, min(ts_ns) AS fl FROM _rt
   WHERE api IN ('launch', 'graph_launch', 'memcpy', 'memset') GROUP BY trace, rank
 ),
+-- The profiler's overhead events (CUPTI: Lazy Function Loading, a
+-- kernel's module loaded on its first launch; Activity Buffer Request, the
+-- profiler's own buffers), each with the innermost CPU operator around it,
+-- which paid for it (the event's own interval where none is).
+_ovh AS (
+  SELECT v.trace, v.rank, v.name, v.ts_ns, v.end_ns,
+    arg_min(c.name, c.dur_ns) AS op, arg_min(c.ts_ns, c.dur_ns) AS op_ts, arg_min(c.end_ns, c.dur_ns) AS op_end
+  FROM evidence_base_events v
+  LEFT JOIN evidence_base_events c ON c.trace = v.trace AND c.rank = v.rank AND c.kind = 'cpu_op'
+    AND c.ts_ns <= v.ts_ns AND c.end_ns >= v.end_ns
+  WHERE v.kind = 'overhead' AND v.dur_ns > 0
+  GROUP BY v.trace, v.rank, v.name, v.ts_ns, v.end_ns
+),
 _ops AS (
   SELECT trace, rank, tid, name, ts_ns, dur_ns, end_ns,
     row_number() OVER (PARTITION BY trace, rank, tid, name ORDER BY ts_ns, end_ns DESC) AS k
@@ -213,6 +233,10 @@ _art AS (
   FROM evidence_base_events
   WHERE kind IN ('annotation', 'cpu_op') AND dur_ns > 0 AND name IN (SELECT s FROM tb_strings WHERE regexp_matches(s, 'warm[-_ ]?up', 'i'))
   UNION ALL
+  SELECT trace, rank, 'profiler_overhead', CASE WHEN op IS NULL THEN name ELSE name || ' in ' || op END,
+    coalesce(op_ts, ts_ns), coalesce(op_end, end_ns)
+  FROM _ovh
+  UNION ALL
   SELECT s.trace, s.rank, 'warmup_step', 'step ' || s.step, s.ts_ns, s.end_ns
   FROM _stepd s JOIN _stepm m ON m.trace = s.trace AND m.rank = s.rank AND m.phase = s.phase AND s.phase <> 'unknown'
   WHERE s.k = 1 AND m.n >= 2 AND s.d >= 2 * m.med
@@ -250,7 +274,7 @@ _all AS (
   SELECT trace, rank, kind, ts_ns, end_ns FROM _art
   UNION ALL
   SELECT trace, rank, 'excluded', ts_ns, end_ns FROM _art
-  WHERE kind IN ('first_use', 'first_op', 'loader_start', 'warmup', 'warmup_step', 'held', 'graph_capture')
+  WHERE kind IN ('first_use', 'first_op', 'loader_start', 'profiler_overhead', 'warmup', 'warmup_step', 'held', 'graph_capture')
 ),
 _m AS (
   SELECT *,

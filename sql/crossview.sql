@@ -189,10 +189,10 @@ _ops AS (
 ),
 -- The distinct names of the frames and ops, from tb_strings: DuckDB then
 -- sizes this table by tb_strings, not by the events, and joins it to the
--- ops as the small side. comm: whether the name is a communication
--- kernel's (tb_comm_kernel), tested once per name for the ops' class.
+-- ops as the small side. kclass: the class the name gives a kernel
+-- (tb_kernel_class), tested once per name for the ops' class.
 _names AS (
-  SELECT id AS name_id, s AS name, tb_comm_kernel(s) AS comm
+  SELECT id AS name_id, s AS name, tb_kernel_class('kernel', s) AS kclass
   FROM tb_strings
   WHERE id IN (
     SELECT DISTINCT name_id FROM _ev
@@ -255,7 +255,7 @@ SELECT 'op' AS row_kind, o.trace, o.rank, o.id,
     ELSE 'none'
   END AS link,
   CAST(0 AS BIGINT) AS call_stack_id,
-  CASE WHEN o.kind = 'kernel' THEN CASE WHEN n.comm THEN 'COMM' ELSE 'COMP' END ELSE tb_kernel_class(o.kind, NULL) END AS class,
+  CASE WHEN o.kind = 'kernel' THEN n.kclass ELSE tb_kernel_class(o.kind, NULL) END AS class,
   CAST(NULL AS VARCHAR) AS sync,
   CAST(o.name_id + 1 AS BIGINT) AS name_id, CAST(NULL AS BIGINT) AS thread_id,
   CAST(CASE o.host WHEN 1 THEN o.l_ts WHEN 2 THEN o.x_ts END AS BIGINT) AS host_ts_ns,

@@ -37,10 +37,13 @@ _keyed AS NOT MATERIALIZED (
   FROM evidence_base_events
   WHERE kind = 'kernel'
 ),
+-- Communication and computation kernels only: a transfer written as a
+-- kernel (class MEM, MTIA's dma_request) is neither.
 _g AS (
   SELECT trace, rank, step, phase, ts_ns, end_ns, stream, correlation,
     class, file_id, idx
   FROM _keyed
+  WHERE class IN ('COMM', 'COMP')
 ),
 _w AS (
   SELECT *,

@@ -58,15 +58,18 @@ CREATE OR REPLACE MACRO tb_comm_kernel(name) AS
   OR regexp_matches(name, 'cross_device_reduce|deep_ep::|dpsk::ep::|multimem_(all_reduce|all_gather|one_shot)|(one|two)_shot_all_reduce', 'i');
 
 -- tb_kernel_class(kind, name): the class of a GPU event: MEM for copies and
--- memsets (kind gpu_memcpy, gpu_memset), SYNC for GPU-side waits (kind
--- gpu_sync), COMM for kernels that tb_comm_kernel matches, COMP for every
--- other kernel; NULL for host events.
+-- memsets (kind gpu_memcpy, gpu_memset) and for device transfers written as
+-- kernels (a name that starts with dma: MTIA's dma_request, whose args give
+-- a direction and a size; HTA counts ^dma as memory too), SYNC for GPU-side
+-- waits (kind gpu_sync), COMM for kernels that tb_comm_kernel matches, COMP
+-- for every other kernel; NULL for host events.
 CREATE OR REPLACE MACRO tb_kernel_class(kind, name) AS
   CASE
     WHEN kind IN ('gpu_memcpy', 'gpu_memset') THEN 'MEM'
     WHEN kind = 'gpu_sync' THEN 'SYNC'
     WHEN kind <> 'kernel' THEN NULL
     WHEN tb_comm_kernel(name) THEN 'COMM'
+    WHEN starts_with(name, 'dma') THEN 'MEM'
     ELSE 'COMP'
   END;
 

@@ -66,6 +66,8 @@ var kernelCases = []struct {
 	{"kernel", "reduce_segments", "COMP"},                   // tracelens/vllm_decode_full_mi300x
 	{"kernel", "_finalize_matmul_scatter_bf16", "COMP"},     // tracelens/vllm_decode_full_mi300x
 	{"kernel", "aten::scatter_add.out-dtype_Float", "COMP"}, // hta/mtia_single_rank
+	// Device transfers written as kernels: memory, as HTA's ^dma.
+	{"kernel", "dma_request", "MEM"}, // hta/mtia_single_rank: args direction and size
 	{"kernel", "void splitKreduce_kernel<float, float, float, float>(cublasSplitKParams<float>, float const*, float const*, float*, float const*, float const*, float const*)", "COMP"}, // kineto/resnet50_num_workers_0
 	// A name of NCCL's that is not at the start is not enough.
 	{"kernel", "my_nccl_wrapper_kernel", "COMP"},

@@ -185,10 +185,13 @@ func Assess(ev *evidence.Evidence) *Gate {
 		if pw, ok := rows["pre_window"]; ok {
 			rg.preWindowN, rg.preWindowNs = pw.count, pw.total
 		}
-		for _, kind := range []string{"first_use", "first_op", "loader_start", "warmup", "warmup_step", "held", "pre_window"} {
+		for _, kind := range []string{"first_use", "first_op", "loader_start", "profiler_overhead", "warmup", "warmup_step", "held", "pre_window"} {
 			x, ok := rows[kind]
 			if !ok || (kind == "held" && (x.idle < HeldMinIdleNs || float64(x.idle) < HeldMinShare*float64(rr.idle))) {
 				continue // work that waited in a busy queue is not an artifact
+			}
+			if kind == "profiler_overhead" && x.idle < HeldMinIdleNs {
+				continue // the profiler's buffer flushes while the GPU ran: nothing to leave out
 			}
 			add(artifactOf(rr.trace, rr.rank, where, x.count, x.total, x.max, x.idle, x.name, kind))
 		}
@@ -284,6 +287,9 @@ func artifactOf(trace string, rank int, where string, count, total, max, idle in
 	case "loader_start":
 		a.Title = "DataLoader worker start-up: the first batch waited for the workers"
 		a.Detail = fmt.Sprintf("The first batch of %s took %s, at least 5x the median of the later ones (%s)%s: the worker processes starting up (again every epoch unless persistent_workers=True), not the steady loading; the DataLoader rule leaves it out.", name, ms(max), where, idleText)
+	case "profiler_overhead":
+		a.Title = "Profiler overhead: lazy kernel loading and the profiler's buffers"
+		a.Detail = fmt.Sprintf("%d profiler overhead %s (Lazy Function Loading: a kernel's module loaded on its first launch; Activity Buffer Request, Buffer Flush: the profiler's own buffers), within operators that took %s in all; the longest, %s, took %s (%s)%s. One-time or the profiler's own costs, not the loop's.", count, noun(count, "event", "events"), ms(total), name, ms(max), where, idleText)
 	case "warmup":
 		a.Title = "Warm-up iterations inside the window"
 		a.Detail = fmt.Sprintf("%d ranges whose name says warm-up, the longest %s (%s, %s)%s.", count, name, ms(max), where, idleText)

@@ -627,7 +627,8 @@ func hintNote(cr *collRank, coll string) string {
 }
 
 // allReduces counts a rank's all-reduce kernels: vLLM's custom all-reduce
-// (cross_device_reduce) and NCCL's or RCCL's (count, ns).
+// (cross_device_reduce) and NCCL's or RCCL's (count, ns; from the
+// collectives area where the kernel names do not say).
 type allReduces struct{ custom, nccl [2]int64 }
 
 // customAllReduce reads the rank's all-reduce kernels from the kernels
@@ -645,6 +646,19 @@ func (c *ctx) customAllReduce(trace string, rank int) allReduces {
 			ar.nccl = [2]int64{ar.nccl[0] + x[0], ar.nccl[1] + x[1]}
 		}
 	}
+	// RCCL's kernels (ncclDevKernel_Generic_*) do not name the operation:
+	// the collectives area's all-reduces, which count the custom kernels
+	// too, say how many the library ran.
+	var all [2]int64
+	co := c.ev.Table("collectives")
+	for _, r := range c.rankRows(co, trace, rank) {
+		if evidence.Str(co, r, "collective") == "all_reduce" {
+			all = [2]int64{all[0] + evidence.Int(co, r, "count"), all[1] + evidence.Int(co, r, "total_ns")}
+		}
+	}
+	if lib := all[0] - ar.custom[0]; lib > ar.nccl[0] && all[1] > ar.custom[1] {
+		ar.nccl = [2]int64{lib, all[1] - ar.custom[1]}
+	}
 	return ar
 }
 
@@ -658,7 +672,11 @@ func overlapFix(ri evidence.RankInfo, w Workload, coll string, transfer bool, ar
 	case ri.Producer == "vllm" && ar.custom[0] > 0:
 		fix = fmt.Sprintf("Tensor-parallel all-reduces sit between the layers and cannot overlap them. vLLM's custom all-reduce is in use (%d cross_device_reduce kernels, %s)", ar.custom[0], ms(ar.custom[1]))
 		if ar.nccl[0] > 0 {
-			fix += fmt.Sprintf("; %d all-reduces (%s) ran in NCCL, which vLLM uses for messages above the custom all-reduce's size limit", ar.nccl[0], ms(ar.nccl[1]))
+			lib := "NCCL"
+			if ri.Platform == "rocm" {
+				lib = "RCCL"
+			}
+			fix += fmt.Sprintf("; %d all-reduces (%s) ran in %s, which vLLM uses for messages above the custom all-reduce's size limit", ar.nccl[0], ms(ar.nccl[1]), lib)
 		}
 		return fix + ". What is left is to weigh a smaller tensor-parallel size (more replicas) against the model's memory needs.", ""
 	case ri.Producer == "vllm":
@@ -691,6 +709,11 @@ func overlapFix(ri evidence.RankInfo, w Workload, coll string, transfer bool, ar
 			return "DDP already overlaps its gradient buckets with the backward pass; a smaller bucket_cap_mb helps only with transfer left after the backward pass's last kernel (see where the exposed all-reduce sits in the Perfetto view).", ""
 		case w.Known && w.FSDP:
 			return "Under FSDP the all-reduce is not gradient bucketing: find what issues it (the ops area's c10d:: rows) and start it asynchronously (async_op=True) where the data allows.", ""
+		case w.Known && w.BackwardAllReduce:
+			// Issued from inside the backward (a compiled backward, or
+			// gradient hooks without DDP's markers): no call in the loop to
+			// make asynchronous.
+			return "The all-reduces run inside the backward pass (autograd operators issue them: " + w.Examples["allreduce_in_backward"] + "), not from the training loop, so async_op in the loop cannot reach them. Gradient reduction from the backward overlaps only when it is bucketed and each bucket starts while backward compute remains: find the hook or compiled region that issues them (the cross-view names it), reduce the gradients in fewer, larger buckets (DDP's reducer with bucket_cap_mb), and check in the Perfetto view that the compute stream does not wait on each one.", ""
 		case w.Known:
 			return "The operators show no DDP reducer: an all-reduce issued in the loop (dist.all_reduce) can start asynchronously (async_op=True) and be waited on where the result is needed, or several tensors can be reduced in one call.",
 				"work = dist.all_reduce(t, async_op=True)  # ... independent work ...; work.wait()"

@@ -334,6 +334,33 @@ func TestCommExposedSplit(t *testing.T) {
 			notFix:  []string{"check that", "DDP"},
 		},
 		{
+			name: "vLLM on ROCm: RCCL's kernels do not name the all-reduce, the collectives area does",
+			b: func() *evidence.Bundle {
+				b := transfer("vllm", []string{}, "all_reduce")
+				for _, r := range b.Traces.Rows {
+					r[b.Traces.Col("platform")] = "rocm"
+				}
+				co := b.Tables["collectives"]
+				co.Rows[0][co.Col("count")] = int64(1610)
+				co.Rows[0][co.Col("total_ns")] = int64(75_700_000)
+				b.Tables["kernels"] = &table.Table{Columns: cols("trace rank step phase stream name class count total_ns min_ns max_ns hist"), Rows: [][]any{
+					{"t", int64(0), int64(1), "", int64(3), "void vllm::cross_device_reduce_1stage<__hip_bfloat16, 4>(vllm::RankData*, vllm::RankSignals, vllm::Signal*, __hip_bfloat16*, int, int)", "COMM", int64(1449), int64(33_400_000), int64(4_000), int64(99_000), ""},
+					{"t", int64(0), int64(1), "", int64(3), "ncclDevKernel_Generic_2(ncclDevKernelArgsStorage<4096ul>)", "COMM", int64(171), int64(42_660_000), int64(97_000), int64(300_000), ""},
+				}}
+				return b
+			}(),
+			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
+			wantFix: []string{"custom all-reduce is in use (1449 cross_device_reduce kernels, 33.4 ms); 161 all-reduces (42.3 ms) ran in RCCL"},
+			notFix:  []string{"check that", "NCCL,"},
+		},
+		{
+			name:      "all-reduces issued inside the backward without DDP: not the loop's async_op",
+			b:         transfer("training", []string{"backward", "allreduce_in_backward"}, "all_reduce"),
+			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
+			wantFix: []string{"inside the backward pass", "allreduce_in_backward_example", "bucket_cap_mb"},
+			notFix:  []string{"async_op=True", "no DDP reducer"},
+		},
+		{
 			name:      "workload unknown: what to check, no snippet",
 			b:         transfer("training", nil, "all_reduce"),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",

@@ -347,13 +347,19 @@ func TestSyncTitleAgreesWithItsGaps(t *testing.T) {
 	for _, tc := range []struct {
 		gaps, gapNs int64
 		title       string
+		small       bool // a smaller contributor that opened gaps
+		prefix      string
 	}{
-		{5, 600_000, "The host blocks in syncs; the GPU gaps linked to them are small"},
-		{0, 0, "The host blocks in syncs; no GPU gap is linked to them"},
+		{5, 600_000, "The host blocks in syncs; the GPU gaps linked to them are small", false, ""},
+		{0, 0, "The host blocks in syncs; no GPU gap is linked to them", false, "No GPU gap follows these calls"},
+		{0, 0, "The host blocks in syncs; the GPU gaps linked to them are small", true, "No GPU gap follows the largest contributor's calls"},
 	} {
 		sync := &table.Table{Columns: c, Rows: [][]any{
 			{"t", int64(0), int64(1), "", int64(7), "hipMemcpyWithStream", "aten::to", "copy", "HtoD", false, true, int64(5), int64(490_000_000), int64(490_000_000), tc.gaps, tc.gapNs, tc.gapNs, int64(380)},
 		}}
+		if tc.small {
+			sync.Rows = append(sync.Rows, []any{"t", int64(0), int64(1), "", int64(7), "hipMemcpyWithStream", "aten::nonzero", "dynamic_shape", "DtoD", false, true, int64(7), int64(210_000), int64(48_000), int64(7), int64(210_000), int64(48_000), int64(4)})
+		}
 		fs := eval(bundle("sglang", "rocm", "AMD Instinct MI300X", 490_000_000, 500_000_000, map[string]*table.Table{"sync": sync}), nil)
 		var title, obs, fix string
 		for _, f := range fs {
@@ -367,8 +373,8 @@ func TestSyncTitleAgreesWithItsGaps(t *testing.T) {
 		// Without a GPU gap the host waited for a busy GPU (xdit's output
 		// read-back at the step's end): the fix says removing it gains
 		// the GPU nothing.
-		if got := strings.HasPrefix(fix, "No GPU gap follows these calls"); got != (tc.gaps == 0) {
-			t.Errorf("%d gaps: fix %q", tc.gaps, fix)
+		if got := strings.HasPrefix(fix, "No GPU gap follows"); got != (tc.prefix != "") || !strings.HasPrefix(fix, tc.prefix) {
+			t.Errorf("%d gaps (a smaller contributor with gaps: %v): fix %q, want it to start %q", tc.gaps, tc.small, fix, tc.prefix)
 		}
 	}
 }

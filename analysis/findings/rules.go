@@ -268,10 +268,15 @@ func syncBound(c *ctx) []evidence.Finding {
 				f.Snippet = "torch.cuda.set_sync_debug_mode(\"warn\")  # reports every sync with its stack"
 			}
 		}
-		if a.gaps == 0 && f.Fix != "" {
-			// The GPU never went idle after these calls: the host was ahead
-			// and waited for it (xdit's final output read-back).
-			f.Fix = "No GPU gap follows these calls: the host was ahead of the GPU and waited for it, so removing them frees host time only where the host has other work to do meanwhile, and speeds up nothing on the GPU. If it does: " + lowerFirst(f.Fix)
+		if evidence.Int(t, r, "gaps") == 0 && f.Fix != "" {
+			// The GPU never went idle after the calls the fix is for: the
+			// host was ahead and waited for it (xdit's final output
+			// read-back, the largest of calls some of which opened gaps).
+			these := "these calls"
+			if a.gaps > 0 {
+				these = "the largest contributor's calls"
+			}
+			f.Fix = "No GPU gap follows " + these + ": the host was ahead of the GPU and waited for it, so removing them frees host time only where the host has other work to do meanwhile, and speeds up nothing on the GPU. If it does: " + lowerFirst(f.Fix)
 		}
 		f.Verify = "Re-profile: the sync rows' gpu_gap_ns should drop and ranks.idle_ns with it; torch.cuda.set_sync_debug_mode(\"warn\") lists the remaining syncs."
 		f.Refute = "The GPU gaps persist with the syncs removed, or the next launch call started before the GPU drained (then the gap is launch latency, not the sync)."

@@ -279,6 +279,53 @@ func TestOpsRowSkipsScopeRanges(t *testing.T) {
 	}
 }
 
+// Copy calls count among HTA's launches, but a pageable copy's time is a
+// wait (resnet_2080ti: 123 copies, 2010 ms, beside 946 ms of kernel
+// launches): the launches row gives them apart.
+func TestLaunchRowCopiesApart(t *testing.T) {
+	ev := areaEvidence()
+	ev.Tables["launch"] = &table.Table{Name: "launch", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+		col("call", "VARCHAR", "TEXT"), col("launches", "BIGINT", "COUNT"), col("cpu_ns", "BIGINT", "DURATION_NS"),
+		col("short", "BIGINT", "COUNT"), col("delay_outliers", "BIGINT", "COUNT")},
+		Rows: [][]any{{"job", int64(0), "cudaLaunchKernel", int64(9628), int64(946_000_000), int64(10), int64(2)},
+			{"job", int64(0), "cudaMemcpyAsync", int64(123), int64(2_010_000_000), int64(0), int64(0)}}}
+	got := evidenceOf(ev, "Kernel launches")
+	if !strings.HasPrefix(got, "9,628 kernel launches took 946.000 ms of host time (mean 0.098 ms") ||
+		!strings.Contains(got, "123 copy and memset calls took 2,010.000 ms more") {
+		t.Errorf("launch row %q", got)
+	}
+}
+
+// The idle the capture area leaves out is not the host's, whatever HTA's
+// per-stream split calls it (sglang_qwen3_decode: 463 ms held, 99.9%
+// host_wait): the idle row says how much of it there is.
+func TestIdleRowNamesExcludedIdle(t *testing.T) {
+	ev := areaEvidence()
+	ev.Tables["capture"] = &table.Table{Name: "capture", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+		col("kind", "VARCHAR", "TEXT"), col("idle_ns", "BIGINT", "DURATION_NS")},
+		Rows: [][]any{{"job", int64(0), "excluded", int64(20_000_000)}, {"job", int64(0), "held", int64(20_000_000)}}}
+	got := evidenceOf(ev, "Idle gaps")
+	if !strings.Contains(got, "20.000 ms of the idle lies in what Capture quality leaves out") {
+		t.Errorf("idle row %q", got)
+	}
+}
+
+// MTIA writes its device transfers as dma_request kernels, with no copy
+// event: the memory row says they are there instead of "no copy".
+func TestMemcpyRowNamesTransferKernels(t *testing.T) {
+	ev := areaEvidence()
+	ev.Tables["memcpy"] = &table.Table{Name: "memcpy", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+		col("count", "BIGINT", "COUNT")}}
+	ev.Tables["kernels"] = &table.Table{Name: "kernels", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+		col("name", "VARCHAR", "TEXT"), col("class", "VARCHAR", "TEXT"), col("count", "BIGINT", "COUNT"), col("total_ns", "BIGINT", "DURATION_NS")},
+		Rows: [][]any{{"job", int64(0), "fc-dtype_Float", "COMP", int64(127), int64(5_752_000_000)},
+			{"job", int64(0), "dma_request", "MEM", int64(22_179), int64(422_716_000)}}}
+	got := evidenceOf(ev, "Memory copies")
+	if !strings.Contains(got, "22,179 device transfers written as kernels (dma_request, 422.716 ms)") {
+		t.Errorf("memory row %q", got)
+	}
+}
+
 // evidenceOf is the Evidence text of the row of one area.
 func evidenceOf(ev *evidence.Evidence, area string) string {
 	for _, r := range evidenceRows(ev, nil) {
