@@ -716,6 +716,40 @@ func TestJudgementProfilerOverhead(t *testing.T) {
 	}
 }
 
+// Case 4h. Without steps a finding's Perfetto window centres on the
+// longest instance of what it is about; the DataLoader workers' 500 ms
+// start-up holds the longest gap and the longest DataLoader call, which the
+// capture area leaves out: the windows show the loop after it
+// (resnet_2080ti: both windows showed the 2 s start-up).
+func TestJudgementWindowsPassOverStartUp(t *testing.T) {
+	k := newJT(jH100, 0, 1)
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	const next = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
+	k.kernel(gemm, 0, 5, 5)
+	k.op("user_annotation", next, 10, 500_000)
+	for i := 0; i < 60; i++ {
+		at := 500_100 + float64(i)*10_000
+		k.op("user_annotation", next, at, 8_000-float64(i))
+		k.kernel(gemm, at+8_100, at+8_200, 1_500)
+	}
+	j := judge(t, k.write(t, t.TempDir(), "startup.json"))
+
+	j.artifact(t, "DataLoader worker start-up", "took 500 ms")
+	placed := 0
+	for _, w := range j.src.Windows {
+		if !w.Placed || w.Basis == "" || !strings.Contains(w.Basis, "either side of") {
+			continue
+		}
+		placed++
+		if w.FocusStartNs < 500_000_000 {
+			t.Errorf("the window of %s centres on the start-up: %s (%d..%d ns)", w.Rule, w.Basis, w.FocusStartNs, w.FocusEndNs)
+		}
+	}
+	if placed == 0 {
+		t.Fatalf("no window centred on an instance: %+v", j.src.Windows)
+	}
+}
+
 // Case 4f. One launch in each of 40 steps blocks 2 ms (the other 120
 // return in 10 us): a submission that recurs through the run, blocking
 // behind the device (mtia_single_rank: 119 slow of 3,453 calls), not

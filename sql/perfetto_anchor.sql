@@ -24,9 +24,11 @@
 -- anchor comm: the longest communication kernel (class COMM: tb_comm_kernel).
 -- anchor kernel: the longest kernel.
 -- anchor kernel_name: one row per kernel name of the rank: its longest
---   instance, with the name's class (tb_kernel_class).
+--   instance (outside the start-up, below, where it has one), with the
+--   name's class (tb_kernel_class).
 -- anchor host_name: one row per (kind, name) of the rank's annotations,
---   operators and python frames: its longest instance.
+--   operators and python frames: its longest instance (outside the
+--   start-up where it has one).
 --   A finding whose rule's marks flag some of these names (the eager
 --   elementwise kernels, the DataLoader's iterations, fp32 SIMT GEMMs, the
 --   storm's tiny kernels, the slow kernel) centres on the longest instance
@@ -45,7 +47,14 @@
 -- kind: kernel_name and host_name: the events' kind (events.kind); NULL otherwise. TEXT
 -- class: kernel_name: the kernel's class (tb_kernel_class: COMP or COMM); NULL otherwise. TEXT
 --
--- PARAMS: $1 trace (TEXT), $2 rank (INT).
+-- Instances that lie mostly (more than half their length) inside $3..$4,
+-- the start-up the capture area leaves out of the judged slice, come after
+-- the others of their anchor: a finding about the loop is shown on the
+-- loop (resnet_2080ti: the longest gap and DataLoader call are the workers'
+-- 2 s start-up).
+--
+-- PARAMS: $1 trace (TEXT), $2 rank (INT), $3 and $4 the start-up to pass
+-- over (DURATION_NS from the trace's first event; $4 <= $3: none).
 WITH
 _t0 AS (
   SELECT min(first_ts_ns) AS t0 FROM traces WHERE trace = $1::VARCHAR
@@ -94,7 +103,7 @@ _sync_gap AS (
   FROM _sync s LEFT JOIN _gap g ON g.ts_ns >= s.ts_ns AND g.ts_ns <= s.end_ns
   GROUP BY s.name, s.ts_ns, s.dur_ns
 ),
-_cand AS (
+_cand0 AS (
   -- score orders the instances of an anchor before their length: the
   -- GPU gap a sync opened; 0 for the other anchors.
   SELECT 'sync' AS anchor, name, ts_ns, dur_ns, gap_ns AS score FROM _sync_gap
@@ -109,11 +118,25 @@ _cand AS (
   WHERE kind = 'kernel' AND tb_comm_kernel(name)
   UNION ALL
   SELECT 'kernel', name, ts_ns, dur_ns, 0 FROM _ev WHERE kind = 'kernel'
+),
+_up AS (
+  SELECT t0 + $3::BIGINT AS lo, t0 + $4::BIGINT AS hi FROM _t0 WHERE $4::BIGINT > $3::BIGINT
+),
+-- loop: the instance is not mostly inside the start-up.
+_cand AS (
+  SELECT c.*, coalesce(2 * (least(c.ts_ns + c.dur_ns, u.hi) - greatest(c.ts_ns, u.lo)) <= c.dur_ns, true) AS loop
+  FROM _cand0 c LEFT JOIN _up u ON true
+),
+_host AS (
+  SELECT e.kind, e.name, e.ts_ns, e.dur_ns,
+    coalesce(2 * (least(e.ts_ns + e.dur_ns, u.hi) - greatest(e.ts_ns, u.lo)) <= e.dur_ns, true) AS loop
+  FROM _ev e LEFT JOIN _up u ON true
+  WHERE e.kind IN ('kernel', 'annotation', 'cpu_op', 'python')
 )
 SELECT anchor,
-  arg_max(name, (score, dur_ns, -ts_ns)) AS name,
-  arg_max(ts_ns, (score, dur_ns, -ts_ns)) - (SELECT t0 FROM _t0) AS start_ns,
-  arg_max(dur_ns, (score, dur_ns, -ts_ns)) AS dur_ns,
+  arg_max(name, (loop, score, dur_ns, -ts_ns)) AS name,
+  arg_max(ts_ns, (loop, score, dur_ns, -ts_ns)) - (SELECT t0 FROM _t0) AS start_ns,
+  arg_max(dur_ns, (loop, score, dur_ns, -ts_ns)) AS dur_ns,
   NULL::VARCHAR AS kind, NULL::VARCHAR AS class
 FROM _cand
 GROUP BY anchor
@@ -123,9 +146,8 @@ FROM _mem
 HAVING count(*) > 0 AND max(peak) > 0
 UNION ALL
 SELECT CASE WHEN kind = 'kernel' THEN 'kernel_name' ELSE 'host_name' END, name,
-  arg_max(ts_ns, (dur_ns, -ts_ns)) - (SELECT t0 FROM _t0), max(dur_ns), kind,
+  arg_max(ts_ns, (loop, dur_ns, -ts_ns)) - (SELECT t0 FROM _t0), arg_max(dur_ns, (loop, dur_ns, -ts_ns)), kind,
   CASE WHEN kind = 'kernel' THEN tb_kernel_class(kind, name) END
-FROM _ev
-WHERE kind IN ('kernel', 'annotation', 'cpu_op', 'python')
+FROM _host
 GROUP BY kind, name
 ORDER BY anchor, name, kind

@@ -248,6 +248,7 @@ var presetHeaders = []presetHeader{
 			"name", "TEXT",
 			"count", "COUNT",
 			"total_ns", "DURATION_NS",
+			"covered_ns", "DURATION_NS",
 		}},
 	{area: "collectives",
 		rules: []string{"group_size", "max", "late_peer", "argmax(late_peer_n)", "late_peer_n", "max"},

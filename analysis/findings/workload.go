@@ -38,8 +38,9 @@ type Workload struct {
 	// Compiled: torch.compile is in use (Torch-Compiled Region,
 	// CompiledFunction, ## Call CompiledFxGraph, TorchDynamo frames).
 	Compiled bool
-	// CompiledNs: the summed time of the compiled feature's events (nested
-	// ones counted again): how much of the work runs compiled code.
+	// CompiledNs: the time during which compiled code ran (the union of
+	// the compiled feature's events, covered_ns; their sum where a
+	// collection has no union): how much of the work runs compiled code.
 	CompiledNs int64
 	// DDP, FSDP, TorchRec: what the operators show of the parallelism.
 	DDP, FSDP, TorchRec bool
@@ -129,7 +130,11 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			w.Training = true
 		case "compiled":
 			w.Compiled = true
-			w.CompiledNs += evidence.Int(t, r, "total_ns")
+			if t.Col("covered_ns") >= 0 && t.Rows[r][t.Col("covered_ns")] != nil {
+				w.CompiledNs += evidence.Int(t, r, "covered_ns")
+			} else {
+				w.CompiledNs += evidence.Int(t, r, "total_ns")
+			}
 			w.TorchMajor = max(w.TorchMajor, 2)
 		case "dynamo_frames":
 			w.TorchMajor = max(w.TorchMajor, 2)
