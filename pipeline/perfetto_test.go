@@ -253,7 +253,7 @@ func TestPerfettoPresetsDocumented(t *testing.T) {
 		args   []any
 	}{
 		{sql.Perfetto, []any{"t", 0, int64(10_000_000), int64(39_800_000), int64(100), int64(10)}},
-		{sql.PerfettoAnchor, []any{"t", 0}},
+		{sql.PerfettoAnchor, []any{"t", 0, 0, 0}},
 	}
 	for _, tc := range tests {
 		p, ok := sql.Lookup(tc.preset)

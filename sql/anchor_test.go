@@ -45,7 +45,7 @@ func alexNet(t *testing.T) (*duck.DB, context.Context) {
 func anchors(t *testing.T, db *duck.DB, ctx context.Context) *table.Table {
 	t.Helper()
 	p, _ := sql.Lookup(sql.PerfettoAnchor)
-	a, err := db.Query(ctx, p.SQL, 0, "t", 0)
+	a, err := db.Query(ctx, p.SQL, 0, "t", 0, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

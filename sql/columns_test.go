@@ -51,7 +51,7 @@ func TestPresetColumnsDocumented(t *testing.T) {
 	others := map[string][]any{
 		sql.Crossview:      {"t", 0},
 		sql.Perfetto:       {"t", 0, int64(0), int64(20_000_000), int64(1000), int64(100)},
-		sql.PerfettoAnchor: {"t", 0},
+		sql.PerfettoAnchor: {"t", 0, 0, 0},
 	}
 	for name, args := range others {
 		p, _ := sql.Lookup(name)

@@ -65,10 +65,11 @@ func TestLoaderIsInlineSafe(t *testing.T) {
 func TestModuleSize(t *testing.T) {
 	mod := buildtest.Module(t)
 	// The judgement rules (capture gate, collectives, levers, device table)
-	// grew the core by about 130 KB gzip; the page stays under its 3 MB
-	// target through the base85 encoding. The guard still catches a heavy
-	// package pulled into the viewer.
-	const limit = 1_750_000
+	// grew the core by about 130 KB gzip, and leaving package regexp out
+	// (analysis/internal/rx) took 117 KB off it: 1.58 MB. The page stays
+	// under its 3 MB target through the base85 encoding; the guard catches
+	// a heavy package pulled into the viewer.
+	const limit = 1_650_000
 	if len(mod) > limit {
 		t.Errorf("viewer module is %d bytes gzip, want at most %d (keep heavy packages out of wasm/viewer)", len(mod), limit)
 	}

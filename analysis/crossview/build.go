@@ -199,6 +199,7 @@ type builder struct {
 // threadState is one thread's open call stack and what the cross-check
 // keeps of a launching thread.
 type threadState struct {
+	id    int32 // index in Input.Threads
 	key   rankKey
 	rs    *rankSlice // its rank's slice
 	d     *rankData  // the rank's, when this is one of its launching threads; else nil
@@ -641,7 +642,7 @@ func (b *builder) frame(f *Frame) {
 			d.wait = append(d.wait, ival{ts, end})
 		}
 	}
-	if th.main {
+	if th.d != nil {
 		b.hostAt(th, top)
 	}
 }
@@ -760,7 +761,7 @@ func (b *builder) thread(t int32) *threadState {
 		return th
 	}
 	x := &b.in.Threads[t]
-	th := &threadState{key: rankKey{x.Trace, x.Rank}}
+	th := &threadState{id: t, key: rankKey{x.Trace, x.Rank}}
 	th.rs = b.ranks[th.key]
 	if d := b.per[th.key]; d != nil {
 		if _, ok := d.threads[t]; ok {

@@ -130,12 +130,13 @@ type syncFrame struct {
 // its rank's main launching thread open at its middle, found as the frames
 // stream in (hostAt).
 type topGap struct {
-	gap   Gap
-	key   rankKey
-	mid   int64
-	found bool
-	depth int32
-	class uint8
+	gap    Gap
+	key    rankKey
+	mid    int64
+	thread int32 // the thread that launched the work ending the gap; -1: none
+	found  int8  // where the host stack came from: 0 none yet, 1 the main launching thread, 2 thread
+	depth  int32
+	class  uint8
 }
 
 // device measures what the GPU operations alone give, before the frames
@@ -197,22 +198,54 @@ func (b *builder) device() {
 	}
 	for _, g := range top {
 		k := rankKey{g.Trace, g.Rank}
-		b.top = append(b.top, topGap{gap: g, key: k, mid: b.ranks[k].origin + g.StartNs + g.DurNs/2})
+		rs, d := b.ranks[k], b.per[k]
+		b.top = append(b.top, topGap{gap: g, key: k, mid: rs.origin + g.StartNs + g.DurNs/2,
+			thread: b.endingThread(d, rs.origin+g.StartNs+g.DurNs)})
 	}
 }
 
-// hostAt offers the open frame at k of th, a rank's main launching thread,
-// to the longest gaps of its rank: the innermost frame open at a gap's
-// middle gives the gap its host stack, at most its 4 innermost frames,
-// outermost first.
+// endingThread is the thread that launched the operation ending at end a
+// gap of d's rank (the first launched one starting there), -1 when none
+// was launched: in a training step the backward's kernels come from the
+// autograd thread and the forward's from the main one, so the host stack
+// that explains a gap is the one of the thread whose launch ended it
+// (nccl_data_a100: DDP's buffer broadcast in the forward).
+func (b *builder) endingThread(d *rankData, end int64) int32 {
+	ops := d.ops
+	k := sort.Search(len(ops), func(i int) bool { return b.ops[ops[i]].a >= end })
+	for ; k < len(ops) && b.ops[ops[k]].a == end; k++ {
+		if o := &b.ops[ops[k]]; o.host != hostNone {
+			return o.op.HostThread
+		}
+	}
+	return -1
+}
+
+// hostAt offers the open frame at k of th, one of a rank's launching
+// threads, to the longest gaps of its rank: the innermost frame open at a
+// gap's middle on the thread that launched the work ending the gap, else on
+// the rank's main launching thread, gives the gap its host stack, at most
+// its 4 innermost frames, outermost first.
 func (b *builder) hostAt(th *threadState, k int) {
 	e := &th.stack[k]
 	for i := range b.top {
 		t := &b.top[i]
-		if t.key != th.key || e.ts > t.mid || e.end <= t.mid || (t.found && e.depth <= t.depth) {
+		if t.key != th.key || e.ts > t.mid || e.end <= t.mid {
 			continue
 		}
-		t.found, t.depth, t.class = true, e.depth, e.class
+		var src int8
+		switch {
+		case th.id == t.thread:
+			src = 2
+		case th.main:
+			src = 1
+		default:
+			continue
+		}
+		if src < t.found || (src == t.found && e.depth <= t.depth) {
+			continue
+		}
+		t.found, t.depth, t.class = src, e.depth, e.class
 		path := make([]string, 0, 4)
 		for j := max(0, k-3); j <= k; j++ {
 			path = append(path, th.stack[j].name)
@@ -245,7 +278,7 @@ func (b *builder) measure() Check {
 	c := Check{Metrics: *m, TopGaps: []Gap{}, Notes: []string{}}
 	for _, t := range b.top {
 		g := t.gap
-		if t.found {
+		if t.found > 0 {
 			g.HostClass = classNames[t.class]
 		}
 		c.TopGaps = append(c.TopGaps, g)

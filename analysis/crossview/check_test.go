@@ -105,6 +105,34 @@ func TestSyncGapLessHeld(t *testing.T) {
 	}
 }
 
+// A gap's host stack comes from the thread whose launch ended it, not the
+// rank's main launching thread: in training the backward's autograd thread
+// launches most kernels, and a gap in the forward is explained by the main
+// thread's frames (nccl_data_a100: DDP's buffer broadcast).
+func TestGapHostFromEndingThread(t *testing.T) {
+	f := newFixture()
+	fwd := f.in.ThreadID("t", 0, "1/1")
+	bwd := f.in.ThreadID("t", 0, "1/2")
+	on := func(id int64, th int32) int64 { f.last().Thread = th; return id }
+	eng := on(f.frame(0, "cpu_op", "", "autograd::engine::evaluate_function: MmBackward0", 0, 400), bwd)
+	for i := int64(0); i < 3; i++ {
+		l := on(f.frame(eng, "runtime", "launch", "cudaLaunchKernel", 10+20*i, 5), bwd)
+		f.op(l, "kernel", "bwd", 20+20*i, 10) // the last ends at 70
+	}
+	ddp := on(f.frame(0, "python", "", "DistributedDataParallel.forward", 80, 300), fwd)
+	on(f.frame(ddp, "cpu_op", "", "aten::unflatten_dense_tensors", 100, 250), fwd)
+	l := on(f.frame(ddp, "runtime", "launch", "cudaLaunchKernel", 360, 5), fwd)
+	f.op(l, "kernel", "fwd", 370, 10) // gap 70..370
+	res, err := Build(&f.in, Slice{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := res.Check.TopGaps[0]
+	if g.DurNs != 300*u || len(g.Host) == 0 || g.Host[len(g.Host)-1] != "aten::unflatten_dense_tensors" {
+		t.Errorf("largest gap = %+v, want 300 µs in aten::unflatten_dense_tensors", g)
+	}
+}
+
 // keepTop keeps what a stable sort by duration, longest first, cut to n,
 // would keep, in the same order.
 func TestKeepTop(t *testing.T) {

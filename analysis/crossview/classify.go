@@ -1,25 +1,26 @@
 package crossview
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/tracebook/tracebook/analysis/internal/rx"
 )
 
 // WaitPatterns match the frames in which a host thread waits for work
 // rather than doing it. Self time inside such a frame (and inside its
 // callees) is "waiting" in the CPU view.
-var WaitPatterns = []*regexp.Regexp{
+var WaitPatterns = []*rx.Regexp{
 	// vLLM worker waiting on the engine core's broadcast.
-	regexp.MustCompile(`shm_broadcast\.py\(\d+\): (dequeue|acquire_read)`),
-	regexp.MustCompile(`(^|[^A-Za-z_])sched_yield`),
+	rx.MustCompile(`shm_broadcast\.py\(\d+\): (dequeue|acquire_read)`),
+	rx.MustCompile(`(^|[^A-Za-z_])sched_yield`),
 	// Condition/Event waits, queue gets, sleeps, selectors and zmq polls.
-	regexp.MustCompile(`threading\.py\(\d+\): wait$`),
-	regexp.MustCompile(`queue\.py\(\d+\): get$`),
-	regexp.MustCompile(`^<built-in (function|method) (sleep|select|poll|epoll|recv|recv_multipart|acquire)[ >]`),
-	regexp.MustCompile(`selectors\.py\(\d+\): select$`),
-	regexp.MustCompile(`zmq/sugar/(poll|socket)\.py\(\d+\): (poll|recv|recv_multipart)$`),
+	rx.MustCompile(`threading\.py\(\d+\): wait$`),
+	rx.MustCompile(`queue\.py\(\d+\): get$`),
+	rx.MustCompile(`^<built-in (function|method) (sleep|select|poll|epoll|recv|recv_multipart|acquire)[ >]`),
+	rx.MustCompile(`selectors\.py\(\d+\): select$`),
+	rx.MustCompile(`zmq/sugar/(poll|socket)\.py\(\d+\): (poll|recv|recv_multipart)$`),
 	// A DataLoader waiting for its worker processes.
-	regexp.MustCompile(`dataloader\.py\(\d+\): _(try_)?get_data$`),
+	rx.MustCompile(`dataloader\.py\(\d+\): _(try_)?get_data$`),
 }
 
 // waitWords are substrings that every WaitPatterns match contains: a
@@ -68,7 +69,7 @@ const (
 	ClassMem  = "MEM"  // copies and memsets
 )
 
-var addrRE = regexp.MustCompile(` at 0x[0-9a-fA-F]+`)
+var addrRE = rx.MustCompile(` at 0x[0-9a-fA-F]+`)
 
 // frameName is a frame's name as the trees show it: the name as written,
 // less the object addresses that python frames of bound methods carry
@@ -76,7 +77,7 @@ var addrRE = regexp.MustCompile(` at 0x[0-9a-fA-F]+`)
 // would otherwise split one call site into many nodes.
 func frameName(kind HostKind, name string) string {
 	if kind == HostPython && strings.Contains(name, " at 0x") {
-		return addrRE.ReplaceAllString(name, "")
+		return addrRE.ReplaceAllLiteralString(name, "")
 	}
 	return name
 }

@@ -1,9 +1,10 @@
 package crossview
 
 import (
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/tracebook/tracebook/analysis/internal/rx"
 )
 
 // bnode is a tree node while the tree is being built: children by kind and name.
@@ -51,7 +52,7 @@ func trimInstallPrefix(frame string) string {
 
 // recordFunctionEnter matches the Call stack frame of record_function's
 // __enter__, where a region (a user annotation) is recorded.
-var recordFunctionEnter = regexp.MustCompile(`(^|/)torch/autograd/profiler\.py\(\d+\): __enter__$`)
+var recordFunctionEnter = rx.MustCompile(`(^|/)torch/autograd/profiler\.py\(\d+\): __enter__$`)
 
 // stackOf splits a Call stack arg (innermost frame first, ';' between
 // frames) into frame names, outermost first, remembered by arg. A frame's

@@ -49,8 +49,9 @@ package device
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/tracebook/tracebook/analysis/internal/rx"
 )
 
 // Caps is what one device supports. Known is false when neither the name
@@ -92,7 +93,7 @@ type flags struct {
 
 // part is one device of a family: a name pattern and its figures.
 type part struct {
-	re   *regexp.Regexp
+	re   *rx.Regexp
 	peak float64 // dense BF16/FP16 TFLOP/s of one device, 0 when not in the sources
 	mem  float64 // TB/s, 0 when not in the sources
 }
@@ -111,7 +112,7 @@ type family struct {
 
 // dev builds a part; the pattern is case-insensitive.
 func dev(pattern string, peak, mem float64) part {
-	return part{re: regexp.MustCompile(`(?i)` + pattern), peak: peak, mem: mem}
+	return part{re: rx.MustCompile(`(?i)` + pattern), peak: peak, mem: mem}
 }
 
 var (

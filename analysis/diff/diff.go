@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/internal/rx"
 	"github.com/tracebook/tracebook/analysis/table"
 )
 
@@ -980,8 +980,8 @@ func sideGaps(label string, s Side) []string {
 }
 
 var (
-	digits     = regexp.MustCompile(`[0-9]+`)
-	otherNodes = regexp.MustCompile(`^other \([0-9]+ nodes?\)$`)
+	digits     = rx.MustCompile(`[0-9]+`)
+	otherNodes = rx.MustCompile(`^other \([0-9]+ nodes?\)$`)
 )
 
 // stepless names every step annotation of a family alike (ProfilerStep#N,
@@ -992,7 +992,7 @@ func stepless(name string) string {
 		return "other (small nodes)" // the cross-view's folded small nodes: their count varies
 	}
 	if strings.HasPrefix(name, "ProfilerStep#") || strings.HasPrefix(name, "execute_") || strings.HasPrefix(name, "step[") {
-		return digits.ReplaceAllString(name, "N")
+		return digits.ReplaceAllLiteralString(name, "N")
 	}
 	return name
 }

@@ -15,13 +15,13 @@ package findings
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/tracebook/tracebook/analysis/device"
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/internal/rx"
 	"github.com/tracebook/tracebook/analysis/table"
 )
 
@@ -178,7 +178,7 @@ var (
 	// simtRE: GEMM kernel names on the SIMT path (fp32 sgemm, the complex
 	// cgemm of cuDNN's FFT convolutions, cuBLAS's gemv/gemmSN/gemmk1).
 	// Every name it matches holds "gem" (hasGem is the cheap test before it).
-	simtRE = regexp.MustCompile(`(?i)(^|[^a-z])sgemm|(^|[^a-z]|g)cgemm|gemv|gemmsn|gemmk1`)
+	simtRE = rx.MustCompile(`(?i)(^|[^a-z])sgemm|(^|[^a-z]|g)cgemm|gemv|gemmsn|gemmk1`)
 	// Markers of tensor-core math in NVIDIA kernel names (cuBLAS, cuDNN,
 	// CUTLASS, nvjet), and of types other than fp32.
 	tensorMarkers = []string{"tensorop", "hmma", "wgmma", "wmma", "imma", "h884", "s884", "h1688", "s1688", "h16816", "s16816",
@@ -511,7 +511,7 @@ func shortName(n string) string {
 
 var (
 	// opRE: the functor or op a templated at::native kernel runs.
-	opRE       = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(Functor[A-Za-z0-9_]*|_functor|Ops|KernelImpl|_kernel_cuda|_kernel_impl|_kernel)\b|launch_[a-z_]+|copy_device_to_device`)
+	opRE       = rx.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(Functor[A-Za-z0-9_]*|_functor|Ops|KernelImpl|_kernel_cuda|_kernel_impl|_kernel)\b|launch_[a-z_]+|copy_device_to_device`)
 	genericOps = map[string]bool{"BinaryFunctor": true, "AUnaryFunctor": true, "BUnaryFunctor": true, "UnaryFunctor": true,
 		"gpu_kernel_impl": true, "gpu_kernel_impl_nocast": true, "ReduceOp": true, "func_wrapper_t": true, "elementwise_kernel": true,
 		"vectorized_elementwise_kernel": true, "unrolled_elementwise_kernel": true, "reduce_kernel": true}

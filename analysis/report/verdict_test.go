@@ -182,3 +182,30 @@ func TestCapCallStacks(t *testing.T) {
 		}
 	}
 }
+
+// DDP's buffer broadcast in the forward opens the longest gaps of
+// nccl_data_a100 (aten::unflatten_dense_tensors under
+// DistributedDataParallel.forward): the host-side fixes name
+// broadcast_buffers=False, where the operators show DDP and only there.
+func TestDDPBufferFix(t *testing.T) {
+	cv := &crossview.Result{Check: crossview.Check{TopGaps: []crossview.Gap{
+		{DurNs: 15_700_000, Host: []string{"aten::unflatten_dense_tensors", "aten::narrow", "aten::slice"}},
+		{DurNs: 7_600_000, Host: []string{"DistributedDataParallel.forward", "aten::unflatten_dense_tensors"}},
+		{DurNs: 2_000_000, Host: []string{"ProfilerStep#3", "aten::conv2d"}},
+	}}}
+	for _, ddp := range []bool{true, false} {
+		b := evidence.NewBundle()
+		wl := &table.Table{Columns: []table.Column{{Name: "trace"}, {Name: "rank"}, {Name: "feature"}}}
+		if ddp {
+			wl.Rows = [][]any{{"t", int64(0), "ddp"}}
+		}
+		b.Tables["workload"] = wl
+		d := &Doc{Critical: []Issue{{ID: "host_bound_idle", Fix: "Shorten the CPU work.", Snippet: "model = torch.compile(model)"}, {ID: "pageable_copies", Fix: "Pin."}}}
+		ddpBufferFix(d, b, cv)
+		named := strings.Contains(d.Critical[0].Fix, "2 of the cross-check's 3 longest GPU gaps (23.300 ms) open while DDP broadcasts") &&
+			strings.HasSuffix(d.Critical[0].Snippet, "broadcast_buffers=False)") && strings.HasPrefix(d.Critical[0].Snippet, "model = torch.compile")
+		if named != ddp || strings.Contains(d.Critical[1].Fix, "broadcast") {
+			t.Errorf("DDP %v: fixes %q / %q, snippet %q", ddp, d.Critical[0].Fix, d.Critical[1].Fix, d.Critical[0].Snippet)
+		}
+	}
+}

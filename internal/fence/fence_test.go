@@ -94,3 +94,17 @@ func TestWasmViewerReachesNoCgo(t *testing.T) {
 		t.Errorf("the viewer reaches %s", p)
 	}
 }
+
+// TestWasmViewerLinksNoRegexp: package regexp and its Unicode tables were
+// 131 KB of the viewer module's gzip; the analysis core's patterns go
+// through analysis/internal/rx instead (its tests hold them to regexp's
+// meaning).
+func TestWasmViewerLinksNoRegexp(t *testing.T) {
+	pkgs := deps(t, "./wasm/viewer", "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	if len(pkgs) == 0 {
+		t.Skip("no viewer package yet")
+	}
+	if p, ok := forbidden(pkgs, []string{"regexp"}); ok {
+		t.Errorf("the viewer links %s: use analysis/internal/rx for the core's patterns", p)
+	}
+}
