@@ -260,7 +260,7 @@ func TestStepsRowEmptyStep(t *testing.T) {
 		Rows: [][]any{{"job", int64(0), "train", int64(9_000_000), int64(16)}, {"job", int64(0), "train", int64(50_000), int64(0)}}}
 	ev.Gaps = nil
 	got := evidenceOf(ev, "Prefill/decode and steps")
-	if !strings.Contains(got, "1 train (median 9.000 ms") || !strings.Contains(got, "1 step without GPU work left out of the medians") {
+	if !strings.Contains(got, "1 train (median wall 9.000 ms") || !strings.Contains(got, "1 step without GPU work left out of the medians") {
 		t.Errorf("steps row %q", got)
 	}
 }

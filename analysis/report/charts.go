@@ -552,7 +552,7 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 		}
 	}
 	c := chart.Bars{ID: "tb-chart-steps", Unit: "ms", ValueAxis: "GPU time", CategoryAxis: "step", Series: series, Vertical: true,
-		Marks: []chart.Mark{{Value: med, Label: "median step " + chart.Format(med) + " ms"}}}
+		Marks: []chart.Mark{{Value: med, Label: "median step GPU time " + chart.Format(med) + " ms"}}}
 	for _, s := range shown {
 		c.Bars = append(c.Bars, chart.Bar{Label: strconv.FormatInt(s.step, 10), Full: "step " + strconv.FormatInt(s.step, 10), Values: parts(s)})
 	}
@@ -588,7 +588,7 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 	if empty := all - len(worked); empty > 0 {
 		head += " (" + strconv.Itoa(empty) + " without GPU work, left out of the median)"
 	}
-	alt := []string{head + "; median step " + chart.Format(med) + " ms."}
+	alt := []string{head + "; median step GPU time " + chart.Format(med) + " ms."}
 	if slowest == fastest {
 		alt = append(alt, "One step ran GPU work: step "+strconv.FormatInt(steps[slowest].step, 10)+", "+stepText(series, parts(steps[slowest]))+".")
 	} else {
