@@ -750,6 +750,40 @@ func TestJudgementWindowsPassOverStartUp(t *testing.T) {
 	}
 }
 
+// Case 4i. The main stream's kernels are queued half a step ahead and the
+// GPU idles half of each step between them; a side stream runs one tiny
+// kernel a step, launched late on its own stream but while the main stream
+// is busy. HTA's per-stream test calls the side stream's whole step a host
+// wait; the GPU's idle gaps close with work queued before they began, so
+// no host wait is the GPU's (negative_queue_length: 64.5% host wait in the
+// step chart, 1.3% in the cross-check): no host-bound issue, and the step
+// chart shows no host wait.
+func TestJudgementHostWaitOnTheUnion(t *testing.T) {
+	k := newJT(jH100, 0, 1)
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	k.gpu("kernel", gemm, k.call("cudaLaunchKernel", 400, 5), 7, 1_010, 500, nil)
+	k.steps(1, 60, 1_000, 1_000, func(_ int, at float64) {
+		k.op("cpu_op", "aten::mm", at+395, 20)
+		k.gpu("kernel", gemm, k.call("cudaLaunchKernel", at+400, 5), 7, at+1_010, 500, nil)
+		k.op("cpu_op", "aten::add", at+95, 20)
+		k.gpu("kernel", "vectorized_elementwise_kernel", k.call("cudaLaunchKernel", at+100, 5), 9, at+105, 5, nil)
+	})
+	j := judge(t, k.write(t, t.TempDir(), "unionwait.json"))
+
+	for _, f := range j.of("host_bound_idle") {
+		t.Errorf("a host-bound issue from one stream's own idle: %s", f.Observation)
+	}
+	rk := j.src.Bundle.Table("ranks")
+	var idle, hw int64
+	for r := range rk.Rows {
+		idle += evidence.Int(rk, r, "idle_ns")
+		hw += evidence.Int(rk, r, "host_wait_ns")
+	}
+	if idle < 25_000_000 || hw > idle/20 {
+		t.Errorf("ranks: idle %d ns, host wait %d ns; want half the steps idle and almost no host wait", idle, hw)
+	}
+}
+
 // Case 4f. One launch in each of 40 steps blocks 2 ms (the other 120
 // return in 10 us): a submission that recurs through the run, blocking
 // behind the device (mtia_single_rank: 119 slow of 3,453 calls), not

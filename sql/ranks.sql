@@ -27,6 +27,7 @@
 -- last_ns: End of the last GPU event, from the trace's first event. TIMESTAMP_NS
 -- busy_ns: Union of all GPU event intervals (contributions). DURATION_NS
 -- idle_ns: GPU idle time inside the rank's GPU span (gaps closed by this step's events). DURATION_NS
+-- host_wait_ns: The part of idle_ns whose gaps were closed by work whose launching call started after the gap began: HTA's host-wait test on the union of the rank's GPU work (the gaps area applies it per stream, where a stream used once a step idles for most of it). DURATION_NS
 -- compute_ns: Union of COMP kernel intervals (contributions). DURATION_NS
 -- comm_ns: Union of COMM kernel intervals (contributions). DURATION_NS
 -- mem_ns: Union of memcpy/memset intervals (contributions). DURATION_NS
@@ -57,7 +58,7 @@ _keyed AS NOT MATERIALIZED (
 ),
 _g AS (
   SELECT trace, rank, step, phase, ts_ns, end_ns, kind, stream, correlation,
-    class, file_id, idx
+    class, file_id, idx, host_ts
   FROM _keyed
 ),
 -- Rows that tie on start, end, stream and correlation (one launch, so one
@@ -79,6 +80,7 @@ _c AS (
   SELECT trace, rank, step, phase, class, ts_ns, end_ns,
     greatest(0, end_ns - greatest(ts_ns, coalesce(pm_all, ts_ns))) AS busy,
     CASE WHEN pm_all IS NULL THEN 0 ELSE greatest(0, ts_ns - pm_all) END AS gap,
+    CASE WHEN pm_all IS NOT NULL AND host_ts > pm_all THEN greatest(0, ts_ns - pm_all) ELSE 0 END AS hw,
     greatest(0, end_ns - greatest(ts_ns, coalesce(pm_cls, ts_ns))) AS cls,
     greatest(0, end_ns - greatest(ts_ns, coalesce(pm_cc, ts_ns))) AS cc
   FROM _w
@@ -90,6 +92,7 @@ _agg AS (
     max(c.end_ns) - any_value(t.t0) AS last_ns,
     sum(c.busy) AS busy_ns,
     sum(c.gap) AS idle_ns,
+    sum(c.hw) AS host_wait_ns,
     coalesce(sum(c.cls) FILTER (WHERE c.class = 'COMP'), 0) AS compute_ns,
     coalesce(sum(c.cls) FILTER (WHERE c.class = 'COMM'), 0) AS comm_ns,
     coalesce(sum(c.cls) FILTER (WHERE c.class = 'MEM'), 0) AS mem_ns,
@@ -105,6 +108,7 @@ SELECT coalesce(a.trace, s.trace) AS trace, coalesce(a.rank, s.rank) AS rank,
   coalesce(a.step, s.step) AS step, coalesce(a.phase, s.phase) AS phase,
   coalesce(a.events, 0) AS events, a.first_ns, a.last_ns,
   CAST(coalesce(a.busy_ns, 0) AS BIGINT) AS busy_ns, CAST(coalesce(a.idle_ns, 0) AS BIGINT) AS idle_ns,
+  CAST(coalesce(a.host_wait_ns, 0) AS BIGINT) AS host_wait_ns,
   CAST(coalesce(a.compute_ns, 0) AS BIGINT) AS compute_ns, CAST(coalesce(a.comm_ns, 0) AS BIGINT) AS comm_ns,
   CAST(coalesce(a.mem_ns, 0) AS BIGINT) AS mem_ns, CAST(coalesce(a.comm_comp_ns, 0) AS BIGINT) AS comm_comp_ns,
   CAST(coalesce(a.kernel_ns, 0) AS BIGINT) AS kernel_ns, CAST(coalesce(s.step_ns, 0) AS BIGINT) AS step_ns

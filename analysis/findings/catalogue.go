@@ -193,7 +193,7 @@ var Rules = []Rule{
 		Anchor: "pageable"},
 	{ID: "host_bound_idle", Doc: "GPU idle while the CPU had not yet launched the next kernel (HTA host wait)",
 		Thresholds: []string{"host_wait_minor", "host_wait_critical", "idle_critical"}, eval: hostBound,
-		Step:   &StepMeasure{What: "host-wait GPU idle (summed over streams, at most the step's GPU idle)", Values: gapSteps(isHostWait)},
+		Step:   &StepMeasure{What: "host-wait GPU idle (the step's GPU idle closed by work launched after it began)", Values: hostWaitSteps},
 		Marks:  &Marks{Gap: isHostWait, GapNamed: MarkText{Prefix: "GPU waits for the host (", Suffix: ")", What: gpuIdle}},
 		Anchor: "host_wait", Idle: true, Constraint: crossview.VerdictHost},
 	{ID: "launch_bound", Doc: "kernels shorter than their launches, GPU idle between them; eager vLLM without CUDA graphs, unless every step is larger than the largest default capture size (then graphs would not replay it either)",
@@ -392,6 +392,17 @@ func gapSteps(keep func(category string) bool) func(b *evidence.Bundle, tr strin
 		}
 		return out
 	}
+}
+
+// hostWaitSteps is the host-wait GPU idle of each step of a rank: the
+// ranks area's host_wait_ns, HTA's test on the union of the rank's GPU
+// work; the gaps area's per-stream host waits, at most the step's idle,
+// where a bundle has no such column.
+func hostWaitSteps(b *evidence.Bundle, tr string, rk int, s Subject) map[int]int64 {
+	if t := b.Table("ranks"); t != nil && t.Col("host_wait_ns") >= 0 {
+		return sumSteps(t, tr, rk, "host_wait_ns", nil)
+	}
+	return gapSteps(isHostWait)(b, tr, rk, s)
 }
 
 // sumSteps sums col over the rows of t of one rank that pass keep, per step

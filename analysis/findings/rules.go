@@ -439,17 +439,31 @@ func hostBound(c *ctx) []evidence.Finding {
 	if g == nil {
 		return nil
 	}
+	rk := c.ev.Table("ranks")
+	union := rk != nil && rk.Col("host_wait_ns") >= 0
 	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		idle, span := c.steady(rr.trace, rr.rank)
 		if span <= 0 || c.idleUnreliable(rr.trace, rr.rank) {
 			return 0, 0, false
 		}
-		// Host waits are summed over streams; at most the device-level
-		// idle of the steady slice can be host wait.
-		hw := min(sumBy(g, rr.trace, rr.rank, "idle_ns", func(r int) bool { return isHostWait(evidence.Str(g, r, "category")) }), idle)
+		// HTA's host-wait test on the union of the rank's GPU work (the
+		// ranks area); a bundle without it sums the gaps area's per-stream
+		// host waits. Either is at most the steady slice's idle.
+		var hw int64
+		if union {
+			hw = sumBy(rk, rr.trace, rr.rank, "host_wait_ns", nil)
+		} else {
+			hw = sumBy(g, rr.trace, rr.rank, "idle_ns", func(r int) bool { return isHostWait(evidence.Str(g, r, "category")) })
+		}
+		hw = min(hw, idle)
 		share := float64(hw) / float64(span)
 		return hw, share, share >= c.th["host_wait_minor"]
 	})
+	// Summed over streams, host waits bound the device's from above.
+	atMost := ""
+	if !union {
+		atMost = "at most "
+	}
 	var out []evidence.Finding
 	for _, b := range picks {
 		ri := c.rankInfo(b.trace, b.rank)
@@ -462,14 +476,14 @@ func hostBound(c *ctx) []evidence.Finding {
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "confirmed",
 			Severity: severity(b.score, c.th["host_wait_critical"]),
 			Title:    "The GPU waits for the CPU to launch work",
-			Observation: fmt.Sprintf("The GPU was idle %s, %s of %s; at most %s of that span (%s) were host waits, intervals after which the next kernel's launch call started only once the GPU was already idle (%s)%s.",
-				ms(idle), pct(float64(idle)/float64(span)), slice, pct(b.score), ms(hw), c.where(b.trace, b.rank), others(b.n)),
-			Mechanism: "HTA's host-wait test: the launching runtime call of the kernel after each gap started after the previous kernel on that stream ended.",
-			Evidence:  []evidence.Ref{ref("gaps", "rank", itoa(b.rank), "category", "host_wait"), ref("ranks", "rank", itoa(b.rank)), ref("capture", "rank", itoa(b.rank))},
+			Observation: fmt.Sprintf("The GPU was idle %s, %s of %s; %s%s of that span (%s) were host waits, intervals after which the next kernel's launch call started only once the GPU was already idle (%s)%s.",
+				ms(idle), pct(float64(idle)/float64(span)), slice, atMost, pct(b.score), ms(hw), c.where(b.trace, b.rank), others(b.n)),
+			Mechanism: "HTA's host-wait test on the union of the rank's GPU work: the launching runtime call of the work that ends each GPU idle gap started after the gap began.",
+			Evidence:  []evidence.Ref{ref("ranks", "rank", itoa(b.rank)), ref("gaps", "rank", itoa(b.rank), "category", "host_wait"), ref("capture", "rank", itoa(b.rank))},
 			Impact:    b.score,
 			ImpactOf:  c.shareOf("the GPU span the rules judge", b.trace, b.rank),
 			Scope:     evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
-			Verify:    "Re-profile: gaps.host_wait idle_ns and ranks.idle_ns should fall together.",
+			Verify:    "Re-profile: ranks.host_wait_ns and ranks.idle_ns should fall together.",
 			Refute:    "The CPU side of the cross-view shows the host idle too during those gaps (then something else, e.g. a remote dependency, delays both).",
 		}
 		f.Fix, f.Snippet = c.hostFix(b.trace, b.rank)

@@ -379,7 +379,7 @@ var stepSeries = []chart.Series{
 // chart's text alternative carries it.
 const stepIdleText = "Idle is split by cause, in this order: sync-opened is the GPU idle time that a blocking host sync call opened " +
 	"(the sync evidence's gpu_gap_ns: the GPU drained while the host waited in the call, counted up to the call's length); host wait is the rest of the idle time that " +
-	"HTA's host-wait test puts on late launches (the gaps evidence's host_wait idle_ns, summed over streams, at most the idle time left); " +
+	"HTA's host-wait test puts on late launches, on the union of the rank's streams (the ranks evidence's host_wait_ns, at most the idle time left); " +
 	"other is what remains (waits on other streams or dependencies, short gaps between kernels)."
 
 // stepIdleSplit splits a step's device-level idle time (ranks.idle_ns)
@@ -459,6 +459,7 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 		}
 		s.busy += evidence.Int(t, r, "busy_ns")
 		s.idle += evidence.Int(t, r, "idle_ns")
+		s.hostWait += evidence.Int(t, r, "host_wait_ns")
 		s.compute += evidence.Int(t, r, "compute_ns")
 		s.commComp += evidence.Int(t, r, "comm_comp_ns")
 	}
@@ -466,7 +467,9 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 		return Chart{}
 	}
 	// The idle causes of the same steps: the GPU gaps that blocking sync
-	// calls opened, and the host-wait gaps (summed over streams).
+	// calls opened, and the host-wait gaps (the ranks area's host_wait_ns,
+	// HTA's test on the union of the rank's streams; summed over streams
+	// from the gaps area where a bundle has no such column).
 	// A table whose rows of this rank were merged over steps (a long
 	// job's single-file report: Compact) no longer says which step an
 	// idle interval belongs to: the idle time is then drawn unsplit.
@@ -497,8 +500,10 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 	}
 	causes("sync", "gpu_gap_ns", func(ct *table.Table, r int) bool { return ct.Col("blocking") < 0 || evidence.Bool(ct, r, "blocking") },
 		func(s *stepRow, v int64) { s.syncGap += v })
-	causes("gaps", "idle_ns", func(ct *table.Table, r int) bool { return evidence.Str(ct, r, "category") == "host_wait" },
-		func(s *stepRow, v int64) { s.hostWait += v })
+	if t.Col("host_wait_ns") < 0 {
+		causes("gaps", "idle_ns", func(ct *table.Table, r int) bool { return evidence.Str(ct, r, "category") == "host_wait" },
+			func(s *stepRow, v int64) { s.hostWait += v })
+	}
 	steps := make([]*stepRow, 0, len(bySteps))
 	for _, s := range bySteps {
 		steps = append(steps, s)

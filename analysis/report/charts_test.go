@@ -225,7 +225,15 @@ func TestChartsMatchEvidence(t *testing.T) {
 						}
 					}
 				}
-				if g := b.Table("gaps"); g != nil {
+				// Host waits on the union of the rank's streams (ranks), or
+				// summed over streams (gaps) in a bundle without them.
+				if st.Col("host_wait_ns") >= 0 {
+					for r := range st.Rows {
+						if evidence.Int(st, r, "rank") == 0 {
+							hostWait[evidence.Int(st, r, "step")] += evidence.Int(st, r, "host_wait_ns")
+						}
+					}
+				} else if g := b.Table("gaps"); g != nil {
 					for r := range g.Rows {
 						if evidence.Int(g, r, "rank") == 0 && evidence.Str(g, r, "category") == "host_wait" {
 							hostWait[evidence.Int(g, r, "step")] += evidence.Int(g, r, "idle_ns")
