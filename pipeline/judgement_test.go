@@ -784,6 +784,32 @@ func TestJudgementHostWaitOnTheUnion(t *testing.T) {
 	}
 }
 
+// A zero-length operator (torch 1.13's µs timestamps give many) is its
+// parent's child, not its sibling: the operators after it stay the
+// parent's children, and the parent's self time is what they leave
+// (torch1.13.1_legacy_smallnet: every ProfilerStep and forward had its
+// whole inclusive time as self time).
+func TestOpsSelfTimeAroundZeroLengthOps(t *testing.T) {
+	k := newJT(jH100, 0, 1)
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	k.op("cpu_op", "forward", 0, 1_000)
+	k.op("cpu_op", "aten::empty", 10, 0)
+	k.op("cpu_op", "aten::conv2d", 100, 500)
+	k.op("cpu_op", "aten::empty", 200, 0)
+	k.op("cpu_op", "aten::relu", 700, 100)
+	k.kernel(gemm, 150, 160, 300)
+	j := judge(t, k.write(t, t.TempDir(), "zerolen.json"))
+
+	ops := j.src.Bundle.Table("ops")
+	self := map[string]int64{}
+	for r := range ops.Rows {
+		self[evidence.Str(ops, r, "name")] += evidence.Int(ops, r, "self_ns")
+	}
+	if self["forward"] != 400_000 || self["aten::conv2d"] != 500_000 || self["aten::relu"] != 100_000 {
+		t.Errorf("self times %v, want forward 400 µs, conv2d 500 µs, relu 100 µs", self)
+	}
+}
+
 // Case 4f. One launch in each of 40 steps blocks 2 ms (the other 120
 // return in 10 us): a submission that recurs through the run, blocking
 // behind the device (mtia_single_rank: 119 slow of 3,453 calls), not

@@ -6,7 +6,8 @@
 -- Self time is the inclusive time minus that of the direct child operators
 -- on the same thread (nesting by time containment: the innermost enclosing
 -- operator is the parent: a sweep gives each operator its depth (+1 at
--- each start, -1 at each end, ends first at equal times), and the parent is
+-- each start, -1 at each end, ends first at equal times but a zero-length
+-- operator's own), and the parent is
 -- the last earlier-starting operator of the thread one level up, found by
 -- an ASOF join). Launches are the runtime/driver calls whose
 -- External id is the operator's, and GPU time the GPU events sharing those
@@ -49,10 +50,15 @@ _o AS (
     dense_rank() OVER (ORDER BY k.trace, k.rank, k.pid, k.tid) AS th
   FROM _keyed k
 ),
+-- At equal times ends come first (typ 0: an operator that ends where the
+-- next starts is its sibling), except a zero-length operator's own end
+-- (typ 2), which must follow its start: before it, the operator would take
+-- its parent's depth and become the parent of the parent's next children
+-- (torch 1.13's µs timestamps: aten::empty calls of 0 ns inside forward).
 _pt AS (
   SELECT id, th, ts_ns AS t, 1 AS typ, 1 AS d FROM _o
   UNION ALL
-  SELECT id, th, end_ns, 0, -1 FROM _o
+  SELECT id, th, end_ns, CASE WHEN end_ns = ts_ns THEN 2 ELSE 0 END, -1 FROM _o
 ),
 _dep AS (
   SELECT id, th, sum(d) OVER (PARTITION BY th ORDER BY t, typ, id ROWS UNBOUNDED PRECEDING) - 1 AS depth

@@ -270,3 +270,27 @@ func TestNoKernelsGapNamesCounterCapture(t *testing.T) {
 		})
 	}
 }
+
+// ROCm names a host copy's memory "Host" (Memcpy HtoD (Host -> Device)):
+// pageable or pinned is unknown there, as where the name gives no kinds;
+// CUDA's Pageable and Pinned say.
+func TestMemoryKindHiddenGap(t *testing.T) {
+	for _, c := range []struct {
+		src, dst string
+		hidden   bool
+	}{{"Host", "Device", true}, {"Device", "Host", true}, {"", "", true}, {"Pageable", "Device", false}, {"Device", "Pinned", false}} {
+		b := sampleBundle()
+		b.Gaps = nil
+		b.Tables["memcpy"] = &table.Table{Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "INTEGER", "INT"),
+			col("kind", "VARCHAR", "TEXT"), col("src", "VARCHAR", "TEXT"), col("dst", "VARCHAR", "TEXT")},
+			Rows: [][]any{{"job", int64(0), "memcpy", c.src, c.dst}}}
+		evidence.DetectGaps(b)
+		got := false
+		for _, g := range b.Gaps {
+			got = got || g.Kind == evidence.GapMemoryKindHidden
+		}
+		if got != c.hidden {
+			t.Errorf("%s -> %s: memory-kind gap %v, want %v", c.src, c.dst, got, c.hidden)
+		}
+	}
+}

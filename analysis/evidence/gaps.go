@@ -241,11 +241,13 @@ func DetectGaps(b *Bundle) {
 			}
 		}
 	}
-	// Memory kinds: copies whose names do not say pageable or pinned.
+	// Memory kinds: copies whose names do not say pageable or pinned (no
+	// kinds, or ROCm's plain "Host").
 	if m := b.Table("memcpy"); m != nil {
 		seen := map[string]bool{}
 		for r := range m.Rows {
-			if Str(m, r, "kind") == "memcpy" && Str(m, r, "src") == "" {
+			src, dst := Str(m, r, "src"), Str(m, r, "dst")
+			if Str(m, r, "kind") == "memcpy" && (src == "" || src == "Host" || dst == "Host") {
 				k := fmt.Sprintf("%s\x00%d", Str(m, r, "trace"), Int(m, r, "rank"))
 				if !seen[k] {
 					seen[k] = true

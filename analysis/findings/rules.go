@@ -527,7 +527,7 @@ func launchBound(c *ctx) []evidence.Finding {
 		all := sumBy(g, b.trace, b.rank, "idle_ns", nil)
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Severity: severity(b.score, c.th["idle_critical"]),
 			Title: "Kernels are shorter than their launches: the GPU is launch-bound",
-			Observation: fmt.Sprintf("%d of %d launched kernels (%s) ran shorter than their launch call took (HTA short kernels: cpu <= 50 us, gpu < cpu), and the GPU was idle %s of its span (%s)%s.",
+			Observation: fmt.Sprintf("%d of %d launches (kernels, copies and memsets, as HTA counts them; %s) ran GPU work shorter than their launch call took (HTA short kernels: cpu <= 50 us, gpu < cpu), and the GPU was idle %s of its span (%s)%s.",
 				a.short, a.withGPU, pct(float64(a.short)/float64(a.withGPU)), pct(b.score), c.where(b.trace, b.rank), others(b.n)),
 			Evidence: []evidence.Ref{ref("launch", "rank", itoa(b.rank)), ref("gaps", "rank", itoa(b.rank)), ref("ranks", "rank", itoa(b.rank))},
 			Impact:   b.score,

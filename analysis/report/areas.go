@@ -94,7 +94,7 @@ func evidenceRows(ev *evidence.Evidence, found []evidence.Finding) []EvidenceRow
 		if text == "" && gap == nil {
 			continue // the area was not collected and no gap explains it
 		}
-		row := EvidenceRow{Area: a.area, Evidence: text, Interpretation: interpretation(a.cites, found)}
+		row := EvidenceRow{Area: a.area, Evidence: text, Interpretation: interpretation(a.cites, found, shownOf(found))}
 		switch {
 		case gap != nil && text == "":
 			row.Gap = true
@@ -110,21 +110,46 @@ func evidenceRows(ev *evidence.Evidence, found []evidence.Finding) []EvidenceRow
 }
 
 // interpretation names the findings whose evidence the area holds, or says
-// that no rule flags the area.
-func interpretation(cites func(evidence.Ref) bool, found []evidence.Finding) string {
-	var parts []string
+// that no rule flags the area. Findings past the report's follow-ups
+// (shown: those the issues list) are named as such: "see the issues
+// above" would point at nothing (trace_diff_control_a100's sync finding,
+// the third minor one).
+func interpretation(cites func(evidence.Ref) bool, found, shown []evidence.Finding) string {
+	var parts, rest []string
 	for _, f := range found {
 		for _, r := range f.Evidence {
 			if cites(r) {
-				parts = append(parts, f.Title+" ("+f.Severity+", "+f.Status+")")
+				what := f.Title + " (" + f.Severity + ", " + f.Status + ")"
+				if isShown(f, shown) {
+					parts = append(parts, what)
+				} else {
+					rest = append(rest, what)
+				}
 				break
 			}
 		}
 	}
-	if len(parts) == 0 {
+	var out []string
+	if len(parts) > 0 {
+		out = append(out, strings.Join(parts, "; ")+"; see the issues above.")
+	}
+	if len(rest) > 0 {
+		out = append(out, strings.Join(rest, "; ")+": past the issues the report lists (at most "+strconv.Itoa(MaxCritical)+" critical and "+strconv.Itoa(MaxFollowUps)+" to consider); the numbers are in this row.")
+	}
+	if len(out) == 0 {
 		return "No rule flags this area: not a bottleneck at the rules' thresholds in this slice."
 	}
-	return strings.Join(parts, "; ") + "; see the issues above."
+	return strings.Join(out, " ")
+}
+
+// isShown reports whether f is among shown (same rule, trace and rank).
+func isShown(f evidence.Finding, shown []evidence.Finding) bool {
+	for _, s := range shown {
+		if s.Rule == f.Rule && s.Trace == f.Trace && s.Rank == f.Rank {
+			return true
+		}
+	}
+	return false
 }
 
 func containsString(xs []string, x string) bool {
@@ -430,9 +455,16 @@ func memcpyEvidence(s *areaSlice) (string, *evidence.Gap) {
 	case unsized > 0:
 		moved = " moved at least " + fmtInt(bytes) + " bytes (" + fmtInt(unsized) + " without a byte count)"
 	}
+	kind := fmtInt(pageable) + " with pageable host memory."
+	hidden := s.gapOf(evidence.GapMemoryKindHidden)
+	if hidden != nil && pageable == 0 {
+		// The names do not record the memory kind (ROCm's "Host -> Device"):
+		// no pageable copy is unknown, not none.
+		kind = "pageable or pinned host memory unknown."
+	}
 	text := plural(n, "copy or memset", "copies and memsets") + moved + " in " + fmtMs(ns) + " of GPU time (" + s.where + "; " +
-		share(ns, s.spans.busy, "GPU busy time") + "); " + fmtInt(syncN) + " from synchronous calls, " + fmtInt(pageable) + " with pageable host memory."
-	return text, s.gapOf(evidence.GapMemoryKindHidden)
+		share(ns, s.spans.busy, "GPU busy time") + "); " + fmtInt(syncN) + " from synchronous calls, " + kind
+	return text, hidden
 }
 
 func stepEvidence(s *areaSlice) (string, *evidence.Gap) {
@@ -610,7 +642,11 @@ func launchEvidence(s *areaSlice) (string, *evidence.Gap) {
 	if copies > 0 {
 		text += "; " + plural(copies, "copy or memset call", "copy and memset calls") + " took " + fmtMs(copyCPU) + " more (a blocking one's time is a wait: see Synchronization waits and Memory copies)"
 	}
-	return text + "; " + fmtInt(short) + " launched a kernel shorter than its launch call; " + fmtInt(late) + " started over 100 µs after their call returned.", nil
+	of := ""
+	if copies > 0 {
+		of = " of all " + fmtInt(n+copies) // HTA's launch statistics count the copies too
+	}
+	return text + "; " + fmtInt(short) + of + " launched GPU work shorter than the launch call; " + fmtInt(late) + " started over 100 µs after their call returned.", nil
 }
 
 func overlapEvidence(s *areaSlice) (string, *evidence.Gap) {

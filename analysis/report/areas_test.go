@@ -326,6 +326,21 @@ func TestMemcpyRowNamesTransferKernels(t *testing.T) {
 	}
 }
 
+// A finding past the report's follow-ups is not "above": the row says
+// the report does not list it (trace_diff_control_a100's sync finding).
+func TestInterpretationPastTheIssues(t *testing.T) {
+	var found []evidence.Finding
+	for i, title := range []string{"A", "B", "C"} {
+		found = append(found, evidence.Finding{Rule: "r" + title, Title: title, Severity: "minor", Status: "confirmed", Impact: float64(3 - i),
+			Evidence: []evidence.Ref{{Preset: "gaps"}}})
+	}
+	cites := func(r evidence.Ref) bool { return r.Preset == "gaps" }
+	got := interpretation(cites, found, shownOf(found))
+	if !strings.HasPrefix(got, "A (minor, confirmed); B (minor, confirmed); see the issues above. C (minor, confirmed): past the issues the report lists") {
+		t.Errorf("interpretation %q", got)
+	}
+}
+
 // evidenceOf is the Evidence text of the row of one area.
 func evidenceOf(ev *evidence.Evidence, area string) string {
 	for _, r := range evidenceRows(ev, nil) {

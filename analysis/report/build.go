@@ -519,7 +519,18 @@ func producerText(p string) string {
 func nextFromKernels(ev *evidence.Evidence, profiler string) string {
 	t := ev.Table("kernels")
 	if t == nil || len(t.Rows) == 0 {
-		return "Capture a trace with GPU activity, synchronisation events and step annotations: this one cannot show the next lever."
+		// No GPU work (a CPU-only capture, a counter capture): the lever is
+		// on the host, where the operators say what took the time.
+		if o := ev.Table("ops"); o != nil {
+			names, sums, total := byName(o, "name", "self_ns")
+			for _, n := range names {
+				if !isScopeRange(n) && total > 0 {
+					return "The trace holds no GPU work, so the next lever is on the host: the CPU operator with the most self time is " + name(n) + " (" +
+						fmtMs(sums[n]) + ", " + share(sums[n], total, "operators' summed self time") + "); profile it, or capture with the GPU activity to see the device."
+				}
+			}
+		}
+		return "The trace holds no GPU work and no CPU operator time: capture with CPU and CUDA (or ROCm) activity to see the next lever."
 	}
 	ni, ti, ci := t.Col("name"), t.Col("total_ns"), t.Col("class")
 	work, comm, mem := map[string]int64{}, map[string]int64{}, map[string]int64{}

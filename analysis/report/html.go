@@ -181,7 +181,7 @@ func printHTML(w io.Writer, d *Doc) error {
 
 	p(`<h2 id="tb-perfetto">Perfetto Inspection Guide</h2>`, "\n<ul>\n")
 	if len(d.Perfetto) == 0 {
-		p("<li>Open the trace in ui.perfetto.dev and start from the busiest GPU stream.</li>\n")
+		p("<li>Open the trace in ui.perfetto.dev and start from the busiest GPU stream (in a trace without GPU work, the busiest host thread).</li>\n")
 	}
 	for _, in := range d.Perfetto {
 		p("<li>", esc(in.What), ": process <code>", esc(in.Process), "</code>, thread <code>", esc(in.Thread),

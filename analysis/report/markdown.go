@@ -134,7 +134,7 @@ func printMarkdown(w io.Writer, d *Doc) error {
 
 	p("## Perfetto Inspection Guide\n\n")
 	if len(d.Perfetto) == 0 {
-		p("- Open the trace in https://ui.perfetto.dev and start from the busiest GPU stream.\n")
+		p("- Open the trace in https://ui.perfetto.dev and start from the busiest GPU stream (in a trace without GPU work, the busiest host thread).\n")
 	}
 	for _, in := range d.Perfetto {
 		p("- ", mdText(in.What), ": process ", mdCode(in.Process), ", thread ", mdCode(in.Thread),

@@ -114,6 +114,10 @@ func TestNextLeverFromKernels(t *testing.T) {
 			[]string{"Every kernel is a communication kernel", "wait and transfer"}, []string{"Nsight Compute"}},
 		{"a tiny capture", kernels([]any{"FillFunctor", "COMP", int64(8_000)}, []any{"gemm", "COMP", int64(21_000)}),
 			[]string{"0.029 ms of kernel time, too little"}, []string{"FillFunctor", "Nsight Compute"}},
+		// cpu_only: steps and operators, no GPU work (its gloo all-reduces).
+		{"no GPU work", &evidence.Evidence{Tables: evidence.Tables{"ops": &table.Table{Columns: testutil.Columns("name self_ns"),
+			Rows: [][]any{{"ProfilerStep#551", int64(9e6)}, {"gloo:all_reduce", int64(6e6)}, {"aten::mm", int64(2e6)}}}}},
+			[]string{"no GPU work, so the next lever is on the host", "gloo:all_reduce (6.000 ms, 35.3%"}, []string{"step annotations", "ProfilerStep"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := nextFromKernels(c.ev, "Nsight Compute (ncu)")
