@@ -684,6 +684,13 @@ func overlapFix(ri evidence.RankInfo, w Workload, coll string, transfer bool, ar
 	case ri.Producer == "sglang":
 		return "Tensor-parallel all-reduces sit between the layers and cannot overlap them: check that SGLang's custom all-reduce is in use (--disable-custom-all-reduce not passed), and weigh a smaller tensor-parallel size against the model's memory needs.", ""
 	}
+	if coll == "send_recv" && w.Known && w.TorchRec {
+		// NCCL runs an all-to-all as grouped sends and receives, and the
+		// kernels name only those (trace_diff_control_a100: TorchRec's
+		// all2all_data and alltoall_fwd ranges around SendRecv kernels).
+		fix, snippet = overlapFix(ri, w, "all_to_all", transfer, ar)
+		return "NCCL runs an all-to-all as grouped sends and receives, which is what the kernels name, and TorchRec's data distribution is all-to-alls. " + fix, snippet
+	}
 	switch coll {
 	case "all_to_all":
 		if w.Known && w.TorchRec {

@@ -361,6 +361,13 @@ func TestCommExposedSplit(t *testing.T) {
 			notFix:  []string{"async_op=True", "no DDP reducer"},
 		},
 		{
+			name:      "TorchRec's all-to-all seen as SendRecv kernels: the all-to-all fix",
+			b:         transfer("training", []string{"backward", "torchrec"}, "send_recv"),
+			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
+			wantFix: []string{"grouped sends and receives", "TrainPipelineSparseDist"},
+			notFix:  []string{"bucket_cap_mb"},
+		},
+		{
 			name:      "workload unknown: what to check, no snippet",
 			b:         transfer("training", nil, "all_reduce"),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",

@@ -338,6 +338,25 @@ func opEvidence(s *areaSlice) (string, *evidence.Gap) {
 	if len(ranges) > 0 && top != names[0] {
 		text += " Ahead of it, ranges whose self time is their thread outside every operator (waiting, or uninstrumented Python): " + strings.Join(ranges, ", ") + "."
 	}
+	// A first-use runtime call (module loading, context creation) inside an
+	// operator is that operator's self time (amd_mi250_minitoy: a 6.5 ms
+	// first hipLaunchKernel in aten::add_, 39% of the self time).
+	if c := s.ev.Table("capture"); c != nil {
+		var n, ns int64
+		what := ""
+		for r := range c.Rows {
+			if evidence.Str(c, r, "kind") == "first_use" {
+				n += evidence.Int(c, r, "count")
+				ns += evidence.Int(c, r, "total_ns")
+				if what == "" {
+					what = evidence.Str(c, r, "name")
+				}
+			}
+		}
+		if n > 0 && 10*ns >= sums[top] {
+			text += " These self times include " + fmtMs(ns) + " in " + plural(n, "first-use runtime call", "first-use runtime calls") + " (e.g. " + name(what) + ") that Capture quality leaves out as one-time costs."
+		}
+	}
 	return text, nil
 }
 

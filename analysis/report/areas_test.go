@@ -341,6 +341,23 @@ func TestInterpretationPastTheIssues(t *testing.T) {
 	}
 }
 
+// A first-use runtime call inside an operator is its self time: the row
+// says how much of the self times the capture area leaves out
+// (amd_mi250_minitoy: a 6.5 ms first hipLaunchKernel in aten::add_).
+func TestOpsRowNamesFirstUse(t *testing.T) {
+	ev := areaEvidence()
+	ev.Tables["ops"] = &table.Table{Name: "ops", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+		col("name", "VARCHAR", "TEXT"), col("self_ns", "BIGINT", "DURATION_NS")},
+		Rows: [][]any{{"job", int64(0), "aten::add_", int64(6_614_000)}, {"job", int64(0), "aten::mm", int64(1_000_000)}}}
+	ev.Tables["capture"] = &table.Table{Name: "capture", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+		col("kind", "VARCHAR", "TEXT"), col("name", "VARCHAR", "TEXT"), col("count", "BIGINT", "COUNT"), col("total_ns", "BIGINT", "DURATION_NS")},
+		Rows: [][]any{{"job", int64(0), "first_use", "hipLaunchKernel", int64(1), int64(6_543_000)}}}
+	got := evidenceOf(ev, "CPU operator hotspots")
+	if !strings.Contains(got, "These self times include 6.543 ms in 1 first-use runtime call (e.g. hipLaunchKernel)") {
+		t.Errorf("ops row %q", got)
+	}
+}
+
 // evidenceOf is the Evidence text of the row of one area.
 func evidenceOf(ev *evidence.Evidence, area string) string {
 	for _, r := range evidenceRows(ev, nil) {
