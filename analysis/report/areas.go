@@ -342,17 +342,7 @@ func opEvidence(s *areaSlice) (string, *evidence.Gap) {
 	// operator is that operator's self time (amd_mi250_minitoy: a 6.5 ms
 	// first hipLaunchKernel in aten::add_, 39% of the self time).
 	if c := s.ev.Table("capture"); c != nil {
-		var n, ns int64
-		what := ""
-		for r := range c.Rows {
-			if evidence.Str(c, r, "kind") == "first_use" {
-				n += evidence.Int(c, r, "count")
-				ns += evidence.Int(c, r, "total_ns")
-				if what == "" {
-					what = evidence.Str(c, r, "name")
-				}
-			}
-		}
+		n, ns, what := countWhere(c, "kind", "first_use")
 		if n > 0 && 10*ns >= sums[top] {
 			text += " These self times include " + fmtMs(ns) + " in " + plural(n, "first-use runtime call", "first-use runtime calls") + " (e.g. " + name(what) + ") that Capture quality leaves out as one-time costs."
 		}
@@ -450,17 +440,7 @@ func memcpyEvidence(s *areaSlice) (string, *evidence.Gap) {
 		// Transfers a device writes as kernels (MTIA's dma_request) are
 		// memory all the same: the kernels area counts them.
 		if k := s.ev.Table("kernels"); k != nil {
-			var dn, dns int64
-			name := ""
-			for r := range k.Rows {
-				if evidence.Str(k, r, "class") == "MEM" {
-					dn += evidence.Int(k, r, "count")
-					dns += evidence.Int(k, r, "total_ns")
-					if name == "" {
-						name = evidence.Str(k, r, "name")
-					}
-				}
-			}
+			dn, dns, name := countWhere(k, "class", "MEM")
 			if dn > 0 {
 				text += " " + plural(dn, "device transfer", "device transfers") + " written as kernels (" + name + ", " + fmtMs(dns) + ") count as memory in GPU kernel hotspots."
 			}
@@ -683,4 +663,19 @@ func overlapEvidence(s *areaSlice) (string, *evidence.Gap) {
 	}
 	return fmtMs(comm) + " of communication kernels (" + s.where + "), " + fmtPct(float64(over)/float64(comm)) +
 		" of it overlapped by computation.", nil
+}
+
+// countWhere sums count and total_ns over the rows of t whose col is
+// value, with the first such row's name.
+func countWhere(t *table.Table, col, value string) (n, ns int64, name string) {
+	for r := range t.Rows {
+		if evidence.Str(t, r, col) == value {
+			n += evidence.Int(t, r, "count")
+			ns += evidence.Int(t, r, "total_ns")
+			if name == "" {
+				name = evidence.Str(t, r, "name")
+			}
+		}
+	}
+	return n, ns, name
 }
