@@ -145,7 +145,7 @@ func TestAgainstHTA(t *testing.T) {
 			report = append(report, line)
 		})
 	}
-	t.Logf("HTA agreement (set | kernel names within 0.5%% | idle diff | overlap diff):\n%s", strings.Join(report, "\n"))
+	t.Logf("HTA agreement (set | kernel names within 0.5%% | idle diff | host wait per stream | overlap diff):\n%s", strings.Join(report, "\n"))
 }
 
 func compareSet(t *testing.T, dir, anchor, set string) string {
@@ -167,6 +167,7 @@ func compareSet(t *testing.T, dir, anchor, set string) string {
 	kern := runArea(t, db, "kernels")
 	ranks := runArea(t, db, "ranks")
 	over := runArea(t, db, "overlap")
+	gaps := runArea(t, db, "gaps")
 
 	// Our ranks, mapped onto HTA's (HTA reads "rank": N from the raw text, default 0).
 	ours := map[int]bool{}
@@ -268,6 +269,37 @@ func compareSet(t *testing.T, dir, anchor, set string) string {
 		}
 	}
 
+	// Host wait per (rank, stream): HTA's idle time breakdown, where only
+	// work whose launching call is in the trace can be host wait.
+	hwNote := "-"
+	if htaStreamOpSets[set] {
+		hwNote = "not compared (HTA counts CPU ops with a stream arg as GPU time)"
+	} else {
+		var notes []string
+		for _, row := range readCSV(t, filepath.Join(res, "idle_time_breakdown_all_ranks.csv")) {
+			hr, _ := strconv.Atoi(row["rank"])
+			o, mapped := rankMap[hr]
+			if !mapped || row["idle_category"] != "host_wait" {
+				continue
+			}
+			stream, _ := strconv.Atoi(row["stream"])
+			want, _ := strconv.ParseFloat(row["idle_time"], 64)
+			var got float64
+			for r := range gaps.Rows {
+				if int(evidence.Int(gaps, r, "rank")) == o && int(evidence.Int(gaps, r, "stream")) == stream && evidence.Str(gaps, r, "category") == "host_wait" {
+					got += float64(evidence.Int(gaps, r, "idle_ns")) / 1000
+				}
+			}
+			notes = append(notes, fmt.Sprintf("r%d s%d %.1f/%.1f us", hr, stream, got, want))
+			if math.Abs(got-want) > 0.05*want+5 {
+				t.Errorf("rank %d stream %d host wait: ours %.3f us, HTA %.3f us", hr, stream, got, want)
+			}
+		}
+		if len(notes) > 0 {
+			hwNote = strings.Join(notes, ", ")
+		}
+	}
+
 	// Comm/comp overlap where the class split is not disputed.
 	disputed := ""
 	for name, c := range class {
@@ -308,7 +340,7 @@ func compareSet(t *testing.T, dir, anchor, set string) string {
 			overNote = strings.Join(notes, ", ")
 		}
 	}
-	return fmt.Sprintf("%s | %d/%d | %s | %s", set, okNames, okNames+bad, idleNote, overNote)
+	return fmt.Sprintf("%s | %d/%d | %s | %s | %s", set, okNames, okNames+bad, idleNote, hwNote, overNote)
 }
 
 func trunc(s string) string {

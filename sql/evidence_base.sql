@@ -178,6 +178,7 @@ _x AS NOT MATERIALIZED (
   SELECT e.*,
     CASE WHEN e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation')
       THEN coalesce(h.host_ts, e.ts_ns) ELSE e.ts_ns END AS host_ts,
+    CASE WHEN e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation') THEN h.host_ts END AS launch_ts,
     e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation') AND h.host_ts IS NULL
       AND e.correlation < c.c0 AS pre
   FROM _ev e LEFT JOIN _host h ON h.trace_id = e.trace_id AND h.rank = e.rank AND h.correlation = e.correlation
@@ -253,6 +254,8 @@ SELECT
   x.graph_id AS graph_id,
   -- Host time that places the event in a step: the start of the runtime call with the same correlation for GPU events (its own start when none), else its own start. TIMESTAMP_NS
   x.host_ts AS host_ts,
+  -- Start of the launching runtime call of a GPU event (same correlation); NULL when the trace has none, and for host events. The host-wait tests (gaps, ranks, sync) read this, so that GPU work whose launch is not in the trace is never called a late launch (HTA: such work is never host wait). TIMESTAMP_NS
+  x.launch_ts AS launch_ts,
   -- Step number (evidence_base_steps.step), -1 outside every step (and for GPU work launched before the window: no launching call, a correlation id below every runtime call's of the rank). INT
   CASE WHEN x.pre THEN -1 ELSE coalesce(s.step, -1) END AS step,
   -- Phase of that step, '' outside every step. TEXT
@@ -271,12 +274,12 @@ tb_dict d;
 CREATE TABLE evidence_base_busy AS
 WITH
 _gw AS (
-  SELECT trace, rank, ts_ns, end_ns, host_ts,
+  SELECT trace, rank, ts_ns, end_ns, launch_ts,
     max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
   FROM evidence_base_events WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset') AND ts_ns IS NOT NULL
 ),
 _gs AS (
-  SELECT trace, rank, min(ts_ns) AS seg_ts, max(end_ns) AS seg_end, arg_min(host_ts, (ts_ns, host_ts)) AS seg_host
+  SELECT trace, rank, min(ts_ns) AS seg_ts, max(end_ns) AS seg_end, arg_min_null(launch_ts, (ts_ns, coalesce(launch_ts, ts_ns))) AS seg_host
   FROM (SELECT *, sum(CASE WHEN pm IS NULL OR ts_ns > pm THEN 1 ELSE 0 END)
           OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns ROWS UNBOUNDED PRECEDING) AS seg FROM _gw)
   GROUP BY trace, rank, seg
@@ -292,7 +295,7 @@ SELECT
   seg_end,
   -- Start of the next segment (NULL for the last). TIMESTAMP_NS
   lead(seg_ts) OVER (PARTITION BY trace, rank ORDER BY seg_ts) AS next_ts,
-  -- Host time of the work that starts the next segment (evidence_base_events.host_ts: its launching call's start): before this segment's end, it was queued when the GPU went idle. TIMESTAMP_NS
+  -- Start of the launching call of the work that starts the next segment (evidence_base_events.launch_ts; NULL when the trace has none): before this segment's end, it was queued when the GPU went idle. TIMESTAMP_NS
   lead(seg_host) OVER (PARTITION BY trace, rank ORDER BY seg_ts) AS next_host_ts
 FROM _gs;
 

@@ -5,7 +5,8 @@
 -- memset; cuda_sync rows excluded as HTA does) sorted by start; the idle
 -- interval before an event is its start minus the previous event's end.
 -- Categories: host_wait when the event's launching call started after the previous event
--- ended (the CPU did not enqueue in time); kernel_wait: otherwise, and the
+-- ended (the CPU did not enqueue in time; an event whose launching call is not
+-- in the trace is never host wait, as in HTA); kernel_wait: otherwise, and the
 -- interval is under 30 us (HTA's consecutive_kernel_delay, which HTA compares
 -- against microsecond timestamps); other: the rest (cross-stream waits,
 -- launch delays). Each row also keeps a log-bucket histogram (see
@@ -46,18 +47,18 @@ _t0 AS (
 _keyed AS NOT MATERIALIZED (
   SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
     correlation, external_id, stream, device, bytes, graph_id,
-    host_ts, step, phase, file_id, idx
+    host_ts, launch_ts, step, phase, file_id, idx
   FROM evidence_base_events
   WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
 ),
 _w AS (
-  SELECT trace, rank, step, phase, coalesce(stream, -1) AS stream, ts_ns, host_ts,
+  SELECT trace, rank, step, phase, coalesce(stream, -1) AS stream, ts_ns, launch_ts,
     lag(end_ns) OVER (PARTITION BY trace, rank, coalesce(stream, -1) ORDER BY ts_ns, end_ns, correlation, file_id, idx) AS prev_end
   FROM _keyed
 ),
 _i AS (
   SELECT w.trace, w.rank, w.step, w.phase, w.stream, w.ts_ns - w.prev_end AS len, w.prev_end - t.t0 AS at_ns,
-    CASE WHEN w.host_ts > w.prev_end THEN 'host_wait'
+    CASE WHEN w.launch_ts > w.prev_end THEN 'host_wait'
          WHEN w.ts_ns - w.prev_end < 30000 THEN 'kernel_wait'
          ELSE 'other' END AS category
   FROM _w w JOIN _t0 t ON t.trace = w.trace

@@ -27,7 +27,7 @@
 -- last_ns: End of the last GPU event, from the trace's first event. TIMESTAMP_NS
 -- busy_ns: Union of all GPU event intervals (contributions). DURATION_NS
 -- idle_ns: GPU idle time inside the rank's GPU span (gaps closed by this step's events). DURATION_NS
--- host_wait_ns: The part of idle_ns whose gaps were closed by work whose launching call started after the gap began: HTA's host-wait test on the union of the rank's GPU work (the gaps area applies it per stream, where a stream used once a step idles for most of it). DURATION_NS
+-- host_wait_ns: The part of idle_ns whose gaps were closed by work whose launching call started after the gap began (work whose launch is not in the trace never counts): HTA's host-wait test on the union of the rank's GPU work (the gaps area applies it per stream, where a stream used once a step idles for most of it). DURATION_NS
 -- compute_ns: Union of COMP kernel intervals (contributions). DURATION_NS
 -- comm_ns: Union of COMM kernel intervals (contributions). DURATION_NS
 -- mem_ns: Union of memcpy/memset intervals (contributions). DURATION_NS
@@ -52,13 +52,13 @@ _steps AS NOT MATERIALIZED (
 _keyed AS NOT MATERIALIZED (
   SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
     correlation, external_id, stream, device, bytes, graph_id,
-    host_ts, step, phase, class, file_id, idx
+    host_ts, launch_ts, step, phase, class, file_id, idx
   FROM evidence_base_events
   WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync')
 ),
 _g AS (
   SELECT trace, rank, step, phase, ts_ns, end_ns, kind, stream, correlation,
-    class, file_id, idx, host_ts
+    class, file_id, idx, launch_ts
   FROM _keyed
 ),
 -- Rows that tie on start, end, stream and correlation (one launch, so one
@@ -80,7 +80,7 @@ _c AS (
   SELECT trace, rank, step, phase, class, ts_ns, end_ns,
     greatest(0, end_ns - greatest(ts_ns, coalesce(pm_all, ts_ns))) AS busy,
     CASE WHEN pm_all IS NULL THEN 0 ELSE greatest(0, ts_ns - pm_all) END AS gap,
-    CASE WHEN pm_all IS NOT NULL AND host_ts > pm_all THEN greatest(0, ts_ns - pm_all) ELSE 0 END AS hw,
+    CASE WHEN pm_all IS NOT NULL AND launch_ts > pm_all THEN greatest(0, ts_ns - pm_all) ELSE 0 END AS hw,
     greatest(0, end_ns - greatest(ts_ns, coalesce(pm_cls, ts_ns))) AS cls,
     greatest(0, end_ns - greatest(ts_ns, coalesce(pm_cc, ts_ns))) AS cc
   FROM _w

@@ -70,6 +70,17 @@ type Gate struct {
 	ranks     map[string]*rankGate
 }
 
+// ExcludedIdle is the GPU idle time of one rank inside start-up and held
+// intervals, which the rules leave out of the span they judge.
+func (g *Gate) ExcludedIdle(trace string, rank int) int64 {
+	if g != nil {
+		if rg := g.ranks[key(trace, rank)]; rg != nil {
+			return rg.excludedIdle
+		}
+	}
+	return 0
+}
+
 // rankGate is what the gate decided for one rank.
 type rankGate struct {
 	span          int64 // GPU span
@@ -314,13 +325,8 @@ func (c *ctx) steady(trace string, rank int) (idle, span int64) {
 			idle, span = r.idle, r.busy+r.idle
 		}
 	}
-	if c.gate != nil {
-		if rg := c.gate.ranks[key(trace, rank)]; rg != nil {
-			idle -= rg.excludedIdle
-			span -= rg.excludedIdle
-		}
-	}
-	return max(idle, 0), max(span, 0)
+	ex := c.gate.ExcludedIdle(trace, rank)
+	return max(idle-ex, 0), max(span-ex, 0)
 }
 
 // judgedSpan names span, the rank's span the rules judge (steady), for a

@@ -98,6 +98,11 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 	} else {
 		d.Summary = append(d.Summary, "No rule flagged this slice: nothing crosses a threshold with the evidence the trace can show.")
 	}
+	if len(d.Critical) == 0 && gate.Inconclusive() == "" {
+		if line := idleUncaused(ev, gate, found, thresholdsFor(b, v)["host_wait_minor"]); line != "" {
+			d.Summary = append(d.Summary, line)
+		}
+	}
 	for _, a := range gate.Artifacts {
 		d.Capture = append(d.Capture, a.Title+": "+a.Detail)
 	}
@@ -671,4 +676,47 @@ func expectedImpact(crit []evidence.Finding) string {
 	}
 	return "What each critical issue accounts for: " + strings.Join(parts, "; ") +
 		". They overlap in time and are shares of different times, so they do not add up; fixing issue 1 should shorten its time by at most its share and move the constraint to the next lever below."
+}
+
+// idleRules are the rules whose findings name a cause of GPU idle time.
+var idleRules = map[string]bool{"host_bound_idle": true, "launch_bound": true, "sync_bound_loop": true, "pageable_copies": true,
+	"comm_not_overlapped": true, "rank_straggler": true, "dataloader_share": true}
+
+// idleUncaused says, for a slice without a critical issue, where a rank's GPU
+// idles for at least th of the span the rules judge (the host-wait rule's own
+// threshold, start-up and held idle left out as the rules leave it) while no
+// finding names a cause on that rank, so that "no critical issue" does not
+// read as a busy GPU. Idle and host wait are the ranks area's (HTA's
+// definitions: work whose launching call the trace lacks is never host wait).
+func idleUncaused(ev *evidence.Evidence, gate *findings.Gate, found []evidence.Finding, th float64) string {
+	t := ev.Table("ranks")
+	if t == nil || t.Col("host_wait_ns") < 0 {
+		return ""
+	}
+	explained := func(trace string, rank int) bool {
+		for _, f := range found {
+			if idleRules[f.Rule] && f.Trace == trace && (f.Rank == rank || f.Rank < 0) {
+				return true
+			}
+		}
+		return false
+	}
+	best, share := -1, 0.0
+	for r := range t.Rows {
+		tr, rk := evidence.Str(t, r, "trace"), int(evidence.Int(t, r, "rank"))
+		ex := gate.ExcludedIdle(tr, rk)
+		busy, idle := evidence.Int(t, r, "busy_ns"), evidence.Int(t, r, "idle_ns")-ex
+		if sh := shareOf(idle, busy+idle); sh >= th && sh > share && !explained(tr, rk) {
+			best, share = r, sh
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	tr, rk := evidence.Str(t, best, "trace"), int(evidence.Int(t, best, "rank"))
+	idle := evidence.Int(t, best, "idle_ns") - gate.ExcludedIdle(tr, rk)
+	hw := min(evidence.Int(t, best, "host_wait_ns"), idle)
+	return "The GPU was idle " + fmtPct(share) + " of the span the rules judge (" + fmtMs(idle) + ", rank " + strconv.Itoa(rk) +
+		" of " + name(tr) + ") and no rule names the cause: host waits (launch calls that started after the GPU went idle) are " +
+		fmtPct(shareOf(hw, idle)) + " of it; the rest waited on other streams, on dependencies or on work whose launching call the trace does not show. The CPU cross-check and the Idle gaps row split it further."
 }

@@ -213,3 +213,39 @@ func TestDDPBufferFix(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleUncaused: a slice without a critical issue says where a rank idles
+// past the host-wait threshold while no finding names a cause on it, and
+// says nothing where a finding does or the idle is below the threshold.
+func TestIdleUncaused(t *testing.T) {
+	mk := func(busy, idle, hw int64) *evidence.Evidence {
+		b := evidence.NewBundle()
+		var cols []table.Column
+		for _, c := range []string{"trace", "rank", "step", "phase", "busy_ns", "idle_ns", "host_wait_ns"} {
+			cols = append(cols, table.Column{Name: c})
+		}
+		b.Tables["ranks"] = &table.Table{Name: "ranks", Columns: cols, Rows: [][]any{{"job", int64(0), int64(-1), "", busy, idle, hw}}}
+		return evidence.Rollup(b, evidence.Filter{})
+	}
+	hostBound := evidence.Finding{Rule: "host_bound_idle", Trace: "job", Rank: 0}
+	other := evidence.Finding{Rule: "memory_peak", Trace: "job", Rank: 0}
+	cases := []struct {
+		name           string
+		busy, idle, hw int64
+		found          []evidence.Finding
+		want           string // a part of the line; "" for no line
+	}{
+		{"idle, no cause", 60e6, 40e6, 4e6, nil, "idle 40.0% of the span the rules judge (40.000 ms, rank 0 of job) and no rule names the cause: host waits (launch calls that started after the GPU went idle) are 10.0% of it"},
+		{"idle, a finding that does not name idle", 60e6, 40e6, 4e6, []evidence.Finding{other}, "no rule names the cause"},
+		{"idle named by a rule", 60e6, 40e6, 4e6, []evidence.Finding{hostBound}, ""},
+		{"idle below the threshold", 95e6, 5e6, 0, nil, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := idleUncaused(mk(tc.busy, tc.idle, tc.hw), nil, tc.found, 0.10)
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("got %q, want a line with %q", got, tc.want)
+			}
+		})
+	}
+}
