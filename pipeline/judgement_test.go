@@ -710,7 +710,7 @@ func TestJudgementProfilerOverhead(t *testing.T) {
 	k.steps(1, 60, 3_000, 1_000, func(_ int, at float64) { k.busyStep(at, gemm) })
 	j := judge(t, k.write(t, t.TempDir(), "lazyload.json"))
 
-	j.artifact(t, "Profiler overhead", "Lazy Function Loading in aten::addmm", "2.5 ms")
+	j.artifact(t, "Profiler overhead", "aten::addmm around a Lazy Function Loading event, took 2.5 ms")
 	if !strings.Contains(j.summary(), "GPU idle time inside start-up or held work, which the rules leave out") {
 		t.Errorf("the summary does not leave the lazy loading's idle out:\n%s", j.summary())
 	}

@@ -300,7 +300,13 @@ func artifactOf(trace string, rank int, where string, count, total, max, idle in
 		a.Detail = fmt.Sprintf("The first batch of %s took %s, at least 5x the median of the later ones (%s)%s: the worker processes starting up (again every epoch unless persistent_workers=True), not the steady loading; the DataLoader rule leaves it out.", name, ms(max), where, idleText)
 	case "profiler_overhead":
 		a.Title = "Profiler overhead: lazy kernel loading and the profiler's buffers"
-		a.Detail = fmt.Sprintf("%d profiler overhead %s (Lazy Function Loading: a kernel's module loaded on its first launch; Activity Buffer Request, Buffer Flush: the profiler's own buffers), within operators that took %s in all; the longest, %s, took %s (%s)%s. One-time or the profiler's own costs, not the loop's.", count, noun(count, "event", "events"), ms(total), name, ms(max), where, idleText)
+		// The capture evidence names the kind "EVENT in OPERATOR"; the
+		// time is the operator's, which paid for the event.
+		longest := name
+		if ev, op, ok := strings.Cut(name, " in "); ok {
+			longest = op + " around a " + ev + " event"
+		}
+		a.Detail = fmt.Sprintf("%d profiler overhead %s (Lazy Function Loading: a kernel's module loaded on its first launch; Activity Buffer Request, Buffer Flush: the profiler's own buffers), within operators that took %s in all; the longest operator, %s, took %s (%s)%s. One-time or the profiler's own costs, not the loop's.", count, noun(count, "event", "events"), ms(total), longest, ms(max), where, idleText)
 	case "warmup":
 		a.Title = "Warm-up iterations inside the window"
 		a.Detail = fmt.Sprintf("%d ranges whose name says warm-up, the longest %s (%s, %s)%s.", count, name, ms(max), where, idleText)

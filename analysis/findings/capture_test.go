@@ -106,3 +106,21 @@ func TestGateEdgeSyncIsNotTheLoops(t *testing.T) {
 		t.Errorf("artifacts: %+v", g.Artifacts)
 	}
 }
+
+// The profiler-overhead artifact names the operator that paid for the
+// event, with the operator's time (b200_eager: a 0.05 ms Lazy Function
+// Loading inside a 2.5 ms aten::addmm).
+func TestProfilerOverheadNamesTheOperator(t *testing.T) {
+	capture := captureTable(capRow("profiler_overhead", "Lazy Function Loading in aten::addmm", 9, 10_800_000, 2_500_000, 9_000_000, 9_000_000))
+	b := withEvents(bundle("training", "cuda", "NVIDIA B200", 40_000_000, 60_000_000, map[string]*table.Table{"capture": capture}), 1000)
+	g := findings.Assess(evidence.Rollup(b, evidence.Filter{}))
+	var detail string
+	for _, a := range g.Artifacts {
+		if a.Kind == "profiler_overhead" {
+			detail = a.Detail
+		}
+	}
+	if !strings.Contains(detail, "the longest operator, aten::addmm around a Lazy Function Loading event, took 2.5 ms") {
+		t.Errorf("profiler overhead artifact: %q", detail)
+	}
+}

@@ -504,3 +504,36 @@ func TestAsyncSchedulingEra(t *testing.T) {
 		})
 	}
 }
+
+// Where host-bound and launch-bound both hold on a training rank, the
+// launch-bound finding is ranked by what its launch calls can account for
+// (at most their host time), so host work that fills most of the idle puts
+// the host-bound finding first (nccl_data_a100: launch calls 36 ms of 503
+// ms idle); a serving engine's launch-bound finding keeps the launch waits,
+// which its graphs or compiled forward remove with the host work between.
+func TestLaunchBoundRankedByLaunchTime(t *testing.T) {
+	launch := &table.Table{Columns: cols("trace rank step phase stream call launches with_gpu cpu_ns gpu_ns delay_ns hta_delay_ns short short_cpu_ns runtime_outliers delay_outliers cpu_hist delay_hist"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), "cudaLaunchKernel", int64(1000), int64(1000), int64(500_000), int64(2_000_000), int64(9_000_000), int64(1_000_000), int64(800), int64(400_000), int64(0), int64(0), "", ""}}}
+	gaps := &table.Table{Columns: cols("trace rank step phase stream category count idle_ns max_ns max_at_ns hist"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), "host_wait", int64(900), int64(6_000_000), int64(20_000), int64(0), ""}}}
+	for _, c := range []struct{ producer, want string }{
+		{"training", "host_bound_idle launch_bound"},
+		{"vllm", "launch_bound host_bound_idle"},
+	} {
+		b := bundle(c.producer, "cuda", "H100", 4_000_000, 6_000_000, map[string]*table.Table{"launch": launch, "gaps": gaps})
+		b.Tables["ranks"].Columns = append(b.Tables["ranks"].Columns, table.Column{Name: "host_wait_ns"})
+		b.Tables["ranks"].Rows[0] = append(b.Tables["ranks"].Rows[0], int64(5_900_000))
+		fs := eval(b, nil)
+		var got []string
+		for _, f := range fs {
+			got = append(got, f.Rule)
+			if f.Rule == "launch_bound" && c.producer == "training" &&
+				(f.Impact > 0.051 || !strings.Contains(f.Observation, "The launch calls took 0.500 ms of host time: they account for at most 5.0% of that span.")) {
+				t.Errorf("training launch-bound impact %.3f: %s", f.Impact, f.Observation)
+			}
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%s: %s, want %s", c.producer, rules(fs), c.want)
+		}
+	}
+}

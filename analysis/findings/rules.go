@@ -492,15 +492,26 @@ func hostBound(c *ctx) []evidence.Finding {
 	return out
 }
 
+// launchShare is the launch-bound observation's last sentence: how much of
+// the span the launch calls can account for (serving engines: the launch
+// waits, which their graphs or compiled forward remove with the host work
+// between the launches).
+func launchShare(serving bool, cpu, explained, span int64) string {
+	if serving {
+		return fmt.Sprintf("The launch calls took %s of host time; %s of that span are launch waits, which the engine's graphs or compiled forward remove together with the host work between the launches.", ms(cpu), pct(float64(explained)/float64(span)))
+	}
+	return fmt.Sprintf("The launch calls took %s of host time: they account for at most %s of that span.", ms(cpu), pct(float64(explained)/float64(span)))
+}
+
 func launchBound(c *ctx) []evidence.Finding {
 	l := c.ev.Table("launch")
 	if l == nil {
 		return nil
 	}
 	g := c.ev.Table("gaps")
-	type acc struct{ launches, short, graphs, withGPU, shortCPU int64 }
+	type acc struct{ launches, short, graphs, withGPU, shortCPU, cpu int64 }
 	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
-		span := rr.busy + rr.idle
+		idleNs, span := c.steady(rr.trace, rr.rank)
 		if span <= 0 || c.idleUnreliable(rr.trace, rr.rank) {
 			return nil, 0, false
 		}
@@ -515,8 +526,9 @@ func launchBound(c *ctx) []evidence.Finding {
 			a.withGPU += evidence.Int(l, r, "with_gpu")
 			a.short += evidence.Int(l, r, "short")
 			a.shortCPU += evidence.Int(l, r, "short_cpu_ns")
+			a.cpu += evidence.Int(l, r, "cpu_ns")
 		}
-		idle := float64(rr.idle) / float64(span)
+		idle := float64(idleNs) / float64(span)
 		return a, idle, a.withGPU >= int64(c.th["launch_min_count"]) && float64(a.short)/float64(a.withGPU) >= c.th["short_kernel_share"] && idle >= c.th["launch_idle_minor"]
 	})
 	var out []evidence.Finding
@@ -525,13 +537,29 @@ func launchBound(c *ctx) []evidence.Finding {
 		ri := c.rankInfo(b.trace, b.rank)
 		waits := sumBy(g, b.trace, b.rank, "idle_ns", func(r int) bool { return isLaunchWait(evidence.Str(g, r, "category")) })
 		all := sumBy(g, b.trace, b.rank, "idle_ns", nil)
+		idle, span := c.steady(b.trace, b.rank)
+		// What launches can account for: the idle the launch-wait test puts
+		// on late or back-to-back launches (summed over streams, at most
+		// the idle), and no more than the time the host spent in launch
+		// calls. The idle share sets the severity (low utilisation); this
+		// part ranks the finding, so that where other host work fills most
+		// of the idle the host-bound finding comes first. A serving
+		// engine's fix (graphs or compilation of the whole forward) removes
+		// the host work between its kernels too, so there the launch calls
+		// do not bound it.
+		explained := min(waits, idle)
+		serving := ri.Producer == "vllm" || ri.Producer == "sglang"
+		if !serving {
+			explained = min(explained, a.cpu)
+		}
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Severity: severity(b.score, c.th["idle_critical"]),
 			Title: "Kernels are shorter than their launches: the GPU is launch-bound",
-			Observation: fmt.Sprintf("%d of %d launches (kernels, copies and memsets, as HTA counts them; %s) ran GPU work shorter than their launch call took (HTA short kernels: cpu <= 50 us, gpu < cpu), and the GPU was idle %s of its span (%s)%s.",
-				a.short, a.withGPU, pct(float64(a.short)/float64(a.withGPU)), pct(b.score), c.where(b.trace, b.rank), others(b.n)),
+			Observation: fmt.Sprintf("%d of %d launches (kernels, copies and memsets, as HTA counts them; %s) ran GPU work shorter than their launch call took (HTA short kernels: cpu <= 50 us, gpu < cpu), and the GPU was idle %s of %s (%s)%s. %s",
+				a.short, a.withGPU, pct(float64(a.short)/float64(a.withGPU)), pct(b.score), c.judgedSpan(b.trace, b.rank, span), c.where(b.trace, b.rank), others(b.n),
+				launchShare(serving, a.cpu, explained, span)),
 			Evidence: []evidence.Ref{ref("launch", "rank", itoa(b.rank)), ref("gaps", "rank", itoa(b.rank)), ref("ranks", "rank", itoa(b.rank))},
-			Impact:   b.score,
-			ImpactOf: c.shareOf("the GPU span", b.trace, b.rank),
+			Impact:   float64(explained) / float64(span),
+			ImpactOf: c.shareOf("the GPU span the rules judge", b.trace, b.rank),
 			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
 			Verify:   "Re-profile: launch.short and ranks.idle_ns should fall; kernels should appear under graph launches.",
 			Refute:   "The idle intervals are not host or kernel waits (HTA 'other': cross-stream waits), or kernels are long compared with their launches.",
