@@ -67,7 +67,7 @@ func TestWorkloadRealTraces(t *testing.T) {
 			[2]string{"dataloader_single", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"}},
 		{"param/dlrm_8rank", false, []int{0}, want{
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, torchrec: true, workers: 0,
-			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_single", "ddp", "optimizer", "torchrec"}},
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_single", "ddp", "optimizer", "torchrec", "torchrec_pipeline"}},
 			[2]string{"ddp", "DistributedDataParallel.forward"}},
 		{"hta/triton_example", false, []int{0}, want{
 			phase: "inference (no backward operator)", compiled: true, inductor: true, workers: -1, torchMajor: 2,
@@ -85,7 +85,7 @@ func TestWorkloadRealTraces(t *testing.T) {
 			features: []string{"backward", "cpu_ops", "dataloader_workers", "legacy_categories", "optimizer"}}, [2]string{}},
 		{"param/dlrm_8rank", true, []int{0, 1, 2, 3, 4, 5, 6, 7}, want{
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, torchrec: true, workers: 0,
-			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_single", "ddp", "optimizer", "torchrec"}}, [2]string{}},
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_single", "ddp", "optimizer", "torchrec", "torchrec_pipeline"}}, [2]string{}},
 		{"tracemap/vllm_h100_tp4_rank0", true, []int{0}, want{
 			phase: "inference (no backward operator)", compiled: true, inductor: true, workers: -1, torchMajor: 2,
 			features: []string{"compiled", "cpu_ops", "dynamo_frames", "inductor_kernels"}}, [2]string{}},
@@ -97,10 +97,10 @@ func TestWorkloadRealTraces(t *testing.T) {
 			// named triton__0d1d...) under DDP, with TorchRec's pipeline.
 			phase: "training (backward operators present)", compiled: true, inductor: true, ddp: true, allreduceBwd: true,
 			torchrec: true, workers: -1, torchMajor: 2,
-			features: []string{"allreduce_in_backward", "backward", "compiled", "cpu_ops", "ddp", "inductor_kernels", "optimizer", "torchrec"}}, [2]string{}},
+			features: []string{"allreduce_in_backward", "backward", "compiled", "cpu_ops", "ddp", "inductor_kernels", "optimizer", "torchrec", "torchrec_pipeline"}}, [2]string{}},
 		{"hta/trace_diff_control_a100", true, []int{3}, want{
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, torchrec: true, workers: 1,
-			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_workers", "ddp", "optimizer", "torchrec"}}, [2]string{}},
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_workers", "ddp", "optimizer", "torchrec", "torchrec_pipeline"}}, [2]string{}},
 		{"tracelens/mi300x_resnet_act_checkpoint", true, []int{0}, want{
 			// Dynamo frames from activation checkpointing's
 			// torch._disable_dynamo: PyTorch 2, not compiled.

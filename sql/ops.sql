@@ -27,6 +27,7 @@
 -- launches: Runtime/driver calls linked to the operator. COUNT
 -- gpu_events: GPU events those calls produced. COUNT
 -- gpu_ns: Sum of those GPU events' durations. DURATION_NS
+-- annotation: true for user annotations (record_function ranges, ProfilerStep#N, enumerate(DataLoader)#...), whose self time is their thread outside every operator (waiting, or Python the profiler does not see); false for cpu_op events. BOOL
 -- KEYED: e.kind IN ('cpu_op', 'annotation')
 --
 -- No parameters: the filter (trace, rank, window: evidence_base's PARAMS)
@@ -45,7 +46,7 @@ _keyed AS NOT MATERIALIZED (
   WHERE kind IN ('cpu_op', 'annotation')
 ),
 _o AS (
-  SELECT k.trace, k.rank, k.step, k.phase, k.name, k.ts_ns, k.end_ns, k.dur_ns, k.external_id,
+  SELECT k.trace, k.rank, k.step, k.phase, k.name, k.kind, k.ts_ns, k.end_ns, k.dur_ns, k.external_id,
     row_number() OVER (ORDER BY k.trace, k.rank, k.pid, k.tid, k.ts_ns, k.end_ns DESC, k.name) AS id,
     dense_rank() OVER (ORDER BY k.trace, k.rank, k.pid, k.tid) AS th
   FROM _keyed k
@@ -89,7 +90,8 @@ SELECT o.trace, o.rank, o.step, o.phase, o.name,
   max(o.dur_ns) AS max_ns,
   CAST(coalesce(sum(l.launches), 0) AS BIGINT) AS launches,
   CAST(coalesce(sum(l.n), 0) AS BIGINT) AS gpu_events,
-  CAST(coalesce(sum(l.d), 0) AS BIGINT) AS gpu_ns
+  CAST(coalesce(sum(l.d), 0) AS BIGINT) AS gpu_ns,
+  o.kind = 'annotation' AS annotation
 FROM _o o LEFT JOIN _child c ON c.id = o.id
 LEFT JOIN _l l ON l.trace = o.trace AND l.rank = o.rank AND l.external_id = o.external_id
 GROUP BY ALL

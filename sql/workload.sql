@@ -41,6 +41,9 @@
 -- - torchrec: names containing torchrec or KJT, TorchRec's awaitables
 --     (EmbeddingBagCollectionAwaitable, PooledEmbeddingsAwaitable, ...),
 --     its pipeline's ## sparse_data_dist ## ranges, python frames of torchrec/.
+-- - torchrec_pipeline: TorchRec's pipeline ranges ## sparse_data_dist ## and
+--     ## wait_sparse_data_dist ##: TrainPipelineSparseDist (or a pipeline
+--     built on it) runs the input dist under the previous batch.
 -- - hf_pipeline: python frames of transformers/pipelines/: a Hugging Face
 --     pipeline runs the loop and builds its DataLoader (its num_workers is
 --     the pipeline call's).
@@ -101,6 +104,7 @@ _hfn AS (
     CASE WHEN kind <> 'kernel' AND (contains(lower(name), 'torchrec') OR contains(name, 'KJT')
       OR regexp_matches(name, '(EmbeddingBagCollection|EmbeddingCollection|PooledEmbeddings?)\w*Awaitable')
       OR regexp_matches(name, '^## (wait_)?sparse_data_dist')) THEN 'torchrec' END,
+    CASE WHEN kind <> 'kernel' AND regexp_matches(name, '^## (wait_)?sparse_data_dist') THEN 'torchrec_pipeline' END,
     CASE WHEN kind <> 'kernel' AND starts_with(name, 'enumerate(DataLoader)#_SingleProcessDataLoaderIter') THEN 'dataloader_single' END,
     CASE WHEN kind <> 'kernel' AND starts_with(name, 'enumerate(DataLoader)#_MultiProcessingDataLoaderIter') THEN 'dataloader_workers' END
   ]) AS feature

@@ -86,6 +86,7 @@ var presetHeaders = []presetHeader{
 			"launches", "COUNT",
 			"gpu_events", "COUNT",
 			"gpu_ns", "DURATION_NS",
+			"annotation", "BOOL",
 		}},
 	{area: "ranks",
 		rules: []string{"step", "steps"},

@@ -693,6 +693,10 @@ func overlapFix(ri evidence.RankInfo, w Workload, coll string, transfer bool, ar
 	}
 	switch coll {
 	case "all_to_all":
+		if w.Known && w.TorchRecPipeline {
+			return "TorchRec's train pipeline is already on (its ## sparse_data_dist ## ranges are in the trace): the input dist of the sparse features runs under the previous batch. What it cannot hide are the pooled embeddings' all-to-alls, forward (output dist, All2All_Pooled) and backward (their gradients): cut their volume with the sharding plan (EmbeddingShardingPlanner: table-wise against row-wise, balanced across ranks) and send them in lower precision with TorchRec's quantized comms (QCommsConfig: fp16 forward, bf16 backward).",
+				"sharder = EmbeddingBagCollectionSharder(qcomm_codecs_registry=get_qcomm_codecs_registry(QCommsConfig(forward_precision=CommType.FP16, backward_precision=CommType.BF16)))"
+		}
 		if w.Known && w.TorchRec {
 			return "TorchRec runs two all-to-alls a batch: the input dist of the sparse features, which TrainPipelineSparseDist overlaps with the previous batch's compute, and the output dist of the pooled embeddings inside the forward, which no pipeline hides (the collectives area's rows by name, with the cross-view, tell which is larger). Pipeline the input dist, and cut the output dist's volume with the sharding plan (EmbeddingShardingPlanner: table-wise against row-wise, balanced across ranks).",
 				"pipeline = TrainPipelineSparseDist(model, optimizer, device)"

@@ -368,6 +368,13 @@ func TestCommExposedSplit(t *testing.T) {
 			notFix:  []string{"bucket_cap_mb"},
 		},
 		{
+			name:      "TorchRec's pipeline already on (sparse_data_dist ranges): the pooled embeddings' all-to-alls, not the pipeline",
+			b:         transfer("training", []string{"backward", "torchrec", "torchrec_pipeline"}, "send_recv"),
+			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
+			wantFix: []string{"grouped sends and receives", "train pipeline is already on", "forward (output dist, All2All_Pooled) and backward (their gradients)", "QCommsConfig"},
+			notFix:  []string{"Pipeline the input dist", "bucket_cap_mb"},
+		},
+		{
 			name:      "workload unknown: what to check, no snippet",
 			b:         transfer("training", nil, "all_reduce"),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",

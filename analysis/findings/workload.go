@@ -44,6 +44,9 @@ type Workload struct {
 	CompiledNs int64
 	// DDP, FSDP, TorchRec: what the operators show of the parallelism.
 	DDP, FSDP, TorchRec bool
+	// TorchRecPipeline: TorchRec's sparse_data_dist ranges, so its train
+	// pipeline already runs the input dist under the previous batch.
+	TorchRecPipeline bool
 	// HFPipeline: a Hugging Face transformers pipeline runs the loop (its
 	// python frames): it builds the DataLoader, whose num_workers is the
 	// pipeline call's.
@@ -148,6 +151,8 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			w.FSDP = true
 		case "torchrec":
 			w.TorchRec = true
+		case "torchrec_pipeline":
+			w.TorchRecPipeline = true
 		case "hf_pipeline":
 			w.HFPipeline = true
 		case "sglang_overlap":

@@ -324,8 +324,9 @@ func opEvidence(s *areaSlice) (string, *evidence.Gap) {
 	// uninstrumented Python: the hotspot is the first name that is an
 	// operator, and the ranges ahead of it are named as such.
 	top, ranges := names[0], []string(nil)
+	isRange := scopeRanges(t)
 	for _, n := range names {
-		if !isScopeRange(n) {
+		if !isRange(n) {
 			top = n
 			break
 		}
@@ -350,10 +351,23 @@ func opEvidence(s *areaSlice) (string, *evidence.Gap) {
 	return text, nil
 }
 
-// isScopeRange: a step annotation or a record_function scope written as
-// "## name ##", whose self time is its thread outside every operator.
-func isScopeRange(n string) bool {
-	return strings.HasPrefix(n, "ProfilerStep#") || (strings.HasPrefix(n, "## ") && strings.HasSuffix(n, " ##"))
+// scopeRanges tells the ops rows that are ranges, not operators: user
+// annotations (the ops area's annotation column: record_function ranges of
+// any name, such as a pipeline's "dispatch(F)"), whose self time is their
+// thread outside every operator. A bundle without that column falls back to
+// the names: a step annotation or a scope written as "## name ##".
+func scopeRanges(t *table.Table) func(string) bool {
+	ann := map[string]bool{}
+	if c := t.Col("annotation"); c >= 0 {
+		for r := range t.Rows {
+			if b, _ := t.Rows[r][c].(bool); b {
+				ann[evidence.Str(t, r, "name")] = true
+			}
+		}
+	}
+	return func(n string) bool {
+		return ann[n] || strings.HasPrefix(n, "ProfilerStep#") || (strings.HasPrefix(n, "## ") && strings.HasSuffix(n, " ##"))
+	}
 }
 
 func rankEvidence(s *areaSlice) (string, *evidence.Gap) {

@@ -277,6 +277,16 @@ func TestOpsRowSkipsScopeRanges(t *testing.T) {
 	if !strings.HasPrefix(got, "Most self time: aten::empty") || !strings.Contains(got, "## backward ## 308.000 ms") {
 		t.Errorf("ops row %q", got)
 	}
+	// A user annotation of any name is a range too (train_h800_ep64's
+	// pipeline stages, "dispatch(F)"), as the ops area's annotation column
+	// says.
+	ev.Tables["ops"] = &table.Table{Name: "ops", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+		col("name", "VARCHAR", "TEXT"), col("annotation", "BOOLEAN", "BOOL"), col("self_ns", "BIGINT", "DURATION_NS")},
+		Rows: [][]any{{"job", int64(0), "dispatch(F)", true, int64(67_000_000)}, {"job", int64(0), "aten::empty", false, int64(4_000_000)}}}
+	got = evidenceOf(ev, "CPU operator hotspots")
+	if !strings.HasPrefix(got, "Most self time: aten::empty") || !strings.Contains(got, "dispatch(F) 67.000 ms") {
+		t.Errorf("ops row with an annotation %q", got)
+	}
 }
 
 // Copy calls count among HTA's launches, but a pageable copy's time is a

@@ -528,8 +528,9 @@ func nextFromKernels(ev *evidence.Evidence, profiler string) string {
 		// on the host, where the operators say what took the time.
 		if o := ev.Table("ops"); o != nil {
 			names, sums, total := byName(o, "name", "self_ns")
+			isRange := scopeRanges(o)
 			for _, n := range names {
-				if !isScopeRange(n) && total > 0 {
+				if !isRange(n) && total > 0 {
 					return "The trace holds no GPU work, so the next lever is on the host: the CPU operator with the most self time is " + name(n) + " (" +
 						fmtMs(sums[n]) + ", " + share(sums[n], total, "operators' summed self time") + "); profile it, or capture with the GPU activity to see the device."
 				}
