@@ -186,12 +186,21 @@ func (b *builder) device() {
 		d.busy = intersect(mergeIvals(busy), rs.dev)
 		comm, other = mergeIvals(comm), mergeIvals(other)
 		b.m.BusyNs += ivalsLen(d.busy)
-		b.m.IdleNs += ivalsLen(rs.dev) - ivalsLen(d.busy)
 		b.m.CommNs += ivalsLen(comm)
 		b.m.CommExposedNs += ivalsLen(comm) - intersectLen(comm, other)
 		// The operation that ends each gap: operations by clipped start.
 		sort.Slice(d.ops, func(i, j int) bool { return b.ops[d.ops[i]].a < b.ops[d.ops[j]].a })
-		d.gaps = complement(rs.dev, d.busy)
+		// Gaps inside the GPU span (first operation to last); the wall
+		// before and after it is the capture's edge, not GPU idle time.
+		d.gaps = d.gaps[:0]
+		for _, g := range complement(rs.dev, d.busy) {
+			if len(d.busy) == 0 || g.b <= d.busy[0].a || g.a >= d.busy[len(d.busy)-1].b {
+				b.m.EdgeIdleNs += g.b - g.a
+				continue
+			}
+			d.gaps = append(d.gaps, g)
+			b.m.IdleNs += g.b - g.a
+		}
 		for _, g := range d.gaps {
 			top = keepTop(top, Gap{Trace: k.trace, Rank: k.rank, StartNs: g.a - rs.origin, DurNs: g.b - g.a}, b.opts.TopGaps)
 		}
@@ -269,8 +278,7 @@ func (b *builder) measure() Check {
 		}
 		d := b.per[k]
 		if d == nil {
-			m.IdleNs += ivalsLen(rs.dev)
-			m.GapOtherNs += ivalsLen(rs.dev)
+			m.EdgeIdleNs += ivalsLen(rs.dev)
 			continue
 		}
 		b.rankCheck(rs, d)
@@ -509,17 +517,26 @@ func syncFrameAt(d *rankData, t int64) *syncFrame {
 
 func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
 
+// edgeNote says how much of the wall lies outside the GPU span (before
+// the first GPU operation, after the last), "" when none does.
+func edgeNote(m Metrics) string {
+	if m.EdgeIdleNs <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the %s ms of wall before the first GPU operation and after the last left out", ms(m.EdgeIdleNs))
+}
+
 // reason states the numbers behind a verdict.
 func reason(m Metrics, r Rule) string {
 	if m.GPUTimeNs == 0 {
 		return "no GPU operation in the slice"
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "GPU busy %s of %s ms wall (%d rank(s)); idle %s ms: gaps opened by sync calls %s, launching thread waiting for work %s, launches issued after the device went idle %s, device-side dependencies %s, other %s (mechanism-linked: %s of idle)",
-		pct(m.Busy()), ms(m.WallNs), m.Ranks, ms(m.IdleNs),
+	fmt.Fprintf(&sb, "GPU busy %s of %s ms GPU span (%d rank(s)%s); idle %s ms: gaps opened by sync calls %s, launching thread waiting for work %s, launches issued after the device went idle %s, device-side dependencies %s, other %s (mechanism-linked: %s of idle)",
+		pct(m.Busy()), ms(m.SpanNs()), m.Ranks, edgeNote(m), ms(m.IdleNs),
 		pct(m.GapShare(CauseSync)), pct(m.GapShare(CauseWait)), pct(m.GapShare(CauseHost)), pct(m.GapShare(CauseDevice)), pct(m.GapShare(CauseOther)),
 		pct(share(m.GapConfirmedNs, m.IdleNs)))
-	fmt.Fprintf(&sb, "; exposed communication %s of wall; launching threads blocked in sync calls while the GPU was busy %s of wall", pct(m.Comm()), pct(m.Blocked()))
+	fmt.Fprintf(&sb, "; exposed communication %s of the GPU span; launching threads blocked in sync calls while the GPU was busy %s of wall", pct(m.Comm()), pct(m.Blocked()))
 	if host := m.HostWorkNs + m.HostSyncNs + m.HostWaitNs; host > 0 {
 		fmt.Fprintf(&sb, "; launching threads' host time %s ms: working %s, blocked in sync %s, waiting for work %s",
 			ms(host), pct(share(m.HostWorkNs, host)), pct(share(m.HostSyncNs, host)), pct(share(m.HostWaitNs, host)))

@@ -120,7 +120,7 @@ func writeText(w io.Writer, r *Result) error {
 	ew := &errWriter{w: w}
 	m := r.Check.Metrics
 	fmt.Fprintf(ew, "GPU view: GPU time by the host stack that launched it (%s)\n", r.Label)
-	fmt.Fprintf(ew, "%s ms of GPU time; GPU busy %s of %s ms wall\n", ms(r.GPU.TotalNs), share100(m.BusyNs, m.WallNs), ms(m.WallNs))
+	fmt.Fprintf(ew, "%s ms of GPU time; GPU busy %s of the %s ms GPU span\n", ms(r.GPU.TotalNs), share100(m.BusyNs, m.SpanNs()), ms(m.SpanNs()))
 	if n := stackNote(r); n != "" {
 		fmt.Fprintln(ew, n)
 	}
@@ -203,8 +203,8 @@ func textTree(w io.Writer, t *Tree) {
 func writeCheckText(w io.Writer, r *Result) {
 	c := &r.Check
 	m := c.Metrics
-	fmt.Fprintf(w, "GPU busy %s of %s ms wall; GPU time %s ms; exposed communication %s ms\n",
-		share100(m.BusyNs, m.WallNs), ms(m.WallNs), ms(m.GPUTimeNs), ms(m.CommExposedNs))
+	fmt.Fprintf(w, "GPU busy %s of the %s ms GPU span; GPU time %s ms; exposed communication %s ms\n",
+		share100(m.BusyNs, m.SpanNs()), ms(m.SpanNs()), ms(m.GPUTimeNs), ms(m.CommExposedNs))
 	if len(c.TopGaps) > 0 {
 		fmt.Fprintln(w, "Largest GPU idle gaps and the launching thread's host frames:")
 		for i, g := range c.TopGaps {
@@ -246,8 +246,8 @@ func writeHTML(w io.Writer, r *Result) error {
 	if n := stackNote(r); n != "" {
 		note = " " + esc(n) + "."
 	}
-	fmt.Fprintf(ew, "<h3>GPU view: GPU time by the host stack that launched it</h3>\n<p>%s. %s ms of GPU time; GPU busy %s of %s ms wall.%s</p>\n",
-		esc(r.Label), ms(r.GPU.TotalNs), share100(m.BusyNs, m.WallNs), ms(m.WallNs), note)
+	fmt.Fprintf(ew, "<h3>GPU view: GPU time by the host stack that launched it</h3>\n<p>%s. %s ms of GPU time; GPU busy %s of the %s ms GPU span.%s</p>\n",
+		esc(r.Label), ms(r.GPU.TotalNs), share100(m.BusyNs, m.SpanNs()), ms(m.SpanNs()), note)
 	htmlTree(ew, &r.GPU)
 	fmt.Fprintf(ew, "<h3>CPU view: host self time by stack</h3>\n<p>%s. %s ms of host self time.%s</p>\n", esc(r.Label), ms(r.CPU.TotalNs), note)
 	htmlTree(ew, &r.CPU)

@@ -363,7 +363,12 @@ type Metrics struct {
 	WallNs    int64 `msgpack:"wall_ns" json:"wall_ns"`         // slice wall time, summed over ranks
 	GPUTimeNs int64 `msgpack:"gpu_time_ns" json:"gpu_time_ns"` // sum of GPU operation time (streams overlap)
 	BusyNs    int64 `msgpack:"busy_ns" json:"busy_ns"`         // union of GPU operations
-	IdleNs    int64 `msgpack:"idle_ns" json:"idle_ns"`         // wall - busy
+	IdleNs    int64 `msgpack:"idle_ns" json:"idle_ns"`         // GPU idle inside each rank's GPU span: span - busy
+	// EdgeIdleNs is the wall time before each rank's first GPU operation of
+	// the slice and after its last (a rank without any: all of its wall):
+	// the capture's edges, which HTA's idle time (the ranks area's
+	// idle_ns) leaves out too. Not in IdleNs nor in any gap cause.
+	EdgeIdleNs int64 `msgpack:"edge_idle_ns,omitempty" json:"edge_idle_ns,omitempty"`
 	// Idle time by the cause of its gap: opened by a sync call; the
 	// launching thread waiting for work; a launch issued after the device
 	// went idle while the host worked; work queued before the gap (a device
@@ -408,14 +413,18 @@ func share(a, b int64) float64 {
 	return float64(a) / float64(b)
 }
 
-// Busy is the GPU busy share of the wall, 0..1.
-func (m Metrics) Busy() float64 { return share(m.BusyNs, m.WallNs) }
+// SpanNs is the GPU span: the wall less the edges (first GPU operation to
+// last, summed over ranks), the base of the GPU-side shares.
+func (m Metrics) SpanNs() int64 { return m.WallNs - m.EdgeIdleNs }
+
+// Busy is the GPU busy share of the GPU span, 0..1.
+func (m Metrics) Busy() float64 { return share(m.BusyNs, m.SpanNs()) }
 
 // Idle is 1 - Busy.
-func (m Metrics) Idle() float64 { return share(m.IdleNs, m.WallNs) }
+func (m Metrics) Idle() float64 { return share(m.IdleNs, m.SpanNs()) }
 
-// Comm is the exposed communication share of the wall.
-func (m Metrics) Comm() float64 { return share(m.CommExposedNs, m.WallNs) }
+// Comm is the exposed communication share of the GPU span.
+func (m Metrics) Comm() float64 { return share(m.CommExposedNs, m.SpanNs()) }
 
 // Blocked is the share of the wall the launching threads spent blocked in
 // sync calls while the device was busy.

@@ -734,7 +734,7 @@ var crossSeries = []chart.Series{
 	{Name: "waiting: GPU idle while the host waited / host waiting", Color: chart.Orange, Short: "waiting"},
 	{Name: "GPU idle: launched late while the host worked", Color: chart.Vermillion, Short: "launched late"},
 	{Name: "GPU idle: queued behind a device dependency", Color: chart.SkyBlue, Short: "device"},
-	{Name: "other (GPU idle, no launch ends it / host outside these)", Color: chart.Grey, Short: "other"},
+	{Name: "other (GPU idle no launch ends, or outside the GPU span / host outside these)", Color: chart.Grey, Short: "other"},
 }
 
 // CrossViewChart draws the cross-check of r: the GPU's wall time split into
@@ -746,7 +746,9 @@ func CrossViewChart(r *crossview.Result) Chart {
 		return Chart{}
 	}
 	m := r.Check.Metrics
-	gpu := []float64{nsMs(m.BusyNs), nsMs(m.GapSyncNs), nsMs(m.GapWaitNs), nsMs(m.GapHostNs), nsMs(m.GapDeviceNs), nsMs(m.GapOtherNs)}
+	// The wall outside the GPU span (before the first GPU operation, after
+	// the last) is no gap of any cause: it joins the other part.
+	gpu := []float64{nsMs(m.BusyNs), nsMs(m.GapSyncNs), nsMs(m.GapWaitNs), nsMs(m.GapHostNs), nsMs(m.GapDeviceNs), nsMs(m.GapOtherNs + m.EdgeIdleNs)}
 	hostRest := max(m.WallNs-m.HostWorkNs-m.HostSyncNs-m.HostWaitNs, 0)
 	host := []float64{nsMs(m.HostWorkNs), nsMs(m.HostSyncNs), nsMs(m.HostWaitNs), 0, 0, nsMs(hostRest)}
 	ranks := "the slice's rank"
@@ -783,7 +785,7 @@ func CrossViewChart(r *crossview.Result) Chart {
 	}
 	alt := []string{
 		"GPU, wall " + chart.Format(nsMs(m.WallNs)) + " ms summed over " + ranks + ": " +
-			parts(gpu, []string{"busy", "idle opened by a sync call", "idle while the host waited for work", "idle, launched late while the host worked", "idle behind a device dependency", "other idle"}) + ".",
+			parts(gpu, []string{"busy", "idle opened by a sync call", "idle while the host waited for work", "idle, launched late while the host worked", "idle behind a device dependency", "other idle and outside the GPU span"}) + ".",
 		"Launching threads: " + parts(host, []string{"working", "in sync calls", "waiting", "", "", "outside these"}) + ".",
 	}
 	if hostSum := m.HostWorkNs + m.HostSyncNs + m.HostWaitNs; hostSum > m.WallNs {
