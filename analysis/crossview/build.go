@@ -225,9 +225,10 @@ type entry struct {
 // graphLaunch is a graph launch in the slice: its node, its graph id when
 // an operation records one, and the operations its replay recorded.
 type graphLaunch struct {
-	site *bnode
-	id   int64
-	ops  int64
+	site  *bnode
+	id    int64
+	ops   int64
+	sig   uint64 // FNV-1a of its recorded operations' names, in order
 }
 
 // opIn is a GPU operation in the slice: its clipped interval and its host
@@ -670,6 +671,7 @@ func (b *builder) hang(th *threadState, k int, f *Frame) {
 			viaGraph = true
 			g := &b.graphs[e.graph]
 			g.ops++
+			g.sig = fnvAdd(g.sig, o.op.Name)
 			if g.id == 0 && o.op.GraphID != 0 {
 				g.id = o.op.GraphID
 			}
@@ -814,16 +816,23 @@ func (b *builder) gpuTree() Tree {
 	}
 	// A replay's expected kernels: the most any replay of the same graph
 	// recorded. The same graph: the same graph id where the trace records
-	// one, else the same call site (the same node of the tree).
+	// one, else the same call site (the same node of the tree) and the same
+	// sequence of recorded kernel names. One call site can replay several
+	// graphs (negative_queue_length_a100: a compiled function's 14 graphs,
+	// each replayed whole 5 times, under two call sites; vLLM: a graph per
+	// batch size), so without graph ids a replay can only be compared with
+	// replays of the same kernels, and under-recording shows only where the
+	// trace records graph ids.
 	type graphKey struct {
 		id   int64
 		site *bnode
+		sig  uint64
 	}
 	keyOf := func(g *graphLaunch) graphKey {
 		if g.id != 0 {
 			return graphKey{id: g.id}
 		}
-		return graphKey{site: g.site}
+		return graphKey{site: g.site, sig: g.sig}
 	}
 	most := map[graphKey]int64{}
 	for i := range b.graphs {
@@ -843,6 +852,18 @@ func (b *builder) gpuTree() Tree {
 		b.m.GraphExpected += most[keyOf(g)]
 	}
 	return b.tree("gpu", b.gpu, total)
+}
+
+// fnvAdd folds name into h, an FNV-1a hash (0 starts one), with a
+// separator so that the names' boundaries count.
+func fnvAdd(h uint64, name string) uint64 {
+	if h == 0 {
+		h = 14695981039346656037
+	}
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint64(name[i])) * 1099511628211
+	}
+	return (h ^ 0xff) * 1099511628211
 }
 
 // label names the slice in words.

@@ -2,6 +2,7 @@ package crossview
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -89,6 +90,10 @@ func small() *fixture {
 	gl2 := f.frame(g, "runtime", "graph_launch", "cudaGraphLaunch", 500, 20)
 	f.op(gl2, "kernel", "k_a", 520, 50)
 	f.op(gl2, "kernel", "k_b", 570, 50)
+	// The trace records the graph id: the two launches replay one graph.
+	for i := len(f.in.Ops) - 5; i < len(f.in.Ops); i++ {
+		f.in.Ops[i].GraphID = 1
+	}
 	f.op(0, "gpu_memset", "Memset (Device)", 800, 5)
 	return f
 }
@@ -396,5 +401,31 @@ func TestStreamOrder(t *testing.T) {
 	}
 	if err := st.Frame(&f.in.Frames[order[0]]); err == nil || !strings.Contains(err.Error(), "start order") {
 		t.Errorf("a frame out of order: %v", err)
+	}
+}
+
+// Without graph ids, launches from one call site are one graph only where
+// they replay the same kernels: a compiled function replays several graphs
+// of different sizes from one site (negative_queue_length_a100), which are
+// not under-recorded replays of the largest.
+func TestGraphsOfOneSiteWithoutIDs(t *testing.T) {
+	f := newFixture()
+	root := f.frame(0, "python", "", "train.py(10): <module>", 0, 1000)
+	for i, n := range []int{3, 1, 3, 1} {
+		gl := f.frame(root, "runtime", "graph_launch", "cudaGraphLaunch", int64(100+200*i), 10)
+		for j := range n {
+			f.op(gl, "kernel", fmt.Sprintf("k%d_%d", n, j), int64(120+200*i+20*j), 10)
+		}
+	}
+	res, err := Build(&f.in, Slice{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gl := find(res.GPU.Roots, "cudaGraphLaunch")
+	if gl == nil || gl.Graph == nil || gl.Graph.Replays != 4 || gl.Graph.Recorded != 8 || gl.Graph.Expected != 8 {
+		t.Fatalf("graph launch node = %+v", gl)
+	}
+	if m := res.Check.Metrics; m.GraphExpected != m.GraphRecorded {
+		t.Errorf("graph replays %d of %d recorded: two graphs of one site taken for one", m.GraphRecorded, m.GraphExpected)
 	}
 }
