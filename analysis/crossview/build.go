@@ -225,10 +225,10 @@ type entry struct {
 // graphLaunch is a graph launch in the slice: its node, its graph id when
 // an operation records one, and the operations its replay recorded.
 type graphLaunch struct {
-	site  *bnode
-	id    int64
-	ops   int64
-	sig   uint64 // FNV-1a of its recorded operations' names, in order
+	site *bnode
+	id   int64
+	ops  int64
+	sig  uint64 // FNV-1a of its recorded operations' names, in order
 }
 
 // opIn is a GPU operation in the slice: its clipped interval and its host
