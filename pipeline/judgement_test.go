@@ -837,6 +837,40 @@ func TestJudgementRecurringSlowCalls(t *testing.T) {
 	}
 }
 
+// A slow call that is not a launch, late among many of its name
+// (nccl_data_a100: the 821st cudaStreamGetPriority, 2.4 ms in the loop), is
+// a hiccup of the loop, and a graph launch's time is its graph's
+// (sglang_qwen3_decode_mi300x: its one hipGraphLaunch): no first-use
+// artifact. The same call among the first of its name is one.
+func TestJudgementLateSlowCallIsNoFirstUse(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		slowAt   int // the step whose cudaStreamGetPriority takes 2.4 ms
+		graph    bool
+		firstUse bool
+	}{{"late", 30, false, false}, {"early", 1, false, true}, {"one graph launch", 0, true, false}} {
+		k := newJT(jH100, 0, 1)
+		const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+		k.steps(1, 40, 0, 10_000, func(step int, at float64) {
+			for i := 0; i < 3; i++ {
+				k.kernel(gemm, at+10+float64(i)*20, at+100+float64(i)*3000, 2900)
+			}
+			dur := 1.0
+			if step == c.slowAt {
+				dur = 2_400
+			}
+			k.call("cudaStreamGetPriority", at+9_000, dur)
+			if c.graph && step == 20 {
+				k.gpu("kernel", gemm, k.call("cudaGraphLaunch", at+9_500, 1_600), 7, at+9_600, 300, nil)
+			}
+		})
+		j := judge(t, k.write(t, t.TempDir(), "latecall.json"))
+		if got := strings.Contains(j.capture(), "First-use runtime calls"); got != c.firstUse {
+			t.Errorf("%s: a first-use artifact %v, want %v:\n%s", c.name, got, c.firstUse, j.capture())
+		}
+	}
+}
+
 // Case 4c. After a first kernel, a pageable HtoD copy blocks 40 ms while
 // the GPU runs nothing for 36 ms: the copy itself takes 3.6 ms. The host
 // waited for work the trace does not show; 100 busy steps follow. The

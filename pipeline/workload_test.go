@@ -97,7 +97,12 @@ func TestWorkloadRealTraces(t *testing.T) {
 			// named triton__0d1d...) under DDP, with TorchRec's pipeline.
 			phase: "training (backward operators present)", compiled: true, inductor: true, ddp: true, allreduceBwd: true,
 			torchrec: true, workers: -1, torchMajor: 2,
-			features: []string{"allreduce_in_backward", "backward", "compiled", "cpu_ops", "ddp", "inductor_kernels", "optimizer", "torchrec", "torchrec_pipeline"}}, [2]string{}},
+			features: []string{"allreduce_in_backward", "aot_autograd", "backward", "cpu_ops", "ddp", "inductor_kernels", "optimizer", "torchrec", "torchrec_pipeline"}}, [2]string{}},
+		{"hta/df_index_resolver_v100", true, []int{1}, want{
+			// AOTAutograd's CompiledFunction with eager kernels only, captured
+			// in November 2022: functorch's aot_function, not torch.compile.
+			phase: "training (backward operators present)", allreduceBwd: true, workers: -1,
+			features: []string{"allreduce_in_backward", "aot_autograd", "backward", "cpu_ops", "optimizer"}}, [2]string{"aot_autograd", "CompiledFunction"}},
 		{"hta/trace_diff_control_a100", true, []int{3}, want{
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, torchrec: true, workers: 1,
 			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_workers", "ddp", "optimizer", "torchrec", "torchrec_pipeline"}}, [2]string{}},

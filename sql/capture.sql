@@ -10,11 +10,17 @@
 -- them out of the slice the rules judge.
 --
 -- Kinds (one row per trace, rank and kind):
---   first_use: runtime/driver calls other than syncs and copies that take at
---     least 1 ms and at least 20x the median of their name on the rank, or
---     are the only call of their name and take 1 ms: context creation, lazy
---     module loading, allocator growth. At most 20 such calls of one name:
---     more recur through the run (a submission call blocking behind a busy
+--   first_use: runtime/driver calls other than syncs, copies and graph
+--     launches that take at least 1 ms and at least 20x the median of their
+--     name on the rank, or are the only call of their name and take 1 ms:
+--     context creation, lazy module loading, allocator growth. A call that
+--     is not a kernel launch must be among the first 20 of its name (a
+--     kernel's module loads on its own first launch, which can come late;
+--     nccl_data_a100's 821st cudaStreamGetPriority, 2.4 ms in the loop, is
+--     a hiccup of the loop). A graph launch's time grows with its graph
+--     (sglang_qwen3_decode_mi300x: one hipGraphLaunch of 544 kernels, 1.6
+--     ms, is its decode step). At most 20 such calls of one name: more
+--     recur through the run (a submission call blocking behind a busy
 --     device), which is no one-time cost.
 --   first_op: the first call of a CPU operator on its thread when it takes at
 --     least 10 ms and 20x the median of the later calls (cuDNN autotune,
@@ -198,11 +204,14 @@ _has_steps AS (
   SELECT DISTINCT trace, rank FROM evidence_base_steps
 ),
 _slow AS (
-  SELECT r.trace, r.rank, r.name, r.ts_ns, r.end_ns,
-    count(*) OVER (PARTITION BY r.trace, r.rank, r.name) AS n_slow
-  FROM _rt r JOIN _rtm m ON m.trace = r.trace AND m.rank = r.rank AND m.name = r.name
-  WHERE r.api NOT IN ('sync', 'memcpy', 'memset') AND r.dur_ns >= 1000000
-    AND (m.n = 1 OR r.dur_ns >= 20 * m.med)
+  SELECT trace, rank, name, ts_ns, end_ns,
+    count(*) OVER (PARTITION BY trace, rank, name) AS n_slow
+  FROM (
+    SELECT r.*, m.n, m.med, row_number() OVER (PARTITION BY r.trace, r.rank, r.name ORDER BY r.ts_ns) AS k
+    FROM _rt r JOIN _rtm m ON m.trace = r.trace AND m.rank = r.rank AND m.name = r.name
+    WHERE r.api NOT IN ('sync', 'memcpy', 'memset', 'graph_launch')
+  )
+  WHERE dur_ns >= 1000000 AND (n = 1 OR dur_ns >= 20 * med) AND (api = 'launch' OR k <= 20)
 ),
 _edge AS (
   SELECT r.trace, r.rank, r.name, r.ts_ns, r.end_ns, r.correlation

@@ -17,10 +17,13 @@ type RankInfo struct {
 	// not give it or the table has no such columns (an older bundle).
 	CCMajor, CCMinor                                    int
 	HasGraphs, HasSyncEvents, HasPythonStacks, HasSteps bool
-	// BaseTimeNs is when the capture started (the trace's
-	// baseTimeNanoseconds, Unix ns): it dates the producer's version from
+	// BaseTimeNs is when the capture started, Unix ns: the trace's
+	// baseTimeNanoseconds plus its first event's ts (Kineto writes ts as
+	// an offset from that base, which can be weeks: vllm_h100_tp4_rank0's
+	// base says 2025-04-01, its events 2025-05-14), or the first ts where
+	// it reads as a Unix time itself. It dates the producer's version from
 	// above (a trace captured before a release cannot run it). 0 when the
-	// trace does not give it.
+	// trace gives neither.
 	BaseTimeNs int64
 }
 
@@ -63,7 +66,7 @@ func Ranks(traces *table.Table) []RankInfo {
 			}
 		}
 		if ri.BaseTimeNs == 0 {
-			ri.BaseTimeNs = Int(traces, r, "base_time_ns")
+			ri.BaseTimeNs = captureNs(Int(traces, r, "base_time_ns"), Int(traces, r, "first_ts_ns"))
 		}
 		ri.HasGraphs = ri.HasGraphs || Bool(traces, r, "has_graphs")
 		ri.HasSyncEvents = ri.HasSyncEvents || Bool(traces, r, "has_sync_events")
@@ -284,4 +287,21 @@ func splitKey(k string) []string {
 		}
 	}
 	return append(out, k[start:])
+}
+
+// unixTsMin is 2017-01-01 in Unix ns: a trace timestamp past it is a Unix
+// time (a monotonic clock's counts from boot are far smaller).
+const unixTsMin = 1_483_228_800_000_000_000
+
+// captureNs is when a trace's events start, Unix ns, from its
+// baseTimeNanoseconds and its first event's timestamp (see
+// RankInfo.BaseTimeNs); 0 when neither dates it.
+func captureNs(base, firstTs int64) int64 {
+	switch {
+	case firstTs >= unixTsMin:
+		return firstTs
+	case base > 0:
+		return base + max(firstTs, 0)
+	}
+	return 0
 }

@@ -537,3 +537,29 @@ func TestLaunchBoundRankedByLaunchTime(t *testing.T) {
 		}
 	}
 }
+
+// A trace captured before PyTorch 2.0 was released cannot have run
+// torch.compile: the host-bound fix says so and offers no torch.compile
+// (df_index_resolver_v100, November 2022, with AOTAutograd's
+// CompiledFunction from functorch). The same trace captured later keeps
+// the advice.
+func TestCaptureDateRulesOutTorchCompile(t *testing.T) {
+	for _, c := range []struct {
+		day     string
+		compile bool
+	}{{"2022-11-30", false}, {"2024-05-01", true}} {
+		b := bundle("training", "cuda", "Tesla V100-SXM2-16GB", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)})
+		at, _ := time.Parse("2006-01-02", c.day)
+		b.Traces.Columns = append(b.Traces.Columns, table.Column{Name: "base_time_ns"})
+		b.Traces.Rows[0] = append(b.Traces.Rows[0], at.UnixNano())
+		fs := eval(b, nil)
+		if len(fs) == 0 {
+			t.Fatalf("%s: no finding", c.day)
+		}
+		f := fs[0]
+		said := strings.Contains(f.Fix, "captured on "+c.day+", before PyTorch 2.0 was released")
+		if compiles := strings.Contains(f.Fix, "fuse the small operations with torch.compile"); compiles != c.compile || said == c.compile {
+			t.Errorf("%s: fix %q", c.day, f.Fix)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tracebook/tracebook/analysis/device"
 	"github.com/tracebook/tracebook/analysis/evidence"
@@ -69,6 +70,14 @@ func (c *ctx) leverOf(rr rankRow) lever {
 	return l
 }
 
+// torchReleased are the release days of the PyTorch versions a fix can
+// need (torch.cuda.graph: 1.10; torch.compile: 2.0), from PyTorch's
+// release notes.
+var torchReleased = map[[2]int]time.Time{
+	{1, 10}: time.Date(2021, 10, 21, 0, 0, 0, 0, time.UTC),
+	{2, 0}:  time.Date(2023, 3, 15, 0, 0, 0, 0, time.UTC),
+}
+
 // torchBefore: the trace states a PyTorch version older than major.minor
 // (false when it states none).
 func (l lever) torchBefore(major, minor int) bool {
@@ -96,6 +105,13 @@ func (l lever) oldTorch(major, minor int) (why string, old bool) {
 		return fmt.Sprintf("the trace states PyTorch %s", l.w.TorchVersion), true
 	case l.era == "2021":
 		return "this trace's format dates it to about PyTorch 1.8-1.10", true
+	}
+	// A capture from before the release cannot have run it, unless the
+	// trace shows that version's own frames (a nightly).
+	if rel, ok := torchReleased[[2]int{major, minor}]; ok && l.ri.BaseTimeNs > 0 && l.w.TorchMajor < major && l.w.TorchVersion == "" {
+		if at := time.Unix(0, l.ri.BaseTimeNs).UTC(); at.Before(rel) {
+			return fmt.Sprintf("this trace was captured on %s, before PyTorch %d.%d was released (%s)", at.Format("2006-01-02"), major, minor, rel.Format("2006-01-02")), true
+		}
 	}
 	return "", false
 }

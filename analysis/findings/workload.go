@@ -44,6 +44,11 @@ type Workload struct {
 	CompiledNs int64
 	// DDP, FSDP, TorchRec: what the operators show of the parallelism.
 	DDP, FSDP, TorchRec bool
+	// AOTAutograd: AOTAutograd's CompiledFunction operators without any
+	// other sign of PyTorch 2 (functorch's aot_function on PyTorch 1.13,
+	// or a compile backend without Dynamo's frames): not counted as
+	// torch.compile.
+	AOTAutograd bool
 	// TorchRecPipeline: TorchRec's sparse_data_dist ranges, so its train
 	// pipeline already runs the input dist under the previous batch.
 	TorchRecPipeline bool
@@ -107,7 +112,8 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 		return w
 	}
 	w.Known = true
-	single, workers := false, false
+	single, workers, aot := false, false, false
+	var aotNs int64
 	for r := range t.Rows {
 		if evidence.Str(t, r, "trace") != trace || int(evidence.Int(t, r, "rank")) != rank {
 			continue
@@ -139,6 +145,13 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 				w.CompiledNs += evidence.Int(t, r, "total_ns")
 			}
 			w.TorchMajor = max(w.TorchMajor, 2)
+		case "aot_autograd":
+			aot = true
+			if t.Col("covered_ns") >= 0 && t.Rows[r][t.Col("covered_ns")] != nil {
+				aotNs += evidence.Int(t, r, "covered_ns")
+			} else {
+				aotNs += evidence.Int(t, r, "total_ns")
+			}
 		case "dynamo_frames":
 			w.TorchMajor = max(w.TorchMajor, 2)
 		case "inductor_kernels":
@@ -168,6 +181,17 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			if m := torchMajor(name); m > 0 {
 				w.TorchMajor = max(w.TorchMajor, m)
 			}
+		}
+	}
+	// AOTAutograd's operators are torch.compile's beside another sign of
+	// PyTorch 2; alone they can be functorch's aot_function (PyTorch 1.13).
+	if aot {
+		if w.Compiled || w.InductorKernels || w.TorchMajor >= 2 {
+			w.Compiled = true
+			w.CompiledNs = max(w.CompiledNs, aotNs)
+			w.TorchMajor = max(w.TorchMajor, 2)
+		} else {
+			w.AOTAutograd = true
 		}
 	}
 	switch {
