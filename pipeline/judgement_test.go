@@ -1293,6 +1293,20 @@ func TestJudgementSharedTraces(t *testing.T) {
 					}
 				}
 			}
+			// A share of several ranks' spans says it sums them
+			// (sampled_2of128: "28.4% of the GPU span (697 ms of 2454 ms)"
+			// over two ranks of 1.23 s each).
+			if tb := j.src.Bundle.Traces; tb != nil && len(j.src.Bundle.Tables["ranks"].Rows) > 0 {
+				ranks := map[int64]bool{}
+				for r := range tb.Rows {
+					ranks[evidence.Int(tb, r, "rank")] = true
+				}
+				for _, line := range strings.Split(j.summary(), "\n") {
+					if len(ranks) > 1 && strings.Contains(line, "is GPU idle time inside start-up") && !strings.Contains(line, "ranks, summed") {
+						t.Errorf("%d ranks, the summary's excluded share does not say it sums their spans: %s", len(ranks), line)
+					}
+				}
+			}
 			for _, line := range strings.Split(j.gaps(), "\n") {
 				if strings.HasPrefix(line, "- report self-check") {
 					t.Errorf("Evidence Gaps: %s", line)

@@ -519,13 +519,16 @@ func WallNs(ev *evidence.Evidence, trace string, rank int, gpuSpan int64) int64 
 
 // Excluded returns the GPU idle time the gate took out of the judged slice
 // and the GPU span it was taken from, summed over the ranks.
-func (g *Gate) Excluded() (idle, span int64) {
+func (g *Gate) Excluded() (idle, span int64, ranks int) {
 	if g == nil {
-		return 0, 0
+		return 0, 0, 0
 	}
 	for _, rg := range g.ranks {
 		idle += rg.excludedIdle
 		span += rg.span
+		if rg.span > 0 {
+			ranks++
+		}
 	}
-	return idle, span
+	return idle, span, ranks
 }

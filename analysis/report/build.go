@@ -108,8 +108,12 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 	}
 	if why := gate.Inconclusive(); why != "" {
 		d.Summary = append([]string{"Inconclusive: " + capFirst(why) + ". No finding here can be critical; see Capture quality."}, d.Summary...)
-	} else if ex, span := gate.Excluded(); ex > 0 && span > 0 && ex*1000 >= span { // under 0.1% the line would read 0.0%
-		d.Summary = append(d.Summary, fmtPct(float64(ex)/float64(span))+" of the GPU span ("+fmtMs(ex)+" of "+fmtMs(span)+") is GPU idle time inside start-up or held work, which the rules leave out: they judge the remaining "+fmtMs(span-ex)+"; see Capture quality.")
+	} else if ex, span, n := gate.Excluded(); ex > 0 && span > 0 && ex*1000 >= span { // under 0.1% the line would read 0.0%
+		of := "the GPU span"
+		if n > 1 {
+			of = "the GPU spans of the " + strconv.Itoa(n) + " ranks, summed"
+		}
+		d.Summary = append(d.Summary, fmtPct(float64(ex)/float64(span))+" of "+of+" ("+fmtMs(ex)+" of "+fmtMs(span)+") is GPU idle time inside start-up or held work, which the rules leave out: they judge the remaining "+fmtMs(span-ex)+"; see Capture quality.")
 	} else if len(d.Capture) > 0 {
 		d.Summary = append(d.Summary, strconv.Itoa(len(d.Capture))+" capture artifact(s) found; see Capture quality.")
 	}
