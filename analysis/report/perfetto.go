@@ -183,6 +183,23 @@ func stepsOf(src interface{ Table(string) *table.Table }, trace string, rank int
 	return out
 }
 
+// excludedOverlaps: the capture area's excluded intervals of the rank
+// (start-up and held work, with GPU idle in them) reach into [start, end)
+// (ns from the trace's first event).
+func excludedOverlaps(b *evidence.Bundle, trace string, rank int, start, end int64) bool {
+	t := b.Table("capture")
+	if t == nil || t.Col("first_ns") < 0 {
+		return false
+	}
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank && evidence.Str(t, r, "kind") == "excluded" &&
+			evidence.Int(t, r, "idle_ns") > 0 && evidence.Int(t, r, "first_ns") < end && evidence.Int(t, r, "last_ns") > start {
+			return true
+		}
+	}
+	return false
+}
+
 // planWindow chooses f's window from the bundle's steps; ev and th are
 // the evidence and thresholds f was judged with (its Subject reads them).
 func planWindow(b *evidence.Bundle, ev *evidence.Evidence, th evidence.Thresholds, f evidence.Finding) Window {
@@ -223,6 +240,9 @@ func planWindow(b *evidence.Bundle, ev *evidence.Evidence, th evidence.Threshold
 				v = fmtInt(vals[steps[best].step]) + " bytes"
 			}
 			w.Basis = "step " + strconv.Itoa(steps[best].step) + " has the largest " + step.What + " of rank " + strconv.Itoa(w.Rank) + ": " + v
+			if st := steps[best]; excludedOverlaps(b, w.Trace, w.Rank, st.start, st.start+st.wallNs) {
+				w.Basis += " (the step's own figure: it keeps the start-up and held idle inside the step, which the finding's numbers leave out)"
+			}
 		}
 	}
 	if best < 0 {

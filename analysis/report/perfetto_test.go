@@ -66,3 +66,24 @@ func TestStormWindowCarriesItsSubject(t *testing.T) {
 		t.Errorf("decoded window subject %+v, want the tiny kernel's name", got)
 	}
 }
+
+// A step that holds excluded start-up or held idle is named so: its own
+// figure keeps that idle, which the finding's numbers leave out (b200_eager:
+// step 0's 72.5 ms of host wait against the finding's 63.8 ms).
+func TestExcludedOverlaps(t *testing.T) {
+	b := evidence.NewBundle()
+	b.Tables["capture"] = &table.Table{Columns: []table.Column{{Name: "trace"}, {Name: "rank"}, {Name: "kind"}, {Name: "idle_ns"}, {Name: "first_ns"}, {Name: "last_ns"}},
+		Rows: [][]any{
+			{"t", int64(0), "first_op", int64(9_000_000), int64(1_000_000), int64(90_000_000)},
+			{"t", int64(0), "excluded", int64(9_000_000), int64(1_000_000), int64(9_000_000)},
+		}}
+	for _, c := range []struct {
+		rank       int
+		start, end int64
+		want       bool
+	}{{0, 0, 87_000_000, true}, {0, 10_000_000, 20_000_000, false}, {1, 0, 87_000_000, false}} {
+		if got := excludedOverlaps(b, "t", c.rank, c.start, c.end); got != c.want {
+			t.Errorf("rank %d [%d, %d): %v, want %v", c.rank, c.start, c.end, got, c.want)
+		}
+	}
+}
