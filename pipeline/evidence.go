@@ -43,9 +43,13 @@ func collectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 	if err != nil {
 		return nil, err
 	}
-	// The rules take every share of the ranks' GPU span: collect ranks too.
-	if !slices.Contains(names, "ranks") {
-		names = append(names, "ranks")
+	// The rules take every share of the ranks' GPU span (ranks) and the
+	// host-side ones of the rank's wall time (overview): collect both, so
+	// that one area's findings state the same bases as the report's.
+	for _, need := range []string{"ranks", "overview"} {
+		if !slices.Contains(names, need) {
+			names = append(names, need)
+		}
 	}
 	b := evidence.NewBundle()
 	b.Filter = f
