@@ -294,3 +294,22 @@ func TestMemoryKindHiddenGap(t *testing.T) {
 		}
 	}
 }
+
+// A kernel's share is of its rank's summed kernel time, the base the
+// report's charts and rows state: rank 0's shares add up to 100% where its
+// busy union is less than its summed kernel time (streams overlapping).
+func TestKernelShareOfSummedKernelTime(t *testing.T) {
+	b := sampleBundle()
+	b.Tables["ranks"].Rows[1][6] = int64(400000) // streams overlapped: busy below the summed time
+	ev := evidence.Rollup(b, evidence.Filter{})
+	k := ev.Table("kernels")
+	sum := 0.0
+	for r := range k.Rows {
+		if evidence.Int(k, r, "rank") == 0 {
+			sum += evidence.Float(k, r, "share_pct")
+		}
+	}
+	if sum < 99.9 || sum > 100.1 {
+		t.Errorf("rank 0's kernel shares add up to %.2f%%, want 100%%", sum)
+	}
+}

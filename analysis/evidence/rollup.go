@@ -634,23 +634,6 @@ func pct(num, den float64) any {
 	return float64(int64(num/den*10000+0.5)) / 100
 }
 
-// rankBusy returns the rolled-up busy_ns of (trace, rank).
-func rankBusy(ev *Evidence, trace string, rank int64) float64 {
-	if ev == nil {
-		return 0
-	}
-	t := ev.Tables["ranks"]
-	if t == nil {
-		return 0
-	}
-	for i := range t.Rows {
-		if Str(t, i, "trace") == trace && Int(t, i, "rank") == rank {
-			return Float(t, i, "busy_ns")
-		}
-	}
-	return 0
-}
-
 func deriveKernels(t *table.Table, ev *Evidence) {
 	addColumn(t, table.Column{Name: "mean_ns", Type: "BIGINT", Unit: "DURATION_NS", Doc: "Mean duration."}, func(r int) any {
 		if n := Int(t, r, "count"); n > 0 {
@@ -664,8 +647,16 @@ func deriveKernels(t *table.Table, ev *Evidence) {
 	addColumn(t, table.Column{Name: "p99_ns", Type: "BIGINT", Unit: "DURATION_NS", Doc: "99th percentile duration (from the histogram)."}, func(r int) any {
 		return ParseHist(Str(t, r, "hist")).Quantile(0.99, Int(t, r, "min_ns"), Int(t, r, "max_ns"))
 	})
-	addColumn(t, table.Column{Name: "share_pct", Type: "DOUBLE", Unit: "PCT", Doc: "total_ns as a share of the rank's GPU busy time in the filter."}, func(r int) any {
-		return pct(Float(t, r, "total_ns"), rankBusy(ev, Str(t, r, "trace"), Int(t, r, "rank")))
+	// The share of the rank's summed kernel time (HTA's kernel breakdown,
+	// and the base the report's charts and rows state): shares of the busy
+	// union would add up past 100% where streams overlap.
+	summed := map[string]float64{}
+	rankKey := func(r int) string { return Str(t, r, "trace") + "\x00" + strconv.FormatInt(Int(t, r, "rank"), 10) }
+	for r := range t.Rows {
+		summed[rankKey(r)] += Float(t, r, "total_ns")
+	}
+	addColumn(t, table.Column{Name: "share_pct", Type: "DOUBLE", Unit: "PCT", Doc: "total_ns as a share of the rank's summed kernel time in the filter (every GPU event's duration, overlaps counted twice)."}, func(r int) any {
+		return pct(Float(t, r, "total_ns"), summed[rankKey(r)])
 	})
 }
 
