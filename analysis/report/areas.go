@@ -630,7 +630,7 @@ func launchEvidence(s *areaSlice) (string, *evidence.Gap) {
 	// Copy and memset calls count among HTA's launches, but a blocking
 	// copy's time is a wait (resnet_2080ti: 123 pageable copies, 2010 ms,
 	// beside 946 ms of kernel launches): they are given apart.
-	var n, cpu, copies, copyCPU, short, late int64
+	var n, cpu, copies, copyCPU, short, late, withGPU int64
 	for r := range t.Rows {
 		call := strings.ToLower(evidence.Str(t, r, "call"))
 		if strings.Contains(call, "memcpy") || strings.Contains(call, "memset") {
@@ -642,6 +642,7 @@ func launchEvidence(s *areaSlice) (string, *evidence.Gap) {
 		}
 		short += evidence.Int(t, r, "short")
 		late += evidence.Int(t, r, "delay_outliers")
+		withGPU += evidence.Int(t, r, "with_gpu")
 	}
 	if n+copies == 0 {
 		return "", nil
@@ -655,9 +656,12 @@ func launchEvidence(s *areaSlice) (string, *evidence.Gap) {
 	if copies > 0 {
 		text += "; " + plural(copies, "copy or memset call", "copy and memset calls") + " took " + fmtMs(copyCPU) + " more (a blocking one's time is a wait: see Synchronization waits and Memory copies)"
 	}
-	of := ""
-	if copies > 0 {
-		of = " of all " + fmtInt(n+copies) // HTA's launch statistics count the copies too
+	// Short launches are counted among the calls whose GPU work is in the
+	// trace, copies included as in HTA's launch statistics (the launch-bound
+	// finding's denominator too).
+	of := " of the " + fmtInt(withGPU) + " calls whose GPU work is in the trace"
+	if t.Col("with_gpu") < 0 {
+		of = ""
 	}
 	return text + "; " + fmtInt(short) + of + " launched GPU work shorter than the launch call; " + fmtInt(late) + " started over 100 µs after their call returned.", nil
 }
