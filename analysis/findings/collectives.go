@@ -379,9 +379,9 @@ func arrivalStraggler(c *ctx, tr string, rs []*collRank) (evidence.Finding, bool
 	ri := c.rankInfo(tr, top.rank)
 	w := c.workload(tr, top.rank)
 	window := strings.TrimPrefix(c.where(tr, -1), "trace "+tr+", all ranks, ")
-	obs := fmt.Sprintf("Rank %d was the last of %d ranks to arrive in %d of %d matched collective instances (%s), by %s in total over the next-latest rank; the other %d ranks waited %s in those instances (%s of their GPU span), of which %s (%s) is rank %d's lead over the next-latest rank: the most that making rank %d alone arrive earlier can save (trace %s, %s).",
+	obs := fmt.Sprintf("Rank %d was the last of %d ranks to arrive in %d of %d matched collective instances (%s), by %s in total over the next-latest rank; the other %d ranks waited %s in those instances (%s of their GPU span), of which %s (%s) is their wait through rank %d's lead (the %s lead, waited by each of the %d): the most that making rank %d alone arrive earlier can save (trace %s, %s).",
 		top.rank, len(rs), top.late, inst, top.lateBreakdown(), ms(top.lag), len(rs)-1, ms(top.caused), pct(float64(top.caused)/float64(othersSpan)),
-		ms(own), pct(share), top.rank, top.rank, tr, window)
+		ms(own), pct(share), top.rank, ms(top.lag), len(rs)-1, top.rank, tr, window)
 	title := fmt.Sprintf("Rank %d is a straggler: it arrives last at the collectives and the other ranks wait for it", top.rank)
 	if !top.single(len(rs)) {
 		title = fmt.Sprintf("Rank %d arrives last at the collectives, but most of the others' wait is for ranks that arrive just before it", top.rank)

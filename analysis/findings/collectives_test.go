@@ -1,6 +1,7 @@
 package findings_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -119,6 +120,12 @@ func TestStragglerOwnWait(t *testing.T) {
 			}
 			if d := f.Impact - tc.wantShare; d > 1e-9 || d < -1e-9 {
 				t.Errorf("impact %v, want %v (the late rank's own wait over the others' span)", f.Impact, tc.wantShare)
+			}
+			// The own wait is the lead times the waiting ranks, and the
+			// sentence says so (dlrm_8rank read "by 1.3 ms in total" and
+			// "9.1 ms is rank 7's lead" side by side).
+			if want := fmt.Sprintf("is their wait through rank 3's lead (the %.1f ms lead, waited by each of the 3)", float64(tc.lag)/1e6); !strings.Contains(f.Observation, want) {
+				t.Errorf("observation %q lacks %q", f.Observation, want)
 			}
 			if want := "the other 3 ranks' GPU span (trace t, all ranks, whole trace)"; f.ImpactOf != want {
 				t.Errorf("ImpactOf %q, want %q", f.ImpactOf, want)
