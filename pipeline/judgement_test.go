@@ -814,12 +814,16 @@ func TestOpsSelfTimeAroundZeroLengthOps(t *testing.T) {
 // return in 10 us): a submission that recurs through the run, blocking
 // behind the device (mtia_single_rank: 119 slow of 3,453 calls), not
 // context creation or lazy loading. No first-use artifact; three such
-// calls are one.
+// calls, each the first launch of its kernel (a module loaded then), are
+// one. Three slow launches of a kernel already launched are the loop's
+// (negative_queue_length_a100: slow launches of the same kernels in every
+// step).
 func TestJudgementRecurringSlowCalls(t *testing.T) {
 	for _, c := range []struct {
 		slow     int
+		newKern  bool
 		firstUse bool
-	}{{40, false}, {3, true}} {
+	}{{40, false, false}, {3, true, true}, {3, false, false}} {
 		k := newJT(jH100, 0, 1)
 		const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
 		k.steps(1, 40, 0, 10_000, func(step int, at float64) {
@@ -827,12 +831,16 @@ func TestJudgementRecurringSlowCalls(t *testing.T) {
 				k.kernel(gemm, at+10+float64(i)*20, at+100+float64(i)*3000, 2900)
 			}
 			if step <= c.slow {
-				k.slowKernel(gemm, at+100, 2_000, at+9_000, 500)
+				name := gemm
+				if c.newKern {
+					name = fmt.Sprintf("void at::native::reduce_kernel<%d>", step)
+				}
+				k.slowKernel(name, at+100, 2_000, at+9_000, 500)
 			}
 		})
 		j := judge(t, k.write(t, t.TempDir(), "slowcalls.json"))
 		if got := strings.Contains(j.capture(), "First-use runtime calls"); got != c.firstUse {
-			t.Errorf("%d slow launches: a first-use artifact %v, want %v:\n%s", c.slow, got, c.firstUse, j.capture())
+			t.Errorf("%d slow launches (new kernels %v): a first-use artifact %v, want %v:\n%s", c.slow, c.newKern, got, c.firstUse, j.capture())
 		}
 	}
 }

@@ -13,10 +13,12 @@
 --   first_use: runtime/driver calls other than syncs, copies and graph
 --     launches that take at least 1 ms and at least 20x the median of their
 --     name on the rank, or are the only call of their name and take 1 ms:
---     context creation, lazy module loading, allocator growth. A call that
---     is not a kernel launch must be among the first 20 of its name (a
---     kernel's module loads on its own first launch, which can come late;
---     nccl_data_a100's 821st cudaStreamGetPriority, 2.4 ms in the loop, is
+--     context creation, lazy module loading, allocator growth. A kernel
+--     launch must be the first launch of its kernel (a module loads on its
+--     kernel's first launch, which can come late; negative_queue_length's
+--     slow launches of the same three kernels in every step are the
+--     loop's); another call must be among the first 20 of its name
+--     (nccl_data_a100's 821st cudaStreamGetPriority, 2.4 ms in the loop, is
 --     a hiccup of the loop). A graph launch's time grows with its graph
 --     (sglang_qwen3_decode_mi300x: one hipGraphLaunch of 544 kernels, 1.6
 --     ms, is its decode step). At most 20 such calls of one name: more
@@ -203,15 +205,24 @@ _stepm AS (
 _has_steps AS (
   SELECT DISTINCT trace, rank FROM evidence_base_steps
 ),
+-- Each kernel's first launch (correlation ids grow with launch order) and
+-- the launches of kernels: a launch can load a module only the first time
+-- its kernel runs.
+_kfirst AS (
+  SELECT trace, rank, correlation, min(correlation) OVER (PARTITION BY trace, rank, name) AS c1
+  FROM _gpu WHERE kind = 'kernel' AND correlation IS NOT NULL
+),
 _slow AS (
   SELECT trace, rank, name, ts_ns, end_ns,
     count(*) OVER (PARTITION BY trace, rank, name) AS n_slow
   FROM (
-    SELECT r.*, m.n, m.med, row_number() OVER (PARTITION BY r.trace, r.rank, r.name ORDER BY r.ts_ns) AS k
+    SELECT r.*, m.n, m.med, row_number() OVER (PARTITION BY r.trace, r.rank, r.name ORDER BY r.ts_ns) AS k,
+      (SELECT bool_or(f.c1 = f.correlation) FROM _kfirst f WHERE f.trace = r.trace AND f.rank = r.rank AND f.correlation = r.correlation) AS first_of_kernel
     FROM _rt r JOIN _rtm m ON m.trace = r.trace AND m.rank = r.rank AND m.name = r.name
     WHERE r.api NOT IN ('sync', 'memcpy', 'memset', 'graph_launch')
   )
-  WHERE dur_ns >= 1000000 AND (n = 1 OR dur_ns >= 20 * med) AND (api = 'launch' OR k <= 20)
+  WHERE dur_ns >= 1000000 AND (n = 1 OR dur_ns >= 20 * med)
+    AND CASE WHEN api = 'launch' THEN coalesce(first_of_kernel, true) ELSE k <= 20 END
 ),
 _edge AS (
   SELECT r.trace, r.rank, r.name, r.ts_ns, r.end_ns, r.correlation

@@ -177,9 +177,13 @@ func (b *builder) device() {
 			o := &b.ops[i]
 			iv := ival{o.a, o.b}
 			busy = append(busy, iv)
-			if o.op.Class == ClassComm {
+			// Exposed communication is communication no computation
+			// overlaps, as the ranks and overlap areas count it (comm_ns
+			// less its union with compute): a copy beside it hides none.
+			switch o.op.Class {
+			case ClassComm:
 				comm = append(comm, iv)
-			} else {
+			case ClassComp:
 				other = append(other, iv)
 			}
 		}
