@@ -1,6 +1,8 @@
 package perfetto
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -149,8 +151,23 @@ func Timeline(in Input) *report.Timeline {
 		}
 	}
 	tl.Marks = merge(ms, length, true)
+	tl.MarksNs = unionLen(ms)
 	tl.MarkWhat = strings.Join(what, "; ")
 	return tl
+}
+
+// unionLen is the length of the union of ivs, exactly.
+func unionLen(ivs []ival) int64 {
+	sorted := slices.Clone(ivs)
+	slices.SortFunc(sorted, func(x, y ival) int { return cmp.Compare(x.a, y.a) })
+	var n, end int64
+	for _, v := range sorted {
+		if v.b > end {
+			n += v.b - max(v.a, end)
+			end = v.b
+		}
+	}
+	return n
 }
 
 // ival is one event of a lane, clipped to the window (ns from its start).

@@ -22,6 +22,10 @@ type Timeline struct {
 	// what they are.
 	Marks    []Span `msgpack:"marks" json:"marks"`
 	MarkWhat string `msgpack:"mark_what" json:"mark_what"`
+	// MarksNs is the exact length of the union of the flagged intervals
+	// in the window (Marks are merged to the drawing's resolution, which
+	// widens them); 0 in an older source, where Marks' sum stands in.
+	MarksNs int64 `msgpack:"marks_ns,omitempty" json:"marks_ns,omitempty"`
 	// HostLanes and GPULanes count the window's lanes before the cap.
 	HostLanes int `msgpack:"host_lanes" json:"host_lanes"`
 	GPULanes  int `msgpack:"gpu_lanes" json:"gpu_lanes"`
@@ -110,8 +114,11 @@ func timelineChart(n int, is *Issue) *Chart {
 		if tl.MarkWhat != "" {
 			what += " (" + tl.MarkWhat + ")"
 		}
+		if tl.MarksNs > 0 {
+			total = tl.MarksNs
+		}
 		c.Lanes = append(c.Lanes, chart.Lane{Label: "finding", Full: "finding: " + oneLine(tl.MarkWhat), Bold: true, Segments: spans(tl.Marks), Busy: ms(total)})
-		alt = append(alt, "First lane: "+what+", "+strconv.Itoa(len(tl.Marks))+" merged interval(s), "+fmtMs(total)+" in all.")
+		alt = append(alt, "First lane: "+what+", "+fmtMs(total)+" in all, drawn as "+strconv.Itoa(len(tl.Marks))+" merged interval(s).")
 	}
 	for _, l := range tl.Lanes {
 		c.Lanes = append(c.Lanes, chart.Lane{Label: l.Name, Full: oneLine(l.Name), Segments: spans(l.Spans), Busy: ms(l.BusyNs)})
