@@ -78,6 +78,25 @@ type StepMeasure struct {
 	Values func(b *evidence.Bundle, trace string, rank int, s Subject) map[int]int64
 	// Bytes: the measure is bytes, not ns.
 	Bytes bool
+	// Else is the measure to use where Values is zero in every step (nil
+	// for none): the sync rule's blocked time where the syncs opened no
+	// GPU gap.
+	Else *StepMeasure
+}
+
+// Measure returns the per-step values of (trace, rank) and the measure
+// they are: m's, or, where m's are zero in every step, m.Else's.
+func (m *StepMeasure) Measure(b *evidence.Bundle, trace string, rank int, s Subject) (*StepMeasure, map[int]int64) {
+	vals := m.Values(b, trace, rank, s)
+	if m.Else != nil {
+		for _, v := range vals {
+			if v != 0 {
+				return m, vals
+			}
+		}
+		return m.Else.Measure(b, trace, rank, s)
+	}
+	return m, vals
 }
 
 // Subject is what one finding counts beyond its rule's class of events
@@ -173,7 +192,8 @@ var Rules = []Rule{
 			bytes := th["pageable_min_bytes"]
 			return Subject{PageableMinBytes: &bytes}
 		},
-		Step: &StepMeasure{What: "GPU gap opened by host syncs", Values: syncSteps},
+		Step: &StepMeasure{What: "GPU gap opened by host syncs", Values: syncSteps,
+			Else: &StepMeasure{What: "host time blocked in syncs (they opened no GPU gap)", Values: syncBlockedSteps}},
 		Marks: &Marks{Event: func(e Event, s Subject) bool {
 			return SyncBlocking(e) && !s.leftToPageable(pageableCopy(e.SrcKind, e.DstKind), 1, e.CopyBytes)
 		},
@@ -364,18 +384,24 @@ func (s Subject) leftToPageable(pageable bool, n, bytes int64) bool {
 	return s.PageableMinBytes != nil && largePageable(pageable, n, bytes, *s.PageableMinBytes)
 }
 
-// syncSteps: the GPU gap opened by blocking syncs per step, or, where they
-// opened none, the host time they blocked; large pageable copies left out.
-func syncSteps(b *evidence.Bundle, tr string, rk int, s Subject) map[int]int64 {
-	blocking := func(t *table.Table, r int) bool {
+// syncBlocking: a sync row the sync rule counts (blocking, and not a
+// pageable copy the pageable rule takes).
+func syncBlocking(s Subject) func(t *table.Table, r int) bool {
+	return func(t *table.Table, r int) bool {
 		return evidence.Bool(t, r, "blocking") &&
 			!s.leftToPageable(evidence.Bool(t, r, "pageable"), evidence.Int(t, r, "count"), evidence.Int(t, r, "bytes"))
 	}
-	m := sumSteps(b.Table("sync"), tr, rk, "gpu_gap_ns", blocking)
-	if total(m) == 0 {
-		return sumStepsLess(b.Table("sync"), tr, rk, "blocked_ns", "held_ns", blocking)
-	}
-	return m
+}
+
+// syncSteps: the GPU gap opened by blocking syncs per step.
+func syncSteps(b *evidence.Bundle, tr string, rk int, s Subject) map[int]int64 {
+	return sumSteps(b.Table("sync"), tr, rk, "gpu_gap_ns", syncBlocking(s))
+}
+
+// syncBlockedSteps: the host time blocked in those syncs per step, less
+// what they held.
+func syncBlockedSteps(b *evidence.Bundle, tr string, rk int, s Subject) map[int]int64 {
+	return sumStepsLess(b.Table("sync"), tr, rk, "blocked_ns", "held_ns", syncBlocking(s))
 }
 
 // gapSteps: the GPU idle of the gaps whose category passes keep, per step.
@@ -493,14 +519,6 @@ func memoryPeakOf(m *table.Table, r int) (int64, bool) {
 		return 0, false
 	}
 	return max(evidence.Int(m, r, "peak_allocated"), evidence.Int(m, r, "peak_reserved")), true
-}
-
-func total(m map[int]int64) int64 {
-	var s int64
-	for _, v := range m {
-		s += v
-	}
-	return s
 }
 
 // stragglerExcess is, per step, the rank's computation time minus the

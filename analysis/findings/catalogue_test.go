@@ -129,7 +129,8 @@ func stepOf(t *testing.T, rule string, s findings.Subject, area, columns string,
 	}
 	b := evidence.NewBundle()
 	b.Tables[area] = &table.Table{Columns: cols("trace rank step " + columns), Rows: [][]any{append([]any{"t", int64(0), int64(0)}, row...)}}
-	return r.Step.Values(b, "t", 0, s)[0] != 0
+	_, vals := r.Step.Measure(b, "t", 0, s)
+	return vals[0] != 0
 }
 
 // flags reports whether rule's marks flag e for subject s.

@@ -249,6 +249,14 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 	if len(fs) == 0 || strings.Contains(fs[0].Fix, "Caveat") {
 		t.Errorf("graph caveat for the batch's upload: %s %+v", rules(fs), fs)
 	}
+	// Uploads of scalars (6 bytes a copy) are the model's own code between
+	// the launches, not the batch: they break the graph too
+	// (with_gpu_user_annotation).
+	tabs["sync"].Rows[2][17] = int64(60)
+	fs = eval(bundle("training", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
+	if len(fs) == 0 || !strings.Contains(fs[0].Fix, "Caveat: the operators block in 20 host syncs, 20 of them under aten::to") {
+		t.Errorf("no graph caveat for scalar uploads between the launches: %s %+v", rules(fs), fs)
+	}
 	delete(tabs, "sync")
 	// Past idle_critical it is critical.
 	fs = eval(bundle("training", "cuda", "H100", 4_000_000, 6_000_000, tabs), nil)
@@ -561,5 +569,23 @@ func TestCaptureDateRulesOutTorchCompile(t *testing.T) {
 		if compiles := strings.Contains(f.Fix, "fuse the small operations with torch.compile"); compiles != c.compile || said == c.compile {
 			t.Errorf("%s: fix %q", c.day, f.Fix)
 		}
+	}
+}
+
+// Pageable copies that are mostly read-backs (DtoH into pageable memory)
+// get the read-back fix, not "pin the batches", which reaches only the
+// uploads (h100_owlv2: 15.3 of 17.6 ms blocked in DtoH copies).
+func TestPageableReadBacksGetTheReadBackFix(t *testing.T) {
+	m := memcpyTable("Pageable")
+	m.Rows = append(m.Rows, []any{"t", int64(0), int64(1), "", int64(7), "memcpy", "DtoH", "Device", "Pageable", "cudaMemcpyAsync", false, int64(4), int64(256 << 20), int64(9_000_000), int64(12_000_000), int64(3_000_000)})
+	fs := eval(bundle("training", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": m}), nil)
+	f := find(fs, "pageable_copies")
+	if f == nil || !strings.Contains(f.Fix, "Most of the blocked time (12.0 ms of 18.0 ms) is results read back") || !strings.Contains(f.Snippet, "pin_memory=True") {
+		t.Fatalf("read-back fix: %+v", f)
+	}
+	// Uploads alone keep the upload fix.
+	fs = eval(bundle("training", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("Pageable")}), nil)
+	if f := find(fs, "pageable_copies"); f == nil || strings.Contains(f.Fix, "read back") {
+		t.Errorf("upload fix: %+v", f)
 	}
 }

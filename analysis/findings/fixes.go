@@ -163,10 +163,12 @@ func (c *ctx) syncsBreakGraphs(trace string, rank int) string {
 		// to the host); explicit ones are the harness's or the profiler's
 		// as often as the loop's, and the sync finding names them. An
 		// operator that only uploads (HtoD copies and the syncs after them)
-		// moves the batch in, before the model runs.
+		// moves the batch in, before the model runs, unless its uploads
+		// are scalars (with_gpu_user_annotation: 60 bytes in 10 aten::to
+		// between the launches), which the model's own code makes.
 		op := evidence.Str(t, r, "op")
-		if !evidence.Bool(t, r, "blocking") || evidence.Str(t, r, "trigger") == "explicit" || evidence.Str(t, r, "direction") == "HtoD" ||
-			(op != "" && uploadOnly(t, trace, rank, op)) {
+		upload := evidence.Str(t, r, "direction") == "HtoD" || (op != "" && uploadOnly(t, trace, rank, op))
+		if !evidence.Bool(t, r, "blocking") || evidence.Str(t, r, "trigger") == "explicit" || (upload && !tinyUploads(t, trace, rank, op)) {
 			continue
 		}
 		n += evidence.Int(t, r, "count")

@@ -228,7 +228,7 @@ func planWindow(b *evidence.Bundle, ev *evidence.Evidence, th evidence.Threshold
 		if w.Subject != nil {
 			subj = *w.Subject
 		}
-		vals := step.Values(b, w.Trace, w.Rank, subj)
+		step, vals := step.Measure(b, w.Trace, w.Rank, subj)
 		for i, s := range steps {
 			if v := vals[s.step]; v > 0 && (best < 0 || v > vals[steps[best].step]) {
 				best = i

@@ -87,3 +87,31 @@ func TestExcludedOverlaps(t *testing.T) {
 		}
 	}
 }
+
+// A sync finding whose syncs opened no GPU gap points at the step that
+// blocked the host longest, and says that is what it measures
+// (trace_diff_test_v100 called 101 ms of blocked time a "GPU gap").
+func TestSyncWindowWithoutGaps(t *testing.T) {
+	b := evidence.NewBundle()
+	b.Traces = &table.Table{Columns: cols("trace rank rank_source producer platform gpu_model has_graphs has_sync_events has_python_stacks"),
+		Rows: [][]any{{"t", int64(0), "filename", "training", "cuda", "Tesla V100-SXM2-16GB", false, true, false}}}
+	b.Tables["steps"] = &table.Table{Columns: cols("trace rank step start_ns wall_ns"), Rows: [][]any{
+		{"t", int64(0), int64(1), int64(0), int64(13_000_000)}, {"t", int64(0), int64(2), int64(13_000_000), int64(13_000_000)}}}
+	sync := func(gap int64) *table.Table {
+		return &table.Table{Columns: cols("trace rank step phase blocking pageable count bytes blocked_ns held_ns gpu_gap_ns"), Rows: [][]any{
+			{"t", int64(0), int64(1), "", true, false, int64(5), int64(0), int64(2_000_000), int64(0), int64(0)},
+			{"t", int64(0), int64(2), "", true, false, int64(5), int64(0), int64(6_000_000), int64(0), gap},
+		}}
+	}
+	f := evidence.Finding{Rule: "sync_bound_loop", Trace: "t", Rank: 0}
+	for _, c := range []struct {
+		gap  int64
+		want string
+	}{{0, "step 2 has the largest host time blocked in syncs (they opened no GPU gap) of rank 0: 6.000 ms"}, {1_000_000, "step 2 has the largest GPU gap opened by host syncs of rank 0: 1.000 ms"}} {
+		b.Tables["sync"] = sync(c.gap)
+		w := planWindow(b, evidence.Rollup(b, evidence.Filter{}), nil, f)
+		if !strings.HasPrefix(w.Basis, c.want) {
+			t.Errorf("gap %d: basis %q, want %q", c.gap, w.Basis, c.want)
+		}
+	}
+}
