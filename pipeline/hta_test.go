@@ -236,10 +236,13 @@ func compareSet(t *testing.T, dir, anchor, set string) string {
 		t.Errorf("%d of %d kernel totals differ from HTA by more than 0.5%%: %s", bad, bad+okNames, strings.Join(worst, "; "))
 	}
 
-	// Idle time inside the GPU span, per rank.
-	idleNote := "-"
+	// Idle time inside the GPU span, per rank, and host wait per (rank,
+	// stream): HTA's idle time breakdown, where only work whose launching
+	// call is in the trace can be host wait.
+	idleNote, hwNote := "-", "-"
 	if htaStreamOpSets[set] {
 		idleNote = "not compared (HTA counts CPU ops with a stream arg as GPU time)"
+		hwNote = idleNote
 	} else {
 		var notes []string
 		for _, row := range readCSV(t, filepath.Join(res, "temporal_breakdown.csv")) {
@@ -267,15 +270,7 @@ func compareSet(t *testing.T, dir, anchor, set string) string {
 		if len(notes) > 0 {
 			idleNote = strings.Join(notes, ", ")
 		}
-	}
-
-	// Host wait per (rank, stream): HTA's idle time breakdown, where only
-	// work whose launching call is in the trace can be host wait.
-	hwNote := "-"
-	if htaStreamOpSets[set] {
-		hwNote = "not compared (HTA counts CPU ops with a stream arg as GPU time)"
-	} else {
-		var notes []string
+		notes = nil
 		for _, row := range readCSV(t, filepath.Join(res, "idle_time_breakdown_all_ranks.csv")) {
 			hr, _ := strconv.Atoi(row["rank"])
 			o, mapped := rankMap[hr]

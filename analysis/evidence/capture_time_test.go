@@ -3,19 +3,15 @@ package evidence
 import (
 	"testing"
 	"time"
+
+	"github.com/tracebook/tracebook/internal/testutil"
 )
 
 // A trace is dated by its baseTimeNanoseconds plus its first event's ts
 // (Kineto's ts are offsets from the base, weeks in vllm_h100_tp4_rank0), or
 // by the first ts where that reads as a Unix time; neither dates nothing.
 func TestCaptureNs(t *testing.T) {
-	day := func(s string) int64 {
-		d, err := time.Parse("2006-01-02", s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d.UnixNano()
-	}
+	day := func(s string) int64 { return testutil.UnixDay(t, s) }
 	for _, c := range []struct {
 		name          string
 		base, firstTs int64

@@ -3,7 +3,6 @@ package findings_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
@@ -471,13 +470,7 @@ func TestHostBoundDataLoaderSnippetFollowsIterator(t *testing.T) {
 // existed (June 2025) is told to upgrade, not to pass the flag; a later or
 // undated one is told to check it is on.
 func TestAsyncSchedulingEra(t *testing.T) {
-	day := func(s string) int64 {
-		d, err := time.Parse("2006-01-02", s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d.UnixNano()
-	}
+	day := func(s string) int64 { return testutil.UnixDay(t, s) }
 	for _, c := range []struct {
 		name, platform string
 		base           any // the traces table's base_time_ns
@@ -557,9 +550,8 @@ func TestCaptureDateRulesOutTorchCompile(t *testing.T) {
 		compile bool
 	}{{"2022-11-30", false}, {"2024-05-01", true}} {
 		b := bundle("training", "cuda", "Tesla V100-SXM2-16GB", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)})
-		at, _ := time.Parse("2006-01-02", c.day)
 		b.Traces.Columns = append(b.Traces.Columns, table.Column{Name: "base_time_ns"})
-		b.Traces.Rows[0] = append(b.Traces.Rows[0], at.UnixNano())
+		b.Traces.Rows[0] = append(b.Traces.Rows[0], testutil.UnixDay(t, c.day))
 		fs := eval(b, nil)
 		if len(fs) == 0 {
 			t.Fatalf("%s: no finding", c.day)

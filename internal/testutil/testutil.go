@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tracebook/tracebook/analysis/table"
 )
@@ -149,4 +150,14 @@ func Contains(t testing.TB, what, got string, wants ...string) {
 			t.Errorf("%s lacks %q:\n%s", what, w, got)
 		}
 	}
+}
+
+// UnixDay is the Unix ns of a day written 2006-01-02 (midnight UTC).
+func UnixDay(t testing.TB, day string) int64 {
+	t.Helper()
+	d, err := time.Parse("2006-01-02", day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.UnixNano()
 }
