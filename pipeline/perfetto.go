@@ -129,16 +129,15 @@ func ReadPerfettoRows(ctx context.Context, eng Engine, src *report.Source) error
 	if len(src.Windows) == 0 || src.Perfetto != nil {
 		return nil
 	}
-	return readRows(ctx, eng, src, src.Windows)
+	return readRows(ctx, eng, src, src.Windows, presetWorkers)
 }
 
 // windowRows runs sql/perfetto.sql (query) once per distinct window of
-// windows that read does not hold yet, presetWorkers at once as
-// CollectEvidence's presets run, with the cap of the saved files: the rows
+// windows that read does not hold yet, workers at once, with the cap of the saved files: the rows
 // a finding's Perfetto file and its timeline are made from. It returns
 // read with the new windows added. The first window whose query fails is
 // the error.
-func windowRows(ctx context.Context, eng Engine, query string, windows []report.Window, read map[report.WindowKey]*table.Table) (map[report.WindowKey]*table.Table, error) {
+func windowRows(ctx context.Context, eng Engine, query string, windows []report.Window, read map[report.WindowKey]*table.Table, workers int) (map[report.WindowKey]*table.Table, error) {
 	var order []report.Window
 	rows := map[report.WindowKey]*table.Table{}
 	for k, t := range read {
@@ -155,7 +154,7 @@ func windowRows(ctx context.Context, eng Engine, query string, windows []report.
 	}
 	tables := make([]*table.Table, len(order))
 	errs := make([]error, len(order))
-	sem := make(chan struct{}, presetWorkers)
+	sem := make(chan struct{}, max(1, workers))
 	var wg sync.WaitGroup
 	for i, w := range order {
 		wg.Add(1)
@@ -201,7 +200,7 @@ func AddTimelines(ctx context.Context, eng Engine, src *report.Source) {
 	if eng == nil || len(src.Windows) == 0 {
 		return
 	}
-	if err := readWindowRows(ctx, eng, src); err != nil {
+	if err := readWindowRows(ctx, eng, src, presetWorkers); err != nil {
 		return
 	}
 	shown := report.ShownFindings(src.Bundle)
@@ -220,25 +219,25 @@ func AddTimelines(ctx context.Context, eng Engine, src *report.Source) {
 }
 
 // readWindowRows reads the rows of src's placed windows that
-// src.WindowRows does not hold yet into it.
-func readWindowRows(ctx context.Context, eng Engine, src *report.Source) error {
+// src.WindowRows does not hold yet into it, workers queries at once.
+func readWindowRows(ctx context.Context, eng Engine, src *report.Source, workers int) error {
 	var placed []report.Window
 	for _, w := range src.Windows {
 		if w.Placed && w.EndNs > w.StartNs {
 			placed = append(placed, w)
 		}
 	}
-	return readRows(ctx, eng, src, placed)
+	return readRows(ctx, eng, src, placed, workers)
 }
 
 // readRows reads the rows of windows that src.WindowRows does not hold
-// yet into it (windowRows).
-func readRows(ctx context.Context, eng Engine, src *report.Source, windows []report.Window) error {
+// yet into it (windowRows, workers at once).
+func readRows(ctx context.Context, eng Engine, src *report.Source, windows []report.Window, workers int) error {
 	p, ok := sql.Lookup(sql.Perfetto)
 	if !ok {
 		return fmt.Errorf("perfetto: sql/%s.sql is missing from this build", sql.Perfetto)
 	}
-	rows, err := windowRows(ctx, eng, p.SQL, windows, src.WindowRows)
+	rows, err := windowRows(ctx, eng, p.SQL, windows, src.WindowRows, workers)
 	if err != nil {
 		return err
 	}
