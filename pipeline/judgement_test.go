@@ -1074,6 +1074,11 @@ func TestJudgementCounterReplay(t *testing.T) {
 	if !strings.Contains(j.issues(), "No critical issue") || !strings.Contains(j.issues(), "Nothing further surfaced") {
 		t.Errorf("the report shows issues for a counter capture:\n%s", j.issues())
 	}
+	// The replayed kernels' times name no lever either (cupti_profiler's
+	// next lever had been its host operator with the most self time).
+	if lever := section(j.md, "## Next lever", "## "); !strings.Contains(lever, "No lever can be named from this capture") || strings.Contains(lever, "ampere_bf16") {
+		t.Errorf("next lever of a counter capture:\n%s", lever)
+	}
 }
 
 // Case 7. One step, one 1.8 us kernel: too little to judge anything.

@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/tracebook/tracebook/analysis/table"
 )
@@ -151,9 +152,17 @@ func DetectGaps(b *Bundle) {
 		add(GapNoGPUEvents, "GPU time, idle time and every kernel-level number",
 			"the trace holds no kernels (a CPU-only capture, or activities=[ProfilerActivity.CPU])",
 			func(ri RankInfo) bool { return noGPU(ri) && !counters(ri) })
-		add(GapNoSyncEvents, "GPU-side synchronisation waits (Stream Sync, Event Sync, Stream Wait Event on the device)",
+		// Kineto records the device's sync events since 2023-06
+		// (docs/JUDGEMENT.md §2.1): an older capture could not have had
+		// them, and the option that asks for them is newer than its PyTorch.
+		syncWhat := "GPU-side synchronisation waits (Stream Sync, Event Sync, Stream Wait Event on the device)"
+		add(GapNoSyncEvents, syncWhat,
 			"captured without cuda_sync events; collect with torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)",
-			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) })
+			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) && !predatesSyncEvents(ri) })
+		add(GapNoSyncEvents, syncWhat,
+			"captured before the profiler recorded cuda_sync events (Kineto records them since 2023-06; "+
+				"this trace's format or capture date is older): on a current PyTorch, collect with torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)",
+			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) && predatesSyncEvents(ri) })
 		add(GapNoPythonStacks, "python frames above the operators (which line issued a sync or a copy)",
 			"captured without python stacks; collect with with_stack=True",
 			func(ri RankInfo) bool { return !ri.HasPythonStacks && ri.Format != "kineto_2021" })
@@ -304,4 +313,15 @@ func captureNs(base, firstTs int64) int64 {
 		return base + max(firstTs, 0)
 	}
 	return 0
+}
+
+// syncEventsSince is when Kineto began to record the device's sync events
+// (docs/JUDGEMENT.md §2.1: Event Sync, Stream Sync, Context Sync and Stream
+// Wait Event, 2023-06).
+var syncEventsSince = time.Date(2023, 6, 1, 0, 0, 0, 0, time.UTC)
+
+// predatesSyncEvents: the rank's capture is older than the device's sync
+// events, by its format (the 2021 one) or its capture date.
+func predatesSyncEvents(ri RankInfo) bool {
+	return ri.Format == "kineto_2021" || (ri.BaseTimeNs > 0 && time.Unix(0, ri.BaseTimeNs).Before(syncEventsSince))
 }

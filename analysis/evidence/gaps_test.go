@@ -2,7 +2,9 @@ package evidence_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/table"
@@ -40,5 +42,58 @@ func TestRanksComputeCapability(t *testing.T) {
 	}
 	if len(want) != 0 {
 		t.Errorf("Ranks() left out %v", want)
+	}
+}
+
+// The missing-sync-events gap tells a capture older than the device's sync
+// events (the 2021 format, or a capture date before 2023-06) that its
+// PyTorch could not have recorded them (resnet50_num_workers_4 had been
+// told to set an option its PyTorch 1.8-1.10 does not have).
+func TestGapSyncEventsEra(t *testing.T) {
+	cols := func(names ...string) []table.Column {
+		var out []table.Column
+		for _, n := range names {
+			out = append(out, table.Column{Name: n})
+		}
+		return out
+	}
+	day := func(s string) int64 {
+		d, err := time.Parse("2006-01-02", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.UnixNano()
+	}
+	b := &evidence.Bundle{
+		Traces: &table.Table{Name: "traces", Columns: cols("trace", "rank", "format", "base_time_ns", "first_ts_ns", "has_sync_events"), Rows: [][]any{
+			{"old_format", int64(0), "kineto_2021", nil, int64(1_000), false},
+			{"old_date", int64(0), "kineto", day("2022-11-30"), int64(1_000), false},
+			{"new_date", int64(0), "kineto", day("2024-05-14"), int64(1_000), false},
+			{"no_date", int64(0), "kineto", nil, int64(1_000), false},
+			{"has_them", int64(0), "kineto", day("2022-11-30"), int64(1_000), true},
+		}},
+		Tables: evidence.Tables{"overview": &table.Table{Columns: cols("trace", "rank", "kernels"), Rows: [][]any{
+			{"old_format", int64(0), int64(5)}, {"old_date", int64(0), int64(5)}, {"new_date", int64(0), int64(5)},
+			{"no_date", int64(0), int64(5)}, {"has_them", int64(0), int64(5)},
+		}}},
+	}
+	evidence.DetectGaps(b)
+	want := map[string]string{"old_format": "captured before", "old_date": "captured before", "new_date": "captured without", "no_date": "captured without"}
+	for _, g := range b.Gaps {
+		if g.Kind != evidence.GapNoSyncEvents {
+			continue
+		}
+		w, ok := want[g.Trace]
+		if !ok {
+			t.Errorf("%s: unexpected sync-events gap: %s", g.Trace, g.Why)
+			continue
+		}
+		if !strings.HasPrefix(g.Why, w) {
+			t.Errorf("%s: why = %q, want it to start %q", g.Trace, g.Why, w)
+		}
+		delete(want, g.Trace)
+	}
+	if len(want) != 0 {
+		t.Errorf("no sync-events gap for %v", want)
 	}
 }

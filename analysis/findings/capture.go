@@ -472,6 +472,29 @@ func (g *Gate) Inconclusive() string {
 	return strings.Join(whys, "; ")
 }
 
+// Void says why no timing of the slice can be read (a limit that drops
+// every finding, such as a counter capture's synthetic timestamps); ""
+// when the timings stand. The host's times fall with the device's: the
+// range profiler replays each kernel under its launching operator.
+func (g *Gate) Void() string {
+	if g == nil {
+		return ""
+	}
+	keys := make([]string, 0, len(g.ranks))
+	for k := range g.ranks {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, l := range g.ranks[k].limits {
+			if l.rules == nil && l.drop {
+				return l.why
+			}
+		}
+	}
+	return ""
+}
+
 // Limited returns why the gate caps rule on trace and rank, "" when it
 // does not.
 func (g *Gate) Limited(trace string, rank int, rule string) string {
