@@ -1384,3 +1384,30 @@ func TestJudgementOversizeVLLMStep(t *testing.T) {
 		}
 	}
 }
+
+// A trace that names no device but runs kernels written for Ampere
+// (sampled_2of128: ampere_sgemm, cutlass_80 kernels): its torch.compile
+// fix checks the PyTorch version only, not a compute capability the
+// kernels already show.
+func TestJudgementCCFromKernels(t *testing.T) {
+	for _, c := range []struct {
+		kernel, want, not string
+	}{
+		{"ampere_sgemm_128x64_nn", "runs ampere_sgemm_128x64_nn, written for compute capability 8.0 or later", "the trace does not say which this is"},
+		{"void gemm_kernel<float>", "the trace does not say which this is", "written for compute capability"},
+	} {
+		t.Run(c.kernel, func(t *testing.T) {
+			k := newJT(jdev{}, 0, 1)
+			k.steps(1, 100, 0, 1000, func(_ int, at float64) { k.hostBoundStep(at, c.kernel, "void elementwise_kernel<float>") })
+			j := judge(t, k.write(t, t.TempDir(), "nodevice.json"))
+			fixes := j.fixText()
+			if !strings.Contains(fixes, "torch.compile") {
+				j.log(t)
+				t.Fatalf("no torch.compile fix for a host-bound loop:\n%s", fixes)
+			}
+			if !strings.Contains(fixes, c.want) || strings.Contains(fixes, c.not) {
+				t.Errorf("fixes: want %q, not %q:\n%s", c.want, c.not, fixes)
+			}
+		})
+	}
+}

@@ -49,6 +49,7 @@ package device
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/internal/rx"
@@ -365,4 +366,44 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// kernelArchRE finds the architecture an NVIDIA library kernel was written
+// for in its name: cuBLAS and cuDNN's family prefix (volta_sgemm_...,
+// ampere_bf16_s16816gemm_...), and the sm or cutlass_ number of CUTLASS
+// and xmma kernels (sm80_xmma_gemm_..., cutlass_80_tensorop_s1688gemm_...).
+var kernelArchRE = rx.MustCompile(`(?:^|[^A-Za-z0-9])(?:(volta|turing|ampere|hopper|blackwell)_|sm_?([1-9][0-9]{1,2})_|cutlass_([1-9][0-9]{1,2})_)`)
+
+var familyCC = map[string][2]int{"volta": {7, 0}, "turing": {7, 5}, "ampere": {8, 0}, "hopper": {9, 0}, "blackwell": {10, 0}}
+
+// MinCCFromKernels is the least compute capability that the GPU running
+// kernels (their names) must have: a kernel written for an architecture
+// runs on it and later ones only (an A100 runs volta_sgemm too), so the
+// newest architecture named is a lower bound, not the device's own. ok is
+// false when no name names one; kernel is the name that set the bound.
+//
+//	MinCCFromKernels([]string{"volta_sgemm_128x64_nn", "ampere_sgemm_128x64_nn"}) == 8, 0, "ampere_sgemm_128x64_nn", true
+func MinCCFromKernels(kernels []string) (major, minor int, kernel string, ok bool) {
+	best := -1
+	for _, k := range kernels {
+		for _, m := range kernelArchRE.FindAllString(k, -1) {
+			if c := m[0]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+				m = m[1:] // the separator before the name
+			}
+			m = strings.TrimSuffix(m, "_")
+			cc := 0
+			if f, ok := familyCC[m]; ok {
+				cc = f[0]*10 + f[1]
+			} else {
+				cc, _ = strconv.Atoi(strings.TrimLeft(strings.TrimPrefix(strings.TrimPrefix(m, "cutlass"), "sm"), "_"))
+			}
+			if cc > best {
+				best, kernel = cc, k
+			}
+		}
+	}
+	if best < 0 {
+		return 0, 0, "", false
+	}
+	return best / 10, best % 10, kernel, true
 }

@@ -262,3 +262,30 @@ func TestString(t *testing.T) {
 		}
 	}
 }
+
+// MinCCFromKernels reads the newest architecture a rank's library kernels
+// were written for: a lower bound on its compute capability
+// (sampled_2of128 names no device, but runs ampere_sgemm and CUTLASS sm80
+// kernels).
+func TestMinCCFromKernels(t *testing.T) {
+	for _, c := range []struct {
+		names        []string
+		major, minor int
+		kernel       string
+		ok           bool
+	}{
+		{[]string{"ampere_sgemm_128x64_nn", "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>(Params)"}, 8, 0, "ampere_sgemm_128x64_nn", true},
+		{[]string{"volta_sgemm_128x64_nn", "turing_fp16_s1688gemm_fp16_128x128_ldg8_f2f_tn"}, 7, 5, "turing_fp16_s1688gemm_fp16_128x128_ldg8_f2f_tn", true},
+		{[]string{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1", "volta_sgemm_32x32_sliced1x4_nn"}, 9, 0, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1", true},
+		{[]string{"void cutlass::device_kernel<sm100_gemm>()"}, 10, 0, "void cutlass::device_kernel<sm100_gemm>()", true},
+		// No architecture in a name: a generic kernel, Triton's, or a word
+		// that only contains one (hamperes).
+		{[]string{"void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>", "triton_poi_fused_add_0", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "hamperes_kernel"}, 0, 0, "", false},
+		{nil, 0, 0, "", false},
+	} {
+		major, minor, kernel, ok := MinCCFromKernels(c.names)
+		if major != c.major || minor != c.minor || kernel != c.kernel || ok != c.ok {
+			t.Errorf("MinCCFromKernels(%q) = %d.%d %q %v, want %d.%d %q %v", c.names, major, minor, kernel, ok, c.major, c.minor, c.kernel, c.ok)
+		}
+	}
+}

@@ -37,6 +37,11 @@ type lever struct {
 	infer    bool   // operators were captured and none is backward or an optimizer step
 	serving  bool   // vLLM or SGLang: they compile and graph the model themselves
 	rr       rankRow
+	// minCC is the least compute capability (×10) the rank's kernel names
+	// imply where the device is not known (device.MinCCFromKernels; 0 =
+	// none), minCCKernel the kernel that implies it.
+	minCC       int
+	minCCKernel string
 }
 
 func (l lever) busyShare() float64 {
@@ -54,6 +59,11 @@ func (c *ctx) leverOf(rr rankRow) lever {
 	l := lever{ri: ri, rr: rr, w: c.workload(rr.trace, rr.rank)}
 	l.caps = c.caps(rr.trace, rr.rank)
 	l.serving = ri.Producer == "vllm" || ri.Producer == "sglang"
+	if !l.caps.Known {
+		if major, minor, k, ok := device.MinCCFromKernels(c.kernelNames(rr.trace, rr.rank)); ok {
+			l.minCC, l.minCCKernel = major*10+minor, k
+		}
+	}
 	if l.w.Known {
 		l.compiled, l.era = l.w.Compiled, l.w.Era
 		l.training = l.w.Training || (!l.w.Operators && ri.Producer == "training")
@@ -116,6 +126,21 @@ func (l lever) oldTorch(major, minor int) (why string, old bool) {
 	return "", false
 }
 
+// kernelNames are the names of the rank's kernels (the kernels area).
+func (c *ctx) kernelNames(trace string, rank int) []string {
+	k := c.ev.Table("kernels")
+	if k == nil {
+		return nil
+	}
+	var out []string
+	for r := range k.Rows {
+		if evidence.Str(k, r, "trace") == trace && int(evidence.Int(k, r, "rank")) == rank {
+			out = append(out, evidence.Str(k, r, "name"))
+		}
+	}
+	return out
+}
+
 // opsShowCompile: the CPU operators include torch.compile's frames
 // (docs/JUDGEMENT.md §2.2). Triton kernel names alone do not count, nor do
 // Dynamo's cache-lookup frames (eager code passes through Dynamo too), as
@@ -157,6 +182,11 @@ func (l lever) compileAdvice() (ok, upgrade bool, why string) {
 		return false, true, why
 	}
 	switch {
+	case !l.caps.Known && l.ri.Platform == "cuda" && l.minCC >= 70:
+		// The device is not named, but its kernels were written for an
+		// architecture torch.compile runs on (sampled_2of128: ampere_sgemm).
+		return true, false, fmt.Sprintf("torch.compile needs PyTorch 2.0 or later, which the trace does not state; the GPU runs %s, written for compute capability %d.%d or later, which torch.compile supports",
+			shortName(l.minCCKernel), l.minCC/10, l.minCC%10)
 	case !l.caps.Known && l.ri.Platform == "cuda":
 		return true, false, "torch.compile needs PyTorch 2.0 or later and a GPU of compute capability 7.0 or more; the trace does not say which this is"
 	case !l.caps.Known:
