@@ -275,6 +275,44 @@ func TestStepsDecodeOnlyVLLM(t *testing.T) {
 	}
 }
 
+// ProfilerStep#N steps are train only where the loop trains: an inference
+// loop under torch.profiler writes them too (h100_owlv2, xdit_sd35). With no
+// CPU operator captured the loop cannot be told apart and stays train.
+func TestStepsProfilerStepPhase(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ops  [][2]string // cat, name: host events inside each step
+		want string
+	}{
+		{"forward only", [][2]string{{"cpu_op", "aten::mm"}}, "inference"},
+		{"backward operator", [][2]string{{"cpu_op", "aten::mm"}, {"cpu_op", "MmBackward0"}}, "train"},
+		{"autograd engine", [][2]string{{"cpu_op", "aten::mm"}, {"cpu_op", "autograd::engine::evaluate_function: MmBackward0"}}, "train"},
+		{"optimizer step", [][2]string{{"cpu_op", "aten::mm"}, {"user_annotation", "Optimizer.step#SGD.step"}}, "train"},
+		{"no operators", nil, "train"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k := newKT(0, 1, "NVIDIA H100 80GB HBM3")
+			for s := 0; s < 2; s++ {
+				base := float64(s) * 1000
+				k.op("user_annotation", "ProfilerStep#"+itoa(s+1), base, 900)
+				for i, o := range c.ops {
+					k.op(o[0], o[1], base+10+float64(i)*100, 50)
+				}
+				k.kernel("sm90_xmma_gemm_bf16", 7, base+500, base+600, 200)
+			}
+			b := collect(t, k.write(t, t.TempDir(), "loop.json"))
+			st := b.Table("steps")
+			var got []string
+			for r := range st.Rows {
+				got = append(got, evidence.Str(st, r, "phase")+"/"+evidence.Str(st, r, "source"))
+			}
+			if want := c.want + "/profiler_step"; strings.Join(got, " ") != want+" "+want {
+				t.Errorf("steps = %q, want two %s", got, want)
+			}
+		})
+	}
+}
+
 // A healthy training trace: long kernels back to back, short launches, no syncs.
 func TestFindingsHealthyTrace(t *testing.T) {
 	k := newKT(0, 1, "NVIDIA H100 80GB HBM3")

@@ -64,6 +64,28 @@ _ann AS (
 _fam AS (
   SELECT trace, rank, min(prio) AS prio FROM _ann WHERE prio IS NOT NULL GROUP BY trace, rank
 ),
+-- Whether each rank of a ProfilerStep# loop shows a loop that does not
+-- train: CPU operators captured and none of them a backward operator or an
+-- optimizer step, among the host events of the filter (the workload area's
+-- cpu_ops, backward and optimizer features, by the same macros of
+-- views.sql). An inference loop under torch.profiler writes ProfilerStep#N
+-- too (h100_owlv2, xdit_sd35). Tested once per distinct (kind, name) of a
+-- rank, on the ranks whose steps are ProfilerStep#.
+_infer AS (
+  SELECT t.s AS trace, k.rank,
+    bool_or(tb_host_op(k.kind, s.s)) AND NOT bool_or(tb_backward_op(k.kind, s.s) OR tb_optimizer_op(k.kind, s.s)) AS inference
+  FROM (
+    SELECT DISTINCT e.trace_id, e.rank, e.kind, e.name_id
+    FROM tb_events e JOIN _t0 ON _t0.trace_id = e.trace_id
+    WHERE e.kind IN ('cpu_op', 'annotation', 'other')
+      AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
+      AND ($3::BIGINT <= 0 OR e.ts_ns - _t0.t0 >= $3::BIGINT)
+      AND ($4::BIGINT <= 0 OR e.ts_ns - _t0.t0 < $4::BIGINT)
+      AND (e.trace_id, e.rank) IN (SELECT trace_id, rank FROM _ann0 WHERE prio = 3)
+  ) k
+  JOIN tb_strings s ON s.id = k.name_id JOIN tb_strings t ON t.id = k.trace_id
+  GROUP BY t.s, k.rank
+),
 _steps0 AS (
   SELECT a.trace, a.rank, a.ts_ns, a.end_ns, a.name, a.prio,
     CASE WHEN a.prio = 3 THEN CAST(regexp_extract(a.name, '#(\d+)$', 1) AS INTEGER)
@@ -90,7 +112,9 @@ _steps0 AS (
       WHEN regexp_matches(a.name, '^step\[DECODE') THEN TRY_CAST(regexp_extract(a.name, 'bs=(\d+)', 1) AS BIGINT)
       WHEN regexp_matches(a.name, '^step\[(EXTEND|PREFILL)') THEN 0
     END AS gen_tok
+    , coalesce(i.inference, false) AS inference
   FROM _ann a JOIN _fam f ON f.trace = a.trace AND f.rank = a.rank AND f.prio = a.prio
+    LEFT JOIN _infer i ON i.trace = a.trace AND i.rank = a.rank
 )
 
 SELECT
@@ -116,8 +140,9 @@ SELECT
   gen_req,
   -- Decode tokens; NULL when the name does not say. COUNT
   gen_tok,
-  -- prefill, decode, mixed, idle, train or unknown. TEXT
+  -- prefill, decode, mixed, idle, train, inference or unknown. ProfilerStep#N steps are train, or inference on a rank whose CPU operators hold no backward operator and no optimizer step. TEXT
   CASE
+    WHEN prio = 3 AND inference THEN 'inference'
     WHEN prio = 3 THEN 'train'
     WHEN prio = 4 THEN 'unknown'
     WHEN regexp_matches(name, '^step\[MIXED') THEN 'mixed'

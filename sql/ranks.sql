@@ -21,7 +21,7 @@
 -- trace: Trace name. TEXT
 -- rank: Rank. INT
 -- step: Step number (-1 outside every step). INT
--- phase: Phase of the step: prefill, decode, mixed, idle, train, unknown or ''. TEXT
+-- phase: Phase of the step: prefill, decode, mixed, idle, train, inference, unknown or ''. TEXT
 -- events: GPU events launched in this step. COUNT
 -- first_ns: Start of the first GPU event, from the trace's first event. TIMESTAMP_NS
 -- last_ns: End of the last GPU event, from the trace's first event. TIMESTAMP_NS

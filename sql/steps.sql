@@ -7,9 +7,11 @@
 -- 888 tokens); execute_new_N_cached_N gives new and cached requests only (the
 -- phase is then a hypothesis: cached requests may still be prefilling); SGLang
 -- step[DECODE bs=N] / step[EXTEND bs=N toks=T] / step[MIXED …] give the kind;
--- ProfilerStep#N is a training step (phase train). With none of these the
--- python frames of vLLM's execute_model are used and the phase is unknown
--- (hypothesis = true). GPU busy time is the union contribution of the GPU
+-- ProfilerStep#N is a training step (phase train), or an inference one
+-- (phase inference) on a rank whose CPU operators hold no backward operator
+-- and no optimizer step (the workload area's test, sql/evidence_base.sql).
+-- With none of these the python frames of vLLM's execute_model are used and
+-- the phase is unknown (hypothesis = true). GPU busy time is the union contribution of the GPU
 -- events launched in the step (see ranks.sql).
 --
 -- One row per step: the rollup keeps the rows as they are.
@@ -19,7 +21,7 @@
 -- trace: Trace name. TEXT
 -- rank: Rank. INT
 -- step: Step number: N of ProfilerStep#N, else the ordinal from 0. INT
--- phase: prefill, decode, mixed, idle, train or unknown. TEXT
+-- phase: prefill, decode, mixed, idle, train, inference or unknown. TEXT
 -- source: vllm_tokens, vllm_new_cached, sglang, profiler_step or python_execute_model. TEXT
 -- hypothesis: The step or its phase is inferred, not annotated. BOOL
 -- name: Annotation name. TEXT

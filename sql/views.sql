@@ -126,6 +126,27 @@ CREATE OR REPLACE MACRO tb_sync_call(kind, api, name, copy_waits) AS
 CREATE OR REPLACE MACRO tb_scalar_read(name) AS
   name IN ('aten::item', 'aten::_local_scalar_dense', 'aten::is_nonzero');
 
+-- tb_host_op(kind, name): whether a host event is a CPU operator: a cpu_op
+-- event, or an aten:: event of the legacy profiler (kind other). Without
+-- any, a trace cannot show tb_backward_op or tb_optimizer_op, and their
+-- absence says nothing.
+CREATE OR REPLACE MACRO tb_host_op(kind, name) AS
+  kind = 'cpu_op' OR (kind = 'other' AND starts_with(name, 'aten::'));
+
+-- tb_backward_op(kind, name): whether a host event is an operator of the
+-- autograd engine: a name ending in Backward, Backward0, Backward1, ... or
+-- _backward (aten::convolution_backward), or autograd::engine::
+-- evaluate_function: ...
+CREATE OR REPLACE MACRO tb_backward_op(kind, name) AS
+  kind IN ('cpu_op', 'other') AND (regexp_matches(name, '(Backward\d*|_backward)$')
+    OR starts_with(name, 'autograd::engine::evaluate_function: '));
+
+-- tb_optimizer_op(kind, name): whether a host event is an optimizer's
+-- Optimizer.step#... or Optimizer.zero_grad#... annotation.
+CREATE OR REPLACE MACRO tb_optimizer_op(kind, name) AS
+  kind IN ('cpu_op', 'annotation', 'other')
+    AND (starts_with(name, 'Optimizer.step#') OR starts_with(name, 'Optimizer.zero_grad#'));
+
 -- GPU copies and memsets, with what the name says about them: a name such as
 -- `Memcpy HtoD (Pageable -> Device)` gives direction HtoD, src_kind Pageable
 -- and dst_kind Device; `Memset (Device)` gives dst_kind Device.

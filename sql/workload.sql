@@ -10,13 +10,16 @@
 -- Features (host events are cpu_op, user annotations, and the legacy
 -- profiler's uncategorised events; GPU-side copies of annotations are not
 -- counted):
--- - cpu_ops: CPU operators (cpu_op events; the legacy profiler's aten::
---     events): without them no feature below can show, and the absence of
---     backward says nothing.
--- - backward: operators of the autograd engine: names ending in Backward,
---     Backward0, Backward1, ... or _backward (aten::convolution_backward),
---     and autograd::engine::evaluate_function: ...
--- - optimizer: Optimizer.step#... and Optimizer.zero_grad#... annotations.
+-- - cpu_ops: CPU operators (tb_host_op of views.sql: cpu_op events; the
+--     legacy profiler's aten:: events): without them no feature below can
+--     show, and the absence of backward says nothing.
+-- - backward: operators of the autograd engine (tb_backward_op): names
+--     ending in Backward, Backward0, Backward1, ... or _backward
+--     (aten::convolution_backward), and autograd::engine::evaluate_function: ...
+-- - optimizer: Optimizer.step#... and Optimizer.zero_grad#... annotations
+--     (tb_optimizer_op).
+-- The step phase of a ProfilerStep# loop (sql/evidence_base.sql) is decided
+-- by the same three macros.
 -- - compiled: torch.compile in use: Torch-Compiled Region: ..., TorchDynamo
 --     Cache Lookup, ## Call CompiledFxGraph ... ##; python frames of code that only a
 --     compiled graph runs: torch/_inductor/, AOTAutograd's
@@ -93,11 +96,9 @@ _host AS NOT MATERIALIZED (
 -- ×21 vLLM, this preset 0.85 s → 0.75 s), then joined back to the events.
 _hfn AS (
   SELECT kind, name, unnest([
-    CASE WHEN kind = 'cpu_op' OR (kind = 'other' AND starts_with(name, 'aten::')) THEN 'cpu_ops' END,
-    CASE WHEN kind IN ('cpu_op', 'other') AND (regexp_matches(name, '(Backward\d*|_backward)$')
-      OR starts_with(name, 'autograd::engine::evaluate_function: ')) THEN 'backward' END,
-    CASE WHEN kind <> 'kernel' AND (starts_with(name, 'Optimizer.step#') OR starts_with(name, 'Optimizer.zero_grad#'))
-      THEN 'optimizer' END,
+    CASE WHEN tb_host_op(kind, name) THEN 'cpu_ops' END,
+    CASE WHEN tb_backward_op(kind, name) THEN 'backward' END,
+    CASE WHEN tb_optimizer_op(kind, name) THEN 'optimizer' END,
     CASE WHEN kind <> 'kernel' AND (starts_with(name, 'Torch-Compiled Region') OR name = 'TorchDynamo Cache Lookup'
       OR starts_with(name, '## Call CompiledFxGraph')) THEN 'compiled' END,
     CASE WHEN kind <> 'kernel' AND name IN ('CompiledFunction', 'CompiledFunctionBackward') THEN 'aot_autograd' END,

@@ -124,3 +124,47 @@ func TestProfilerOverheadNamesTheOperator(t *testing.T) {
 		t.Errorf("profiler overhead artifact: %q", detail)
 	}
 }
+
+// The pageable-copy share is of the span the other rules judge: start-up
+// idle left out of it raises the share (critical_path_alexnet: 57 ms
+// blocked was 0.4% of the 12996 ms window, 23% of the 244 ms judged).
+func TestPageableShareOfJudgedSpan(t *testing.T) {
+	cases := []struct {
+		name    string
+		capture *table.Table
+		impact  float64
+		text    string // in the Observation
+	}{
+		{name: "whole span judged", impact: 0.06, text: "blocked the host for 6.0 ms (6.0% of the GPU span of 100 ms) for 5.0 ms of GPU copy time"},
+		{name: "start-up idle left out",
+			capture: captureTable(capRow("first_use", "cudaFree", 1, 50e6, 50e6, 50e6, 50e6), capRow("excluded", "", 1, 50e6, 50e6, 50e6, 50e6)),
+			impact:  0.12, text: "blocked the host for 6.0 ms (12.0% of the GPU span the rules judge, 50.0 ms of 100 ms (start-up and held intervals left out)) for 5.0 ms"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tabs := map[string]*table.Table{"memcpy": memcpyTable("Pageable")}
+			if tc.capture != nil {
+				tabs["capture"] = tc.capture
+			}
+			b := withEvents(bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, tabs), 1000)
+			var f *evidence.Finding
+			for _, x := range eval(b, nil) {
+				if x.Rule == "pageable_copies" {
+					f = &x
+				}
+			}
+			if f == nil {
+				t.Fatal("no pageable_copies finding")
+			}
+			if d := f.Impact - tc.impact; d > 1e-9 || d < -1e-9 {
+				t.Errorf("impact %v, want %v", f.Impact, tc.impact)
+			}
+			if !strings.HasPrefix(f.ImpactOf, "the GPU span the rules judge (") {
+				t.Errorf("impact of %q", f.ImpactOf)
+			}
+			if !strings.Contains(f.Observation, tc.text) || !strings.HasPrefix(f.Observation, "1 HtoD copy moved") {
+				t.Errorf("observation %q, want %q", f.Observation, tc.text)
+			}
+		})
+	}
+}

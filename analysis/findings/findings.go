@@ -40,7 +40,7 @@ var Catalogue = []Threshold{
 	{"sync_gap_minor", 0.005, "the same share below which a sync is not reported"},
 	{"sync_blocked_minor", 0.02, "host time blocked in syncs (share of the GPU span) that is reported even without a GPU gap, as a hypothesis"},
 	{"pageable_min_bytes", 65536, "pageable copies of at most this many bytes are ignored (nsys cuda_memcpy_sync ignores HtoD <= 64 KB)"},
-	{"pageable_critical", 0.05, "host time in pageable copies, as a share of the GPU span, that makes the finding critical"},
+	{"pageable_critical", 0.05, "host time in pageable copies, as a share of the rank's GPU span the rules judge (start-up and held idle left out), that makes the finding critical"},
 	{"idle_critical", 0.5, "GPU idle share of the span under which utilisation is low (tb_plugin GPU utilization < 0.5; nsys gpu_time_util < 50%)"},
 	{"host_wait_minor", 0.10, "HTA host-wait idle time as a share of the GPU span that is reported"},
 	{"host_wait_critical", 0.25, "the same share that makes host-bound idle critical"},

@@ -502,24 +502,10 @@ func stepEvidence(s *areaSlice) (string, *evidence.Gap) {
 		worked = worked || evidence.Int(t, r, "gpu_events") > 0
 	}
 	inferred := false
-	// Phase train means ProfilerStep# annotations, which an inference loop
-	// under torch.profiler writes too: the workload says which, per rank.
-	inference := map[string]bool{}
+	// The phase is the steps preset's: a ProfilerStep# loop that does not
+	// train is inference there (sql/evidence_base.sql).
 	for r := range t.Rows {
 		p := orDash(evidence.Str(t, r, "phase"))
-		if p == "train" {
-			tr, rank := evidence.Str(t, r, "trace"), int(evidence.Int(t, r, "rank"))
-			k := tr + "\x00" + strconv.Itoa(rank)
-			inf, ok := inference[k]
-			if !ok {
-				w := findings.ReadWorkload(s.ev, tr, rank)
-				inf = w.Known && w.Operators && !w.Training
-				inference[k] = inf
-			}
-			if inf {
-				p = "ProfilerStep#, inference"
-			}
-		}
 		w := evidence.Int(t, r, "wall_ns")
 		if hasGPU && worked && evidence.Int(t, r, "gpu_events") == 0 {
 			empty++

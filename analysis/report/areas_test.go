@@ -193,23 +193,26 @@ func TestMemcpyBytesUnknown(t *testing.T) {
 	}
 }
 
-// Phase train is ProfilerStep#'s; an inference loop (operators, none of
-// them backward) is not called training in the steps row.
-func TestStepsRowInferenceLoop(t *testing.T) {
+// The steps row names the steps preset's phases as they are: whether a
+// ProfilerStep# loop trains is decided there (sql/evidence_base.sql), not
+// again from the workload here.
+func TestStepsRowPhaseIsThePresets(t *testing.T) {
 	for _, c := range []struct {
 		name     string
+		phase    string
 		features []string
 		want     string
 	}{
-		{"inference", []string{"cpu_ops"}, "2 ProfilerStep#, inference (median"},
-		{"training", []string{"cpu_ops", "backward"}, "2 train (median"},
-		{"no operators", nil, "2 train (median"},
+		{"inference", "inference", []string{"cpu_ops"}, "2 inference (median"},
+		{"training", "train", []string{"cpu_ops", "backward"}, "2 train (median"},
+		{"no operators", "train", nil, "2 train (median"},
+		{"the preset's word stands", "train", []string{"cpu_ops"}, "2 train (median"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ev := areaEvidence()
 			ev.Tables["steps"] = &table.Table{Name: "steps", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
 				col("phase", "VARCHAR", "TEXT"), col("wall_ns", "BIGINT", "DURATION_NS")},
-				Rows: [][]any{{"job", int64(0), "train", int64(2_000_000)}, {"job", int64(0), "train", int64(3_000_000)}}}
+				Rows: [][]any{{"job", int64(0), c.phase, int64(2_000_000)}, {"job", int64(0), c.phase, int64(3_000_000)}}}
 			wl := &table.Table{Name: "workload", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
 				col("feature", "VARCHAR", "TEXT"), col("name", "VARCHAR", "TEXT"), col("count", "BIGINT", "COUNT"), col("total_ns", "BIGINT", "DURATION_NS")}}
 			for _, f := range c.features {
