@@ -205,14 +205,25 @@ type threadState struct {
 	d     *rankData  // the rank's, when this is one of its launching threads; else nil
 	main  bool       // the rank's main launching thread
 	stack []entry
+	// next is where the thread's next root frame may start counting: the
+	// end of the last root frame closed (see entry.from).
+	next int64
 }
 
 // entry is an open frame.
 type entry struct {
-	ts, end       int64
-	kind          HostKind
-	name          string // as drawn (frameName)
-	clip, kidClip int64  // its time inside the slice; its children's
+	ts, end int64
+	kind    HostKind
+	name    string // as drawn (frameName)
+	clip    int64  // its time inside the slice
+	// from is where its counted time starts: its start, or the end of an
+	// earlier sibling that overlaps it (the trace's nesting is not always
+	// proper: a record_function range can cross the python frames around
+	// it), so that no instant of a thread counts twice; next is where its
+	// next child's may start.
+	from, next    int64
+	cnt, kidCnt   int64 // its counted time inside the slice; its children's
+	span, kidSpan int64 // the same inside its rank's GPU span (launching threads)
 	class         uint8
 	sync          bool
 	depth         int32
@@ -588,8 +599,19 @@ func (b *builder) frame(f *Frame) {
 		e.class = clsWorking
 	}
 	e.clip = end - ts
+	if up != nil {
+		e.from = min(max(ts, up.next), end)
+	} else {
+		e.from = min(max(ts, th.next), end)
+	}
+	e.next = e.from
+	e.cnt = end - e.from
 	if rs := th.rs; rs.host != nil {
 		e.clip = overlap(ts, end, rs.host)
+		e.cnt = overlap(e.from, end, rs.host)
+	}
+	if d := th.d; d != nil {
+		e.span = overlap(e.from, end, d.hostSpan)
 	}
 	if up != nil {
 		e.depth = up.depth + 1
@@ -717,18 +739,25 @@ func (b *builder) nodeAt(th *threadState, k int, root *bnode) *bnode {
 	return cur
 }
 
-// pop closes the innermost open frame of th: its self time is its time in
-// the slice less its children's.
+// pop closes the innermost open frame of th: its self time is its counted
+// time in the slice less its children's; a launching thread's, in its
+// rank's GPU span, goes to the cross-check's host time by class.
 func (b *builder) pop(th *threadState) {
 	n := len(th.stack)
 	e := &th.stack[n-1]
 	if n > 1 {
-		th.stack[n-2].kidClip += e.clip
+		up := &th.stack[n-2]
+		up.kidCnt += e.cnt
+		up.kidSpan += e.span
+		up.next = max(up.next, e.end)
+	} else {
+		th.next = max(th.next, e.end)
 	}
 	if e.clip > 0 {
-		// Children that overlap each other (the trace's nesting is not
-		// proper) would make it negative.
-		self := max(0, e.clip-e.kidClip)
+		// Its children's counted times lie inside its own and do not
+		// overlap (entry.from): the self times of a thread add up to the
+		// union of its frames.
+		self := max(0, e.cnt-e.kidCnt)
 		nd := e.cnode.n
 		b.cpuTotal += self
 		nd.SelfNs += self
@@ -742,15 +771,17 @@ func (b *builder) pop(th *threadState) {
 			nd.Sync = true
 			nd.BlockedNs += e.clip
 		}
-		if th.d != nil {
-			switch e.class {
-			case clsSync:
-				b.m.HostSyncNs += self
-			case clsWaiting:
-				b.m.HostWaitNs += self
-			default:
-				b.m.HostWorkNs += self
-			}
+	}
+	// A launching thread's self time inside the GPU span, the base of the
+	// GPU-side numbers: its host time by class never exceeds the span.
+	if self := max(0, e.span-e.kidSpan); th.d != nil && self > 0 {
+		switch e.class {
+		case clsSync:
+			b.m.HostSyncNs += self
+		case clsWaiting:
+			b.m.HostWaitNs += self
+		default:
+			b.m.HostWorkNs += self
 		}
 	}
 	th.stack[n-1] = entry{}

@@ -31,10 +31,10 @@ const (
 	WaitShareMin = 0.40
 	SyncShareMin = 0.40
 	HostShareMin = 0.50
-	// CommExposedMin: exposed communication share of the wall.
+	// CommExposedMin: exposed communication share of the GPU span.
 	CommExposedMin = 0.20
 	// BlockedAhead: the launching threads blocked in sync calls while the
-	// device was busy, share of the wall: the host was ahead of the device.
+	// device was busy, share of the GPU span: the host was ahead of the device.
 	BlockedAhead = 0.05
 	// GraphCoverageMin: below it graph replays hide too many kernels to
 	// measure idle time.
@@ -114,9 +114,14 @@ type rankData struct {
 	main    int32         // the thread with the most launches
 	busy    []ival        // the union of its operations inside the device intervals
 	gaps    []ival        // the GPU idle gaps: the device intervals less busy
-	sync    []ival        // outermost sync frames of the launching threads, merged once the frames are in
-	syncFr  []syncFrame   // the same frames, by start
-	wait    []ival        // outermost wait frames of the launching threads
+	// hostSpan is the GPU span (the device intervals from the first
+	// operation to the last) inside the host intervals of the slice: the
+	// launching threads' host time and blocked time are measured in it,
+	// as the GPU's busy and idle time are.
+	hostSpan []ival
+	sync     []ival      // outermost sync frames of the launching threads, merged once the frames are in
+	syncFr   []syncFrame // the same frames, by start
+	wait     []ival      // outermost wait frames of the launching threads
 }
 
 // syncFrame is an outermost sync frame of a launching thread, with its GPU
@@ -188,6 +193,13 @@ func (b *builder) device() {
 			}
 		}
 		d.busy = intersect(mergeIvals(busy), rs.dev)
+		if len(d.busy) > 0 {
+			d.hostSpan = intersect(rs.dev, []ival{{d.busy[0].a, d.busy[len(d.busy)-1].b}})
+			if rs.host != nil {
+				d.hostSpan = intersect(d.hostSpan, rs.host)
+			}
+		}
+		b.m.LaunchThreads += len(d.threads)
 		comm, other = mergeIvals(comm), mergeIvals(other)
 		b.m.BusyNs += ivalsLen(d.busy)
 		b.m.CommNs += ivalsLen(comm)
@@ -330,7 +342,7 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 	m := &b.m
 	d.sync, d.wait = mergeIvals(d.sync), mergeIvals(d.wait)
 	sort.Slice(d.syncFr, func(i, j int) bool { return d.syncFr[i].ts < d.syncFr[j].ts })
-	m.BlockedWhileBusyNs += intersectLen(intersect(d.sync, rs.dev), d.busy)
+	m.BlockedWhileBusyNs += intersectLen(intersect(d.sync, d.hostSpan), d.busy)
 	add := func(cause string, confirmed bool, ns int64) {
 		switch cause {
 		case CauseSync:
@@ -530,6 +542,19 @@ func edgeNote(m Metrics) string {
 	return fmt.Sprintf("; the %s ms of wall before the first GPU operation and after the last left out", ms(m.EdgeIdleNs))
 }
 
+// hostBase says what the launching threads' host time is a share of: the
+// GPU span, once per launching thread.
+func hostBase(m Metrics) string {
+	switch n := m.LaunchThreads; n {
+	case 0: // a Result from before LaunchThreads
+		return pct(share(m.HostNs(), m.SpanNs())) + " of it"
+	case 1:
+		return pct(share(m.HostNs(), m.SpanNs())) + " of it, 1 launching thread"
+	default:
+		return fmt.Sprintf("%s of %d × the span, %d launching threads", pct(share(m.HostNs(), int64(n)*m.SpanNs())), n, n)
+	}
+}
+
 // reason states the numbers behind a verdict.
 func reason(m Metrics, r Rule) string {
 	if m.GPUTimeNs == 0 {
@@ -540,10 +565,14 @@ func reason(m Metrics, r Rule) string {
 		pct(m.Busy()), ms(m.SpanNs()), m.Ranks, edgeNote(m), ms(m.IdleNs),
 		pct(m.GapShare(CauseSync)), pct(m.GapShare(CauseWait)), pct(m.GapShare(CauseHost)), pct(m.GapShare(CauseDevice)), pct(m.GapShare(CauseOther)),
 		pct(share(m.GapConfirmedNs, m.IdleNs)))
-	fmt.Fprintf(&sb, "; exposed communication %s of the GPU span; launching threads blocked in sync calls while the GPU was busy %s of wall", pct(m.Comm()), pct(m.Blocked()))
-	if host := m.HostWorkNs + m.HostSyncNs + m.HostWaitNs; host > 0 {
-		fmt.Fprintf(&sb, "; launching threads' host time %s ms: working %s, blocked in sync %s, waiting for work %s",
-			ms(host), pct(share(m.HostWorkNs, host)), pct(share(m.HostSyncNs, host)), pct(share(m.HostWaitNs, host)))
+	fmt.Fprintf(&sb, "; exposed communication %s of the GPU span; launching threads blocked in sync calls while the GPU was busy %s of the GPU span", pct(m.Comm()), pct(m.Blocked()))
+	if host := m.HostNs(); host > 0 {
+		fmt.Fprintf(&sb, "; launching threads' host self time inside the GPU span %s ms (%s): working %s, blocked in sync %s, waiting for work %s",
+			ms(host), hostBase(m), pct(share(m.HostWorkNs, host)), pct(share(m.HostSyncNs, host)), pct(share(m.HostWaitNs, host)))
+	} else if m.LaunchThreads > 0 {
+		// The launches all came before the GPU ran them (a graph queued
+		// ahead): nothing of the host overlaps the span.
+		sb.WriteString("; the launching threads recorded no host time inside the GPU span")
 	}
 	fmt.Fprintf(&sb, ". Rule %s (%s).", r.Name, r.Doc)
 	return sb.String()

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -176,5 +177,80 @@ func TestExposedCommIgnoresCopies(t *testing.T) {
 	}
 	if m := res.Check.Metrics; m.CommNs != 100*u || m.CommExposedNs != 70*u {
 		t.Errorf("comm %d, exposed %d: want 100 µs, 70 µs (only the gemm hides the all-reduce)", m.CommNs, m.CommExposedNs)
+	}
+}
+
+// The launching threads' host time and blocked time are measured in the
+// GPU span, as the GPU's busy and idle time are, and a thread's frames that
+// overlap without nesting count their shared time once: host time never
+// exceeds the span per launching thread. The CPU view keeps the slice's
+// whole host time.
+func TestHostTimeInGPUSpan(t *testing.T) {
+	tests := []struct {
+		name  string
+		build func(f *fixture)
+		// want, in µs: host time by class, blocked while busy, the GPU
+		// span, the CPU view's total.
+		work, sync, blocked, span, cpu int64
+	}{{
+		// alexnet's shape: the launching thread's frames run long before
+		// the first GPU operation and after the last.
+		name: "edges",
+		build: func(f *fixture) {
+			root := f.frame(0, "python", "", "loop", 0, 1000)
+			l1 := f.frame(root, "runtime", "launch", "cudaLaunchKernel", 100, 10)
+			f.op(l1, "kernel", "k1", 200, 100) // 200..300: the span opens
+			l2 := f.frame(root, "runtime", "launch", "cudaLaunchKernel", 300, 10)
+			f.op(l2, "kernel", "k2", 500, 200) // 500..700: the span closes
+			s := f.frame(root, "runtime", "sync", "cudaDeviceSynchronize", 350, 450)
+			f.blocking(s)
+		},
+		// Working 200..350 (the second launch call in it), sync 350..700;
+		// blocked while busy 500..700.
+		work: 150, sync: 350, blocked: 200, span: 500, cpu: 1000,
+	}, {
+		// b200_eager's shape: two frames of one thread overlap without
+		// nesting (a record_function range crossing a python frame).
+		name: "overlap",
+		build: func(f *fixture) {
+			a := f.frame(0, "python", "", "a", 0, 600)
+			l1 := f.frame(a, "runtime", "launch", "cudaLaunchKernel", 0, 5)
+			f.op(l1, "kernel", "k1", 10, 40) // 10..50
+			b := f.frame(0, "annotation", "", "b", 400, 600)
+			l2 := f.frame(b, "runtime", "launch", "cudaLaunchKernel", 900, 5)
+			f.op(l2, "kernel", "k2", 950, 40) // 950..990
+		},
+		// The span is 10..990; a and b share 400..600, counted once (for
+		// a): the thread's frames cover 0..1000.
+		work: 980, span: 980, cpu: 1000,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture()
+			tc.build(f)
+			res, err := Build(&f.in, Slice{}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := res.Check.Metrics
+			if m.SpanNs() != tc.span*u {
+				t.Fatalf("GPU span %d ns, want %d µs", m.SpanNs(), tc.span)
+			}
+			if m.HostWorkNs != tc.work*u || m.HostSyncNs != tc.sync*u || m.HostWaitNs != 0 {
+				t.Errorf("host time working %d, sync %d, waiting %d ns; want %d, %d, 0 µs", m.HostWorkNs, m.HostSyncNs, m.HostWaitNs, tc.work, tc.sync)
+			}
+			if m.LaunchThreads != 1 || m.HostNs() > m.SpanNs() {
+				t.Errorf("host time %d ns over %d launching thread(s), span %d ns: more than the span", m.HostNs(), m.LaunchThreads, m.SpanNs())
+			}
+			if m.BlockedWhileBusyNs != tc.blocked*u || m.Blocked() != float64(tc.blocked)/float64(tc.span) {
+				t.Errorf("blocked while busy %d ns (%.3f); want %d µs of the %d µs span", m.BlockedWhileBusyNs, m.Blocked(), tc.blocked, tc.span)
+			}
+			if res.CPU.TotalNs != tc.cpu*u {
+				t.Errorf("CPU view %d ns, want %d µs", res.CPU.TotalNs, tc.cpu)
+			}
+			if !strings.Contains(res.Check.Reason, "of the GPU span; launching threads' host self time inside the GPU span") {
+				t.Errorf("the reason does not state the base of blocked and host time: %s", res.Check.Reason)
+			}
+		})
 	}
 }

@@ -61,7 +61,11 @@
 // runtime call's). The leaves
 // of the GPU tree therefore sum to the GPU time of the slice exactly, in
 // integer nanoseconds (Tree.TotalNs). Likewise the self times of the CPU tree
-// sum to the host time the profiler recorded in the slice.
+// sum to the host time the profiler recorded in the slice: each thread's
+// union of frames, where frames that overlap without nesting (a
+// record_function range that crosses the python frames around it, as in
+// b200_eager) count their shared time once, for the frame that started
+// first.
 //
 // A window clips: an operation or frame that straddles an edge counts only
 // for its part inside the window. A phase or step selects the step
@@ -116,10 +120,13 @@
 // # The verdict
 //
 // Rules is the decision table; the first rule whose condition holds gives
-// the verdict. Its numbers are shares of the slice's wall time (the window,
-// the selected steps, or the span of the rank's events) summed over ranks:
+// the verdict. Its numbers are shares of the GPU span: the slice's wall time
+// (the window, the selected steps, or the span of the rank's events) from
+// each rank's first GPU operation to its last, summed over ranks; the wall
+// before and after (Metrics.EdgeIdleNs) is the capture's edge, in no share.
+// The launching threads' host time is measured in the same span:
 //
-//	busy      GPU busy time (union of GPU operations, all streams) / wall
+//	busy      GPU busy time (union of GPU operations, all streams) / span
 //	idle      1 - busy
 //	sync      idle time in gaps opened by a sync call on the same rank (the host
 //	          was blocked in it when the device ran dry) / idle
@@ -127,9 +134,9 @@
 //	          frame (no work to launch) / idle
 //	host      idle time in gaps that ended with a launch issued after the gap had
 //	          begun while the host was working (the device waited for the host) / idle
-//	comm      communication kernels' time not overlapped by computation / wall
+//	comm      communication kernels' time not overlapped by computation / span
 //	blocked   launching threads' time blocked in sync calls while the device
-//	          was busy (the host ahead, waiting on the device) / wall
+//	          was busy (the host ahead, waiting on the device) / span
 //
 //	rule               verdict             condition                                        label
 //	no-gpu-work        inconclusive        no GPU operation in the slice                    -

@@ -128,6 +128,9 @@ func TestEveryTraceAccountsForAllGPUTime(t *testing.T) {
 			if got := leafSum(res.CPU.Roots); got != res.CPU.TotalNs {
 				t.Errorf("CPU self times sum to %d, want %d", got, res.CPU.TotalNs)
 			}
+			if m := res.Check.Metrics; m.HostNs() > int64(m.LaunchThreads)*m.SpanNs() {
+				t.Errorf("launching threads' host time %d ns exceeds %d launching thread(s) × the %d ns GPU span", m.HostNs(), m.LaunchThreads, m.SpanNs())
+			}
 			var noLaunch int64
 			for _, r := range res.GPU.Roots {
 				if r.Name == crossview.NoLaunchBucket {
@@ -183,6 +186,36 @@ func TestGolden(t *testing.T) {
 				if sum != tr.TotalNs {
 					t.Errorf("folded %s sums to %d, want %d", tr.View, sum, tr.TotalNs)
 				}
+			}
+		})
+	}
+}
+
+// TestHostTimeInGPUSpanOnSharedTraces: the cross-check measures the
+// launching thread's host time in the GPU span, as the GPU's: alexnet's
+// thread ran 43.4 s of wall around a 12.9 s GPU span, and b200_eager's
+// python frames overlap a record_function range by 0.09 ms, which counted
+// twice made its host time exceed the wall.
+func TestHostTimeInGPUSpanOnSharedTraces(t *testing.T) {
+	for _, dir := range []string{"hta/critical_path_alexnet", "tracelens/b200_eager"} {
+		t.Run(strings.ReplaceAll(dir, "/", "_"), func(t *testing.T) {
+			db := load(t, dir)
+			res, err := pipeline.CrossView(context.Background(), db, evidence.Filter{}, crossview.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := res.Check.Metrics
+			if m.LaunchThreads != 1 || m.EdgeIdleNs <= 0 {
+				t.Fatalf("%d launching threads, %d ns of edges: want one thread and a wall past the GPU span", m.LaunchThreads, m.EdgeIdleNs)
+			}
+			if m.HostNs() > m.SpanNs() {
+				t.Errorf("host time %d ns exceeds the %d ns GPU span of the one launching thread", m.HostNs(), m.SpanNs())
+			}
+			if m.BlockedWhileBusyNs > m.BusyNs {
+				t.Errorf("blocked while busy %d ns exceeds busy %d ns", m.BlockedWhileBusyNs, m.BusyNs)
+			}
+			if res.CPU.TotalNs > m.WallNs {
+				t.Errorf("the CPU view's %d ns of one thread's self time exceed the %d ns wall", res.CPU.TotalNs, m.WallNs)
 			}
 		})
 	}

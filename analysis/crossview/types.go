@@ -389,12 +389,20 @@ type Metrics struct {
 	// Communication kernels' time not overlapped by other GPU work.
 	CommExposedNs int64 `msgpack:"comm_exposed_ns" json:"comm_exposed_ns"`
 	CommNs        int64 `msgpack:"comm_ns" json:"comm_ns"`
-	// Launching threads' time blocked in sync calls while the device was busy.
+	// Launching threads' time blocked in sync calls while the device was
+	// busy (inside the GPU span, since busy time is).
 	BlockedWhileBusyNs int64 `msgpack:"blocked_while_busy_ns" json:"blocked_while_busy_ns"`
-	// Launching threads' host self time by class.
+	// Launching threads' host self time by class inside their rank's GPU
+	// span, the base of the GPU-side numbers (the wall before the first
+	// GPU operation and after the last is left out, as EdgeIdleNs is): a
+	// thread's frames count once where they overlap, so each launching
+	// thread has at most the span; LaunchThreads of them share it.
 	HostWorkNs int64 `msgpack:"host_work_ns" json:"host_work_ns"`
 	HostSyncNs int64 `msgpack:"host_sync_ns" json:"host_sync_ns"`
 	HostWaitNs int64 `msgpack:"host_wait_ns" json:"host_wait_ns"`
+	// LaunchThreads is the number of launching threads, summed over ranks:
+	// the threads that launched the slice's GPU operations.
+	LaunchThreads int `msgpack:"launch_threads,omitempty" json:"launch_threads,omitempty"`
 	// Python frames in the slice's ranks (stack capture on when > 0).
 	PythonFrames int64 `msgpack:"python_frames" json:"python_frames"`
 	// Operators in the slice's ranks whose "Call stack" arg gives the python
@@ -426,9 +434,12 @@ func (m Metrics) Idle() float64 { return share(m.IdleNs, m.SpanNs()) }
 // Comm is the exposed communication share of the GPU span.
 func (m Metrics) Comm() float64 { return share(m.CommExposedNs, m.SpanNs()) }
 
-// Blocked is the share of the wall the launching threads spent blocked in
-// sync calls while the device was busy.
-func (m Metrics) Blocked() float64 { return share(m.BlockedWhileBusyNs, m.WallNs) }
+// Blocked is the share of the GPU span the launching threads spent blocked
+// in sync calls while the device was busy.
+func (m Metrics) Blocked() float64 { return share(m.BlockedWhileBusyNs, m.SpanNs()) }
+
+// HostNs is the launching threads' host self time inside the GPU span.
+func (m Metrics) HostNs() int64 { return m.HostWorkNs + m.HostSyncNs + m.HostWaitNs }
 
 // GapShare returns the share of idle time of one gap cause: sync, wait,
 // host, device or other.

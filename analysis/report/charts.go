@@ -734,13 +734,14 @@ var crossSeries = []chart.Series{
 	{Name: "waiting: GPU idle while the host waited / host waiting", Color: chart.Orange, Short: "waiting"},
 	{Name: "GPU idle: launched late while the host worked", Color: chart.Vermillion, Short: "launched late"},
 	{Name: "GPU idle: queued behind a device dependency", Color: chart.SkyBlue, Short: "device"},
-	{Name: "other (GPU idle no launch ends, or outside the GPU span / host outside these)", Color: chart.Grey, Short: "other"},
+	{Name: "other (GPU idle no launch ends, or outside the GPU span / host outside these or outside the GPU span)", Color: chart.Grey, Short: "other"},
 }
 
 // CrossViewChart draws the cross-check of r: the GPU's wall time split into
 // busy time and idle time by the cause of each gap, beside the launching
-// threads' time (working, blocked in sync calls, waiting), summed over the
-// slice's ranks. Chart.SVG is "" when the slice has no wall time.
+// threads' time inside the GPU span (working, blocked in sync calls,
+// waiting), summed over the slice's ranks. Chart.SVG is "" when the slice
+// has no wall time.
 func CrossViewChart(r *crossview.Result) Chart {
 	if r == nil || r.Check.Metrics.WallNs <= 0 {
 		return Chart{}
@@ -749,7 +750,9 @@ func CrossViewChart(r *crossview.Result) Chart {
 	// The wall outside the GPU span (before the first GPU operation, after
 	// the last) is no gap of any cause: it joins the other part.
 	gpu := []float64{nsMs(m.BusyNs), nsMs(m.GapSyncNs), nsMs(m.GapWaitNs), nsMs(m.GapHostNs), nsMs(m.GapDeviceNs), nsMs(m.GapOtherNs + m.EdgeIdleNs)}
-	hostRest := max(m.WallNs-m.HostWorkNs-m.HostSyncNs-m.HostWaitNs, 0)
+	// The host's classes are measured inside the GPU span, as the GPU's
+	// busy and idle time: the wall outside it joins the host's other part.
+	hostRest := max(m.WallNs-m.HostNs(), 0)
 	host := []float64{nsMs(m.HostWorkNs), nsMs(m.HostSyncNs), nsMs(m.HostWaitNs), 0, 0, nsMs(hostRest)}
 	ranks := "the slice's rank"
 	if m.Ranks > 1 {
@@ -786,10 +789,10 @@ func CrossViewChart(r *crossview.Result) Chart {
 	alt := []string{
 		"GPU, wall " + chart.Format(nsMs(m.WallNs)) + " ms summed over " + ranks + ": " +
 			parts(gpu, []string{"busy", "idle opened by a sync call", "idle while the host waited for work", "idle, launched late while the host worked", "idle behind a device dependency", "other idle and outside the GPU span"}) + ".",
-		"Launching threads: " + parts(host, []string{"working", "in sync calls", "waiting", "", "", "outside these"}) + ".",
+		"Launching threads, inside the GPU span: " + parts(host, []string{"working", "in sync calls", "waiting", "", "", "outside these or outside the GPU span"}) + ".",
 	}
-	if hostSum := m.HostWorkNs + m.HostSyncNs + m.HostWaitNs; hostSum > m.WallNs {
-		alt = append(alt, "The launching threads' time adds up past the wall time: a rank has more than one launching thread.")
+	if m.HostNs() > m.SpanNs() {
+		alt = append(alt, "The launching threads' time adds up past the GPU span: each of the "+strconv.Itoa(m.LaunchThreads)+" launching threads counts its own time in it.")
 	}
 	c.Desc = strings.Join(alt, "\n")
 	return Chart{ID: "crossview", Title: c.Title, Alt: c.Desc, SVG: c.SVG()}
