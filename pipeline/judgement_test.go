@@ -24,6 +24,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/internal/testutil"
 	"github.com/tracebook/tracebook/pipeline"
@@ -1410,4 +1411,36 @@ func TestJudgementCCFromKernels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// event_sync_multi_stream's launching thread records nothing from 43.378 to
+// 61.945 ms (correlation ids jump from 62 to 1385): 18.4 of its 19.1 ms of
+// host wait fall in that silence, where the host was idle too in the
+// trace's view. The host-wait finding does not claim the GPU waited on
+// launches there; it names the untraced host work and asks for it to be
+// recorded.
+func TestJudgementUntracedHostWait(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "event_sync_multi_stream"))
+	rk := j.src.Bundle.Tables["ranks"]
+	hw, un := sumCol(rk, "host_wait_ns"), sumCol(rk, "host_wait_untraced_ns")
+	if un < 18_400_000 || un > 18_500_000 || hw < un {
+		t.Errorf("ranks: host wait %d ns, untraced %d ns; want 18.4-18.5 ms untraced", hw, un)
+	}
+	f := j.one(t, "host_bound_idle")
+	if f.Status != "hypothesis" || f.Severity != "minor" || !strings.Contains(f.Title, "host records nothing") ||
+		!strings.Contains(f.Observation, "the host was idle too") || !strings.Contains(f.Fix, "record_function") {
+		t.Errorf("host_bound_idle: %s %s %s | %s | %s", f.Status, f.Severity, f.Title, f.Observation, f.Fix)
+	}
+	if strings.Contains(j.md, "were host waits") || strings.Contains(j.md, "The GPU waits for the CPU to launch work") {
+		t.Errorf("the report still claims host waits:\n%s", j.md)
+	}
+}
+
+// sumCol sums an integer column over every row of t.
+func sumCol(t *table.Table, col string) int64 {
+	var s int64
+	for r := range t.Rows {
+		s += evidence.Int(t, r, col)
+	}
+	return s
 }

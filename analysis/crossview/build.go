@@ -657,6 +657,9 @@ func (b *builder) frame(f *Frame) {
 		gn.BlockedNs += e.clip
 	}
 	if d := th.d; d != nil {
+		if up == nil {
+			d.frames = append(d.frames, ival{ts, end})
+		}
 		switch {
 		case outerSync:
 			d.sync = append(d.sync, ival{ts, end})

@@ -529,3 +529,45 @@ func TestTrimInstallPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestSilentHostGap: a late launch's gap is the host's only where the
+// launching thread recorded work through it. In a silence of HeldMinNs or
+// more between its frames the host was idle too in the trace's view
+// (event_sync_multi_stream: nothing recorded for 18.4 ms between two
+// matmuls): that part is other, not host; shorter stretches between
+// frames are the host's own work.
+func TestSilentHostGap(t *testing.T) {
+	tests := []struct {
+		name        string
+		silentUntil int64 // µs: the thread records nothing from 210 until then
+		cause       string
+		host, other int64 // µs of the gap 200..2500
+	}{
+		{"host recorded work through the gap", 220, CauseHost, 2300, 0},
+		{"host silent through most of the gap", 2400, CauseOther, 110, 2190},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture()
+			mm := f.frame(0, "cpu_op", "", "aten::mm", 0, 210)
+			l := f.frame(mm, "runtime", "launch", "cudaLaunchKernel", 2, 5)
+			f.op(l, "kernel", "first", 10, 190) // busy 10..200
+			// Recorded host work from silentUntil up to the late launch.
+			f.frame(0, "cpu_op", "", "aten::add", tc.silentUntil, 2490-tc.silentUntil)
+			mm2 := f.frame(0, "cpu_op", "", "aten::mm", 2490, 20)
+			l2 := f.frame(mm2, "runtime", "launch", "cudaLaunchKernel", 2491, 5)
+			f.op(l2, "kernel", "k", 2500, 100)
+			res, err := Build(&f.in, Slice{}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := res.Check.Metrics
+			if m.GapHostNs != tc.host*u || m.GapOtherNs != tc.other*u {
+				t.Errorf("host %d ns, other %d ns; want %d µs, %d µs", m.GapHostNs, m.GapOtherNs, tc.host, tc.other)
+			}
+			if len(res.Check.TopGaps) == 0 || res.Check.TopGaps[0].Cause != tc.cause {
+				t.Errorf("top gaps %+v, want the longest of cause %s", res.Check.TopGaps, tc.cause)
+			}
+		})
+	}
+}

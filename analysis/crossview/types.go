@@ -373,7 +373,10 @@ type Metrics struct {
 	// launching thread waiting for work; a launch issued after the device
 	// went idle while the host worked; work queued before the gap (a device
 	// dependency: another stream, an event, a collective); none of these
-	// (trailing idle, operations without a launching call).
+	// (trailing idle, operations without a launching call, and the part of
+	// a late launch's gap in which no launching thread had a frame open
+	// for HeldMinNs or more: the host idle too, its work outside the
+	// profiler's view).
 	GapSyncNs   int64 `msgpack:"gap_sync_ns" json:"gap_sync_ns"`
 	GapWaitNs   int64 `msgpack:"gap_wait_ns" json:"gap_wait_ns"`
 	GapHostNs   int64 `msgpack:"gap_host_ns" json:"gap_host_ns"`

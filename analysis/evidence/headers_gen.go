@@ -101,6 +101,7 @@ var presetHeaders = []presetHeader{
 			"busy_ns", "DURATION_NS",
 			"idle_ns", "DURATION_NS",
 			"host_wait_ns", "DURATION_NS",
+			"host_wait_untraced_ns", "DURATION_NS",
 			"compute_ns", "DURATION_NS",
 			"comm_ns", "DURATION_NS",
 			"mem_ns", "DURATION_NS",

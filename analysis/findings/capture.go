@@ -409,7 +409,14 @@ func (g *Gate) apply(fs []evidence.Finding) []evidence.Finding {
 				f.Severity = "minor"
 				if l.rules == nil {
 					// The capture shows no steady state: no fix can rest on it.
-					f.Fix = "None from this capture (" + l.why + "): profile the steady state, a few steps after warm-up, and re-run the report."
+					// A finding that already asks for another capture keeps
+					// what that capture must record (the host-wait rule's
+					// untraced host work).
+					also := ""
+					if rest, ok := strings.CutPrefix(f.Fix, noFixPrefix); ok {
+						also = " " + capFirst(rest)
+					}
+					f.Fix = "None from this capture (" + l.why + "): profile the steady state, a few steps after warm-up, and re-run the report." + also
 					f.Snippet = "torch.profiler.schedule(wait=1, warmup=2, active=3)"
 				}
 			}

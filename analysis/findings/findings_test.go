@@ -581,3 +581,74 @@ func TestPageableReadBacksGetTheReadBackFix(t *testing.T) {
 		t.Errorf("upload fix: %+v", f)
 	}
 }
+
+// The host-wait rule applies its own refutation: host-wait time in which no
+// launching thread recorded anything (the ranks area's
+// host_wait_untraced_ns) is no evidence of the GPU waiting on launches
+// (event_sync_multi_stream: 18.4 of 19.1 ms). Where it is most of the host
+// wait, the finding says the host's work is outside the profiler's view, as
+// a minor hypothesis that asks for it to be recorded; where it is less, the
+// host-wait finding leaves it out and says so.
+func TestHostWaitUntraced(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		untraced  int64
+		want      string // rules(fs)
+		title     string
+		impact    float64
+		say, deny []string // in and not in the observation and fix
+	}{
+		{name: "traced", untraced: 0, want: "host_bound_idle:critical:confirmed", title: "The GPU waits for the CPU to launch work", impact: 0.55,
+			say: []string{"(55.0 ms) were host waits"}, deny: []string{"left out", "records nothing"}},
+		{name: "partly untraced", untraced: 10_000_000, want: "host_bound_idle:critical:confirmed", title: "The GPU waits for the CPU to launch work", impact: 0.45,
+			say: []string{"(45.0 ms) were host waits", "Another 10.0 ms of host-wait gaps is left out"}},
+		{name: "mostly untraced", untraced: 50_000_000, want: "host_bound_idle:minor:hypothesis", title: "The GPU idles while the host records nothing: work outside the profiler's view", impact: 0.50,
+			say:  []string{"(50.0 ms) were gaps", "the host was idle too", "host waits with recorded host work are 5.0 ms", "None from this capture", "record_function", "with_stack=True"},
+			deny: []string{"torch.compile", "were host waits"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)})
+			rk := b.Tables["ranks"]
+			rk.Columns = append(rk.Columns, cols("host_wait_ns host_wait_untraced_ns")...)
+			rk.Rows[0] = append(rk.Rows[0], int64(55_000_000), c.untraced)
+			fs := eval(b, nil)
+			if rules(fs) != c.want {
+				t.Fatalf("got %s, want %s", rules(fs), c.want)
+			}
+			f := fs[0]
+			if f.Title != c.title || f.Impact < c.impact-1e-9 || f.Impact > c.impact+1e-9 {
+				t.Errorf("title %q impact %.3f, want %q %.3f", f.Title, f.Impact, c.title, c.impact)
+			}
+			text := f.Observation + " " + f.Fix
+			for _, s := range c.say {
+				if !strings.Contains(text, s) {
+					t.Errorf("no %q in %s", s, text)
+				}
+			}
+			for _, s := range c.deny {
+				if strings.Contains(text, s) {
+					t.Errorf("%q in %s", s, text)
+				}
+			}
+		})
+	}
+}
+
+// A capture too small to judge replaces every fix with "profile the steady
+// state", but keeps what the untraced host-wait finding asks the next
+// capture to record.
+func TestHostWaitUntracedGated(t *testing.T) {
+	b := bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)})
+	rk := b.Tables["ranks"]
+	rk.Columns = append(rk.Columns, cols("host_wait_ns host_wait_untraced_ns events")...)
+	rk.Rows[0] = append(rk.Rows[0], int64(55_000_000), int64(50_000_000), int64(11))
+	fs := eval(b, nil)
+	if rules(fs) != "host_bound_idle:minor:hypothesis" {
+		t.Fatalf("got %s", rules(fs))
+	}
+	for _, s := range []string{"None from this capture (only 11 GPU events", "profile the steady state", "The trace does not show what the host did", "record_function"} {
+		if !strings.Contains(fs[0].Fix, s) {
+			t.Errorf("no %q in the fix: %s", s, fs[0].Fix)
+		}
+	}
+}
