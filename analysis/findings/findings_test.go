@@ -512,6 +512,7 @@ func TestAsyncSchedulingEra(t *testing.T) {
 // the host-bound finding first (nccl_data_a100: launch calls 36 ms of 503
 // ms idle); a serving engine's launch-bound finding keeps the launch waits,
 // which its graphs or compiled forward remove with the host work between.
+// What the launches account for sets the severity too.
 func TestLaunchBoundRankedByLaunchTime(t *testing.T) {
 	launch := &table.Table{Columns: cols("trace rank step phase stream call launches with_gpu cpu_ns gpu_ns delay_ns hta_delay_ns short short_cpu_ns runtime_outliers delay_outliers cpu_hist delay_hist"),
 		Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), "cudaLaunchKernel", int64(1000), int64(1000), int64(500_000), int64(2_000_000), int64(9_000_000), int64(1_000_000), int64(800), int64(400_000), int64(0), int64(0), "", ""}}}
@@ -531,6 +532,11 @@ func TestLaunchBoundRankedByLaunchTime(t *testing.T) {
 			if f.Rule == "launch_bound" && c.producer == "training" &&
 				(f.Impact > 0.051 || !strings.Contains(f.Observation, "The launch calls took 0.500 ms of host time: they account for at most 5.0% of that span.")) {
 				t.Errorf("training launch-bound impact %.3f: %s", f.Impact, f.Observation)
+			}
+			// The GPU idles 60% of its span, but only the serving engine's
+			// launch waits account for a critical share of it.
+			if want := map[string]string{"training": "minor", "vllm": "critical"}[c.producer]; f.Rule == "launch_bound" && f.Severity != want {
+				t.Errorf("%s launch-bound severity %s, want %s (impact %.3f)", c.producer, f.Severity, want, f.Impact)
 			}
 		}
 		if strings.Join(got, " ") != c.want {
