@@ -24,6 +24,18 @@
 --     ms, is its decode step). At most 20 such calls of one name: more
 --     recur through the run (a submission call blocking behind a busy
 --     device), which is no one-time cost.
+--   first_copy: the part of a first copy call before the rank's first GPU
+--     work, when it is 1 ms or more and 20x the median time the calls of
+--     its name spend before their own copy starts (or the call is the only
+--     one of its name), the call among the first 20 of its name and made
+--     before any GPU work the trace shows was launched
+--     (evidence_base_waits, sql/evidence_base.sql, decides; the first_use
+--     test above skips copies, whose time is mostly their copy's): the
+--     call ran no copy and waited on no queued work there, a one-time cost
+--     at the window's start (resnet50_num_workers_4: the first
+--     cudaMemcpyAsync of ProfilerStep#5, 40.0 ms, 36.4 ms of it before its
+--     3.6 ms copy, the GPU's first work). The sync and copy rules leave
+--     that part out of their blocked time.
 --   first_op: the first call of a CPU operator on its thread when it takes at
 --     least 10 ms and 20x the median of the later calls (cuDNN autotune,
 --     compile warm-up), unless a sync or copy call takes half of it.
@@ -77,7 +89,7 @@
 --     rank's first launching call (it can only wait for work launched
 --     before the window: a harness's sync after warm-up) or, on a rank
 --     with steps, outside every step.
---   excluded: the union of first_use, first_op, loader_start,
+--   excluded: the union of first_use, first_copy, first_op, loader_start,
 --     profiler_overhead, warmup, warmup_step, held and graph_capture: what
 --     the rules take out of the judged slice.
 --
@@ -283,8 +295,10 @@ _art AS (
   SELECT trace, rank, 'clock_skew', name, ts_ns, ls
   FROM _linked WHERE ts_ns < ls
   UNION ALL
+  SELECT trace, rank, 'first_copy', name, ts_ns, ts_ns + one_time_ns FROM evidence_base_waits WHERE one_time_ns > 0
+  UNION ALL
   SELECT w.trace, w.rank, 'held_wait', w.name, w.ts_ns, w.ts_ns + w.held_ns FROM evidence_base_waits w
-  WHERE NOT EXISTS (SELECT 1 FROM _edge e WHERE e.trace = w.trace AND e.rank = w.rank AND e.correlation = w.correlation AND e.ts_ns = w.ts_ns)
+  WHERE w.held_ns > 0 AND NOT EXISTS (SELECT 1 FROM _edge e WHERE e.trace = w.trace AND e.rank = w.rank AND e.correlation = w.correlation AND e.ts_ns = w.ts_ns)
   UNION ALL
   SELECT trace, rank, 'edge_sync', name, ts_ns, end_ns FROM _edge
 ),
@@ -294,7 +308,7 @@ _all AS (
   SELECT trace, rank, kind, ts_ns, end_ns FROM _art
   UNION ALL
   SELECT trace, rank, 'excluded', ts_ns, end_ns FROM _art
-  WHERE kind IN ('first_use', 'first_op', 'loader_start', 'profiler_overhead', 'warmup', 'warmup_step', 'held', 'graph_capture')
+  WHERE kind IN ('first_use', 'first_copy', 'first_op', 'loader_start', 'profiler_overhead', 'warmup', 'warmup_step', 'held', 'graph_capture')
 ),
 _m AS (
   SELECT *,

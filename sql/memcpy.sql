@@ -25,6 +25,7 @@
 -- total_ns: Sum of GPU durations. DURATION_NS
 -- host_ns: Sum of the launching calls' durations. DURATION_NS
 -- held_ns: The part of host_ns inside idle gaps of 1 ms or more between the rank's GPU work (evidence_base_waits, sql/evidence_base.sql: a wait on work the trace does not show). DURATION_NS
+-- one_time_ns: The part of host_ns in first copy calls before the rank's first GPU work (evidence_base_waits: a one-time cost at the window's start, not the loop's). DURATION_NS
 -- max_ns: Longest GPU duration. DURATION_NS
 -- KEYED: e.kind IN ('gpu_memcpy', 'gpu_memset')
 --
@@ -46,7 +47,8 @@ _keyed AS NOT MATERIALIZED (
 _rt AS (
   SELECT e.trace, e.rank, e.correlation, any_value(e.name) AS call, sum(e.dur_ns) AS host_ns,
     bool_or(coalesce(tb_sync_call(e.kind, e.api, e.name, false) = 'blocking', false)) AS sync_call,
-    sum(coalesce(w.held_ns, 0)) AS held_ns
+    sum(coalesce(w.held_ns, 0)) AS held_ns,
+    sum(coalesce(w.one_time_ns, 0)) AS one_time_ns
   FROM evidence_base_events e
   LEFT JOIN evidence_base_waits w ON w.trace = e.trace AND w.rank = e.rank AND w.correlation = e.correlation AND w.ts_ns = e.ts_ns
   WHERE e.kind IN ('runtime', 'driver') AND e.correlation IS NOT NULL AND (e.api IN ('memcpy', 'memset') OR e.name LIKE '%Mem%')
@@ -64,6 +66,7 @@ SELECT k.trace, k.rank, k.step, k.phase, coalesce(k.stream, -1) AS stream,
   CAST(sum(k.dur_ns) AS BIGINT) AS total_ns,
   CAST(coalesce(sum(r.host_ns), 0) AS BIGINT) AS host_ns,
   CAST(coalesce(sum(r.held_ns), 0) AS BIGINT) AS held_ns,
+  CAST(coalesce(sum(r.one_time_ns), 0) AS BIGINT) AS one_time_ns,
   max(k.dur_ns) AS max_ns
 FROM _keyed k LEFT JOIN _rt r ON r.trace = k.trace AND r.rank = k.rank AND r.correlation = k.correlation
 GROUP BY ALL

@@ -19,7 +19,7 @@
 -- that ends the idle was launched after it began (work queued before makes
 -- it a wait on the queue), the idle interval from that end to the next GPU
 -- start is the gap the call opened,
--- counted up to the call's duration less its held part: without the call
+-- counted up to the call's duration less its held and one-time parts (below): without the call
 -- the host would have spent that time ahead of the GPU, so removing it
 -- saves at most that much;
 -- the rest of the gap is the host's own work after the call (a 2 s
@@ -29,6 +29,9 @@
 -- Held: the part of a call inside idle gaps of 1 ms or more between the
 -- rank's GPU work (evidence_base_waits): the call waited for work the trace
 -- does not show, not for the queue it shows; the rules leave it out.
+-- One-time: the part of a first copy call before the rank's first GPU
+-- work (evidence_base_waits): a one-time cost at the window's start; the
+-- rules leave it out too.
 --
 -- Columns:
 -- trace: Trace name. TEXT
@@ -46,10 +49,11 @@
 -- blocked_ns: Sum of call durations (host time blocked). DURATION_NS
 -- max_blocked_ns: Longest call. DURATION_NS
 -- gaps: Calls that opened a GPU gap. COUNT
--- gpu_gap_ns: Sum of the GPU gaps the calls opened, each at most its call's duration less its held part. DURATION_NS
--- max_gap_ns: Longest such gap (at most its call's duration less its held part). DURATION_NS
+-- gpu_gap_ns: Sum of the GPU gaps the calls opened, each at most its call's duration less its held and one-time parts. DURATION_NS
+-- max_gap_ns: Longest such gap (at most its call's duration less its held and one-time parts). DURATION_NS
 -- bytes: Bytes copied by the copies. BYTES
 -- held_ns: Blocked time inside idle gaps of 1 ms or more between the rank's GPU work (evidence_base_waits: a wait on work the trace does not show; 1 ms or more per call). DURATION_NS
+-- one_time_ns: Blocked time of first copy calls before the rank's first GPU work (evidence_base_waits: a one-time cost at the window's start, not the loop's). DURATION_NS
 -- KEYED: e.kind IN ('runtime', 'driver')
 --
 -- No parameters: the filter (trace, rank, window: evidence_base's PARAMS)
@@ -114,7 +118,7 @@ _seg AS (
   SELECT trace, rank, seg_ts, seg_end, next_ts, next_host_ts FROM evidence_base_busy
 ),
 _held AS (
-  SELECT s.*, coalesce(w.held_ns, 0) AS held_ns
+  SELECT s.*, coalesce(w.held_ns, 0) AS held_ns, coalesce(w.one_time_ns, 0) AS one_time_ns
   FROM _s s LEFT JOIN evidence_base_waits w ON w.trace = s.trace AND w.rank = s.rank AND w.correlation = s.correlation
     AND w.ts_ns = s.ts_ns
 ),
@@ -122,7 +126,7 @@ _gap AS (
   SELECT s.*, g.seg_end, g.next_ts,
     CASE WHEN s.blocking AND g.seg_end IS NOT NULL AND g.seg_end >= s.ts_ns AND g.seg_end <= s.end_ns AND g.next_ts IS NOT NULL
            AND g.next_host_ts >= g.seg_end
-         THEN least(g.next_ts - g.seg_end, s.dur_ns - s.held_ns) ELSE 0 END AS gap_ns
+         THEN least(g.next_ts - g.seg_end, s.dur_ns - s.held_ns - s.one_time_ns) ELSE 0 END AS gap_ns
   FROM _held s ASOF LEFT JOIN _seg g ON g.trace = s.trace AND g.rank = s.rank AND s.end_ns >= g.seg_ts
 )
 SELECT g.trace, g.rank, g.step, g.phase, g.stream, g.call,
@@ -136,7 +140,8 @@ SELECT g.trace, g.rank, g.step, g.phase, g.stream, g.call,
   CAST(sum(g.gap_ns) AS BIGINT) AS gpu_gap_ns,
   max(g.gap_ns) AS max_gap_ns,
   CAST(sum(g.bytes) AS BIGINT) AS bytes,
-  CAST(sum(g.held_ns) AS BIGINT) AS held_ns
+  CAST(sum(g.held_ns) AS BIGINT) AS held_ns,
+  CAST(sum(g.one_time_ns) AS BIGINT) AS one_time_ns
 FROM _gap g LEFT JOIN _op o ON o.trace = g.trace AND o.rank = g.rank AND o.pid = g.pid AND o.tid = g.tid
   AND o.ts_ns = g.ts_ns AND o.end_ns = g.end_ns
 GROUP BY ALL

@@ -56,6 +56,7 @@ var presetHeaders = []presetHeader{
 			"max_gap_ns", "DURATION_NS",
 			"bytes", "BYTES",
 			"held_ns", "DURATION_NS",
+			"one_time_ns", "DURATION_NS",
 		}},
 	{area: "kernels",
 		units: []string{
@@ -127,6 +128,7 @@ var presetHeaders = []presetHeader{
 			"total_ns", "DURATION_NS",
 			"host_ns", "DURATION_NS",
 			"held_ns", "DURATION_NS",
+			"one_time_ns", "DURATION_NS",
 			"max_ns", "DURATION_NS",
 		}},
 	{area: "steps", unmerged: true,

@@ -203,7 +203,7 @@ var Rules = []Rule{
 	{ID: "pageable_copies", Doc: "host copies through pageable memory (staged, effectively synchronous)",
 		Thresholds: []string{"pageable_min_bytes", "pageable_critical"}, eval: pageable,
 		Step: &StepMeasure{What: "host time blocked in pageable copies", Values: func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {
-			return sumStepsLess(b.Table("memcpy"), tr, rk, "host_ns", "held_ns", func(t *table.Table, r int) bool {
+			return sumStepsLess(b.Table("memcpy"), tr, rk, "host_ns", []string{"held_ns", "one_time_ns"}, func(t *table.Table, r int) bool {
 				return pageableCopy(evidence.Str(t, r, "src"), evidence.Str(t, r, "dst"))
 			})
 		}},
@@ -401,7 +401,7 @@ func syncSteps(b *evidence.Bundle, tr string, rk int, s Subject) map[int]int64 {
 // syncBlockedSteps: the host time blocked in those syncs per step, less
 // what they held.
 func syncBlockedSteps(b *evidence.Bundle, tr string, rk int, s Subject) map[int]int64 {
-	return sumStepsLess(b.Table("sync"), tr, rk, "blocked_ns", "held_ns", syncBlocking(s))
+	return sumStepsLess(b.Table("sync"), tr, rk, "blocked_ns", []string{"held_ns", "one_time_ns"}, syncBlocking(s))
 }
 
 // gapSteps: the GPU idle of the gaps whose category passes keep, per step.
@@ -434,18 +434,18 @@ func hostWaitSteps(b *evidence.Bundle, tr string, rk int, s Subject) map[int]int
 // sumSteps sums col over the rows of t of one rank that pass keep, per step
 // (rows outside every step are left out).
 func sumSteps(t *table.Table, trace string, rank int, col string, keep func(*table.Table, int) bool) map[int]int64 {
-	return sumStepsLess(t, trace, rank, col, "", keep)
+	return sumStepsLess(t, trace, rank, col, nil, keep)
 }
 
-// sumStepsLess is sumSteps of col less column less ("" for none): a host
-// time less its held part.
-func sumStepsLess(t *table.Table, trace string, rank int, col, less string, keep func(*table.Table, int) bool) map[int]int64 {
+// sumStepsLess is sumSteps of col less the columns less: a host time less
+// its held and first-use parts.
+func sumStepsLess(t *table.Table, trace string, rank int, col string, less []string, keep func(*table.Table, int) bool) map[int]int64 {
 	out := map[int]int64{}
 	forSteps(t, trace, rank, func(t *table.Table, r, step int) {
 		if keep == nil || keep(t, r) {
 			out[step] += evidence.Int(t, r, col)
-			if less != "" {
-				out[step] -= evidence.Int(t, r, less)
+			for _, l := range less {
+				out[step] -= evidence.Int(t, r, l)
 			}
 		}
 	})

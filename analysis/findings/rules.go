@@ -68,6 +68,7 @@ func syncBound(c *ctx) []evidence.Finding {
 	type left struct {
 		all, pageable, edge [4]int64 // calls, blocked ns, GPU gaps, their ns
 		held                int64    // blocked ns while the GPU ran none of the trace's work
+		firstUse            int64    // blocked ns of first copy calls before any GPU work
 	}
 	leftBy := map[string]*left{}
 	leftOf := func(k string) *left {
@@ -113,6 +114,12 @@ func syncBound(c *ctx) []evidence.Finding {
 		held := min(evidence.Int(t, r, "held_ns"), blocked)
 		blocked -= held
 		l.held += held
+		// A first copy call's time before the rank's first GPU work is a
+		// one-time cost at the window's start (the capture area's
+		// first_copy).
+		first := min(evidence.Int(t, r, "one_time_ns"), blocked)
+		blocked -= first
+		l.firstUse += first
 		a := per[k]
 		if a == nil {
 			a = &acc{top: -1}
@@ -165,6 +172,9 @@ func syncBound(c *ctx) []evidence.Finding {
 			}
 			if l.held > 0 {
 				rest = append(rest, fmt.Sprintf("%s blocked while the GPU ran none of the trace's work (waiting for work the trace does not show; see Capture quality)", ms(l.held)))
+			}
+			if l.firstUse > 0 {
+				rest = append(rest, fmt.Sprintf("%s that first copy calls blocked before any GPU work began (a one-time cost at the window's start; see Capture quality)", ms(l.firstUse)))
 			}
 			if len(rest) > 0 {
 				rest[0] = fmt.Sprintf(" The sync area's %d blocking %s (%s) also hold %s", l.all[0], noun(l.all[0], "call", "calls"), blockedGaps(l.all), rest[0])
@@ -346,6 +356,7 @@ func pageable(c *ctx) []evidence.Finding {
 	}
 	type acc struct {
 		bytes, count, host, gpu, held int64
+		firstUse                      int64 // host time of first copy calls before any GPU work
 		dtohHost                      int64 // host time of the read-backs (DtoH)
 		dirs                          map[string]bool
 	}
@@ -367,12 +378,18 @@ func pageable(c *ctx) []evidence.Finding {
 		}
 		a.bytes += by
 		a.count += n
-		a.host += evidence.Int(t, r, "host_ns") - evidence.Int(t, r, "held_ns")
+		// Left out: what the calls blocked while the GPU ran none of the
+		// trace's work (held), and the one-time part of a first copy call
+		// before the rank's first GPU work (first use; the capture area's
+		// first_copy): neither is the loop's cost of staging its copies.
+		host := evidence.Int(t, r, "host_ns") - evidence.Int(t, r, "held_ns") - evidence.Int(t, r, "one_time_ns")
+		a.host += host
 		a.held += evidence.Int(t, r, "held_ns")
+		a.firstUse += evidence.Int(t, r, "one_time_ns")
 		a.gpu += evidence.Int(t, r, "total_ns")
 		a.dirs[evidence.Str(t, r, "direction")] = true
 		if evidence.Str(t, r, "direction") == "DtoH" {
-			a.dtohHost += evidence.Int(t, r, "host_ns") - evidence.Int(t, r, "held_ns")
+			a.dtohHost += host
 		}
 	}
 	var cs []cand
@@ -408,7 +425,7 @@ func pageable(c *ctx) []evidence.Finding {
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "confirmed", Severity: severity(share, c.th["pageable_critical"]),
 			Title: "Host copies go through pageable memory and block the host",
 			Observation: fmt.Sprintf("%d %s %s moved %.1f MB through pageable host memory; their launching calls blocked the host for %s (%s of %s) for %s of GPU copy time (%s)%s.",
-				a.count, strings.Join(dirs, "/"), noun(a.count, "copy", "copies"), float64(a.bytes)/1e6, ms(a.host), pct(share), c.judgedSpan(b.trace, b.rank, span), ms(a.gpu), c.where(b.trace, b.rank), others(counts[b.trace])) + heldLeftOut(a.held),
+				a.count, strings.Join(dirs, "/"), noun(a.count, "copy", "copies"), float64(a.bytes)/1e6, ms(a.host), pct(share), c.judgedSpan(b.trace, b.rank, span), ms(a.gpu), c.where(b.trace, b.rank), others(counts[b.trace])) + heldLeftOut(a.held) + firstUseLeftOut(a.firstUse),
 			Mechanism: "The copy's name records pageable host memory: the driver stages it through a pinned bounce buffer, so the call returns only when the copy is done.",
 			Evidence:  []evidence.Ref{ref("memcpy", "rank", itoa(b.rank), "src|dst", "Pageable")},
 			Impact:    share,
@@ -443,6 +460,16 @@ func heldLeftOut(ns int64) string {
 		return ""
 	}
 	return fmt.Sprintf(" Another %s that the calls blocked while the GPU ran none of the trace's work is left out: it waited for work the trace does not show (see Capture quality).", ms(ns))
+}
+
+// firstUseLeftOut is the sentence that says how much host time a finding
+// left out because a first copy call blocked before the rank's first GPU
+// work ("" when none).
+func firstUseLeftOut(ns int64) string {
+	if ns <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" Another %s that a first copy call blocked before any GPU work began is left out: a one-time cost at the window's start, not the loop's (see Capture quality).", ms(ns))
 }
 
 // idleUnreliable: idle findings are never made where graph replay was

@@ -233,7 +233,7 @@ func syncEvidence(s *areaSlice) (string, *evidence.Gap) {
 	if t == nil {
 		return "", notCollected("sync")
 	}
-	var n, blocked, held, gaps, gapNs int64
+	var n, blocked, held, firstUse, gaps, gapNs int64
 	top := -1
 	for r := range t.Rows {
 		if !evidence.Bool(t, r, "blocking") {
@@ -242,6 +242,7 @@ func syncEvidence(s *areaSlice) (string, *evidence.Gap) {
 		n += evidence.Int(t, r, "count")
 		blocked += evidence.Int(t, r, "blocked_ns")
 		held += evidence.Int(t, r, "held_ns")
+		firstUse += evidence.Int(t, r, "one_time_ns")
 		gaps += evidence.Int(t, r, "gaps")
 		gapNs += evidence.Int(t, r, "gpu_gap_ns")
 		if top < 0 || evidence.Int(t, r, "blocked_ns") > evidence.Int(t, top, "blocked_ns") {
@@ -261,6 +262,9 @@ func syncEvidence(s *areaSlice) (string, *evidence.Gap) {
 		text += ", " + fmtMs(evidence.Int(t, top, "blocked_ns")) + " in " + plural(evidence.Int(t, top, "count"), "call", "calls") + "."
 		if held > 0 {
 			text += " " + fmtMs(held) + " of the blocked time passed while the GPU ran none of the trace's work: a wait for work the trace does not show (see Capture quality)."
+		}
+		if firstUse > 0 {
+			text += " " + fmtMs(firstUse) + " of the blocked time was first copy calls blocking before any GPU work began: a one-time cost at the window's start (see Capture quality)."
 		}
 	}
 	return text, s.gapOf(evidence.GapNoSyncEvents)
