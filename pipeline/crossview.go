@@ -31,6 +31,15 @@ func CrossView(ctx context.Context, eng Engine, f evidence.Filter, opts crossvie
 // operations' and the trees'. A slice whose cross-view fails has a nil
 // Result and its error; err is the read's.
 func CrossViews(ctx context.Context, eng Engine, f evidence.Filter, slices []crossview.Slice, opts crossview.Options) (res []*crossview.Result, errs []error, err error) {
+	return crossViewsLeavingOut(ctx, eng, f, slices, opts, nil)
+}
+
+// crossViewsLeavingOut is CrossViews with what the capture gate leaves
+// out of the slice the rules judge (crossview.Input.LeftOut): leftOut,
+// when given, is called once the rows are read, before the cross-check
+// is measured, and may wait for the evidence's capture preset
+// (CollectReport).
+func crossViewsLeavingOut(ctx context.Context, eng Engine, f evidence.Filter, slices []crossview.Slice, opts crossview.Options, leftOut func() []crossview.LeftOut) (res []*crossview.Result, errs []error, err error) {
 	if eng == nil {
 		return nil, nil, fmt.Errorf("crossview: no database")
 	}
@@ -70,6 +79,9 @@ func CrossViews(ctx context.Context, eng Engine, f evidence.Filter, slices []cro
 		if err := crossview.AddSteps(in, st); err != nil {
 			return nil, nil, err
 		}
+		if leftOut != nil {
+			in.LeftOut = leftOut()
+		}
 		res, errs = crossview.BuildAll(in, slices, opts)
 		return res, errs, nil
 	}
@@ -79,6 +91,9 @@ func CrossViews(ctx context.Context, eng Engine, f evidence.Filter, slices []cro
 	begin := func(in *crossview.Input) error {
 		if err := crossview.AddSteps(in, st); err != nil {
 			return err
+		}
+		if leftOut != nil {
+			in.LeftOut = leftOut()
 		}
 		stream = crossview.NewStream(in, slices, opts)
 		return nil

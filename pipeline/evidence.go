@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
 	"github.com/tracebook/tracebook/analysis/table"
@@ -29,13 +30,17 @@ import (
 // runs out of memory under it again under the next, the presets that
 // finished kept.
 func CollectEvidence(ctx context.Context, eng Engine, areas []string, f evidence.Filter, context map[string]string, limits ...string) (*evidence.Bundle, error) {
-	return collectEvidence(ctx, eng, areas, f, context, make(chan struct{}, presetWorkers), limits...)
+	return collectEvidence(ctx, eng, areas, f, context, make(chan struct{}, presetWorkers), nil, limits...)
 }
 
 // collectEvidence is CollectEvidence with the presets each holding one of
 // slots while they run (a semaphore: a channel of its capacity), which
-// CollectReport shares with the cross-view.
-func collectEvidence(ctx context.Context, eng Engine, areas []string, f evidence.Filter, context map[string]string, slots chan struct{}, limits ...string) (*evidence.Bundle, error) {
+// CollectReport shares with the cross-view. The capture preset's interval
+// rows (the intervals the capture gate leaves out, sql/capture.sql) are
+// kept out of the capture area's table and handed to leftOut, when given,
+// as soon as the preset is done: CollectReport's cross-views leave out the
+// same.
+func collectEvidence(ctx context.Context, eng Engine, areas []string, f evidence.Filter, context map[string]string, slots chan struct{}, leftOut func([]crossview.LeftOut), limits ...string) (*evidence.Bundle, error) {
 	if eng == nil {
 		return nil, fmt.Errorf("evidence: no database")
 	}
@@ -99,6 +104,13 @@ func collectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 				defer wg.Done()
 				defer func() { <-slots }()
 				tables[i], errs[i] = runPreset(ctx, eng, names[i], args)
+				if names[i] == "capture" && errs[i] == nil {
+					var lo []crossview.LeftOut
+					tables[i], lo = splitIntervals(tables[i])
+					if leftOut != nil {
+						leftOut(lo)
+					}
+				}
 			}()
 		}
 		wg.Wait()
@@ -251,6 +263,39 @@ func resolveAreas(areas []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// splitIntervals takes the interval rows out of the capture preset's
+// table t: the merged intervals of its excluded and edge_sync kinds, which
+// the capture gate leaves out of the slice the rules judge, by rank.
+func splitIntervals(t *table.Table) (*table.Table, []crossview.LeftOut) {
+	var out []crossview.LeftOut
+	at := map[[2]any]int{}
+	keep := t.Rows[:0:0]
+	for r := range t.Rows {
+		if evidence.Str(t, r, "kind") != "interval" {
+			keep = append(keep, t.Rows[r])
+			continue
+		}
+		tr, rank := evidence.Str(t, r, "trace"), int(evidence.Int(t, r, "rank"))
+		k := [2]any{tr, rank}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, crossview.LeftOut{Trace: tr, Rank: rank})
+		}
+		iv := [2]int64{evidence.Int(t, r, "first_ns"), evidence.Int(t, r, "last_ns")}
+		switch evidence.Str(t, r, "name") {
+		case "excluded":
+			out[i].Idle = append(out[i].Idle, iv)
+		case "edge_sync":
+			out[i].EdgeSyncs = append(out[i].EdgeSyncs, iv)
+		}
+	}
+	t.Rows = keep
+	t.Total = int64(len(keep))
+	return t, out
 }
 
 // runPreset keeps the preset's rows as evidence_<area> and returns them with

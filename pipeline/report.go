@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
@@ -22,14 +23,17 @@ const MaxRankCrossViews = 8
 // cross-view per rank when f selects no rank and the traces have at most
 // MaxRankCrossViews ranks. `tracebook report` and %report both call it.
 //
-// The cross-views need nothing from the evidence. On a slice of up to
+// The cross-views need one thing from the evidence: the intervals the
+// capture preset leaves out of the slice the rules judge, which their
+// cross-check leaves out too (crossview.Input.LeftOut); they read their
+// rows first and then wait for that preset. On a slice of up to
 // leanCrossViewFrames host frames they are built on another connection
 // while the evidence runs (its small queries leave a core idle much of the
 // time), each statement on one thread (oneStatementPerCore), the
 // cross-view's slot passing to a preset when it is done. On a larger
 // slice DuckDB's sort of the frames into start order and the evidence's
-// DuckDB memory would peak together, so the cross-views are built first,
-// alone, and then the evidence, both with DuckDB's memory limit lowered
+// DuckDB memory would peak together, so the evidence is collected first,
+// and then the cross-views, alone, both with DuckDB's memory limit lowered
 // (largeSliceLimits: sorts and joins spill). The frames themselves stream
 // through Go and are never held (CrossViews).
 func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context map[string]string) (*report.Source, error) {
@@ -38,23 +42,45 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 	var limits []string
 	var b *evidence.Bundle
 	var err error
+	// The cross-check leaves out what the capture gate leaves out of the
+	// slice the rules judge: the capture preset's intervals, which the
+	// cross-views wait for once their rows are read (one definition of
+	// the judged slice for both).
+	var leftOut []crossview.LeftOut
+	var once sync.Once
+	captured := make(chan struct{})
+	gotLeftOut := func(lo []crossview.LeftOut) {
+		once.Do(func() {
+			leftOut = lo
+			close(captured)
+		})
+	}
+	waitLeftOut := func() []crossview.LeftOut {
+		<-captured
+		return leftOut
+	}
 	// collect gathers the evidence, then waits for the cross-views.
 	cvDone := make(chan struct{})
 	slots := make(chan struct{}, presetWorkers)
 	collect := func() error {
 		var err error
-		b, err = collectEvidence(ctx, eng, []string{"all"}, f, context, slots, limits...)
+		b, err = collectEvidence(ctx, eng, []string{"all"}, f, context, slots, gotLeftOut, limits...)
+		gotLeftOut(nil) // the capture preset did not run: nothing left out
 		<-cvDone
 		return err
 	}
 	if frames, ops := crossViewSize(ctx, eng, f.Trace, filterRank(f)); frames > leanCrossViewFrames {
+		// The evidence first, then the cross-views, which need its
+		// capture intervals: one after the other, so that DuckDB's sort
+		// of the frames and the evidence's memory do not peak together.
 		limits = largeSliceLimits(ops)
-		gc := debug.SetGCPercent(crossViewGCPercent)
-		cvs, cvErr = crossViews(ctx, eng, f, limits...)
-		debug.SetGCPercent(gc)
 		close(cvDone)
-		debug.FreeOSMemory()
-		err = collect()
+		if err = collect(); err == nil {
+			gc := debug.SetGCPercent(crossViewGCPercent)
+			cvs, cvErr = crossViews(ctx, eng, f, waitLeftOut, limits...)
+			debug.SetGCPercent(gc)
+			debug.FreeOSMemory()
+		}
 	} else {
 		// The cross-view holds one more slot than the presets': when it is
 		// done, one more preset runs at a time.
@@ -63,7 +89,7 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 		err = oneStatementPerCore(ctx, eng, func() error {
 			go func() {
 				defer close(cvDone)
-				cvs, cvErr = crossViews(ctx, eng, f)
+				cvs, cvErr = crossViews(ctx, eng, f, waitLeftOut)
 				<-slots
 			}()
 			return collect()
@@ -215,7 +241,7 @@ type MemoryLimiter interface {
 // where it can (MemoryLimiter), the next one tried when DuckDB runs out of
 // memory under one. An error of the cross-view of f is returned; a rank
 // whose cross-view fails is left out.
-func crossViews(ctx context.Context, eng Engine, f evidence.Filter, limits ...string) ([]*crossview.Result, error) {
+func crossViews(ctx context.Context, eng Engine, f evidence.Filter, leftOut func() []crossview.LeftOut, limits ...string) ([]*crossview.Result, error) {
 	fs := []evidence.Filter{f}
 	if !f.HasRank {
 		t, err := eng.Query(ctx, `SELECT DISTINCT rank FROM traces WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR) AND rank IS NOT NULL ORDER BY rank`, 0, f.Trace)
@@ -234,7 +260,7 @@ func crossViews(ctx context.Context, eng Engine, f evidence.Filter, limits ...st
 	var res []*crossview.Result
 	var errs []error
 	read := func() (err error) {
-		res, errs, err = CrossViews(ctx, eng, f, slices, crossview.DefaultOptions())
+		res, errs, err = crossViewsLeavingOut(ctx, eng, f, slices, crossview.DefaultOptions(), leftOut)
 		return err
 	}
 	err := underLimits(ctx, eng, limits, read)

@@ -53,7 +53,7 @@ func TestCollectReportLargeSliceSameSource(t *testing.T) {
 	// A limit under which DuckDB runs out of memory is followed by the next.
 	defer func(old []int, lean int) { largeSliceMemoryMB, leanCrossViewFrames = old, lean }(largeSliceMemoryMB, leanCrossViewFrames)
 	leanCrossViewFrames = 0 // the frames stream
-	if _, err := crossViews(ctx, db, evidence.Filter{}, "1MB"); err == nil || !strings.Contains(err.Error(), "Out of Memory Error") {
+	if _, err := crossViews(ctx, db, evidence.Filter{}, nil, "1MB"); err == nil || !strings.Contains(err.Error(), "Out of Memory Error") {
 		t.Fatalf("cross-views under 1 MB: %v, want DuckDB out of memory", err)
 	}
 	largeSliceMemoryMB = []int{1, 512}

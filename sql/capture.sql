@@ -92,6 +92,11 @@
 --   excluded: the union of first_use, first_copy, first_op, loader_start,
 --     profiler_overhead, warmup, warmup_step, held and graph_capture: what
 --     the rules take out of the judged slice.
+--   interval: one row per merged interval of excluded and of edge_sync
+--     (name says which; first_ns and last_ns its bounds, idle_ns 0): the
+--     CPU cross-check leaves out of its slice what the rules leave out of
+--     theirs (analysis/crossview's LeftOut). The pipeline hands these rows
+--     to the cross-check and keeps them out of the capture area's table.
 --
 -- Columns:
 -- trace: Trace name. TEXT
@@ -362,4 +367,9 @@ FROM _sum s
 JOIN _t0 t ON t.trace = s.trace
 LEFT JOIN _ov o ON o.trace = s.trace AND o.rank = s.rank AND o.kind = s.kind
 LEFT JOIN _ivs v ON v.trace = s.trace AND v.rank = s.rank AND v.kind = s.kind
-ORDER BY s.trace, s.rank, s.kind
+UNION ALL
+SELECT i.trace, i.rank, 'interval', i.kind, CAST(1 AS BIGINT), CAST(i.e - i.s AS BIGINT), CAST(i.e - i.s AS BIGINT),
+  CAST(0 AS BIGINT), CAST(0 AS BIGINT), i.s - t.t0, i.e - t.t0
+FROM _iv i JOIN _t0 t ON t.trace = i.trace
+WHERE i.kind IN ('excluded', 'edge_sync')
+ORDER BY trace, rank, kind, name, first_ns

@@ -2,6 +2,8 @@ package crossview
 
 import (
 	"fmt"
+	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -96,6 +98,24 @@ var Rules = []Rule{
 		When: func(Metrics) bool { return true }, Label: always("")},
 }
 
+// NoSteadyState is the verdict's rule for a window that is no run of the
+// workload (Check.Unread): the capture gate finds a graph capture over
+// most of it, or a counter capture. It is not in Rules: the metrics do
+// not show it.
+var NoSteadyState = Rule{Name: "no-steady-state", Verdict: VerdictInconclusive,
+	Doc:  "the capture is a graph capture or a counter capture: captured work is recorded, not executed, or the timings are synthetic",
+	When: func(Metrics) bool { return false }, Label: always("")}
+
+// Unread returns c with no host/device reading: the window is no run of
+// the workload (why, from the capture gate), so neither its GPU idle time
+// nor its host time says which side constrains the workload. The numbers
+// stay, for what they are.
+func (c Check) Unread(why string) Check {
+	c.Verdict, c.Rule, c.Label, c.AlsoHolds = NoSteadyState.Verdict, NoSteadyState.Name, "", nil
+	c.Reason = "No host/device reading: " + why + ". " + reason(c.Metrics, NoSteadyState)
+	return c
+}
+
 // Decide applies Rules to the metrics and returns the rule that holds.
 func Decide(m Metrics) (Rule, string) {
 	for _, r := range Rules {
@@ -119,9 +139,15 @@ type rankData struct {
 	// launching threads' host time and blocked time are measured in it,
 	// as the GPU's busy and idle time are.
 	hostSpan []ival
-	sync     []ival      // outermost sync frames of the launching threads, merged once the frames are in
-	syncFr   []syncFrame // the same frames, by start
-	wait     []ival      // outermost wait frames of the launching threads
+	// kept is, by gap, its time outside the intervals the capture gate
+	// leaves out (Input.LeftOut): the part of the gap the cross-check judges.
+	kept []int64
+	// edge are the capture gate's edge syncs (Input.LeftOut): the sync
+	// frames around them are left out.
+	edge   []ival
+	sync   []ival      // outermost sync frames of the launching threads, merged once the frames are in
+	syncFr []syncFrame // the same frames, by start
+	wait   []ival      // outermost wait frames of the launching threads
 	// frames are the outermost frames of the launching threads; silent,
 	// once they are in, the intervals of HeldMinNs or more between them in
 	// which no launching thread had a frame open (the ranks area's
@@ -205,6 +231,7 @@ func (b *builder) device() {
 				d.hostSpan = intersect(d.hostSpan, rs.host)
 			}
 		}
+		out := b.leftOut(k, rs.origin)
 		b.m.LaunchThreads += len(d.threads)
 		comm, other = mergeIvals(comm), mergeIvals(other)
 		b.m.BusyNs += ivalsLen(d.busy)
@@ -221,10 +248,31 @@ func (b *builder) device() {
 				continue
 			}
 			d.gaps = append(d.gaps, g)
-			b.m.IdleNs += g.b - g.a
+			// The idle inside start-up and held intervals leaves the
+			// idle time and the span, as the rules leave it out.
+			kept := g.b - g.a - overlap(g.a, g.b, out.idle)
+			d.kept = append(d.kept, kept)
+			b.m.IdleNs += kept
+			b.m.LeftOutIdleNs += g.b - g.a - kept
 		}
-		for _, g := range d.gaps {
-			top = keepTop(top, Gap{Trace: k.trace, Rank: k.rank, StartNs: g.a - rs.origin, DurNs: g.b - g.a}, b.opts.TopGaps)
+		// The launching threads' host time is measured in the same slice:
+		// the GPU span less the idle left out, and less the edge syncs.
+		if len(out.idle) > 0 || len(out.edge) > 0 {
+			for _, e := range out.edge {
+				if n := overlap(e.a, e.b, d.hostSpan); n > 0 {
+					b.m.EdgeSyncs++
+					b.m.EdgeSyncNs += n
+				}
+			}
+			cut := append(intersect(d.gaps, out.idle), out.edge...)
+			d.hostSpan = complement(d.hostSpan, mergeIvals(cut))
+			d.edge = out.edge
+		}
+		for i, g := range d.gaps {
+			// A gap mostly left out is none of the judged slice's.
+			if 2*d.kept[i] >= g.b-g.a {
+				top = keepTop(top, Gap{Trace: k.trace, Rank: k.rank, StartNs: g.a - rs.origin, DurNs: g.b - g.a}, b.opts.TopGaps)
+			}
 		}
 	}
 	for _, g := range top {
@@ -346,6 +394,11 @@ func (b *builder) decide(c *Check) {
 // its launching threads were blocked while the device was busy.
 func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 	m := &b.m
+	if len(d.edge) > 0 {
+		// A sync frame around an edge sync is not the loop's.
+		d.sync = slices.DeleteFunc(d.sync, func(s ival) bool { return overlap(s.a, s.b, d.edge) > 0 })
+		d.syncFr = slices.DeleteFunc(d.syncFr, func(f syncFrame) bool { return overlap(f.ts, f.end, d.edge) > 0 })
+	}
 	d.sync, d.wait = mergeIvals(d.sync), mergeIvals(d.wait)
 	sort.Slice(d.syncFr, func(i, j int) bool { return d.syncFr[i].ts < d.syncFr[j].ts })
 	m.BlockedWhileBusyNs += intersectLen(intersect(d.sync, d.hostSpan), d.busy)
@@ -381,8 +434,11 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 		}
 	}
 	d.frames = nil
-	for _, g := range d.gaps {
+	for i, g := range d.gaps {
 		dur := g.b - g.a
+		// Each part of a gap keeps its share of the gap's time outside the
+		// intervals left out (all of it when none is).
+		kept := d.kept[i]
 		cause, confirmed, launched, launchTs := b.gapCause(g, d)
 		label := cause
 		// A late launch is the host's only where the host recorded work:
@@ -395,7 +451,7 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 			silent = overlap(g.a, g.b, d.silent)
 		}
 		host := func(ns int64) {
-			u := min(silent, ns)
+			u := min(mulDiv(silent, kept, dur), ns)
 			add(CauseOther, false, u)
 			add(cause, confirmed, ns-u)
 		}
@@ -415,12 +471,15 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 			held, heldHere := d.held(d.sync[s], g)
 			heldHere = min(heldHere, dur)
 			part := max(0, min(dur-heldHere, d.sync[s].b-d.sync[s].a-held))
+			// The rest of the kept time goes to the last part, so that
+			// the parts add up to it exactly.
+			sp, hp := mulDiv(part, kept, dur), mulDiv(heldHere, kept, dur)
 			if fr := syncFrameAt(d, g.a); fr != nil && fr.node != nil {
-				fr.node.GapNs += part
+				fr.node.GapNs += sp
 			}
-			add(CauseSync, launchTs >= g.a, part)
-			add(CauseDevice, true, heldHere)
-			host(dur - part - heldHere)
+			add(CauseSync, launchTs >= g.a, sp)
+			add(CauseDevice, true, hp)
+			host(kept - sp - hp)
 			switch {
 			case 2*part >= dur:
 				label = CauseSync
@@ -430,7 +489,7 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 				label = CauseOther
 			}
 		} else {
-			host(dur)
+			host(kept)
 			if 2*silent >= dur {
 				label = CauseOther
 			}
@@ -441,6 +500,37 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 			}
 		}
 	}
+}
+
+// mulDiv returns a*b/c, rounded down, without overflow: a and b are at
+// most c, all three non-negative (a part of a gap, a gap's kept time, its
+// length).
+func mulDiv(a, b, c int64) int64 {
+	if b == c || c <= 0 {
+		return a
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	return int64(q)
+}
+
+// leftOut is what the capture gate leaves out on rank k (Input.LeftOut),
+// as absolute intervals, merged: the start-up and held intervals and the
+// edge syncs.
+func (b *builder) leftOut(k rankKey, origin int64) (out struct{ idle, edge []ival }) {
+	for _, lo := range b.in.LeftOut {
+		if lo.Trace != k.trace || lo.Rank != k.rank {
+			continue
+		}
+		for _, x := range lo.Idle {
+			out.idle = append(out.idle, ival{origin + x[0], origin + x[1]})
+		}
+		for _, x := range lo.EdgeSyncs {
+			out.edge = append(out.edge, ival{origin + x[0], origin + x[1]})
+		}
+	}
+	out.idle, out.edge = mergeIvals(out.idle), mergeIvals(out.edge)
+	return out
 }
 
 // held returns how long the sync interval s blocked inside the rank's idle
@@ -574,6 +664,25 @@ func edgeNote(m Metrics) string {
 	return fmt.Sprintf("; the %s ms of wall before the first GPU operation and after the last left out", ms(m.EdgeIdleNs))
 }
 
+// leftOutNote says what the capture gate left out of the slice
+// (Input.LeftOut), "" when nothing was.
+func leftOutNote(m Metrics) string {
+	var parts []string
+	if m.LeftOutIdleNs > 0 {
+		parts = append(parts, fmt.Sprintf("the %s ms of GPU idle inside start-up or held intervals", ms(m.LeftOutIdleNs)))
+	}
+	switch {
+	case m.EdgeSyncs == 1:
+		parts = append(parts, fmt.Sprintf("1 edge sync (%s ms of host time)", ms(m.EdgeSyncNs)))
+	case m.EdgeSyncs > 1:
+		parts = append(parts, fmt.Sprintf("%d edge syncs (%s ms of host time)", m.EdgeSyncs, ms(m.EdgeSyncNs)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, " and ") + " left out, as the rules do (see Capture quality)"
+}
+
 // hostBase says what the launching threads' host time is a share of: the
 // GPU span, once per launching thread.
 func hostBase(m Metrics) string {
@@ -593,8 +702,8 @@ func reason(m Metrics, r Rule) string {
 		return "no GPU operation in the slice"
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "GPU busy %s of %s ms GPU span (%d rank(s)%s); idle %s ms: gaps opened by sync calls %s, launching thread waiting for work %s, launches issued after the device went idle %s, device-side dependencies %s, other %s (mechanism-linked: %s of idle)",
-		pct(m.Busy()), ms(m.SpanNs()), m.Ranks, edgeNote(m), ms(m.IdleNs),
+	fmt.Fprintf(&sb, "GPU busy %s of %s ms GPU span (%d rank(s)%s%s); idle %s ms: gaps opened by sync calls %s, launching thread waiting for work %s, launches issued after the device went idle %s, device-side dependencies %s, other %s (mechanism-linked: %s of idle)",
+		pct(m.Busy()), ms(m.SpanNs()), m.Ranks, edgeNote(m), leftOutNote(m), ms(m.IdleNs),
 		pct(m.GapShare(CauseSync)), pct(m.GapShare(CauseWait)), pct(m.GapShare(CauseHost)), pct(m.GapShare(CauseDevice)), pct(m.GapShare(CauseOther)),
 		pct(share(m.GapConfirmedNs, m.IdleNs)))
 	fmt.Fprintf(&sb, "; exposed communication %s of the GPU span; launching threads blocked in sync calls while the GPU was busy %s of the GPU span", pct(m.Comm()), pct(m.Blocked()))

@@ -254,3 +254,69 @@ func TestHostTimeInGPUSpan(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftOut: the cross-check judges the slice the capture gate leaves to
+// the rules: the GPU idle inside a start-up interval (a 290 µs first-use
+// launch) leaves the idle time and the span, and a stop sync at the
+// window's edge blocks nothing of the loop. Without them the verdict rests
+// on exactly those artifacts.
+func TestLeftOut(t *testing.T) {
+	build := func(leftOut []LeftOut) Metrics {
+		t.Helper()
+		f := newFixture()
+		root := f.frame(0, "python", "", "loop", 0, 1000)
+		l1 := f.frame(root, "runtime", "launch", "cudaLaunchKernel", 0, 5)
+		f.op(l1, "kernel", "k1", 10, 90) // 10..100
+		l2 := f.frame(root, "runtime", "launch", "cudaLaunchKernel", 110, 290)
+		f.op(l2, "kernel", "k2", 405, 500) // gap 100..405, launched at 110: host
+		f.blocking(f.frame(root, "runtime", "sync", "cudaDeviceSynchronize", 500, 405))
+		f.in.LeftOut = leftOut
+		res, err := Build(&f.in, Slice{}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := res.Check
+		t.Logf("%s (%s): %s", c.Verdict, c.Label, c.Reason)
+		return c.Metrics
+	}
+	all := build(nil)
+	if all.SpanNs() != 895*u || all.IdleNs != 305*u || all.GapHostNs != 305*u || all.BlockedWhileBusyNs != 405*u {
+		t.Fatalf("whole slice: span %d, idle %d, host %d, blocked %d; want 895, 305, 305, 405 µs", all.SpanNs(), all.IdleNs, all.GapHostNs, all.BlockedWhileBusyNs)
+	}
+	if r, _ := Decide(all); r.Name != "host-gaps" {
+		t.Fatalf("whole slice: rule %s, want host-gaps", r.Name)
+	}
+	m := build([]LeftOut{{Trace: "t", Rank: 0, Idle: [][2]int64{{110 * u, 400 * u}}, EdgeSyncs: [][2]int64{{500 * u, 905 * u}}}})
+	if m.LeftOutIdleNs != 290*u || m.IdleNs != 15*u || m.GapHostNs != 15*u || m.SpanNs() != 605*u {
+		t.Errorf("left out %d, idle %d, host %d, span %d; want 290, 15, 15, 605 µs", m.LeftOutIdleNs, m.IdleNs, m.GapHostNs, m.SpanNs())
+	}
+	if m.EdgeSyncs != 1 || m.EdgeSyncNs != 405*u || m.BlockedWhileBusyNs != 0 || m.HostSyncNs != 0 {
+		t.Errorf("edge syncs %d (%d ns), blocked %d, host sync %d; want 1 (405 µs), 0, 0", m.EdgeSyncs, m.EdgeSyncNs, m.BlockedWhileBusyNs, m.HostSyncNs)
+	}
+	// The launching thread's host time is measured in the same slice: the
+	// span less the idle left out and less the edge sync.
+	if m.HostNs() != (605-405)*u {
+		t.Errorf("host time %d ns, want 200 µs", m.HostNs())
+	}
+	if r, label := Decide(m); r.Name != "device-saturated" || label != Hypothesis {
+		t.Errorf("rule %s (%s), want device-saturated (hypothesis)", r.Name, label)
+	}
+	if s := reason(m, Rules[0]); !strings.Contains(s, "the 0.290 ms of GPU idle inside start-up or held intervals and 1 edge sync (0.405 ms of host time) left out, as the rules do") {
+		t.Errorf("reason does not say what it left out: %s", s)
+	}
+}
+
+// TestUnread: a window that is no run of the workload (a graph capture)
+// gets no host/device reading, and says why.
+func TestUnread(t *testing.T) {
+	c := Check{Metrics: Metrics{WallNs: 1000, GPUTimeNs: 10, BusyNs: 10, IdleNs: 990, GapHostNs: 990, GapHostConfirmedNs: 990},
+		Verdict: VerdictHost, Rule: "host-gaps", Label: Confirmed, AlsoHolds: []string{"x"}}
+	u := c.Unread("the window holds a CUDA/HIP graph capture (start-up), not the serving loop")
+	if u.Verdict != VerdictInconclusive || u.Rule != NoSteadyState.Name || u.Label != "" || u.AlsoHolds != nil ||
+		!strings.HasPrefix(u.Reason, "No host/device reading: the window holds a CUDA/HIP graph capture") {
+		t.Errorf("Unread = %+v", u)
+	}
+	if c.Verdict != VerdictHost {
+		t.Error("Unread changed its receiver")
+	}
+}

@@ -124,7 +124,17 @@
 // (the window, the selected steps, or the span of the rank's events) from
 // each rank's first GPU operation to its last, summed over ranks; the wall
 // before and after (Metrics.EdgeIdleNs) is the capture's edge, in no share.
-// The launching threads' host time is measured in the same span:
+// The span is the one the rules judge (Input.LeftOut, from the capture
+// gate of analysis/findings): the GPU idle inside start-up and held
+// intervals (first-use calls, warm-up, work held by what the trace does not
+// show, a graph capture) leaves the span and the idle time
+// (Metrics.LeftOutIdleNs; each cause of a gap keeps its share of the gap's
+// time outside them), and the sync calls at the window's edge (the
+// profiler's start and stop syncs, a harness's sync) are no sync frame of
+// the loop: they open no gap and block nothing, and their time leaves the
+// launching threads' host time (Metrics.EdgeSyncs). The reason says what
+// was left out. The launching threads' host time is measured in the same
+// span:
 //
 //	busy      GPU busy time (union of GPU operations, all streams) / span
 //	idle      1 - busy
@@ -148,6 +158,11 @@
 //	host-gaps          host/launch-bound   idle >= 0.15 and host >= 0.50                    linked; hypothesis with python stacks
 //	device-mostly-busy gpu-bound           busy >= 0.70 and blocked >= 0.05                 hypothesis
 //	otherwise          inconclusive        -                                                -
+//
+// A window that is no run of the workload at all (a graph capture over
+// most of it: captured work is recorded, not executed; a counter capture:
+// synthetic timings) gets no reading (Check.Unread, rule
+// no-steady-state), as the capture gate decides.
 //
 // "linked" means confirmed when a mechanism links at least half of the
 // idle time the verdict rests on, else hypothesis. A gap's cause is linked

@@ -194,6 +194,26 @@ type Input struct {
 	// (Stream) instead of sitting in Frames. Build fills them from Frames.
 	Spans []Span
 	Hosts bool
+	// LeftOut is, per rank, what the capture gate leaves out of the slice
+	// the rules judge (sql/capture.sql's excluded and edge_sync
+	// intervals); the cross-check leaves out the same (see LeftOut).
+	LeftOut []LeftOut
+}
+
+// LeftOut is what the capture gate (analysis/findings) leaves out of the
+// slice the rules judge on one rank, from the capture area's intervals,
+// in nanoseconds from the trace's first timestamp. The cross-check judges
+// the same slice: the GPU idle time inside Idle (start-up and held
+// intervals: first-use calls, warm-up, work held by what the trace does
+// not show, graph capture) leaves the idle time and the span, and
+// EdgeSyncs (the profiler's start and stop syncs, a harness's sync) are
+// no sync frame of the loop: they open no gap, block nothing, and their
+// time leaves the launching threads' host time.
+type LeftOut struct {
+	Trace     string
+	Rank      int
+	Idle      [][2]int64
+	EdgeSyncs [][2]int64
 }
 
 // Span is a thread's extent: its first frame's start, its last frame's end.
@@ -363,12 +383,23 @@ type Metrics struct {
 	WallNs    int64 `msgpack:"wall_ns" json:"wall_ns"`         // slice wall time, summed over ranks
 	GPUTimeNs int64 `msgpack:"gpu_time_ns" json:"gpu_time_ns"` // sum of GPU operation time (streams overlap)
 	BusyNs    int64 `msgpack:"busy_ns" json:"busy_ns"`         // union of GPU operations
-	IdleNs    int64 `msgpack:"idle_ns" json:"idle_ns"`         // GPU idle inside each rank's GPU span: span - busy
+	IdleNs    int64 `msgpack:"idle_ns" json:"idle_ns"`         // GPU idle inside each rank's GPU span, less LeftOutIdleNs
 	// EdgeIdleNs is the wall time before each rank's first GPU operation of
 	// the slice and after its last (a rank without any: all of its wall):
 	// the capture's edges, which HTA's idle time (the ranks area's
 	// idle_ns) leaves out too. Not in IdleNs nor in any gap cause.
 	EdgeIdleNs int64 `msgpack:"edge_idle_ns,omitempty" json:"edge_idle_ns,omitempty"`
+	// LeftOutIdleNs is the GPU idle time inside each rank's GPU span that
+	// lies in the start-up and held intervals the capture gate leaves out
+	// of the slice the rules judge (Input.LeftOut): not in IdleNs nor in
+	// any gap cause, and not in SpanNs.
+	LeftOutIdleNs int64 `msgpack:"left_out_idle_ns,omitempty" json:"left_out_idle_ns,omitempty"`
+	// EdgeSyncs are the launching threads' outermost sync frames around
+	// the capture gate's edge syncs (Input.LeftOut), left out of the sync
+	// frames; EdgeSyncNs their time inside the GPU span, left out of the
+	// launching threads' host time.
+	EdgeSyncs  int   `msgpack:"edge_syncs,omitempty" json:"edge_syncs,omitempty"`
+	EdgeSyncNs int64 `msgpack:"edge_sync_ns,omitempty" json:"edge_sync_ns,omitempty"`
 	// Idle time by the cause of its gap: opened by a sync call; the
 	// launching thread waiting for work; a launch issued after the device
 	// went idle while the host worked; work queued before the gap (a device
@@ -424,9 +455,11 @@ func share(a, b int64) float64 {
 	return float64(a) / float64(b)
 }
 
-// SpanNs is the GPU span: the wall less the edges (first GPU operation to
-// last, summed over ranks), the base of the GPU-side shares.
-func (m Metrics) SpanNs() int64 { return m.WallNs - m.EdgeIdleNs }
+// SpanNs is the GPU span the cross-check judges: the wall less the edges
+// (first GPU operation to last, summed over ranks) and less the idle time
+// the capture gate leaves out (LeftOutIdleNs), the base of the GPU-side
+// shares.
+func (m Metrics) SpanNs() int64 { return m.WallNs - m.EdgeIdleNs - m.LeftOutIdleNs }
 
 // Busy is the GPU busy share of the GPU span, 0..1.
 func (m Metrics) Busy() float64 { return share(m.BusyNs, m.SpanNs()) }

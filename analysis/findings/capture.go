@@ -2,6 +2,7 @@ package findings
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,10 +96,13 @@ type rankGate struct {
 
 // limit caps the findings of some rules on a rank.
 type limit struct {
-	drop  bool            // the capture cannot support a timing finding at all
-	minor bool            // no finding may be critical
-	rules map[string]bool // nil: every rule
-	why   string
+	drop  bool // the capture cannot support a timing finding at all
+	minor bool // no finding may be critical
+	// unread: the window is no run of the workload at all (a counter
+	// capture, a graph capture): no host/device reading (NoReading).
+	unread bool
+	rules  map[string]bool // nil: every rule
+	why    string
 }
 
 // Assess runs the gate over ev.
@@ -169,7 +173,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 		if cr, ok := rows["counter_range"]; ok {
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "counter_range", Title: "CUPTI counter capture: the timings are synthetic",
 				Detail: fmt.Sprintf("%d cuda_profiler_range events (%s): the range profiler replays each kernel and writes evenly spaced timestamps, so no duration, utilisation or idle time in this trace is real.", cr.count, where)})
-			rg.limits = append(rg.limits, limit{drop: true, why: "the trace is a CUPTI counter capture (cuda_profiler_range events): its timings are synthetic"})
+			rg.limits = append(rg.limits, limit{drop: true, unread: true, why: "the trace is a CUPTI counter capture (cuda_profiler_range events): its timings are synthetic"})
 		}
 		gpuEvents := rr.evs
 		if span > 0 && ((gpuEvents > 0 && gpuEvents < MinGPUEvents) || span < MinGPUSpanNs) {
@@ -184,7 +188,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 			}
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "graph_capture", Title: "CUDA/HIP graph capture: start-up, not steady state",
 				Detail: fmt.Sprintf("%d capture calls and annotations (e.g. %s) span %s, %s of the GPU span (%s); captured work is recorded, not executed, and serving engines capture at start-up.", gc.count, gc.name, ms(gc.last-gc.first), pct(share), where)})
-			l := limit{minor: true, why: "the window holds a CUDA/HIP graph capture (start-up), not the serving loop"}
+			l := limit{minor: true, unread: true, why: "the window holds a CUDA/HIP graph capture (start-up), not the serving loop"}
 			if share < CaptureSpanCap {
 				l = limit{rules: idleRules(), why: "part of the window is a CUDA/HIP graph capture (start-up)"}
 			}
@@ -504,6 +508,25 @@ func (g *Gate) Void() string {
 		}
 	}
 	return ""
+}
+
+// NoReading says why the window of trace and rank (every rank of the
+// trace for rank -1) is no run of the workload whose host and device could
+// be read against each other (a graph capture over most of the GPU span:
+// captured work is recorded, not executed; a counter capture: its timings
+// are synthetic); "" when it is one. The CPU cross-check gives no verdict
+// on such a window.
+func (g *Gate) NoReading(trace string, rank int) string {
+	if g == nil {
+		return ""
+	}
+	var whys []string
+	for _, l := range g.limitsOf(trace, rank) {
+		if l.unread && !slices.Contains(whys, l.why) {
+			whys = append(whys, l.why)
+		}
+	}
+	return strings.Join(whys, "; ")
 }
 
 // Limited returns why the gate caps rule on trace and rank, "" when it

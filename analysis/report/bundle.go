@@ -77,6 +77,7 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	ev := src.rollup(b, v.Filter)
 	found, gate := findings.Judge(ev, thresholdsFor(b, v))
 	cv, exact := pickCrossView(src.CrossViews, v.Filter)
+	cv = unread(cv, gate)
 	found = capCallStacks(found, cv)
 	d := build(b, ev, found, gate, v)
 	d.Charts = Charts(ev, b, v.Filter)
@@ -110,6 +111,8 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 		d.Gaps = append(d.Gaps, crossViewGaps(b, cv)...)
 		switch {
 		case cv.Check.Verdict == "":
+		case cv.Check.Rule == crossview.NoSteadyState.Name:
+			d.KeyFindings = append(d.KeyFindings, "Cross-view verdict: none: "+gate.NoReading(cv.Slice.Trace, sliceRank(cv))+" (see the CPU cross-check).")
 		case gate.Inconclusive() != "":
 			// Not the workload's constraint: the window shows no steady state.
 			d.KeyFindings = append(d.KeyFindings, "Cross-view verdict: none for the workload, the capture being inconclusive (see the Executive Summary); the CPU cross-check above reads this window alone as "+cv.Check.Verdict+".")
@@ -147,6 +150,30 @@ func capCallStacks(found []evidence.Finding, cv *crossview.Result) []evidence.Fi
 		}
 	}
 	return found
+}
+
+// unread gives cv no host/device reading where the capture gate finds its
+// window no run of the workload (findings.Gate.NoReading: a graph capture,
+// a counter capture); cv itself is left as it is.
+func unread(cv *crossview.Result, gate *findings.Gate) *crossview.Result {
+	if cv == nil {
+		return nil
+	}
+	why := gate.NoReading(cv.Slice.Trace, sliceRank(cv))
+	if why == "" {
+		return cv
+	}
+	c := *cv
+	c.Check = cv.Check.Unread(why)
+	return &c
+}
+
+// sliceRank is the rank of cv's slice, -1 for every rank.
+func sliceRank(cv *crossview.Result) int {
+	if cv.Slice.HasRank {
+		return cv.Slice.Rank
+	}
+	return -1
 }
 
 // pickCrossView returns the cross-view whose slice has the filter's rank

@@ -734,7 +734,7 @@ var crossSeries = []chart.Series{
 	{Name: "waiting: GPU idle while the host waited / host waiting", Color: chart.Orange, Short: "waiting"},
 	{Name: "GPU idle: launched late while the host worked", Color: chart.Vermillion, Short: "launched late"},
 	{Name: "GPU idle: queued behind a device dependency", Color: chart.SkyBlue, Short: "device"},
-	{Name: "other (GPU idle no launch ends, or outside the GPU span / host outside these or outside the GPU span)", Color: chart.Grey, Short: "other"},
+	{Name: "other (GPU idle no launch ends, idle the capture gate leaves out, or outside the GPU span / host outside these or outside the GPU span)", Color: chart.Grey, Short: "other"},
 }
 
 // CrossViewChart draws the cross-check of r: the GPU's wall time split into
@@ -748,8 +748,9 @@ func CrossViewChart(r *crossview.Result) Chart {
 	}
 	m := r.Check.Metrics
 	// The wall outside the GPU span (before the first GPU operation, after
-	// the last) is no gap of any cause: it joins the other part.
-	gpu := []float64{nsMs(m.BusyNs), nsMs(m.GapSyncNs), nsMs(m.GapWaitNs), nsMs(m.GapHostNs), nsMs(m.GapDeviceNs), nsMs(m.GapOtherNs + m.EdgeIdleNs)}
+	// the last) and the idle the capture gate leaves out are no gap of any
+	// cause: they join the other part.
+	gpu := []float64{nsMs(m.BusyNs), nsMs(m.GapSyncNs), nsMs(m.GapWaitNs), nsMs(m.GapHostNs), nsMs(m.GapDeviceNs), nsMs(m.GapOtherNs + m.EdgeIdleNs + m.LeftOutIdleNs)}
 	// The host's classes are measured inside the GPU span, as the GPU's
 	// busy and idle time: the wall outside it joins the host's other part.
 	hostRest := max(m.WallNs-m.HostNs(), 0)
@@ -788,7 +789,7 @@ func CrossViewChart(r *crossview.Result) Chart {
 	}
 	alt := []string{
 		"GPU, wall " + chart.Format(nsMs(m.WallNs)) + " ms summed over " + ranks + ": " +
-			parts(gpu, []string{"busy", "idle opened by a sync call", "idle while the host waited for work", "idle, launched late while the host worked", "idle behind a device dependency", "other idle and outside the GPU span"}) + ".",
+			parts(gpu, []string{"busy", "idle opened by a sync call", "idle while the host waited for work", "idle, launched late while the host worked", "idle behind a device dependency", "other idle, left out (start-up, held) and outside the GPU span"}) + ".",
 		"Launching threads, inside the GPU span: " + parts(host, []string{"working", "in sync calls", "waiting", "", "", "outside these or outside the GPU span"}) + ".",
 	}
 	if m.HostNs() > m.SpanNs() {

@@ -40,8 +40,8 @@ var verdictRule = map[string]string{
 // capture caps every verdict, a hypothesis too (it is then said why); a
 // rule the capture limits caps a confirmed one.
 func crossLabel(cv *crossview.Result, gate *findings.Gate) (label, capped string) {
-	if cv == nil {
-		return "", ""
+	if cv == nil || cv.Check.Rule == crossview.NoSteadyState.Name {
+		return "", "" // no reading: nothing to cap
 	}
 	label = cv.Check.Label
 	why := gate.Inconclusive()
