@@ -124,7 +124,7 @@ func checkReportCharts(t *testing.T, page string, src *report.Source) {
 	ev := evidence.Rollup(b, b.Filter)
 	tolOf := func(r *chart.Reading) float64 { return 0.16 / r.PerUnit }
 
-	// Ranks: per rank, compute, exposed communication, memory/sync only
+	// Ranks: per rank, compute, exposed communication, memory copy/set only
 	// and idle, from the ranks evidence.
 	if r := ids["ranks"]; r != nil {
 		rt := ev.Table("ranks")

@@ -126,7 +126,7 @@ _t0 AS (
 _gpu AS NOT MATERIALIZED (
   SELECT trace, rank, kind, name, ts_ns, end_ns, correlation
   FROM evidence_base_events
-  WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync') AND ts_ns IS NOT NULL
+  WHERE tb_gpu_work(kind) AND ts_ns IS NOT NULL
 ),
 _gspan AS (
   SELECT trace, rank, min(ts_ns) AS gs, max(end_ns) AS ge, max(ts_ns) AS glast FROM _gpu GROUP BY trace, rank
@@ -167,7 +167,6 @@ _launch AS (
 _linked AS (
   SELECT g.trace, g.rank, g.name, g.ts_ns, g.end_ns, l.ls, l.le
   FROM _gpu g JOIN _launch l ON l.trace = g.trace AND l.rank = g.rank AND l.correlation = g.correlation
-  WHERE g.kind <> 'gpu_sync'
 ),
 _first_corr AS (
   SELECT trace, rank, min(correlation) AS c0 FROM _rt WHERE correlation IS NOT NULL GROUP BY trace, rank
@@ -280,14 +279,14 @@ _art AS (
   UNION ALL
   SELECT g.trace, g.rank, 'held', g.name, greatest(g.pm, l.le), g.ts_ns
   FROM _gpm g JOIN _launch l ON l.trace = g.trace AND l.rank = g.rank AND l.correlation = g.correlation
-  WHERE g.kind <> 'gpu_sync' AND g.pm IS NOT NULL AND g.ts_ns - l.le >= 1000000
+  WHERE g.pm IS NOT NULL AND g.ts_ns - l.le >= 1000000
     AND g.ts_ns - greatest(g.pm, l.le) >= 30000
   UNION ALL
   SELECT g.trace, g.rank, 'pre_window', g.name, g.ts_ns, g.end_ns
   FROM _gpu g
   JOIN _first_corr f ON f.trace = g.trace AND f.rank = g.rank
   LEFT JOIN _launch l ON l.trace = g.trace AND l.rank = g.rank AND l.correlation = g.correlation
-  WHERE g.kind <> 'gpu_sync' AND g.correlation IS NOT NULL AND l.correlation IS NULL AND g.correlation < f.c0
+  WHERE g.correlation IS NOT NULL AND l.correlation IS NULL AND g.correlation < f.c0
   UNION ALL
   SELECT trace, rank, 'graph_capture', name, ts_ns, end_ns
   FROM evidence_base_events

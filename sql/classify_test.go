@@ -10,17 +10,18 @@ import (
 func TestClassifiersHaveOneSource(t *testing.T) {
 	// Fragments of each classifier's body, as a preset would repeat them.
 	repeats := map[string]string{
-		"ncclDevKernel": "tb_comm_kernel",
-		"deep_ep::":     "tb_comm_kernel",
-		"'aten::item'":  "tb_scalar_read",
-		"WaitEvent":     "tb_sync_call",
-		"'cudaMemcpy'":  "tb_sync_call",
-		"'%Async%'":     "tb_sync_call",
-		"Pageable":      "tb_copy_pageable",
-		"'Memcpy DtoH":  "tb_copy_waits",
-		"'^Memcpy (":    "tb_copy_direction",
-		"(\\w+) -> ":    "tb_copy_src",
-		" -> (\\w+)":    "tb_copy_dst",
+		"ncclDevKernel":          "tb_comm_kernel",
+		"deep_ep::":              "tb_comm_kernel",
+		"'aten::item'":           "tb_scalar_read",
+		"WaitEvent":              "tb_sync_call",
+		"'cudaMemcpy'":           "tb_sync_call",
+		"'%Async%'":              "tb_sync_call",
+		"Pageable":               "tb_copy_pageable",
+		"'Memcpy DtoH":           "tb_copy_waits",
+		"'^Memcpy (":             "tb_copy_direction",
+		"(\\w+) -> ":             "tb_copy_src",
+		" -> (\\w+)":             "tb_copy_dst",
+		"'kernel', 'gpu_memcpy'": "tb_gpu_work",
 	}
 	for _, name := range fileNames() {
 		if name == viewsFile {

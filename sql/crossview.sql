@@ -160,7 +160,7 @@ _copies AS (
     count(*) FILTER (WHERE external_id = correlation) AS copies,
     count(*) FILTER (WHERE external_id IS NOT NULL AND correlation IS NOT NULL) AS comparable
   FROM _ev
-  WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+  WHERE tb_gpu_work(kind)
   GROUP BY trace_id, file_id, rank
 ),
 -- Launching calls whose GPU copy waits for the device (tb_copy_waits): the
@@ -185,7 +185,7 @@ _ops AS (
   LEFT JOIN _ext x ON x.trace_id = g.trace_id AND x.file_id = g.file_id AND x.rank = g.rank AND x.external_id = g.external_id
   LEFT JOIN _first f ON f.trace_id = g.trace_id AND f.file_id = g.file_id AND f.rank = g.rank
   JOIN _copies c ON c.trace_id = g.trace_id AND c.file_id = g.file_id AND c.rank = g.rank
-  WHERE g.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+  WHERE tb_gpu_work(g.kind)
 ),
 -- The distinct names of the frames and ops, from tb_strings: DuckDB then
 -- sizes this table by tb_strings, not by the events, and joins it to the
@@ -196,7 +196,7 @@ _names AS (
   FROM tb_strings
   WHERE id IN (
     SELECT DISTINCT name_id FROM _ev
-    WHERE kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver', 'kernel', 'gpu_memcpy', 'gpu_memset'))
+    WHERE kind IN ('python', 'cpu_op', 'annotation', 'runtime', 'driver') OR tb_gpu_work(kind))
 ),
 -- The threads of the frames, first by their ids (_tids), then by their
 -- text (_threads: a missing pid or tid reads as ''), and which thread each

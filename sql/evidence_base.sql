@@ -198,13 +198,15 @@ _host AS (
 _c0 AS (
   SELECT trace_id, rank, min(correlation) AS c0 FROM _host GROUP BY trace_id, rank
 ),
--- pre: GPU work launched before the window, which is in no step of it.
+-- GPU-side events (GPU work, device-side sync records, GPU annotations)
+-- take the start of their launching call as host_ts. pre: such an event
+-- launched before the window, which is in no step of it.
 _x AS NOT MATERIALIZED (
   SELECT e.*,
-    CASE WHEN e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation')
+    CASE WHEN tb_gpu_work(e.kind) OR e.kind IN ('gpu_sync', 'gpu_annotation')
       THEN coalesce(h.host_ts, e.ts_ns) ELSE e.ts_ns END AS host_ts,
-    CASE WHEN e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation') THEN h.host_ts END AS launch_ts,
-    e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync', 'gpu_annotation') AND h.host_ts IS NULL
+    CASE WHEN tb_gpu_work(e.kind) OR e.kind IN ('gpu_sync', 'gpu_annotation') THEN h.host_ts END AS launch_ts,
+    (tb_gpu_work(e.kind) OR e.kind IN ('gpu_sync', 'gpu_annotation')) AND h.host_ts IS NULL
       AND e.correlation < c.c0 AS pre
   FROM _ev e LEFT JOIN _host h ON h.trace_id = e.trace_id AND h.rank = e.rank AND h.correlation = e.correlation
     LEFT JOIN _c0 c ON c.trace_id = e.trace_id AND c.rank = e.rank
@@ -292,8 +294,9 @@ LEFT JOIN _a s ON s.trace_id = x.trace_id AND s.rank = x.rank AND s.host_ts = x.
 LEFT JOIN _cls c ON c.name_id = x.name_id,
 tb_dict d;
 
--- The rank's GPU busy time as segments: the union of its kernels, copies
--- and memsets (what the ranks area counts as busy), one row per maximal busy
+-- The rank's GPU busy time as segments: the union of its GPU work
+-- (tb_gpu_work: kernels, copies and memsets; what the ranks area counts as
+-- busy), one row per maximal busy
 -- interval, with the next segment's start (the idle gap after it) and when
 -- the work that ends that gap was launched.
 CREATE TABLE evidence_base_busy AS
@@ -301,7 +304,7 @@ WITH
 _gw AS (
   SELECT trace, rank, ts_ns, end_ns, launch_ts,
     max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
-  FROM evidence_base_events WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset') AND ts_ns IS NOT NULL
+  FROM evidence_base_events WHERE tb_gpu_work(kind) AND ts_ns IS NOT NULL
 ),
 _gs AS (
   SELECT trace, rank, min(ts_ns) AS seg_ts, max(end_ns) AS seg_end, arg_min_null(launch_ts, (ts_ns, coalesce(launch_ts, ts_ns))) AS seg_host
@@ -375,7 +378,7 @@ _h AS (
 -- Each rank's first GPU work and the first launch of its GPU work.
 _first AS (
   SELECT trace, rank, min(ts_ns) AS fs, min(launch_ts) AS fl FROM evidence_base_events
-  WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset') AND ts_ns IS NOT NULL
+  WHERE tb_gpu_work(kind) AND ts_ns IS NOT NULL
   GROUP BY trace, rank
 ),
 -- Copy calls with the time each spent before its own copy started.

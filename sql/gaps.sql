@@ -31,7 +31,7 @@
 -- max_ns: Longest interval. DURATION_NS
 -- max_at_ns: Start of the longest interval, from the trace's first event. TIMESTAMP_NS
 -- hist: Log-bucket histogram of interval lengths. HIST
--- KEYED: e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+-- KEYED: tb_gpu_work(e.kind)
 --
 -- No parameters: the filter (trace, rank, window: evidence_base's PARAMS)
 -- is applied when evidence_base_events is built.
@@ -49,7 +49,7 @@ _keyed AS NOT MATERIALIZED (
     correlation, external_id, stream, device, bytes, graph_id,
     host_ts, launch_ts, step, phase, file_id, idx
   FROM evidence_base_events
-  WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+  WHERE tb_gpu_work(kind)
 ),
 _w AS (
   SELECT trace, rank, step, phase, coalesce(stream, -1) AS stream, ts_ns, launch_ts,

@@ -22,7 +22,7 @@
 -- min_per_launch: Fewest GPU events recorded for one launch. COUNT
 -- max_per_launch: Most GPU events recorded for one launch. COUNT
 -- gpu_ns: Sum of those GPU events' durations. DURATION_NS
--- KEYED: e.kind IN ('runtime', 'driver', 'kernel', 'gpu_memcpy', 'gpu_memset')
+-- KEYED: e.kind IN ('runtime', 'driver') OR tb_gpu_work(e.kind)
 --
 -- No parameters: the filter (trace, rank, window: evidence_base's PARAMS)
 -- is applied when evidence_base_events is built.
@@ -37,11 +37,11 @@ _keyed AS NOT MATERIALIZED (
     correlation, external_id, stream, device, bytes, graph_id,
     host_ts, step, phase
   FROM evidence_base_events
-  WHERE kind IN ('runtime', 'driver', 'kernel', 'gpu_memcpy', 'gpu_memset')
+  WHERE kind IN ('runtime', 'driver') OR tb_gpu_work(kind)
 ),
 _gpu AS (
   SELECT trace, rank, correlation, count(*) AS n, sum(dur_ns) AS d, max(graph_id) AS gid
-  FROM _keyed WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset') AND correlation IS NOT NULL
+  FROM _keyed WHERE tb_gpu_work(kind) AND correlation IS NOT NULL
   GROUP BY ALL
 ),
 _gl AS (
@@ -56,7 +56,7 @@ _orph AS (
   SELECT k.trace, k.rank, k.step, k.phase, -2 AS graph, 0 AS launches, 0 AS empty_launches, count(*) AS kernels,
     0 AS min_per_launch, 0 AS max_per_launch, CAST(sum(k.dur_ns) AS BIGINT) AS gpu_ns
   FROM _keyed k LEFT JOIN _rt r ON r.trace = k.trace AND r.rank = k.rank AND r.correlation = k.correlation
-  WHERE k.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset') AND r.correlation IS NULL
+  WHERE tb_gpu_work(k.kind) AND r.correlation IS NULL
   GROUP BY ALL
 )
 SELECT trace, rank, step, phase, graph, count(*) AS launches, count(*) FILTER (WHERE n = 0) AS empty_launches,

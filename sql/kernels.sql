@@ -25,7 +25,7 @@
 -- min_ns: Shortest duration. DURATION_NS
 -- max_ns: Longest duration. DURATION_NS
 -- hist: Log-bucket histogram of durations. HIST
--- KEYED: e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+-- KEYED: tb_gpu_work(e.kind)
 --
 -- No parameters: the filter (trace, rank, window: evidence_base's PARAMS)
 -- is applied when evidence_base_events is built.
@@ -40,7 +40,7 @@ _keyed AS NOT MATERIALIZED (
     correlation, external_id, stream, device, bytes, graph_id,
     host_ts, step, phase, class
   FROM evidence_base_events
-  WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+  WHERE tb_gpu_work(kind)
 ),
 _g AS (
   SELECT trace, rank, step, phase, coalesce(stream, -1) AS stream, name,

@@ -50,7 +50,7 @@ _keyed AS NOT MATERIALIZED (
 ),
 _gpu AS (
   SELECT trace, rank, correlation, min(ts_ns) AS g_ts, sum(dur_ns) AS g_dur, any_value(stream) AS stream
-  FROM evidence_base_events WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset') AND correlation IS NOT NULL
+  FROM evidence_base_events WHERE tb_gpu_work(kind) AND correlation IS NOT NULL
   GROUP BY ALL
 ),
 _l AS (

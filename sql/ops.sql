@@ -74,7 +74,7 @@ _child AS (
 ),
 _gpu AS (
   SELECT trace, rank, correlation, count(*) AS n, sum(dur_ns) AS d
-  FROM evidence_base_events WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset') AND correlation IS NOT NULL GROUP BY ALL
+  FROM evidence_base_events WHERE tb_gpu_work(kind) AND correlation IS NOT NULL GROUP BY ALL
 ),
 _l AS (
   SELECT r.trace, r.rank, r.external_id, count(*) AS launches, sum(coalesce(g.n, 0)) AS n, sum(coalesce(g.d, 0)) AS d

@@ -27,7 +27,7 @@
 -- events: Events in the filter. COUNT
 -- first_ns: First event start, from the trace's first event. TIMESTAMP_NS
 -- span_ns: Last end minus first start. DURATION_NS
--- gpu_events: Kernels, copies, memsets and GPU sync events. COUNT
+-- gpu_events: GPU operations (tb_gpu_work, views.sql): kernels, copies and memsets; device-side sync records (has_sync_events) are not counted. COUNT
 -- kernels: Kernels. COUNT
 -- devices: Distinct GPU devices. COUNT
 -- streams: Distinct GPU streams. COUNT
@@ -70,10 +70,10 @@ _tr AS (
 ),
 _ea AS (
   SELECT e.trace, e.rank, count(*) AS events, min(e.ts_ns) AS first_ts, max(e.end_ns) AS last_end,
-    count(*) FILTER (WHERE e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync')) AS gpu_events,
+    count(*) FILTER (WHERE tb_gpu_work(e.kind)) AS gpu_events,
     count(*) FILTER (WHERE e.kind = 'kernel') AS kernels,
-    count(DISTINCT e.device) FILTER (WHERE e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')) AS devices,
-    count(DISTINCT e.stream) FILTER (WHERE e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')) AS streams,
+    count(DISTINCT e.device) FILTER (WHERE tb_gpu_work(e.kind)) AS devices,
+    count(DISTINCT e.stream) FILTER (WHERE tb_gpu_work(e.kind)) AS streams,
     count(*) FILTER (WHERE e.kind = 'cpu_op') AS cpu_ops,
     count(*) FILTER (WHERE e.kind IN ('runtime', 'driver')) AS runtime_calls,
     count(*) FILTER (WHERE e.kind IN ('runtime', 'driver') AND (e.api = 'graph_launch' OR e.name IN ('cudaGraphLaunch', 'hipGraphLaunch'))) AS graph_launches

@@ -79,7 +79,7 @@ _win AS NOT MATERIALIZED (
     e.stream, e.device, e.bytes, e.graph_id
   FROM _e e, _w
   WHERE e.ph = 'X'
-    AND e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_annotation', 'runtime', 'driver', 'cpu_op', 'annotation', 'python')
+    AND (tb_gpu_work(e.kind) OR e.kind IN ('gpu_annotation', 'runtime', 'driver', 'cpu_op', 'annotation', 'python'))
     AND e.ts_ns < _w.w1 AND e.end_ns >= _w.w0
 ),
 _py AS (
@@ -119,7 +119,7 @@ _gpu AS (
     max(e.end_ns) OVER (ORDER BY e.ts_ns, e.end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
   FROM _e e, _w
   WHERE e.ph = 'X'
-    AND e.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+    AND tb_gpu_work(e.kind)
     AND e.ts_ns < _w.w1 AND e.ts_ns >= _w.w0 - _w.len
 ),
 _gap AS (

@@ -67,7 +67,7 @@ _ev AS NOT MATERIALIZED (
 _gpu AS (
   SELECT name, ts_ns, end_ns, correlation,
     max(end_ns) OVER (ORDER BY ts_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
-  FROM _ev WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+  FROM _ev WHERE tb_gpu_work(kind)
 ),
 _launch AS (
   SELECT correlation, min(ts_ns) AS launch_ts FROM _ev

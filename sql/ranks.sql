@@ -1,8 +1,11 @@
 -- ranks: GPU busy, compute, communication, memory and idle time of every rank, keyed by step.
 -- INCLUDE: evidence_base
 --
--- HTA's temporal breakdown, made mergeable. GPU events are kernels,
--- gpu_memcpy, gpu_memset and gpu_sync rows. busy is the length of the union
+-- HTA's temporal breakdown, made mergeable. GPU events are GPU work as
+-- tb_gpu_work (views.sql) defines it: kernels, gpu_memcpy and gpu_memset
+-- rows; device-side sync records (gpu_sync) are not GPU work and are left
+-- out (HTA counts those with a stream: pipeline/hta_test.go models that
+-- when it compares idle time). busy is the length of the union
 -- of their intervals on the rank; idle is HTA's idle time: the rank's GPU
 -- span (first start to last end) minus busy. Both are summed from per-event
 -- contributions (max-end-so-far over events in start order: an event adds the
@@ -11,8 +14,8 @@
 -- rows hold the busy time its events added and the gaps they closed.
 -- Classes are tb_kernel_class's (views.sql): COMM = NCCL/RCCL/HCCL kernels,
 -- vLLM cross_device_reduce, DeepEP, PyTorch symmetric-memory kernels; MEM =
--- memcpy/memset; SYNC = gpu_sync; COMP = other kernels. Unlike HTA, a CPU
--- operator that carries a stream arg is not GPU time.
+-- memcpy/memset; COMP = other kernels. Unlike HTA, a CPU operator that
+-- carries a stream arg is not GPU time.
 --
 -- Merged over steps, the rank's row counts its distinct steps (column steps):
 -- MERGE: step = steps
@@ -66,7 +69,7 @@ _keyed AS NOT MATERIALIZED (
     correlation, external_id, stream, device, bytes, graph_id,
     host_ts, launch_ts, step, phase, class, file_id, idx
   FROM evidence_base_events
-  WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync')
+  WHERE tb_gpu_work(kind)
 ),
 _g AS (
   SELECT trace, rank, step, phase, ts_ns, end_ns, kind, stream, correlation,

@@ -12,7 +12,8 @@
 -- and no optimizer step (the workload area's test, sql/evidence_base.sql).
 -- With none of these the python frames of vLLM's execute_model are used and
 -- the phase is unknown (hypothesis = true). GPU busy time is the union contribution of the GPU
--- events launched in the step (see ranks.sql).
+-- events launched in the step (see ranks.sql): GPU work as tb_gpu_work
+-- (views.sql) defines it, device-side sync records left out.
 --
 -- One row per step: the rollup keeps the rows as they are.
 -- MERGE: none
@@ -49,7 +50,7 @@ _gw AS (
     max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns, stream, correlation, file_id, idx
       ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
   FROM evidence_base_events
-  WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_sync')
+  WHERE tb_gpu_work(kind)
 ),
 _gb AS (
   SELECT trace, rank, step, count(*) AS gpu_events,

@@ -25,8 +25,9 @@ import (
 
 // Gate thresholds (our choices; each cap says why in the report).
 const (
-	// MinGPUEvents: fewer GPU events than this on a rank is too little to
-	// judge steady state.
+	// MinGPUEvents: fewer GPU events (operations: kernels, copies and
+	// memsets, the ranks area's events; device-side sync records are not
+	// GPU work) than this on a rank is too little to judge steady state.
 	MinGPUEvents = 50
 	// MinGPUSpanNs: a GPU span shorter than this is too short to judge.
 	MinGPUSpanNs = 1_000_000

@@ -46,12 +46,13 @@ const topKernels = 10
 // The series of the GPU time charts. busy_ns splits without overlap into
 // compute (the union of COMP kernels), communication that no compute
 // kernel hides (comm_comp_ns - compute_ns), and the rest of busy time, when
-// only memcpy/memset or sync ran (busy_ns - comm_comp_ns); idle_ns is the
-// GPU idle time in the span. The four add up to the span.
+// only copies and memsets ran (busy_ns - comm_comp_ns: device-side sync
+// records are not GPU work, sql/views.sql tb_gpu_work); idle_ns is the GPU
+// idle time in the span. The four add up to the span.
 var gpuSeries = []chart.Series{
 	{Name: "compute", Color: chart.Blue},
 	{Name: "exposed communication", Color: chart.Vermillion, Short: "exposed comm"},
-	{Name: "memory copy/set and sync only", Color: chart.BluishGreen, Short: "mem/sync"},
+	{Name: "memory copy/set only", Color: chart.BluishGreen, Short: "mem"},
 	{Name: "idle", Color: chart.Grey},
 }
 
@@ -200,7 +201,7 @@ func rankChart(ev *evidence.Evidence, b *evidence.Bundle, f evidence.Filter) Cha
 			alt = append(alt, full+": "+splitText(rb.vals))
 		}
 	}
-	title := "GPU time per rank: compute, exposed communication, memory/sync only and idle (ms)"
+	title := "GPU time per rank: compute, exposed communication, memory copy/set only and idle (ms)"
 	if shown > 1 {
 		med := median(computes)
 		c.Marks = []chart.Mark{{Value: med, Label: "median compute " + chart.Format(med) + " ms"}}
@@ -576,7 +577,7 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 	if !split {
 		causeWords = ""
 	}
-	c.Title = "GPU time per step on " + where + ": compute, exposed communication, memory/sync only and idle" + causeWords + " (ms), the median step marked — " +
+	c.Title = "GPU time per step on " + where + ": compute, exposed communication, memory copy/set only and idle" + causeWords + " (ms), the median step marked — " +
 		strings.Join(scope, ", ")
 	if len(shown) < all {
 		c.Title += "; " + strconv.Itoa(len(shown)) + " of " + strconv.Itoa(all) + " steps, evenly sampled"

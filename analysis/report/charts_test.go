@@ -85,7 +85,7 @@ func chartByID(cs []Chart, id string) *Chart {
 }
 
 // rankWant is what the rank chart should draw for each row of a rolled-up
-// ranks table: compute, exposed communication, memory/sync only and idle,
+// ranks table: compute, exposed communication, memory copy/set only and idle,
 // in ms, read from the evidence columns here rather than through gpuSplit.
 func rankWant(t *testing.T, rt *table.Table) [][]float64 {
 	var want [][]float64
