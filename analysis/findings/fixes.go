@@ -75,11 +75,128 @@ func (c *ctx) asyncScheduling(trace string, rank int) (advice, snippet string) {
 		"vllm serve MODEL --async-scheduling  # only needed before vLLM 0.14"
 }
 
+// HostFrame is where a rank's longest late-launch GPU gaps sit on the
+// launching thread: the frame it was working in at the middle of most of
+// them, by idle time. The report reads it from the cross-check's largest
+// gaps (crossview.Check.TopGaps) and passes it to NameHostFrame.
+type HostFrame struct {
+	// Name is the frame.
+	Name string
+	// Stack is the launching thread's stack at the middle of the largest
+	// of those gaps, outermost first, from the innermost frames the
+	// cross-check keeps down to Name: what tells the model's forward from
+	// the scheduler between steps (frameSide).
+	Stack []string
+	// Leaf: Name was the innermost open frame at the middle of each of
+	// those gaps.
+	Leaf bool
+	// Gaps of the cross-check's Of largest gaps on the rank sit in Name,
+	// Ns of GPU idle in all, of the rank's IdleNs.
+	Gaps, Of   int
+	Ns, IdleNs int64
+}
+
+// label names the frame; a built-in function (a C call) with the python
+// frame that called it, which says more than its own name.
+func (h HostFrame) label() string {
+	if strings.HasPrefix(h.Name, "<built-in") && len(h.Stack) >= 2 {
+		return h.Name + " (called from " + h.Stack[len(h.Stack)-2] + ")"
+	}
+	return h.Name
+}
+
+// sentence is the observation's sentence: which gaps, their share of the
+// rank's GPU idle, and the frame.
+func (h HostFrame) sentence() string {
+	which := fmt.Sprintf("%d of the cross-check's %d longest GPU gaps on this rank", h.Gaps, h.Of)
+	if h.Gaps == h.Of {
+		which = fmt.Sprintf("the cross-check's %d longest GPU gaps on this rank", h.Of)
+	}
+	s := fmt.Sprintf("At the middle of %s (%s, %s of its %s of GPU idle), the launching thread was working in %s", which, ms(h.Ns), pct(float64(h.Ns)/float64(h.IdleNs)), ms(h.IdleNs), h.label())
+	if h.Leaf {
+		s += ", with no deeper frame open"
+	}
+	return s + "."
+}
+
+// frameSide says where a vLLM or SGLang host stack (outermost first) runs:
+// "forward" in the model's code (its modules and layers; SGLang's model
+// runner), "scheduler" in the scheduler or the engine loop between steps,
+// "" when its frames show neither. The innermost telling frame decides.
+func frameSide(stack []string) string {
+	for i := len(stack) - 1; i >= 0; i-- {
+		s := stack[i]
+		switch {
+		case strings.HasPrefix(s, "nn.Module: "), strings.Contains(s, "/model_executor/models/"), strings.Contains(s, "/model_executor/layers/"),
+			strings.Contains(s, "sglang/srt/models/"), strings.Contains(s, "sglang/srt/layers/"), strings.Contains(s, "sglang/srt/model_executor/"):
+			return "forward"
+		case strings.Contains(s, "vllm/v1/core/sched/"), strings.Contains(s, "vllm/v1/engine/"), strings.Contains(s, "sglang/srt/managers/scheduler"):
+			return "scheduler"
+		}
+	}
+	return ""
+}
+
+// NameHostFrame gives a host-bound finding (host_bound_idle) the frame its
+// rank's longest late-launch gaps sit in: its observation names the frame
+// with the gaps' share of the rank's GPU idle, and its fix takes the branch
+// that frame decides (vLLM, SGLang: the model's forward or the scheduler;
+// otherwise the frame to shorten first). A finding whose fix is not the
+// host fix (the capture gate's, the untraced-host one's) is left as it
+// is; so is one without a frame. It reports whether it changed f.
+func NameHostFrame(f *evidence.Finding, ev *evidence.Evidence, th evidence.Thresholds, gate *Gate, at HostFrame) bool {
+	if f.Rule != "host_bound_idle" || at.Name == "" || at.IdleNs <= 0 {
+		return false
+	}
+	c := newCtx(ev, th)
+	c.gate = gate
+	if fix, snippet := c.hostFix(f.Trace, f.Rank, HostFrame{}); f.Fix != fix || f.Snippet != snippet {
+		return false
+	}
+	f.Observation += " " + at.sentence()
+	f.Fix, f.Snippet = c.hostFix(f.Trace, f.Rank, at)
+	return true
+}
+
+// withoutStacksSnippet re-profiles a vLLM server without Python stacks.
+const withoutStacksSnippet = `vllm serve MODEL --profiler-config '{"profiler": "torch", "torch_profiler_dir": "DIR", "torch_profiler_with_stack": false}'  # before v0.13: VLLM_TORCH_PROFILER_WITH_STACK=0`
+
+// forwardFix is the fix for host gaps inside a serving engine's model
+// forward (frameSide "forward"): the engine's overlap of scheduling with
+// the GPU (hides) does not hide them; a capture with Python stacks is
+// re-taken without them first, as the tracer inflates exactly that time.
+func (c *ctx) forwardFix(trace string, rank int, at HostFrame, hides string) (fix, snippet string) {
+	ri := c.rankInfo(trace, rank)
+	fix = "sit inside the model's forward, in " + at.label() + ", not in the scheduler between steps: " + hides +
+		" overlaps the scheduler with the GPU, not the forward's own host time, so it does not hide these gaps. "
+	then := "shorten that frame."
+	if at.Leaf {
+		then = "they are that frame's own time (no deeper frame was open at their middle): its Python, or work under it that the profiler does not record as frames"
+		if c.workload(trace, rank).Compiled {
+			then += ", such as torch.compile's guard checks before the compiled graph runs"
+		}
+		then += "; shorten that."
+	}
+	if !ri.HasPythonStacks {
+		return fix + capFirst(then), ""
+	}
+	if ri.Producer == "vllm" {
+		snippet = withoutStacksSnippet
+	}
+	return fix + "Python stacks were captured, and the Python tracer inflates this kind of host time: profile again without them first. If the gaps stay, " + then, snippet
+}
+
 // hostFix is the fix for a host-bound GPU: what keeps the launching thread
-// from feeding the GPU, in the producer's terms.
-func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
+// from feeding the GPU, in the producer's terms; at, when it names a
+// frame, is where the rank's longest late-launch gaps sit, and picks the
+// branch.
+func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string) {
 	ri := c.rankInfo(trace, rank)
 	w := c.workload(trace, rank)
+	side := ""
+	if at.Name != "" {
+		side = frameSide(at.Stack)
+	}
 	switch ri.Producer {
 	case "vllm":
 		if _, _, ok := c.stepsOverCapture(trace, rank); ok && !ri.HasGraphs {
@@ -90,7 +207,18 @@ func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
 		}
 		async, snippet := c.asyncScheduling(trace, rank)
 		if ri.HasGraphs {
-			return "CUDA graphs are on (the trace replays graphs), so the gaps are host work: the cross-view's CPU side names it. If it is the scheduler between steps, " + async +
+			const graphs = "CUDA graphs are on (the trace replays graphs), so the gaps are host work"
+			switch {
+			case side == "forward":
+				fix, snippet := c.forwardFix(trace, rank, at, "async scheduling")
+				return graphs + ", and they " + fix, snippet
+			case side == "scheduler":
+				return graphs + ", and they sit in the scheduler between steps (" + at.label() + "): " + async + ".", snippet
+			case at.Name != "":
+				return graphs + "; the longest sit in " + at.label() + ". If that is the scheduler between steps, " + async +
+					"; if it is the model's Python inside the forward (between graph pieces), async scheduling does not hide it: profile that frame without Python stacks and shorten it.", snippet
+			}
+			return graphs + ": the cross-view's CPU side names it. If it is the scheduler between steps, " + async +
 				"; if it is the model's Python inside the forward (between graph pieces), async scheduling does not hide it: profile that frame without Python stacks and shorten it.", snippet
 		}
 		return "No graph replay in the trace: turn CUDA graphs on (drop --enforce-eager; a compilation_config cudagraph_mode of NONE also turns them off) so decode steps are one launch, and " + async + ".",
@@ -99,21 +227,38 @@ func (c *ctx) hostFix(trace string, rank int) (fix, snippet string) {
 		overlap := "the overlap scheduler is on unless --disable-overlap-schedule was passed"
 		if w.SGLangOverlap {
 			overlap = "the overlap scheduler is on (the trace runs its overlap_utils frames), so the gaps are host work it does not hide: the cross-view's CPU side names it"
+			if at.Name != "" {
+				overlap = "the overlap scheduler is on (the trace runs its overlap_utils frames), so the gaps are host work it does not hide; the longest sit in " + at.label()
+			}
+		} else if at.Name != "" {
+			overlap += "; the longest gaps sit in " + at.label()
 		}
+		graphs := "No graph replay in the trace: check that --disable-cuda-graph was not passed and that the batch fits --cuda-graph-max-bs; "
 		if ri.HasGraphs {
-			return "CUDA graphs are on (the trace replays graphs) and the batch should fit --cuda-graph-max-bs; " + overlap + ".", ""
+			graphs = "CUDA graphs are on (the trace replays graphs) and the batch should fit --cuda-graph-max-bs; "
 		}
-		return "No graph replay in the trace: check that --disable-cuda-graph was not passed and that the batch fits --cuda-graph-max-bs; " + overlap + ".", ""
+		if side == "forward" {
+			fix, _ := c.forwardFix(trace, rank, at, "the overlap scheduler")
+			return graphs + "the gaps " + fix, ""
+		}
+		return graphs + overlap + ".", ""
 	}
 	d, share := c.dataloaderShare(trace, rank)
 	if share >= c.th["dataloader_critical"] {
 		// The host is mostly waiting for batches: that is the lever, not
 		// fusion. A smaller share is named after the CPU work below.
 		_, load := dataloaderFix(w)
-		return fmt.Sprintf("The launching thread spends %s (%s of %s) inside enumerate(DataLoader), launching nothing while it waits for batches (the GPU idles once its queue runs dry). Fix the input pipeline first (see the DataLoader issue), then shorten the CPU work that remains between launches.",
-			ms(d), pct(share), c.loopWhat(trace, rank)), load
+		fix := fmt.Sprintf("The launching thread spends %s (%s of %s) inside enumerate(DataLoader), launching nothing while it waits for batches (the GPU idles once its queue runs dry). Fix the input pipeline first (see the DataLoader issue), then shorten the CPU work that remains between launches.",
+			ms(d), pct(share), c.loopWhat(trace, rank))
+		if at.Name != "" && !isDataLoader(at.Name) {
+			fix += " The longest gaps sit in " + at.label() + ": where it runs inside the DataLoader's batches (dataset or collate code), loading in worker processes hides it; elsewhere, shorten it."
+		}
+		return fix, load
 	}
 	parts := []string{"Shorten the CPU work between launches (the cross-view's CPU side names it)"}
+	if at.Name != "" {
+		parts[0] = "Shorten the CPU work between launches, first " + at.label() + ", where the longest gaps sit"
+	}
 	ok, why := c.compileAdvice(trace, rank)
 	switch {
 	case ok && why == "":
@@ -297,7 +442,7 @@ func (c *ctx) oversizeStepsFix(trace string, rank int) (fix, snippet string) {
 	fix = fmt.Sprintf("CUDA graphs would not replay this rank's steps: each is larger than vLLM's largest default capture size (%d tokens), and raising max_cudagraph_capture_size to cover them costs graph memory and start-up time for little gain on large token counts. Profile decode steps as well, to see whether graphs are on", vllmMaxCaptureSize)
 	if c.rankInfo(trace, rank).HasPythonStacks {
 		fix += ", and without Python stacks (the Python tracer inflates every launch's host time)"
-		snippet = `vllm serve MODEL --profiler-config '{"profiler": "torch", "torch_profiler_dir": "DIR", "torch_profiler_with_stack": false}'  # before v0.13: VLLM_TORCH_PROFILER_WITH_STACK=0`
+		snippet = withoutStacksSnippet
 	}
 	return fix + "; if the launches still leave the GPU idle in large steps, the lever is fewer, larger kernels (fused MoE and attention backends), not graphs.", snippet
 }

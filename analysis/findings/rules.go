@@ -554,7 +554,7 @@ func hostBound(c *ctx) []evidence.Finding {
 			Verify:    "Re-profile: ranks.host_wait_ns and ranks.idle_ns should fall together.",
 			Refute:    "The CPU side of the cross-view shows the host idle too during those gaps (then something else, e.g. a remote dependency, delays both).",
 		}
-		f.Fix, f.Snippet = c.hostFix(b.trace, b.rank)
+		f.Fix, f.Snippet = c.hostFix(b.trace, b.rank, HostFrame{})
 		out = append(out, f)
 	}
 	return out

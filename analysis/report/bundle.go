@@ -79,6 +79,7 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	cv, exact := pickCrossView(src.CrossViews, v.Filter)
 	cv = unread(cv, gate)
 	found = capCallStacks(found, cv)
+	found = nameHostFrames(found, cv, v.Filter, ev, gate, thresholdsFor(b, v))
 	d := build(b, ev, found, gate, v)
 	d.Charts = Charts(ev, b, v.Filter)
 	if len(src.Windows) > 0 {

@@ -1,0 +1,108 @@
+package findings_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/findings"
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+// hostBound judges a one-rank bundle of the producer whose GPU idles 60 ms
+// of 100 ms, 55 ms of it host waits, with or without graph replays and
+// Python stacks, and returns its host-bound finding with what the fix
+// rewrite needs.
+func hostBound(t *testing.T, producer string, graphs, stacks bool) (evidence.Finding, *evidence.Evidence, *findings.Gate) {
+	t.Helper()
+	b := bundle(producer, "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)})
+	b.Traces.Rows[0][6], b.Traces.Rows[0][8] = graphs, stacks
+	ev := evidence.Rollup(b, evidence.Filter{})
+	fs, gate := findings.Judge(ev, nil)
+	for _, f := range fs {
+		if f.Rule == "host_bound_idle" {
+			return f, ev, gate
+		}
+	}
+	t.Fatalf("%s: no host-bound finding: %s", producer, rules(fs))
+	return evidence.Finding{}, nil, nil
+}
+
+// TestNameHostFrameVLLM: with CUDA graphs on, where the longest gaps sit
+// picks the branch of the vLLM host fix. In the model's forward
+// (vllm_mi300x_tp4_rank0: llama.py(374) forward) async scheduling does not
+// hide them, so the fix re-profiles without Python stacks and names the
+// frame, with no upgrade; in the scheduler it is the async-scheduling fix.
+func TestNameHostFrameVLLM(t *testing.T) {
+	fwd := findings.HostFrame{Name: "vllm/model_executor/models/llama.py(374): forward",
+		Stack: []string{"torch/nn/modules/module.py(1755): _call_impl", "vllm/model_executor/models/llama.py(565): forward", "vllm/compilation/decorators.py(167): __call__", "vllm/model_executor/models/llama.py(374): forward"},
+		Leaf:  true, Gaps: 5, Of: 5, Ns: 30_000_000, IdleNs: 60_000_000}
+	f, ev, gate := hostBound(t, "vllm", true, true)
+	before := f.Fix
+	if !strings.Contains(before, "If it is the scheduler between steps") {
+		t.Fatalf("unnamed fix is not the two-branch one: %q", before)
+	}
+	if !findings.NameHostFrame(&f, ev, nil, gate, fwd) {
+		t.Fatal("the host fix was not rewritten")
+	}
+	for _, want := range []string{"inside the model's forward, in vllm/model_executor/models/llama.py(374): forward", "does not hide these gaps", "profile again without them first", "no deeper frame was open"} {
+		if !strings.Contains(f.Fix, want) {
+			t.Errorf("forward fix lacks %q: %q", want, f.Fix)
+		}
+	}
+	if strings.Contains(f.Fix, "If it is the scheduler") || strings.Contains(f.Fix+f.Snippet, "--async-scheduling") || !strings.Contains(f.Snippet, "torch_profiler_with_stack\": false") {
+		t.Errorf("forward fix still offers the scheduler branch: %q / %q", f.Fix, f.Snippet)
+	}
+	if !strings.Contains(f.Observation, "At the middle of the cross-check's 5 longest GPU gaps on this rank (30.0 ms, 50.0% of its 60.0 ms of GPU idle), the launching thread was working in vllm/model_executor/models/llama.py(374): forward, with no deeper frame open.") {
+		t.Errorf("observation does not name the frame with its base: %q", f.Observation)
+	}
+
+	sched := findings.HostFrame{Name: "vllm/v1/core/sched/scheduler.py(431): schedule",
+		Stack: []string{"vllm/v1/engine/core.py(226): step", "vllm/v1/core/sched/scheduler.py(431): schedule"}, Gaps: 3, Of: 5, Ns: 20_000_000, IdleNs: 60_000_000}
+	f, ev, gate = hostBound(t, "vllm", true, true)
+	findings.NameHostFrame(&f, ev, nil, gate, sched)
+	if !strings.Contains(f.Fix, "they sit in the scheduler between steps (vllm/v1/core/sched/scheduler.py(431): schedule)") ||
+		!strings.Contains(f.Fix, "async scheduling is on") || strings.Contains(f.Fix, "model's forward") || !strings.Contains(f.Snippet, "--async-scheduling") {
+		t.Errorf("scheduler fix: %q / %q", f.Fix, f.Snippet)
+	}
+	if !strings.Contains(f.Observation, "At the middle of 3 of the cross-check's 5 longest GPU gaps") {
+		t.Errorf("observation: %q", f.Observation)
+	}
+
+	// A frame that tells neither keeps both branches, naming it.
+	other := findings.HostFrame{Name: "vllm/v1/worker/gpu_model_runner.py(1000): execute_model", Stack: []string{"vllm/v1/worker/gpu_model_runner.py(1000): execute_model"},
+		Gaps: 2, Of: 5, Ns: 20_000_000, IdleNs: 60_000_000}
+	f, ev, gate = hostBound(t, "vllm", true, false)
+	findings.NameHostFrame(&f, ev, nil, gate, other)
+	if !strings.Contains(f.Fix, "the longest sit in vllm/v1/worker/gpu_model_runner.py(1000): execute_model. If that is the scheduler between steps") {
+		t.Errorf("undecided fix: %q", f.Fix)
+	}
+}
+
+// TestNameHostFrameOthers: SGLang's forward branch, a training rank's frame
+// to shorten first, and a frame that leaves the fix alone where it is not
+// the host fix's own.
+func TestNameHostFrameOthers(t *testing.T) {
+	at := findings.HostFrame{Name: "sglang/srt/layers/logits_processor.py(120): forward", Stack: []string{"sglang/srt/layers/logits_processor.py(120): forward"},
+		Gaps: 4, Of: 5, Ns: 30_000_000, IdleNs: 60_000_000}
+	f, ev, gate := hostBound(t, "sglang", true, false)
+	findings.NameHostFrame(&f, ev, nil, gate, at)
+	if !strings.Contains(f.Fix, "the gaps sit inside the model's forward, in sglang/srt/layers/logits_processor.py(120): forward") || !strings.Contains(f.Fix, "the overlap scheduler overlaps") || strings.Contains(f.Fix, "Python stacks were captured") {
+		t.Errorf("sglang forward fix: %q", f.Fix)
+	}
+
+	at = findings.HostFrame{Name: "<built-in function zoom_shift>", Stack: []string{"scipy/ndimage/_interpolation.py(739): zoom", "<built-in function zoom_shift>"},
+		Leaf: true, Gaps: 4, Of: 5, Ns: 30_000_000, IdleNs: 60_000_000}
+	f, ev, gate = hostBound(t, "training", false, false)
+	findings.NameHostFrame(&f, ev, nil, gate, at)
+	if !strings.HasPrefix(f.Fix, "Shorten the CPU work between launches, first <built-in function zoom_shift> (called from scipy/ndimage/_interpolation.py(739): zoom), where the longest gaps sit;") {
+		t.Errorf("training fix: %q", f.Fix)
+	}
+
+	// A fix that is not the host fix's (here the capture gate's) stays.
+	f, ev, gate = hostBound(t, "training", false, false)
+	f.Fix = "None from this capture (...): profile the steady state."
+	if findings.NameHostFrame(&f, ev, nil, gate, at) || f.Fix != "None from this capture (...): profile the steady state." || strings.Contains(f.Observation, "At the middle") {
+		t.Errorf("a gate's fix was rewritten: %q / %q", f.Fix, f.Observation)
+	}
+}

@@ -1,0 +1,160 @@
+package report
+
+import (
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/crossview"
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/findings"
+)
+
+// hostFrameMinShare is the share of a rank's GPU idle time that the gaps
+// sitting in one frame must hold before a host-bound finding names it and
+// lets it pick the branch of the fix: the cross-check keeps only its
+// largest gaps, and a frame they show for a small share of the idle says
+// little about the rest (our choice).
+const hostFrameMinShare = 0.25
+
+// nameHostFrames gives each host-bound finding the frame its rank's longest
+// late-launch gaps sit in, when the cross-view shows one (hostFrameOf):
+// findings.NameHostFrame rewrites the observation and the fix.
+func nameHostFrames(found []evidence.Finding, cv *crossview.Result, f evidence.Filter, ev *evidence.Evidence, gate *findings.Gate, th evidence.Thresholds) []evidence.Finding {
+	if cv == nil || !sameTimeScope(cv.Slice, f) {
+		return found
+	}
+	for i := range found {
+		x := &found[i]
+		if x.Rule != "host_bound_idle" {
+			continue
+		}
+		if at, ok := hostFrameOf(cv.Check.TopGaps, x.Trace, x.Rank, rankIdle(ev, x.Trace, x.Rank), gate.ExcludedIdle(x.Trace, x.Rank)); ok {
+			findings.NameHostFrame(x, ev, th, gate, at)
+		}
+	}
+	return found
+}
+
+// sameTimeScope: the cross-view's slice covers the same time as the view's
+// filter (window, phase, step, stream); its ranks may differ, as each gap
+// names its own.
+func sameTimeScope(s crossview.Slice, f evidence.Filter) bool {
+	return s.WindowStartNs == f.WindowStartNs && s.WindowEndNs == f.WindowEndNs && s.Phase == f.Phase &&
+		s.HasStep == f.HasStep && (!s.HasStep || s.Step == f.Step) && s.HasStream == f.HasStream && (!s.HasStream || s.Stream == f.Stream)
+}
+
+// rankIdle is the rank's GPU idle time inside its GPU span (the ranks
+// area's idle_ns, which the cross-check measures the same way).
+func rankIdle(ev *evidence.Evidence, trace string, rank int) int64 {
+	t := ev.Table("ranks")
+	if t == nil {
+		return 0
+	}
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank {
+			return evidence.Int(t, r, "idle_ns")
+		}
+	}
+	return 0
+}
+
+// hostFrameOf finds, among the cross-check's largest GPU gaps of one rank,
+// the frame the launching thread was working in at the middle of the
+// late-launch ones (cause host) that hold most of their idle time: a frame
+// of at least two of them, holding more than half of those gaps' time and
+// at least hostFrameMinShare of the rank's GPU idle the rules judge (idle
+// less excluded, the idle inside start-up and held intervals, which must be
+// under 1% of the gaps' time: otherwise the gaps may lie in it, outside the
+// finding's slice). Of such frames
+// it takes the innermost, except that an operator called by another such
+// operator is part of its caller (aten::slice under aten::narrow under
+// aten::unflatten_dense_tensors names the last); a step annotation
+// (ProfilerStep#N) is no frame to name.
+func hostFrameOf(gaps []crossview.Gap, trace string, rank int, idle, excluded int64) (findings.HostFrame, bool) {
+	idle -= excluded // the idle the rules judge, the host-bound finding's
+	if idle <= 0 {
+		return findings.HostFrame{}, false
+	}
+	var mine []crossview.Gap
+	var hostNs int64
+	of := 0
+	for _, g := range gaps {
+		if (g.Trace != "" && g.Trace != trace) || g.Rank != rank {
+			continue
+		}
+		of++
+		if g.Cause == "host" {
+			mine = append(mine, g)
+			hostNs += g.DurNs
+		}
+	}
+	type cover struct {
+		ns   int64
+		n    int
+		leaf bool
+	}
+	covers := map[string]*cover{}
+	for _, g := range mine {
+		seen := map[string]bool{}
+		for i, name := range g.Host {
+			if seen[name] || strings.HasPrefix(name, "ProfilerStep#") {
+				continue
+			}
+			seen[name] = true
+			c := covers[name]
+			if c == nil {
+				c = &cover{leaf: true}
+				covers[name] = c
+			}
+			c.ns += g.DurNs
+			c.n++
+			c.leaf = c.leaf && i == len(g.Host)-1
+		}
+	}
+	ok := func(name string) bool {
+		c := covers[name]
+		return c != nil && c.n >= 2 && 2*c.ns > hostNs && float64(c.ns) >= hostFrameMinShare*float64(idle) && 100*excluded <= c.ns
+	}
+	// The innermost qualifying frame: none other sits deeper in a gap
+	// both are open in (the stacks are cut at 4 frames, so a caller may be
+	// missing from some); of several, the one holding the most time.
+	deeper := map[string]bool{}
+	for _, g := range mine {
+		inner := false
+		for i := len(g.Host) - 1; i >= 0; i-- {
+			if ok(g.Host[i]) {
+				if inner {
+					deeper[g.Host[i]] = true
+				}
+				inner = true
+			}
+		}
+	}
+	var best []string
+	pick := -1
+	for _, g := range mine {
+		for i := len(g.Host) - 1; i >= 0; i-- {
+			if name := g.Host[i]; ok(name) && !deeper[name] && (pick < 0 || covers[name].ns > covers[best[pick]].ns) {
+				best, pick = g.Host, i
+			}
+		}
+	}
+	if pick < 0 {
+		return findings.HostFrame{}, false
+	}
+	for pick > 0 && isOperator(best[pick]) && isOperator(best[pick-1]) && ok(best[pick-1]) {
+		pick--
+	}
+	c := covers[best[pick]]
+	return findings.HostFrame{Name: best[pick], Stack: append([]string(nil), best[:pick+1]...), Leaf: c.leaf,
+		Gaps: c.n, Of: of, Ns: c.ns, IdleNs: idle}, true
+}
+
+// isOperator: a frame that is an operator (aten::mm, c10d::broadcast_) or a
+// runtime call (cudaMalloc, hipLaunchKernel), not a python frame or an
+// annotation.
+func isOperator(name string) bool {
+	if strings.Contains(name, ".py(") || strings.HasPrefix(name, "<") || strings.Contains(name, " ") {
+		return false
+	}
+	return strings.Contains(name, "::") || strings.HasPrefix(name, "cuda") || strings.HasPrefix(name, "hip") || strings.HasPrefix(name, "cu")
+}
