@@ -26,22 +26,35 @@ import (
 // (deepseek), held idle left out (SGLang prefill/decode), a graph capture
 // that gets no host/device reading (vLLM), warm-up idle left out with the
 // label capped by the capture (alexnet), and one with nothing to leave
-// out of its verdict (vLLM H100).
+// out of its verdict (vLLM H100); and one rank of an 8-rank job. A large slice, whose evidence runs
+// first and whose frames stream, gets the same.
 func TestCrossViewJudgesTheReportsSlice(t *testing.T) {
-	shared := testutil.SharedTraces(t)
-	for _, set := range []string{"deepseek/train_h800_ep64", "tracelens/sglang_qwen3_prefilldecode_mi300x",
+	type set struct {
+		name   string
+		shared bool // in ../shared/traces, else in testdata
+		f      evidence.Filter
+	}
+	sets := []set{{name: "param/dlrm_8rank", f: evidence.Filter{Rank: 3, HasRank: true}}}
+	for _, s := range []string{"deepseek/train_h800_ep64", "tracelens/sglang_qwen3_prefilldecode_mi300x",
 		"tracelens/vllm_graph_capture_full_mi300x", "hta/critical_path_alexnet", "tracemap/vllm_h100_tp4_rank0"} {
-		t.Run(set, func(t *testing.T) {
+		sets = append(sets, set{name: s, shared: true})
+	}
+	for _, s := range sets {
+		t.Run(s.name, func(t *testing.T) {
+			path := filepath.Join(testutil.Testdata(t), s.name)
+			if s.shared {
+				path = filepath.Join(testutil.SharedTraces(t), s.name) // skips without them
+			}
 			db, err := duck.Open("", duck.Options{CacheDir: "-", Threads: 2, MemoryLimit: "512MB"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer db.Close()
 			ctx := context.Background()
-			if _, err := db.Load(ctx, []string{filepath.Join(shared, set)}, trace.LoadOptions{}, nil); err != nil {
+			if _, err := db.Load(ctx, []string{path}, trace.LoadOptions{}, nil); err != nil {
 				t.Fatal(err)
 			}
-			f := evidence.Filter{}
+			f := s.f
 			src, err := CollectReport(ctx, db, f, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -88,6 +101,19 @@ func TestCrossViewJudgesTheReportsSlice(t *testing.T) {
 				if why, ok := strings.CutPrefix(n, "Confidence capped by the capture: "); ok && !strings.Contains(para, table.MarkdownText("Confidence capped by the capture: "+why+". ")) {
 					t.Errorf("the cross-view's label is capped (%s), the report's is not:\n%s", why, para)
 				}
+			}
+			// A large slice collects the evidence first and then streams
+			// the frames, under DuckDB's lowered limits: the same check.
+			defer func(old int) { leanCrossViewFrames = old }(leanCrossViewFrames)
+			leanCrossViewFrames = 0
+			large, err := CrossView(ctx, db, f, crossview.DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, _ = json.Marshal(cv)
+			b, _ = json.Marshal(large)
+			if !bytes.Equal(a, b) {
+				t.Errorf("the cross-view of a large slice differs from a lean one's:\n%s", testutil.Diff(string(a), string(b)))
 			}
 			if got.Metrics.LeftOutIdleNs+got.Metrics.EdgeSyncNs > 0 && !strings.Contains(got.Reason, "left out, as the rules do") {
 				t.Errorf("the cross-view leaves time out and does not say so: %s", got.Reason)
