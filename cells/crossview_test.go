@@ -7,6 +7,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/table"
+	"github.com/tracebook/tracebook/sql"
 )
 
 // crossviewRows is a crossview preset result: a python frame enclosing a
@@ -40,8 +41,24 @@ func TestCrossView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(eng.args) != 1 || eng.args[0][0] != "job" || eng.args[0][1] != 0 {
-		t.Errorf("query args = %v, want the trace and the rank as parameters", eng.args)
+	// The crossview preset's query takes the trace and the rank; the
+	// capture area's evidence, which the cross-check judges its slice by,
+	// runs beside it.
+	p, _ := sql.Lookup("crossview")
+	var cv, capture [][]any
+	for i, q := range eng.queries {
+		switch {
+		case q == p.SQL:
+			cv = append(cv, eng.args[i])
+		case strings.Contains(q, "evidence_capture"):
+			capture = append(capture, eng.args[i])
+		}
+	}
+	if len(cv) != 1 || len(cv[0]) != 2 || cv[0][0] != "job" || cv[0][1] != 0 {
+		t.Errorf("crossview query args = %v, want the trace and the rank as parameters", cv)
+	}
+	if len(capture) == 0 {
+		t.Errorf("no capture preset ran beside the cross-view (queries %q)", eng.queries)
 	}
 	text, _ := res.Data["text/plain"].(string)
 	html, _ := res.Data["text/html"].(string)

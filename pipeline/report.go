@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,62 +40,9 @@ const MaxRankCrossViews = 8
 func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context map[string]string) (*report.Source, error) {
 	var cvs []*crossview.Result
 	var cvErr error
-	var limits []string
-	var b *evidence.Bundle
-	var err error
-	// The cross-check leaves out what the capture gate leaves out of the
-	// slice the rules judge: the capture preset's intervals, which the
-	// cross-views wait for once their rows are read (one definition of
-	// the judged slice for both).
-	var leftOut []crossview.LeftOut
-	var once sync.Once
-	captured := make(chan struct{})
-	gotLeftOut := func(lo []crossview.LeftOut) {
-		once.Do(func() {
-			leftOut = lo
-			close(captured)
-		})
-	}
-	waitLeftOut := func() []crossview.LeftOut {
-		<-captured
-		return leftOut
-	}
-	// collect gathers the evidence, then waits for the cross-views.
-	cvDone := make(chan struct{})
-	slots := make(chan struct{}, presetWorkers)
-	collect := func() error {
-		var err error
-		b, err = collectEvidence(ctx, eng, []string{"all"}, f, context, slots, gotLeftOut, limits...)
-		gotLeftOut(nil) // the capture preset did not run: nothing left out
-		<-cvDone
-		return err
-	}
-	if frames, ops := crossViewSize(ctx, eng, f.Trace, filterRank(f)); frames > leanCrossViewFrames {
-		// The evidence first, then the cross-views, which need its
-		// capture intervals: one after the other, so that DuckDB's sort
-		// of the frames and the evidence's memory do not peak together.
-		limits = largeSliceLimits(ops)
-		close(cvDone)
-		if err = collect(); err == nil {
-			gc := debug.SetGCPercent(crossViewGCPercent)
-			cvs, cvErr = crossViews(ctx, eng, f, waitLeftOut, limits...)
-			debug.SetGCPercent(gc)
-			debug.FreeOSMemory()
-		}
-	} else {
-		// The cross-view holds one more slot than the presets': when it is
-		// done, one more preset runs at a time.
-		slots = make(chan struct{}, presetWorkers+1)
-		slots <- struct{}{}
-		err = oneStatementPerCore(ctx, eng, func() error {
-			go func() {
-				defer close(cvDone)
-				cvs, cvErr = crossViews(ctx, eng, f, waitLeftOut)
-				<-slots
-			}()
-			return collect()
-		})
-	}
+	b, limits, err := collectBeside(ctx, eng, []string{"all"}, f, context, func(leftOut func() []crossview.LeftOut, limits []string) {
+		cvs, cvErr = crossViews(ctx, eng, f, leftOut, limits...)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +78,75 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 	}
 	src.CrossViews = append(src.CrossViews, cvs...)
 	return src, nil
+}
+
+// collectBeside collects the evidence of areas under f (collectEvidence:
+// the capture area comes along, whose intervals the cross-check leaves
+// out) and runs views, which builds cross-views of f, as CollectReport
+// explains: on a lean slice beside the evidence, each statement on one
+// thread, on a large one after it, under the returned DuckDB memory
+// limits (none for a lean slice). views gets what the capture gate leaves
+// out of the slice the rules judge, a call that waits for the capture
+// preset, and the limits to read its rows under. CollectReport and
+// CrossView both judge their cross-check's slice this way.
+func collectBeside(ctx context.Context, eng Engine, areas []string, f evidence.Filter, context map[string]string, views func(leftOut func() []crossview.LeftOut, limits []string)) (b *evidence.Bundle, limits []string, err error) {
+	if !slices.Contains(areas, "all") && !slices.Contains(areas, "capture") {
+		areas = append(slices.Clip(areas), "capture")
+	}
+	// The cross-check leaves out what the capture gate leaves out of the
+	// slice the rules judge: the capture preset's intervals, which the
+	// cross-views wait for once their rows are read (one definition of
+	// the judged slice for both).
+	var leftOut []crossview.LeftOut
+	var once sync.Once
+	captured := make(chan struct{})
+	gotLeftOut := func(lo []crossview.LeftOut) {
+		once.Do(func() {
+			leftOut = lo
+			close(captured)
+		})
+	}
+	waitLeftOut := func() []crossview.LeftOut {
+		<-captured
+		return leftOut
+	}
+	// collect gathers the evidence, then waits for the cross-views.
+	cvDone := make(chan struct{})
+	slots := make(chan struct{}, presetWorkers)
+	collect := func() error {
+		var err error
+		b, err = collectEvidence(ctx, eng, areas, f, context, slots, gotLeftOut, limits...)
+		gotLeftOut(nil) // the capture preset did not run: nothing left out
+		<-cvDone
+		return err
+	}
+	if frames, ops := crossViewSize(ctx, eng, f.Trace, filterRank(f)); frames > leanCrossViewFrames {
+		// The evidence first, then the cross-views, which need its
+		// capture intervals: one after the other, so that DuckDB's sort
+		// of the frames and the evidence's memory do not peak together.
+		limits = largeSliceLimits(ops)
+		close(cvDone)
+		if err = collect(); err == nil {
+			gc := debug.SetGCPercent(crossViewGCPercent)
+			views(waitLeftOut, limits)
+			debug.SetGCPercent(gc)
+			debug.FreeOSMemory()
+		}
+	} else {
+		// The cross-view holds one more slot than the presets': when it is
+		// done, one more preset runs at a time.
+		slots = make(chan struct{}, presetWorkers+1)
+		slots <- struct{}{}
+		err = oneStatementPerCore(ctx, eng, func() error {
+			go func() {
+				defer close(cvDone)
+				views(waitLeftOut, nil)
+				<-slots
+			}()
+			return collect()
+		})
+	}
+	return b, limits, err
 }
 
 // OneThreader is an Engine that can run each statement on one thread for

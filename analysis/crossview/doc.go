@@ -133,7 +133,10 @@
 // profiler's start and stop syncs, a harness's sync) are no sync frame of
 // the loop: they open no gap and block nothing, and their time leaves the
 // launching threads' host time (Metrics.EdgeSyncs). The reason says what
-// was left out. The launching threads' host time is measured in the same
+// was left out. The report, %crossview and `tracebook crossview` all hand
+// the cross-check the capture gate's intervals (pipeline.CrossView
+// collects the capture area's evidence beside the rows, as the report
+// does), so they judge the same slice. The launching threads' host time is measured in the same
 // span:
 //
 //	busy      GPU busy time (union of GPU operations, all streams) / span

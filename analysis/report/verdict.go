@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -239,4 +240,37 @@ func hasFeature(b *evidence.Bundle, feature string) bool {
 		}
 	}
 	return false
+}
+
+// JudgedCheck returns cv with the cross-check the report shows for it
+// under gate, the capture gate of cv's slice: no host/device reading
+// where the gate finds the window no run of the workload (a graph
+// capture, a counter capture), the label capped where the capture caps
+// the confidence (crossLabel; why, as a note), and a note naming the
+// capture artifacts of the slice, which the rules (and the cross-check,
+// given Input.LeftOut) leave out. `tracebook crossview` and %crossview
+// show it, so that they read as the report's CPU cross-check of the same
+// slice; cv itself is left as it is.
+func JudgedCheck(cv *crossview.Result, gate *findings.Gate) *crossview.Result {
+	if cv == nil || gate == nil {
+		return cv
+	}
+	c := *unread(cv, gate)
+	c.Check.Notes = slices.Clip(c.Check.Notes)
+	c.Check.AlsoHolds = slices.Clip(c.Check.AlsoHolds)
+	label, capped := crossLabel(&c, gate)
+	if capped != "" {
+		c.Check.Label = label
+		c.Check.Notes = append(c.Check.Notes, "Confidence capped by the capture: "+capped)
+	}
+	var arts []string
+	for _, a := range gate.Artifacts {
+		if (c.Slice.Trace == "" || a.Trace == c.Slice.Trace) && !slices.Contains(arts, a.Title) {
+			arts = append(arts, a.Title)
+		}
+	}
+	if len(arts) > 0 {
+		c.Check.Notes = append(c.Check.Notes, "Capture quality (what the rules leave out of the slice they judge or judge with care; the report details each): "+strings.Join(arts, "; "))
+	}
+	return &c
 }
