@@ -512,10 +512,13 @@ func TestAsyncSchedulingEra(t *testing.T) {
 // the host-bound finding first (nccl_data_a100: launch calls 36 ms of 503
 // ms idle); a serving engine's launch-bound finding keeps the launch waits,
 // which its graphs or compiled forward remove with the host work between.
-// What the launches account for sets the severity too.
+// What the launches account for sets the severity too; a blocking copy
+// call's time is a wait, not launch overhead.
 func TestLaunchBoundRankedByLaunchTime(t *testing.T) {
 	launch := &table.Table{Columns: cols("trace rank step phase stream call launches with_gpu cpu_ns gpu_ns delay_ns hta_delay_ns short short_cpu_ns runtime_outliers delay_outliers cpu_hist delay_hist"),
-		Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), "cudaLaunchKernel", int64(1000), int64(1000), int64(500_000), int64(2_000_000), int64(9_000_000), int64(1_000_000), int64(800), int64(400_000), int64(0), int64(0), "", ""}}}
+		Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), "cudaLaunchKernel", int64(1000), int64(1000), int64(500_000), int64(2_000_000), int64(9_000_000), int64(1_000_000), int64(800), int64(400_000), int64(0), int64(0), "", ""},
+			// Blocking copies: their calls' time is a wait, no launch overhead.
+			{"t", int64(0), int64(1), "", int64(7), "cudaMemcpyAsync", int64(10), int64(10), int64(3_000_000), int64(100_000), int64(3_000_000), int64(0), int64(0), int64(0), int64(10), int64(0), "", ""}}}
 	gaps := &table.Table{Columns: cols("trace rank step phase stream category count idle_ns max_ns max_at_ns hist"),
 		Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), "host_wait", int64(900), int64(6_000_000), int64(20_000), int64(0), ""}}}
 	for _, c := range []struct{ producer, want string }{
@@ -530,7 +533,7 @@ func TestLaunchBoundRankedByLaunchTime(t *testing.T) {
 		for _, f := range fs {
 			got = append(got, f.Rule)
 			if f.Rule == "launch_bound" && c.producer == "training" &&
-				(f.Impact > 0.051 || !strings.Contains(f.Observation, "The launch calls took 0.500 ms of host time: they account for at most 5.0% of that span.")) {
+				(f.Impact > 0.051 || !strings.Contains(f.Observation, "The kernel launch calls took 0.500 ms of host time: they account for at most 5.0% of that span.")) {
 				t.Errorf("training launch-bound impact %.3f: %s", f.Impact, f.Observation)
 			}
 			// The GPU idles 60% of its span, but only the serving engine's
