@@ -249,7 +249,7 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 		// fusion. A smaller share is named after the CPU work below.
 		_, load := dataloaderFix(w)
 		fix := fmt.Sprintf("The launching thread spends %s (%s of %s) inside enumerate(DataLoader), launching nothing while it waits for batches (the GPU idles once its queue runs dry). Fix the input pipeline first (see the DataLoader issue), then shorten the CPU work that remains between launches.",
-			ms(d), pct(share), c.loopWhat(trace, rank))
+			ms(d), pct(share), c.loaderWhat(trace, rank))
 		if at.Name != "" && !isDataLoader(at.Name) {
 			fix += " The longest gaps sit in " + at.label() + ": where it runs inside the DataLoader's batches (dataset or collate code), loading in worker processes hides it; elsewhere, shorten it."
 		}
@@ -274,7 +274,7 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 		parts = append(parts, "batch more work per launch (larger batches, fewer small operations); torch.compile is not an option here: "+why)
 	}
 	if share >= c.th["dataloader_share"] {
-		parts = append(parts, fmt.Sprintf("the DataLoader also takes %s (%s of %s): see the DataLoader issue", ms(d), pct(share), c.loopWhat(trace, rank)))
+		parts = append(parts, fmt.Sprintf("the DataLoader also takes %s (%s of %s): see the DataLoader issue", ms(d), pct(share), c.loaderWhat(trace, rank)))
 	}
 	if w.Training {
 		if w.DataLoaderWorkers == 0 {
@@ -364,20 +364,30 @@ func (c *ctx) graphRoute(trace string, rank int, graphs bool) (fix, snippet stri
 // dataloaderShare is the time in enumerate(DataLoader) on the rank and its
 // share of the loop's time (loopTime).
 func (c *ctx) dataloaderShare(trace string, rank int) (int64, float64) {
-	o := c.ev.Table("ops")
 	for _, rr := range c.ranks {
 		if rr.trace != trace || rr.rank != rank {
 			continue
 		}
-		d := sumBy(o, trace, rank, "incl_ns", func(r int) bool { return isDataLoader(evidence.Str(o, r, "name")) })
-		// The workers' start-up is the capture's (loader_start), not the
-		// steady loading: out of the DataLoader's time and of the loop's.
-		start := min(c.loaderStart(trace, rank), d)
+		start, d := c.loaderStartOut(trace, rank)
 		if base := c.loopTime(rr) - start; base > 0 {
 			return d - start, float64(d-start) / float64(base)
 		}
 	}
 	return 0, 0
+}
+
+// loaderStartOut returns the workers' start-up that dataloaderShare leaves
+// out of the DataLoader's time and of the loop's (at most the DataLoader's
+// time), and the DataLoader's time with it.
+func (c *ctx) loaderStartOut(trace string, rank int) (start, d int64) {
+	o := c.ev.Table("ops")
+	if o == nil {
+		return 0, 0
+	}
+	d = sumBy(o, trace, rank, "incl_ns", func(r int) bool { return isDataLoader(evidence.Str(o, r, "name")) })
+	// The workers' start-up is the capture's (loader_start), not the
+	// steady loading: out of the DataLoader's time and of the loop's.
+	return min(c.loaderStart(trace, rank), d), d
 }
 
 // vllmMaxCaptureSize is the largest CUDA-graph capture size vLLM uses by
