@@ -94,7 +94,18 @@ type HostFrame struct {
 	// Ns of GPU idle in all, of the rank's IdleNs.
 	Gaps, Of   int
 	Ns, IdleNs int64
+	// Loader is the DataLoader iterator frame (enumerate(DataLoader)#...)
+	// that Name runs inside, where the gaps' stacks or the frame's
+	// ancestry in the cross-view's CPU tree show one around all of its
+	// time; NotInLoader: that ancestry shows none around any of it.
+	// Neither when the evidence does not decide.
+	Loader      string
+	NotInLoader bool
 }
+
+// IsDataLoader reports whether a frame is a DataLoader (or DataPipe)
+// iterator's: enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__.
+func IsDataLoader(name string) bool { return isDataLoader(name) }
 
 // label names the frame; a built-in function (a C call) with the python
 // frame that called it, which says more than its own name.
@@ -250,7 +261,13 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 		_, load := dataloaderFix(w)
 		fix := fmt.Sprintf("The launching thread spends %s (%s of %s) inside enumerate(DataLoader), launching nothing while it waits for batches (the GPU idles once its queue runs dry). Fix the input pipeline first (see the DataLoader issue), then shorten the CPU work that remains between launches.",
 			ms(d), pct(share), c.loaderWhat(trace, rank))
-		if at.Name != "" && !isDataLoader(at.Name) {
+		switch {
+		case at.Name == "" || isDataLoader(at.Name):
+		case at.Loader != "":
+			fix += " The longest gaps sit in " + at.label() + ", which runs inside " + at.Loader + " (the DataLoader's batches: dataset or collate code): loading in worker processes (num_workers > 0) hides it."
+		case at.NotInLoader:
+			fix += " The longest gaps sit in " + at.label() + ", which runs outside the DataLoader's batches: shorten it."
+		default:
 			fix += " The longest gaps sit in " + at.label() + ": where it runs inside the DataLoader's batches (dataset or collate code), loading in worker processes hides it; elsewhere, shorten it."
 		}
 		return fix, load
