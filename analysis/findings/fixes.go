@@ -94,7 +94,18 @@ type HostFrame struct {
 	// Ns of GPU idle in all, of the rank's IdleNs.
 	Gaps, Of   int
 	Ns, IdleNs int64
+	// Loader is the DataLoader iterator frame (enumerate(DataLoader)#...)
+	// that Name runs inside, where the gaps' stacks or the frame's
+	// ancestry in the cross-view's CPU tree show one around all of its
+	// time; NotInLoader: that ancestry shows none around any of it.
+	// Neither when the evidence does not decide.
+	Loader      string
+	NotInLoader bool
 }
+
+// IsDataLoader reports whether a frame is a DataLoader (or DataPipe)
+// iterator's: enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__.
+func IsDataLoader(name string) bool { return isDataLoader(name) }
 
 // label names the frame; a built-in function (a C call) with the python
 // frame that called it, which says more than its own name.
@@ -249,8 +260,14 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 		// fusion. A smaller share is named after the CPU work below.
 		_, load := dataloaderFix(w)
 		fix := fmt.Sprintf("The launching thread spends %s (%s of %s) inside enumerate(DataLoader), launching nothing while it waits for batches (the GPU idles once its queue runs dry). Fix the input pipeline first (see the DataLoader issue), then shorten the CPU work that remains between launches.",
-			ms(d), pct(share), c.loopWhat(trace, rank))
-		if at.Name != "" && !isDataLoader(at.Name) {
+			ms(d), pct(share), c.loaderWhat(trace, rank))
+		switch {
+		case at.Name == "" || isDataLoader(at.Name):
+		case at.Loader != "":
+			fix += " The longest gaps sit in " + at.label() + ", which runs inside " + at.Loader + " (the DataLoader's batches: dataset or collate code): loading in worker processes (num_workers > 0) hides it."
+		case at.NotInLoader:
+			fix += " The longest gaps sit in " + at.label() + ", which runs outside the DataLoader's batches: shorten it."
+		default:
 			fix += " The longest gaps sit in " + at.label() + ": where it runs inside the DataLoader's batches (dataset or collate code), loading in worker processes hides it; elsewhere, shorten it."
 		}
 		return fix, load
@@ -274,7 +291,7 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 		parts = append(parts, "batch more work per launch (larger batches, fewer small operations); torch.compile is not an option here: "+why)
 	}
 	if share >= c.th["dataloader_share"] {
-		parts = append(parts, fmt.Sprintf("the DataLoader also takes %s (%s of %s): see the DataLoader issue", ms(d), pct(share), c.loopWhat(trace, rank)))
+		parts = append(parts, fmt.Sprintf("the DataLoader also takes %s (%s of %s): see the DataLoader issue", ms(d), pct(share), c.loaderWhat(trace, rank)))
 	}
 	if w.Training {
 		if w.DataLoaderWorkers == 0 {
@@ -364,20 +381,30 @@ func (c *ctx) graphRoute(trace string, rank int, graphs bool) (fix, snippet stri
 // dataloaderShare is the time in enumerate(DataLoader) on the rank and its
 // share of the loop's time (loopTime).
 func (c *ctx) dataloaderShare(trace string, rank int) (int64, float64) {
-	o := c.ev.Table("ops")
 	for _, rr := range c.ranks {
 		if rr.trace != trace || rr.rank != rank {
 			continue
 		}
-		d := sumBy(o, trace, rank, "incl_ns", func(r int) bool { return isDataLoader(evidence.Str(o, r, "name")) })
-		// The workers' start-up is the capture's (loader_start), not the
-		// steady loading: out of the DataLoader's time and of the loop's.
-		start := min(c.loaderStart(trace, rank), d)
+		start, d := c.loaderStartOut(trace, rank)
 		if base := c.loopTime(rr) - start; base > 0 {
 			return d - start, float64(d-start) / float64(base)
 		}
 	}
 	return 0, 0
+}
+
+// loaderStartOut returns the workers' start-up that dataloaderShare leaves
+// out of the DataLoader's time and of the loop's (at most the DataLoader's
+// time), and the DataLoader's time with it.
+func (c *ctx) loaderStartOut(trace string, rank int) (start, d int64) {
+	o := c.ev.Table("ops")
+	if o == nil {
+		return 0, 0
+	}
+	d = sumBy(o, trace, rank, "incl_ns", func(r int) bool { return isDataLoader(evidence.Str(o, r, "name")) })
+	// The workers' start-up is the capture's (loader_start), not the
+	// steady loading: out of the DataLoader's time and of the loop's.
+	return min(c.loaderStart(trace, rank), d), d
 }
 
 // vllmMaxCaptureSize is the largest CUDA-graph capture size vLLM uses by

@@ -106,3 +106,44 @@ func TestNameHostFrameOthers(t *testing.T) {
 		t.Errorf("a gate's fix was rewritten: %q / %q", f.Fix, f.Observation)
 	}
 }
+
+// TestNameHostFrameDataLoader: a host-bound loop that mostly waits for its
+// DataLoader names the frame of its longest gaps with the branch the
+// evidence decides: inside the DataLoader's iterator (h100_owlv2: every
+// zoom_shift call runs in enumerate(DataLoader)#_SingleProcessDataLoaderIter
+// .__next__), worker processes hide it; outside, shorten it; the hedge
+// only where neither is shown.
+func TestNameHostFrameDataLoader(t *testing.T) {
+	const iter = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+	ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", iter, int64(1), int64(60_000_000), int64(60_000_000), int64(60_000_000), int64(0), int64(0), int64(0)}}}
+	b := bundle("training", "cuda", "H100", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000), "ops": ops})
+	ev := evidence.Rollup(b, evidence.Filter{})
+	fs, gate := findings.Judge(ev, nil)
+	base := find(fs, "host_bound_idle")
+	if base == nil {
+		t.Fatalf("no host-bound finding: %s", rules(fs))
+	}
+	frame := findings.HostFrame{Name: "<built-in function zoom_shift>", Stack: []string{"scipy/ndimage/_interpolation.py(739): zoom", "<built-in function zoom_shift>"},
+		Leaf: true, Gaps: 4, Of: 5, Ns: 30_000_000, IdleNs: 60_000_000}
+	for _, c := range []struct {
+		name        string
+		loader      string
+		notIn       bool
+		want, unwnt string
+	}{
+		{"inside", iter, false, "which runs inside " + iter + " (the DataLoader's batches: dataset or collate code): loading in worker processes (num_workers > 0) hides it.", "elsewhere"},
+		{"outside", "", true, "which runs outside the DataLoader's batches: shorten it.", "hides it"},
+		{"undecided", "", false, "where it runs inside the DataLoader's batches (dataset or collate code), loading in worker processes hides it; elsewhere, shorten it.", "which runs"},
+	} {
+		f := *base
+		at := frame
+		at.Loader, at.NotInLoader = c.loader, c.notIn
+		if !findings.NameHostFrame(&f, ev, nil, gate, at) {
+			t.Fatalf("%s: fix not rewritten: %q", c.name, f.Fix)
+		}
+		if !strings.Contains(f.Fix, c.want) || strings.Contains(f.Fix, c.unwnt) {
+			t.Errorf("%s: fix %q, want %q", c.name, f.Fix, c.want)
+		}
+	}
+}

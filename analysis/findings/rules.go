@@ -792,10 +792,10 @@ func dataloader(c *ctx) []evidence.Finding {
 			Severity: severity(b.score, c.th["dataloader_critical"]),
 			Title:    loop + " waits for the DataLoader",
 			Observation: fmt.Sprintf("enumerate(DataLoader) took %s, %s of %s (%s)%s.",
-				ms(d), pct(b.score), c.loopWhat(b.trace, b.rank), c.where(b.trace, b.rank), others(b.n)),
+				ms(d), pct(b.score), c.loaderWhat(b.trace, b.rank), c.where(b.trace, b.rank), others(b.n)),
 			Evidence: []evidence.Ref{ref("ops", "rank", itoa(b.rank), "name", "enumerate(DataLoader)#*"), ref("ranks", "rank", itoa(b.rank)), ref("workload", "rank", itoa(b.rank))},
 			Impact:   b.score,
-			ImpactOf: c.shareOf(c.loopBase(b.trace, b.rank), b.trace, b.rank),
+			ImpactOf: c.shareOf(c.loaderBase(b.trace, b.rank), b.trace, b.rank),
 			Scope:    evidence.Scope{Producers: []string{ri.Producer}, Platforms: []string{ri.Platform}},
 			Verify:   "Re-profile: the DataLoader's share of step time should fall under 5%.",
 			Refute:   "The GPU stays busy during the DataLoader time (ranks.idle_ns does not shrink when it does): the loading is already hidden.",
@@ -824,14 +824,6 @@ func (c *ctx) loopTime(rr rankRow) int64 {
 	return c.wall(rr.trace, rr.rank)
 }
 
-// loopWhat names loopTime's denominator.
-func (c *ctx) loopWhat(trace string, rank int) string {
-	if w := c.loopBase(trace, rank); w != "step time" {
-		return w + "; the trace has no steps"
-	}
-	return "step time"
-}
-
 // loopBase is the time the loop's shares are of: "step time", or the
 // rank's wall time when the trace has no steps.
 func (c *ctx) loopBase(trace string, rank int) string {
@@ -841,6 +833,32 @@ func (c *ctx) loopBase(trace string, rank int) string {
 		}
 	}
 	return "the rank's wall time"
+}
+
+// loaderBase is the time dataloaderShare divides by: loopBase less the
+// workers' start-up where the capture holds one ("the rank's wall time
+// less the 1939 ms worker start-up").
+func (c *ctx) loaderBase(trace string, rank int) string {
+	return c.loopBase(trace, rank) + c.lessStart(trace, rank)
+}
+
+// loaderWhat names dataloaderShare's denominator, and says where the trace
+// has no steps.
+func (c *ctx) loaderWhat(trace string, rank int) string {
+	w := c.loaderBase(trace, rank)
+	if c.loopBase(trace, rank) != "step time" {
+		w += "; the trace has no steps"
+	}
+	return w
+}
+
+// lessStart is " less the N ms worker start-up" where dataloaderShare
+// leaves the workers' start-up out of the loop's time, else "".
+func (c *ctx) lessStart(trace string, rank int) string {
+	if start, _ := c.loaderStartOut(trace, rank); start > 0 {
+		return " less the " + ms(start) + " worker start-up"
+	}
+	return ""
 }
 
 // lowerFirst is s with its first letter in lower case, to follow a colon.

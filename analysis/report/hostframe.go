@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/crossview"
@@ -28,6 +29,9 @@ func nameHostFrames(found []evidence.Finding, cv *crossview.Result, f evidence.F
 			continue
 		}
 		if at, ok := hostFrameOf(cv.Check.TopGaps, x.Trace, x.Rank, rankIdle(ev, x.Trace, x.Rank), gate.ExcludedIdle(x.Trace, x.Rank)); ok {
+			if at.Loader == "" {
+				at.Loader, at.NotInLoader = loaderAround(&cv.CPU, at.Stack)
+			}
 			findings.NameHostFrame(x, ev, th, gate, at)
 		}
 	}
@@ -145,8 +149,67 @@ func hostFrameOf(gaps []crossview.Gap, trace string, rank int, idle, excluded in
 		pick--
 	}
 	c := covers[best[pick]]
-	return findings.HostFrame{Name: best[pick], Stack: append([]string(nil), best[:pick+1]...), Leaf: c.leaf,
-		Gaps: c.n, Of: of, Ns: c.ns, IdleNs: idle}, true
+	at := findings.HostFrame{Name: best[pick], Stack: append([]string(nil), best[:pick+1]...), Leaf: c.leaf,
+		Gaps: c.n, Of: of, Ns: c.ns, IdleNs: idle}
+	// A DataLoader iterator open around the frame in every gap that
+	// holds it decides the fix's branch; the stacks are cut at 4 frames,
+	// so its absence decides nothing (loaderAround looks further).
+	for _, g := range mine {
+		if !slices.Contains(g.Host, at.Name) {
+			continue
+		}
+		i := slices.IndexFunc(g.Host, findings.IsDataLoader)
+		if i < 0 || i > slices.Index(g.Host, at.Name) {
+			at.Loader = ""
+			break
+		}
+		if at.Loader == "" {
+			at.Loader = g.Host[i]
+		}
+	}
+	return at, true
+}
+
+// loaderAround reads the frame's ancestry in the cross-view's CPU tree
+// (the gaps keep only the innermost 4 frames): every node whose stack ends
+// with stack, the frames down to the one the gaps sit in. It returns the
+// DataLoader iterator frame open around all of their time, or notIn when
+// none is open around any of it; neither when the tree holds no such node
+// or some of the time lies inside and some outside.
+func loaderAround(cpu *crossview.Tree, stack []string) (loader string, notIn bool) {
+	if cpu == nil || len(stack) == 0 {
+		return "", false
+	}
+	var in, out int64
+	loaders := map[string]bool{}
+	var walk func(n *crossview.Node, path []string)
+	walk = func(n *crossview.Node, path []string) {
+		path = append(append(path, n.Via...), n.Name)
+		if len(path) >= len(stack) && slices.Equal(path[len(path)-len(stack):], stack) {
+			if i := slices.IndexFunc(path, findings.IsDataLoader); i >= 0 {
+				in += n.Ns
+				loaders[path[i]] = true
+			} else {
+				out += n.Ns
+			}
+			return // a deeper match is part of this one's time
+		}
+		for _, ch := range n.Children {
+			walk(ch, path)
+		}
+	}
+	for _, r := range cpu.Roots {
+		walk(r, nil)
+	}
+	switch {
+	case in > 0 && out == 0 && len(loaders) == 1:
+		for l := range loaders {
+			return l, false
+		}
+	case out > 0 && in == 0:
+		return "", true
+	}
+	return "", false
 }
 
 // isOperator: a frame that is an operator (aten::mm, c10d::broadcast_) or a

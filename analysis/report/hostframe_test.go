@@ -120,3 +120,49 @@ func TestHostFrameInReport(t *testing.T) {
 		t.Error("without a cross-view the fix changed")
 	}
 }
+
+// The gaps keep the innermost 4 frames: a DataLoader iterator among them
+// decides the fix's branch, and where it is cut off the frame's ancestry
+// in the CPU view tree decides it (h100_owlv2: zoom_shift under
+// enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__); time both
+// inside and outside, or no node, decides nothing.
+func TestHostFrameDataLoader(t *testing.T) {
+	const iter = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+	zoom := []string{"scipy/ndimage/_interpolation.py(739): zoom", "<built-in function zoom_shift>"}
+	gap := func(host ...string) crossview.Gap {
+		return crossview.Gap{Trace: "t", Cause: "host", DurNs: 100_000_000, Host: host}
+	}
+	at, ok := hostFrameOf([]crossview.Gap{gap(append([]string{iter, "fetch.py(25): fetch"}, zoom...)...), gap(append([]string{iter, "x.py(1): f"}, zoom...)...)}, "t", 0, 250_000_000, 0)
+	if !ok || at.Name != zoom[1] || at.Loader != iter {
+		t.Errorf("iterator in the gaps' stacks: %+v %v", at, ok)
+	}
+	at, ok = hostFrameOf([]crossview.Gap{gap(append([]string{iter, "fetch.py(25): fetch"}, zoom...)...), gap(append([]string{"a.py(1): g", "x.py(1): f"}, zoom...)...)}, "t", 0, 250_000_000, 0)
+	if !ok || at.Loader != "" {
+		t.Errorf("iterator in one gap's stack only: %+v %v", at, ok)
+	}
+
+	node := func(name string, ns int64, via []string, ch ...*crossview.Node) *crossview.Node {
+		return &crossview.Node{Name: name, Ns: ns, Via: via, Children: ch}
+	}
+	leaf := func(ns int64) *crossview.Node {
+		return node(zoom[1], ns, []string{zoom[0]})
+	}
+	inside := node("main.py(1): run", 500, nil, node(iter, 500, []string{"dataloader.py(703): __next__"}, node("fetch.py(25): fetch", 500, nil, leaf(500))))
+	outside := node("main.py(1): run", 100, nil, node("post.py(9): resize", 100, nil, leaf(100)))
+	for _, c := range []struct {
+		name   string
+		roots  []*crossview.Node
+		loader string
+		notIn  bool
+	}{
+		{"inside", []*crossview.Node{inside}, iter, false},
+		{"outside", []*crossview.Node{outside}, "", true},
+		{"both", []*crossview.Node{inside, outside}, "", false},
+		{"absent", []*crossview.Node{node("main.py(1): run", 1, nil)}, "", false},
+	} {
+		loader, notIn := loaderAround(&crossview.Tree{Roots: c.roots}, zoom)
+		if loader != c.loader || notIn != c.notIn {
+			t.Errorf("%s: loader %q notIn %v, want %q %v", c.name, loader, notIn, c.loader, c.notIn)
+		}
+	}
+}

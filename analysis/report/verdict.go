@@ -68,7 +68,8 @@ func crossLabel(cv *crossview.Result, gate *findings.Gate) (label, capped string
 // cross-check of the same slice: a confirmed issue whose constraint the
 // cross-check rates a hypothesis, cannot attribute (inconclusive) or sees
 // as another constraint is shown as a hypothesis, with why; a cross-check
-// verdict that no critical issue shares is named in the summary.
+// verdict that the top issue does not share is named in the summary, with
+// the lower critical issue that shares it.
 func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Finding) {
 	if cv == nil || cv.Check.Verdict == "" || cv.Check.Metrics.GPUTimeNs == 0 {
 		return
@@ -112,15 +113,31 @@ func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Findi
 	if cv.Check.Verdict == crossview.VerdictInconclusive {
 		return
 	}
-	for _, f := range crit {
-		if ruleVerdict(f.Rule) == cv.Check.Verdict {
-			return
+	if len(crit) > 0 && ruleVerdict(crit[0].Rule) == cv.Check.Verdict {
+		return
+	}
+	// The cross-check differs from the top issue: say so, naming a lower
+	// critical issue that shares its reading, and beside a comm-bound
+	// reading how much of that issue's communication is waiting for late
+	// ranks (rank skew, not transfer).
+	also, skew := "", ""
+	for i, f := range crit {
+		if i > 0 && ruleVerdict(f.Rule) == cv.Check.Verdict {
+			also = ", the constraint of issue " + strconv.Itoa(i+1)
+			if w := findings.CommWait(f); w != "" {
+				skew = " Issue " + strconv.Itoa(i+1) + " qualifies that reading: " + w + ": a skew between the ranks, which overlap settings cannot hide."
+			}
+			break
 		}
 	}
 	if label != crossview.Confirmed {
 		if len(crit) > 0 {
-			d.Summary = append(d.Summary, "The CPU cross-check reads this slice differently, as a hypothesis: "+verdict+"; see the cross-check for its numbers.")
+			d.Summary = append(d.Summary, "The CPU cross-check reads this slice differently, as a hypothesis: "+verdict+also+"; see the cross-check for its numbers."+skew)
 		}
+		return
+	}
+	if also != "" {
+		d.Summary = append(d.Summary, "The CPU cross-check names another constraint for this slice: "+verdict+also+"; see the cross-check for its numbers."+skew)
 		return
 	}
 	if len(crit) == 0 {

@@ -249,3 +249,39 @@ func TestIdleUncaused(t *testing.T) {
 		})
 	}
 }
+
+// A cross-check verdict that the top issue does not share is named in the
+// summary even where a lower critical issue shares it (dlrm_8rank: host-
+// bound issue 1, communication-bound cross-check, issue 2 exposed
+// communication), and beside a comm-bound reading the summary says how
+// much of that issue's communication is waiting for late ranks.
+func TestReconcileLowerIssueSharesVerdict(t *testing.T) {
+	cv := &crossview.Result{Check: crossview.Check{Verdict: crossview.VerdictComm, Label: crossview.Hypothesis, Metrics: crossview.Metrics{GPUTimeNs: 1}}}
+	comm := evidence.Finding{Rule: "comm_not_overlapped", Status: "confirmed", Severity: "critical", Rank: 1,
+		Title:       "Rank 1's exposed communication is mostly waiting for late ranks to arrive, not transfer",
+		Observation: "Communication kernels took 11.3 ms. Of its 8 matched collective instances (11.3 ms), 11.1 ms (98.1%) was waiting for the last rank to arrive and 0.211 ms transfer after it. Rank 7 arrived last in 4 of them."}
+	d := &Doc{}
+	reconcile(d, cv, crossview.Hypothesis, []evidence.Finding{{Rule: "host_bound_idle", Status: "confirmed", Severity: "critical"}, comm})
+	got := strings.Join(d.Summary, "\n")
+	for _, w := range []string{
+		"The CPU cross-check reads this slice differently, as a hypothesis: communication-bound (hypothesis), the constraint of issue 2",
+		"Issue 2 qualifies that reading: of rank 1's 11.3 ms of matched collective time, 11.1 ms (98.1%) was waiting for late ranks to arrive and 0.211 ms transfer",
+	} {
+		if !strings.Contains(got, w) {
+			t.Errorf("summary %q, want %q", got, w)
+		}
+	}
+	// The top issue sharing the reading leaves the summary alone.
+	d = &Doc{}
+	reconcile(d, cv, crossview.Hypothesis, []evidence.Finding{comm, {Rule: "host_bound_idle", Status: "confirmed", Severity: "critical"}})
+	if len(d.Summary) != 0 {
+		t.Errorf("top issue shares the verdict, summary %q", d.Summary)
+	}
+	// Transfer-dominated communication gets no skew sentence.
+	comm.Title, comm.Observation = "Communication is exposed: computation does not hide it", "Communication kernels took 11.3 ms."
+	d = &Doc{}
+	reconcile(d, cv, crossview.Hypothesis, []evidence.Finding{{Rule: "host_bound_idle", Status: "confirmed", Severity: "critical"}, comm})
+	if got := strings.Join(d.Summary, "\n"); !strings.Contains(got, "reads this slice differently") || strings.Contains(got, "qualifies") {
+		t.Errorf("transfer-bound issue 2, summary %q", got)
+	}
+}
