@@ -467,6 +467,59 @@ func TestJudgementEdgeSync(t *testing.T) {
 	}
 }
 
+// Case 2a. A sync-bound loop (aten::item's cudaStreamSynchronize opens a
+// gap each step), then, outside every step, an aten::to whose
+// cudaStreamSynchronize and a cudaDeviceSynchronize that waits through a
+// 2 ms GPU idle gap: two edge syncs (vllm_h100_tp4_rank0: a 0.002 ms
+// stream sync of aten::to and a 2.6 ms device sync after the last step).
+// The capture area, the sync rule and the sync area leave out both, and
+// neither counts the device sync's idle as held time
+// (negative_queue_length_a100: the edge sync's 93.6 ms added to the held
+// waits' 444 ms in the area's row only).
+func TestJudgementEdgeSyncsOfAnOperator(t *testing.T) {
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	k := newJT(jH100, 0, 1)
+	k.steps(1, 60, 0, 5_000, func(step int, at float64) {
+		k.kernel(gemm, at+10, at+20, 3_000)
+		k.op("cpu_op", "aten::item", at+40, 3_000)
+		k.call("cudaStreamSynchronize", at+50, 2_980)
+		k.slowKernel(gemm, at+3_300, 5, at+3_400, 1_000)
+	})
+	e := 60 * 5_000.0
+	k.op("cpu_op", "aten::to", e+15, 10)
+	k.call("cudaStreamSynchronize", e+20, 2)
+	k.kernel(gemm, e+100, e+200, 1_000)
+	k.kernel(gemm, e+110, e+3_200, 500)
+	k.call("cudaDeviceSynchronize", e+150, 3_600)
+	j := judge(t, k.write(t, t.TempDir(), "edgeop.json"))
+
+	j.artifact(t, "Synchronisations at the window's edge", "2 sync calls (3.6 ms in total; the longest a cudaDeviceSynchronize of 3.6 ms)")
+	st := j.src.Bundle.Tables["sync"]
+	var edge, held int64
+	for r := range st.Rows {
+		if evidence.Bool(st, r, "edge") {
+			edge += evidence.Int(st, r, "count")
+		}
+		held += evidence.Int(st, r, "held_ns")
+	}
+	if edge != 2 || held != 0 {
+		t.Errorf("sync rows: %d edge calls (want 2), %d ns held (want 0: the edge sync's idle is the edge's)", edge, held)
+	}
+	if c := j.capture(); strings.Contains(c, "Host calls that waited") {
+		t.Errorf("the edge sync is called a held wait:\n%s", c)
+	}
+	f := j.one(t, "sync_bound_loop")
+	for _, want := range []string{"60 blocking sync calls", "also hold 2 syncs at the capture's edges"} {
+		if !strings.Contains(f.Observation, want) {
+			t.Errorf("the sync finding does not say %q: %s", want, f.Observation)
+		}
+	}
+	row := section(j.md, "| Synchronization waits", "\n")
+	if !strings.Contains(row, "2 syncs at the capture's edges blocked 3.602 ms") || strings.Contains(row, "none of the trace's work") {
+		t.Errorf("the sync area's row does not agree with the finding and Capture quality:\n%s", row)
+	}
+}
+
 // Case 2b. The window opens inside the first step on a harness's
 // cudaDeviceSynchronize that waits 14 ms for kernels launched before the
 // capture (their calls are not in the trace), before the loop launches

@@ -88,7 +88,8 @@
 --     (the profiler's stop synchronisation, a harness sync), before the
 --     rank's first launching call (it can only wait for work launched
 --     before the window: a harness's sync after warm-up) or, on a rank
---     with steps, outside every step.
+--     with steps, outside every step (evidence_base_edge, which the sync
+--     preset's edge column reads too). name is the longest call's.
 --   excluded: the union of first_use, first_copy, first_op, loader_start,
 --     profiler_overhead, warmup, warmup_step, held and graph_capture: what
 --     the rules take out of the judged slice.
@@ -129,7 +130,7 @@ _gpu AS NOT MATERIALIZED (
   WHERE tb_gpu_work(kind) AND ts_ns IS NOT NULL
 ),
 _gspan AS (
-  SELECT trace, rank, min(ts_ns) AS gs, max(end_ns) AS ge, max(ts_ns) AS glast FROM _gpu GROUP BY trace, rank
+  SELECT trace, rank, min(ts_ns) AS gs, max(end_ns) AS ge FROM _gpu GROUP BY trace, rank
 ),
 _gpm AS (
   SELECT trace, rank, kind, name, ts_ns, correlation,
@@ -170,10 +171,6 @@ _linked AS (
 ),
 _first_corr AS (
   SELECT trace, rank, min(correlation) AS c0 FROM _rt WHERE correlation IS NOT NULL GROUP BY trace, rank
-),
-_first_launch AS (
-  SELECT trace, rank, min(ts_ns) AS fl FROM _rt
-  WHERE api IN ('launch', 'graph_launch', 'memcpy', 'memset') GROUP BY trace, rank
 ),
 -- The profiler's overhead events (CUPTI: Lazy Function Loading, a
 -- kernel's module loaded on its first launch; Activity Buffer Request, the
@@ -218,9 +215,6 @@ _stepd AS (
 _stepm AS (
   SELECT trace, rank, phase, median(d) AS med, count(*) AS n FROM _stepd WHERE k > 1 GROUP BY trace, rank, phase
 ),
-_has_steps AS (
-  SELECT DISTINCT trace, rank FROM evidence_base_steps
-),
 -- Each kernel's first launch (correlation ids grow with launch order) and
 -- the launches of kernels: a launch can load a module only the first time
 -- its kernel runs.
@@ -241,12 +235,7 @@ _slow AS (
     AND CASE WHEN api = 'launch' THEN coalesce(first_of_kernel, true) ELSE k <= 20 END
 ),
 _edge AS (
-  SELECT r.trace, r.rank, r.name, r.ts_ns, r.end_ns, r.correlation
-  FROM _rt r
-  LEFT JOIN _gspan g ON g.trace = r.trace AND g.rank = r.rank
-  LEFT JOIN _has_steps h ON h.trace = r.trace AND h.rank = r.rank
-  LEFT JOIN _first_launch f ON f.trace = r.trace AND f.rank = r.rank
-  WHERE r.api = 'sync' AND (r.ts_ns >= g.glast OR r.ts_ns < f.fl OR (h.trace IS NOT NULL AND r.step < 0))
+  SELECT trace, rank, name, ts_ns, end_ns, correlation FROM evidence_base_edge
 ),
 _art AS (
   SELECT trace, rank, 'first_use' AS kind, name, ts_ns, end_ns

@@ -1,9 +1,9 @@
 -- evidence_base: the events of the filter with their step and phase, and the steps themselves: what every evidence preset reads.
 -- INCLUDE: schema
 --
--- Two tables, built in this order for one filter and read by every preset
+-- Tables, built in this order for one filter and read by every preset
 -- (sql/<area>.sql) instead of each rescanning events and assigning steps on
--- its own. %evidence (pipeline.CollectEvidence) rebuilds both at the start of
+-- its own. %evidence (pipeline.CollectEvidence) rebuilds them at the start of
 -- each collection, as CREATE OR REPLACE TABLE ... with the filter's
 -- parameters, and they stay in the database next to the evidence_<area>
 -- tables: a preset copied from the %evidence output runs as is against the
@@ -427,3 +427,48 @@ SELECT
   CAST(sum(first_use) AS BIGINT) AS one_time_ns
 FROM _w
 GROUP BY trace, rank, correlation, ts_ns;
+
+-- The rank's synchronising calls at the window's edge: sync calls (api
+-- sync) that start after the rank's last GPU work started (the profiler's
+-- stop synchronisation, a harness sync), before the rank's first launching
+-- call (it can only wait for work launched before the window: a harness's
+-- sync after warm-up) or, on a rank with steps, outside every step. One
+-- definition for the capture area (its edge_sync kind) and the sync preset
+-- (its edge column): the sync rule leaves these calls out, whatever
+-- operator issued them (vllm_h100_tp4_rank0: a cudaStreamSynchronize of
+-- aten::to and the cudaDeviceSynchronize after the last step).
+CREATE TABLE evidence_base_edge AS
+WITH
+_rt AS (
+  SELECT trace, rank, api, name, ts_ns, end_ns, correlation, step FROM evidence_base_events
+  WHERE kind IN ('runtime', 'driver') AND ts_ns IS NOT NULL
+),
+_glast AS (
+  SELECT trace, rank, max(ts_ns) AS glast FROM evidence_base_events
+  WHERE tb_gpu_work(kind) AND ts_ns IS NOT NULL GROUP BY trace, rank
+),
+_first_launch AS (
+  SELECT trace, rank, min(ts_ns) AS fl FROM _rt
+  WHERE api IN ('launch', 'graph_launch', 'memcpy', 'memset') GROUP BY trace, rank
+),
+_has_steps AS (
+  SELECT DISTINCT trace, rank FROM evidence_base_steps
+)
+SELECT
+  -- Trace name. TEXT
+  r.trace AS trace,
+  -- Rank. INT
+  r.rank AS rank,
+  -- Correlation id of the call. INT
+  r.correlation AS correlation,
+  -- Call name. TEXT
+  r.name AS name,
+  -- Start of the call. TIMESTAMP_NS
+  r.ts_ns AS ts_ns,
+  -- End of the call. TIMESTAMP_NS
+  r.end_ns AS end_ns
+FROM _rt r
+LEFT JOIN _glast g ON g.trace = r.trace AND g.rank = r.rank
+LEFT JOIN _has_steps h ON h.trace = r.trace AND h.rank = r.rank
+LEFT JOIN _first_launch f ON f.trace = r.trace AND f.rank = r.rank
+WHERE r.api = 'sync' AND (r.ts_ns >= g.glast OR r.ts_ns < f.fl OR (h.trace IS NOT NULL AND r.step < 0));

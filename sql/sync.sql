@@ -28,7 +28,12 @@
 -- confirm.
 -- Held: the part of a call inside idle gaps of 1 ms or more between the
 -- rank's GPU work (evidence_base_waits): the call waited for work the trace
--- does not show, not for the queue it shows; the rules leave it out.
+-- does not show, not for the queue it shows; the rules leave it out. An
+-- edge call (evidence_base_edge: a sync at the window's edge, left out
+-- whole) holds none, as in the capture area's held_wait, so that the
+-- column adds up to the capture's held time.
+-- Edge: syncs at the window's edge (evidence_base_edge) are rows of their
+-- own (edge true), whatever operator issued them.
 -- One-time: the part of a first copy call before the rank's first GPU
 -- work (evidence_base_waits): a one-time cost at the window's start; the
 -- rules leave it out too.
@@ -45,6 +50,7 @@
 -- direction: Copy direction (HtoD, DtoH, DtoD, ...) or '' for sync calls. TEXT
 -- pageable: The copy names pageable host memory. BOOL
 -- blocking: The call blocks the host (false for cudaStreamWaitEvent). BOOL
+-- edge: The calls are syncs at the window's edge (evidence_base_edge: the capture area's edge_sync), which the sync rule leaves out. BOOL
 -- count: Calls. COUNT
 -- blocked_ns: Sum of call durations (host time blocked). DURATION_NS
 -- max_blocked_ns: Longest call. DURATION_NS
@@ -52,7 +58,7 @@
 -- gpu_gap_ns: Sum of the GPU gaps the calls opened, each at most its call's duration less its held and one-time parts. DURATION_NS
 -- max_gap_ns: Longest such gap (at most its call's duration less its held and one-time parts). DURATION_NS
 -- bytes: Bytes copied by the copies. BYTES
--- held_ns: Blocked time inside idle gaps of 1 ms or more between the rank's GPU work (evidence_base_waits: a wait on work the trace does not show; 1 ms or more per call). DURATION_NS
+-- held_ns: Blocked time inside idle gaps of 1 ms or more between the rank's GPU work (evidence_base_waits: a wait on work the trace does not show; 1 ms or more per call); 0 for edge calls, whose whole time is the edge's (the capture area's held_wait likewise). DURATION_NS
 -- one_time_ns: Blocked time of first copy calls before the rank's first GPU work (evidence_base_waits: a one-time cost at the window's start, not the loop's). DURATION_NS
 -- KEYED: e.kind IN ('runtime', 'driver')
 --
@@ -117,9 +123,14 @@ _op AS (
 _seg AS (
   SELECT trace, rank, seg_ts, seg_end, next_ts, next_host_ts FROM evidence_base_busy
 ),
+_edged AS (
+  SELECT s.*, EXISTS (SELECT 1 FROM evidence_base_edge e WHERE e.trace = s.trace AND e.rank = s.rank AND e.ts_ns = s.ts_ns
+    AND e.name = s.call AND e.correlation IS NOT DISTINCT FROM s.correlation) AS edge
+  FROM _s s
+),
 _held AS (
-  SELECT s.*, coalesce(w.held_ns, 0) AS held_ns, coalesce(w.one_time_ns, 0) AS one_time_ns
-  FROM _s s LEFT JOIN evidence_base_waits w ON w.trace = s.trace AND w.rank = s.rank AND w.correlation = s.correlation
+  SELECT s.*, CASE WHEN s.edge THEN 0 ELSE coalesce(w.held_ns, 0) END AS held_ns, coalesce(w.one_time_ns, 0) AS one_time_ns
+  FROM _edged s LEFT JOIN evidence_base_waits w ON w.trace = s.trace AND w.rank = s.rank AND w.correlation = s.correlation
     AND w.ts_ns = s.ts_ns
 ),
 _gap AS (
@@ -132,7 +143,7 @@ _gap AS (
 SELECT g.trace, g.rank, g.step, g.phase, g.stream, g.call,
   coalesce(o.op, '') AS op,
   CASE WHEN NOT g.blocking THEN '' ELSE CASE o.prio WHEN 1 THEN 'item' WHEN 2 THEN 'dynamic_shape' WHEN 3 THEN 'copy' WHEN 9 THEN 'operator' ELSE 'explicit' END END AS trigger,
-  g.direction, g.pageable, g.blocking,
+  g.direction, g.pageable, g.blocking, g.edge,
   count(*) AS count,
   CAST(sum(g.dur_ns) AS BIGINT) AS blocked_ns,
   max(g.dur_ns) AS max_blocked_ns,
@@ -145,4 +156,4 @@ SELECT g.trace, g.rank, g.step, g.phase, g.stream, g.call,
 FROM _gap g LEFT JOIN _op o ON o.trace = g.trace AND o.rank = g.rank AND o.pid = g.pid AND o.tid = g.tid
   AND o.ts_ns = g.ts_ns AND o.end_ns = g.end_ns
 GROUP BY ALL
-ORDER BY trace, rank, step, phase, stream, call, op, trigger, direction, pageable, blocking
+ORDER BY trace, rank, step, phase, stream, call, op, trigger, direction, pageable, blocking, edge

@@ -48,6 +48,7 @@ var presetHeaders = []presetHeader{
 			"direction", "TEXT",
 			"pageable", "BOOL",
 			"blocking", "BOOL",
+			"edge", "BOOL",
 			"count", "COUNT",
 			"blocked_ns", "DURATION_NS",
 			"max_blocked_ns", "DURATION_NS",

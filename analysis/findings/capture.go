@@ -87,8 +87,6 @@ func (g *Gate) ExcludedIdle(trace string, rank int) int64 {
 type rankGate struct {
 	span          int64 // GPU span
 	excludedIdle  int64 // GPU idle inside start-up and held intervals
-	edgeSyncs     int64 // sync calls at the window's edge
-	edgeSyncNs    int64
 	loaderStartNs int64 // the DataLoader's first batch when its workers start up
 	preWindowN    int64 // GPU operations launched before the window
 	preWindowNs   int64 // and their GPU time
@@ -237,9 +235,14 @@ func Assess(ev *evidence.Evidence) *Gate {
 					hw.count, noun(hw.count, "call", "calls"), ms(hw.total), ms(hw.max), hw.name, where)})
 		}
 		if es, ok := rows["edge_sync"]; ok {
-			rg.edgeSyncs, rg.edgeSyncNs = es.count, es.total
+			// The row names the longest call only: with more than one,
+			// say so rather than give its name to all of them.
+			which := fmt.Sprintf("%s, %s", es.name, ms(es.total))
+			if es.count > 1 {
+				which = fmt.Sprintf("%s in total; the longest a %s of %s", ms(es.total), es.name, ms(es.max))
+			}
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "edge_sync", Title: "Synchronisations at the window's edge",
-				Detail: fmt.Sprintf("%d sync %s (e.g. %s, %s in total) after the last GPU work started, before the first launch (waiting for work launched before the window) or outside every step (%s): the profiler's start or stop synchronisation or a harness sync, not the loop's; the sync rule leaves them out.", es.count, noun(es.count, "call", "calls"), es.name, ms(es.total), where)})
+				Detail: fmt.Sprintf("%d sync %s (%s) after the last GPU work started, before the first launch (waiting for work launched before the window) or outside every step (%s): the profiler's start or stop synchronisation or a harness sync, not the loop's; the sync rule leaves them out.", es.count, noun(es.count, "call", "calls"), which, where)})
 		}
 		if ri.HasPythonStacks {
 			rg.limits = append(rg.limits, limit{rules: map[string]bool{"host_bound_idle": true, "launch_bound": true},
@@ -388,12 +391,6 @@ func (c *ctx) preWindowNote(trace string, rank int, total int64) string {
 // artifact's time), which the DataLoader rule leaves out.
 func (c *ctx) loaderStart(trace string, rank int) int64 {
 	return c.rankGate(trace, rank).loaderStartNs
-}
-
-// edgeSyncs returns the rank's sync calls at the window's edge.
-func (c *ctx) edgeSyncs(trace string, rank int) (count, ns int64) {
-	rg := c.rankGate(trace, rank)
-	return rg.edgeSyncs, rg.edgeSyncNs
 }
 
 // apply caps the findings by the ranks' limits. A finding on every rank

@@ -384,11 +384,11 @@ func (s Subject) leftToPageable(pageable bool, n, bytes int64) bool {
 	return s.PageableMinBytes != nil && largePageable(pageable, n, bytes, *s.PageableMinBytes)
 }
 
-// syncBlocking: a sync row the sync rule counts (blocking, and not a
-// pageable copy the pageable rule takes).
+// syncBlocking: a sync row the sync rule counts (blocking, not a sync at
+// the window's edge, and not a pageable copy the pageable rule takes).
 func syncBlocking(s Subject) func(t *table.Table, r int) bool {
 	return func(t *table.Table, r int) bool {
-		return evidence.Bool(t, r, "blocking") &&
+		return evidence.Bool(t, r, "blocking") && !evidence.Bool(t, r, "edge") &&
 			!s.leftToPageable(evidence.Bool(t, r, "pageable"), evidence.Int(t, r, "count"), evidence.Int(t, r, "bytes"))
 	}
 }

@@ -330,7 +330,7 @@ func (c *ctx) syncsBreakGraphs(trace string, rank int) string {
 		// between the launches), which the model's own code makes.
 		op := evidence.Str(t, r, "op")
 		upload := evidence.Str(t, r, "direction") == "HtoD" || (op != "" && uploadOnly(t, trace, rank, op))
-		if !evidence.Bool(t, r, "blocking") || evidence.Str(t, r, "trigger") == "explicit" || (upload && !tinyUploads(t, trace, rank, op)) {
+		if !evidence.Bool(t, r, "blocking") || evidence.Bool(t, r, "edge") || evidence.Str(t, r, "trigger") == "explicit" || (upload && !tinyUploads(t, trace, rank, op)) {
 			continue
 		}
 		n += evidence.Int(t, r, "count")

@@ -45,9 +45,9 @@ func noun(n int64, one, many string) string {
 // syncBound: blocking syncs that drain the GPU. Confirmed where the sync
 // rows show a GPU gap opened by the call in the same rank and step (the
 // preset links them); a sync with blocked host time and no gap stays a
-// hypothesis. Explicit synchronisations at the window's edge (the
-// profiler's stop sync, a harness sync after the step: the capture gate's
-// edge_sync) are left out. GPU gaps are a share of the steady GPU span;
+// hypothesis. Synchronisations at the window's edge (the profiler's stop
+// sync, a harness sync after the step: the sync rows marked edge, the
+// capture gate's edge_sync) are left out. GPU gaps are a share of the steady GPU span;
 // blocked host time, of the rank's wall time.
 func syncBound(c *ctx) []evidence.Finding {
 	t := c.ev.Table("sync")
@@ -61,10 +61,9 @@ func syncBound(c *ctx) []evidence.Finding {
 		topCalls, topBlocked      int64
 	}
 	per := map[string]*acc{}
-	edge := map[string][2]int64{} // calls, ns of edge syncs not yet taken out
 	// What the finding leaves out of the sync area's blocking calls, per
 	// rank, so that its numbers add up to the area's: the large pageable
-	// copies and the explicit syncs at the window's edges.
+	// copies and the syncs at the window's edges.
 	type left struct {
 		all, pageable, edge [4]int64 // calls, blocked ns, GPU gaps, their ns
 		held                int64    // blocked ns while the GPU ran none of the trace's work
@@ -93,21 +92,12 @@ func syncBound(c *ctx) []evidence.Finding {
 			l.pageable = add4(l.pageable, row)
 			continue
 		}
-		if evidence.Str(t, r, "trigger") == "explicit" {
-			e, ok := edge[k]
-			if !ok {
-				e[0], e[1] = c.edgeSyncs(trace, rank)
-			}
-			take := min(e[0], calls)
-			takeNs := min(e[1], blocked)
-			calls, blocked = calls-take, blocked-takeNs
-			e[0], e[1] = e[0]-take, e[1]-takeNs
-			edge[k] = e
-			if calls == 0 {
-				l.edge = add4(l.edge, row) // with the row's gaps
-				continue
-			}
-			l.edge = add4(l.edge, [4]int64{take, takeNs, 0, 0})
+		// Syncs at the window's edge (the capture area's edge_sync, one
+		// definition: evidence_base_edge) are left out whole, whatever
+		// operator issued them.
+		if evidence.Bool(t, r, "edge") {
+			l.edge = add4(l.edge, row)
+			continue
 		}
 		// The time the host waited while the GPU ran none of the trace's
 		// work waited for work outside it (the capture area's held_wait).
@@ -168,7 +158,7 @@ func syncBound(c *ctx) []evidence.Finding {
 				rest = append(rest, fmt.Sprintf("%d large pageable %s (%s), which the pageable-copy finding counts", p[0], noun(p[0], "copy", "copies"), blockedGaps(p)))
 			}
 			if e := l.edge; e[0] > 0 {
-				rest = append(rest, fmt.Sprintf("%d explicit %s at the capture's edges (%s; the profiler's start or stop)", e[0], noun(e[0], "sync", "syncs"), blockedGaps(e)))
+				rest = append(rest, fmt.Sprintf("%d %s at the capture's edges (%s; the profiler's start or stop)", e[0], noun(e[0], "sync", "syncs"), blockedGaps(e)))
 			}
 			if l.held > 0 {
 				rest = append(rest, fmt.Sprintf("%s blocked while the GPU ran none of the trace's work (waiting for work the trace does not show; see Capture quality)", ms(l.held)))

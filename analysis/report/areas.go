@@ -233,7 +233,7 @@ func syncEvidence(s *areaSlice) (string, *evidence.Gap) {
 	if t == nil {
 		return "", notCollected("sync")
 	}
-	var n, blocked, held, firstUse, gaps, gapNs int64
+	var n, blocked, held, firstUse, gaps, gapNs, edge, edgeNs int64
 	top := -1
 	for r := range t.Rows {
 		if !evidence.Bool(t, r, "blocking") {
@@ -241,7 +241,13 @@ func syncEvidence(s *areaSlice) (string, *evidence.Gap) {
 		}
 		n += evidence.Int(t, r, "count")
 		blocked += evidence.Int(t, r, "blocked_ns")
+		// An edge sync holds no held time (sql/sync.sql): its whole time
+		// is the edge's, as in Capture quality.
 		held += evidence.Int(t, r, "held_ns")
+		if evidence.Bool(t, r, "edge") {
+			edge += evidence.Int(t, r, "count")
+			edgeNs += evidence.Int(t, r, "blocked_ns")
+		}
 		firstUse += evidence.Int(t, r, "one_time_ns")
 		gaps += evidence.Int(t, r, "gaps")
 		gapNs += evidence.Int(t, r, "gpu_gap_ns")
@@ -260,7 +266,12 @@ func syncEvidence(s *areaSlice) (string, *evidence.Gap) {
 			text += " from " + name(op)
 		}
 		text += ", " + fmtMs(evidence.Int(t, top, "blocked_ns")) + " in " + plural(evidence.Int(t, top, "count"), "call", "calls") + "."
-		if held > 0 {
+		if edge > 0 {
+			text += " " + plural(edge, "sync", "syncs") + " at the capture's edges blocked " + fmtMs(edgeNs) + " (the profiler's start or stop; see Capture quality)."
+		}
+		if held > 0 && edge > 0 {
+			text += " Of the other calls' time, " + fmtMs(held) + " passed while the GPU ran none of the trace's work: a wait for work the trace does not show (see Capture quality)."
+		} else if held > 0 {
 			text += " " + fmtMs(held) + " of the blocked time passed while the GPU ran none of the trace's work: a wait for work the trace does not show (see Capture quality)."
 		}
 		if firstUse > 0 {
