@@ -467,19 +467,12 @@ func (g *Gate) Inconclusive() string {
 	if g == nil {
 		return ""
 	}
-	keys := make([]string, 0, len(g.ranks))
-	for k := range g.ranks {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var whys []string
 	seen := map[string]bool{}
-	for _, k := range keys {
-		for _, l := range g.ranks[k].limits {
-			if l.rules == nil && (l.drop || l.minor) && !seen[l.why] {
-				seen[l.why] = true
-				whys = append(whys, l.why)
-			}
+	for _, l := range g.limitsOf("", -1) {
+		if l.rules == nil && (l.drop || l.minor) && !seen[l.why] {
+			seen[l.why] = true
+			whys = append(whys, l.why)
 		}
 	}
 	return strings.Join(whys, "; ")
@@ -493,16 +486,9 @@ func (g *Gate) Void() string {
 	if g == nil {
 		return ""
 	}
-	keys := make([]string, 0, len(g.ranks))
-	for k := range g.ranks {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		for _, l := range g.ranks[k].limits {
-			if l.rules == nil && l.drop {
-				return l.why
-			}
+	for _, l := range g.limitsOf("", -1) {
+		if l.rules == nil && l.drop {
+			return l.why
 		}
 	}
 	return ""
