@@ -219,5 +219,5 @@ func isOperator(name string) bool {
 	if strings.Contains(name, ".py(") || strings.HasPrefix(name, "<") || strings.Contains(name, " ") {
 		return false
 	}
-	return strings.Contains(name, "::") || strings.HasPrefix(name, "cuda") || strings.HasPrefix(name, "hip") || strings.HasPrefix(name, "cu")
+	return strings.Contains(name, "::") || strings.HasPrefix(name, "cu") || strings.HasPrefix(name, "hip")
 }
