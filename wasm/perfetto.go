@@ -34,7 +34,9 @@ func perfettoTail(files []report.PerfettoFile) (string, error) {
 	if len(files) > 0 {
 		// Each body once (files of one window share theirs), each part
 		// compressed on a goroutine of its own.
-		var heads, bodies [][]byte
+		// A part the files' budget compressed already (PerfettoFile.Gz)
+		// is stored as it is.
+		var heads, bodies, headsGz, bodiesGz [][]byte
 		bodyOf := make([]int, len(files))
 		ids := map[string]int{}
 		for i, f := range files {
@@ -45,17 +47,30 @@ func perfettoTail(files []report.PerfettoFile) (string, error) {
 				id = len(bodies)
 				ids[body] = id
 				bodies = append(bodies, f.JSON[split:])
+				bodiesGz = append(bodiesGz, nil)
+			}
+			if bodiesGz[id] == nil && f.Split == split {
+				bodiesGz[id] = f.Gz[1]
 			}
 			bodyOf[i] = id
 			heads = append(heads, f.JSON[:split])
+			if f.Split == split {
+				headsGz = append(headsGz, f.Gz[0])
+			} else {
+				headsGz = append(headsGz, nil)
+			}
 		}
 		parts := append(heads, bodies...)
+		partsGz := append(headsGz, bodiesGz...)
 		blobs := make([]string, len(parts))
 		errs := make([]error, len(parts))
 		var wg sync.WaitGroup
 		for i, b := range parts {
 			wg.Go(func() {
-				gz, err := gzipBytes(b)
+				gz, err := partsGz[i], error(nil)
+				if gz == nil {
+					gz, err = gzipBytes(b)
+				}
 				blobs[i], errs[i] = encodeBlob(gz), err
 			})
 		}

@@ -19,12 +19,12 @@ package perfetto
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
@@ -735,6 +735,7 @@ func Files(ins []Input, budget int) []report.PerfettoFile {
 	type part struct {
 		prep       *prepared
 		head, body []byte
+		gz         [2][]byte // head and body compressed, as the budget measured them
 		st         Stats
 	}
 	// Each input is prepared, and each window first built, on a goroutine
@@ -768,10 +769,13 @@ func Files(ins []Input, budget int) []report.PerfettoFile {
 		for j, i := range g.members {
 			p := &parts[i]
 			p.head, p.body, p.st = p.prep.build(opt)
+			p.gz = [2][]byte{}
 			if budget > 0 {
-				g.gz += gzipLen(p.head)
+				p.gz[0] = gzipBytes(p.head)
+				g.gz += len(p.gz[0])
 				if j == 0 {
-					g.gz += gzipLen(p.body)
+					p.gz[1] = gzipBytes(p.body)
+					g.gz += len(p.gz[1])
 				}
 			}
 		}
@@ -813,24 +817,24 @@ func Files(ins []Input, budget int) []report.PerfettoFile {
 	out := make([]report.PerfettoFile, len(ins))
 	for i, in := range ins {
 		p := parts[i]
-		out[i] = report.PerfettoFile{Name: in.Window.File, JSON: append(p.head, p.body...), Split: len(p.head)}
+		out[i] = report.PerfettoFile{Name: in.Window.File, JSON: append(p.head, p.body...), Split: len(p.head), Gz: p.gz}
 	}
 	return out
 }
 
-func gzipLen(b []byte) int {
-	var c counter
-	zw, _ := gzip.NewWriterLevel(&c, gzip.DefaultCompression) // the page's BestCompression is a little smaller
+// gzipBytes compresses b as the page stores it (report.PerfettoFile.Gz),
+// with klauspost's level 6: the budget is measured on what the page
+// holds, at a fifth of the time of the standard library's
+// BestCompression, for a few percent more bytes (the 1.2 MB body of the
+// vLLM H100 trace's window: 3.9 against 19 ms, 101 against 90 kB).
+func gzipBytes(b []byte) []byte {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, 6)
 	zw.Write(b)
 	zw.Close()
-	return int(c)
+	return buf.Bytes()
 }
 
-type counter int
-
-func (c *counter) Write(p []byte) (int, error) { *c += counter(len(p)); return len(p), nil }
-
-var _ io.Writer = (*counter)(nil)
 
 // writer writes JSON by hand; first is true until the first event.
 type writer struct {

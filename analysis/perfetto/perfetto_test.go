@@ -2,7 +2,9 @@ package perfetto
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -275,14 +277,14 @@ func TestFilesBudget(t *testing.T) {
 	if len(files) != 1 || files[0].Name != "finding-1-sync_bound_loop.json" {
 		t.Fatalf("files %v", files)
 	}
-	if n := gzipLen(files[0].JSON); n > budget {
+	if n := len(gzipBytes(files[0].JSON)); n > budget {
 		t.Errorf("file is %d bytes gzip, budget %d", n, budget)
 	}
 	jt := decode(t, files[0].JSON)
 	if !jt.Tracebook.Capped || !strings.Contains(jt.Tracebook.Note, "size budget") {
 		t.Errorf("a file cut to its budget must say so: %q", jt.Tracebook.Note)
 	}
-	if all := Files([]Input{in}, 0); gzipLen(all[0].JSON) <= budget {
+	if all := Files([]Input{in}, 0); len(gzipBytes(all[0].JSON)) <= budget {
 		t.Error("without a budget the file should hold every event")
 	}
 }
@@ -346,7 +348,7 @@ func TestFilesShareWindow(t *testing.T) {
 	b := a
 	b.Window.N, b.Window.Rule, b.Window.File = 2, "host_bound_idle", report.FileName(2, "host_bound_idle")
 	b.Finding.Rule, b.Finding.Title = "host_bound_idle", "The GPU waits for the CPU"
-	one := gzipLen(Files([]Input{a}, 0)[0].JSON)
+	one := len(gzipBytes(Files([]Input{a}, 0)[0].JSON))
 	files := Files([]Input{a, b}, one+one/4) // room for one body and two heads, not for two bodies
 	if len(files) != 2 || files[0].Split <= 0 || files[1].Split <= 0 {
 		t.Fatalf("files %d, splits %d %d", len(files), files[0].Split, files[1].Split)
@@ -363,6 +365,29 @@ func TestFilesShareWindow(t *testing.T) {
 	}
 	if bytes.Equal(files[0].JSON[:files[0].Split], files[1].JSON[:files[1].Split]) {
 		t.Error("the two heads are the same")
+	}
+	// The parts the budget measured come with the files, compressed: the
+	// page stores them as they are.
+	for i, f := range files {
+		for k, want := range [][]byte{f.JSON[:f.Split], f.JSON[f.Split:]} {
+			if f.Gz[k] == nil {
+				if k == 0 || i == 0 {
+					t.Errorf("%s: part %d was measured but is not kept compressed", f.Name, k)
+				}
+				continue
+			}
+			zr, err := gzip.NewReader(bytes.NewReader(f.Gz[k]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(zr)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s: part %d compressed is not its JSON (%v)", f.Name, k, err)
+			}
+		}
+	}
+	if files := Files([]Input{a}, 0); files[0].Gz[0] != nil || files[0].Gz[1] != nil {
+		t.Error("a file built without a budget carries compressed parts")
 	}
 }
 

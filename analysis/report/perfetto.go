@@ -84,6 +84,11 @@ type PerfettoFile struct {
 	// (the trace's events), which the single-file report stores once.
 	// 0 = the file shares nothing.
 	Split int
+	// Gz holds JSON[:Split] and JSON[Split:] gzip-compressed, as the
+	// files' size budget measured them, for the page to store as they
+	// are; either is nil where it was not compressed (the body of a file
+	// that shares it, a file built without a budget).
+	Gz [2][]byte
 }
 
 // AnchorMarginNs is the margin either side of the anchor instance in the
