@@ -835,7 +835,6 @@ func gzipBytes(b []byte) []byte {
 	return buf.Bytes()
 }
 
-
 // writer writes JSON by hand; first is true until the first event.
 type writer struct {
 	b     bytes.Buffer
