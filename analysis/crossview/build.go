@@ -186,7 +186,8 @@ type builder struct {
 	gaps    []string
 	frames  int64 // frames in the slice's ranks
 	m       Metrics
-	top     []topGap // the longest GPU idle gaps, with the host frame found at each one's middle
+	top     []topGap           // each rank's longest GPU idle gaps, by rank and middle, with the host frame found at each one's middle
+	topOf   map[rankKey][2]int // a rank's part of top
 
 	gpu, cpu *bnode // the trees' roots
 	cpuTotal int64

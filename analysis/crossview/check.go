@@ -163,9 +163,23 @@ type syncFrame struct {
 	node    *Node
 }
 
-// topGap is one of the longest GPU idle gaps, and the innermost frame of
-// its rank's main launching thread open at its middle, found as the frames
-// stream in (hostAt).
+// hostGapsPerRank is how many of each rank's longest GPU idle gaps the
+// cross-check finds the host stack of (hostAt): the slice's TopGaps come
+// from them, and the stacks of the late-launch ones are summed in
+// HostStacks, so that the frame a host-bound finding names holds a share
+// of the idle measured over more than the few gaps a reader is shown
+// (vllm_mi300x: the 5 longest held 49% of the rank's idle, the frame's
+// gaps far more). Our choice: enough to cover most of a host-bound rank's
+// idle, few enough that each frame costs a binary search and a short walk.
+const hostGapsPerRank = 256
+
+// hostStacksPerRank caps a rank's HostStacks, longest first: the report
+// carries them in its page.
+const hostStacksPerRank = 16
+
+// topGap is one of a rank's longest GPU idle gaps (hostGapsPerRank), and
+// the innermost frame of its rank's main launching thread open at its
+// middle, found as the frames stream in (hostAt).
 type topGap struct {
 	gap    Gap
 	key    rankKey
@@ -203,7 +217,7 @@ func (b *builder) device() {
 			}
 		}
 	}
-	var top []Gap
+	b.topOf = map[rankKey][2]int{}
 	for _, k := range b.rankKeys() {
 		rs, d := b.ranks[k], b.per[k]
 		if d == nil {
@@ -268,19 +282,33 @@ func (b *builder) device() {
 			d.hostSpan = complement(d.hostSpan, mergeIvals(cut))
 			d.edge = out.edge
 		}
+		var top []Gap
 		for i, g := range d.gaps {
 			// A gap mostly left out is none of the judged slice's.
 			if 2*d.kept[i] >= g.b-g.a {
-				top = keepTop(top, Gap{Trace: k.trace, Rank: k.rank, StartNs: g.a - rs.origin, DurNs: g.b - g.a}, b.opts.TopGaps)
+				top = keepTop(top, Gap{Trace: k.trace, Rank: k.rank, StartNs: g.a - rs.origin, DurNs: g.b - g.a}, max(hostGapsPerRank, b.opts.TopGaps))
 			}
 		}
+		// The rank's gaps by their middle, for hostAt's search.
+		sort.Slice(top, func(i, j int) bool { return top[i].StartNs < top[j].StartNs })
+		b.topOf[k] = [2]int{len(b.top), len(b.top) + len(top)}
+		for _, g := range top {
+			b.top = append(b.top, topGap{gap: g, key: k, mid: rs.origin + g.StartNs + g.DurNs/2,
+				thread: b.endingThread(d, rs.origin+g.StartNs+g.DurNs)})
+		}
 	}
-	for _, g := range top {
-		k := rankKey{g.Trace, g.Rank}
-		rs, d := b.ranks[k], b.per[k]
-		b.top = append(b.top, topGap{gap: g, key: k, mid: rs.origin + g.StartNs + g.DurNs/2,
-			thread: b.endingThread(d, rs.origin+g.StartNs+g.DurNs)})
+}
+
+// topAt returns the index in b.top of rank k's tracked gap whose middle is
+// at mid, or -1.
+func (b *builder) topAt(k rankKey, mid int64) int {
+	r := b.topOf[k]
+	top := b.top[r[0]:r[1]]
+	i := sort.Search(len(top), func(i int) bool { return top[i].mid >= mid })
+	if i < len(top) && top[i].mid == mid {
+		return r[0] + i
 	}
+	return -1
 }
 
 // endingThread is the thread that launched the operation ending at end a
@@ -307,11 +335,10 @@ func (b *builder) endingThread(d *rankData, end int64) int32 {
 // its 4 innermost frames, outermost first.
 func (b *builder) hostAt(th *threadState, k int) {
 	e := &th.stack[k]
-	for i := range b.top {
-		t := &b.top[i]
-		if t.key != th.key || e.ts > t.mid || e.end <= t.mid {
-			continue
-		}
+	r := b.topOf[th.key]
+	top := b.top[r[0]:r[1]]
+	for i := sort.Search(len(top), func(i int) bool { return top[i].mid >= e.ts }); i < len(top) && top[i].mid < e.end; i++ {
+		t := &top[i]
 		var src int8
 		switch {
 		case th.id == t.thread:
@@ -354,14 +381,55 @@ func (b *builder) measure() Check {
 		b.rankCheck(rs, d)
 	}
 	c := Check{Metrics: *m, TopGaps: []Gap{}, Notes: []string{}}
-	for _, t := range b.top {
-		g := t.gap
+	var top []Gap
+	for i := range b.top {
+		t := &b.top[i]
 		if t.found > 0 {
-			g.HostClass = classNames[t.class]
+			t.gap.HostClass = classNames[t.class]
 		}
-		c.TopGaps = append(c.TopGaps, g)
+		top = keepTop(top, t.gap, b.opts.TopGaps)
 	}
+	c.TopGaps = append(c.TopGaps, top...)
+	c.HostStacks = b.hostStacks()
 	return c
+}
+
+// hostStacks sums, per rank, the late-launch gaps (cause host) among its
+// tracked ones by the host stack at their middle (an empty one where no
+// frame was open, which counts in the gaps' time too): at most
+// hostStacksPerRank stacks a rank, the most time first (then the stack).
+func (b *builder) hostStacks() []HostStack {
+	var out []HostStack
+	for _, k := range b.rankKeys() {
+		r, ok := b.topOf[k]
+		if !ok {
+			continue
+		}
+		var mine []HostStack
+		at := map[string]int{}
+		for _, t := range b.top[r[0]:r[1]] {
+			if t.gap.Cause != CauseHost {
+				continue
+			}
+			key := strings.Join(t.gap.Host, "\x00")
+			i, ok := at[key]
+			if !ok {
+				i = len(mine)
+				at[key] = i
+				mine = append(mine, HostStack{Trace: k.trace, Rank: k.rank, Host: t.gap.Host, Of: r[1] - r[0]})
+			}
+			mine[i].Gaps++
+			mine[i].Ns += t.gap.DurNs
+		}
+		sort.SliceStable(mine, func(i, j int) bool {
+			if mine[i].Ns != mine[j].Ns {
+				return mine[i].Ns > mine[j].Ns
+			}
+			return slices.Compare(mine[i].Host, mine[j].Host) < 0
+		})
+		out = append(out, mine[:min(len(mine), hostStacksPerRank)]...)
+	}
+	return out
 }
 
 // decide adds the graph replay counts, the notes and the verdict.
@@ -494,10 +562,8 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 				label = CauseOther
 			}
 		}
-		for i := range b.top {
-			if t := &b.top[i]; t.key == rs.key && t.gap.StartNs == g.a-rs.origin && t.gap.DurNs == dur {
-				t.gap.Cause = label
-			}
+		if i := b.topAt(rs.key, g.a+dur/2); i >= 0 {
+			b.top[i].gap.Cause = label
 		}
 	}
 }

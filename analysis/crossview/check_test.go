@@ -137,6 +137,46 @@ func TestGapHostFromEndingThread(t *testing.T) {
 	}
 }
 
+// HostStacks sum every late-launch gap a rank's longest gaps hold by the
+// stack at its middle, not only the few TopGaps shows (vllm_mi300x: its 5
+// longest gaps held 49% of the idle, the frame's gaps 94%); gaps of other
+// causes are left out.
+func TestHostStacksPastTopGaps(t *testing.T) {
+	f := newFixture()
+	fwd := f.frame(0, "python", "", "model.py(1): forward", 0, 10_000)
+	var end int64
+	for i := int64(0); i < 8; i++ {
+		// A gap of 100+i µs in the forward, closed by a late launch.
+		start := end + 100 + i
+		l := f.frame(fwd, "runtime", "launch", "cudaLaunchKernel", start-5, 4)
+		f.op(l, "kernel", "k", start, 10)
+		end = start + 10
+	}
+	// One gap closed by a launch issued long before: the device's.
+	l := f.frame(fwd, "runtime", "launch", "cudaLaunchKernel", end-3, 2)
+	f.op(l, "kernel", "k", end+500, 10)
+	res, err := Build(&f.in, Slice{}, Options{TopGaps: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Check
+	if len(c.TopGaps) != 3 {
+		t.Fatalf("top gaps %+v, want 3", c.TopGaps)
+	}
+	if len(c.HostStacks) != 1 {
+		t.Fatalf("host stacks %+v, want one", c.HostStacks)
+	}
+	hs := c.HostStacks[0]
+	// The first kernel's idle before it is the span's edge, no gap.
+	var want int64
+	for i := int64(1); i < 8; i++ {
+		want += (100 + i) * u
+	}
+	if hs.Gaps != 7 || hs.Ns != want || hs.Of != 8 || len(hs.Host) != 1 || hs.Host[0] != "model.py(1): forward" {
+		t.Errorf("host stack %+v, want 7 late-launch gaps of 8, %d ns, in the forward", hs, want)
+	}
+}
+
 // keepTop keeps what a stable sort by duration, longest first, cut to n,
 // would keep, in the same order.
 func TestKeepTop(t *testing.T) {

@@ -346,6 +346,11 @@ type Check struct {
 	Metrics Metrics `msgpack:"metrics" json:"metrics"`
 	// TopGaps are the largest GPU idle gaps with the host frames active in them.
 	TopGaps []Gap `msgpack:"top_gaps" json:"top_gaps"`
+	// HostStacks are, per rank, the host stacks at the middle of the
+	// late-launch gaps (cause host) among the rank's longest gaps, with
+	// how many of those gaps and how much of their time each holds: what
+	// a host-bound finding's frame is measured on.
+	HostStacks []HostStack `msgpack:"host_stacks,omitempty" json:"host_stacks,omitempty"`
 	// Verdict: gpu-bound, host/launch-bound, sync-bound,
 	// communication-bound, waiting-for-work or inconclusive.
 	Verdict string `msgpack:"verdict" json:"verdict"`
@@ -360,6 +365,17 @@ type Check struct {
 	AlsoHolds []string `msgpack:"also_holds" json:"also_holds"`
 	// Notes come before the verdict: caveats such as stack-capture inflation.
 	Notes []string `msgpack:"notes" json:"notes"`
+}
+
+// HostStack is one host stack (Gap.Host; empty: no frame was open) at the
+// middle of late-launch gaps of a rank.
+type HostStack struct {
+	Trace string   `msgpack:"trace,omitempty" json:"trace,omitempty"`
+	Rank  int      `msgpack:"rank" json:"rank"`
+	Host  []string `msgpack:"host" json:"host"`
+	Gaps  int      `msgpack:"gaps" json:"gaps"` // the late-launch gaps with this stack
+	Ns    int64    `msgpack:"ns" json:"ns"`     // their time
+	Of    int      `msgpack:"of" json:"of"`     // the rank's gaps looked at: its longest, at most 256
 }
 
 // Gap is one GPU idle gap of a rank.

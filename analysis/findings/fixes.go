@@ -77,8 +77,9 @@ func (c *ctx) asyncScheduling(trace string, rank int) (advice, snippet string) {
 
 // HostFrame is where a rank's longest late-launch GPU gaps sit on the
 // launching thread: the frame it was working in at the middle of most of
-// them, by idle time. The report reads it from the cross-check's largest
-// gaps (crossview.Check.TopGaps) and passes it to NameHostFrame.
+// them, by idle time. The report reads it from the host stacks of the
+// cross-check's largest gaps (crossview.Check.HostStacks) and passes it to
+// NameHostFrame.
 type HostFrame struct {
 	// Name is the frame.
 	Name string

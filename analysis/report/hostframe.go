@@ -28,7 +28,7 @@ func nameHostFrames(found []evidence.Finding, cv *crossview.Result, f evidence.F
 		if x.Rule != "host_bound_idle" {
 			continue
 		}
-		if at, ok := hostFrameOf(cv.Check.TopGaps, x.Trace, x.Rank, rankIdle(ev, x.Trace, x.Rank), gate.ExcludedIdle(x.Trace, x.Rank)); ok {
+		if at, ok := hostFrameOf(cv.Check.HostStacks, x.Trace, x.Rank, rankIdle(ev, x.Trace, x.Rank), gate.ExcludedIdle(x.Trace, x.Rank)); ok {
 			if at.Loader == "" {
 				at.Loader, at.NotInLoader = loaderAround(&cv.CPU, at.Stack)
 			}
@@ -61,35 +61,33 @@ func rankIdle(ev *evidence.Evidence, trace string, rank int) int64 {
 	return 0
 }
 
-// hostFrameOf finds, among the cross-check's largest GPU gaps of one rank,
-// the frame the launching thread was working in at the middle of the
-// late-launch ones (cause host) that hold most of their idle time: a frame
-// of at least two of them, holding more than half of those gaps' time and
-// at least hostFrameMinShare of the rank's GPU idle the rules judge (idle
-// less excluded, the idle inside start-up and held intervals, which must be
-// under 1% of the gaps' time: otherwise the gaps may lie in it, outside the
-// finding's slice). Of such frames
-// it takes the innermost, except that an operator called by another such
-// operator is part of its caller (aten::slice under aten::narrow under
-// aten::unflatten_dense_tensors names the last); a step annotation
-// (ProfilerStep#N) is no frame to name.
-func hostFrameOf(gaps []crossview.Gap, trace string, rank int, idle, excluded int64) (findings.HostFrame, bool) {
+// hostFrameOf finds, among the late-launch gaps (cause host) of one rank
+// that the cross-check sums by host stack (Check.HostStacks: of the rank's
+// longest gaps), the frame the launching thread was working in at the
+// middle of those that hold most of their idle time: a frame of at least
+// two of them, holding more than half of those gaps' time and at least
+// hostFrameMinShare of the rank's GPU idle the rules judge (idle less
+// excluded, the idle inside start-up and held intervals, which must be
+// under 1% of the gaps' time: otherwise the gaps may lie in it, outside
+// the finding's slice). Of such frames it takes the innermost, except that
+// an operator called by another such operator is part of its caller
+// (aten::slice under aten::narrow under aten::unflatten_dense_tensors
+// names the last); a step annotation (ProfilerStep#N) is no frame to name.
+func hostFrameOf(stacks []crossview.HostStack, trace string, rank int, idle, excluded int64) (findings.HostFrame, bool) {
 	idle -= excluded // the idle the rules judge, the host-bound finding's
 	if idle <= 0 {
 		return findings.HostFrame{}, false
 	}
-	var mine []crossview.Gap
+	var mine []crossview.HostStack
 	var hostNs int64
 	of := 0
-	for _, g := range gaps {
-		if (g.Trace != "" && g.Trace != trace) || g.Rank != rank {
+	for _, s := range stacks {
+		if (s.Trace != "" && s.Trace != trace) || s.Rank != rank {
 			continue
 		}
-		of++
-		if g.Cause == "host" {
-			mine = append(mine, g)
-			hostNs += g.DurNs
-		}
+		of = s.Of
+		mine = append(mine, s)
+		hostNs += s.Ns
 	}
 	type cover struct {
 		ns   int64
@@ -97,9 +95,9 @@ func hostFrameOf(gaps []crossview.Gap, trace string, rank int, idle, excluded in
 		leaf bool
 	}
 	covers := map[string]*cover{}
-	for _, g := range mine {
+	for _, s := range mine {
 		seen := map[string]bool{}
-		for i, name := range g.Host {
+		for i, name := range s.Host {
 			if seen[name] || strings.HasPrefix(name, "ProfilerStep#") {
 				continue
 			}
@@ -109,25 +107,25 @@ func hostFrameOf(gaps []crossview.Gap, trace string, rank int, idle, excluded in
 				c = &cover{leaf: true}
 				covers[name] = c
 			}
-			c.ns += g.DurNs
-			c.n++
-			c.leaf = c.leaf && i == len(g.Host)-1
+			c.ns += s.Ns
+			c.n += s.Gaps
+			c.leaf = c.leaf && i == len(s.Host)-1
 		}
 	}
 	ok := func(name string) bool {
 		c := covers[name]
 		return c != nil && c.n >= 2 && 2*c.ns > hostNs && float64(c.ns) >= hostFrameMinShare*float64(idle) && 100*excluded <= c.ns
 	}
-	// The innermost qualifying frame: none other sits deeper in a gap
-	// both are open in (the stacks are cut at 4 frames, so a caller may be
+	// The innermost qualifying frame: none other sits deeper in a stack
+	// both are in (the stacks are cut at 4 frames, so a caller may be
 	// missing from some); of several, the one holding the most time.
 	deeper := map[string]bool{}
-	for _, g := range mine {
+	for _, s := range mine {
 		inner := false
-		for i := len(g.Host) - 1; i >= 0; i-- {
-			if ok(g.Host[i]) {
+		for i := len(s.Host) - 1; i >= 0; i-- {
+			if ok(s.Host[i]) {
 				if inner {
-					deeper[g.Host[i]] = true
+					deeper[s.Host[i]] = true
 				}
 				inner = true
 			}
@@ -135,10 +133,10 @@ func hostFrameOf(gaps []crossview.Gap, trace string, rank int, idle, excluded in
 	}
 	var best []string
 	pick := -1
-	for _, g := range mine {
-		for i := len(g.Host) - 1; i >= 0; i-- {
-			if name := g.Host[i]; ok(name) && !deeper[name] && (pick < 0 || covers[name].ns > covers[best[pick]].ns) {
-				best, pick = g.Host, i
+	for _, s := range mine {
+		for i := len(s.Host) - 1; i >= 0; i-- {
+			if name := s.Host[i]; ok(name) && !deeper[name] && (pick < 0 || covers[name].ns > covers[best[pick]].ns) {
+				best, pick = s.Host, i
 			}
 		}
 	}
@@ -151,20 +149,20 @@ func hostFrameOf(gaps []crossview.Gap, trace string, rank int, idle, excluded in
 	c := covers[best[pick]]
 	at := findings.HostFrame{Name: best[pick], Stack: append([]string(nil), best[:pick+1]...), Leaf: c.leaf,
 		Gaps: c.n, Of: of, Ns: c.ns, IdleNs: idle}
-	// A DataLoader iterator open around the frame in every gap that
+	// A DataLoader iterator open around the frame in every stack that
 	// holds it decides the fix's branch; the stacks are cut at 4 frames,
 	// so its absence decides nothing (loaderAround looks further).
-	for _, g := range mine {
-		if !slices.Contains(g.Host, at.Name) {
+	for _, s := range mine {
+		if !slices.Contains(s.Host, at.Name) {
 			continue
 		}
-		i := slices.IndexFunc(g.Host, findings.IsDataLoader)
-		if i < 0 || i > slices.Index(g.Host, at.Name) {
+		i := slices.IndexFunc(s.Host, findings.IsDataLoader)
+		if i < 0 || i > slices.Index(s.Host, at.Name) {
 			at.Loader = ""
 			break
 		}
 		if at.Loader == "" {
-			at.Loader = g.Host[i]
+			at.Loader = s.Host[i]
 		}
 	}
 	return at, true

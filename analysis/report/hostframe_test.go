@@ -17,6 +17,22 @@ import (
 var llamaStack = []string{"torch/nn/modules/module.py(1755): _call_impl", "vllm/model_executor/models/llama.py(565): forward",
 	"vllm/compilation/decorators.py(167): __call__", "vllm/model_executor/models/llama.py(374): forward"}
 
+// stacksOf gives each late-launch gap of gaps a HostStack of its own, as
+// Check.HostStacks would hold them unsummed: of its rank's gaps in gaps.
+func stacksOf(gaps []crossview.Gap) []crossview.HostStack {
+	of := map[int]int{}
+	for _, g := range gaps {
+		of[g.Rank]++
+	}
+	var out []crossview.HostStack
+	for _, g := range gaps {
+		if g.Cause == crossview.CauseHost {
+			out = append(out, crossview.HostStack{Trace: g.Trace, Rank: g.Rank, Host: g.Host, Gaps: 1, Ns: g.DurNs, Of: of[g.Rank]})
+		}
+	}
+	return out
+}
+
 func TestHostFrameOf(t *testing.T) {
 	gap := func(rank int, cause string, ms int64, host ...string) crossview.Gap {
 		return crossview.Gap{Trace: "t", Rank: rank, Cause: cause, DurNs: ms * 1_000_000, Host: host}
@@ -29,21 +45,21 @@ func TestHostFrameOf(t *testing.T) {
 		return out
 	}
 	// vllm_mi300x_tp4_rank0: five gaps, 138 ms of 278 ms idle, in llama.py(374).
-	at, ok := hostFrameOf(five(llamaStack...), "t", 0, 278_000_000, 0)
+	at, ok := hostFrameOf(stacksOf(five(llamaStack...)), "t", 0, 278_000_000, 0)
 	if !ok || at.Name != llamaStack[3] || !at.Leaf || at.Gaps != 5 || at.Of != 5 || at.Ns != 138_000_000 || at.IdleNs != 278_000_000 || len(at.Stack) != 4 {
 		t.Errorf("llama: %+v %v", at, ok)
 	}
 	// Under a quarter of the idle: nothing named.
-	if at, ok := hostFrameOf(five(llamaStack...), "t", 0, 600_000_000, 0); ok {
+	if at, ok := hostFrameOf(stacksOf(five(llamaStack...)), "t", 0, 600_000_000, 0); ok {
 		t.Errorf("138 of 600 ms named %+v", at)
 	}
 	// Idle left out by the capture gate that the gaps may lie in: nothing
 	// named; a negligible amount (under 1% of the gaps) does not matter and
 	// leaves the base the judged idle.
-	if at, ok := hostFrameOf(five(llamaStack...), "t", 0, 278_000_000, 9_000_000); ok {
+	if at, ok := hostFrameOf(stacksOf(five(llamaStack...)), "t", 0, 278_000_000, 9_000_000); ok {
 		t.Errorf("gaps beside 9 ms of start-up idle named %+v", at)
 	}
-	if at, ok := hostFrameOf(five(llamaStack...), "t", 0, 278_000_000, 2_000); !ok || at.IdleNs != 277_998_000 {
+	if at, ok := hostFrameOf(stacksOf(five(llamaStack...)), "t", 0, 278_000_000, 2_000); !ok || at.IdleNs != 277_998_000 {
 		t.Errorf("2 µs of start-up idle: %+v %v", at, ok)
 	}
 	// An operator's callees belong to it: nccl_data_a100's stacks name
@@ -53,12 +69,12 @@ func TestHostFrameOf(t *testing.T) {
 		gap(0, "host", 15, "DistributedDataParallel.forward", "aten::unflatten_dense_tensors", "aten::narrow", "aten::slice"),
 		gap(0, "host", 8, "## forward ##", "DistributedDataParallel.forward", "aten::unflatten_dense_tensors", "aten::narrow"),
 	}
-	if at, ok := hostFrameOf(ops, "t", 0, 60_000_000, 0); !ok || at.Name != "aten::unflatten_dense_tensors" || at.Leaf || at.Gaps != 3 {
+	if at, ok := hostFrameOf(stacksOf(ops), "t", 0, 60_000_000, 0); !ok || at.Name != "aten::unflatten_dense_tensors" || at.Leaf || at.Gaps != 3 {
 		t.Errorf("operators: %+v %v", at, ok)
 	}
 	// The deepest frame of most of the time, though not in the largest gap.
 	nested := []crossview.Gap{gap(0, "host", 40, "outer.py(1): run"), gap(0, "host", 30, "outer.py(1): run", "inner.py(2): work"), gap(0, "host", 30, "outer.py(1): run", "inner.py(2): work")}
-	if at, ok := hostFrameOf(nested, "t", 0, 100_000_000, 0); !ok || at.Name != "inner.py(2): work" || at.Ns != 60_000_000 {
+	if at, ok := hostFrameOf(stacksOf(nested), "t", 0, 100_000_000, 0); !ok || at.Name != "inner.py(2): work" || at.Ns != 60_000_000 {
 		t.Errorf("nested: %+v %v", at, ok)
 	}
 	// No frame holds most of the late-launch time; other ranks', other
@@ -71,7 +87,7 @@ func TestHostFrameOf(t *testing.T) {
 		"one gap":    {gap(0, "host", 60, "a.py(1): f"), gap(0, "host", 1, "b.py(1): g")},
 		"no frame":   {gap(0, "host", 30), gap(0, "host", 30), gap(0, "host", 20, "a.py(1): f"), gap(0, "host", 20, "a.py(1): f")},
 	} {
-		if at, ok := hostFrameOf(gaps, "t", 0, 100_000_000, 0); ok {
+		if at, ok := hostFrameOf(stacksOf(gaps), "t", 0, 100_000_000, 0); ok {
 			t.Errorf("%s: named %+v", name, at)
 		}
 	}
@@ -100,7 +116,7 @@ func TestHostFrameInReport(t *testing.T) {
 		}
 		return buf.String()
 	}
-	md := render([]*crossview.Result{{Check: crossview.Check{TopGaps: gaps}}})
+	md := render([]*crossview.Result{{Check: crossview.Check{TopGaps: gaps, HostStacks: stacksOf(gaps)}}})
 	for _, want := range []string{
 		"At the middle of the cross-check's 5 longest GPU gaps on this rank (138 ms, 49.6% of its 278 ms of GPU idle), the launching thread was working in vllm/model_executor/models/llama.py(374): forward, with no deeper frame open.",
 		"they sit inside the model's forward, in vllm/model_executor/models/llama.py(374): forward, not in the scheduler between steps",
@@ -113,7 +129,7 @@ func TestHostFrameInReport(t *testing.T) {
 		t.Error("the named frame left both branches in the fix")
 	}
 	// The same gaps in a window the view does not show: nothing named.
-	if md := render([]*crossview.Result{{Slice: crossview.Slice{WindowStartNs: 1, WindowEndNs: 2}, Check: crossview.Check{TopGaps: gaps}}}); strings.Contains(md, "At the middle of") || !strings.Contains(md, "If it is the scheduler between steps") {
+	if md := render([]*crossview.Result{{Slice: crossview.Slice{WindowStartNs: 1, WindowEndNs: 2}, Check: crossview.Check{TopGaps: gaps, HostStacks: stacksOf(gaps)}}}); strings.Contains(md, "At the middle of") || !strings.Contains(md, "If it is the scheduler between steps") {
 		t.Error("gaps of another window named a frame")
 	}
 	if md := render(nil); strings.Contains(md, "At the middle of") || !strings.Contains(md, "If it is the scheduler between steps") {
@@ -132,11 +148,11 @@ func TestHostFrameDataLoader(t *testing.T) {
 	gap := func(host ...string) crossview.Gap {
 		return crossview.Gap{Trace: "t", Cause: "host", DurNs: 100_000_000, Host: host}
 	}
-	at, ok := hostFrameOf([]crossview.Gap{gap(append([]string{iter, "fetch.py(25): fetch"}, zoom...)...), gap(append([]string{iter, "x.py(1): f"}, zoom...)...)}, "t", 0, 250_000_000, 0)
+	at, ok := hostFrameOf(stacksOf([]crossview.Gap{gap(append([]string{iter, "fetch.py(25): fetch"}, zoom...)...), gap(append([]string{iter, "x.py(1): f"}, zoom...)...)}), "t", 0, 250_000_000, 0)
 	if !ok || at.Name != zoom[1] || at.Loader != iter {
 		t.Errorf("iterator in the gaps' stacks: %+v %v", at, ok)
 	}
-	at, ok = hostFrameOf([]crossview.Gap{gap(append([]string{iter, "fetch.py(25): fetch"}, zoom...)...), gap(append([]string{"a.py(1): g", "x.py(1): f"}, zoom...)...)}, "t", 0, 250_000_000, 0)
+	at, ok = hostFrameOf(stacksOf([]crossview.Gap{gap(append([]string{iter, "fetch.py(25): fetch"}, zoom...)...), gap(append([]string{"a.py(1): g", "x.py(1): f"}, zoom...)...)}), "t", 0, 250_000_000, 0)
 	if !ok || at.Loader != "" {
 		t.Errorf("iterator in one gap's stack only: %+v %v", at, ok)
 	}
