@@ -131,6 +131,14 @@ func (h HostFrame) sentence() string {
 	return s + "."
 }
 
+// inductorCode reports whether a python frame is in the code torch.compile's
+// Inductor generates (its cache is /tmp/torchinductor_<user> unless
+// TORCHINDUCTOR_CACHE_DIR moves it; xdit_sd35_mi300x's gaps sit in
+// .../torchinductor_root/ov/cov463q....py(2533): call).
+func inductorCode(frame string) bool {
+	return strings.Contains(frame, "torchinductor")
+}
+
 // frameSide says where a vLLM or SGLang host stack (outermost first) runs:
 // "forward" in the model's code (its modules and layers; SGLang's model
 // runner), "scheduler" in the scheduler or the engine loop between steps,
@@ -274,7 +282,15 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 		return fix, load
 	}
 	parts := []string{"Shorten the CPU work between launches (the cross-view's CPU side names it)"}
-	if at.Name != "" {
+	switch {
+	case inductorCode(at.Name):
+		// Generated code: there is nothing to shorten by hand; CUDA
+		// graphs (below, for a compiled model) take its launches away.
+		parts[0] = "The longest gaps sit in " + at.label() + ", the Python that torch.compile's Inductor generated to launch the compiled graph's kernels one by one, not code to shorten by hand"
+		if ri.HasPythonStacks {
+			parts[0] += " (Python stacks were captured, and the Python tracer inflates exactly this per-launch Python: profile again without them to see what remains)"
+		}
+	case at.Name != "":
 		parts[0] = "Shorten the CPU work between launches, first " + at.label() + ", where the longest gaps sit"
 	}
 	ok, why := c.compileAdvice(trace, rank)

@@ -99,6 +99,20 @@ func TestNameHostFrameOthers(t *testing.T) {
 		t.Errorf("training fix: %q", f.Fix)
 	}
 
+	// Code Inductor generated is no frame to shorten by hand.
+	at = findings.HostFrame{Name: "/tmp/torchinductor_root/ov/cov463q.py(2533): call", Stack: []string{"/tmp/torchinductor_root/ov/cov463q.py(2533): call"},
+		Leaf: true, Gaps: 237, Of: 256, Ns: 130_000_000, IdleNs: 459_000_000}
+	f, ev, gate = hostBound(t, "training", false, false)
+	findings.NameHostFrame(&f, ev, nil, gate, at)
+	if !strings.HasPrefix(f.Fix, "The longest gaps sit in /tmp/torchinductor_root/ov/cov463q.py(2533): call, the Python that torch.compile's Inductor generated") || strings.Contains(f.Fix, "Shorten") {
+		t.Errorf("inductor fix: %q", f.Fix)
+	}
+	f, ev, gate = hostBound(t, "training", false, true)
+	findings.NameHostFrame(&f, ev, nil, gate, at)
+	if !strings.Contains(f.Fix, "the Python tracer inflates exactly this per-launch Python") {
+		t.Errorf("inductor fix with Python stacks: %q", f.Fix)
+	}
+
 	// A fix that is not the host fix's (here the capture gate's) stays.
 	f, ev, gate = hostBound(t, "training", false, false)
 	f.Fix = "None from this capture (...): profile the steady state."
