@@ -68,20 +68,19 @@ func ReportHook(writeHTML HTMLWriter) Hook {
 			if writeHTML == nil {
 				return nil, fmt.Errorf("%%report --html is %w", ErrNotAvailable)
 			}
-			data, err := report.EncodeOffline(src)
-			if err != nil {
-				return nil, err
-			}
 			// The Perfetto files take what the page leaves under its limit.
-			page, err := writeHTML(data, view)
+			var page HTMLPage
+			err := pipeline.AddPerfettoForPage(ctx, s.Engine(), src, func() (int, error) {
+				data, err := report.EncodeOffline(src)
+				if err != nil {
+					return 0, err
+				}
+				if page, err = writeHTML(data, view); err != nil {
+					return 0, err
+				}
+				return page.Size()
+			})
 			if err != nil {
-				return nil, err
-			}
-			size, err := page.Size()
-			if err != nil {
-				return nil, err
-			}
-			if err := pipeline.AddPerfetto(ctx, s.Engine(), src, perfetto.PageBudget(size)); err != nil {
 				return nil, err
 			}
 			var html bytes.Buffer

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
-	"github.com/tracebook/tracebook/analysis/perfetto"
 	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/cells"
@@ -221,19 +220,18 @@ func collectLoaded(ctx context.Context, db *duck.DB, f evidence.Filter, release 
 		release()
 	}
 	// The Perfetto files take what the HTML report leaves under its limit.
-	budget := perfetto.ReportBudget
-	var page *wasm.ReportPage
-	if len(src.Windows) > 0 {
-		if page, err = reportPage(src, report.View{Filter: f}); err != nil {
-			return nil, nil, err
-		}
-		size, err := page.Size()
-		if err != nil {
-			return nil, nil, err
-		}
-		budget = perfetto.PageBudget(size)
+	if len(src.Windows) == 0 {
+		return src, nil, nil
 	}
-	if err := pipeline.AddPerfetto(ctx, nil, src, budget); err != nil {
+	var page *wasm.ReportPage
+	err = pipeline.AddPerfettoForPage(ctx, nil, src, func() (int, error) {
+		var err error
+		if page, err = reportPage(src, report.View{Filter: f}); err != nil {
+			return 0, err
+		}
+		return page.Size()
+	})
+	if err != nil {
 		return nil, nil, err
 	}
 	return src, page, nil

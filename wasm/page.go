@@ -90,7 +90,8 @@ func WriteReport(w io.Writer, bundle []byte, view report.View, opt Options) erro
 // room the page leaves them (perfetto.PageBudget); Write writes it with the
 // files that fit, without drawing the rest again.
 type ReportPage struct {
-	p page
+	p          page
+	head, foot string // the page around its tail (pageParts), drawn once
 }
 
 // NewReportPage draws the page WriteReport writes for bundle and view,
@@ -112,15 +113,19 @@ func NewReportPage(bundle []byte, view report.View, opt Options) (*ReportPage, e
 	if title == "" {
 		title = "tracebook report"
 	}
-	return &ReportPage{p: page{kind: kindReport, noun: "report", title: title, style: report.Style,
-		static: frag.Bytes(), view: view, data: bundle, dataGz: gz, module: opt.Module}}, nil
+	rp := &ReportPage{p: page{kind: kindReport, noun: "report", title: title, style: report.Style,
+		static: frag.Bytes(), view: view, data: bundle, dataGz: gz, module: opt.Module}}
+	var err error
+	if rp.head, rp.foot, err = pageParts(rp.p); err != nil {
+		return nil, err
+	}
+	return rp, nil
 }
 
 // Size is the page's size in bytes with no Perfetto files.
 func (rp *ReportPage) Size() (int, error) {
-	var n byteCounter
-	err := rp.Write(&n, nil)
-	return int(n), err
+	tail, err := perfettoTail(nil)
+	return len(rp.head) + len(tail) + len(rp.foot), err
 }
 
 // Write writes the page with files, the findings' Perfetto files.
@@ -129,17 +134,12 @@ func (rp *ReportPage) Write(w io.Writer, files []report.PerfettoFile) error {
 	if err != nil {
 		return err
 	}
-	p := rp.p
-	p.tail = tail
-	return writePage(w, p)
-}
-
-// byteCounter counts the bytes written to it.
-type byteCounter int
-
-func (c *byteCounter) Write(b []byte) (int, error) {
-	*c += byteCounter(len(b))
-	return len(b), nil
+	for _, s := range []string{rp.head, tail, rp.foot} {
+		if _, err := io.WriteString(w, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // The kinds of page, in the root's data-tb-kind: the loader calls the
@@ -170,20 +170,41 @@ var embeddedBlob = sync.OnceValue(func() string { return encodeBlob(Module()) })
 
 // writePage writes one self-contained page: the static fragment between
 // the markers, the view (#tb-view, JSON), the data (#tb-bundle, gzip +
-// base85, base85.go), the module (#tb-module, gzip + base85) and the
-// loader, under the CSP of the page's style.
+// base85, base85.go), the module (#tb-module, gzip + base85), the tail and
+// the loader, under the CSP of the page's style.
 func writePage(w io.Writer, p page) error {
+	head, foot, err := pageParts(p)
+	if err != nil {
+		return err
+	}
+	for _, s := range []string{head, p.tail, foot} {
+		if _, err := io.WriteString(w, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pageParts draws the page writePage writes around its tail: all that
+// comes before it (head) and the loader after it (foot).
+func pageParts(p page) (head, foot string, err error) {
 	mod := p.module
 	if mod == nil {
 		mod = Module()
 	}
 	viewJSON, err := json.Marshal(p.view) // escapes <, > and & as \u003c...
 	if err != nil {
-		return fmt.Errorf("encoding the view: %w", err)
+		return "", "", fmt.Errorf("encoding the view: %w", err)
 	}
 	kind := ""
 	if p.kind != kindReport {
 		kind = ` data-tb-kind="` + p.kind + `"`
+	}
+	gz := p.dataGz
+	if gz == nil {
+		if gz, err = gzipBytes(p.data); err != nil {
+			return "", "", err
+		}
 	}
 
 	var b strings.Builder
@@ -198,21 +219,9 @@ func writePage(w io.Writer, p page) error {
 		b.WriteString(`<p class="tb-status" id="tb-status">Static ` + p.noun + `, rendered natively. With JavaScript on, the embedded viewer module makes the controls live.</p>` + "\n")
 	}
 	b.WriteString(`<div id="tb-slot">` + staticStart)
-	if _, err := io.WriteString(w, b.String()); err != nil {
-		return err
-	}
-	if _, err := w.Write(p.static); err != nil {
-		return err
-	}
-	b.Reset()
+	b.Write(p.static)
 	b.WriteString(staticEnd + "</div>\n</div>\n")
 	b.WriteString(`<script type="application/json" id="tb-view">` + string(viewJSON) + "</script>\n")
-	gz := p.dataGz
-	if gz == nil {
-		if gz, err = gzipBytes(p.data); err != nil {
-			return err
-		}
-	}
 	b.WriteString(`<script type="application/octet-stream" id="tb-bundle" data-encoding="` + encodingBase85 + `">`)
 	b.WriteString(encodeBlob(gz))
 	b.WriteString("</script>\n")
@@ -225,10 +234,7 @@ func writePage(w io.Writer, p page) error {
 		}
 		b.WriteString("</script>\n")
 	}
-	b.WriteString(p.tail)
-	b.WriteString("<script>" + Loader + "</script>\n</body></html>\n")
-	_, err = io.WriteString(w, b.String())
-	return err
+	return b.String(), "<script>" + Loader + "</script>\n</body></html>\n", nil
 }
 
 // CSP is the report's Content-Security-Policy: nothing may load, the only
