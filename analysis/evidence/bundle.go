@@ -153,6 +153,11 @@ type Finding struct {
 	// Impact only orders the finding among the others and is no share of a
 	// measured time.
 	ImpactOf string `msgpack:"impact_of,omitempty" json:"impact_of,omitempty"`
+	// Wait, on an exposed-communication finding whose matched collectives
+	// are mostly waiting for late ranks, states that wait with its base:
+	// "of rank 1's 11.3 ms of matched collective time, 11.1 ms (98.1%) was
+	// waiting for late ranks to arrive and 0.211 ms transfer". Empty otherwise.
+	Wait string `msgpack:"wait,omitempty" json:"wait,omitempty"`
 }
 
 // ImpactText states the impact with what it is a share of: "59.4% of the

@@ -555,7 +555,7 @@ func commExposed(c *ctx) []evidence.Finding {
 			continue
 		}
 		waitShare := float64(cr.wait) / float64(cr.matchedNs)
-		obs += fmt.Sprintf(" Of its %d matched collective instances (%s), %s (%s) was "+waitSplit+" and %s transfer after it.",
+		obs += fmt.Sprintf(" Of its %d matched collective instances (%s), %s (%s) was waiting for the last rank to arrive and %s transfer after it.",
 			cr.matched, ms(cr.matchedNs), ms(cr.wait), pct(waitShare), ms(cr.xfer))
 		if cr.matched < cr.instances {
 			obs += fmt.Sprintf(" %d more instances (%s of kernel time) were not matched on every rank of their group and are not split.",
@@ -583,8 +583,10 @@ func commExposed(c *ctx) []evidence.Finding {
 					peer = -1
 				}
 			}
-			f.Title = fmt.Sprintf("Rank %d's exposed communication "+mostlyWaiting+"%s to arrive, not transfer", b.rank, who)
+			f.Title = fmt.Sprintf("Rank %d's exposed communication is mostly waiting for %s to arrive, not transfer", b.rank, who)
 			f.Observation = obs
+			f.Wait = fmt.Sprintf("of rank %d's %s of matched collective time, %s (%s) was waiting for %s to arrive and %s transfer",
+				b.rank, ms(cr.matchedNs), ms(cr.wait), pct(waitShare), who, ms(cr.xfer))
 			f.Status = "confirmed"
 			f.Mechanism = "The collectives are matched across ranks: each instance ends together on every rank, and this rank's kernel waits from its own start until the last rank starts. The waiting part is not communication that overlap settings could hide; the late rank sets it."
 			f.Verify = "Re-profile all ranks: this rank's collectives.wait_ns and the late rank's collectives.late should fall."
@@ -609,39 +611,6 @@ func commExposed(c *ctx) []evidence.Finding {
 		out = append(out, f)
 	}
 	return out
-}
-
-// The words commExposed writes where matched collectives split the exposed
-// communication, which CommWait reads back.
-const (
-	waitSplit     = "waiting for the last rank to arrive"
-	mostlyWaiting = "is mostly waiting for "
-)
-
-// CommWait states, for an exposed-communication finding whose matched
-// collectives are mostly waiting for late ranks, how much of the rank's
-// matched collective time was that wait, with its base: "of rank 1's
-// 11.3 ms of matched collective time, 11.1 ms (98.1%) was waiting for late
-// ranks to arrive and 0.211 ms transfer". "" for any other finding.
-func CommWait(f evidence.Finding) string {
-	if f.Rule != "comm_not_overlapped" || !strings.Contains(f.Title, mostlyWaiting) {
-		return ""
-	}
-	// Of its N matched collective instances (base), wait (share) was
-	// waiting for the last rank to arrive and xfer transfer after it.
-	var m []string
-	rest := f.Observation
-	for _, sep := range []string{" matched collective instances (", "), ", " (", ") was " + waitSplit + " and ", " transfer after it."} {
-		i := strings.Index(rest, sep)
-		if i < 0 {
-			return ""
-		}
-		m, rest = append(m, rest[:i]), rest[i+len(sep):]
-	}
-	who := f.Title[strings.Index(f.Title, mostlyWaiting)+len(mostlyWaiting):]
-	who = strings.TrimSuffix(who, ", not transfer")
-	return fmt.Sprintf("of rank %d's %s of matched collective time, %s (%s) was waiting for %s and %s transfer",
-		f.Rank, m[1], m[2], m[3], who, m[4])
 }
 
 // hintNote says when a collective's name comes from the kernel name only.

@@ -448,9 +448,12 @@ func TestCommWaitingUnderRankFilter(t *testing.T) {
 		peerN     int64
 		wantTitle string
 		wantObs   string
+		wantWait  string
 	}{
-		{9, "Rank 0's exposed communication is mostly waiting for rank 1 to arrive, not transfer", "Rank 1 arrived last in 9 of them."},
-		{4, "Rank 0's exposed communication is mostly waiting for late ranks to arrive, not transfer", "Rank 1 arrived last in 4 of them, not in most"},
+		{9, "Rank 0's exposed communication is mostly waiting for rank 1 to arrive, not transfer", "Rank 1 arrived last in 9 of them.",
+			"of rank 0's 40.0 ms of matched collective time, 36.0 ms (90.0%) was waiting for rank 1 to arrive and 4.0 ms transfer"},
+		{4, "Rank 0's exposed communication is mostly waiting for late ranks to arrive, not transfer", "Rank 1 arrived last in 4 of them, not in most",
+			"of rank 0's 40.0 ms of matched collective time, 36.0 ms (90.0%) was waiting for late ranks to arrive and 4.0 ms transfer"},
 	} {
 		b := waitingFor1("training", []string{"backward", "ddp"}, "all_reduce", tc.peerN)
 		f := find(findings.Evaluate(evidence.Rollup(b, evidence.Filter{Rank: 0, HasRank: true}), nil), "comm_not_overlapped")
@@ -459,6 +462,9 @@ func TestCommWaitingUnderRankFilter(t *testing.T) {
 		}
 		if f.Title != tc.wantTitle || !strings.Contains(f.Observation, tc.wantObs) {
 			t.Errorf("peerN %d: %q\n%s\nwant %q and %q", tc.peerN, f.Title, f.Observation, tc.wantTitle, tc.wantObs)
+		}
+		if f.Wait != tc.wantWait {
+			t.Errorf("peerN %d: wait %q, want %q", tc.peerN, f.Wait, tc.wantWait)
 		}
 	}
 }

@@ -124,7 +124,7 @@ func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Findi
 	for i, f := range crit {
 		if i > 0 && ruleVerdict(f.Rule) == cv.Check.Verdict {
 			also = ", the constraint of issue " + strconv.Itoa(i+1)
-			if w := findings.CommWait(f); w != "" {
+			if w := f.Wait; w != "" {
 				skew = " Issue " + strconv.Itoa(i+1) + " qualifies that reading: " + w + ": a skew between the ranks, which overlap settings cannot hide."
 			}
 			break

@@ -259,7 +259,8 @@ func TestReconcileLowerIssueSharesVerdict(t *testing.T) {
 	cv := &crossview.Result{Check: crossview.Check{Verdict: crossview.VerdictComm, Label: crossview.Hypothesis, Metrics: crossview.Metrics{GPUTimeNs: 1}}}
 	comm := evidence.Finding{Rule: "comm_not_overlapped", Status: "confirmed", Severity: "critical", Rank: 1,
 		Title:       "Rank 1's exposed communication is mostly waiting for late ranks to arrive, not transfer",
-		Observation: "Communication kernels took 11.3 ms. Of its 8 matched collective instances (11.3 ms), 11.1 ms (98.1%) was waiting for the last rank to arrive and 0.211 ms transfer after it. Rank 7 arrived last in 4 of them."}
+		Observation: "Communication kernels took 11.3 ms. Of its 8 matched collective instances (11.3 ms), 11.1 ms (98.1%) was waiting for the last rank to arrive and 0.211 ms transfer after it. Rank 7 arrived last in 4 of them.",
+		Wait:        "of rank 1's 11.3 ms of matched collective time, 11.1 ms (98.1%) was waiting for late ranks to arrive and 0.211 ms transfer"}
 	d := &Doc{}
 	reconcile(d, cv, crossview.Hypothesis, []evidence.Finding{{Rule: "host_bound_idle", Status: "confirmed", Severity: "critical"}, comm})
 	got := strings.Join(d.Summary, "\n")
@@ -278,7 +279,7 @@ func TestReconcileLowerIssueSharesVerdict(t *testing.T) {
 		t.Errorf("top issue shares the verdict, summary %q", d.Summary)
 	}
 	// Transfer-dominated communication gets no skew sentence.
-	comm.Title, comm.Observation = "Communication is exposed: computation does not hide it", "Communication kernels took 11.3 ms."
+	comm.Title, comm.Observation, comm.Wait = "Communication is exposed: computation does not hide it", "Communication kernels took 11.3 ms.", ""
 	d = &Doc{}
 	reconcile(d, cv, crossview.Hypothesis, []evidence.Finding{{Rule: "host_bound_idle", Status: "confirmed", Severity: "critical"}, comm})
 	if got := strings.Join(d.Summary, "\n"); !strings.Contains(got, "reads this slice differently") || strings.Contains(got, "qualifies") {
