@@ -70,7 +70,10 @@ func collectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 	for k, v := range context {
 		b.Context[k] = v
 	}
-	tr, err := eng.Query(ctx, `SELECT * EXCLUDE (metadata) FROM traces WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR) ORDER BY trace, file_id, rank`, 0, f.Trace)
+	// The header's profile_memory, which says whether a trace without
+	// [memory] events was captured without them (NULL: not written).
+	tr, err := eng.Query(ctx, `SELECT * EXCLUDE (metadata), TRY_CAST(metadata->>'profile_memory' AS BOOLEAN) AS profile_memory
+		FROM traces WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR) ORDER BY trace, file_id, rank`, 0, f.Trace)
 	if err != nil {
 		return nil, fmt.Errorf("evidence: reading the traces table: %w", err)
 	}
@@ -151,8 +154,9 @@ func collectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 // overview, so that one area's findings state what the report's do: the
 // launch-bound rule weighs the launch waits of the gaps area over the span
 // the capture area's exclusions leave (`tracebook evidence launch` had said
-// "at most 0.0% of that span" where the report says 13.1%).
-var areaNeeds = map[string][]string{"launch": {"gaps", "capture"}}
+// "at most 0.0% of that span" where the report says 13.1%), and names the
+// DataLoader time the ops area holds.
+var areaNeeds = map[string][]string{"launch": {"gaps", "capture", "ops"}}
 
 // presetCost ranks the presets by what they took at ×21 of the vLLM H100
 // trace (ms, one sitting): the longest start first, so that the last to

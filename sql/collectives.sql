@@ -10,7 +10,9 @@
 -- innermost collective operator around the kernel's launching call on the
 -- same thread (a record_param_comms carrying "Collective name", or a
 -- c10d::*, nccl:*, c10d_functional::* operator: c10d::alltoall_base_ is
--- all_to_all; or vLLM's vllm::all_reduce, vllm::all_gather and
+-- all_to_all; an nccl:* user annotation counts as one, as 2022 traces
+-- record the range record_param_comms opens, nccl:all_to_all, with no
+-- "Collective name"; or vLLM's vllm::all_reduce, vllm::all_gather and
 -- vllm::reduce_scatter, the custom ops around its pynccl and custom
 -- all-reduce calls, whose RCCL kernel ncclDevKernel_Generic names nothing);
 -- failing that, the kernel name, a hint counted in name_hint
@@ -134,7 +136,7 @@ _op AS (
   SELECT trace, file_id, rank, pid, tid, ts_ns, end_ns,
     coalesce(json_extract_string(args, '$."Collective name"'), CASE WHEN name <> 'record_param_comms' THEN name END) AS oname
   FROM events
-  WHERE kind = 'cpu_op' AND ($1::VARCHAR = '' OR trace = $1::VARCHAR)
+  WHERE kind IN ('cpu_op', 'annotation') AND ($1::VARCHAR = '' OR trace = $1::VARCHAR)
     AND name IN (SELECT name FROM _opn)
 ),
 _on AS (

@@ -279,11 +279,29 @@ func DetectGaps(b *Bundle) {
 				}
 			}
 			if !found {
-				b.AddGap(Gap{Kind: GapNoMemoryEvents, Trace: tr, Rank: -1, What: "allocator peaks against device memory",
-					Why: "no [memory] events; collect with profile_memory=True"})
+				why := "no [memory] events; collect with profile_memory=True"
+				if memoryProfiled(b.Traces, tr) {
+					why = "no [memory] events, though the trace's header says profile_memory was on: nothing was allocated or freed in the capture (a graph replay allocates nothing), or a tool that trimmed the trace dropped them"
+				}
+				b.AddGap(Gap{Kind: GapNoMemoryEvents, Trace: tr, Rank: -1, What: "allocator peaks against device memory", Why: why})
 			}
 		}
 	}
+}
+
+// memoryProfiled says whether a file of trace tr says in its header that
+// profile_memory was on (the traces table's profile_memory column, read
+// from the header by pipeline's evidence collection).
+func memoryProfiled(t *table.Table, tr string) bool {
+	if t == nil || t.Col("profile_memory") < 0 {
+		return false
+	}
+	for r := range t.Rows {
+		if Str(t, r, "trace") == tr && Bool(t, r, "profile_memory") {
+			return true
+		}
+	}
+	return false
 }
 
 func splitKey(k string) []string {

@@ -97,3 +97,36 @@ func TestGapSyncEventsEra(t *testing.T) {
 		t.Errorf("no sync-events gap for %v", want)
 	}
 }
+
+// A trace without [memory] events whose header says profile_memory was on
+// is not told to turn it on (vllm_decode_full_mi300x: "profile_memory": 1).
+func TestGapMemoryEventsProfiled(t *testing.T) {
+	cols := func(names ...string) []table.Column {
+		var out []table.Column
+		for _, n := range names {
+			out = append(out, table.Column{Name: n})
+		}
+		return out
+	}
+	b := &evidence.Bundle{
+		Traces: &table.Table{Name: "traces", Columns: cols("trace", "rank", "profile_memory"), Rows: [][]any{
+			{"on", int64(0), true}, {"off", int64(0), false}, {"unsaid", int64(0), nil},
+		}},
+		Tables: evidence.Tables{"memory": &table.Table{Columns: cols("trace", "rank", "allocs", "frees")}},
+	}
+	evidence.DetectGaps(b)
+	why := map[string]string{}
+	for _, g := range b.Gaps {
+		if g.Kind == evidence.GapNoMemoryEvents {
+			why[g.Trace] = g.Why
+		}
+	}
+	if !strings.Contains(why["on"], "header says profile_memory was on") || strings.Contains(why["on"], "collect with profile_memory=True") {
+		t.Errorf("profiled trace: %q", why["on"])
+	}
+	for _, tr := range []string{"off", "unsaid"} {
+		if !strings.Contains(why[tr], "collect with profile_memory=True") {
+			t.Errorf("%s: %q", tr, why[tr])
+		}
+	}
+}

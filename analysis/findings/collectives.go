@@ -696,7 +696,7 @@ func overlapFix(ri evidence.RankInfo, w Workload, coll string, transfer bool, ar
 	switch coll {
 	case "all_to_all":
 		if w.Known && w.TorchRecPipeline {
-			return "TorchRec's train pipeline is already on (its ## sparse_data_dist ## ranges are in the trace): the input dist of the sparse features runs under the previous batch. What it cannot hide are the pooled embeddings' all-to-alls, forward (output dist, All2All_Pooled) and backward (their gradients): cut their volume with the sharding plan (EmbeddingShardingPlanner: table-wise against row-wise, balanced across ranks) and send them in lower precision with TorchRec's quantized comms (QCommsConfig: fp16 forward, bf16 backward).",
+			return "TorchRec's train pipeline is already on (its ## sparse_data_dist ## ranges are in the trace): it issues the input dist of the sparse features beside the previous batch's compute, which hides it only as far as that compute lasts (the cross-view's GPU side shows how much of the all-to-all time sits under ## sparse_data_dist ##). What it cannot hide at all are the pooled embeddings' all-to-alls, forward (output dist, All2All_Pooled) and backward (their gradients): cut their volume with the sharding plan (EmbeddingShardingPlanner: table-wise against row-wise, balanced across ranks) and send them in lower precision with TorchRec's quantized comms (QCommsConfig: fp16 forward, bf16 backward).",
 				"sharder = EmbeddingBagCollectionSharder(qcomm_codecs_registry=get_qcomm_codecs_registry(QCommsConfig(forward_precision=CommType.FP16, backward_precision=CommType.BF16)))"
 		}
 		if w.Known && w.TorchRec {

@@ -228,6 +228,20 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 	if strings.Contains(fs[0].Fix, "Caveat") {
 		t.Errorf("a graph caveat without host syncs: %s", fs[0].Fix)
 	}
+	if strings.Contains(fs[0].Observation, "inside enumerate(DataLoader)") {
+		t.Errorf("a DataLoader named without one: %s", fs[0].Observation)
+	}
+	// A launching thread that mostly waits in its DataLoader: the launch
+	// finding says that part of the idle is no launch's
+	// (resnet50_num_workers_0).
+	const iter = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+	tabs["ops"] = &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", iter, int64(1), int64(5_000_000), int64(5_000_000), int64(5_000_000), int64(0), int64(0), int64(0)}}}
+	fs = eval(bundle("training", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
+	if f := find(fs, "launch_bound"); f == nil || !strings.Contains(f.Observation, "inside enumerate(DataLoader), where the GPU waits for batches") {
+		t.Errorf("DataLoader-bound launches: %s %+v", rules(fs), fs)
+	}
+	delete(tabs, "ops")
 	// Operators that block in host syncs: a graph cannot be captured
 	// across them (dlrm_8rank's all-to-all splits read back with
 	// aten::to); an explicit sync (the harness's) is not counted.

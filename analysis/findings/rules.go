@@ -680,6 +680,13 @@ func launchBound(c *ctx) []evidence.Finding {
 			Verify:   "Re-profile: launch.short and ranks.idle_ns should fall; kernels should appear under graph launches.",
 			Refute:   "The idle intervals are not host or kernel waits (HTA 'other': cross-stream waits), or kernels are long compared with their launches.",
 		}
+		if d, share := c.dataloaderShare(b.trace, b.rank); !serving && share >= c.th["dataloader_critical"] {
+			// The idle is mostly the GPU waiting for batches
+			// (resnet50_num_workers_0: 287 of its 393 ms idle lie inside
+			// the DataLoader's __next__): no launch fix recovers that.
+			f.Observation += fmt.Sprintf(" The launching thread spent %s (%s of %s) inside enumerate(DataLoader), where the GPU waits for batches (see the DataLoader issue): neither graphs nor larger kernels recover that part of the idle.",
+				ms(d), pct(share), c.loaderWhat(b.trace, b.rank))
+		}
 		if all > 0 && float64(waits) >= 0.5*float64(all) {
 			f.Status = "confirmed"
 			f.Mechanism = fmt.Sprintf("%s of the per-stream idle time are host or kernel waits (the next launch came late, or back-to-back kernels waited on launch overhead) in the same rank.", pct(float64(waits)/float64(all)))

@@ -173,9 +173,13 @@ func TestMemcpyBytesUnknown(t *testing.T) {
 		want, not string
 	}{
 		{"sized", memcpy([]any{"job", int64(0), int64(2), int64(4096), int64(1_000)}), "2 copies and memsets moved 4,096 bytes", "byte count"},
+		{"none blocking", memcpy([]any{"job", int64(0), int64(2), int64(4096), int64(1_000)}), "none blocked the host", "0 blocked"},
 		{"no byte count", memcpy([]any{"job", int64(0), int64(2), int64(0), int64(1_000)}), "2 copies and memsets (the trace gives no byte count) ran in", "moved"},
 		{"some without", memcpy([]any{"job", int64(0), int64(2), int64(4096), int64(1_000)}, []any{"job", int64(0), int64(3), int64(0), int64(1_000)}),
 			"5 copies and memsets moved at least 4,096 bytes (3 without a byte count)", "moved 4,096"},
+		// Async copies to pageable memory block as synchronous ones do
+		// (trace_diff_control_a100: 60 DtoH copies from Async calls).
+		{"pageable", pagedMemcpy(), "5 blocked the host: 2 from synchronous calls, 4 to or from pageable host memory", "0 blocked"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ev := areaEvidence()
@@ -191,6 +195,20 @@ func TestMemcpyBytesUnknown(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pagedMemcpy is a memcpy table of 2 synchronous copies, 3 Async ones
+// into pageable memory, 1 synchronous one from it and 4 pinned Async ones.
+func pagedMemcpy() *table.Table {
+	return &table.Table{Name: "memcpy", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+		col("count", "BIGINT", "COUNT"), col("bytes", "BIGINT", "BYTES"), col("total_ns", "BIGINT", "DURATION_NS"),
+		col("sync", "BOOLEAN", "BOOL"), col("src", "VARCHAR", "TEXT"), col("dst", "VARCHAR", "TEXT")},
+		Rows: [][]any{
+			{"job", int64(0), int64(1), int64(64), int64(1_000), true, "Device", "Device"},
+			{"job", int64(0), int64(3), int64(64), int64(1_000), false, "Device", "Pageable"},
+			{"job", int64(0), int64(1), int64(64), int64(1_000), true, "Pageable", "Device"},
+			{"job", int64(0), int64(4), int64(64), int64(1_000), false, "Pinned", "Device"},
+		}}
 }
 
 // The steps row names the steps preset's phases as they are: whether a
