@@ -255,3 +255,22 @@ func TestCollectivesVLLMCustomOp(t *testing.T) {
 		t.Errorf("all_reduce: %d kernels, %d named from the kernel; want 1610 (1449 custom all-reduce and 161 pynccl), 0", n, h)
 	}
 }
+
+// A 2022 trace records the range record_param_comms opens as a user
+// annotation (nccl:all_to_all) with no "Collective name": it names the
+// SendRecv kernels launched inside it (trace_diff_control_a100: 42
+// all-to-alls, which the kernel name alone called send_recv).
+func TestCollectivesNamedByAnnotation(t *testing.T) {
+	_, b := collectDB(t, filepath.Join(testutil.SharedTraces(t), "hta", "trace_diff_control_a100"))
+	ct, idx := collRows(t, b)
+	if r, ok := idx["3 send_recv"]; ok {
+		t.Errorf("%d kernels still named send_recv from the kernel name", evidence.Int(ct, r, "count"))
+	}
+	r, ok := idx["3 all_to_all"]
+	if !ok {
+		t.Fatalf("no all_to_all row: %v", ct.Rows)
+	}
+	if n, h := evidence.Int(ct, r, "count"), evidence.Int(ct, r, "name_hint"); n != 42 || h != 0 {
+		t.Errorf("all_to_all: %d kernels, %d named from the kernel; want 42, 0", n, h)
+	}
+}
