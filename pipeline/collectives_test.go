@@ -242,17 +242,26 @@ func TestCollectivesTwoRankAllReduce(t *testing.T) {
 // names it, as it names the custom all-reduce's kernels. Every all-reduce of
 // the rank is one row, none of it unknown or named from a kernel.
 func TestCollectivesVLLMCustomOp(t *testing.T) {
-	_, b := collectDB(t, filepath.Join(testutil.SharedTraces(t), "tracemap", "vllm_mi300x_tp4_rank0"))
+	// 1449 custom all-reduces and 161 pynccl ones.
+	wantNamed(t, filepath.Join(testutil.SharedTraces(t), "tracemap", "vllm_mi300x_tp4_rank0"), "0 unknown", "0 all_reduce", 1610)
+}
+
+// wantNamed checks that the collectives of the trace at dir hold no row
+// keyed unnamed (rank and collective, as collRows keys them) and n kernels
+// in the row keyed named, none of them named from the kernel name.
+func wantNamed(t *testing.T, dir, unnamed, named string, n int64) {
+	t.Helper()
+	_, b := collectDB(t, dir)
 	ct, idx := collRows(t, b)
-	if r, ok := idx["0 unknown"]; ok {
-		t.Errorf("%d collective kernels unnamed", evidence.Int(ct, r, "count"))
+	if r, ok := idx[unnamed]; ok {
+		t.Errorf("%d collective kernels in %q", evidence.Int(ct, r, "count"), unnamed)
 	}
-	r, ok := idx["0 all_reduce"]
+	r, ok := idx[named]
 	if !ok {
-		t.Fatal("no all_reduce row")
+		t.Fatalf("no %q row: %v", named, ct.Rows)
 	}
-	if n, h := evidence.Int(ct, r, "count"), evidence.Int(ct, r, "name_hint"); n != 1610 || h != 0 {
-		t.Errorf("all_reduce: %d kernels, %d named from the kernel; want 1610 (1449 custom all-reduce and 161 pynccl), 0", n, h)
+	if got, h := evidence.Int(ct, r, "count"), evidence.Int(ct, r, "name_hint"); got != n || h != 0 {
+		t.Errorf("%s: %d kernels, %d named from the kernel; want %d, 0", named, got, h, n)
 	}
 }
 
@@ -261,16 +270,5 @@ func TestCollectivesVLLMCustomOp(t *testing.T) {
 // SendRecv kernels launched inside it (trace_diff_control_a100: 42
 // all-to-alls, which the kernel name alone called send_recv).
 func TestCollectivesNamedByAnnotation(t *testing.T) {
-	_, b := collectDB(t, filepath.Join(testutil.SharedTraces(t), "hta", "trace_diff_control_a100"))
-	ct, idx := collRows(t, b)
-	if r, ok := idx["3 send_recv"]; ok {
-		t.Errorf("%d kernels still named send_recv from the kernel name", evidence.Int(ct, r, "count"))
-	}
-	r, ok := idx["3 all_to_all"]
-	if !ok {
-		t.Fatalf("no all_to_all row: %v", ct.Rows)
-	}
-	if n, h := evidence.Int(ct, r, "count"), evidence.Int(ct, r, "name_hint"); n != 42 || h != 0 {
-		t.Errorf("all_to_all: %d kernels, %d named from the kernel; want 42, 0", n, h)
-	}
+	wantNamed(t, filepath.Join(testutil.SharedTraces(t), "hta", "trace_diff_control_a100"), "3 send_recv", "3 all_to_all", 42)
 }

@@ -14,13 +14,6 @@ import (
 // gpu_cc_major/gpu_cc_minor (the first file of a rank that has them), -1
 // when NULL and when the table predates the columns.
 func TestRanksComputeCapability(t *testing.T) {
-	cols := func(names ...string) []table.Column {
-		var out []table.Column
-		for _, n := range names {
-			out = append(out, table.Column{Name: n})
-		}
-		return out
-	}
 	withCC := &table.Table{Name: "traces", Columns: cols("trace", "rank", "gpu_model", "gpu_cc_major", "gpu_cc_minor"), Rows: [][]any{
 		{"a", int64(0), "Tesla V100-SXM2-32GB", int64(7), int64(0)},
 		{"a", int64(1), nil, nil, nil}, // a second file of rank 1 has them
@@ -50,13 +43,6 @@ func TestRanksComputeCapability(t *testing.T) {
 // PyTorch could not have recorded them (resnet50_num_workers_4 had been
 // told to set an option its PyTorch 1.8-1.10 does not have).
 func TestGapSyncEventsEra(t *testing.T) {
-	cols := func(names ...string) []table.Column {
-		var out []table.Column
-		for _, n := range names {
-			out = append(out, table.Column{Name: n})
-		}
-		return out
-	}
 	day := func(s string) int64 {
 		d, err := time.Parse("2006-01-02", s)
 		if err != nil {
@@ -101,13 +87,6 @@ func TestGapSyncEventsEra(t *testing.T) {
 // A trace without [memory] events whose header says profile_memory was on
 // is not told to turn it on (vllm_decode_full_mi300x: "profile_memory": 1).
 func TestGapMemoryEventsProfiled(t *testing.T) {
-	cols := func(names ...string) []table.Column {
-		var out []table.Column
-		for _, n := range names {
-			out = append(out, table.Column{Name: n})
-		}
-		return out
-	}
 	b := &evidence.Bundle{
 		Traces: &table.Table{Name: "traces", Columns: cols("trace", "rank", "profile_memory"), Rows: [][]any{
 			{"on", int64(0), true}, {"off", int64(0), false}, {"unsaid", int64(0), nil},
@@ -129,4 +108,13 @@ func TestGapMemoryEventsProfiled(t *testing.T) {
 			t.Errorf("%s: %q", tr, why[tr])
 		}
 	}
+}
+
+// cols are columns of the given names, with no types.
+func cols(names ...string) []table.Column {
+	var out []table.Column
+	for _, n := range names {
+		out = append(out, table.Column{Name: n})
+	}
+	return out
 }
