@@ -32,6 +32,8 @@
 -- devices: Distinct GPU devices. COUNT
 -- streams: Distinct GPU streams. COUNT
 -- cpu_ops: CPU operators. COUNT
+-- op_ids: CPU operators that carry an External id. COUNT
+-- op_id_span: The range of those ids, the largest less the smallest plus one (0 without any): the profiler numbers every operator it records, so a range many times op_ids says most were dropped (a sampled or filtered trace). COUNT
 -- python_events: python_function events. COUNT
 -- runtime_calls: Runtime and driver calls. COUNT
 -- graph_launches: cudaGraphLaunch/hipGraphLaunch calls. COUNT
@@ -75,6 +77,8 @@ _ea AS (
     count(DISTINCT e.device) FILTER (WHERE tb_gpu_work(e.kind)) AS devices,
     count(DISTINCT e.stream) FILTER (WHERE tb_gpu_work(e.kind)) AS streams,
     count(*) FILTER (WHERE e.kind = 'cpu_op') AS cpu_ops,
+    count(*) FILTER (WHERE e.kind = 'cpu_op' AND e.external_id IS NOT NULL) AS op_ids,
+    max(e.external_id) FILTER (WHERE e.kind = 'cpu_op') - min(e.external_id) FILTER (WHERE e.kind = 'cpu_op') + 1 AS op_id_span,
     count(*) FILTER (WHERE e.kind IN ('runtime', 'driver')) AS runtime_calls,
     count(*) FILTER (WHERE e.kind IN ('runtime', 'driver') AND (e.api = 'graph_launch' OR e.name IN ('cudaGraphLaunch', 'hipGraphLaunch'))) AS graph_launches
   FROM evidence_base_events e
@@ -105,7 +109,8 @@ SELECT r.trace, r.rank, r.files, r.rank_source, r.world_size, r.producer, r.plat
   least(a.first_ts, p.first_ts) - t.t0 AS first_ns,
   coalesce(greatest(a.last_end, p.last_end) - least(a.first_ts, p.first_ts), 0) AS span_ns,
   coalesce(a.gpu_events, 0) AS gpu_events, coalesce(a.kernels, 0) AS kernels, coalesce(a.devices, 0) AS devices,
-  coalesce(a.streams, 0) AS streams, coalesce(a.cpu_ops, 0) AS cpu_ops, coalesce(p.python_events, 0) AS python_events,
+  coalesce(a.streams, 0) AS streams, coalesce(a.cpu_ops, 0) AS cpu_ops,
+  coalesce(a.op_ids, 0) AS op_ids, coalesce(a.op_id_span, 0) AS op_id_span, coalesce(p.python_events, 0) AS python_events,
   coalesce(a.runtime_calls, 0) AS runtime_calls, coalesce(a.graph_launches, 0) AS graph_launches,
   coalesce(s.steps, 0) AS steps, coalesce(s.step_source, '') AS step_source
 FROM _tr r JOIN _t0 t ON t.trace = r.trace

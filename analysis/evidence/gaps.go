@@ -149,9 +149,15 @@ func DetectGaps(b *Bundle) {
 		add(GapNoGPUEvents, "GPU time, idle time and every kernel-level number",
 			"the trace holds no kernels: a CUPTI counter capture (cuda_profiler_range events) records counter ranges, not kernel activities",
 			func(ri RankInfo) bool { return noGPU(ri) && counters(ri) })
+		// The legacy autograd profiler (a PyTorch built without Kineto)
+		// exports operators only, whatever it is asked: only a Kineto
+		// build's torch.profiler records kernels, stacks and memory.
+		legacy := func(ri RankInfo) bool { return ri.Format == "legacy" }
+		add(GapNoGPUEvents, "GPU time, idle time and every kernel-level number", legacyProfiler,
+			func(ri RankInfo) bool { return noGPU(ri) && legacy(ri) })
 		add(GapNoGPUEvents, "GPU time, idle time and every kernel-level number",
 			"the trace holds no kernels (a CPU-only capture, or activities=[ProfilerActivity.CPU])",
-			func(ri RankInfo) bool { return noGPU(ri) && !counters(ri) })
+			func(ri RankInfo) bool { return noGPU(ri) && !counters(ri) && !legacy(ri) })
 		// Kineto records the device's sync events since 2023-06
 		// (docs/JUDGEMENT.md §2.1): an older capture could not have had
 		// them, and the option that asks for them is newer than its PyTorch.
@@ -165,7 +171,9 @@ func DetectGaps(b *Bundle) {
 			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) && predatesSyncEvents(ri) })
 		add(GapNoPythonStacks, "python frames above the operators (which line issued a sync or a copy)",
 			"captured without python stacks; collect with with_stack=True",
-			func(ri RankInfo) bool { return !ri.HasPythonStacks && ri.Format != "kineto_2021" })
+			func(ri RankInfo) bool { return !ri.HasPythonStacks && ri.Format != "kineto_2021" && !legacy(ri) })
+		add(GapNoPythonStacks, "python frames above the operators (which line issued a sync or a copy)", legacyProfiler,
+			func(ri RankInfo) bool { return !ri.HasPythonStacks && legacy(ri) })
 		// A 2021 capture keeps its stacks, when it has any, as the operators'
 		// "Call stack" strings: the cross-view shows them, the evidence does not.
 		add(GapNoPythonStacks, "python frames above the operators (which line issued a sync or a copy)",
@@ -280,13 +288,30 @@ func DetectGaps(b *Bundle) {
 			}
 			if !found {
 				why := "no [memory] events; collect with profile_memory=True"
-				if memoryProfiled(b.Traces, tr) {
+				if legacyTrace(perTrace[tr]) {
+					why = "no [memory] events: " + legacyProfiler
+				} else if memoryProfiled(b.Traces, tr) {
 					why = "no [memory] events, though the trace's header says profile_memory was on: nothing was allocated or freed in the capture (a graph replay allocates nothing), or a tool that trimmed the trace dropped them"
 				}
 				b.AddGap(Gap{Kind: GapNoMemoryEvents, Trace: tr, Rank: -1, What: "allocator peaks against device memory", Why: why})
 			}
 		}
 	}
+}
+
+// legacyProfiler is why a trace the legacy autograd profiler wrote (format
+// legacy) lacks kernels, stacks or memory events.
+const legacyProfiler = "the legacy autograd profiler wrote this trace (a PyTorch built without Kineto), and its export holds operators only: no option of it adds kernels, python stacks or memory events; profile with a PyTorch build that has Kineto (torch.profiler)"
+
+// legacyTrace says whether every rank of a trace was written by the
+// legacy autograd profiler.
+func legacyTrace(rs []RankInfo) bool {
+	for _, ri := range rs {
+		if ri.Format != "legacy" {
+			return false
+		}
+	}
+	return len(rs) > 0
 }
 
 // memoryProfiled says whether a file of trace tr says in its header that

@@ -118,3 +118,28 @@ func cols(names ...string) []table.Column {
 	}
 	return out
 }
+
+// A trace the legacy autograd profiler wrote is told to use a Kineto
+// build, not to set options its exporter ignores
+// (torch1.13.1_legacy_smallnet).
+func TestGapLegacyProfiler(t *testing.T) {
+	b := &evidence.Bundle{
+		Traces: &table.Table{Name: "traces", Columns: cols("trace", "rank", "format", "has_python_stacks"), Rows: [][]any{
+			{"old", int64(0), "legacy", false}, {"new", int64(0), "kineto", false},
+		}},
+		Tables: evidence.Tables{
+			"overview": &table.Table{Columns: cols("trace", "rank", "kernels"), Rows: [][]any{{"old", int64(0), int64(0)}, {"new", int64(0), int64(0)}}},
+			"memory":   &table.Table{Columns: cols("trace", "rank", "allocs", "frees")},
+		},
+	}
+	evidence.DetectGaps(b)
+	for _, g := range b.Gaps {
+		if g.Kind != evidence.GapNoGPUEvents && g.Kind != evidence.GapNoPythonStacks && g.Kind != evidence.GapNoMemoryEvents {
+			continue
+		}
+		legacy := strings.Contains(g.Why, "legacy autograd profiler")
+		if legacy != (g.Trace == "old") || (g.Trace == "old" && strings.Contains(g.Why, "=True")) {
+			t.Errorf("%s %s: %q", g.Trace, g.Kind, g.Why)
+		}
+	}
+}

@@ -29,6 +29,8 @@ var presetHeaders = []presetHeader{
 			"devices", "COUNT",
 			"streams", "COUNT",
 			"cpu_ops", "COUNT",
+			"op_ids", "COUNT",
+			"op_id_span", "COUNT",
 			"python_events", "COUNT",
 			"runtime_calls", "COUNT",
 			"graph_launches", "COUNT",

@@ -31,6 +31,14 @@ const (
 	MinGPUEvents = 50
 	// MinGPUSpanNs: a GPU span shorter than this is too short to judge.
 	MinGPUSpanNs = 1_000_000
+	// SampledIDsPerOp: a rank of at least SampledMinOps CPU operators with
+	// an External id whose ids range over this many per operator or more
+	// holds a sample of its events (the profiler numbers every operator it
+	// records): the 34 complete shared traces range over 1.00-1.36 ids
+	// per operator with 200 or more, HTA's trace-filter sample
+	// (sampled_2of128) over 74.
+	SampledIDsPerOp = 10
+	SampledMinOps   = 200
 	// ExcludedIdleCap: when start-up and held intervals hold at least this
 	// share of a rank's GPU idle time, what remains is a short slice and its
 	// verdicts are hypotheses.
@@ -173,6 +181,11 @@ func Assess(ev *evidence.Evidence) *Gate {
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "counter_range", Title: "CUPTI counter capture: the timings are synthetic",
 				Detail: fmt.Sprintf("%d cuda_profiler_range events (%s): the range profiler replays each kernel and writes evenly spaced timestamps, so no duration, utilisation or idle time in this trace is real.", cr.count, where)})
 			rg.limits = append(rg.limits, limit{drop: true, unread: true, why: "the trace is a CUPTI counter capture (cuda_profiler_range events): its timings are synthetic"})
+		}
+		if n, ids := overviewInt(ev, rr.trace, rr.rank, "op_ids"), overviewInt(ev, rr.trace, rr.rank, "op_id_span"); n >= SampledMinOps && ids >= SampledIDsPerOp*n {
+			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "sampled", Title: "A sample of the events: most were dropped",
+				Detail: fmt.Sprintf("Its %d CPU operators with an External id range over %d ids (%s): the profiler numbers every operator it records, so the trace holds about one in %d of them, their launches and kernels missing with them, as in a sampled or filtered trace. The gaps between the events kept are no idle time, and no busy, overlap or wait time is the workload's.", n, ids, where, ids/n)})
+			rg.limits = append(rg.limits, limit{drop: true, unread: true, why: fmt.Sprintf("the trace holds about one in %d of the rank's events (a sampled or filtered trace)", ids/n)})
 		}
 		gpuEvents := rr.evs
 		if span > 0 && ((gpuEvents > 0 && gpuEvents < MinGPUEvents) || span < MinGPUSpanNs) {
@@ -572,4 +585,19 @@ func (g *Gate) Excluded() (idle, span int64, ranks int) {
 		}
 	}
 	return idle, span, ranks
+}
+
+// overviewInt is a column of the overview area's row of a rank (0 when
+// absent).
+func overviewInt(ev *evidence.Evidence, trace string, rank int, col string) int64 {
+	t := ev.Table("overview")
+	if t == nil {
+		return 0
+	}
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank {
+			return evidence.Int(t, r, col)
+		}
+	}
+	return 0
 }

@@ -79,6 +79,34 @@ func TestGate(t *testing.T) {
 	}
 }
 
+// A rank whose operators' External ids range over many times their count
+// holds a sample of its events: no timing finding stands, and the
+// cross-check gets no reading (sampled_2of128: 2,302 operators over
+// 169,484 ids). A complete trace's ids range over about its operators.
+func TestGateSampledTrace(t *testing.T) {
+	for _, c := range []struct {
+		ops, span int64
+		sampled   bool
+	}{
+		{2302, 169_484, true},
+		{40506, 40890, false}, // trace_diff_control_a100
+		{70, 545, false},      // amd_mi250_minitoy: too few operators to tell
+	} {
+		ov := &table.Table{Columns: cols("trace rank op_ids op_id_span"), Rows: [][]any{{"t", int64(0), c.ops, c.span}}}
+		b := withEvents(bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000,
+			map[string]*table.Table{"gaps": gapsTable(55_000_000), "overview": ov}), 1000)
+		fs := eval(b, nil)
+		g := findings.Assess(evidence.Rollup(b, evidence.Filter{}))
+		got := len(g.Artifacts) == 1 && g.Artifacts[0].Kind == "sampled"
+		if got != c.sampled || (len(fs) == 0) != c.sampled {
+			t.Errorf("%d operators over %d ids: sampled %v, findings %s; want sampled %v", c.ops, c.span, got, rules(fs), c.sampled)
+		}
+		if c.sampled && !strings.Contains(g.Artifacts[0].Detail, "about one in 73") {
+			t.Errorf("detail %q", g.Artifacts[0].Detail)
+		}
+	}
+}
+
 func TestGatePythonStacksCapHostBound(t *testing.T) {
 	b := withEvents(bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)}), 1000)
 	b.Traces.Rows[0][b.Traces.Col("has_python_stacks")] = true

@@ -700,7 +700,7 @@ func overlapFix(ri evidence.RankInfo, w Workload, coll string, transfer bool, ar
 				"sharder = EmbeddingBagCollectionSharder(qcomm_codecs_registry=get_qcomm_codecs_registry(QCommsConfig(forward_precision=CommType.FP16, backward_precision=CommType.BF16)))"
 		}
 		if w.Known && w.TorchRec {
-			return "TorchRec runs two all-to-alls a batch: the input dist of the sparse features, which TrainPipelineSparseDist overlaps with the previous batch's compute, and the output dist of the pooled embeddings inside the forward, which no pipeline hides (the collectives area's rows by name, with the cross-view, tell which is larger). Pipeline the input dist, and cut the output dist's volume with the sharding plan (EmbeddingShardingPlanner: table-wise against row-wise, balanced across ranks).",
+			return "TorchRec runs three all-to-alls a batch: the input dist of the sparse features, which TrainPipelineSparseDist overlaps with the previous batch's compute, the output dist of the pooled embeddings inside the forward, and their gradients' all-to-all in the backward (All2All_Pooled_WaitBackward), which no pipeline hides (the cross-view's GPU side shows which is larger). Pipeline the input dist, and cut the pooled all-to-alls' volume with the sharding plan (EmbeddingShardingPlanner: table-wise against row-wise, balanced across ranks).",
 				"pipeline = TrainPipelineSparseDist(model, optimizer, device)"
 		}
 		return "Check what issues the all-to-all: with TorchRec sharded embeddings, pipeline the input dist under the previous batch (TrainPipelineSparseDist) and revisit the sharding plan; with expert parallelism, overlap token dispatch and combine with expert computation.", ""

@@ -309,7 +309,7 @@ func TestCommExposedSplit(t *testing.T) {
 			b:         transfer("training", []string{"backward", "ddp", "torchrec"}, "all_to_all"),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
 			wantIn:  []string{"all_to_all 97.2 GB/s"},
-			wantFix: []string{"TrainPipelineSparseDist", "sharding plan", "output dist of the pooled embeddings inside the forward, which no pipeline hides"},
+			wantFix: []string{"TrainPipelineSparseDist", "sharding plan", "their gradients' all-to-all in the backward (All2All_Pooled_WaitBackward), which no pipeline hides"},
 			notFix:  []string{"DDP", "bucket_cap_mb"},
 		},
 		{

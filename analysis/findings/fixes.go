@@ -286,9 +286,9 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 	case inductorCode(at.Name):
 		// Generated code: there is nothing to shorten by hand; CUDA
 		// graphs (below, for a compiled model) take its launches away.
-		parts[0] = "The longest gaps sit in " + at.label() + ", the Python that torch.compile's Inductor generated to launch the compiled graph's kernels one by one, not code to shorten by hand"
+		parts[0] = "The longest gaps sit in " + at.label() + ", the Python wrapper torch.compile's Inductor generated for the compiled graph, not code to shorten by hand: it checks each input (assert_size_stride; torch._inductor.config.size_asserts = False drops the checks, and their safety) and launches the graph's kernels one by one"
 		if ri.HasPythonStacks {
-			parts[0] += " (Python stacks were captured, and the Python tracer inflates exactly this per-launch Python: profile again without them to see what remains)"
+			parts[0] += " (Python stacks were captured, and the Python tracer inflates exactly this Python: profile again without them to see what remains)"
 		}
 	case at.Name != "":
 		parts[0] = "Shorten the CPU work between launches, first " + at.label() + ", where the longest gaps sit"

@@ -104,12 +104,12 @@ func TestNameHostFrameOthers(t *testing.T) {
 		Leaf: true, Gaps: 237, Of: 256, Ns: 130_000_000, IdleNs: 459_000_000}
 	f, ev, gate = hostBound(t, "training", false, false)
 	findings.NameHostFrame(&f, ev, nil, gate, at)
-	if !strings.HasPrefix(f.Fix, "The longest gaps sit in /tmp/torchinductor_root/ov/cov463q.py(2533): call, the Python that torch.compile's Inductor generated") || strings.Contains(f.Fix, "Shorten") {
+	if !strings.HasPrefix(f.Fix, "The longest gaps sit in /tmp/torchinductor_root/ov/cov463q.py(2533): call, the Python wrapper torch.compile's Inductor generated") || strings.Contains(f.Fix, "Shorten") {
 		t.Errorf("inductor fix: %q", f.Fix)
 	}
 	f, ev, gate = hostBound(t, "training", false, true)
 	findings.NameHostFrame(&f, ev, nil, gate, at)
-	if !strings.Contains(f.Fix, "the Python tracer inflates exactly this per-launch Python") {
+	if !strings.Contains(f.Fix, "the Python tracer inflates exactly this Python") {
 		t.Errorf("inductor fix with Python stacks: %q", f.Fix)
 	}
 
