@@ -109,7 +109,7 @@ func collectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 				continue
 			}
 			// The slot is taken here, in turn: the presets start in
-			// presetOrder.s order.
+			// presetOrder's order.
 			slots <- struct{}{}
 			wg.Add(1)
 			go func() {
