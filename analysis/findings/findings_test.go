@@ -138,6 +138,30 @@ func TestDataLoaderOnlyForTraining(t *testing.T) {
 	}
 }
 
+// A rank whose batches are copied from pinned memory is not told to pin
+// them (dlrm_8rank: its batch copies read Pinned -> Device); pageable
+// ones are.
+func TestDataLoaderPinnedAlready(t *testing.T) {
+	ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", int64(1), int64(30_000_000), int64(30_000_000), int64(30_000_000), int64(0), int64(0), int64(0)}}}
+	memcpy := func(pinned, pageable int64) *table.Table {
+		return &table.Table{Columns: cols("trace rank step phase direction src dst bytes"), Rows: [][]any{
+			{"t", int64(0), int64(1), "", "HtoD", "Pinned", "Device", pinned},
+			{"t", int64(0), int64(1), "", "HtoD", "Pageable", "Device", pageable},
+		}}
+	}
+	for _, c := range []struct {
+		pinned, pageable int64
+		pin              bool
+	}{{19_592, 11_520, false}, {1_000, 115_000_000, true}} {
+		fs := eval(bundle("training", "cuda", "H100", 90_000_000, 10_000_000, map[string]*table.Table{"ops": ops, "memcpy": memcpy(c.pinned, c.pageable)}), nil)
+		f := find(fs, "dataloader_share")
+		if f == nil || strings.Contains(f.Snippet, "pin_memory") != c.pin {
+			t.Errorf("%d pinned, %d pageable bytes: %s %+v", c.pinned, c.pageable, rules(fs), f)
+		}
+	}
+}
+
 func TestCatalogue(t *testing.T) {
 	names := map[string]bool{}
 	for _, th := range findings.Catalogue {
@@ -303,8 +327,18 @@ func TestSyncFixFollowsCopyDirection(t *testing.T) {
 		{"DtoH", 1 << 20, "pinned host buffer", "pin_memory=True"},
 		// with_gpu_user_annotation: ten 6-byte uploads, scalars.
 		{"HtoD", 60, "tiny host-to-device copies (6 bytes each", "pin_memory"},
+		// h100_owlv2: aten::to reads back and uploads; each direction
+		// gets its fix.
+		{"both", 1 << 20, "After an upload (host to device from pageable memory", "pin_memory=True"},
 	} {
-		fs := eval(bundle("training", "cuda", "H100", 20_000_000, 10_000_000, map[string]*table.Table{"sync": syncTable(tc.dir, tc.bytes)}), nil)
+		st := syncTable(tc.dir, tc.bytes)
+		if tc.dir == "both" {
+			st = syncTable("DtoH", tc.bytes)
+			up := append([]any(nil), st.Rows[1]...)
+			up[st.Col("direction")] = "HtoD"
+			st.Rows = append(st.Rows, up)
+		}
+		fs := eval(bundle("training", "cuda", "H100", 20_000_000, 10_000_000, map[string]*table.Table{"sync": st}), nil)
 		var fix string
 		for _, f := range fs {
 			if f.Rule == "sync_bound_loop" {
@@ -563,16 +597,23 @@ func TestLaunchBoundRankedByLaunchTime(t *testing.T) {
 }
 
 // A trace captured before PyTorch 2.0 was released cannot have run
-// torch.compile: the host-bound fix says so and offers no torch.compile
-// (df_index_resolver_v100, November 2022, with AOTAutograd's
-// CompiledFunction from functorch). The same trace captured later keeps
-// the advice.
+// torch.compile: the host-bound fix says so and offers no torch.compile.
+// The same trace captured later keeps the advice, and so does one that
+// runs AOTAutograd's CompiledFunction (df_index_resolver_v100, November
+// 2022: functorch's aot_function on 1.13, or a 2.0 nightly's torch.compile),
+// which is told to check its version.
 func TestCaptureDateRulesOutTorchCompile(t *testing.T) {
 	for _, c := range []struct {
 		day     string
+		aot     bool
 		compile bool
-	}{{"2022-11-30", false}, {"2024-05-01", true}} {
-		b := bundle("training", "cuda", "Tesla V100-SXM2-16GB", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)})
+	}{{"2022-11-30", false, false}, {"2024-05-01", false, true}, {"2022-11-30", true, true}} {
+		tabs := map[string]*table.Table{"gaps": gapsTable(55_000_000)}
+		if c.aot {
+			tabs["workload"] = &table.Table{Columns: cols("trace rank feature name count total_ns"),
+				Rows: [][]any{{"t", int64(0), "aot_autograd", "CompiledFunctionBackward", int64(5), int64(1000)}}}
+		}
+		b := bundle("training", "cuda", "Tesla V100-SXM2-16GB", 40_000_000, 60_000_000, tabs)
 		b.Traces.Columns = append(b.Traces.Columns, table.Column{Name: "base_time_ns"})
 		b.Traces.Rows[0] = append(b.Traces.Rows[0], testutil.UnixDay(t, c.day))
 		fs := eval(b, nil)
@@ -581,8 +622,9 @@ func TestCaptureDateRulesOutTorchCompile(t *testing.T) {
 		}
 		f := fs[0]
 		said := strings.Contains(f.Fix, "captured on "+c.day+", before PyTorch 2.0 was released")
-		if compiles := strings.Contains(f.Fix, "fuse the small operations with torch.compile"); compiles != c.compile || said == c.compile {
-			t.Errorf("%s: fix %q", c.day, f.Fix)
+		if compiles := strings.Contains(f.Fix, "fuse the small operations with torch.compile"); compiles != c.compile || said == c.compile ||
+			c.aot != strings.Contains(f.Fix, "check torch.__version__") {
+			t.Errorf("%s (AOTAutograd %v): fix %q", c.day, c.aot, f.Fix)
 		}
 	}
 }

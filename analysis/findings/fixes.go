@@ -267,7 +267,7 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 	if share >= c.th["dataloader_critical"] {
 		// The host is mostly waiting for batches: that is the lever, not
 		// fusion. A smaller share is named after the CPU work below.
-		_, load := dataloaderFix(w)
+		_, load := dataloaderFix(w, c.hostCopiesPinned(trace, rank))
 		fix := fmt.Sprintf("The launching thread spends %s (%s of %s) inside enumerate(DataLoader), launching nothing while it waits for batches (the GPU idles once its queue runs dry). Fix the input pipeline first (see the DataLoader issue), then shorten the CPU work that remains between launches.",
 			ms(d), pct(share), c.loaderWhat(trace, rank))
 		switch {

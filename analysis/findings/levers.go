@@ -178,10 +178,16 @@ func (l lever) compileAdvice() (ok, upgrade bool, why string) {
 	case l.caps.Known && !l.caps.Compile:
 		return false, false, "torch.compile's Triton backend does not run on " + orName(l.caps.Family) + " (compute capability below 7.0)"
 	}
-	if why, old := l.oldTorch(2, 0); old {
+	if why, old := l.oldTorch(2, 0); old && !(l.w.AOTAutograd && !l.torchBefore(2, 0) && l.era == "") {
 		return false, true, why
 	}
 	switch {
+	case l.w.AOTAutograd && l.w.TorchVersion == "":
+		// functorch's aot_function on PyTorch 1.13, or a 2.0 nightly's
+		// torch.compile: its date does not rule torch.compile out
+		// (df_index_resolver_v100, 2022-11-30: its all-reduces are issued
+		// inside CompiledFunctionBackward).
+		return true, false, "the trace runs AOTAutograd's CompiledFunction operators, which functorch's aot_function on PyTorch 1.13 or a PyTorch 2.0 nightly's torch.compile runs: check torch.__version__, as torch.compile needs 2.0 or later"
 	case !l.caps.Known && l.ri.Platform == "cuda" && l.minCC >= 70:
 		// The device is not named, but its kernels were written for an
 		// architecture torch.compile runs on (sampled_2of128: ampere_sgemm).

@@ -263,6 +263,14 @@ func syncBound(c *ctx) []evidence.Finding {
 				}
 				f.Fix = "Copy to a pinned host buffer without blocking and read it after an event, or defer the copy to the end of the step."
 				f.Snippet = "y_cpu = y.to(\"cpu\", non_blocking=True)  # then event.synchronize() before reading"
+				if n, _ := uploads(t, b.trace, b.rank, op); n > 0 {
+					// The operator copies both ways, and the sync rows do not
+					// say which copy each sync follows (h100_owlv2: aten::to
+					// reads results back and uploads inputs the forward
+					// needs, which no later read can wait for).
+					f.Fix = op + " copies both ways, and the trace does not tie each sync to one direction. After a read-back (device to host): copy to a pinned host buffer without blocking and read it after an event, or defer the copy to the end of the step. After an upload (host to device from pageable memory, which " + op + " follows with a sync): keep the tensor on the GPU, or pin it and copy it with non_blocking=True."
+					f.Snippet = "y_cpu = y.to(\"cpu\", non_blocking=True)  # read-backs: then event.synchronize() before reading\nx = x.pin_memory().to(device, non_blocking=True)  # uploads"
+				}
 			default:
 				f.Fix = "Remove the explicit synchronize from the loop; order work with events or stream waits instead."
 				f.Snippet = "torch.cuda.set_sync_debug_mode(\"warn\")  # reports every sync with its stack"
@@ -745,7 +753,7 @@ func launchBound(c *ctx) []evidence.Finding {
 // dataloaderFix is the fix for a loop that waits for its DataLoader, by
 // what the trace shows of its iterator (Workload.DataLoaderWorkers: 0 none,
 // 1 worker processes, else unknown) and of who builds it (HFPipeline).
-func dataloaderFix(w Workload) (fix, snippet string) {
+func dataloaderFix(w Workload, pinned bool) (fix, snippet string) {
 	switch w.DataLoaderWorkers {
 	case 0:
 		if w.HFPipeline {
@@ -753,14 +761,47 @@ func dataloaderFix(w Workload) (fix, snippet string) {
 			return "Load the batches in worker processes: the transformers pipeline builds this DataLoader with num_workers=0 unless its call passes more.",
 				"pipe(dataset, batch_size=B, num_workers=8)  # a transformers pipeline's DataLoader workers"
 		}
+		if pinned {
+			// Pinning advice where the batches are pinned already misleads
+			// (docs/JUDGEMENT.md §6; dlrm_8rank's batch copies are Pinned ->
+			// Device on every rank).
+			return "Load the batches in worker processes (num_workers > 0) and keep the workers alive between epochs; most of the bytes copied to the device already come from pinned memory.",
+				"DataLoader(ds, batch_size=B, num_workers=8, persistent_workers=True)"
+		}
 		return "Load the batches in worker processes (num_workers > 0), pinned, and keep the workers alive between epochs.",
 			"DataLoader(ds, batch_size=B, num_workers=8, pin_memory=True, persistent_workers=True)"
 	case 1:
 		return "The workers do not keep up: make each sample cheaper (decode, augmentation and collate in the dataset's __getitem__), or add workers and prefetch more batches per worker if CPU cores are free.",
 			"DataLoader(ds, batch_size=B, num_workers=2 * current, prefetch_factor=4, persistent_workers=True)"
 	}
-	return "Check the DataLoader's iterator in the trace (num_workers): with none, load in worker processes; with workers, make each sample cheaper or add workers.",
-		"DataLoader(ds, batch_size=B, num_workers=8, pin_memory=True, persistent_workers=True)"
+	snippet = "DataLoader(ds, batch_size=B, num_workers=8, pin_memory=True, persistent_workers=True)"
+	if pinned {
+		snippet = "DataLoader(ds, batch_size=B, num_workers=8, persistent_workers=True)"
+	}
+	return "Check the DataLoader's iterator in the trace (num_workers): with none, load in worker processes; with workers, make each sample cheaper or add workers.", snippet
+}
+
+// hostCopiesPinned says whether most of the bytes a rank copies from host
+// to device read pinned memory (the memcpy area's src): a batch copied
+// pinned is most of them (dlrm_8rank rank 6: 19,592 pinned bytes under
+// ## copy_batch_to_gpu ##, 11,520 pageable in small copies elsewhere).
+func (c *ctx) hostCopiesPinned(trace string, rank int) bool {
+	t := c.ev.Table("memcpy")
+	if t == nil {
+		return false
+	}
+	var pinned, all int64
+	for _, r := range c.rankRows(t, trace, rank) {
+		if evidence.Str(t, r, "direction") != "HtoD" {
+			continue
+		}
+		n := evidence.Int(t, r, "bytes")
+		all += n
+		if evidence.Str(t, r, "src") == "Pinned" {
+			pinned += n
+		}
+	}
+	return all > 0 && 2*pinned > all
 }
 
 func dataloader(c *ctx) []evidence.Finding {
@@ -806,7 +847,7 @@ func dataloader(c *ctx) []evidence.Finding {
 		case 1:
 			f.Observation += " The iterator is _MultiProcessingDataLoaderIter: the loop waits for workers that do not keep up."
 		}
-		f.Fix, f.Snippet = dataloaderFix(w)
+		f.Fix, f.Snippet = dataloaderFix(w, c.hostCopiesPinned(b.trace, b.rank))
 		out = append(out, f)
 	}
 	return out

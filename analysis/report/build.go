@@ -725,8 +725,9 @@ func idleUncaused(ev *evidence.Evidence, gate *findings.Gate, found []evidence.F
 	}
 	tr, rk := evidence.Str(t, best, "trace"), int(evidence.Int(t, best, "rank"))
 	idle := evidence.Int(t, best, "idle_ns") - gate.ExcludedIdle(tr, rk)
+	span := evidence.Int(t, best, "busy_ns") + idle
 	hw := min(evidence.Int(t, best, "host_wait_ns"), idle)
-	return "The GPU was idle " + fmtPct(share) + " of the span the rules judge (" + fmtMs(idle) + ", rank " + strconv.Itoa(rk) +
-		" of " + name(tr) + ") and no rule names the cause: host waits (launch calls that started after the GPU went idle) are " +
+	return "The GPU was idle " + fmtMs(idle) + ", " + fmtPct(share) + " of the " + fmtMs(span) + " span the rules judge (rank " + strconv.Itoa(rk) +
+		" of " + name(tr) + "), and no rule names the cause: host waits (launch calls that started after the GPU went idle) are " +
 		fmtPct(shareOf(hw, idle)) + " of it; the rest waited on other streams, on dependencies or on work whose launching call the trace does not show. The CPU cross-check and the Idle gaps row split it further."
 }

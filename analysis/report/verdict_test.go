@@ -235,7 +235,7 @@ func TestIdleUncaused(t *testing.T) {
 		found          []evidence.Finding
 		want           string // a part of the line; "" for no line
 	}{
-		{"idle, no cause", 60e6, 40e6, 4e6, nil, "idle 40.0% of the span the rules judge (40.000 ms, rank 0 of job) and no rule names the cause: host waits (launch calls that started after the GPU went idle) are 10.0% of it"},
+		{"idle, no cause", 60e6, 40e6, 4e6, nil, "idle 40.000 ms, 40.0% of the 100.000 ms span the rules judge (rank 0 of job), and no rule names the cause: host waits (launch calls that started after the GPU went idle) are 10.0% of it"},
 		{"idle, a finding that does not name idle", 60e6, 40e6, 4e6, []evidence.Finding{other}, "no rule names the cause"},
 		{"idle named by a rule", 60e6, 40e6, 4e6, []evidence.Finding{hostBound}, ""},
 		{"idle below the threshold", 95e6, 5e6, 0, nil, ""},
