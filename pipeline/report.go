@@ -59,16 +59,14 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 		// trace holds many events, and the report's peak would be theirs.
 		// AddTimelines reads what fails here.
 		_ = underLimits(ctx, eng, limits, func() error { return readWindowRows(ctx, eng, src, presetWorkers) })
-	} else if distinctWindows(src.Windows) < 2 {
-		// One window: its query on every thread (the vLLM H100 trace's
-		// window: 65 against 73 ms).
-		_ = readWindowRows(ctx, eng, src, presetWorkers)
 	} else {
 		// A small slice's windows, one query per core: each is mostly the
 		// fixed cost of a statement, which DuckDB's threads do not share.
 		// dlrm_8rank's three windows: 61-67 ms from the first query's start
 		// to the last one's end, against 83-93 ms on both threads one at a
-		// time (3 alternating runs).
+		// time (3 alternating runs). A single window too: on both threads
+		// xdit's (200,000 events) peaked at 218 against 198 MB, for 8 ms
+		// of the vLLM H100 report.
 		_ = oneStatementPerCore(ctx, eng, func() error {
 			return readWindowRows(ctx, eng, src, runtime.NumCPU())
 		})
@@ -306,16 +304,4 @@ func filterRank(f evidence.Filter) int {
 		return f.Rank
 	}
 	return -1
-}
-
-// distinctWindows is how many windows of ws readWindowRows reads: the
-// placed ones, one query per key.
-func distinctWindows(ws []report.Window) int {
-	seen := map[report.WindowKey]bool{}
-	for _, w := range ws {
-		if w.Placed && w.EndNs > w.StartNs {
-			seen[w.Key()] = true
-		}
-	}
-	return len(seen)
 }
