@@ -54,6 +54,11 @@
 -- - hf_pipeline: python frames of transformers/pipelines/: a Hugging Face
 --     pipeline runs the loop and builds its DataLoader (its num_workers is
 --     the pipeline call's).
+-- - hf_chunk_pipeline: python frames of the transformers pipelines that are
+--     ChunkPipelines (zero-shot object detection and classification,
+--     question answering, document question answering, mask generation,
+--     speech recognition, token classification): transformers runs their
+--     DataLoader with at most one worker, whatever num_workers says.
 -- - sglang_overlap: python frames of SGLang's overlap_utils.py (future
 --     token ids resolved on the GPU): the overlap scheduler is on.
 -- - dataloader_single / dataloader_workers: enumerate(DataLoader)#
@@ -155,6 +160,7 @@ _rf AS (
       WHEN regexp_matches(name, '(^|/)torch/nn/parallel/distributed\.py') THEN 'ddp'
       WHEN regexp_matches(name, '(^|/)torch/distributed/(fsdp|_composable/fsdp)/') THEN 'fsdp'
       WHEN regexp_matches(name, '(^|/)torchrec/') THEN 'torchrec'
+      WHEN regexp_matches(name, '(^|/)transformers/pipelines/(zero_shot_object_detection|zero_shot_classification|question_answering|document_question_answering|mask_generation|automatic_speech_recognition|token_classification)\.py') THEN 'hf_chunk_pipeline'
       WHEN regexp_matches(name, '(^|/)transformers/pipelines/') THEN 'hf_pipeline'
       WHEN regexp_matches(name, '(^|/)sglang/srt/managers/overlap_utils\.py') THEN 'sglang_overlap'
     END AS feature

@@ -162,13 +162,18 @@ func DetectGaps(b *Bundle) {
 		// (docs/JUDGEMENT.md §2.1): an older capture could not have had
 		// them, and the option that asks for them is newer than its PyTorch.
 		syncWhat := "GPU-side synchronisation waits (Stream Sync, Event Sync, Stream Wait Event on the device)"
+		// The option is CUPTI's: an MTIA trace cannot carry them.
+		mtia := func(ri RankInfo) bool { return ri.Platform == "mtia" }
+		add(GapNoSyncEvents, syncWhat,
+			"Kineto records the device's sync events through CUPTI (enable_cuda_sync_events), on CUDA GPUs; this MTIA trace has no such option",
+			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) && mtia(ri) })
 		add(GapNoSyncEvents, syncWhat,
 			"captured without cuda_sync events; collect with torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)",
-			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) && !predatesSyncEvents(ri) })
+			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) && !predatesSyncEvents(ri) && !mtia(ri) })
 		add(GapNoSyncEvents, syncWhat,
 			"captured before the profiler recorded cuda_sync events (Kineto records them since 2023-06; "+
 				"this trace's format or capture date is older): on a current PyTorch, collect with torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)",
-			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) && predatesSyncEvents(ri) })
+			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) && predatesSyncEvents(ri) && !mtia(ri) })
 		add(GapNoPythonStacks, "python frames above the operators (which line issued a sync or a copy)",
 			"captured without python stacks; collect with with_stack=True",
 			func(ri RankInfo) bool { return !ri.HasPythonStacks && ri.Format != "kineto_2021" && !legacy(ri) })

@@ -143,3 +143,27 @@ func TestGapLegacyProfiler(t *testing.T) {
 		}
 	}
 }
+
+// An MTIA trace is not told to set CUPTI's enable_cuda_sync_events
+// (mtia_single_rank).
+func TestGapSyncEventsMTIA(t *testing.T) {
+	b := &evidence.Bundle{
+		Traces: &table.Table{Name: "traces", Columns: cols("trace", "rank", "platform", "has_sync_events"), Rows: [][]any{
+			{"m", int64(0), "mtia", false}, {"c", int64(0), "cuda", false},
+		}},
+		Tables: evidence.Tables{"overview": &table.Table{Columns: cols("trace", "rank", "kernels"), Rows: [][]any{{"m", int64(0), int64(5)}, {"c", int64(0), int64(5)}}}},
+	}
+	evidence.DetectGaps(b)
+	why := map[string]string{}
+	for _, g := range b.Gaps {
+		if g.Kind == evidence.GapNoSyncEvents {
+			why[g.Trace] = g.Why
+		}
+	}
+	if !strings.Contains(why["m"], "this MTIA trace has no such option") || strings.Contains(why["m"], "collect with") {
+		t.Errorf("mtia: %q", why["m"])
+	}
+	if !strings.Contains(why["c"], "collect with torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)") {
+		t.Errorf("cuda: %q", why["c"])
+	}
+}

@@ -138,6 +138,35 @@ func TestDataLoaderOnlyForTraining(t *testing.T) {
 	}
 }
 
+// A transformers ChunkPipeline is not told to add DataLoader workers it
+// cannot have; zero-shot detection is told to encode the image once
+// (h100_owlv2: 5 labels, each chunk preprocessing the same image).
+func TestDataLoaderChunkPipeline(t *testing.T) {
+	ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", int64(1), int64(30_000_000), int64(30_000_000), int64(30_000_000), int64(0), int64(0), int64(0)}}}
+	for _, c := range []struct {
+		frame, want, not string
+	}{
+		{"transformers/pipelines/zero_shot_object_detection.py(65): __call__", "every label as one image's text queries", "num_workers=8"},
+		{"transformers/pipelines/question_answering.py(300): __call__", "at most one worker whatever num_workers says", "num_workers=8"},
+		{"transformers/pipelines/text_classification.py(150): __call__", "num_workers=8", "ChunkPipeline"},
+	} {
+		feature := "hf_pipeline"
+		if !strings.Contains(c.frame, "text_classification") {
+			feature = "hf_chunk_pipeline"
+		}
+		wl := &table.Table{Columns: cols("trace rank feature name count total_ns"), Rows: [][]any{
+			{"t", int64(0), "dataloader_single", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", int64(1), int64(30_000_000)},
+			{"t", int64(0), feature, c.frame, int64(5), int64(1000)},
+		}}
+		fs := eval(bundle("training", "cuda", "H100", 90_000_000, 10_000_000, map[string]*table.Table{"ops": ops, "workload": wl}), nil)
+		f := find(fs, "dataloader_share")
+		if f == nil || !strings.Contains(f.Fix+" "+f.Snippet, c.want) || strings.Contains(f.Fix+" "+f.Snippet, c.not) {
+			t.Errorf("%s: %s %+v", c.frame, rules(fs), f)
+		}
+	}
+}
+
 // A rank whose batches are copied from pinned memory is not told to pin
 // them (dlrm_8rank: its batch copies read Pinned -> Device); pageable
 // ones are.

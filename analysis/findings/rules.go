@@ -756,6 +756,18 @@ func launchBound(c *ctx) []evidence.Finding {
 func dataloaderFix(w Workload, pinned bool) (fix, snippet string) {
 	switch w.DataLoaderWorkers {
 	case 0:
+		if w.HFChunkPipeline != "" {
+			// transformers caps a ChunkPipeline's DataLoader at one worker
+			// (h100_owlv2: zero-shot detection, 5 labels, each chunk
+			// preprocessing and encoding the same image).
+			fix = "This transformers pipeline (" + w.HFChunkPipeline + ") is a ChunkPipeline, whose DataLoader transformers runs with at most one worker whatever num_workers says: one worker can overlap the preprocessing with the model, no more. The larger lever is the preprocessing itself, which runs once per chunk."
+			snippet = "pipe(dataset, batch_size=B, num_workers=1)  # a ChunkPipeline takes one worker at most"
+			if w.HFChunkPipeline == "zero_shot_object_detection" {
+				fix += " Zero-shot detection makes one chunk per candidate label, each preprocessing and encoding the same image: call the processor and the model directly with every label as one image's text queries, so that the image is processed and encoded once."
+				snippet = "inputs = processor(text=[labels], images=image, return_tensors=\"pt\").to(device)\noutputs = model(**inputs)  # every label in one forward"
+			}
+			return fix, snippet
+		}
 		if w.HFPipeline {
 			// The pipeline builds the DataLoader: its call takes num_workers.
 			return "Load the batches in worker processes: the transformers pipeline builds this DataLoader with num_workers=0 unless its call passes more.",

@@ -56,6 +56,10 @@ type Workload struct {
 	// python frames): it builds the DataLoader, whose num_workers is the
 	// pipeline call's.
 	HFPipeline bool
+	// HFChunkPipeline is the module of a transformers ChunkPipeline that
+	// runs the loop (zero_shot_object_detection, ...; its python frames),
+	// "" for none: transformers gives its DataLoader at most one worker.
+	HFChunkPipeline string
 	// SGLangOverlap: SGLang's overlap scheduler ran (its overlap_utils
 	// python frames): --disable-overlap-schedule was not passed.
 	SGLangOverlap bool
@@ -168,6 +172,9 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			w.TorchRecPipeline = true
 		case "hf_pipeline":
 			w.HFPipeline = true
+		case "hf_chunk_pipeline":
+			w.HFPipeline = true
+			w.HFChunkPipeline = pipelineModule(name)
 		case "sglang_overlap":
 			w.SGLangOverlap = true
 		case "dataloader_single":
@@ -231,4 +238,16 @@ func (w Workload) Phase() string {
 	default:
 		return "inference (no backward operator)"
 	}
+}
+
+// pipelineModule is the module of a transformers pipeline frame:
+// "transformers/pipelines/zero_shot_object_detection.py(65): __call__" is
+// zero_shot_object_detection.
+func pipelineModule(frame string) string {
+	_, rest, ok := strings.Cut(frame, "transformers/pipelines/")
+	if !ok {
+		return ""
+	}
+	mod, _, _ := strings.Cut(rest, ".py")
+	return mod
 }

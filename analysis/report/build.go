@@ -613,18 +613,22 @@ func heaviest(sums map[string]int64) (string, int64) {
 // kernelProfiler names the kernel profiler for the traces' platform: a
 // CUDA tool is never offered for a ROCm trace, nor the other way round.
 func kernelProfiler(traces []TraceMeta) string {
-	cuda, rocm := false, false
+	cuda, rocm, mtia := false, false, false
 	for _, t := range traces {
 		for _, c := range t.Capture {
 			cuda = cuda || c == "platform cuda"
 			rocm = rocm || c == "platform rocm"
+			mtia = mtia || c == "platform mtia"
 		}
 	}
 	switch {
-	case cuda && !rocm:
+	case cuda && !rocm && !mtia:
 		return "Nsight Compute (ncu)"
-	case rocm && !cuda:
+	case rocm && !cuda && !mtia:
 		return "rocprof-compute (rocprofv3 counters)"
+	case mtia && !cuda && !rocm:
+		// Neither Nsight nor rocprof runs on an MTIA device.
+		return "the MTIA toolchain's kernel profiler"
 	default:
 		return "the platform's kernel profiler (Nsight Compute on CUDA, rocprof-compute on ROCm)"
 	}

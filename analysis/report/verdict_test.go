@@ -286,3 +286,25 @@ func TestReconcileLowerIssueSharesVerdict(t *testing.T) {
 		t.Errorf("transfer-bound issue 2, summary %q", got)
 	}
 }
+
+// The kernel profiler the next lever names runs on the traces' platform:
+// neither Nsight nor rocprof on an MTIA device (mtia_single_rank).
+func TestKernelProfilerOfThePlatform(t *testing.T) {
+	for _, c := range []struct {
+		platforms []string
+		want      string
+	}{
+		{[]string{"cuda"}, "Nsight Compute (ncu)"},
+		{[]string{"rocm"}, "rocprof-compute (rocprofv3 counters)"},
+		{[]string{"mtia"}, "the MTIA toolchain's kernel profiler"},
+		{[]string{"cuda", "rocm"}, "the platform's kernel profiler (Nsight Compute on CUDA, rocprof-compute on ROCm)"},
+	} {
+		var traces []TraceMeta
+		for _, p := range c.platforms {
+			traces = append(traces, TraceMeta{Capture: []string{"platform " + p}})
+		}
+		if got := kernelProfiler(traces); got != c.want {
+			t.Errorf("%v: %q, want %q", c.platforms, got, c.want)
+		}
+	}
+}
