@@ -93,13 +93,7 @@ func TestGapMemoryEventsProfiled(t *testing.T) {
 		}},
 		Tables: evidence.Tables{"memory": &table.Table{Columns: cols("trace", "rank", "allocs", "frees")}},
 	}
-	evidence.DetectGaps(b)
-	why := map[string]string{}
-	for _, g := range b.Gaps {
-		if g.Kind == evidence.GapNoMemoryEvents {
-			why[g.Trace] = g.Why
-		}
-	}
+	why := gapWhy(b, evidence.GapNoMemoryEvents)
 	if !strings.Contains(why["on"], "header says profile_memory was on") || strings.Contains(why["on"], "collect with profile_memory=True") {
 		t.Errorf("profiled trace: %q", why["on"])
 	}
@@ -153,17 +147,23 @@ func TestGapSyncEventsMTIA(t *testing.T) {
 		}},
 		Tables: evidence.Tables{"overview": &table.Table{Columns: cols("trace", "rank", "kernels"), Rows: [][]any{{"m", int64(0), int64(5)}, {"c", int64(0), int64(5)}}}},
 	}
-	evidence.DetectGaps(b)
-	why := map[string]string{}
-	for _, g := range b.Gaps {
-		if g.Kind == evidence.GapNoSyncEvents {
-			why[g.Trace] = g.Why
-		}
-	}
+	why := gapWhy(b, evidence.GapNoSyncEvents)
 	if !strings.Contains(why["m"], "this MTIA trace has no such option") || strings.Contains(why["m"], "collect with") {
 		t.Errorf("mtia: %q", why["m"])
 	}
 	if !strings.Contains(why["c"], "collect with torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)") {
 		t.Errorf("cuda: %q", why["c"])
 	}
+}
+
+// gapWhy detects b's gaps and returns the Why of each trace's gap of kind.
+func gapWhy(b *evidence.Bundle, kind evidence.GapKind) map[string]string {
+	evidence.DetectGaps(b)
+	why := map[string]string{}
+	for _, g := range b.Gaps {
+		if g.Kind == kind {
+			why[g.Trace] = g.Why
+		}
+	}
+	return why
 }
