@@ -157,7 +157,22 @@ func TestCollectivesDLRM8Rank(t *testing.T) {
 	if f.Impact <= 0 || f.Impact >= 0.1 || !strings.HasPrefix(f.ImpactOf, "the other 7 ranks' GPU span") {
 		t.Errorf("straggler impact %.3f of %q, want rank 7's own lead: under 10%% of the other 7 ranks' span", f.Impact, f.ImpactOf)
 	}
-	if g := findingOf(b, "comm_not_overlapped"); g == nil || g.Rank == lastRank || !strings.Contains(g.Title, "waiting for late ranks") || !strings.Contains(g.Observation, "but by only") {
+	// Rank 1 began step 10 7.5 ms before rank 7: 7.6 ms of its 9.5 ms of
+	// all-to-all wait is in the step's first all-to-all, set before the
+	// step's work began; with one step captured, the fix is a longer
+	// capture, not this step's work.
+	r1 := idx["1 all_to_all"]
+	if e, w := evidence.Int(ct, r1, "entry_wait_ns"), evidence.Int(ct, r1, "wait_ns"); e < 7_000_000 || e > w {
+		t.Errorf("rank 1 all-to-all entry wait = %d ns of %d, want more than 7 ms and at most the wait", e, w)
+	}
+	if e := evidence.Int(ct, idx["7 all_to_all"], "entry_wait_ns"); e != 0 {
+		t.Errorf("rank 7, last to arrive, entry wait = %d ns, want 0", e)
+	}
+	g := findingOf(b, "comm_not_overlapped")
+	if g == nil || g.Rank == lastRank || !strings.Contains(g.Title, "at the step's first collective") || !strings.Contains(g.Observation, "but by only") ||
+		!strings.Contains(g.Observation, "the ranks began step 10 up to 7.5 ms apart (rank 1 at 0.147 ms, rank 7 at 7.7 ms") ||
+		!strings.Contains(g.Observation, "this one-step capture does not show") || !strings.HasPrefix(g.Fix, "Capture several consecutive steps") ||
+		!strings.Contains(g.Snippet, "schedule(") {
 		t.Errorf("comm finding: %+v", g)
 	}
 }

@@ -83,6 +83,7 @@
 -- late: Matched instances in which this rank arrived last, by the margin above. COUNT
 -- lag_ns: Summed lead of this rank's late arrivals over the next-latest rank. DURATION_NS
 -- caused_ns: Summed wait of the other ranks in the instances this rank arrived late. DURATION_NS
+-- entry_wait_ns: The part of wait_ns in this rank's first matched instance of each step (of its group, in start order; kernels launched outside every step have none): the wait at a step's first collective, which carries every difference in when the ranks began the step (the previous step's tail, or each rank's profiler start in the capture's first step), not only this step's work. DURATION_NS
 -- late_peer: The other rank that arrived late most often in this rank's matched instances (lowest on a tie); NULL when none did. INT
 -- late_peer_n: How many of this rank's matched instances late_peer arrived late in. COUNT
 -- group_size: Ranks of the group: the "Group size" arg, else the ranks an instance was matched on (largest seen). INT
@@ -255,18 +256,24 @@ _kw AS (
     CASE WHEN i.ok THEN greatest(0, m.end_ns - greatest(m.ts_ns, i.lst)) ELSE 0 END AS xfer,
     CASE WHEN i.late_rank = m.rank THEN i.lst - i.l2 ELSE 0 END AS lag,
     CASE WHEN i.late_rank = m.rank THEN CAST(i.nr AS HUGEINT) * i.lst - i.ssum ELSE 0 END AS caused,
-    ri.b
+    ri.b, m.g, m.ts_ns, eb.step
   FROM _m m
   JOIN _ri ri ON ri.trace = m.trace AND ri.g = m.g AND ri.inst = m.inst AND ri.rank = m.rank
   JOIN _iw i ON i.trace = m.trace AND i.g = m.g AND i.inst = m.inst
-  SEMI JOIN evidence_base_events eb ON eb.trace = m.trace AND eb.file_id = m.file_id AND eb.rank = m.rank AND eb.idx = m.idx
+  JOIN evidence_base_events eb ON eb.trace = m.trace AND eb.file_id = m.file_id AND eb.rank = m.rank AND eb.idx = m.idx
+),
+-- The first matched kernel of each (rank, group, step): its wait opens the step.
+_ent AS (
+  SELECT trace, rank, g, step, arg_min(file_id, (ts_ns, file_id, idx)) AS f, arg_min(idx, (ts_ns, file_id, idx)) AS i
+  FROM _kw WHERE ok AND step >= 0 GROUP BY ALL
 ),
 _ki AS (
-  SELECT *,
-    first AND ok AND late_rank = rank AS is_late,
-    CASE WHEN first AND ok AND late_rank <> rank THEN late_rank END AS peer,
-    CASE WHEN first THEN b END AS fb
-  FROM _kw
+  SELECT w.*,
+    w.first AND w.ok AND w.late_rank = w.rank AS is_late,
+    CASE WHEN w.first AND w.ok AND w.late_rank <> w.rank THEN w.late_rank END AS peer,
+    CASE WHEN w.first THEN w.b END AS fb,
+    CASE WHEN n.i IS NOT NULL THEN w.wait ELSE 0 END AS entry
+  FROM _kw w LEFT JOIN _ent n ON n.trace = w.trace AND n.rank = w.rank AND n.g = w.g AND n.step = w.step AND n.f = w.file_id AND n.i = w.idx
 ),
 _peer AS (
   SELECT trace, rank, coll, pg, arg_max(peer, (n, -peer)) AS late_peer, max(n) AS late_peer_n
@@ -285,6 +292,7 @@ SELECT k.trace, k.rank, k.coll AS collective, k.pg,
   count(*) FILTER (WHERE k.is_late) AS late,
   CAST(sum(k.lag) AS BIGINT) AS lag_ns,
   CAST(sum(k.caused) AS BIGINT) AS caused_ns,
+  CAST(sum(k.entry) AS BIGINT) AS entry_wait_ns,
   any_value(p.late_peer) AS late_peer,
   CAST(coalesce(any_value(p.late_peer_n), 0) AS BIGINT) AS late_peer_n,
   CAST(max(CASE WHEN k.ok THEN k.gsize END) AS INTEGER) AS group_size,

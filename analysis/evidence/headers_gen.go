@@ -276,6 +276,7 @@ var presetHeaders = []presetHeader{
 			"late", "COUNT",
 			"lag_ns", "DURATION_NS",
 			"caused_ns", "DURATION_NS",
+			"entry_wait_ns", "DURATION_NS",
 			"late_peer", "INT",
 			"late_peer_n", "COUNT",
 			"group_size", "INT",

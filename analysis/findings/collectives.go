@@ -26,7 +26,7 @@ import (
 type collRow struct {
 	coll, pg                                                      string
 	count, total, hint, instances, matched, matchedNs, wait, xfer int64
-	late, lag, caused                                             int64
+	late, lag, caused, entry                                      int64
 	peer                                                          int // -1: none
 	peerN, groupSize, bytes, sized, sizedBytes, sizedXfer         int64
 }
@@ -37,7 +37,7 @@ type collRank struct {
 	rank                                                               int
 	rows                                                               []collRow
 	count, total, instances, matched, matchedNs, wait, xfer, late, lag int64
-	caused                                                             int64
+	caused, entry                                                      int64
 	peers                                                              map[int]int64
 }
 
@@ -61,7 +61,8 @@ func (c *ctx) collectives() map[string]*collRank {
 			instances: evidence.Int(t, r, "instances"), matched: evidence.Int(t, r, "matched"), matchedNs: evidence.Int(t, r, "matched_ns"),
 			wait: evidence.Int(t, r, "wait_ns"), xfer: evidence.Int(t, r, "transfer_ns"),
 			late: evidence.Int(t, r, "late"), lag: evidence.Int(t, r, "lag_ns"), caused: evidence.Int(t, r, "caused_ns"),
-			peer: -1, peerN: evidence.Int(t, r, "late_peer_n"), groupSize: evidence.Int(t, r, "group_size"),
+			entry: evidence.Int(t, r, "entry_wait_ns"),
+			peer:  -1, peerN: evidence.Int(t, r, "late_peer_n"), groupSize: evidence.Int(t, r, "group_size"),
 			bytes: evidence.Int(t, r, "bytes"), sized: evidence.Int(t, r, "sized"),
 			sizedBytes: evidence.Int(t, r, "sized_bytes"), sizedXfer: evidence.Int(t, r, "sized_transfer_ns")}
 		if evidence.Cell(t, r, "late_peer") != nil && row.peerN > 0 {
@@ -79,6 +80,7 @@ func (c *ctx) collectives() map[string]*collRank {
 		cr.late += row.late
 		cr.lag += row.lag
 		cr.caused += row.caused
+		cr.entry += row.entry
 	}
 	for _, cr := range out {
 		sort.SliceStable(cr.rows, func(i, j int) bool { return cr.rows[i].total > cr.rows[j].total })
@@ -583,6 +585,13 @@ func commExposed(c *ctx) []evidence.Finding {
 					peer = -1
 				}
 			}
+			entry := ""
+			if 2*cr.entry >= cr.wait {
+				// Most of the wait opens a step: the ranks began it apart,
+				// and what set that lies before the step's first collective.
+				entry = c.entryNote(b.trace, b.rank, cr)
+				obs += entry
+			}
 			f.Title = fmt.Sprintf("Rank %d's exposed communication is mostly waiting for %s to arrive, not transfer", b.rank, who)
 			f.Observation = obs
 			f.Wait = fmt.Sprintf("of rank %d's %s of matched collective time, %s (%s) was waiting for %s to arrive and %s transfer",
@@ -603,6 +612,15 @@ func commExposed(c *ctx) []evidence.Finding {
 			} else {
 				f.Fix = "The last rank changes from one collective to the next, so no single rank's work explains the wait: the ranks' arrival times spread out. Even out and shorten the work every rank does before the collectives (host time before each launch, the kernels before it: the ops and kernels areas per rank), and find which rank arrives last at each instance in the collectives area (its late column)."
 			}
+			if entry != "" {
+				f.Title = fmt.Sprintf("Rank %d's exposed communication is mostly waiting at the step's first collective for ranks that began the step later", b.rank)
+				f.Wait += fmt.Sprintf(", %s of it at the step's first collective, which the ranks reached after beginning the step at different times", ms(cr.entry))
+				fix, snippet := c.entryFix(b.trace, b.rank, f.Fix)
+				f.Fix = fix
+				if snippet != "" {
+					f.Snippet = snippet
+				}
+			}
 			out = append(out, f)
 			continue
 		}
@@ -611,6 +629,71 @@ func commExposed(c *ctx) []evidence.Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// stepEntry is the widest spread of one step's start across a trace's
+// ranks: the step, the ranks that began it first and last, and their
+// starts from the trace's first event; ok is false with fewer than two
+// ranks in every step.
+type stepEntry struct {
+	step, first, last int
+	firstNs, lastNs   int64
+	ok                bool
+}
+
+func (c *ctx) stepEntrySpread(trace string) stepEntry {
+	t := c.ev.Table("steps")
+	byStep := map[int64]*stepEntry{}
+	var best stepEntry
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") != trace {
+			continue
+		}
+		st, rank, ts := evidence.Int(t, r, "step"), int(evidence.Int(t, r, "rank")), evidence.Int(t, r, "start_ns")
+		e := byStep[st]
+		if e == nil {
+			byStep[st] = &stepEntry{step: int(st), first: rank, last: rank, firstNs: ts, lastNs: ts}
+			continue
+		}
+		if ts < e.firstNs {
+			e.first, e.firstNs = rank, ts
+		}
+		if ts > e.lastNs {
+			e.last, e.lastNs = rank, ts
+		}
+		e.ok = true
+		if e.lastNs-e.firstNs > best.lastNs-best.firstNs || (!best.ok && e.ok) {
+			best = *e
+		}
+	}
+	return best
+}
+
+// entryNote says how much of a rank's wait is at the first collective of
+// its steps, and how far apart the ranks began the step.
+func (c *ctx) entryNote(trace string, rank int, cr *collRank) string {
+	s := fmt.Sprintf(" %s of that wait (%s) was at the first collective of a step", ms(cr.entry), pct(float64(cr.entry)/float64(cr.wait)))
+	if e := c.stepEntrySpread(trace); e.ok {
+		s += fmt.Sprintf(": the ranks began step %d up to %s apart (rank %d at %s, rank %d at %s from the trace start)",
+			e.step, ms(e.lastNs-e.firstNs), e.first, ms(e.firstNs), e.last, ms(e.lastNs))
+	}
+	s += ", so that wait was set before the step's work began"
+	if len(c.rankRows(c.ev.Table("steps"), trace, rank)) <= 1 {
+		return s + ", by the previous step's tail or each rank's profiler start, which this one-step capture does not show."
+	}
+	return s + ", by what the late ranks did after the previous step's last collective."
+}
+
+// entryFix is the fix for a wait that opens the step: with one step
+// captured its cause is outside the capture, so the fix is a longer
+// capture; with several, the late ranks' work between the steps.
+// other is the fix for the rest of the wait.
+func (c *ctx) entryFix(trace string, rank int, other string) (fix, snippet string) {
+	if len(c.rankRows(c.ev.Table("steps"), trace, rank)) <= 1 {
+		return "Capture several consecutive steps on every rank (a profiler schedule with warmup and at least 3 active steps), so that a step's first collective follows a step the trace holds: if the wait at the step's first collective recurs, what the late ranks do after the previous step's last collective (data loading, logging, the optimizer step, a host sync) sets it; if it does not, it was the profiler's start. For the rest of the wait: " + lowerFirst(other),
+			"prof = torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=3), on_trace_ready=torch.profiler.tensorboard_trace_handler(\"./log\"))"
+	}
+	return "Even out what each rank does between the previous step's last collective and the next step's first (data loading, logging, the optimizer step, host syncs: the ops area per rank, outside the collectives), so that the ranks begin each step together. For the rest of the wait: " + lowerFirst(other), ""
 }
 
 // hintNote says when a collective's name comes from the kernel name only.
