@@ -1621,3 +1621,34 @@ func sumCol(t *table.Table, col string) int64 {
 	}
 	return s
 }
+
+// xdit_sd35_mi300x runs its transformer as one compiled graph (one
+// Torch-Compiled Region, no graph break) on ROCm, and its one blocking
+// aten::to is the image's read-back (DtoH): the host-bound fix replays the
+// graph as HIP graphs without sending the reader after graph breaks, and
+// the sync fix is the read-back's alone.
+func TestJudgementOneCompiledRegion(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "xdit_sd35_mi300x"))
+	f := j.one(t, "host_bound_idle")
+	if !strings.Contains(f.Fix, "as one graph (one Torch-Compiled Region, no graph break)") || !strings.Contains(f.Fix, "HIP graphs") ||
+		strings.Contains(f.Fix+f.Snippet, "graph_breaks") || !strings.Contains(f.Snippet, `mode="reduce-overhead"`) {
+		t.Errorf("host-bound fix: %s | %s", f.Fix, f.Snippet)
+	}
+	s := j.one(t, "sync_bound_loop")
+	if strings.Contains(s.Fix, "copies both ways") || !strings.Contains(s.Fix, "copy to a pinned host buffer without blocking") {
+		t.Errorf("sync fix for a read-back: %s", s.Fix)
+	}
+}
+
+// mi300x_resnet_act_checkpoint holds one rank of eight: its all-reduces
+// cannot be matched, but their args give 70.1 MB in 47.1 ms of kernel
+// time, 2.6 GB/s of bus bandwidth at most: probably waiting, said as a
+// hypothesis beside the unknown split.
+func TestJudgementUnmatchedBandwidthBound(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "mi300x_resnet_act_checkpoint"))
+	f := j.one(t, "comm_not_overlapped")
+	if !strings.Contains(f.Observation, "all_reduce moved 70.1 MB in 47.1 ms of kernel time, 2.6 GB/s of bus bandwidth at most") ||
+		!strings.Contains(f.Observation, "probably waiting for the other ranks") || strings.Contains(f.Observation, "broadcast moved") {
+		t.Errorf("comm finding: %s", f.Observation)
+	}
+}

@@ -42,8 +42,8 @@
 -- with one collective name, and with every rank's kernel still running
 -- when the last one started (blocking collectives end together; ranks on
 -- unaligned clocks fail this and stay unmatched). With one rank loaded
--- nothing is matched: wait_ns and transfer_ns are 0 and matched is 0, which
--- says the split is unknown, not that there is no wait.
+-- nothing is matched: matched is 0 and wait_ns and transfer_ns are NULL (the
+-- split is unknown, not zero wait).
 --
 -- For a matched instance with starts s_r and ends e_r: L = max s_r, the
 -- last arrival. wait on rank r = L - s_r clipped to the kernel; transfer =
@@ -78,15 +78,15 @@
 -- instances: Instances the rank took part in (kernels of one Seq count once). COUNT
 -- matched: Those instances matched on every rank of the group. COUNT
 -- matched_ns: Summed duration of the kernels of matched instances (= wait_ns + transfer_ns). DURATION_NS
--- wait_ns: Time inside matched kernels before the last rank arrived. DURATION_NS
--- transfer_ns: Time inside matched kernels after the last arrival. DURATION_NS
+-- wait_ns: Time inside matched kernels before the last rank arrived; NULL when no instance of the row is matched (the split is unknown, not zero). DURATION_NS
+-- transfer_ns: Time inside matched kernels after the last arrival; NULL when no instance is matched. DURATION_NS
 -- late: Matched instances in which this rank arrived last, by the margin above. COUNT
 -- lag_ns: Summed lead of this rank's late arrivals over the next-latest rank. DURATION_NS
 -- caused_ns: Summed wait of the other ranks in the instances this rank arrived late. DURATION_NS
--- entry_wait_ns: The part of wait_ns in this rank's first matched instance of each step (of its group, in start order; kernels launched outside every step have none): the wait at a step's first collective, which carries every difference in when the ranks began the step (the previous step's tail, or each rank's profiler start in the capture's first step), not only this step's work. DURATION_NS
+-- entry_wait_ns: The part of wait_ns in this rank's first matched instance of each step (of its group, in start order; kernels launched outside every step have none): the wait at a step's first collective, which carries every difference in when the ranks began the step (the previous step's tail, or each rank's profiler start in the capture's first step), not only this step's work; NULL when no instance is matched. DURATION_NS
 -- late_peer: The other rank that arrived late most often in this rank's matched instances (lowest on a tie); NULL when none did. INT
 -- late_peer_n: How many of this rank's matched instances late_peer arrived late in. COUNT
--- group_size: Ranks of the group: the "Group size" arg, else the ranks an instance was matched on (largest seen). INT
+-- group_size: Ranks of the group: the "Group size" arg, else the ranks an instance was matched on (largest seen); NULL when neither is known. INT
 -- bytes: Message bytes where the args give nelems and dtype. BYTES
 -- sized: Instances whose bytes are known. COUNT
 -- sized_bytes: Bytes of the matched instances whose bytes are known. BYTES
@@ -251,7 +251,7 @@ _iw AS (
 _kw AS (
   SELECT m.trace, m.file_id, m.idx, m.rank, m.coll, m.pg, m.dur_ns, m.hint,
     m.file_id = ri.first_file AND m.idx = ri.first_idx AS first,
-    i.ok, i.late_rank, i.nr, coalesce(i.gs, i.nr) AS gsize,
+    i.ok, i.late_rank, i.nr, coalesce(i.gs, i.nr) AS gsize, i.gs,
     CASE WHEN i.ok THEN least(greatest(i.lst - m.ts_ns, 0), m.dur_ns) ELSE 0 END AS wait,
     CASE WHEN i.ok THEN greatest(0, m.end_ns - greatest(m.ts_ns, i.lst)) ELSE 0 END AS xfer,
     CASE WHEN i.late_rank = m.rank THEN i.lst - i.l2 ELSE 0 END AS lag,
@@ -287,15 +287,15 @@ SELECT k.trace, k.rank, k.coll AS collective, k.pg,
   count(*) FILTER (WHERE k.first) AS instances,
   count(*) FILTER (WHERE k.first AND k.ok) AS matched,
   CAST(coalesce(sum(k.dur_ns) FILTER (WHERE k.ok), 0) AS BIGINT) AS matched_ns,
-  CAST(sum(k.wait) AS BIGINT) AS wait_ns,
-  CAST(sum(k.xfer) AS BIGINT) AS transfer_ns,
+  CAST(CASE WHEN bool_or(k.ok) THEN sum(k.wait) END AS BIGINT) AS wait_ns,
+  CAST(CASE WHEN bool_or(k.ok) THEN sum(k.xfer) END AS BIGINT) AS transfer_ns,
   count(*) FILTER (WHERE k.is_late) AS late,
   CAST(sum(k.lag) AS BIGINT) AS lag_ns,
   CAST(sum(k.caused) AS BIGINT) AS caused_ns,
-  CAST(sum(k.entry) AS BIGINT) AS entry_wait_ns,
+  CAST(CASE WHEN bool_or(k.ok) THEN sum(k.entry) END AS BIGINT) AS entry_wait_ns,
   any_value(p.late_peer) AS late_peer,
   CAST(coalesce(any_value(p.late_peer_n), 0) AS BIGINT) AS late_peer_n,
-  CAST(max(CASE WHEN k.ok THEN k.gsize END) AS INTEGER) AS group_size,
+  CAST(coalesce(max(CASE WHEN k.ok THEN k.gsize END), max(k.gs)) AS INTEGER) AS group_size,
   CAST(coalesce(sum(k.fb), 0) AS BIGINT) AS bytes,
   count(k.fb) AS sized,
   CAST(coalesce(sum(k.fb) FILTER (WHERE k.ok), 0) AS BIGINT) AS sized_bytes,

@@ -262,6 +262,42 @@ func (cr *collRank) busBandwidth() string {
 	return " Bus bandwidth of the transfer part of the matched instances whose args give their size: " + strings.Join(parts, "; ") + "."
 }
 
+// unmatchedBandwidth bounds the transfer of unmatched collectives whose
+// args size every instance: their whole kernel time, wait included, gives
+// the lowest bus bandwidth the transfer can have had. Far below what GPUs
+// of one node exchange (tens of GB/s and more), most of that time was
+// waiting for other ranks (a hypothesis: a group across hosts on a slow
+// network transfers this slowly too). "" when no row is sized throughout,
+// or the bound is not low.
+func (cr *collRank) unmatchedBandwidth() string {
+	if cr == nil {
+		return ""
+	}
+	var parts []string
+	for _, r := range cr.rows {
+		f := busFactor(r.coll, r.groupSize)
+		// Messages under 1 MB are latency-bound: their bandwidth says
+		// nothing of waiting.
+		if r.matched > 0 || r.sized < r.instances || r.instances <= 0 || r.bytes < r.instances<<20 || r.total <= 0 || f == 0 {
+			continue
+		}
+		busbw := float64(r.bytes) / float64(r.total) * f // bytes per ns = GB/s
+		if busbw >= lowBusGBs {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s moved %.1f MB in %s of kernel time, %.1f GB/s of bus bandwidth at most (times %s with n = %d)",
+			r.coll, float64(r.bytes)/1e6, ms(r.total), busbw, factorText(r.coll), r.groupSize))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " The args size these collectives: " + strings.Join(parts, "; ") + ". That is far below what GPUs in one node exchange (tens of GB/s and more), so most of this time is probably waiting for the other ranks to arrive, not transfer (a hypothesis: a group spanning hosts on a slow network would transfer this slowly too)."
+}
+
+// lowBusGBs: a bus bandwidth bound under this many GB/s is far below any
+// GPU interconnect within a node (PCIe 3.0 x16 carries about 12).
+const lowBusGBs = 10.0
+
 func factorText(coll string) string {
 	switch coll {
 	case "all_reduce":
@@ -549,7 +585,7 @@ func commExposed(c *ctx) []evidence.Finding {
 		}
 		if cr == nil || cr.matched == 0 || cr.matchedNs <= 0 {
 			why := c.unmatchedWhy(b.trace, colls != nil)
-			f.Observation = obs + fmt.Sprintf(" How much of it is waiting for a late rank rather than transfer is unknown: %s.", why)
+			f.Observation = obs + fmt.Sprintf(" How much of it is waiting for a late rank rather than transfer is unknown: %s.", why) + cr.unmatchedBandwidth()
 			f.Scope.Capture = []string{"collectives matched across ranks (to split wait from transfer)"}
 			fix, _ := overlapFix(ri, w, dom, false, c.customAllReduce(b.trace, b.rank))
 			f.Fix = "First split the communication into waiting for the last rank and transfer: collect the collectives area with every rank's trace of the job loaded together (the longest collectives are often the waiters). If it is transfer: " + fix

@@ -50,8 +50,12 @@ func multiBundle(producer string, features []string, withColls bool, ranks ...rk
 			if c.matched > 0 {
 				matchedNs = c.wait + c.xfer
 			}
+			sized := int64(0) // instances whose args give their size: all 10, or none
+			if c.sizedB > 0 {
+				sized = 10
+			}
 			coll.Rows = append(coll.Rows, []any{"t", rank, c.coll, "0 (default_pg)", int64(10), c.total, c.hint, int64(10), c.matched, matchedNs,
-				c.wait, c.xfer, c.late, c.lag, c.caused, c.peer, c.peerN, c.groupSize, c.sizedB, int64(0), c.sizedB, c.sizedXfer})
+				c.wait, c.xfer, c.late, c.lag, c.caused, c.peer, c.peerN, c.groupSize, c.sizedB, sized, c.sizedB, c.sizedXfer})
 		}
 		for _, f := range features {
 			wl.Rows = append(wl.Rows, []any{"t", rank, f, f + "_example", int64(1), int64(1000)})
@@ -253,12 +257,19 @@ func TestCommExposedSplit(t *testing.T) {
 		return multiBundle(producer, features, true,
 			rk{compute: 20_000_000, comm: 40_000_000, colls: []cr{{coll: coll, total: 40_000_000}}})
 	}
+	// One rank whose args size its all-reduces: bytes moved in the whole
+	// kernel time bound the bus bandwidth from below.
+	sized := func(bytes int64) *evidence.Bundle {
+		return multiBundle("training", []string{"backward", "ddp"}, true,
+			rk{compute: 20_000_000, comm: 40_000_000, colls: []cr{{coll: "all_reduce", total: 40_000_000, groupSize: 8, sizedB: bytes}}})
+	}
 	tests := []struct {
 		name       string
 		b          *evidence.Bundle
 		wantTitle  string
 		wantStatus string
 		wantIn     []string // in the observation
+		notIn      []string
 		wantFix    []string
 		notFix     []string
 		noSnippet  bool
@@ -396,6 +407,25 @@ func TestCommExposedSplit(t *testing.T) {
 			wantFix:   []string{"First split the communication into waiting for the last rank and transfer"},
 			noSnippet: true,
 		},
+		{
+			name:      "one rank, 40 MB of all-reduce in 40 ms: a bus bandwidth no GPU link is that slow at, probably waiting",
+			b:         sized(40_000_000),
+			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
+			wantIn: []string{"is unknown: only one rank is loaded", "all_reduce moved 40.0 MB in 40.0 ms of kernel time, 1.8 GB/s of bus bandwidth at most (times 2(n-1)/n with n = 8)",
+				"probably waiting for the other ranks"},
+		},
+		{
+			name:      "one rank, 4 GB of all-reduce in 40 ms: the bound says nothing",
+			b:         sized(4_000_000_000),
+			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
+			notIn: []string{"bus bandwidth at most", "probably waiting"},
+		},
+		{
+			name:      "one rank, messages under 1 MB: latency-bound, the bound says nothing",
+			b:         sized(4_000_000),
+			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
+			notIn: []string{"bus bandwidth at most"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -419,6 +449,11 @@ func TestCommExposedSplit(t *testing.T) {
 			for _, s := range tc.wantIn {
 				if !strings.Contains(f.Observation, s) {
 					t.Errorf("observation lacks %q:\n%s", s, f.Observation)
+				}
+			}
+			for _, s := range tc.notIn {
+				if strings.Contains(f.Observation, s) {
+					t.Errorf("observation has %q:\n%s", s, f.Observation)
 				}
 			}
 			for _, s := range tc.wantFix {

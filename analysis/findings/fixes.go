@@ -302,8 +302,19 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 		parts = append(parts, "fuse the small operations with torch.compile ("+why+")")
 		snippet = "model = torch.compile(model)"
 	case w.Compiled && !ri.HasGraphs:
-		parts = append(parts, "the model is already compiled: replay it as CUDA graphs with mode=\"reduce-overhead\" and look for graph breaks")
-		snippet = "TORCH_LOGS=graph_breaks python your_script.py"
+		graphs := "CUDA graphs"
+		if ri.Platform == "rocm" {
+			graphs = "HIP graphs (CUDA graphs on ROCm)"
+		}
+		if n := c.compiledRegions(trace, rank); n == 1 {
+			// One region: Dynamo captured the model whole, and there is
+			// no graph break to look for (xdit_sd35_mi300x).
+			parts = append(parts, "the model is already compiled, as one graph (one Torch-Compiled Region, no graph break): replay it as "+graphs+" with mode=\"reduce-overhead\"")
+			snippet = "model = torch.compile(model, mode=\"reduce-overhead\")"
+		} else {
+			parts = append(parts, "the model is already compiled: replay it as "+graphs+" with mode=\"reduce-overhead\" and look for graph breaks")
+			snippet = "TORCH_LOGS=graph_breaks python your_script.py"
+		}
 	case why != "":
 		parts = append(parts, "batch more work per launch (larger batches, fewer small operations); torch.compile is not an option here: "+why)
 	}
@@ -422,6 +433,20 @@ func (c *ctx) loaderStartOut(trace string, rank int) (start, d int64) {
 	// The workers' start-up is the capture's (loader_start), not the
 	// steady loading: out of the DataLoader's time and of the loop's.
 	return min(c.loaderStart(trace, rank), d), d
+}
+
+// compiledRegions counts the distinct Torch-Compiled Region frames among a
+// rank's operators ("Torch-Compiled Region: 0/0"): Dynamo opens a frame per
+// graph it captures, so more than one says the model breaks into several.
+func (c *ctx) compiledRegions(trace string, rank int) int {
+	o := c.ev.Table("ops")
+	seen := map[string]bool{}
+	for _, r := range c.rankRows(o, trace, rank) {
+		if n := evidence.Str(o, r, "name"); strings.HasPrefix(n, "Torch-Compiled Region") {
+			seen[n] = true
+		}
+	}
+	return len(seen)
 }
 
 // vllmMaxCaptureSize is the largest CUDA-graph capture size vLLM uses by

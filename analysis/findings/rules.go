@@ -263,11 +263,18 @@ func syncBound(c *ctx) []evidence.Finding {
 				}
 				f.Fix = "Copy to a pinned host buffer without blocking and read it after an event, or defer the copy to the end of the step."
 				f.Snippet = "y_cpu = y.to(\"cpu\", non_blocking=True)  # then event.synchronize() before reading"
-				if n, _ := uploads(t, b.trace, b.rank, op); n > 0 {
+				if n, _ := uploads(t, b.trace, b.rank, op); n > 0 && dir == "HtoD" {
+					// The operator copies both ways, and the largest row is
+					// its uploads.
+					f.Fix = "The largest contributor follows host-to-device copies from pageable memory, which " + op + " follows with a sync: keep the tensor on the GPU, or pin it and copy it with non_blocking=True."
+					f.Snippet = "x = x.pin_memory().to(device, non_blocking=True)"
+				} else if n > 0 && dir == "" {
 					// The operator copies both ways, and the sync rows do not
 					// say which copy each sync follows (h100_owlv2: aten::to
 					// reads results back and uploads inputs the forward
-					// needs, which no later read can wait for).
+					// needs, which no later read can wait for). A row with
+					// a direction keeps its own fix (xdit_sd35_mi300x: the
+					// one blocking aten::to is the image's read-back).
 					f.Fix = op + " copies both ways, and the trace does not tie each sync to one direction. After a read-back (device to host): copy to a pinned host buffer without blocking and read it after an event, or defer the copy to the end of the step. After an upload (host to device from pageable memory, which " + op + " follows with a sync): keep the tensor on the GPU, or pin it and copy it with non_blocking=True."
 					f.Snippet = "y_cpu = y.to(\"cpu\", non_blocking=True)  # read-backs: then event.synchronize() before reading\nx = x.pin_memory().to(device, non_blocking=True)  # uploads"
 				}

@@ -576,7 +576,7 @@ func nextFromKernels(ev *evidence.Evidence, profiler string) string {
 			return "Every GPU operation is a copy or memset; the heaviest " + copyWhat
 		}
 		s := "Every kernel is a communication kernel; the heaviest, " + c + ", holds " + fmtPct(shareOf(cNs, total)) + of +
-			". Its time includes waiting for the other ranks: the collectives area splits it into wait and transfer."
+			". " + commSplit(ev, "Its")
 		if mNs > cNs {
 			s += copyNote
 		}
@@ -587,12 +587,29 @@ func nextFromKernels(ev *evidence.Evidence, profiler string) string {
 		" to see whether it is memory- or compute-bound; that gate proves or refutes a kernel-level lever."
 	if cNs > wNs {
 		s += " The communication kernel " + c + " holds more (" + fmtPct(shareOf(cNs, total)) +
-			"), but its time includes waiting for the other ranks: the collectives area splits it into wait and transfer."
+			"), but " + commSplit(ev, "its")
 	}
 	if mNs > wNs {
 		s += copyNote
 	}
 	return s
+}
+
+// commSplit says where a communication kernel's wait for the other ranks
+// is told from its transfer: the collectives area, where it matched
+// instances across ranks, else the traces of every rank loaded together.
+func commSplit(ev *evidence.Evidence, its string) string {
+	co := ev.Table("collectives")
+	var matched int64
+	if co != nil {
+		for r := range co.Rows {
+			matched += evidence.Int(co, r, "matched")
+		}
+	}
+	if matched > 0 {
+		return its + " time includes waiting for the other ranks: the collectives area splits it into wait and transfer."
+	}
+	return its + " time may include waiting for the other ranks, which no instance in this slice splits from transfer: load the traces of every rank of the job together (the collectives area then matches them)."
 }
 
 // leverMinNs is the kernel time under which the next lever names no kernel.
