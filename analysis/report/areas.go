@@ -354,6 +354,13 @@ func opEvidence(s *areaSlice) (string, *evidence.Gap) {
 	if len(ranges) > 0 && top != names[0] {
 		text += " Ahead of it, ranges whose self time is their thread outside every operator (waiting, or uninstrumented Python): " + strings.Join(ranges, ", ") + "."
 	}
+	// A blocking runtime call inside an operator (a synchronous copy
+	// waiting for the GPU) is that operator's self time too: the host
+	// waiting, not CPU work (sglang_qwen3_decode_mi300x: aten::copy_'s
+	// 463 ms of self time is one hipMemcpyWithStream).
+	if b := blockedIn(s.ev.Table("sync"), top); 2*b >= sums[top] && b > 0 {
+		text += " Of that, up to " + fmtMs(min(b, sums[top])) + " is the host blocked in synchronous runtime calls inside it (waiting for the GPU, not CPU work; see the sync area)."
+	}
 	// A first-use runtime call (module loading, context creation) inside an
 	// operator is that operator's self time (amd_mi250_minitoy: a 6.5 ms
 	// first hipLaunchKernel in aten::add_, 39% of the self time).
@@ -364,6 +371,30 @@ func opEvidence(s *areaSlice) (string, *evidence.Gap) {
 		}
 	}
 	return text, nil
+}
+
+// copyOps are the operators a synchronous copy runs inside: the sync area
+// names the one that triggered it (aten::to), the ops area charges the
+// innermost (aten::copy_).
+var copyOps = map[string]bool{"aten::copy_": true, "aten::_to_copy": true, "aten::to": true}
+
+// blockedIn sums the host time blocking sync calls spent inside op (edge
+// syncs left out).
+func blockedIn(t *table.Table, op string) int64 {
+	if t == nil {
+		return 0
+	}
+	var ns int64
+	for r := range t.Rows {
+		if !evidence.Bool(t, r, "blocking") || evidence.Bool(t, r, "edge") {
+			continue
+		}
+		o := evidence.Str(t, r, "op")
+		if o == op || (copyOps[op] && copyOps[o] && evidence.Str(t, r, "trigger") == "copy") {
+			ns += evidence.Int(t, r, "blocked_ns")
+		}
+	}
+	return ns
 }
 
 // scopeRanges tells the ops rows that are ranges, not operators: user

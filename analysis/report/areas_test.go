@@ -345,6 +345,58 @@ func TestIdleRowNamesExcludedIdle(t *testing.T) {
 	}
 }
 
+// HTA's per-stream split is given for the stream with the most gaps: a
+// stream of a few kernels a step idles through the others' work
+// (vllm_h100: stream 171, 10 all-gathers, 172.7 ms of "host_wait" beside
+// the main stream's 28.7 ms), so its idle is given apart, as not GPU idle.
+func TestIdleRowSplitsTheMainStream(t *testing.T) {
+	ev := areaEvidence()
+	gaps := func(rows ...[]any) *table.Table {
+		return &table.Table{Name: "gaps", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+			col("stream", "BIGINT", "INT"), col("category", "VARCHAR", "TEXT"), col("count", "BIGINT", "COUNT"), col("idle_ns", "BIGINT", "DURATION_NS")}, Rows: rows}
+	}
+	ev.Tables["gaps"] = gaps([]any{"job", int64(0), int64(7), "host_wait", int64(100), int64(15_000_000)},
+		[]any{"job", int64(0), int64(7), "kernel_wait", int64(13_000), int64(13_000_000)},
+		[]any{"job", int64(0), int64(171), "host_wait", int64(9), int64(172_000_000)})
+	got := evidenceOf(ev, "Idle gaps")
+	if !strings.Contains(got, "Per-stream idle (HTA's split, each stream apart) on stream 7, the one with the most gaps (13,100): 28.000 ms, host_wait 53.6%, kernel_wait 46.4%.") ||
+		!strings.Contains(got, "The other stream idles 172.000 ms more in 9 gaps") || strings.Contains(got, "summed over streams") {
+		t.Errorf("idle row %q", got)
+	}
+	ev.Tables["gaps"] = gaps([]any{"job", int64(0), int64(7), "host_wait", int64(100), int64(15_000_000)})
+	got = evidenceOf(ev, "Idle gaps")
+	if !strings.Contains(got, "on stream 7 (100 gaps): 15.000 ms, host_wait 100.0%.") || strings.Contains(got, "other stream") {
+		t.Errorf("idle row, one stream %q", got)
+	}
+}
+
+// A synchronous copy's wait is its operator's self time: the hotspot row
+// says how much of it the host spent blocked (sglang_qwen3_decode_mi300x:
+// aten::copy_, 463 ms, one hipMemcpyWithStream the sync area names under
+// aten::copy_; vLLM's names aten::to, the operator around it).
+func TestOpsRowBlockedSelfTime(t *testing.T) {
+	ev := areaEvidence()
+	ev.Tables["ops"] = &table.Table{Name: "ops", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+		col("name", "VARCHAR", "TEXT"), col("self_ns", "BIGINT", "DURATION_NS")},
+		Rows: [][]any{{"job", int64(0), "aten::copy_", int64(88_000_000)}, {"job", int64(0), "aten::mm", int64(50_000_000)}}}
+	sync := func(op string, edge bool) *table.Table {
+		return &table.Table{Name: "sync", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+			col("call", "VARCHAR", "TEXT"), col("op", "VARCHAR", "TEXT"), col("trigger", "VARCHAR", "TEXT"), col("blocking", "BOOLEAN", "BOOL"),
+			col("edge", "BOOLEAN", "BOOL"), col("blocked_ns", "BIGINT", "DURATION_NS")},
+			Rows: [][]any{{"job", int64(0), "hipMemcpyWithStream", op, "copy", true, edge, int64(86_500_000)}}}
+	}
+	for _, op := range []string{"aten::copy_", "aten::to"} {
+		ev.Tables["sync"] = sync(op, false)
+		if got := evidenceOf(ev, "CPU operator hotspots"); !strings.Contains(got, "Of that, up to 86.500 ms is the host blocked in synchronous runtime calls inside it") {
+			t.Errorf("sync under %s: ops row %q", op, got)
+		}
+	}
+	ev.Tables["sync"] = sync("aten::to", true)
+	if got := evidenceOf(ev, "CPU operator hotspots"); strings.Contains(got, "blocked") {
+		t.Errorf("an edge sync counted: ops row %q", got)
+	}
+}
+
 // MTIA writes its device transfers as dma_request kernels, with no copy
 // event: the memory row says they are there instead of "no copy".
 func TestMemcpyRowNamesTransferKernels(t *testing.T) {

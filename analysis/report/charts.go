@@ -539,6 +539,24 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 			fastest = i
 		}
 	}
+	// The capture's first step has no GPU work before it: its GPU span
+	// starts at its own first GPU operation, without the host work before
+	// it that every later step's span holds (resnet50_num_workers_0: step 5
+	// read fastest at 119 ms, its 69 ms DataLoader wait outside the span,
+	// where its wall time is the median's). It is named fastest only when
+	// no later step ran GPU work.
+	firstClipped := false
+	if fastest == 0 && len(steps) > 2 {
+		alt := -1
+		for i := 1; i < len(steps); i++ {
+			if totals[i] > 0 && (alt < 0 || totals[i] < totals[alt]) {
+				alt = i
+			}
+		}
+		if alt > 0 {
+			fastest, firstClipped = alt, true
+		}
+	}
 	// The median is over the steps that ran GPU work, as the fastest is.
 	var worked []float64
 	for _, v := range totals {
@@ -601,6 +619,10 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 		alt = append(alt,
 			"Slowest: step "+strconv.FormatInt(steps[slowest].step, 10)+", "+stepText(series, parts(steps[slowest]))+".",
 			"Fastest: step "+strconv.FormatInt(steps[fastest].step, 10)+", "+stepText(series, parts(steps[fastest]))+".")
+		if firstClipped {
+			alt[len(alt)-1] += " The capture's first step, step " + strconv.FormatInt(steps[0].step, 10) + ", is shorter on the GPU (" + chart.Format(totals[0]) +
+				" ms) but is left out: no GPU work precedes it in the trace, so its GPU span starts at its own first GPU operation and holds none of the host time before it."
+		}
 	}
 	alt = append(alt, "Over all steps: "+strings.Join(shares, ", ")+".")
 	if split {

@@ -130,6 +130,18 @@ func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Findi
 			break
 		}
 	}
+	if also == "" {
+		// A follow-up may share the reading: the rules saw the same
+		// constraint, under its critical threshold (resnet50_num_workers_4:
+		// host/launch-bound beside fp32 GEMMs on the SIMT path, whose
+		// share of the span is larger).
+		for i, f := range d.FollowUps {
+			if ruleVerdict(f.ID) == cv.Check.Verdict {
+				also = ", the constraint of follow-up " + strconv.Itoa(i+1) + " (" + f.Title + "), which the rules rate below their critical threshold in this slice"
+				break
+			}
+		}
+	}
 	if label != crossview.Confirmed {
 		if len(crit) > 0 {
 			d.Summary = append(d.Summary, "The CPU cross-check reads this slice differently, as a hypothesis: "+verdict+also+"; see the cross-check for its numbers."+skew)

@@ -105,13 +105,18 @@ func TestNextLeverFromKernels(t *testing.T) {
 		{"compute kernel", kernels([]any{"gemm", "COMP", int64(6e6)}, []any{"copy", "MEM", int64(4e6)}),
 			[]string{"the kernel gemm holds 60.0% of the kernels' summed time (10.000 ms", "Nsight Compute"}, []string{"communication"}},
 		{"a collective holds more", kernels([]any{"ncclDevKernel_AllReduce", "COMM", int64(8e6)}, []any{"gemm", "COMP", int64(2e6)}),
-			[]string{"the kernel gemm holds 20.0%", "communication kernel ncclDevKernel_AllReduce holds more (80.0%)", "wait and transfer"}, nil},
+			[]string{"the kernel gemm holds 20.0%", "communication kernel ncclDevKernel_AllReduce holds more (80.0%)", "no instance in this slice splits from transfer: load the traces of every rank"}, []string{"the collectives area splits"}},
+		{"a collective holds more, matched across ranks", func() *evidence.Evidence {
+			ev := kernels([]any{"ncclDevKernel_AllReduce", "COMM", int64(8e6)}, []any{"gemm", "COMP", int64(2e6)})
+			ev.Tables["collectives"] = &table.Table{Columns: testutil.Columns("collective matched"), Rows: [][]any{{"all_reduce", int64(3)}}}
+			return ev
+		}(), []string{"its time includes waiting for the other ranks: the collectives area splits it into wait and transfer"}, []string{"no instance"}},
 		{"a copy holds more (trace_diff_control_a100)", kernels([]any{"Memcpy HtoD (Pinned -> Device)", "MEM", int64(8e6)}, []any{"gemm", "COMP", int64(2e6)}),
 			[]string{"the kernel gemm holds 20.0%", "The copy Memcpy HtoD (Pinned -> Device) holds 80.0%: a copy is no kernel to profile"}, []string{"kernel Memcpy"}},
 		{"only copies", kernels([]any{"Memcpy DtoD (Device -> Device)", "MEM", int64(8e6)}),
 			[]string{"Every GPU operation is a copy or memset", "Memcpy DtoD"}, []string{"Nsight Compute"}},
 		{"only collectives", kernels([]any{"ncclDevKernel_AllReduce", "COMM", int64(8e6)}),
-			[]string{"Every kernel is a communication kernel", "wait and transfer"}, []string{"Nsight Compute"}},
+			[]string{"Every kernel is a communication kernel", "Its time may include waiting for the other ranks"}, []string{"Nsight Compute"}},
 		{"a tiny capture", kernels([]any{"FillFunctor", "COMP", int64(8_000)}, []any{"gemm", "COMP", int64(21_000)}),
 			[]string{"0.029 ms of kernel time, too little"}, []string{"FillFunctor", "Nsight Compute"}},
 		// cpu_only: steps and operators, no GPU work (its gloo all-reduces).
@@ -284,6 +289,20 @@ func TestReconcileLowerIssueSharesVerdict(t *testing.T) {
 	reconcile(d, cv, crossview.Hypothesis, []evidence.Finding{{Rule: "host_bound_idle", Status: "confirmed", Severity: "critical"}, comm})
 	if got := strings.Join(d.Summary, "\n"); !strings.Contains(got, "reads this slice differently") || strings.Contains(got, "qualifies") {
 		t.Errorf("transfer-bound issue 2, summary %q", got)
+	}
+}
+
+// A cross-check reading that only a follow-up shares names that
+// follow-up and says the rules rate it under their critical threshold
+// (resnet50_num_workers_4: fp32 GEMMs on the SIMT path first, a
+// host/launch-bound cross-check).
+func TestReconcileFollowUpSharesVerdict(t *testing.T) {
+	cv := &crossview.Result{Check: crossview.Check{Verdict: crossview.VerdictHost, Label: crossview.Hypothesis, Metrics: crossview.Metrics{GPUTimeNs: 1}}}
+	d := &Doc{FollowUps: []Issue{{ID: "launch_bound", Title: "Kernels are shorter than their launches"}, {ID: "host_bound_idle", Title: "The GPU waits for the CPU to launch work"}}}
+	reconcile(d, cv, crossview.Hypothesis, []evidence.Finding{{Rule: "fp32_simt", Status: "confirmed", Severity: "critical"}})
+	got := strings.Join(d.Summary, "\n")
+	if !strings.Contains(got, "host/launch-bound (hypothesis), the constraint of follow-up 1 (Kernels are shorter than their launches), which the rules rate below their critical threshold") {
+		t.Errorf("summary %q", got)
 	}
 }
 
