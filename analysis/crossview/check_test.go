@@ -360,3 +360,24 @@ func TestUnread(t *testing.T) {
 		t.Error("Unread changed its receiver")
 	}
 }
+
+// Wait frames: a thread's self time inside one is waiting for work. A
+// multi-process DataLoader's iterator range is one (its main thread waits
+// for the workers; resnet_2080ti has no python stacks to show
+// _get_data), a single-process one loads on the thread itself: working.
+func TestIsWait(t *testing.T) {
+	for name, want := range map[string]bool{
+		"vllm/distributed/device_communicators/shm_broadcast.py(474): dequeue": true,
+		"torch/utils/data/dataloader.py(1133): _get_data":                      true,
+		"enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__":        true,
+		"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__":          false,
+		"torch/utils/data/dataloader.py(1328): _next_data":                     false,
+		"aten::copy_": false,
+		"<built-in method acquire of _thread.lock object at 0x7f>":               true,
+		"my_module.py(12): enumerate(DataLoader)#_MultiProcessingDataLoaderIter": false,
+	} {
+		if got := IsWait(name); got != want {
+			t.Errorf("IsWait(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -27,6 +27,14 @@ func ruleVerdict(rule string) string {
 	return ""
 }
 
+// sharesVerdict: the finding of rule reads the slice as verdict does. A
+// launching thread waiting in a DataLoader for its workers is the
+// cross-check's waiting-for-work, and the DataLoader rule's wait
+// (resnet_2080ti).
+func sharesVerdict(rule, verdict string) bool {
+	return ruleVerdict(rule) == verdict || (verdict == crossview.VerdictWaiting && rule == "dataloader_share")
+}
+
 // verdictRule is the finding rule the capture gate consults for a
 // cross-check verdict.
 var verdictRule = map[string]string{
@@ -113,7 +121,7 @@ func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Findi
 	if cv.Check.Verdict == crossview.VerdictInconclusive {
 		return
 	}
-	if len(crit) > 0 && ruleVerdict(crit[0].Rule) == cv.Check.Verdict {
+	if len(crit) > 0 && sharesVerdict(crit[0].Rule, cv.Check.Verdict) {
 		return
 	}
 	// The cross-check differs from the top issue: say so, naming a lower
@@ -122,7 +130,7 @@ func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Findi
 	// ranks (rank skew, not transfer).
 	also, skew := "", ""
 	for i, f := range crit {
-		if i > 0 && ruleVerdict(f.Rule) == cv.Check.Verdict {
+		if i > 0 && sharesVerdict(f.Rule, cv.Check.Verdict) {
 			also = ", the constraint of issue " + strconv.Itoa(i+1)
 			if w := f.Wait; w != "" {
 				skew = " Issue " + strconv.Itoa(i+1) + " qualifies that reading: " + w + ": a skew between the ranks, which overlap settings cannot hide."
@@ -136,7 +144,7 @@ func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Findi
 		// host/launch-bound beside fp32 GEMMs on the SIMT path, whose
 		// share of the span is larger).
 		for i, f := range d.FollowUps {
-			if ruleVerdict(f.ID) == cv.Check.Verdict {
+			if sharesVerdict(f.ID, cv.Check.Verdict) {
 				also = ", the constraint of follow-up " + strconv.Itoa(i+1) + " (" + f.Title + "), which the rules rate below their critical threshold in this slice"
 				break
 			}

@@ -306,6 +306,18 @@ func TestReconcileFollowUpSharesVerdict(t *testing.T) {
 	}
 }
 
+// A launching thread waiting for the DataLoader's workers is the
+// cross-check's waiting-for-work and the DataLoader issue's wait: the
+// summary ties the two (resnet_2080ti, issue 2).
+func TestReconcileWaitingIsTheDataLoader(t *testing.T) {
+	cv := &crossview.Result{Check: crossview.Check{Verdict: crossview.VerdictWaiting, Label: crossview.Confirmed, Metrics: crossview.Metrics{GPUTimeNs: 1}}}
+	d := &Doc{}
+	reconcile(d, cv, crossview.Confirmed, []evidence.Finding{{Rule: "host_bound_idle", Status: "confirmed", Severity: "critical"}, {Rule: "dataloader_share", Status: "hypothesis", Severity: "critical"}})
+	if got := strings.Join(d.Summary, "\n"); !strings.Contains(got, "waiting-for-work (confirmed), the constraint of issue 2") {
+		t.Errorf("summary %q", got)
+	}
+}
+
 // The kernel profiler the next lever names runs on the traces' platform:
 // neither Nsight nor rocprof on an MTIA device (mtia_single_rank).
 func TestKernelProfilerOfThePlatform(t *testing.T) {
