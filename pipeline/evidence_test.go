@@ -252,7 +252,7 @@ func TestStepsDecodeOnlyVLLM(t *testing.T) {
 			itoa(int(evidence.Int(st, r, "ctx_req"))), itoa(int(evidence.Int(st, r, "ctx_tok"))),
 			itoa(int(evidence.Int(st, r, "gen_req"))), itoa(int(evidence.Int(st, r, "gen_tok"))), evidence.Str(st, r, "source")}, " "))
 	}
-	want := []string{"0 decode 0 0 32 32 vllm_tokens", "1 prefill 2 1000 0 0 vllm_tokens"}
+	want := []string{"0 decode 0 0 32 32 execute_tokens", "1 prefill 2 1000 0 0 execute_tokens"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("steps = %q, want %q", got, want)
 	}

@@ -152,8 +152,8 @@ SELECT
     WHEN coalesce(gen_req, 0) > 0 THEN 'decode'
     ELSE 'idle'
   END AS phase,
-  -- vllm_tokens, vllm_new_cached, sglang, profiler_step or python_execute_model. TEXT
-  CASE prio WHEN 1 THEN CASE WHEN starts_with(name, 'execute_new_') THEN 'vllm_new_cached' ELSE 'vllm_tokens' END
+  -- The annotation the steps come from: execute_tokens (vLLM's execute_context_*_generation_*, which some SGLang builds write too), execute_new_cached (vLLM's execute_new_*_cached_*), sglang (SGLang's step[...]), profiler_step or python_execute_model. TEXT
+  CASE prio WHEN 1 THEN CASE WHEN starts_with(name, 'execute_new_') THEN 'execute_new_cached' ELSE 'execute_tokens' END
     WHEN 2 THEN 'sglang' WHEN 3 THEN 'profiler_step' ELSE 'python_execute_model' END AS source,
   -- The step or its phase is inferred, not annotated. BOOL
   prio = 4 OR starts_with(name, 'execute_new_') AS hypothesis

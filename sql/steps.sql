@@ -23,7 +23,7 @@
 -- rank: Rank. INT
 -- step: Step number: N of ProfilerStep#N, else the ordinal from 0. INT
 -- phase: prefill, decode, mixed, idle, train, inference or unknown. TEXT
--- source: vllm_tokens, vllm_new_cached, sglang, profiler_step or python_execute_model. TEXT
+-- source: the annotation the steps come from: execute_tokens (vLLM's execute_context_*_generation_*, which some SGLang builds write too), execute_new_cached (vLLM's execute_new_*_cached_*), sglang (SGLang's step[...]), profiler_step or python_execute_model. TEXT
 -- hypothesis: The step or its phase is inferred, not annotated. BOOL
 -- name: Annotation name. TEXT
 -- start_ns: Step start, from the trace's first event. TIMESTAMP_NS

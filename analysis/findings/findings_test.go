@@ -224,8 +224,8 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 	// verdict.
 	steps := &table.Table{Columns: cols("trace rank step phase source hypothesis name ctx_tok gen_tok"),
 		Rows: [][]any{
-			{"t", int64(0), int64(0), "prefill", "vllm_tokens", false, "execute_context_1(888)_generation_0(0)", int64(888), int64(0)},
-			{"t", int64(0), int64(1), "mixed", "vllm_tokens", false, "execute_context_1(600)_generation_3(3)", int64(600), int64(3)},
+			{"t", int64(0), int64(0), "prefill", "execute_tokens", false, "execute_context_1(888)_generation_0(0)", int64(888), int64(0)},
+			{"t", int64(0), int64(1), "mixed", "execute_tokens", false, "execute_context_1(600)_generation_3(3)", int64(600), int64(3)},
 		}}
 	tabs["steps"] = steps
 	fs = eval(bundle("vllm", "cuda", "H100", 6_000_000, 4_000_000, tabs), nil)
@@ -243,8 +243,8 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 	}{{300_000, true}, {5_000_000, false}} {
 		wall := &table.Table{Columns: cols("trace rank step phase source hypothesis name ctx_tok gen_tok wall_ns"),
 			Rows: [][]any{
-				{"t", int64(0), int64(0), "prefill", "vllm_tokens", false, "execute_context_1(888)_generation_0(0)", int64(888), int64(0), int64(9_000_000)},
-				{"t", int64(0), int64(1), "mixed", "vllm_tokens", false, "execute_context_1(600)_generation_3(3)", int64(600), int64(3), int64(8_000_000)},
+				{"t", int64(0), int64(0), "prefill", "execute_tokens", false, "execute_context_1(888)_generation_0(0)", int64(888), int64(0), int64(9_000_000)},
+				{"t", int64(0), int64(1), "mixed", "execute_tokens", false, "execute_context_1(600)_generation_3(3)", int64(600), int64(3), int64(8_000_000)},
 			}}
 		// Nested compiled events sum to five times the time they cover:
 		// the union is the compiled time (b200_eager: 2.8 ms summed, 0.63
@@ -263,8 +263,8 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 		}
 	}
 	for _, last := range [][]any{
-		{"t", int64(0), int64(2), "decode", "vllm_tokens", false, "execute_context_0(0)_generation_32(32)", int64(0), int64(32)},
-		{"t", int64(0), int64(2), "unknown", "vllm_new_cached", true, "execute_new_1_cached_0", nil, nil},
+		{"t", int64(0), int64(2), "decode", "execute_tokens", false, "execute_context_0(0)_generation_32(32)", int64(0), int64(32)},
+		{"t", int64(0), int64(2), "unknown", "execute_new_cached", true, "execute_new_1_cached_0", nil, nil},
 	} {
 		steps.Rows = append(steps.Rows[:2], last)
 		fs = eval(bundle("vllm", "cuda", "H100", 6_000_000, 4_000_000, tabs), nil)

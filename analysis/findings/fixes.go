@@ -464,7 +464,7 @@ const vllmMaxCaptureSize = 512
 func (c *ctx) stepsOverCapture(trace string, rank int) (n int, smallest int64, ok bool) {
 	t := c.ev.Table("steps")
 	for _, r := range c.rankRows(t, trace, rank) {
-		if evidence.Str(t, r, "source") != "vllm_tokens" || evidence.Cell(t, r, "ctx_tok") == nil || evidence.Cell(t, r, "gen_tok") == nil {
+		if evidence.Str(t, r, "source") != "execute_tokens" || evidence.Cell(t, r, "ctx_tok") == nil || evidence.Cell(t, r, "gen_tok") == nil {
 			return 0, 0, false
 		}
 		tok := evidence.Int(t, r, "ctx_tok") + evidence.Int(t, r, "gen_tok")

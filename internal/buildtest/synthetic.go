@@ -99,7 +99,7 @@ func SyntheticBundle(ranks, steps int) *evidence.Bundle {
 			tl.Rows = append(tl.Rows, []any{tr, rk, st, phase, int64(7), "cudaLaunchKernel", int64(100), int64(100), rnd(800_000), rnd(900_000),
 				rnd(500_000), rnd(400_000), rnd(60), rnd(200_000), rnd(3), rnd(3), "90:50 100:50", "95:100"})
 			trk.Rows = append(trk.Rows, []any{tr, rk, st, phase, int64(2000), t0, t0 + wall, busy, wall - busy, busy * 9 / 10, busy / 20, busy / 50, busy / 40, busy, wall})
-			tst.Rows = append(tst.Rows, []any{tr, rk, st, phase, "vllm_tokens", false, "execute_context_1(1024)_generation_31(31)",
+			tst.Rows = append(tst.Rows, []any{tr, rk, st, phase, "execute_tokens", false, "execute_context_1(1024)_generation_31(31)",
 				t0, wall, int64(1), int64(1024), int64(31), int64(31), int64(200), busy, busy, rnd(200_000)})
 			t0 += wall + 100_000
 		}
