@@ -67,6 +67,22 @@ func TestPageableScope(t *testing.T) {
 	if len(fs) != 0 {
 		t.Errorf("unnamed memory kind: %s", rules(fs))
 	}
+	// The sync area shows the calls opened almost no GPU idle: the
+	// observation says pinning frees host time, not GPU time.
+	syncRows := func(gapNs int64) *table.Table {
+		return &table.Table{Columns: cols("trace rank step phase stream call op trigger direction pageable blocking edge count blocked_ns max_blocked_ns gaps gpu_gap_ns"),
+			Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), "cudaMemcpy", "aten::copy_", "copy", "HtoD", true, true, false, int64(1), int64(6_000_000), int64(6_000_000), int64(1), gapNs}}}
+	}
+	for gap, want := range map[int64]bool{40_000: true, 3_000_000: false} {
+		fs = eval(bundle("training", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("Pageable"), "sync": syncRows(gap)}), nil)
+		f := find(fs, "pageable_copies")
+		if f == nil {
+			t.Fatalf("gap %d: no pageable finding: %s", gap, rules(fs))
+		}
+		if got := strings.Contains(f.Observation, "the GPU was busy (with queued work or the copy itself) through most of the blocked time, so pinning frees host time"); got != want {
+			t.Errorf("gap %d ns of 6 ms blocked: host-time sentence %v, want %v: %s", gap, got, want, f.Observation)
+		}
+	}
 	// A threshold raised by the viewer turns it minor.
 	fs = eval(bundle("training", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("Pageable")}), evidence.Thresholds{"pageable_critical": 0.5})
 	if rules(fs) != "pageable_copies:minor:confirmed" {
