@@ -18,6 +18,9 @@ type RankInfo struct {
 	// not give it or the table has no such columns (an older bundle).
 	CCMajor, CCMinor                                    int
 	HasGraphs, HasSyncEvents, HasPythonStacks, HasSteps bool
+	// WorldSize is the job's rank count from the trace's distributedInfo,
+	// 0 when the trace does not give it.
+	WorldSize int
 	// BaseTimeNs is when the capture started, Unix ns: the trace's
 	// baseTimeNanoseconds plus its first event's ts (Kineto writes ts as
 	// an offset from that base, which can be weeks: vllm_h100_tp4_rank0's
@@ -56,6 +59,9 @@ func Ranks(traces *table.Table) []RankInfo {
 		set(&ri.GPUModel, "gpu_model")
 		set(&ri.RankSource, "rank_source")
 		set(&ri.Format, "format")
+		if w := int(Int(traces, r, "world_size")); w > ri.WorldSize {
+			ri.WorldSize = w
+		}
 		if m := Int(traces, r, "gpu_total_mem"); m > ri.GPUTotalMem {
 			ri.GPUTotalMem = m
 		}
@@ -150,8 +156,9 @@ func DetectGaps(b *Bundle) {
 			"the trace holds no kernels: a CUPTI counter capture (cuda_profiler_range events) records counter ranges, not kernel activities",
 			func(ri RankInfo) bool { return noGPU(ri) && counters(ri) })
 		// The legacy autograd profiler (a PyTorch built without Kineto)
-		// exports operators only, whatever it is asked: only a Kineto
-		// build's torch.profiler records kernels, stacks and memory.
+		// exports operators, and with its use_cuda option on a CUDA build each
+		// operator's CUDA time: only a Kineto build's torch.profiler
+		// records kernels as they ran, stacks and memory.
 		legacy := func(ri RankInfo) bool { return ri.Format == "legacy" }
 		add(GapNoGPUEvents, "GPU time, idle time and every kernel-level number", legacyProfiler,
 			func(ri RankInfo) bool { return noGPU(ri) && legacy(ri) })
@@ -194,7 +201,9 @@ func DetectGaps(b *Bundle) {
 		add(GapNoDeviceName, "device-model verdicts (tensor cores, peak bandwidth)",
 			"deviceProperties do not name the GPU",
 			func(ri RankInfo) bool { return ri.GPUModel == "" && !noGPU(ri) })
-		if len(rs) == 1 {
+		// A job of one rank (world size 1) has no other rank to load: no
+		// gap (mtia_single_rank, ns_resolution_v100).
+		if len(rs) == 1 && rs[0].WorldSize != 1 {
 			b.AddGap(Gap{Kind: GapSingleRank, Trace: tr, Rank: -1, What: "rank imbalance, stragglers and collective wait vs transfer",
 				Why: "only one rank was loaded; load the per-rank files of the job together"})
 		}
@@ -306,7 +315,7 @@ func DetectGaps(b *Bundle) {
 
 // legacyProfiler is why a trace the legacy autograd profiler wrote (format
 // legacy) lacks kernels, stacks or memory events.
-const legacyProfiler = "the legacy autograd profiler wrote this trace (a PyTorch built without Kineto), and its export holds operators only: no option of it adds kernels, python stacks or memory events; profile with a PyTorch build that has Kineto (torch.profiler)"
+const legacyProfiler = "the legacy autograd profiler wrote this trace (a PyTorch built without Kineto), and this one holds operators only: on a CUDA build its use_cuda option adds each operator's CUDA time as a device range, but no option of it records kernels as the GPU ran them, python stacks or memory events; profile with a PyTorch build that has Kineto (torch.profiler)"
 
 // legacyTrace says whether every rank of a trace was written by the
 // legacy autograd profiler.

@@ -167,3 +167,23 @@ func gapWhy(b *evidence.Bundle, kind evidence.GapKind) map[string]string {
 	}
 	return why
 }
+
+// One rank loaded is a gap only where the job had more: a trace whose
+// distributed info says world size 1 has no other rank to load
+// (mtia_single_rank, ns_resolution_v100); one that says 8, or nothing, is.
+func TestGapSingleRankOfAJob(t *testing.T) {
+	b := &evidence.Bundle{
+		Traces: &table.Table{Name: "traces", Columns: cols("trace", "rank", "world_size"), Rows: [][]any{
+			{"alone", int64(0), int64(1)}, {"of8", int64(3), int64(8)}, {"unsaid", int64(0), nil},
+		}},
+	}
+	why := gapWhy(b, evidence.GapSingleRank)
+	if _, ok := why["alone"]; ok {
+		t.Errorf("world size 1: single-rank gap %q", why["alone"])
+	}
+	for _, tr := range []string{"of8", "unsaid"} {
+		if !strings.Contains(why[tr], "load the per-rank files") {
+			t.Errorf("%s: single-rank gap %q", tr, why[tr])
+		}
+	}
+}

@@ -649,14 +649,27 @@ func TestLaunchBoundRankedByLaunchTime(t *testing.T) {
 // which is told to check its version.
 func TestCaptureDateRulesOutTorchCompile(t *testing.T) {
 	for _, c := range []struct {
-		day     string
-		aot     bool
-		compile bool
-	}{{"2022-11-30", false, false}, {"2024-05-01", false, true}, {"2022-11-30", true, true}} {
+		day         string
+		aot, triton bool
+		compile     bool // the fix offers torch.compile
+		version     bool // and says to check the version
+		wantInFix   string
+	}{
+		// Before 2.0, CUDA graphs by hand (PyTorch 1.10) remain.
+		{"2022-11-30", false, false, false, false, "capture the static part of the step as a CUDA graph by hand (torch.cuda.graph"},
+		{"2024-05-01", false, false, true, false, ""},
+		// AOTAutograd with no Inductor kernel: its backend fuses nothing.
+		{"2022-11-30", true, false, true, true, "but no Inductor (triton_) kernel: its backend fuses nothing"},
+		// With Inductor kernels the model is compiled: no torch.compile.
+		{"2022-11-30", true, true, false, false, "the model is already compiled"},
+	} {
 		tabs := map[string]*table.Table{"gaps": gapsTable(55_000_000)}
 		if c.aot {
 			tabs["workload"] = &table.Table{Columns: cols("trace rank feature name count total_ns"),
 				Rows: [][]any{{"t", int64(0), "aot_autograd", "CompiledFunctionBackward", int64(5), int64(1000)}}}
+			if c.triton {
+				tabs["workload"].Rows = append(tabs["workload"].Rows, []any{"t", int64(0), "inductor_kernels", "triton_poi_fused_add_0", int64(5), int64(1000)})
+			}
 		}
 		b := bundle("training", "cuda", "Tesla V100-SXM2-16GB", 40_000_000, 60_000_000, tabs)
 		b.Traces.Columns = append(b.Traces.Columns, table.Column{Name: "base_time_ns"})
@@ -667,9 +680,9 @@ func TestCaptureDateRulesOutTorchCompile(t *testing.T) {
 		}
 		f := fs[0]
 		said := strings.Contains(f.Fix, "captured on "+c.day+", before PyTorch 2.0 was released")
-		if compiles := strings.Contains(f.Fix, "fuse the small operations with torch.compile"); compiles != c.compile || said == c.compile ||
-			c.aot != strings.Contains(f.Fix, "check torch.__version__") {
-			t.Errorf("%s (AOTAutograd %v): fix %q", c.day, c.aot, f.Fix)
+		if compiles := strings.Contains(f.Fix, "fuse the small operations with torch.compile"); compiles != c.compile || said != (!c.compile && !c.aot) ||
+			c.version != strings.Contains(f.Fix, "check torch.__version__") || !strings.Contains(f.Fix, c.wantInFix) {
+			t.Errorf("%s (AOTAutograd %v, Triton %v): fix %q", c.day, c.aot, c.triton, f.Fix)
 		}
 	}
 }

@@ -317,6 +317,17 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 		}
 	case why != "":
 		parts = append(parts, "batch more work per launch (larger batches, fewer small operations); torch.compile is not an option here: "+why)
+		if ri.Platform == "cuda" && !ri.HasGraphs && ri.Producer != "vllm" && ri.Producer != "sglang" {
+			// CUDA graphs by hand predate torch.compile (PyTorch 1.10):
+			// a 2022 loop can replay its launches as one
+			// (trace_diff_control_a100, captured 2022-08-22).
+			if _, before := c.leverAt(trace, rank).oldTorch(1, 10); !before {
+				parts = append(parts, "or capture the static part of the step as a CUDA graph by hand (torch.cuda.graph with static input buffers, PyTorch 1.10 or later), which replays its launches as one")
+				if snippet == "" {
+					snippet = "g = torch.cuda.CUDAGraph()  # with torch.cuda.graph(g): out = model(static_in)"
+				}
+			}
+		}
 	}
 	if share >= c.th["dataloader_share"] {
 		parts = append(parts, fmt.Sprintf("the DataLoader also takes %s (%s of %s): see the DataLoader issue", ms(d), pct(share), c.loaderWhat(trace, rank)))
@@ -395,6 +406,8 @@ func (c *ctx) graphRoute(trace string, rank int, graphs bool) (fix, snippet stri
 		return "Replay the launch-bound region as a CUDA graph: compile it with mode=\"reduce-overhead\" (CUDA graphs), or fuse the small operations.", "model = torch.compile(model, mode=\"reduce-overhead\")"
 	case ok:
 		return "Replay the launch-bound region as a CUDA graph: compile it with mode=\"reduce-overhead\" (" + why + "), or fuse the small operations.", "model = torch.compile(model, mode=\"reduce-overhead\")"
+	case w.Compiled && c.compiledRegions(trace, rank) == 1:
+		return "The model is already compiled, as one graph (one Torch-Compiled Region, no graph break): compile it with mode=\"reduce-overhead\" so it replays as CUDA graphs.", "model = torch.compile(model, mode=\"reduce-overhead\")"
 	case w.Compiled:
 		return "The model is already compiled: compile it with mode=\"reduce-overhead\" so the compiled region replays as CUDA graphs, and remove graph breaks (TORCH_LOGS=graph_breaks).", "TORCH_LOGS=graph_breaks python your_script.py"
 	}

@@ -182,11 +182,15 @@ func (l lever) compileAdvice() (ok, upgrade bool, why string) {
 		return false, true, why
 	}
 	switch {
+	case l.w.AOTAutograd && l.w.TorchVersion == "" && !l.w.InductorKernels:
+		// functorch's aot_function on PyTorch 1.13, or a 2.0 nightly's
+		// torch.compile, with a backend that fuses nothing: no Inductor
+		// kernel ran (df_index_resolver_v100, 2022-11-30: 19,370 aten
+		// kernels under CompiledFunction, none triton_).
+		return true, false, "the trace runs AOTAutograd's CompiledFunction operators but no Inductor (triton_) kernel: its backend fuses nothing (aot_eager, or functorch's aot_function with a non-fusing compiler); compile with Inductor, torch.compile's default backend, which needs PyTorch 2.0 or later: check torch.__version__"
 	case l.w.AOTAutograd && l.w.TorchVersion == "":
 		// functorch's aot_function on PyTorch 1.13, or a 2.0 nightly's
-		// torch.compile: its date does not rule torch.compile out
-		// (df_index_resolver_v100, 2022-11-30: its all-reduces are issued
-		// inside CompiledFunctionBackward).
+		// torch.compile: its date does not rule torch.compile out.
 		return true, false, "the trace runs AOTAutograd's CompiledFunction operators, which functorch's aot_function on PyTorch 1.13 or a PyTorch 2.0 nightly's torch.compile runs: check torch.__version__, as torch.compile needs 2.0 or later"
 	case !l.caps.Known && l.ri.Platform == "cuda" && l.minCC >= 70:
 		// The device is not named, but its kernels were written for an

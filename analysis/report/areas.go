@@ -416,6 +416,17 @@ func scopeRanges(t *table.Table) func(string) bool {
 	}
 }
 
+// singleRankJob: every trace of the slice says its job has one rank.
+func singleRankJob(ev *evidence.Evidence) bool {
+	ris := evidence.Ranks(ev.Traces)
+	for _, ri := range ris {
+		if ri.WorldSize != 1 {
+			return false
+		}
+	}
+	return len(ris) > 0
+}
+
 func rankEvidence(s *areaSlice) (string, *evidence.Gap) {
 	t := s.ev.Table("ranks")
 	if t == nil {
@@ -424,6 +435,9 @@ func rankEvidence(s *areaSlice) (string, *evidence.Gap) {
 	if len(t.Rows) < 2 {
 		if g := s.gapOf(evidence.GapSingleRank); g != nil {
 			return "", g
+		}
+		if singleRankJob(s.ev) {
+			return "A single-rank job (world size 1 in the trace's distributed info): there is no other rank to compare.", nil
 		}
 		return "", &evidence.Gap{What: "rank imbalance", Why: "this slice holds " + s.where + " only; a report over all ranks compares them"}
 	}

@@ -118,7 +118,7 @@ func timelineChart(n int, is *Issue) *Chart {
 			total = tl.MarksNs
 		}
 		c.Lanes = append(c.Lanes, chart.Lane{Label: "finding", Full: "finding: " + oneLine(tl.MarkWhat), Bold: true, Segments: spans(tl.Marks), Busy: ms(total)})
-		alt = append(alt, "First lane: "+what+", "+fmtMs(total)+" in all, drawn as "+strconv.Itoa(len(tl.Marks))+" merged interval(s).")
+		alt = append(alt, "First lane: "+what+", "+fmtMs(total)+" in all; at the drawing's resolution (about a pixel) they merge into "+strconv.Itoa(len(tl.Marks))+" drawn interval(s).")
 	}
 	for _, l := range tl.Lanes {
 		c.Lanes = append(c.Lanes, chart.Lane{Label: l.Name, Full: oneLine(l.Name), Segments: spans(l.Spans), Busy: ms(l.BusyNs)})
