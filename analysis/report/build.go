@@ -540,8 +540,12 @@ func nextFromKernels(ev *evidence.Evidence, profiler string) string {
 			isRange := scopeRanges(o)
 			for _, n := range names {
 				if !isRange(n) && total > 0 {
-					return "The trace holds no GPU work, so the next lever is on the host: the CPU operator with the most self time is " + name(n) + " (" +
-						fmtMs(sums[n]) + ", " + share(sums[n], total, "operators' summed self time") + "); profile it, or capture with the GPU activity to see the device."
+					head := "The trace holds no GPU work, so the next lever is on the host: the CPU operator with the most self time is " + name(n) + " (" +
+						fmtMs(sums[n]) + ", " + share(sums[n], total, "operators' summed self time") + ")"
+					if strings.HasPrefix(n, "gloo:") {
+						return head + ", a collective gloo runs on the CPU: its time includes waiting for the other ranks of the job, which only their traces, loaded together, tell from the transfer."
+					}
+					return head + "; profile it, or capture with the GPU activity to see the device."
 				}
 			}
 		}

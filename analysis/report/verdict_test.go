@@ -122,7 +122,12 @@ func TestNextLeverFromKernels(t *testing.T) {
 		// cpu_only: steps and operators, no GPU work (its gloo all-reduces).
 		{"no GPU work", &evidence.Evidence{Tables: evidence.Tables{"ops": &table.Table{Columns: testutil.Columns("name self_ns"),
 			Rows: [][]any{{"ProfilerStep#551", int64(9e6)}, {"gloo:all_reduce", int64(6e6)}, {"aten::mm", int64(2e6)}}}}},
-			[]string{"no GPU work, so the next lever is on the host", "gloo:all_reduce (6.000 ms, 35.3%"}, []string{"step annotations", "ProfilerStep"}},
+			[]string{"no GPU work, so the next lever is on the host", "gloo:all_reduce (6.000 ms, 35.3%", "a collective gloo runs on the CPU"}, []string{"step annotations", "ProfilerStep"}},
+		// cpu_only as loaded: gloo:all_reduce is a user annotation, and
+		// still the collective, not a scope around operators.
+		{"no GPU work, the gloo range an annotation", &evidence.Evidence{Tables: evidence.Tables{"ops": &table.Table{Columns: testutil.Columns("name annotation self_ns"),
+			Rows: [][]any{{"gloo:all_reduce", true, int64(2_135e6)}, {"ProfilerStep#551", true, int64(210e6)}, {"aten::empty", false, int64(4_000)}}}}},
+			[]string{"the CPU operator with the most self time is gloo:all_reduce"}, []string{"aten::empty"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := nextFromKernels(c.ev, "Nsight Compute (ncu)")
