@@ -182,7 +182,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 				Detail: fmt.Sprintf("%d cuda_profiler_range events (%s): the range profiler replays each kernel and writes evenly spaced timestamps, so no duration, utilisation or idle time in this trace is real.", cr.count, where)})
 			rg.limits = append(rg.limits, limit{drop: true, unread: true, why: "the trace is a CUPTI counter capture (cuda_profiler_range events): its timings are synthetic"})
 		}
-		if n, ids := overviewInt(ev, rr.trace, rr.rank, "op_ids"), overviewInt(ev, rr.trace, rr.rank, "op_id_span"); n >= SampledMinOps && ids >= SampledIDsPerOp*n {
+		if n, ids, sampled := sampledRank(ev, rr.trace, rr.rank); sampled {
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "sampled", Title: "A sample of the events: most were dropped",
 				Detail: fmt.Sprintf("Its %d CPU operators with an External id range over %d ids (%s): the profiler numbers every operator it records, so the trace holds about one in %d of them, their launches and kernels missing with them, as in a sampled or filtered trace. The gaps between the events kept are no idle time, and no busy, overlap or wait time is the workload's.", n, ids, where, ids/n)})
 			rg.limits = append(rg.limits, limit{drop: true, unread: true, why: fmt.Sprintf("the trace holds about one in %d of the rank's events (a sampled or filtered trace)", ids/n)})
@@ -589,6 +589,29 @@ func (g *Gate) Excluded() (idle, span int64, ranks int) {
 
 // overviewInt is a column of the overview area's row of a rank (0 when
 // absent).
+// sampledRank: the rank's n CPU operators with an External id range over
+// ids ids, at least SampledIDsPerOp per operator: the trace holds a sample
+// of its events.
+func sampledRank(ev *evidence.Evidence, trace string, rank int) (n, ids int64, sampled bool) {
+	n, ids = overviewInt(ev, trace, rank, "op_ids"), overviewInt(ev, trace, rank, "op_id_span")
+	return n, ids, n >= SampledMinOps && ids >= SampledIDsPerOp*n
+}
+
+// Sampled reports whether a rank of ev's overview holds a sample of its
+// events (the capture gate's "sampled" artifact): its gaps are no idle time.
+func Sampled(ev *evidence.Evidence) bool {
+	t := ev.Table("overview")
+	if t == nil {
+		return false
+	}
+	for r := range t.Rows {
+		if _, _, s := sampledRank(ev, evidence.Str(t, r, "trace"), int(evidence.Int(t, r, "rank"))); s {
+			return true
+		}
+	}
+	return false
+}
+
 func overviewInt(ev *evidence.Evidence, trace string, rank int, col string) int64 {
 	t := ev.Table("overview")
 	if t == nil {

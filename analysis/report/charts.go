@@ -8,6 +8,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/chart"
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/findings"
 	"github.com/tracebook/tracebook/analysis/table"
 )
 
@@ -83,13 +84,24 @@ func ChartsFor(src *Source, v View) []Chart {
 // A chart without data is left out; the result is never nil.
 func Charts(ev *evidence.Evidence, b *evidence.Bundle, f evidence.Filter) []Chart {
 	out := []Chart{}
+	sampled := findings.Sampled(ev)
 	for _, c := range []Chart{rankChart(ev, b, f), classChart(ev, f), kernelChart(ev, f), stepChart(b, f)} {
-		if c.SVG != "" {
-			out = append(out, c)
+		if c.SVG == "" {
+			continue
 		}
+		if sampled && (c.ID == "ranks" || c.ID == "steps") {
+			// A sampled trace's gaps are events dropped, not idle time
+			// (sampled_2of128: "idle: host wait 181 ms" in a step).
+			c.Alt = sampledNote + "\n" + c.Alt
+		}
+		out = append(out, c)
 	}
 	return out
 }
+
+// sampledNote heads the alt text of the charts that split time into busy
+// and idle, on a sampled trace.
+const sampledNote = "A sampled trace (see Capture quality): most events were dropped, so the idle time and its causes drawn here are gaps between the events kept, not the GPU's idle time."
 
 // gpuSplit splits a ranks row's busy time as gpuSeries does, in ms.
 func gpuSplit(t *table.Table, r int) []float64 {

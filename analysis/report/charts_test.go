@@ -773,3 +773,32 @@ func TestStepChartFirstStepClipped(t *testing.T) {
 		t.Errorf("two steps, the first left out:\n%s", c.Alt)
 	}
 }
+
+// A sampled trace's gaps are events dropped: the charts that split GPU
+// time into busy and idle say so first (sampled_2of128), the others not.
+func TestChartsSampledNote(t *testing.T) {
+	b := ranksBundle(2, 3)
+	b.Tables["overview"] = &table.Table{Name: "overview", Columns: []table.Column{{Name: "trace"}, {Name: "rank"}, {Name: "op_ids"}, {Name: "op_id_span"}},
+		Rows: [][]any{{"job", int64(0), int64(2329), int64(170_155)}, {"job", int64(1), int64(2329), int64(170_155)}}}
+	ev := evidence.Rollup(b, evidence.Filter{})
+	var n int
+	for _, c := range Charts(ev, b, evidence.Filter{}) {
+		has := strings.HasPrefix(c.Alt, sampledNote)
+		if has != (c.ID == "ranks" || c.ID == "steps") {
+			t.Errorf("chart %s: sampled note %v", c.ID, has)
+		}
+		if has {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Error("no chart carries the sampled note")
+	}
+	// Every operator id in the trace: no note.
+	b.Tables["overview"].Rows = [][]any{{"job", int64(0), int64(2329), int64(2400)}, {"job", int64(1), int64(2329), int64(2400)}}
+	for _, c := range Charts(evidence.Rollup(b, evidence.Filter{}), b, evidence.Filter{}) {
+		if strings.Contains(c.Alt, sampledNote) {
+			t.Errorf("chart %s of a complete trace carries the sampled note", c.ID)
+		}
+	}
+}
