@@ -104,9 +104,32 @@ func evidenceRows(ev *evidence.Evidence, found []evidence.Finding) []EvidenceRow
 			row.Evidence += " Missing: " + gap.What + "."
 			row.Interpretation += " Limited: " + gap.Why + "."
 		}
+		if hostTimed[a.area] && !row.Gap && counterCapture(ev) {
+			// The range profiler replays each kernel inside its launch
+			// (cupti_profiler: cudaLaunchKernel 22-146 ms each).
+			row.Interpretation += " Limited: a CUPTI counter capture replays each kernel inside its launch, so these host times are the replay's, not the loop's."
+		}
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// hostTimed are the areas whose numbers are host call or operator times.
+var hostTimed = map[string]bool{"Kernel launches": true, "CPU operator hotspots": true, "Synchronization waits": true, "Memory copies": true}
+
+// counterCapture: a rank of the slice is a CUPTI counter capture (the
+// capture area's counter_range rows).
+func counterCapture(ev *evidence.Evidence) bool {
+	t := ev.Table("capture")
+	if t == nil {
+		return false
+	}
+	for r := range t.Rows {
+		if evidence.Str(t, r, "kind") == "counter_range" {
+			return true
+		}
+	}
+	return false
 }
 
 // interpretation names the findings whose evidence the area holds, or says

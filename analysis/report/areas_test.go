@@ -454,3 +454,22 @@ func evidenceOf(ev *evidence.Evidence, area string) string {
 	}
 	return ""
 }
+
+// A CUPTI counter capture replays each kernel inside its launch: the rows
+// of host times say their times are the replay's (cupti_profiler:
+// cudaLaunchKernel 22-146 ms each), the others do not.
+func TestCounterCaptureHostRows(t *testing.T) {
+	ev := areaEvidence()
+	ev.Tables["ops"] = &table.Table{Name: "ops", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+		col("name", "VARCHAR", "TEXT"), col("self_ns", "BIGINT", "DURATION_NS")},
+		Rows: [][]any{{"job", int64(0), "aten::cudnn_convolution", int64(4_917_000_000)}}}
+	ev.Tables["capture"] = &table.Table{Name: "capture", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+		col("kind", "VARCHAR", "TEXT"), col("count", "BIGINT", "COUNT")}, Rows: [][]any{{"job", int64(0), "counter_range", int64(77)}}}
+	for _, r := range evidenceRows(ev, nil) {
+		limited := strings.Contains(r.Interpretation, "these host times are the replay's")
+		host := r.Area == "CPU operator hotspots" || r.Area == "Kernel launches" || r.Area == "Synchronization waits" || r.Area == "Memory copies"
+		if limited != (host && !r.Gap) {
+			t.Errorf("%s: replay caveat %v: %q", r.Area, limited, r.Interpretation)
+		}
+	}
+}
