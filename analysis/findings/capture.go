@@ -312,7 +312,7 @@ func artifactOf(trace string, rank int, where string, count, total, max, idle in
 	switch kind {
 	case "first_use":
 		a.Title = "First-use runtime calls (context creation, lazy loading, allocator growth)"
-		a.Detail = fmt.Sprintf("%d runtime %s took at least 1 ms and 20x the median of their name, %s in total; the longest, %s, took %s (%s)%s. One-time costs, not the loop's.", count, noun(count, "call", "calls"), ms(total), name, ms(max), where, idleText)
+		a.Detail = fmt.Sprintf("%d runtime %s took at least 1 ms and 20x the median of their name, %s in total; the longest, %s, took %s (%s)%s. Taken as one-time costs, not the loop's: each is among the first calls of its name in the trace (a launch, its kernel's first), which is its first in the process only if the capture began with the process; a capture that began later (a correlation id in the hundreds of thousands) leaves that a hypothesis.", count, noun(count, "call", "calls"), ms(total), name, ms(max), where, idleText)
 	case "first_copy":
 		a.Title = "A first copy call that blocked before any GPU work (a one-time cost at the window's start)"
 		its, them, the := noun(count, "its", "their"), noun(count, "it", "them"), noun(count, "the call", "the calls")
