@@ -473,3 +473,28 @@ func TestMarksFollowRuleRows(t *testing.T) {
 		}
 	}
 }
+
+// A gap that opens inside a blocking call but ends at work queued before it
+// (not host_wait) is not the call's: the sync area does not count it, and
+// the finding track does not flag it (trace_diff_test_v100).
+func TestSyncWindowQueuedGapNotFlagged(t *testing.T) {
+	in := syncWindow()
+	kind := in.Rows.Col("kind")
+	for _, row := range in.Rows.Rows {
+		if row[0] == "gap" {
+			row[kind] = "other"
+		}
+	}
+	data, _ := Build(in, Options{})
+	evs, _ := parseBack(t, data)
+	var blocked bool
+	for _, e := range evs {
+		if e.Cat == "tracebook" && e.Name == "GPU idle after cudaStreamSynchronize" {
+			t.Errorf("a gap ended by queued work is flagged as the sync's: %+v", e)
+		}
+		blocked = blocked || (e.Cat == "tracebook" && e.Name == "host blocked: cudaStreamSynchronize")
+	}
+	if !blocked {
+		t.Error("the blocking call itself is no longer flagged")
+	}
+}
