@@ -153,8 +153,9 @@ func collectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 // launch-bound rule weighs the launch waits of the gaps area over the span
 // the capture area's exclusions leave (`tracebook evidence launch` had said
 // "at most 0.0% of that span" where the report says 13.1%), and names the
-// DataLoader time the ops area holds.
-var areaNeeds = map[string][]string{"launch": {"gaps", "capture", "ops"}}
+// DataLoader time the ops area holds; the pageable-copy rule says how much
+// GPU idle the copies' calls opened, from the sync area.
+var areaNeeds = map[string][]string{"launch": {"gaps", "capture", "ops"}, "memcpy": {"sync"}}
 
 // presetCost ranks the presets by what they took at ×21 of the vLLM H100
 // trace (ms, one sitting): the longest start first, so that the last to

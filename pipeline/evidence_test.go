@@ -334,10 +334,14 @@ func TestFindingsHealthyTrace(t *testing.T) {
 	for _, g := range b.Gaps {
 		kinds[g.Kind] = true
 	}
-	for _, want := range []evidence.GapKind{evidence.GapNoSyncEvents, evidence.GapSingleRank, evidence.GapNoPythonStacks} {
+	for _, want := range []evidence.GapKind{evidence.GapNoSyncEvents, evidence.GapNoPythonStacks} {
 		if !kinds[want] {
 			t.Errorf("missing evidence gap %s in %v", want, b.Gaps)
 		}
+	}
+	// Its distributed info says world size 1: no other rank to load.
+	if kinds[evidence.GapSingleRank] {
+		t.Errorf("a world-size-1 job has the single-rank gap: %v", b.Gaps)
 	}
 	// The bundle survives the codec byte for byte.
 	enc, err := evidence.Encode(b)
