@@ -681,6 +681,9 @@ func (c *ctx) stepEntrySpread(trace string) stepEntry {
 	t := c.ev.Table("steps")
 	byStep := map[int64]*stepEntry{}
 	var best stepEntry
+	if t == nil {
+		return best
+	}
 	for r := range t.Rows {
 		if evidence.Str(t, r, "trace") != trace {
 			continue

@@ -739,7 +739,7 @@ func streamIdle(t *table.Table) string {
 			others = "The other " + strconv.Itoa(len(streams)-1) + " streams idle "
 		}
 		out += " " + others + fmtMs(rest) + " more in " + plural(restGaps, "gap", "gaps") +
-			", counted apart from the other streams' work, which runs through much of it: it is not GPU idle time."
+			", each stream counted apart: other streams' work runs through much of it, so much of it is not GPU idle time."
 	}
 	return out
 }
