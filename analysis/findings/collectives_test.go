@@ -316,6 +316,13 @@ func TestCommExposedSplit(t *testing.T) {
 			wantIn: []string{"The largest part of the collective time (45.0%) is all_to_all"},
 		},
 		{
+			name: "a third of the time in unnamed kernels: said beside the dominant share",
+			b: multiBundle("training", []string{"backward"}, true,
+				rk{compute: 20_000_000, comm: 40_000_000, colls: []cr{{coll: "all_reduce", total: 26_000_000}, {coll: "unknown", total: 14_000_000, hint: 10}}}),
+			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
+			wantIn: []string{"Most of the collective time (65.0%) is all_reduce. 14.0 ms (35.0%) is in kernels that name no operation"},
+		},
+		{
 			name:      "TorchRec all-to-all transfer: pipeline and sharding, never buckets",
 			b:         transfer("training", []string{"backward", "ddp", "torchrec"}, "all_to_all"),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
