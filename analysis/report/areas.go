@@ -744,6 +744,23 @@ func streamIdle(t *table.Table) string {
 	return out
 }
 
+// excludedIdle is the GPU idle time inside what Capture quality leaves out
+// (start-up, work held by what the trace does not show): the capture area's
+// excluded rows.
+func excludedIdle(ev *evidence.Evidence) int64 {
+	t := ev.Table("capture")
+	if t == nil {
+		return 0
+	}
+	var out int64
+	for r := range t.Rows {
+		if evidence.Str(t, r, "kind") == "excluded" {
+			out += evidence.Int(t, r, "idle_ns")
+		}
+	}
+	return out
+}
+
 func idleEvidence(s *areaSlice) (string, *evidence.Gap) {
 	if s.ev.Table("ranks") == nil {
 		return "", notCollected("ranks")
@@ -762,14 +779,8 @@ func idleEvidence(s *areaSlice) (string, *evidence.Gap) {
 	// idle that Capture quality leaves out (start-up, work held by what the
 	// trace does not show) reads as host_wait there (sglang_qwen3_decode:
 	// 463 ms held by a cross-stream dependency, 99.9% "host_wait").
-	if t := s.ev.Table("capture"); t != nil {
-		var out int64
-		for r := range t.Rows {
-			if evidence.Str(t, r, "kind") == "excluded" {
-				out += evidence.Int(t, r, "idle_ns")
-			}
-		}
-		if out > 0 && 10*out >= s.spans.idle {
+	if out := excludedIdle(s.ev); out > 0 {
+		if 10*out >= s.spans.idle {
 			text += " " + fmtMs(out) + " of the idle lies in what Capture quality leaves out (start-up, work held by what the trace does not show), which the per-stream split counts by the launch that ends it."
 		}
 	}

@@ -84,19 +84,28 @@ func ChartsFor(src *Source, v View) []Chart {
 // A chart without data is left out; the result is never nil.
 func Charts(ev *evidence.Evidence, b *evidence.Bundle, f evidence.Filter) []Chart {
 	out := []Chart{}
-	sampled := findings.Sampled(ev)
 	for _, c := range []Chart{rankChart(ev, b, f), classChart(ev, f), kernelChart(ev, f), stepChart(b, f)} {
-		if c.SVG == "" {
-			continue
+		if c.SVG != "" {
+			out = append(out, c)
 		}
-		if sampled && (c.ID == "ranks" || c.ID == "steps") {
-			// A sampled trace's gaps are events dropped, not idle time
-			// (sampled_2of128: "idle: host wait 181 ms" in a step).
-			c.Alt = sampledNote + "\n" + c.Alt
-		}
-		out = append(out, c)
 	}
 	return out
+}
+
+// idleNotes frame the alt text of a chart that splits time into busy and
+// idle: a sampled trace's gaps are events dropped, not idle time
+// (sampled_2of128: "idle: host wait 181 ms" in a step); and the chart draws
+// the whole span, which the rules judge less what Capture quality leaves
+// out (sglang_qwen3_prefilldecode: 493 of its 494 ms of idle held by
+// unrecorded work), said when excluded is set.
+func idleNotes(alt []string, ev *evidence.Evidence, excluded bool) []string {
+	if findings.Sampled(ev) {
+		alt = append([]string{sampledNote}, alt...)
+	}
+	if out := excludedIdle(ev); excluded && out > 0 {
+		alt = append(alt, "Of the idle ("+sliceWords(ev)+"), "+fmtMs(out)+" lies in what Capture quality leaves out (start-up, work held by what the trace does not show), which the rules do not judge.")
+	}
+	return alt
 }
 
 // sampledNote heads the alt text of the charts that split time into busy
@@ -235,7 +244,7 @@ func rankChart(ev *evidence.Evidence, b *evidence.Bundle, f evidence.Filter) Cha
 		}
 	}
 	c.Title = title
-	c.Desc = strings.Join(alt, "\n")
+	c.Desc = strings.Join(idleNotes(alt, ev, true), "\n")
 	return Chart{ID: "ranks", Title: title, Alt: c.Desc, SVG: c.SVG()}
 }
 
@@ -645,7 +654,7 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 	if len(shown) < all {
 		alt = append(alt, "The chart draws "+strconv.Itoa(len(shown))+" evenly sampled steps, the first and the last included.")
 	}
-	c.Desc = strings.Join(alt, "\n")
+	c.Desc = strings.Join(idleNotes(alt, &evidence.Evidence{Tables: b.Tables}, false), "\n")
 	return Chart{ID: "steps", Title: c.Title, Alt: c.Desc, SVG: c.SVG()}
 }
 

@@ -802,3 +802,28 @@ func TestChartsSampledNote(t *testing.T) {
 		}
 	}
 }
+
+// The rank chart draws the whole span; the idle that Capture quality
+// leaves out is said under it (sglang_qwen3_prefilldecode_mi300x: 493 of
+// 494 ms held by unrecorded work), and nothing is said without any.
+func TestRankChartExcludedIdle(t *testing.T) {
+	b := ranksBundle(1, 3)
+	b.Tables["capture"] = &table.Table{Name: "capture", Columns: []table.Column{{Name: "trace"}, {Name: "rank"}, {Name: "kind"}, {Name: "idle_ns"}},
+		Rows: [][]any{{"job", int64(0), "excluded", int64(250_000)}}}
+	ev := evidence.Rollup(b, evidence.Filter{})
+	c := rankChart(ev, b, evidence.Filter{})
+	for _, got := range Charts(ev, b, evidence.Filter{}) {
+		if got.ID == "ranks" {
+			c = got
+		}
+	}
+	if !strings.Contains(c.Alt, "Of the idle (rank 0), 0.250 ms lies in what Capture quality leaves out") {
+		t.Errorf("rank chart alt:\n%s", c.Alt)
+	}
+	b.Tables["capture"].Rows = nil
+	for _, got := range Charts(evidence.Rollup(b, evidence.Filter{}), b, evidence.Filter{}) {
+		if strings.Contains(got.Alt, "Capture quality leaves out") {
+			t.Errorf("chart %s names excluded idle where there is none:\n%s", got.ID, got.Alt)
+		}
+	}
+}
