@@ -65,6 +65,11 @@ type Rule struct {
 	// the same constraint as the rule, which the report weighs the
 	// rule's findings against; "" when none does.
 	Constraint string
+	// Shares is another cross-check verdict that reads the slice as the
+	// rule's findings do, without being their constraint: a launching
+	// thread waiting in the DataLoader for its workers is waiting-for-work
+	// there (resnet_2080ti); "" when none.
+	Shares string
 }
 
 // StepMeasure is a rule's measure per step: the same evidence rows the
@@ -245,7 +250,7 @@ var Rules = []Rule{
 		}},
 		Marks: &Marks{Event: func(e Event, _ Subject) bool { return isDataLoader(e.Name) }, Named: MarkText{Prefix: "DataLoader: ", What: "the loop waits for the next batch"}},
 		// The loop's own thread loads the batches: the GPU waits for the host.
-		Anchor: "dataloader", Constraint: crossview.VerdictHost},
+		Anchor: "dataloader", Constraint: crossview.VerdictHost, Shares: crossview.VerdictWaiting},
 	{ID: "fp32_no_tensor_cores", Doc: "fp32 GEMMs and convolutions on the SIMT path of a GPU with tensor cores: float16 AMP on CC 7.x, TF32 or bfloat16 from CC 8.0",
 		Thresholds: []string{"fp32_simt_share", "fp32_simt_critical", "gpu_busy_critical"}, eval: fp32NoTensorCores,
 		Step: &StepMeasure{What: "fp32 GEMM and convolution time on the SIMT path", Values: func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {

@@ -27,12 +27,11 @@ func ruleVerdict(rule string) string {
 	return ""
 }
 
-// sharesVerdict: the finding of rule reads the slice as verdict does. A
-// launching thread waiting in a DataLoader for its workers is the
-// cross-check's waiting-for-work, and the DataLoader rule's wait
-// (resnet_2080ti).
+// sharesVerdict: the finding of rule reads the slice as verdict does: its
+// constraint, or the verdict the catalogue says it shares.
 func sharesVerdict(rule, verdict string) bool {
-	return ruleVerdict(rule) == verdict || (verdict == crossview.VerdictWaiting && rule == "dataloader_share")
+	r := findings.RuleOf(rule)
+	return r != nil && verdict != "" && (r.Constraint == verdict || r.Shares == verdict)
 }
 
 // verdictRule is the finding rule the capture gate consults for a
