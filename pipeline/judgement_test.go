@@ -1652,3 +1652,17 @@ func TestJudgementUnmatchedBandwidthBound(t *testing.T) {
 		t.Errorf("comm finding: %s", f.Observation)
 	}
 }
+
+// cpu_only's one ProfilerStep holds gloo all-reduces and four aten::empty,
+// no operator of a model: nothing says whether it trains, so neither the
+// step's phase nor Key Findings may call it inference (or training).
+func TestJudgementNoModelOperator(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "cpu_only"))
+	if !strings.Contains(j.md, "ProfilerStep# loop workload (no CPU operator says whether it trains)") ||
+		strings.Contains(j.md, "inference") || strings.Contains(j.md, "training (") {
+		t.Errorf("workload named without a model operator:\n%s", section(j.md, "**Key Findings**", "## 🔴 Top issues"))
+	}
+	if !strings.Contains(j.md, "1 step (rank 34): 1 of unknown phase") {
+		t.Errorf("step phase:\n%s", section(j.md, "## Evidence", "### Preset tables"))
+	}
+}

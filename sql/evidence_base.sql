@@ -64,16 +64,18 @@ _ann AS (
 _fam AS (
   SELECT trace, rank, min(prio) AS prio FROM _ann WHERE prio IS NOT NULL GROUP BY trace, rank
 ),
--- Whether each rank of a ProfilerStep# loop shows a loop that does not
--- train: CPU operators captured and none of them a backward operator or an
--- optimizer step, among the host events of the filter (the workload area's
--- cpu_ops, backward and optimizer features, by the same macros of
--- views.sql). An inference loop under torch.profiler writes ProfilerStep#N
--- too (h100_owlv2, xdit_sd35). Tested once per distinct (kind, name) of a
--- rank, on the ranks whose steps are ProfilerStep#.
+-- Whether each rank of a ProfilerStep# loop trains (trains: a backward
+-- operator or an optimizer step among the host events of the filter) and
+-- whether it shows CPU operators that compute (computes), the workload
+-- area's backward, optimizer and cpu_ops features, by the same macros of
+-- views.sql. An inference loop under torch.profiler writes ProfilerStep#N
+-- too (h100_owlv2, xdit_sd35); a loop with neither says nothing either way
+-- (cpu_only: aten::empty beside gloo all-reduces). Tested once per distinct
+-- (kind, name) of a rank, on the ranks whose steps are ProfilerStep#.
 _infer AS (
   SELECT t.s AS trace, k.rank,
-    bool_or(tb_host_op(k.kind, s.s)) AND NOT bool_or(tb_backward_op(k.kind, s.s) OR tb_optimizer_op(k.kind, s.s)) AS inference
+    bool_or(tb_backward_op(k.kind, s.s) OR tb_optimizer_op(k.kind, s.s)) AS trains,
+    bool_or(tb_host_op(k.kind, s.s)) AS computes
   FROM (
     SELECT DISTINCT e.trace_id, e.rank, e.kind, e.name_id
     FROM tb_events e JOIN _t0 ON _t0.trace_id = e.trace_id
@@ -112,7 +114,7 @@ _steps0 AS (
       WHEN regexp_matches(a.name, '^step\[DECODE') THEN TRY_CAST(regexp_extract(a.name, 'bs=(\d+)', 1) AS BIGINT)
       WHEN regexp_matches(a.name, '^step\[(EXTEND|PREFILL)') THEN 0
     END AS gen_tok
-    , coalesce(i.inference, false) AS inference
+    , coalesce(i.trains, false) AS trains, coalesce(i.computes, false) AS computes
   FROM _ann a JOIN _fam f ON f.trace = a.trace AND f.rank = a.rank AND f.prio = a.prio
     LEFT JOIN _infer i ON i.trace = a.trace AND i.rank = a.rank
 )
@@ -140,10 +142,11 @@ SELECT
   gen_req,
   -- Decode tokens; NULL when the name does not say. COUNT
   gen_tok,
-  -- prefill, decode, mixed, idle, train, inference or unknown. ProfilerStep#N steps are train, or inference on a rank whose CPU operators hold no backward operator and no optimizer step. TEXT
+  -- prefill, decode, mixed, idle, train, inference or unknown. ProfilerStep#N steps are train on a rank with a backward operator or an optimizer step, else inference on a rank with CPU operators that compute (tb_host_op), else unknown. TEXT
   CASE
-    WHEN prio = 3 AND inference THEN 'inference'
-    WHEN prio = 3 THEN 'train'
+    WHEN prio = 3 AND trains THEN 'train'
+    WHEN prio = 3 AND computes THEN 'inference'
+    WHEN prio = 3 THEN 'unknown'
     WHEN prio = 4 THEN 'unknown'
     WHEN regexp_matches(name, '^step\[MIXED') THEN 'mixed'
     WHEN regexp_matches(name, '^step\[IDLE') THEN 'idle'

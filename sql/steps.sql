@@ -7,9 +7,10 @@
 -- 888 tokens); execute_new_N_cached_N gives new and cached requests only (the
 -- phase is then a hypothesis: cached requests may still be prefilling); SGLang
 -- step[DECODE bs=N] / step[EXTEND bs=N toks=T] / step[MIXED …] give the kind;
--- ProfilerStep#N is a training step (phase train), or an inference one
--- (phase inference) on a rank whose CPU operators hold no backward operator
--- and no optimizer step (the workload area's test, sql/evidence_base.sql).
+-- ProfilerStep#N is a training step (phase train) on a rank with a backward
+-- operator or an optimizer step, an inference one (phase inference) on a
+-- rank whose CPU operators compute without either, and unknown on a rank
+-- with neither (the workload area's test, sql/evidence_base.sql).
 -- With none of these the python frames of vLLM's execute_model are used and
 -- the phase is unknown (hypothesis = true). GPU busy time is the union contribution of the GPU
 -- events launched in the step (see ranks.sql): GPU work as tb_gpu_work

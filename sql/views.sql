@@ -142,12 +142,16 @@ CREATE OR REPLACE MACRO tb_sync_call(kind, api, name, copy_waits) AS
 CREATE OR REPLACE MACRO tb_scalar_read(name) AS
   name IN ('aten::item', 'aten::_local_scalar_dense', 'aten::is_nonzero');
 
--- tb_host_op(kind, name): whether a host event is a CPU operator: a cpu_op
--- event, or an aten:: event of the legacy profiler (kind other). Without
--- any, a trace cannot show tb_backward_op or tb_optimizer_op, and their
--- absence says nothing.
+-- tb_host_op(kind, name): whether a host event is a CPU operator that
+-- computes: a cpu_op event, or an aten:: event of the legacy profiler (kind
+-- other), other than a bare allocation (aten::empty and its kin), which a
+-- capture holds around any work, a model's or not (cpu_only: four
+-- aten::empty beside gloo all-reduces, no model operator). Without one, a
+-- trace cannot show tb_backward_op or tb_optimizer_op, and their absence
+-- says nothing.
 CREATE OR REPLACE MACRO tb_host_op(kind, name) AS
-  kind = 'cpu_op' OR (kind = 'other' AND starts_with(name, 'aten::'));
+  (kind = 'cpu_op' OR (kind = 'other' AND starts_with(name, 'aten::')))
+    AND name NOT IN ('aten::empty', 'aten::empty_strided', 'aten::empty_like', 'aten::resize_');
 
 -- tb_backward_op(kind, name): whether a host event is an operator of the
 -- autograd engine: a name ending in Backward, Backward0, Backward1, ... or

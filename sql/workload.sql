@@ -10,9 +10,10 @@
 -- Features (host events are cpu_op, user annotations, and the legacy
 -- profiler's uncategorised events; GPU-side copies of annotations are not
 -- counted):
--- - cpu_ops: CPU operators (tb_host_op of views.sql: cpu_op events; the
---     legacy profiler's aten:: events): without them no feature below can
---     show, and the absence of backward says nothing.
+-- - cpu_ops: CPU operators that compute (tb_host_op of views.sql: cpu_op
+--     events; the legacy profiler's aten:: events; not bare allocations such
+--     as aten::empty): without them no feature below can show, and the
+--     absence of backward says nothing.
 -- - backward: operators of the autograd engine (tb_backward_op): names
 --     ending in Backward, Backward0, Backward1, ... or _backward
 --     (aten::convolution_backward), and autograd::engine::evaluate_function: ...

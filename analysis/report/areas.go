@@ -636,7 +636,11 @@ func stepEvidence(s *areaSlice) (string, *evidence.Gap) {
 		for _, w := range ws {
 			sum += w
 		}
-		parts = append(parts, fmtInt(int64(len(ws)))+" "+p+" (median wall "+fmtMs(medianInt(ws))+", "+share(sum, total, "step time")+")")
+		label := p
+		if p == "unknown" {
+			label = "of unknown phase"
+		}
+		parts = append(parts, fmtInt(int64(len(ws)))+" "+label+" (median wall "+fmtMs(medianInt(ws))+", "+share(sum, total, "step time")+")")
 	}
 	text := plural(int64(len(t.Rows)), "step", "steps") + " (" + s.where + "): " + strings.Join(parts, "; ") + "."
 	if empty > 0 {

@@ -120,12 +120,15 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 	what := orUnknown(producer) + " workload"
 	if producer == "training" || producer == "" {
 		// The producer label comes from step annotations; the operators say
-		// whether anything trained.
+		// whether anything trained, and without them nothing does.
+		if producer == "training" {
+			what = "ProfilerStep# loop workload (no CPU operator says whether it trains)"
+		}
 		for _, t := range d.Traces {
 			if len(t.Ranks) == 0 {
 				continue
 			}
-			if w := findings.ReadWorkload(ev, t.Name, t.Ranks[0]); w.Known && w.Operators {
+			if w := findings.ReadWorkload(ev, t.Name, t.Ranks[0]); w.Known && (w.Operators || w.Training) {
 				what = w.Phase() + " workload"
 			}
 			break
