@@ -227,6 +227,7 @@ type entry struct {
 	span, kidSpan int64 // the same inside its rank's GPU span (launching threads)
 	class         uint8
 	sync          bool
+	selfWait      bool // waiting in its own self time only (IsSelfWait): its callees are classed on their own
 	depth         int32
 	levels        []string // python levels from its Call stack, drawn above it
 	py            []string // the python frames drawn above it and at it
@@ -592,10 +593,12 @@ func (b *builder) frame(f *Frame) {
 	switch {
 	case f.Blocking:
 		e.class = clsSync
-	case up != nil && (up.class == clsSync || up.class == clsWaiting):
+	case up != nil && (up.class == clsSync || (up.class == clsWaiting && !up.selfWait)):
 		e.class = up.class
 	case b.isWait(f.Name):
 		e.class = clsWaiting
+	case IsSelfWait(f.Name):
+		e.class, e.selfWait = clsWaiting, true
 	default:
 		e.class = clsWorking
 	}
@@ -640,9 +643,11 @@ func (b *builder) frame(f *Frame) {
 	if f.CallStack != 0 {
 		b.m.CallStackOps++
 	}
-	// The outermost sync and wait frames of a launching thread.
+	// The outermost sync and wait frames of a launching thread. A frame
+	// that waits in its self time only is none: its callees may launch
+	// (the CPU autograd engine runs on the calling thread).
 	outerSync := e.class == clsSync && (up == nil || up.class != clsSync)
-	outerWait := e.class == clsWaiting && (up == nil || up.class != clsWaiting)
+	outerWait := e.class == clsWaiting && !e.selfWait && (up == nil || up.class != clsWaiting || up.selfWait)
 	th.stack = append(th.stack, e)
 	top := len(th.stack) - 1
 	if e.clip > 0 {

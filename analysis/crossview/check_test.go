@@ -231,7 +231,7 @@ func TestHostTimeInGPUSpan(t *testing.T) {
 		build func(f *fixture)
 		// want, in µs: host time by class, blocked while busy, the GPU
 		// span, the CPU view's total.
-		work, sync, blocked, span, cpu int64
+		work, sync, wait, blocked, span, cpu int64
 	}{{
 		// alexnet's shape: the launching thread's frames run long before
 		// the first GPU operation and after the last.
@@ -263,6 +263,23 @@ func TestHostTimeInGPUSpan(t *testing.T) {
 		// The span is 10..990; a and b share 400..600, counted once (for
 		// a): the thread's frames cover 0..1000.
 		work: 980, span: 980, cpu: 1000,
+	}, {
+		// mi300x_resnet_act_checkpoint's shape: the thread waits in
+		// autograd's run_backward while the engine runs the backward; a
+		// launch the engine makes on the calling thread (CPU tensors) is
+		// still working.
+		name: "run_backward",
+		build: func(f *fixture) {
+			root := f.frame(0, "python", "", "loop", 0, 1000)
+			l0 := f.frame(root, "runtime", "launch", "cudaLaunchKernel", 0, 10)
+			f.op(l0, "kernel", "k0", 20, 30) // 20..50: the span opens
+			rb := f.frame(root, "python", "", "<built-in method run_backward of torch._C._EngineBase object at 0x7f>", 100, 800)
+			l1 := f.frame(rb, "runtime", "launch", "cudaLaunchKernel", 500, 10)
+			f.op(l1, "kernel", "k1", 900, 80) // 900..980: the span closes
+		},
+		// Working: the loop's 20..100 and 900..980, the launch's 10;
+		// waiting: run_backward's 800 less its callee's 10.
+		work: 170, wait: 790, span: 960, cpu: 1000,
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -276,8 +293,11 @@ func TestHostTimeInGPUSpan(t *testing.T) {
 			if m.SpanNs() != tc.span*u {
 				t.Fatalf("GPU span %d ns, want %d µs", m.SpanNs(), tc.span)
 			}
-			if m.HostWorkNs != tc.work*u || m.HostSyncNs != tc.sync*u || m.HostWaitNs != 0 {
-				t.Errorf("host time working %d, sync %d, waiting %d ns; want %d, %d, 0 µs", m.HostWorkNs, m.HostSyncNs, m.HostWaitNs, tc.work, tc.sync)
+			if m.HostWorkNs != tc.work*u || m.HostSyncNs != tc.sync*u || m.HostWaitNs != tc.wait*u {
+				t.Errorf("host time working %d, sync %d, waiting %d ns; want %d, %d, %d µs", m.HostWorkNs, m.HostSyncNs, m.HostWaitNs, tc.work, tc.sync, tc.wait)
+			}
+			if tc.wait > 0 && m.GapWaitNs != 0 {
+				t.Errorf("GPU idle put on a launching thread waiting for work (%d ns): a self-time wait is no such wait", m.GapWaitNs)
 			}
 			if m.LaunchThreads != 1 || m.HostNs() > m.SpanNs() {
 				t.Errorf("host time %d ns over %d launching thread(s), span %d ns: more than the span", m.HostNs(), m.LaunchThreads, m.SpanNs())
@@ -374,6 +394,7 @@ func TestIsWait(t *testing.T) {
 		"torch/utils/data/dataloader.py(1328): _next_data":                     false,
 		"aten::copy_": false,
 		"<built-in method acquire of _thread.lock object at 0x7f>":               true,
+		"<built-in method run_backward of torch._C._EngineBase object at 0x7f>":  false, // IsSelfWait
 		"my_module.py(12): enumerate(DataLoader)#_MultiProcessingDataLoaderIter": false,
 	} {
 		if got := IsWait(name); got != want {
