@@ -16,7 +16,7 @@
 -- files: Files loaded for this rank. COUNT
 -- rank_source: merged_prefix, filename, distributed_info, override or default. TEXT
 -- world_size: World size from distributedInfo (NULL when absent). INT
--- producer: training, vllm, sglang or unknown. TEXT
+-- producer: vllm, sglang, profiler_step (torch.profiler ProfilerStep# steps: training or inference, the workload area says which) or unknown. TEXT
 -- platform: cuda, rocm, mtia, cpu or unknown. TEXT
 -- gpu_model: GPU model (NULL when the trace does not name it). TEXT
 -- gpu_total_mem: Device memory. BYTES

@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS traces(
   ep INTEGER,
   -- World size from distributedInfo, else NULL. INT
   world_size INTEGER,
-  -- training, vllm, sglang or unknown. TEXT
+  -- vllm, sglang, profiler_step (ProfilerStep# steps: a torch.profiler loop, training or inference) or unknown. TEXT
   producer VARCHAR NOT NULL,
   -- cuda, rocm, mtia, cpu or unknown. TEXT
   platform VARCHAR NOT NULL,

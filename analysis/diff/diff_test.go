@@ -54,7 +54,7 @@ func TestDiffStat(t *testing.T) {
 func bundle(name, gpu string, walls ...int64) *evidence.Bundle {
 	b := evidence.NewBundle()
 	b.Traces = &table.Table{Name: "traces", Columns: []table.Column{{Name: "trace"}, {Name: "rank"}, {Name: "gpu_model"}, {Name: "producer"}, {Name: "platform"}},
-		Rows: [][]any{{name, int64(0), gpu, "training", "cuda"}}}
+		Rows: [][]any{{name, int64(0), gpu, "profiler_step", "cuda"}}}
 	st := &table.Table{Name: "steps", Columns: []table.Column{{Name: "trace"}, {Name: "rank"}, {Name: "step"}, {Name: "phase"}, {Name: "source"}, {Name: "wall_ns"}}}
 	for i, w := range walls {
 		st.Rows = append(st.Rows, []any{name, int64(0), int64(i), "train", "profiler_step", w})

@@ -20,7 +20,7 @@ func rankBundle(name string, phases []string, walls ...[]int64) *evidence.Bundle
 	st := &table.Table{Name: "steps", Columns: []table.Column{{Name: "trace"}, {Name: "rank"}, {Name: "step"}, {Name: "phase"}, {Name: "source"}, {Name: "wall_ns"}}}
 	rk := &table.Table{Name: "ranks", Columns: []table.Column{{Name: "trace"}, {Name: "rank"}, {Name: "step"}, {Name: "phase"}, {Name: "busy_ns"}, {Name: "idle_ns"}}}
 	for r, ws := range walls {
-		b.Traces.Rows = append(b.Traces.Rows, []any{name, int64(r), "H100", "training", "cuda"})
+		b.Traces.Rows = append(b.Traces.Rows, []any{name, int64(r), "H100", "profiler_step", "cuda"})
 		for i, w := range ws {
 			ph := phases[i%len(phases)]
 			st.Rows = append(st.Rows, []any{name, int64(r), int64(i), ph, "profiler_step", w})

@@ -196,7 +196,7 @@ func (r Ref) String() string {
 	return r.Preset + " [" + strings.Join(kv, ", ") + "]"
 }
 
-// Scope says where a finding's fix applies: producers (training, vllm,
+// Scope says where a finding's fix applies: producers (profiler_step, vllm,
 // sglang), platforms (cuda, rocm) and the capture settings it needs. Empty
 // lists mean any.
 type Scope struct {

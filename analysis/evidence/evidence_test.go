@@ -24,8 +24,8 @@ func sampleBundle() *evidence.Bundle {
 		col("gpu_total_mem", "BIGINT", "BYTES"), col("has_graphs", "BOOLEAN", "BOOL"), col("has_sync_events", "BOOLEAN", "BOOL"),
 		col("has_python_stacks", "BOOLEAN", "BOOL"),
 	}, Rows: [][]any{
-		{"job", int64(0), "filename", "training", "cuda", "NVIDIA H100 80GB HBM3", int64(85018279936), false, false, true},
-		{"job", int64(1), "filename", "training", "cuda", nil, int64(85018279936), false, false, true},
+		{"job", int64(0), "filename", "profiler_step", "cuda", "NVIDIA H100 80GB HBM3", int64(85018279936), false, false, true},
+		{"job", int64(1), "filename", "profiler_step", "cuda", nil, int64(85018279936), false, false, true},
 	}, Total: 2}
 	b.Filter = evidence.Filter{Trace: "job"}
 	b.Tables["kernels"] = &table.Table{Name: "kernels", Columns: []table.Column{

@@ -8,6 +8,12 @@ import (
 	"github.com/tracebook/tracebook/analysis/table"
 )
 
+// ProducerProfilerStep is the producer (traces.producer, RankInfo.Producer)
+// of a trace whose steps are torch.profiler's ProfilerStep# annotations: a
+// loop under the profiler's schedule, training or inference (the workload
+// area's operators say which). The importer (analysis/trace) writes it.
+const ProducerProfilerStep = "profiler_step"
+
 // RankInfo is what the traces table says about one (trace, rank).
 type RankInfo struct {
 	Trace, Producer, Platform, GPUModel, RankSource, Format string

@@ -61,7 +61,7 @@ func TestGate(t *testing.T) {
 			if tc.capture != nil {
 				tabs["capture"] = tc.capture
 			}
-			b := withEvents(bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, tabs), tc.events)
+			b := withEvents(bundle("profiler_step", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, tabs), tc.events)
 			fs := eval(b, nil)
 			if tc.gone {
 				if len(fs) != 0 {
@@ -93,7 +93,7 @@ func TestGateSampledTrace(t *testing.T) {
 		{70, 545, false},      // amd_mi250_minitoy: too few operators to tell
 	} {
 		ov := &table.Table{Columns: cols("trace rank op_ids op_id_span"), Rows: [][]any{{"t", int64(0), c.ops, c.span}}}
-		b := withEvents(bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000,
+		b := withEvents(bundle("profiler_step", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000,
 			map[string]*table.Table{"gaps": gapsTable(55_000_000), "overview": ov}), 1000)
 		fs := eval(b, nil)
 		g := findings.Assess(evidence.Rollup(b, evidence.Filter{}))
@@ -108,7 +108,7 @@ func TestGateSampledTrace(t *testing.T) {
 }
 
 func TestGatePythonStacksCapHostBound(t *testing.T) {
-	b := withEvents(bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)}), 1000)
+	b := withEvents(bundle("profiler_step", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)}), 1000)
 	b.Traces.Rows[0][b.Traces.Col("has_python_stacks")] = true
 	fs := eval(b, nil)
 	if rules(fs) != "host_bound_idle:critical:hypothesis" || !strings.Contains(fs[0].Caveat, "Python tracer") {
@@ -123,13 +123,13 @@ func TestGateEdgeSyncIsNotTheLoops(t *testing.T) {
 	sync := &table.Table{Columns: cols("trace rank step phase call op trigger direction pageable blocking edge count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes"),
 		Rows: [][]any{{"t", int64(0), int64(-1), "", "cudaDeviceSynchronize", "", "explicit", "", false, true, false, int64(1), int64(30_000_000), int64(30_000_000), int64(0), int64(0), int64(0), int64(0)}}}
 	tabs := map[string]*table.Table{"sync": sync}
-	b := withEvents(bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 95_000_000, 5_000_000, tabs), 1000)
+	b := withEvents(bundle("profiler_step", "cuda", "NVIDIA H100 80GB HBM3", 95_000_000, 5_000_000, tabs), 1000)
 	if fs := eval(b, nil); rules(fs) != "sync_bound_loop:minor:hypothesis" {
 		t.Fatalf("without the edge mark: %s", rules(fs))
 	}
 	sync.Rows[0][sync.Col("edge")] = true
 	tabs["capture"] = captureTable(capRow("edge_sync", "cudaDeviceSynchronize", 1, 30e6, 30e6, 0, 0))
-	b = withEvents(bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 95_000_000, 5_000_000, tabs), 1000)
+	b = withEvents(bundle("profiler_step", "cuda", "NVIDIA H100 80GB HBM3", 95_000_000, 5_000_000, tabs), 1000)
 	if fs := eval(b, nil); len(fs) != 0 {
 		t.Errorf("the profiler's stop sync was reported: %s %+v", rules(fs), fs)
 	}
@@ -144,7 +144,7 @@ func TestGateEdgeSyncIsNotTheLoops(t *testing.T) {
 // Loading inside a 2.5 ms aten::addmm).
 func TestProfilerOverheadNamesTheOperator(t *testing.T) {
 	capture := captureTable(capRow("profiler_overhead", "Lazy Function Loading in aten::addmm", 9, 10_800_000, 2_500_000, 9_000_000, 9_000_000))
-	b := withEvents(bundle("training", "cuda", "NVIDIA B200", 40_000_000, 60_000_000, map[string]*table.Table{"capture": capture}), 1000)
+	b := withEvents(bundle("profiler_step", "cuda", "NVIDIA B200", 40_000_000, 60_000_000, map[string]*table.Table{"capture": capture}), 1000)
 	g := findings.Assess(evidence.Rollup(b, evidence.Filter{}))
 	var detail string
 	for _, a := range g.Artifacts {
@@ -178,7 +178,7 @@ func TestPageableShareOfJudgedSpan(t *testing.T) {
 			if tc.capture != nil {
 				tabs["capture"] = tc.capture
 			}
-			b := withEvents(bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, tabs), 1000)
+			b := withEvents(bundle("profiler_step", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, tabs), 1000)
 			var f *evidence.Finding
 			for _, x := range eval(b, nil) {
 				if x.Rule == "pageable_copies" {

@@ -107,7 +107,7 @@ func TestFiringRulesHaveRows(t *testing.T) {
 		Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), "volta_sgemm_128x64_nn", "COMP", int64(10), int64(60_000_000), int64(1), int64(9_000_000), ""}}}
 	gaps := &table.Table{Columns: cols("trace rank step phase stream category count idle_ns max_ns max_at_ns hist"),
 		Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), "host_wait", int64(10), int64(40_000_000), int64(9_000_000), int64(0), ""}}}
-	fs := eval(bundle("training", "cuda", "Tesla V100-SXM2-16GB", 60_000_000, 40_000_000, map[string]*table.Table{"kernels": kernels, "gaps": gaps}), nil)
+	fs := eval(bundle("profiler_step", "cuda", "Tesla V100-SXM2-16GB", 60_000_000, 40_000_000, map[string]*table.Table{"kernels": kernels, "gaps": gaps}), nil)
 	if len(fs) < 2 {
 		t.Fatalf("want the fp32 and host-wait findings, got %s", rules(fs))
 	}
@@ -300,7 +300,7 @@ func TestSubjectIsWhatTheRuleCounted(t *testing.T) {
 		{"kernel_slow_instances", 20_000_000, [][]any{row(gemm, 95, 100_000, map[int64]int64{500_000: 5})}, []string{gemm}, 2_500_000, "they took about 2.5 ms"},
 	}
 	for _, tc := range tests {
-		b := bundle("training", "cuda", "NVIDIA H100 80GB HBM3", tc.busy, 1_000_000,
+		b := bundle("profiler_step", "cuda", "NVIDIA H100 80GB HBM3", tc.busy, 1_000_000,
 			map[string]*table.Table{"kernels": {Columns: cols("trace rank step phase stream name class count total_ns min_ns max_ns hist"), Rows: tc.kernels}})
 		ev := evidence.Rollup(b, evidence.Filter{})
 		var f *evidence.Finding
@@ -361,7 +361,7 @@ func TestStragglerMedianOneDefinition(t *testing.T) {
 	// 0-2 is 20 ms; with rank 3 it would be 15 ms.
 	b := evidence.NewBundle()
 	b.Traces = &table.Table{Columns: cols("trace rank producer platform"), Rows: [][]any{
-		{"t", int64(0), "training", "cuda"}, {"t", int64(1), "training", "cuda"}, {"t", int64(2), "training", "cuda"}, {"t", int64(3), "training", "cuda"}}}
+		{"t", int64(0), "profiler_step", "cuda"}, {"t", int64(1), "profiler_step", "cuda"}, {"t", int64(2), "profiler_step", "cuda"}, {"t", int64(3), "profiler_step", "cuda"}}}
 	b.Tables["ranks"] = &table.Table{Columns: cols("trace rank step phase busy_ns idle_ns compute_ns comm_ns comm_comp_ns step_ns"), Rows: [][]any{
 		{"t", int64(0), int64(0), "", int64(10_000_000), int64(0), int64(10_000_000), int64(0), int64(10_000_000), int64(0)},
 		{"t", int64(1), int64(0), "", int64(20_000_000), int64(0), int64(20_000_000), int64(0), int64(20_000_000), int64(0)},
@@ -422,7 +422,7 @@ func TestHostWaitStepCapped(t *testing.T) {
 func TestStragglerOfTwoRanks(t *testing.T) {
 	b := evidence.NewBundle()
 	b.Traces = &table.Table{Columns: cols("trace rank producer platform"), Rows: [][]any{
-		{"t", int64(0), "training", "cuda"}, {"t", int64(1), "training", "cuda"}}}
+		{"t", int64(0), "profiler_step", "cuda"}, {"t", int64(1), "profiler_step", "cuda"}}}
 	b.Tables["ranks"] = &table.Table{Columns: cols("trace rank step phase busy_ns idle_ns compute_ns comm_ns comm_comp_ns step_ns"), Rows: [][]any{
 		{"t", int64(0), int64(0), "", int64(21_000_000), int64(0), int64(21_000_000), int64(0), int64(21_000_000), int64(0)},
 		{"t", int64(1), int64(0), "", int64(27_200_000), int64(0), int64(27_200_000), int64(0), int64(27_200_000), int64(0)},

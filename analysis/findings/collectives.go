@@ -516,7 +516,7 @@ func lateFixText(ri evidence.RankInfo, w Workload, rank int, coll string) (fix, 
 		return fmt.Sprintf("balance the work before the all-to-all. Rebalance the TorchRec sharding plan (the embedding tables, their sizes and pooling per rank) and the input lengths each rank receives (KeyedJaggedTensor lengths), so that rank %d's lookups are not the longest.", rank), ""
 	case coll == "all_to_all":
 		return fmt.Sprintf("find what delays rank %d before the all-to-all (its kernels and host time before it: the kernels and ops areas filtered to rank %d). With TorchRec embeddings, balance the sharding plan and the input lengths per rank; with expert parallelism, the tokens routed to its experts.", rank, rank), ""
-	case w.Known && w.Training, !w.Known && ri.Producer == "training":
+	case w.Known && w.Training, !w.Known && ri.Producer == evidence.ProducerProfilerStep:
 		return fmt.Sprintf("even out the work before the collective. Compare rank %d's computation and host time before it with the other ranks' (batch or sequence lengths: pad or bucket them; its data loading; its GPU clocks).", rank),
 			"DistributedSampler(ds, shuffle=True, drop_last=True)"
 	}
@@ -524,7 +524,7 @@ func lateFixText(ri evidence.RankInfo, w Workload, rank int, coll string) (fix, 
 }
 
 // commScope lists the producers whose exposed communication is reported.
-var commScope = []string{"training", "vllm", "sglang"}
+var commScope = []string{evidence.ProducerProfilerStep, "vllm", "sglang"}
 
 // commExposed: communication that computation does not hide. Matched
 // collectives split it into waiting for the last rank and transfer: when

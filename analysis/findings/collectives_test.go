@@ -95,7 +95,7 @@ func lateRank3(coll string, producer string, features []string) *evidence.Bundle
 // communication is not folded into it.
 func TestStragglerOwnWait(t *testing.T) {
 	spread := func(lag int64) *evidence.Bundle {
-		b := lateRank3("all_to_all", "training", []string{"backward", "torchrec"})
+		b := lateRank3("all_to_all", "profiler_step", []string{"backward", "torchrec"})
 		c := b.Tables["collectives"]
 		for _, row := range c.Rows {
 			if row[1] == int64(3) {
@@ -157,7 +157,7 @@ func TestStragglerIsTheLateArriver(t *testing.T) {
 	}{
 		{
 			name:     "torchrec all-to-all: the late rank, not the longest waiter, not the most compute",
-			b:        lateRank3("all_to_all", "training", []string{"backward", "torchrec", "ddp"}),
+			b:        lateRank3("all_to_all", "profiler_step", []string{"backward", "torchrec", "ddp"}),
 			wantRank: 3, wantStatus: "confirmed",
 			wantInObs:    []string{"Rank 3 was the last of 4 ranks to arrive in 8 of 10 matched collective instances (all_to_all 8)", "by 25.0 ms", "waited 75.0 ms", "Rank 0 has the longest collective kernels", "trace t"},
 			wantInFix:    []string{"Rank 3 arrives last", "sharding plan"},
@@ -165,7 +165,7 @@ func TestStragglerIsTheLateArriver(t *testing.T) {
 		},
 		{
 			name:     "ddp all-reduce: even out the work, no bucket advice",
-			b:        lateRank3("all_reduce", "training", []string{"backward", "ddp"}),
+			b:        lateRank3("all_reduce", "profiler_step", []string{"backward", "ddp"}),
 			wantRank: 3, wantStatus: "confirmed",
 			wantInObs:    []string{"(all_reduce 8)"},
 			wantInFix:    []string{"Rank 3 arrives last", "even out"},
@@ -180,7 +180,7 @@ func TestStragglerIsTheLateArriver(t *testing.T) {
 		},
 		{
 			name: "no matched collectives: compute imbalance, as a hypothesis",
-			b: multiBundle("training", []string{"backward"}, true,
+			b: multiBundle("profiler_step", []string{"backward"}, true,
 				rk{compute: 10_000_000, comm: 3_000_000, colls: []cr{{coll: "all_reduce", total: 3_000_000}}},
 				rk{compute: 15_000_000, comm: 1_000_000, colls: []cr{{coll: "all_reduce", total: 1_000_000}}},
 				rk{compute: 10_000_000, comm: 3_000_000, colls: []cr{{coll: "all_reduce", total: 3_000_000}}}),
@@ -190,7 +190,7 @@ func TestStragglerIsTheLateArriver(t *testing.T) {
 		},
 		{
 			name: "no collectives area: compute imbalance, as a hypothesis",
-			b: multiBundle("training", nil, false,
+			b: multiBundle("profiler_step", nil, false,
 				rk{compute: 10_000_000, comm: 1_000_000}, rk{compute: 10_000_000, comm: 1_000_000}, rk{compute: 14_000_000, comm: 1_000_000}),
 			wantRank: 2, wantStatus: "hypothesis",
 			wantInObs: []string{"the collectives area was not collected"},
@@ -228,14 +228,14 @@ func TestStragglerIsTheLateArriver(t *testing.T) {
 // Matched collectives where no rank arrives late: no straggler, even with a
 // compute imbalance (the start times decide).
 func TestNoStragglerWhenNobodyIsLate(t *testing.T) {
-	b := multiBundle("training", []string{"backward"}, true,
+	b := multiBundle("profiler_step", []string{"backward"}, true,
 		rk{compute: 10_000_000, comm: 1_000_000, colls: []cr{{coll: "all_reduce", total: 1_000_000, matched: 5, wait: 10_000, xfer: 990_000, groupSize: 2}}},
 		rk{compute: 20_000_000, comm: 1_000_000, colls: []cr{{coll: "all_reduce", total: 1_000_000, matched: 5, wait: 10_000, xfer: 990_000, groupSize: 2}}})
 	if f := find(eval(b, nil), "rank_straggler"); f != nil {
 		t.Errorf("straggler without a late arrival: %s", f.Observation)
 	}
 	// A late rank whose delay costs the others under straggler_wait_minor of their span is not reported.
-	b = lateRank3("all_reduce", "training", []string{"backward"})
+	b = lateRank3("all_reduce", "profiler_step", []string{"backward"})
 	if f := find(eval(b, evidence.Thresholds{"straggler_wait_minor": 0.9}), "rank_straggler"); f != nil {
 		t.Errorf("straggler under the threshold: %s", f.Observation)
 	}
@@ -260,7 +260,7 @@ func TestCommExposedSplit(t *testing.T) {
 	// One rank whose args size its all-reduces: bytes moved in the whole
 	// kernel time bound the bus bandwidth from below.
 	sized := func(bytes int64) *evidence.Bundle {
-		return multiBundle("training", []string{"backward", "ddp"}, true,
+		return multiBundle("profiler_step", []string{"backward", "ddp"}, true,
 			rk{compute: 20_000_000, comm: 40_000_000, colls: []cr{{coll: "all_reduce", total: 40_000_000, groupSize: 8, sizedB: bytes}}})
 	}
 	tests := []struct {
@@ -276,7 +276,7 @@ func TestCommExposedSplit(t *testing.T) {
 	}{
 		{
 			name:      "waiting dominates: the finding is about the late rank",
-			b:         waiting("training", []string{"backward", "ddp", "torchrec"}, "all_to_all"),
+			b:         waiting("profiler_step", []string{"backward", "ddp", "torchrec"}, "all_to_all"),
 			wantTitle: "Rank 0's exposed communication is mostly waiting for rank 1 to arrive, not transfer", wantStatus: "confirmed",
 			wantIn:  []string{"36.0 ms (90.0%) was waiting for the last rank to arrive and 4.0 ms transfer", "Rank 1 arrived last in 9 of them"},
 			wantFix: []string{"Rank 1 arrives last", "sharding plan"},
@@ -285,7 +285,7 @@ func TestCommExposedSplit(t *testing.T) {
 		{
 			name: "waiting dominates, the late rank only just last: the spread of arrivals, no one rank named",
 			b: func() *evidence.Bundle {
-				b := waiting("training", []string{"backward", "ddp", "torchrec"}, "all_to_all")
+				b := waiting("profiler_step", []string{"backward", "ddp", "torchrec"}, "all_to_all")
 				b.Tables["collectives"].Rows[1][13] = int64(5_000_000) // lag_ns: rank 1 leads the next-latest by 5 of the 36 ms
 				return b
 			}(),
@@ -296,35 +296,35 @@ func TestCommExposedSplit(t *testing.T) {
 		},
 		{
 			name:      "waiting dominates under DDP: no bucket advice",
-			b:         waiting("training", []string{"backward", "ddp"}, "all_reduce"),
+			b:         waiting("profiler_step", []string{"backward", "ddp"}, "all_reduce"),
 			wantTitle: "Rank 0's exposed communication is mostly waiting for rank 1 to arrive, not transfer", wantStatus: "confirmed",
 			wantFix: []string{"Rank 1 arrives last"},
 			notFix:  []string{"bucket_cap_mb"},
 		},
 		{
 			name:      "DDP all-reduce transfer: bucket tuning after backward, and the bus bandwidth",
-			b:         transfer("training", []string{"backward", "ddp"}, "all_reduce"),
+			b:         transfer("profiler_step", []string{"backward", "ddp"}, "all_reduce"),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
 			wantIn:  []string{"4.0 ms (10.0%) was waiting", "all_reduce 194.4 GB/s", "n = 8", "4000.0 MB over 36.0 ms"},
 			wantFix: []string{"DDP already overlaps", "bucket_cap_mb", "after the backward pass"},
 		},
 		{
 			name: "no collective holds most of the time: the largest part, with its share",
-			b: multiBundle("training", []string{"backward"}, true,
+			b: multiBundle("profiler_step", []string{"backward"}, true,
 				rk{compute: 20_000_000, comm: 40_000_000, colls: []cr{{coll: "all_to_all", total: 18_000_000}, {coll: "all_reduce", total: 12_000_000}, {coll: "all_gather", total: 10_000_000}}}),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
 			wantIn: []string{"The largest part of the collective time (45.0%) is all_to_all"},
 		},
 		{
 			name: "a third of the time in unnamed kernels: said beside the dominant share",
-			b: multiBundle("training", []string{"backward"}, true,
+			b: multiBundle("profiler_step", []string{"backward"}, true,
 				rk{compute: 20_000_000, comm: 40_000_000, colls: []cr{{coll: "all_reduce", total: 26_000_000}, {coll: "unknown", total: 14_000_000, hint: 10}}}),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
 			wantIn: []string{"Most of the collective time (65.0%) is all_reduce. 14.0 ms (35.0%) is in kernels that name no operation"},
 		},
 		{
 			name:      "TorchRec all-to-all transfer: pipeline and sharding, never buckets",
-			b:         transfer("training", []string{"backward", "ddp", "torchrec"}, "all_to_all"),
+			b:         transfer("profiler_step", []string{"backward", "ddp", "torchrec"}, "all_to_all"),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
 			wantIn:  []string{"all_to_all 97.2 GB/s"},
 			wantFix: []string{"TrainPipelineSparseDist", "sharding plan", "their gradients' all-to-all in the backward (All2All_Pooled_WaitBackward), which no pipeline hides"},
@@ -332,7 +332,7 @@ func TestCommExposedSplit(t *testing.T) {
 		},
 		{
 			name:      "FSDP all-gather transfer: prefetch",
-			b:         transfer("training", []string{"backward", "fsdp"}, "all_gather"),
+			b:         transfer("profiler_step", []string{"backward", "fsdp"}, "all_gather"),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
 			wantFix: []string{"backward_prefetch", "forward_prefetch"},
 			notFix:  []string{"DDP", "bucket_cap_mb"},
@@ -380,35 +380,35 @@ func TestCommExposedSplit(t *testing.T) {
 		},
 		{
 			name:      "all-reduces issued inside the backward without DDP: not the loop's async_op",
-			b:         transfer("training", []string{"backward", "allreduce_in_backward"}, "all_reduce"),
+			b:         transfer("profiler_step", []string{"backward", "allreduce_in_backward"}, "all_reduce"),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
 			wantFix: []string{"inside the backward pass", "allreduce_in_backward_example", "bucket_cap_mb"},
 			notFix:  []string{"async_op=True", "no DDP reducer"},
 		},
 		{
 			name:      "TorchRec's all-to-all seen as SendRecv kernels: the all-to-all fix",
-			b:         transfer("training", []string{"backward", "torchrec"}, "send_recv"),
+			b:         transfer("profiler_step", []string{"backward", "torchrec"}, "send_recv"),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
 			wantFix: []string{"grouped sends and receives", "TrainPipelineSparseDist"},
 			notFix:  []string{"bucket_cap_mb"},
 		},
 		{
 			name:      "TorchRec's pipeline already on (sparse_data_dist ranges): the pooled embeddings' all-to-alls, not the pipeline",
-			b:         transfer("training", []string{"backward", "torchrec", "torchrec_pipeline"}, "send_recv"),
+			b:         transfer("profiler_step", []string{"backward", "torchrec", "torchrec_pipeline"}, "send_recv"),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
 			wantFix: []string{"grouped sends and receives", "train pipeline is already on", "forward (output dist, All2All_Pooled) and backward (their gradients)", "QCommsConfig"},
 			notFix:  []string{"Pipeline the input dist", "bucket_cap_mb"},
 		},
 		{
 			name:      "workload unknown: what to check, no snippet",
-			b:         transfer("training", nil, "all_reduce"),
+			b:         transfer("profiler_step", nil, "all_reduce"),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
 			wantFix:   []string{"Check what issues the all-reduce"},
 			noSnippet: true,
 		},
 		{
 			name:      "one rank: the split is unknown, never zero wait",
-			b:         single("training", []string{"backward", "ddp"}, "all_reduce"),
+			b:         single("profiler_step", []string{"backward", "ddp"}, "all_reduce"),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
 			wantIn:    []string{"is unknown: only one rank is loaded"},
 			wantFix:   []string{"First split the communication into waiting for the last rank and transfer"},
@@ -497,7 +497,7 @@ func TestCommWaitingUnderRankFilter(t *testing.T) {
 		{4, "Rank 0's exposed communication is mostly waiting for late ranks to arrive, not transfer", "Rank 1 arrived last in 4 of them, not in most",
 			"of rank 0's 40.0 ms of matched collective time, 36.0 ms (90.0%) was waiting for late ranks to arrive and 4.0 ms transfer"},
 	} {
-		b := waitingFor1("training", []string{"backward", "ddp"}, "all_reduce", tc.peerN)
+		b := waitingFor1("profiler_step", []string{"backward", "ddp"}, "all_reduce", tc.peerN)
 		f := find(findings.Evaluate(evidence.Rollup(b, evidence.Filter{Rank: 0, HasRank: true}), nil), "comm_not_overlapped")
 		if f == nil {
 			t.Fatalf("peerN %d: no comm_not_overlapped finding under --rank 0", tc.peerN)

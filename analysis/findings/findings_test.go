@@ -45,7 +45,7 @@ func memcpyTable(src string) *table.Table {
 }
 
 func TestHealthyHasNoFinding(t *testing.T) {
-	b := bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 95_000_000, 5_000_000, nil)
+	b := bundle("profiler_step", "cuda", "NVIDIA H100 80GB HBM3", 95_000_000, 5_000_000, nil)
 	if fs := eval(b, nil); len(fs) != 0 {
 		t.Errorf("healthy trace: %s", rules(fs))
 	}
@@ -53,7 +53,7 @@ func TestHealthyHasNoFinding(t *testing.T) {
 
 func TestPageableScope(t *testing.T) {
 	// Training: critical, DataLoader advice.
-	fs := eval(bundle("training", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("Pageable")}), nil)
+	fs := eval(bundle("profiler_step", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("Pageable")}), nil)
 	if rules(fs) != "pageable_copies:critical:confirmed" || !strings.Contains(fs[0].Snippet, "pin_memory=True") {
 		t.Fatalf("training: %s %+v", rules(fs), fs)
 	}
@@ -63,7 +63,7 @@ func TestPageableScope(t *testing.T) {
 		t.Errorf("vllm pageable fix: %+v", fs)
 	}
 	// A platform that does not name the memory kind: no pageable finding.
-	fs = eval(bundle("training", "rocm", "MI300X", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("")}), nil)
+	fs = eval(bundle("profiler_step", "rocm", "MI300X", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("")}), nil)
 	if len(fs) != 0 {
 		t.Errorf("unnamed memory kind: %s", rules(fs))
 	}
@@ -74,7 +74,7 @@ func TestPageableScope(t *testing.T) {
 			Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), "cudaMemcpy", "aten::copy_", "copy", "HtoD", true, true, false, int64(1), int64(6_000_000), int64(6_000_000), int64(1), gapNs}}}
 	}
 	for gap, want := range map[int64]bool{40_000: true, 3_000_000: false} {
-		fs = eval(bundle("training", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("Pageable"), "sync": syncRows(gap)}), nil)
+		fs = eval(bundle("profiler_step", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("Pageable"), "sync": syncRows(gap)}), nil)
 		f := find(fs, "pageable_copies")
 		if f == nil {
 			t.Fatalf("gap %d: no pageable finding: %s", gap, rules(fs))
@@ -84,7 +84,7 @@ func TestPageableScope(t *testing.T) {
 		}
 	}
 	// A threshold raised by the viewer turns it minor.
-	fs = eval(bundle("training", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("Pageable")}), evidence.Thresholds{"pageable_critical": 0.5})
+	fs = eval(bundle("profiler_step", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("Pageable")}), evidence.Thresholds{"pageable_critical": 0.5})
 	if rules(fs) != "pageable_copies:minor:confirmed" {
 		t.Errorf("override: %s", rules(fs))
 	}
@@ -127,17 +127,17 @@ func kernelsTable(name string, total int64) *table.Table {
 
 func TestTensorCoreScope(t *testing.T) {
 	k := map[string]*table.Table{"kernels": kernelsTable("volta_sgemm_128x64_nn", 50_000_000)}
-	if fs := eval(bundle("training", "cuda", "Tesla V100-SXM2-32GB", 90_000_000, 0, k), nil); rules(fs) != "fp32_no_tensor_cores:critical:confirmed" {
+	if fs := eval(bundle("profiler_step", "cuda", "Tesla V100-SXM2-32GB", 90_000_000, 0, k), nil); rules(fs) != "fp32_no_tensor_cores:critical:confirmed" {
 		t.Errorf("sgemm on V100: %s", rules(fs))
 	}
-	if fs := eval(bundle("training", "cuda", "", 90_000_000, 0, k), nil); len(fs) != 0 {
+	if fs := eval(bundle("profiler_step", "cuda", "", 90_000_000, 0, k), nil); len(fs) != 0 {
 		t.Errorf("tensor-core verdict from a blank device name: %s", rules(fs))
 	}
-	if fs := eval(bundle("training", "rocm", "AMD Instinct MI300X", 90_000_000, 0, k), nil); len(fs) != 0 {
+	if fs := eval(bundle("profiler_step", "rocm", "AMD Instinct MI300X", 90_000_000, 0, k), nil); len(fs) != 0 {
 		t.Errorf("CUDA-only verdict on ROCm: %s", rules(fs))
 	}
 	tc := map[string]*table.Table{"kernels": kernelsTable("sm90_xmma_gemm_bf16bf16_bf16f32", 50_000_000)}
-	if fs := eval(bundle("training", "cuda", "H100", 90_000_000, 0, tc), nil); len(fs) != 0 {
+	if fs := eval(bundle("profiler_step", "cuda", "H100", 90_000_000, 0, tc), nil); len(fs) != 0 {
 		t.Errorf("tensor-core GEMM flagged: %s", rules(fs))
 	}
 }
@@ -145,7 +145,7 @@ func TestTensorCoreScope(t *testing.T) {
 func TestDataLoaderOnlyForTraining(t *testing.T) {
 	ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
 		Rows: [][]any{{"t", int64(0), int64(1), "", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", int64(1), int64(30_000_000), int64(30_000_000), int64(30_000_000), int64(0), int64(0), int64(0)}}}
-	fs := eval(bundle("training", "cuda", "H100", 90_000_000, 10_000_000, map[string]*table.Table{"ops": ops}), nil)
+	fs := eval(bundle("profiler_step", "cuda", "H100", 90_000_000, 10_000_000, map[string]*table.Table{"ops": ops}), nil)
 	if rules(fs) != "dataloader_share:critical:hypothesis" || !strings.Contains(fs[0].Snippet, "num_workers") {
 		t.Errorf("training dataloader: %s", rules(fs))
 	}
@@ -175,7 +175,7 @@ func TestDataLoaderChunkPipeline(t *testing.T) {
 			{"t", int64(0), "dataloader_single", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", int64(1), int64(30_000_000)},
 			{"t", int64(0), feature, c.frame, int64(5), int64(1000)},
 		}}
-		fs := eval(bundle("training", "cuda", "H100", 90_000_000, 10_000_000, map[string]*table.Table{"ops": ops, "workload": wl}), nil)
+		fs := eval(bundle("profiler_step", "cuda", "H100", 90_000_000, 10_000_000, map[string]*table.Table{"ops": ops, "workload": wl}), nil)
 		f := find(fs, "dataloader_share")
 		if f == nil || !strings.Contains(f.Fix+" "+f.Snippet, c.want) || strings.Contains(f.Fix+" "+f.Snippet, c.not) {
 			t.Errorf("%s: %s %+v", c.frame, rules(fs), f)
@@ -199,7 +199,7 @@ func TestDataLoaderPinnedAlready(t *testing.T) {
 		pinned, pageable int64
 		pin              bool
 	}{{19_592, 11_520, false}, {1_000, 115_000_000, true}} {
-		fs := eval(bundle("training", "cuda", "H100", 90_000_000, 10_000_000, map[string]*table.Table{"ops": ops, "memcpy": memcpy(c.pinned, c.pageable)}), nil)
+		fs := eval(bundle("profiler_step", "cuda", "H100", 90_000_000, 10_000_000, map[string]*table.Table{"ops": ops, "memcpy": memcpy(c.pinned, c.pageable)}), nil)
 		f := find(fs, "dataloader_share")
 		if f == nil || strings.Contains(f.Snippet, "pin_memory") != c.pin {
 			t.Errorf("%d pinned, %d pageable bytes: %s %+v", c.pinned, c.pageable, rules(fs), f)
@@ -290,7 +290,7 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 	}
 	delete(tabs, "steps")
 	// Training: CUDA graphs through torch.compile.
-	fs = eval(bundle("training", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
+	fs = eval(bundle("profiler_step", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
 	if rules(fs) != "launch_bound:minor:confirmed" || !strings.Contains(fs[0].Snippet, `mode="reduce-overhead"`) {
 		t.Errorf("training: %s %+v", rules(fs), fs)
 	}
@@ -306,7 +306,7 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 	const iter = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 	tabs["ops"] = &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
 		Rows: [][]any{{"t", int64(0), int64(1), "", iter, int64(1), int64(5_000_000), int64(5_000_000), int64(5_000_000), int64(0), int64(0), int64(0)}}}
-	fs = eval(bundle("training", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
+	fs = eval(bundle("profiler_step", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
 	if f := find(fs, "launch_bound"); f == nil || !strings.Contains(f.Observation, "inside enumerate(DataLoader), where the GPU waits for batches") {
 		t.Errorf("DataLoader-bound launches: %s %+v", rules(fs), fs)
 	}
@@ -319,7 +319,7 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 			{"t", int64(0), int64(1), "", int64(7), "cudaStreamSynchronize", "aten::to", "copy", "", false, true, int64(10), int64(100_000), int64(10_000), int64(0), int64(0), int64(0), int64(0)},
 			{"t", int64(0), int64(-1), "", int64(7), "cudaDeviceSynchronize", "", "explicit", "", false, true, int64(1), int64(100_000), int64(100_000), int64(0), int64(0), int64(0), int64(0)},
 		}}
-	fs = eval(bundle("training", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
+	fs = eval(bundle("profiler_step", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
 	if len(fs) == 0 || !strings.Contains(fs[0].Fix, "Caveat: the operators block in 10 host syncs, 10 of them under aten::to") {
 		t.Errorf("graph fix with host syncs in the steps: %s %+v", rules(fs), fs)
 	}
@@ -327,7 +327,7 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 	// syncs after them): the batch moves in before the model runs.
 	tabs["sync"].Rows = append(tabs["sync"].Rows,
 		[]any{"t", int64(0), int64(1), "", int64(7), "cudaMemcpyAsync", "aten::to", "copy", "HtoD", true, true, int64(10), int64(100_000), int64(10_000), int64(0), int64(0), int64(0), int64(1 << 20)})
-	fs = eval(bundle("training", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
+	fs = eval(bundle("profiler_step", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
 	if len(fs) == 0 || strings.Contains(fs[0].Fix, "Caveat") {
 		t.Errorf("graph caveat for the batch's upload: %s %+v", rules(fs), fs)
 	}
@@ -335,13 +335,13 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 	// the launches, not the batch: they break the graph too
 	// (with_gpu_user_annotation).
 	tabs["sync"].Rows[2][17] = int64(60)
-	fs = eval(bundle("training", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
+	fs = eval(bundle("profiler_step", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)
 	if len(fs) == 0 || !strings.Contains(fs[0].Fix, "Caveat: the operators block in 20 host syncs, 20 of them under aten::to") {
 		t.Errorf("no graph caveat for scalar uploads between the launches: %s %+v", rules(fs), fs)
 	}
 	delete(tabs, "sync")
 	// Past idle_critical it is critical.
-	fs = eval(bundle("training", "cuda", "H100", 4_000_000, 6_000_000, tabs), nil)
+	fs = eval(bundle("profiler_step", "cuda", "H100", 4_000_000, 6_000_000, tabs), nil)
 	if rules(fs) != "launch_bound:critical:confirmed" {
 		t.Errorf("critical: %s", rules(fs))
 	}
@@ -383,7 +383,7 @@ func TestSyncFixFollowsCopyDirection(t *testing.T) {
 			up[st.Col("direction")] = "HtoD"
 			st.Rows = append(st.Rows, up)
 		}
-		fs := eval(bundle("training", "cuda", "H100", 20_000_000, 10_000_000, map[string]*table.Table{"sync": st}), nil)
+		fs := eval(bundle("profiler_step", "cuda", "H100", 20_000_000, 10_000_000, map[string]*table.Table{"sync": st}), nil)
 		var fix string
 		for _, f := range fs {
 			if f.Rule == "sync_bound_loop" {
@@ -548,7 +548,7 @@ func TestHostBoundDataLoaderSnippetFollowsIterator(t *testing.T) {
 		for _, feature := range strings.Fields(tc.feature) {
 			wl.Rows = append(wl.Rows, []any{"t", int64(0), feature, name, int64(1), int64(1000)})
 		}
-		fs := eval(bundle("training", "cuda", "H100", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000), "ops": ops, "workload": wl}), nil)
+		fs := eval(bundle("profiler_step", "cuda", "H100", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000), "ops": ops, "workload": wl}), nil)
 		f := find(fs, "host_bound_idle")
 		if f == nil {
 			t.Fatalf("%s: no host_bound_idle: %s", tc.iter, rules(fs))
@@ -615,7 +615,7 @@ func TestLaunchBoundRankedByLaunchTime(t *testing.T) {
 	gaps := &table.Table{Columns: cols("trace rank step phase stream category count idle_ns max_ns max_at_ns hist"),
 		Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), "host_wait", int64(900), int64(6_000_000), int64(20_000), int64(0), ""}}}
 	for _, c := range []struct{ producer, want string }{
-		{"training", "host_bound_idle launch_bound"},
+		{"profiler_step", "host_bound_idle launch_bound"},
 		{"vllm", "launch_bound host_bound_idle"},
 	} {
 		b := bundle(c.producer, "cuda", "H100", 4_000_000, 6_000_000, map[string]*table.Table{"launch": launch, "gaps": gaps})
@@ -625,13 +625,13 @@ func TestLaunchBoundRankedByLaunchTime(t *testing.T) {
 		var got []string
 		for _, f := range fs {
 			got = append(got, f.Rule)
-			if f.Rule == "launch_bound" && c.producer == "training" &&
+			if f.Rule == "launch_bound" && c.producer == "profiler_step" &&
 				(f.Impact > 0.051 || !strings.Contains(f.Observation, "The kernel launch calls took 0.500 ms of host time: they account for at most 5.0% of that span.")) {
 				t.Errorf("training launch-bound impact %.3f: %s", f.Impact, f.Observation)
 			}
 			// The GPU idles 60% of its span, but only the serving engine's
 			// launch waits account for a critical share of it.
-			if want := map[string]string{"training": "minor", "vllm": "critical"}[c.producer]; f.Rule == "launch_bound" && f.Severity != want {
+			if want := map[string]string{"profiler_step": "minor", "vllm": "critical"}[c.producer]; f.Rule == "launch_bound" && f.Severity != want {
 				t.Errorf("%s launch-bound severity %s, want %s (impact %.3f)", c.producer, f.Severity, want, f.Impact)
 			}
 		}
@@ -671,7 +671,7 @@ func TestCaptureDateRulesOutTorchCompile(t *testing.T) {
 				tabs["workload"].Rows = append(tabs["workload"].Rows, []any{"t", int64(0), "inductor_kernels", "triton_poi_fused_add_0", int64(5), int64(1000)})
 			}
 		}
-		b := bundle("training", "cuda", "Tesla V100-SXM2-16GB", 40_000_000, 60_000_000, tabs)
+		b := bundle("profiler_step", "cuda", "Tesla V100-SXM2-16GB", 40_000_000, 60_000_000, tabs)
 		b.Traces.Columns = append(b.Traces.Columns, table.Column{Name: "base_time_ns"})
 		b.Traces.Rows[0] = append(b.Traces.Rows[0], testutil.UnixDay(t, c.day))
 		fs := eval(b, nil)
@@ -693,13 +693,13 @@ func TestCaptureDateRulesOutTorchCompile(t *testing.T) {
 func TestPageableReadBacksGetTheReadBackFix(t *testing.T) {
 	m := memcpyTable("Pageable")
 	m.Rows = append(m.Rows, []any{"t", int64(0), int64(1), "", int64(7), "memcpy", "DtoH", "Device", "Pageable", "cudaMemcpyAsync", false, int64(4), int64(256 << 20), int64(9_000_000), int64(12_000_000), int64(3_000_000)})
-	fs := eval(bundle("training", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": m}), nil)
+	fs := eval(bundle("profiler_step", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": m}), nil)
 	f := find(fs, "pageable_copies")
 	if f == nil || !strings.Contains(f.Fix, "Most of the blocked time (12.0 ms of 18.0 ms) is results read back") || !strings.Contains(f.Snippet, "pin_memory=True") {
 		t.Fatalf("read-back fix: %+v", f)
 	}
 	// Uploads alone keep the upload fix.
-	fs = eval(bundle("training", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("Pageable")}), nil)
+	fs = eval(bundle("profiler_step", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("Pageable")}), nil)
 	if f := find(fs, "pageable_copies"); f == nil || strings.Contains(f.Fix, "read back") {
 		t.Errorf("upload fix: %+v", f)
 	}
@@ -730,7 +730,7 @@ func TestHostWaitUntraced(t *testing.T) {
 			deny: []string{"torch.compile", "were host waits"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b := bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)})
+			b := bundle("profiler_step", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)})
 			rk := b.Tables["ranks"]
 			rk.Columns = append(rk.Columns, cols("host_wait_ns host_wait_untraced_ns")...)
 			rk.Rows[0] = append(rk.Rows[0], int64(55_000_000), c.untraced)
@@ -761,7 +761,7 @@ func TestHostWaitUntraced(t *testing.T) {
 // state", but keeps what the untraced host-wait finding asks the next
 // capture to record.
 func TestHostWaitUntracedGated(t *testing.T) {
-	b := bundle("training", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)})
+	b := bundle("profiler_step", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)})
 	rk := b.Tables["ranks"]
 	rk.Columns = append(rk.Columns, cols("host_wait_ns host_wait_untraced_ns events")...)
 	rk.Rows[0] = append(rk.Rows[0], int64(55_000_000), int64(50_000_000), int64(11))
@@ -785,7 +785,7 @@ func TestDataLoaderShareNamesItsBase(t *testing.T) {
 	ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
 		Rows: [][]any{{"t", int64(0), int64(1), "", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", int64(2), int64(60_000_000), int64(60_000_000), int64(20_000_000), int64(0), int64(0), int64(0)}}}
 	capture := captureTable(capRow("loader_start", "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", 1, 20_000_000, 20_000_000, 0, 0))
-	fs := eval(bundle("training", "cuda", "H100", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000), "ops": ops, "capture": capture}), nil)
+	fs := eval(bundle("profiler_step", "cuda", "H100", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000), "ops": ops, "capture": capture}), nil)
 	want := "50.0% of step time less the " + table.ProseMs(20_000_000) + " worker start-up"
 	dl := find(fs, "dataloader_share")
 	if dl == nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/evidence"
 )
 
-// Fixes are scoped by what the trace shows: the producer (training, vLLM,
+// Fixes are scoped by what the trace shows: the producer (a ProfilerStep# loop, vLLM,
 // SGLang), the device's capabilities (analysis/device), the workload and
 // framework era (workload.go) and the capture settings (CUDA graphs). A fix
 // whose precondition the trace contradicts is never printed; one the trace

@@ -93,7 +93,7 @@ func TestNameHostFrameOthers(t *testing.T) {
 
 	at = findings.HostFrame{Name: "<built-in function zoom_shift>", Stack: []string{"scipy/ndimage/_interpolation.py(739): zoom", "<built-in function zoom_shift>"},
 		Leaf: true, Gaps: 4, Of: 5, Ns: 30_000_000, IdleNs: 60_000_000}
-	f, ev, gate = hostBound(t, "training", false, false)
+	f, ev, gate = hostBound(t, "profiler_step", false, false)
 	findings.NameHostFrame(&f, ev, nil, gate, at)
 	if !strings.HasPrefix(f.Fix, "Shorten the CPU work between launches, first <built-in function zoom_shift> (called from scipy/ndimage/_interpolation.py(739): zoom), where the longest gaps sit;") {
 		t.Errorf("training fix: %q", f.Fix)
@@ -102,19 +102,19 @@ func TestNameHostFrameOthers(t *testing.T) {
 	// Code Inductor generated is no frame to shorten by hand.
 	at = findings.HostFrame{Name: "/tmp/torchinductor_root/ov/cov463q.py(2533): call", Stack: []string{"/tmp/torchinductor_root/ov/cov463q.py(2533): call"},
 		Leaf: true, Gaps: 237, Of: 256, Ns: 130_000_000, IdleNs: 459_000_000}
-	f, ev, gate = hostBound(t, "training", false, false)
+	f, ev, gate = hostBound(t, "profiler_step", false, false)
 	findings.NameHostFrame(&f, ev, nil, gate, at)
 	if !strings.HasPrefix(f.Fix, "The longest gaps sit in /tmp/torchinductor_root/ov/cov463q.py(2533): call, the Python wrapper torch.compile's Inductor generated") || strings.Contains(f.Fix, "Shorten") {
 		t.Errorf("inductor fix: %q", f.Fix)
 	}
-	f, ev, gate = hostBound(t, "training", false, true)
+	f, ev, gate = hostBound(t, "profiler_step", false, true)
 	findings.NameHostFrame(&f, ev, nil, gate, at)
 	if !strings.Contains(f.Fix, "the Python tracer inflates exactly this Python") {
 		t.Errorf("inductor fix with Python stacks: %q", f.Fix)
 	}
 
 	// A fix that is not the host fix's (here the capture gate's) stays.
-	f, ev, gate = hostBound(t, "training", false, false)
+	f, ev, gate = hostBound(t, "profiler_step", false, false)
 	f.Fix = "None from this capture (...): profile the steady state."
 	if findings.NameHostFrame(&f, ev, nil, gate, at) || f.Fix != "None from this capture (...): profile the steady state." || strings.Contains(f.Observation, "At the middle") {
 		t.Errorf("a gate's fix was rewritten: %q / %q", f.Fix, f.Observation)
@@ -131,7 +131,7 @@ func TestNameHostFrameDataLoader(t *testing.T) {
 	const iter = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 	ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
 		Rows: [][]any{{"t", int64(0), int64(1), "", iter, int64(1), int64(60_000_000), int64(60_000_000), int64(60_000_000), int64(0), int64(0), int64(0)}}}
-	b := bundle("training", "cuda", "H100", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000), "ops": ops})
+	b := bundle("profiler_step", "cuda", "H100", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000), "ops": ops})
 	ev := evidence.Rollup(b, evidence.Filter{})
 	fs, gate := findings.Judge(ev, nil)
 	base := find(fs, "host_bound_idle")

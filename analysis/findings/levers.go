@@ -33,7 +33,7 @@ type lever struct {
 	w        Workload
 	compiled bool   // torch.compile in use (Workload, or the operators of an older bundle)
 	era      string // "2021" for Operator/Runtime/Kernel traces (about PyTorch 1.8-1.10)
-	training bool   // backward or optimizer ran, or the producer says training
+	training bool   // backward or optimizer ran, or a ProfilerStep# loop shows no operator that says otherwise
 	infer    bool   // operators were captured and none is backward or an optimizer step
 	serving  bool   // vLLM or SGLang: they compile and graph the model themselves
 	rr       rankRow
@@ -66,7 +66,7 @@ func (c *ctx) leverOf(rr rankRow) lever {
 	}
 	if l.w.Known {
 		l.compiled, l.era = l.w.Compiled, l.w.Era
-		l.training = l.w.Training || (!l.w.Operators && ri.Producer == "training")
+		l.training = l.w.Training || (!l.w.Operators && ri.Producer == evidence.ProducerProfilerStep)
 		l.infer = l.w.Operators && !l.w.Training
 	} else {
 		// An older bundle without the workload area: the operators still
@@ -75,7 +75,7 @@ func (c *ctx) leverOf(rr rankRow) lever {
 		if ri.Format == "kineto_2021" {
 			l.era = "2021"
 		}
-		l.training = ri.Producer == "training"
+		l.training = ri.Producer == evidence.ProducerProfilerStep
 	}
 	return l
 }

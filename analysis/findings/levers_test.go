@@ -147,42 +147,42 @@ func TestFP32NoTensorCoresByDevice(t *testing.T) {
 		absent   []string // nowhere in the finding
 	}{
 		{"V100 training: float16 AMP with a GradScaler, never bf16/TF32",
-			rig{producer: "training", gpu: "Tesla V100-SXM2-32GB", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels(), features: []string{"cpu_ops", "backward"}},
+			rig{producer: "profiler_step", gpu: "Tesla V100-SXM2-32GB", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels(), features: []string{"cpu_ops", "backward"}},
 			"fp32_no_tensor_cores:critical:confirmed", []string{"float16", "GradScaler", "autocast"}, forbid},
 		{"V100 inference: autocast without a GradScaler",
-			rig{producer: "training", gpu: "Tesla V100-SXM2-32GB", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels(), features: []string{"cpu_ops"}},
+			rig{producer: "profiler_step", gpu: "Tesla V100-SXM2-32GB", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels(), features: []string{"cpu_ops"}},
 			"fp32_no_tensor_cores:critical:confirmed", []string{"float16", "autocast"}, append(forbid, "GradScaler")},
 		{"RTX 2080 Ti (Turing): float16 only",
 			rig{producer: "unknown", gpu: "NVIDIA GeForce RTX 2080 Ti", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels()},
 			"fp32_no_tensor_cores:critical:confirmed", []string{"float16"}, forbid},
 		{"T4 with the GPU mostly idle: minor",
-			rig{producer: "training", gpu: "Tesla T4", busy: 30_000_000, idle: 70_000_000, kernels: simtKernels(), features: []string{"cpu_ops", "backward"}},
+			rig{producer: "profiler_step", gpu: "Tesla T4", busy: 30_000_000, idle: 70_000_000, kernels: simtKernels(), features: []string{"cpu_ops", "backward"}},
 			"fp32_no_tensor_cores:minor:confirmed", []string{"GradScaler"}, forbid},
 		{"GP100: no tensor cores, no precision fix",
-			rig{producer: "training", gpu: "Quadro GP100", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels(), features: []string{"cpu_ops", "backward"}},
+			rig{producer: "profiler_step", gpu: "Quadro GP100", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels(), features: []string{"cpu_ops", "backward"}},
 			"", nil, nil},
 		{"A100 GEMMs: TF32",
-			rig{producer: "training", gpu: "NVIDIA A100-SXM4-80GB", busy: 100_000_000, idle: 5_000_000, kernels: [][]any{
+			rig{producer: "profiler_step", gpu: "NVIDIA A100-SXM4-80GB", busy: 100_000_000, idle: 5_000_000, kernels: [][]any{
 				kernelRow("ampere_sgemm_128x64_nn", 100, 500_000, nil),
 				kernelRow("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize256x64x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas", 10, 100_000, nil)}},
 			"fp32_no_tensor_cores:critical:confirmed", []string{"set_float32_matmul_precision(\"high\")", "TF32"}, []string{"torch.float16", "GradScaler", "cuda.amp"}},
 		{"A100 convolutions with TF32 already in cuDNN: bfloat16 autocast",
-			rig{producer: "training", gpu: "NVIDIA A100-PG509-200", busy: 100_000_000, idle: 5_000_000, kernels: [][]any{
+			rig{producer: "profiler_step", gpu: "NVIDIA A100-PG509-200", busy: 100_000_000, idle: 5_000_000, kernels: [][]any{
 				kernelRow("cudnn_ampere_scudnn_128x64_relu_xregs_large_nn_v1", 100, 400_000, nil),
 				kernelRow("sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_stage4", 100, 100_000, nil)}},
 			"fp32_no_tensor_cores:critical:confirmed", []string{"torch.bfloat16", "already"}, []string{"torch.float16", "GradScaler", "cuda.amp"}},
 		{"H100 bf16 GEMMs: nothing to say",
-			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 5_000_000, kernels: [][]any{
+			rig{producer: "profiler_step", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 5_000_000, kernels: [][]any{
 				kernelRow("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1", 100, 900_000, nil)}},
 			"", nil, nil},
 		{"blank device name: no verdict",
-			rig{producer: "training", gpu: "", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels()},
+			rig{producer: "profiler_step", gpu: "", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels()},
 			"", nil, nil},
 		{"ROCm: the names read are NVIDIA's",
-			rig{producer: "training", platform: "rocm", gpu: "AMD Instinct MI300X", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels()},
+			rig{producer: "profiler_step", platform: "rocm", gpu: "AMD Instinct MI300X", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels()},
 			"", nil, nil},
 		{"a device not in the table: what to check, no precision prescribed",
-			rig{producer: "training", gpu: "NVIDIA Mystery 9000", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels()},
+			rig{producer: "profiler_step", gpu: "NVIDIA Mystery 9000", busy: 100_000_000, idle: 5_000_000, kernels: simtKernels()},
 			"fp32_no_tensor_cores:minor:confirmed", []string{"compute capability", "get_device_capability"}, []string{"GradScaler()", "allow_tf32"}},
 	}
 	for _, tc := range tests {
@@ -234,10 +234,10 @@ func TestElementwiseDominated(t *testing.T) {
 		absent   []string // in Fix+Snippet
 	}{
 		{"eager H100: torch.compile",
-			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 5_000_000, kernels: eagerKernels(), features: []string{"cpu_ops", "backward", "torch_version=2.6.0+cu124"}},
+			rig{producer: "profiler_step", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 5_000_000, kernels: eagerKernels(), features: []string{"cpu_ops", "backward", "torch_version=2.6.0+cu124"}},
 			"elementwise_dominated:critical:hypothesis", []string{"model = torch.compile(model)"}, []string{"graph_breaks", "upgrade"}},
 		{"already compiled: graph breaks, not torch.compile",
-			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 5_000_000, kernels: eagerKernels(), features: []string{"cpu_ops", "backward", "compiled"}},
+			rig{producer: "profiler_step", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 5_000_000, kernels: eagerKernels(), features: []string{"cpu_ops", "backward", "compiled"}},
 			"elementwise_dominated:critical:hypothesis", []string{"TORCH_LOGS=graph_breaks"}, []string{"torch.compile(model"}},
 		{"vLLM compiles itself: no finding",
 			rig{producer: "vllm", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 5_000_000, kernels: eagerKernels()},
@@ -246,16 +246,16 @@ func TestElementwiseDominated(t *testing.T) {
 			rig{producer: "sglang", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 5_000_000, kernels: eagerKernels()},
 			"", nil, nil},
 		{"GP100: Inductor refuses CC < 7.0",
-			rig{producer: "training", gpu: "Quadro GP100", busy: 100_000_000, idle: 5_000_000, kernels: eagerKernels(), features: []string{"cpu_ops", "backward"}},
+			rig{producer: "profiler_step", gpu: "Quadro GP100", busy: 100_000_000, idle: 5_000_000, kernels: eagerKernels(), features: []string{"cpu_ops", "backward"}},
 			"", nil, nil},
 		{"2021-era trace: upgrade first",
-			rig{producer: "training", gpu: "Tesla V100-SXM2-16GB", busy: 100_000_000, idle: 5_000_000, kernels: eagerKernels(), features: []string{"cpu_ops", "backward", "legacy_categories"}},
+			rig{producer: "profiler_step", gpu: "Tesla V100-SXM2-16GB", busy: 100_000_000, idle: 5_000_000, kernels: eagerKernels(), features: []string{"cpu_ops", "backward", "legacy_categories"}},
 			"elementwise_dominated:critical:hypothesis", []string{"PyTorch >= 2.0", "torch.compile(model)"}, nil},
 		{"an idle GPU: minor",
-			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 200_000_000, kernels: eagerKernels(), features: []string{"cpu_ops"}},
+			rig{producer: "profiler_step", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 200_000_000, kernels: eagerKernels(), features: []string{"cpu_ops"}},
 			"elementwise_dominated:minor:hypothesis", []string{"torch.compile"}, nil},
 		{"below the share: nothing",
-			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 200_000_000, idle: 5_000_000, kernels: eagerKernels()},
+			rig{producer: "profiler_step", gpu: "NVIDIA H100 80GB HBM3", busy: 200_000_000, idle: 5_000_000, kernels: eagerKernels()},
 			"", nil, nil},
 	}
 	for _, tc := range tests {
@@ -282,7 +282,7 @@ func TestElementwiseDominated(t *testing.T) {
 }
 
 func TestKernelSlowInstances(t *testing.T) {
-	g := rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 20_000_000, idle: 1_000_000}
+	g := rig{producer: "profiler_step", gpu: "NVIDIA H100 80GB HBM3", busy: 20_000_000, idle: 1_000_000}
 	// A tail: 95 instances at 100 us, 5 at 500 us (2 ms above the median's time, 10% of busy).
 	g.kernels = [][]any{kernelRow("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 95, 100_000, map[int64]int64{500_000: 5})}
 	fs := only(g, "kernel_slow_instances", nil)
@@ -320,16 +320,16 @@ func TestShortKernelStorm(t *testing.T) {
 		snippet string
 	}{
 		{"busy eager H100: compile with CUDA graphs",
-			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 25_000_000, idle: 1_000_000, kernels: tinyKernels(), features: []string{"cpu_ops", "backward"}},
+			rig{producer: "profiler_step", gpu: "NVIDIA H100 80GB HBM3", busy: 25_000_000, idle: 1_000_000, kernels: tinyKernels(), features: []string{"cpu_ops", "backward"}},
 			"short_kernel_storm:minor:hypothesis", `model = torch.compile(model, mode="reduce-overhead")`},
 		{"GPU idle: launch_bound's, not a storm",
-			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 25_000_000, idle: 25_000_000, kernels: tinyKernels()},
+			rig{producer: "profiler_step", gpu: "NVIDIA H100 80GB HBM3", busy: 25_000_000, idle: 25_000_000, kernels: tinyKernels()},
 			"", ""},
 		{"compiled, not graphed: reduce-overhead",
-			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", busy: 25_000_000, idle: 1_000_000, kernels: tinyKernels(), features: []string{"cpu_ops", "compiled"}},
+			rig{producer: "profiler_step", gpu: "NVIDIA H100 80GB HBM3", busy: 25_000_000, idle: 1_000_000, kernels: tinyKernels(), features: []string{"cpu_ops", "compiled"}},
 			"short_kernel_storm:minor:hypothesis", `model = torch.compile(model, mode="reduce-overhead")`},
 		{"compiled and graphed: nothing to switch on",
-			rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", graphs: true, busy: 25_000_000, idle: 1_000_000, kernels: tinyKernels(), features: []string{"cpu_ops", "compiled"}},
+			rig{producer: "profiler_step", gpu: "NVIDIA H100 80GB HBM3", graphs: true, busy: 25_000_000, idle: 1_000_000, kernels: tinyKernels(), features: []string{"cpu_ops", "compiled"}},
 			"", ""},
 		{"vLLM with CUDA graphs: keep them, nothing to say",
 			rig{producer: "vllm", gpu: "NVIDIA H100 80GB HBM3", graphs: true, busy: 25_000_000, idle: 1_000_000, kernels: tinyKernels()},
@@ -361,7 +361,7 @@ func memoryTable(reserved, total int64) *table.Table {
 
 func TestMemoryPeak(t *testing.T) {
 	const gb = int64(1 << 30)
-	g := rig{producer: "training", gpu: "NVIDIA H100 80GB HBM3", totalMem: 80 * gb, busy: 20_000_000, idle: 1_000_000, features: []string{"cpu_ops", "backward"}}
+	g := rig{producer: "profiler_step", gpu: "NVIDIA H100 80GB HBM3", totalMem: 80 * gb, busy: 20_000_000, idle: 1_000_000, features: []string{"cpu_ops", "backward"}}
 	g.memory = memoryTable(76*gb, 80*gb)
 	fs := only(g, "memory_peak", nil)
 	if rules(fs) != "memory_peak:minor:hypothesis" || !strings.Contains(fs[0].Snippet, "expandable_segments:True") ||
@@ -384,7 +384,7 @@ func TestMemoryPeak(t *testing.T) {
 		t.Errorf("vLLM's KV-cache reservation reported: %s", rules(fs))
 	}
 	// Below the share, and without [memory] events: nothing.
-	g.producer = "training"
+	g.producer = "profiler_step"
 	g.memory = memoryTable(40*gb, 80*gb)
 	if fs := only(g, "memory_peak", nil); len(fs) != 0 {
 		t.Errorf("half the device reported: %s", rules(fs))

@@ -305,7 +305,7 @@ func syncBound(c *ctx) []evidence.Finding {
 // rank trains.
 func (c *ctx) batchesFromDataLoader(trace string, rank int) bool {
 	w := c.workload(trace, rank)
-	return w.DataLoaderWorkers >= 0 || (!w.Known && c.rankInfo(trace, rank).Producer == "training")
+	return w.DataLoaderWorkers >= 0 || (!w.Known && c.rankInfo(trace, rank).Producer == evidence.ProducerProfilerStep)
 }
 
 // uploadOnly reports whether the copies the sync table shows under op on
@@ -872,7 +872,7 @@ func dataloader(c *ctx) []evidence.Finding {
 		w := c.workload(b.trace, b.rank)
 		d := b.acc.(int64)
 		loop := "The loop"
-		if w.Training || (!w.Known && ri.Producer == "training") {
+		if w.Training || (!w.Known && ri.Producer == evidence.ProducerProfilerStep) {
 			loop = "The training loop"
 		}
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis",

@@ -118,10 +118,10 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		d.Summary = append(d.Summary, strconv.Itoa(len(d.Capture))+" capture artifact(s) found; see Capture quality.")
 	}
 	what := orUnknown(producer) + " workload"
-	if producer == "training" || producer == "" {
+	if producer == evidence.ProducerProfilerStep || producer == "" {
 		// The producer label comes from step annotations; the operators say
 		// whether anything trained, and without them nothing does.
-		if producer == "training" {
+		if producer == evidence.ProducerProfilerStep {
 			what = "ProfilerStep# loop workload (no CPU operator says whether it trains)"
 		}
 		for _, t := range d.Traces {
@@ -518,11 +518,11 @@ func inspect(b *evidence.Bundle, ev *evidence.Evidence, f evidence.Finding) Insp
 }
 
 // producerText is how Trace Metadata names a producer. The importer's
-// "training" means ProfilerStep# annotations, which an inference loop under
+// profiler_step means ProfilerStep# annotations, which an inference loop under
 // torch.profiler writes too: the Key Findings line says which it ran, from
 // its operators.
 func producerText(p string) string {
-	if p == "training" {
+	if p == evidence.ProducerProfilerStep {
 		return "a PyTorch profiler loop (ProfilerStep# steps; Key Findings says whether it trains)"
 	}
 	return orUnknown(p)

@@ -14,7 +14,7 @@ func ExampleGenerate() {
 	b := evidence.NewBundle()
 	b.Traces = &table.Table{Name: "traces",
 		Columns: []table.Column{{Name: "trace"}, {Name: "path"}, {Name: "rank"}, {Name: "producer"}, {Name: "events"}},
-		Rows:    [][]any{{"job", "runs/<rank0>.json.gz", int64(0), "training", int64(1234)}}}
+		Rows:    [][]any{{"job", "runs/<rank0>.json.gz", int64(0), "profiler_step", int64(1234)}}}
 	var md bytes.Buffer
 	if err := report.Generate(&md, b, report.Markdown); err != nil {
 		fmt.Println(err)

@@ -25,7 +25,7 @@ func TestStormWindowCarriesItsSubject(t *testing.T) {
 	}
 	b := evidence.NewBundle()
 	b.Traces = &table.Table{Columns: cols("trace rank rank_source producer platform gpu_model has_graphs has_sync_events has_python_stacks"),
-		Rows: [][]any{{"t", int64(0), "filename", "training", "cuda", "NVIDIA H100 80GB HBM3", false, true, false}}}
+		Rows: [][]any{{"t", int64(0), "filename", "profiler_step", "cuda", "NVIDIA H100 80GB HBM3", false, true, false}}}
 	b.Tables["ranks"] = &table.Table{Columns: cols("trace rank step phase events busy_ns idle_ns compute_ns comm_ns comm_comp_ns step_ns"), Rows: [][]any{
 		{"t", int64(0), int64(1), "", int64(2000), int64(12_500_000), int64(500_000), int64(12_500_000), int64(0), int64(12_500_000), int64(13_000_000)},
 		{"t", int64(0), int64(2), "", int64(2000), int64(12_500_000), int64(500_000), int64(12_500_000), int64(0), int64(12_500_000), int64(13_000_000)},
@@ -94,7 +94,7 @@ func TestExcludedOverlaps(t *testing.T) {
 func TestSyncWindowWithoutGaps(t *testing.T) {
 	b := evidence.NewBundle()
 	b.Traces = &table.Table{Columns: cols("trace rank rank_source producer platform gpu_model has_graphs has_sync_events has_python_stacks"),
-		Rows: [][]any{{"t", int64(0), "filename", "training", "cuda", "Tesla V100-SXM2-16GB", false, true, false}}}
+		Rows: [][]any{{"t", int64(0), "filename", "profiler_step", "cuda", "Tesla V100-SXM2-16GB", false, true, false}}}
 	b.Tables["steps"] = &table.Table{Columns: cols("trace rank step start_ns wall_ns"), Rows: [][]any{
 		{"t", int64(0), int64(1), int64(0), int64(13_000_000)}, {"t", int64(0), int64(2), int64(13_000_000), int64(13_000_000)}}}
 	sync := func(gap int64) *table.Table {

@@ -43,8 +43,8 @@ type FileInfo struct {
 	// "vllm/" path), else "sglang" ("sglang/" frames or step[...]
 	// annotations), else "vllm" (execute_…_context_…_generation_… or
 	// execute_context_/execute_new_ step annotations, which SGLang traces
-	// may carry too), else "training" (ProfilerStep# annotations), else
-	// "unknown".
+	// may carry too), else evidence.ProducerProfilerStep (ProfilerStep# annotations:
+	// a torch.profiler loop, training or inference), else "unknown".
 	Producer string
 	// Platform is "rocm" (hip* runtime calls, hipGraphLaunch, AMD device
 	// names), "mtia" (mtia_* cats), "cuda" (cuda*/cu* runtime or driver

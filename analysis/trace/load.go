@@ -52,4 +52,7 @@ type LoadResult struct {
 // 3: FileInfo.CCMajor/CCMinor (deviceProperties computeMajor/computeMinor).
 // 4: the legacy bare-array format's events without a cat are CPU operators
 // and ProfilerStep# annotations, not other (legacyKind).
-const ImporterVersion = 4
+// 5: FileInfo.Producer "profiler_step" (evidence.ProducerProfilerStep) for what was
+// "training": an inference loop under torch.profiler writes ProfilerStep#
+// annotations too.
+const ImporterVersion = 5

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/internal/jsonstr"
 )
 
@@ -1057,7 +1058,7 @@ func (p *parser) finishInfo() {
 	case p.vllmStep:
 		fi.Producer = "vllm"
 	case p.training:
-		fi.Producer = "training"
+		fi.Producer = evidence.ProducerProfilerStep
 	default:
 		fi.Producer = "unknown"
 	}

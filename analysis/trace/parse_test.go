@@ -342,7 +342,7 @@ func TestParseLegacyAndGzip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 1 || fi.Format != "legacy" || fi.Producer != "training" || fi.Platform != "cpu" || string(fi.Metadata) != "{}" ||
+	if n != 1 || fi.Format != "legacy" || fi.Producer != "profiler_step" || fi.Platform != "cpu" || string(fi.Metadata) != "{}" ||
 		fi.FileBytes != int64(gz.Len()) || fi.JSONBytes != int64(len(doc)) || fi.GPUModel != "unknown" {
 		t.Errorf("FileInfo = %+v", fi)
 	}

@@ -135,13 +135,13 @@ func TestSharedTracesMatchStats(t *testing.T) {
 // wantDetect is the format, producer and platform of traces whose origin
 // is known (MANIFEST.md).
 var wantDetect = map[string]string{
-	"deepseek/train_h800_ep64/train.json.gz":                                                "kineto training cuda",
-	"generated-cpu/torch1.13.1_legacy_smallnet/cpu_smallnet.1795988122404.pt.trace.json.gz": "legacy training cpu",
-	"hta/amd_mi250_minitoy/mi250_minitoy_train_ROCm6_2_kineto.json.gz":                      "kineto training rocm",
-	"hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz":                            "kineto training cpu",
-	"hta/mtia_single_rank/mtia_rank_0.json.gz":                                              "kineto training mtia",
+	"deepseek/train_h800_ep64/train.json.gz":                                                "kineto profiler_step cuda",
+	"generated-cpu/torch1.13.1_legacy_smallnet/cpu_smallnet.1795988122404.pt.trace.json.gz": "legacy profiler_step cpu",
+	"hta/amd_mi250_minitoy/mi250_minitoy_train_ROCm6_2_kineto.json.gz":                      "kineto profiler_step rocm",
+	"hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz":                            "kineto profiler_step cpu",
+	"hta/mtia_single_rank/mtia_rank_0.json.gz":                                              "kineto profiler_step mtia",
 	"hta/inference_rank1_oldcats/inference_rank_1.json.gz":                                  "kineto_2021 unknown cuda",
-	"kineto/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz":                  "kineto_2021 training cuda",
+	"kineto/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz":                  "kineto_2021 profiler_step cuda",
 	"tracelens/b200_eager/eager_trace.json.gz":                                              "kineto vllm cuda",
 	"tracelens/sglang_qwen3_decode_mi300x/sglang_Qwen3-8B_decode.json.gz":                   "kineto sglang rocm",
 	"tracelens/vllm_decode_full_mi300x/graph_execution.json.gz":                             "kineto vllm rocm",

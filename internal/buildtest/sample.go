@@ -23,8 +23,8 @@ func SampleBundle(t testing.TB) []byte {
 		{Name: "has_sync_events", Type: "BOOLEAN"}, {Name: "events", Type: "BIGINT"},
 		{Name: "first_ts_ns", Type: "BIGINT"}, {Name: "last_end_ns", Type: "BIGINT"}},
 		Rows: [][]any{
-			{"sample", "runs/" + Hostile + "/rank0.json.gz", int64(0), "training", "cuda", "GPU " + Hostile, true, int64(1000), int64(0), int64(5_000_000)},
-			{"sample", "runs/" + Hostile + "/rank1.json.gz", int64(1), "training", "cuda", "GPU " + Hostile, true, int64(1200), int64(0), int64(5_500_000)},
+			{"sample", "runs/" + Hostile + "/rank0.json.gz", int64(0), "profiler_step", "cuda", "GPU " + Hostile, true, int64(1000), int64(0), int64(5_000_000)},
+			{"sample", "runs/" + Hostile + "/rank1.json.gz", int64(1), "profiler_step", "cuda", "GPU " + Hostile, true, int64(1200), int64(0), int64(5_500_000)},
 		}, Total: 2}
 	b.Tables["kernels"] = &table.Table{Name: "kernels", Columns: []table.Column{
 		{Name: "trace", Type: "VARCHAR", Unit: "TEXT"}, {Name: "rank", Type: "INTEGER", Unit: "INT"},

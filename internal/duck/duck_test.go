@@ -96,7 +96,7 @@ func TestLoadTiny(t *testing.T) {
 		{`SELECT pid, tid, process_name, thread_name, labels FROM threads ORDER BY pid, tid NULLS FIRST`,
 			"0,NULL,NULL,NULL,GPU 0\n0,7,NULL,stream 7 ,NULL\n10,NULL,python3,NULL,NULL\n"},
 		{`SELECT trace, file_id, rank, rank_source, world_size, gpu_model, events, first_ts_ns, last_end_ns, format, producer, has_steps, metadata->>'$.distributedInfo.rank' FROM traces`,
-			"tiny,0,3,distributed_info,4,NVIDIA H100 80GB HBM3,12,1000000,1300000,kineto,training,true,3\n"},
+			"tiny,0,3,distributed_info,4,NVIDIA H100 80GB HBM3,12,1000000,1300000,kineto,profiler_step,true,3\n"},
 		{`SELECT count(DISTINCT idx), min(idx), max(idx) FROM events`, "12,0,11\n"},
 	}
 	for _, tc := range tests {
