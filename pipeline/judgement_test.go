@@ -1666,3 +1666,13 @@ func TestJudgementNoModelOperator(t *testing.T) {
 		t.Errorf("step phase:\n%s", section(j.md, "## Evidence", "### Preset tables"))
 	}
 }
+
+// triton_example holds one 2 µs kernel: busy over its whole span by
+// definition, so the cross-check gives no host/device reading.
+func TestJudgementOneGPUOperation(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "triton_example"))
+	if cc := j.crossCheck(); !strings.Contains(cc, "Verdict: inconclusive. No host/device reading: only 1 GPU event over") ||
+		strings.Contains(cc, "gpu-bound") {
+		t.Errorf("cross-check of one GPU operation:\n%s", cc)
+	}
+}

@@ -189,9 +189,16 @@ func Assess(ev *evidence.Evidence) *Gate {
 		}
 		gpuEvents := rr.evs
 		if span > 0 && ((gpuEvents > 0 && gpuEvents < MinGPUEvents) || span < MinGPUSpanNs) {
+			events := fmt.Sprintf("%d GPU events", gpuEvents)
+			if gpuEvents == 1 {
+				events = "1 GPU event"
+			}
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "too_short", Title: "Too little GPU work to judge steady state",
-				Detail: fmt.Sprintf("%d GPU events over a GPU span of %s (%s): a verdict needs at least %d events and %s of GPU span.", gpuEvents, ms(span), where, MinGPUEvents, ms(MinGPUSpanNs))})
-			rg.limits = append(rg.limits, limit{minor: true, why: fmt.Sprintf("only %d GPU events over %s: too little to judge steady state", gpuEvents, ms(span))})
+				Detail: fmt.Sprintf("%s over a GPU span of %s (%s): a verdict needs at least %d events and %s of GPU span.", events, ms(span), where, MinGPUEvents, ms(MinGPUSpanNs))})
+			// One GPU operation is busy over its whole span by definition:
+			// the host and the device have nothing to be read against.
+			rg.limits = append(rg.limits, limit{minor: true, unread: gpuEvents == 1,
+				why: fmt.Sprintf("only %s over %s: too little to judge steady state", events, ms(span))})
 		}
 		if gc, ok := rows["graph_capture"]; ok {
 			share := 0.0
