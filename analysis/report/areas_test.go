@@ -473,3 +473,23 @@ func TestCounterCaptureHostRows(t *testing.T) {
 		}
 	}
 }
+
+// A device the trace does not name is worded from its capability and
+// memory, and says so; without a capability nothing is guessed.
+func TestUnnamedDevice(t *testing.T) {
+	for _, c := range []struct {
+		major, minor any
+		mem          int64
+		platform     string
+		want         string
+	}{
+		{int64(9), int64(4), 206141652992, "rocm", "CDNA3 (gfx942, from GFXIP 9.4) (192 GiB; the trace names no device)"},
+		{int64(9), int64(4), 0, "rocm", "CDNA3 (gfx942, from GFXIP 9.4) (the trace names no device)"},
+		{nil, nil, 206141652992, "rocm", ""},
+		{int64(-1), int64(-1), 0, "cuda", ""},
+	} {
+		if got := unnamedDevice(c.major, c.minor, c.mem, c.platform); got != c.want {
+			t.Errorf("unnamedDevice(%v, %v, %d, %s) = %q, want %q", c.major, c.minor, c.mem, c.platform, got, c.want)
+		}
+	}
+}

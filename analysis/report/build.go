@@ -1,10 +1,12 @@
 package report
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/tracebook/tracebook/analysis/device"
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
 	"github.com/tracebook/tracebook/analysis/table"
@@ -311,6 +313,26 @@ func scopeText(f evidence.Filter) string {
 	return strings.Join(parts, ", ")
 }
 
+// unnamedDevice words a device the trace does not name from what its
+// deviceProperties give: the family its compute capability (GFXIP on
+// ROCm) says (device.Lookup), and its memory; "" when the capability says
+// no family. The vLLM MI300X traces write an empty name with GFXIP 9.4 and
+// 192 GiB.
+func unnamedDevice(major, minor any, mem int64, platform string) string {
+	if major == nil || minor == nil {
+		return ""
+	}
+	c := device.Lookup("", int(num(major)), int(num(minor)), platform)
+	if !c.Known || c.Family == "" || c.CCMajor < 0 {
+		return ""
+	}
+	what := c.Family + " ("
+	if mem > 0 {
+		what += fmt.Sprintf("%.0f GiB; ", float64(mem)/(1<<30))
+	}
+	return what + "the trace names no device)"
+}
+
 // traceMetas reads the traces table: one TraceMeta per trace, its files'
 // ranks, events and span together.
 func traceMetas(b *evidence.Bundle, f evidence.Filter) []TraceMeta {
@@ -350,6 +372,8 @@ func traceMetas(b *evidence.Bundle, f evidence.Filter) []TraceMeta {
 		}
 		if g := str(col(r, "gpu_model")); g != "" && m.Device == "" {
 			m.Device = g
+		} else if g == "" && m.Device == "" {
+			m.Device = unnamedDevice(col(r, "gpu_cc_major"), col(r, "gpu_cc_minor"), i64(col(r, "gpu_total_mem")), str(col(r, "platform")))
 		}
 		sp := spans[name]
 		if v := col(r, "first_ts_ns"); v != nil && i64(v) < sp.first {
