@@ -594,7 +594,7 @@ func stepEvidence(s *areaSlice) (string, *evidence.Gap) {
 		}
 		return "", &evidence.Gap{What: "per-step evidence", Why: "no step in this slice"}
 	}
-	walls := map[string][]int64{}
+	walls, busies := map[string][]int64{}, map[string][]int64{}
 	var phases []string
 	var total, busy, behind, empty int64
 	// Steps without GPU work (a profiler's stub step) are left out of the
@@ -619,6 +619,9 @@ func stepEvidence(s *areaSlice) (string, *evidence.Gap) {
 			phases = append(phases, p)
 		}
 		walls[p] = append(walls[p], w)
+		if t.Col("gpu_busy_ns") >= 0 {
+			busies[p] = append(busies[p], evidence.Int(t, r, "gpu_busy_ns"))
+		}
 		total += w
 		inferred = inferred || evidence.Bool(t, r, "hypothesis")
 		// A step is its host annotation; its GPU work can run long after
@@ -640,7 +643,15 @@ func stepEvidence(s *areaSlice) (string, *evidence.Gap) {
 		if p == "unknown" {
 			label = "of unknown phase"
 		}
-		parts = append(parts, fmtInt(int64(len(ws)))+" "+label+" (median wall "+fmtMs(medianInt(ws))+", "+share(sum, total, "step time")+")")
+		// A wall far above the GPU's busy time is no measure of the step's
+		// GPU work (sglang_qwen3_decode: a 466 ms decode step whose GPU
+		// was busy 9.8 ms, its host held in a copy behind work the trace
+		// does not show): the row says so beside the median.
+		med := "median wall " + fmtMs(medianInt(ws))
+		if bs := busies[p]; worked && len(bs) == len(ws) && 2*medianInt(bs) < medianInt(ws) {
+			med += ", median GPU busy " + fmtMs(medianInt(bs))
+		}
+		parts = append(parts, fmtInt(int64(len(ws)))+" "+label+" ("+med+", "+share(sum, total, "step time")+")")
 	}
 	text := plural(int64(len(t.Rows)), "step", "steps") + " (" + s.where + "): " + strings.Join(parts, "; ") + "."
 	if empty > 0 {

@@ -493,3 +493,23 @@ func TestUnnamedDevice(t *testing.T) {
 		}
 	}
 }
+
+// A step wall far above its GPU busy time is said beside the median
+// (sglang_qwen3_decode: a 466 ms decode step, 9.8 ms of GPU work, its host
+// held in a copy): the wall is no measure of the step's GPU work.
+func TestStepsRowMedianBusy(t *testing.T) {
+	for _, c := range []struct {
+		wall, busy int64
+		want       bool
+	}{{465_717_000, 9_773_000, true}, {20_000_000, 15_000_000, false}} {
+		ev := areaEvidence()
+		ev.Tables["steps"] = &table.Table{Name: "steps", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+			col("phase", "VARCHAR", "TEXT"), col("wall_ns", "BIGINT", "DURATION_NS"), col("gpu_busy_ns", "BIGINT", "DURATION_NS"), col("gpu_events", "BIGINT", "COUNT")},
+			Rows: [][]any{{"job", int64(0), "decode", c.wall, c.busy, int64(558)}}}
+		ev.Gaps = nil
+		got := evidenceOf(ev, "Prefill/decode and steps")
+		if strings.Contains(got, "median GPU busy "+fmtMs(c.busy)) != c.want {
+			t.Errorf("wall %d, busy %d ns: steps row %q", c.wall, c.busy, got)
+		}
+	}
+}
