@@ -1676,3 +1676,27 @@ func TestJudgementOneGPUOperation(t *testing.T) {
 		t.Errorf("cross-check of one GPU operation:\n%s", cc)
 	}
 }
+
+// negative_queue_length_a100 runs DDP with a compiled backward replayed as
+// CUDA graphs, 1.4% of its all-reduce time under computation: the fix says
+// why buckets cannot overlap there, not that DDP already overlaps them.
+func TestJudgementCompiledDDPBackward(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "negative_queue_length_a100"))
+	f := j.one(t, "comm_not_overlapped")
+	if !strings.Contains(f.Fix, "this backward is compiled") || !strings.Contains(f.Fix, "optimize_ddp") || strings.Contains(f.Fix, "already overlaps") {
+		t.Errorf("comm fix: %s", f.Fix)
+	}
+}
+
+// Shared traces' rows that name their subject: h100_owlv2's sync time is
+// aten::copy_'s, not the DataLoader range's named before it; amd_mi250's
+// generic device name gets the family its GFXIP gives.
+func TestJudgementNamedSubjects(t *testing.T) {
+	root := testutil.SharedTraces(t)
+	if j := judge(t, filepath.Join(root, "tracelens", "h100_owlv2")); !strings.Contains(j.md, "Of aten::copy\\_'s self time, up to") || strings.Contains(j.md, "Of that, up to") {
+		t.Errorf("owlv2 ops row:\n%s", section(j.md, "## Evidence", "### Preset tables"))
+	}
+	if j := judge(t, filepath.Join(root, "hta", "amd_mi250_minitoy")); !strings.Contains(j.md, "- Device: AMD Radeon Graphics (CDNA2 (gfx90a, from GFXIP 9.0); 64 GiB)") {
+		t.Errorf("mi250 device:\n%s", section(j.md, "## Trace Metadata", "**Capture quality**"))
+	}
+}

@@ -856,11 +856,18 @@ func overlapFix(ri evidence.RankInfo, w Workload, coll string, transfer bool, ar
 		return "Check what issues the " + coll + ": under FSDP, its prefetch settings (backward_prefetch, forward_prefetch; FSDP2 set_modules_to_*_prefetch) decide the overlap; elsewhere, start the calls with async_op=True and wait only where the result is needed.", ""
 	case "all_reduce":
 		switch {
+		case w.Known && w.DDP && w.Compiled:
+			// A compiled backward hands DDP its gradients at its graphs'
+			// boundaries (negative_queue_length_a100: CompiledFunctionBackward
+			// replayed as CUDA graphs, 1.4% of the all-reduce time under
+			// computation): bucket sizes matter only once the graph is split.
+			return "DDP is built to overlap each gradient bucket's all-reduce with the rest of the backward pass, but this backward is compiled (torch.compile): a compiled backward releases the gradients only at its graphs' boundaries, so buckets that fall inside one graph reduce after it. Check that Dynamo's DDP optimizer splits the compiled graph at the bucket boundaries (torch._dynamo.config.optimize_ddp, on by default; a run that sets it off, or compiles the model before wrapping it in DDP, loses the split) and look in the Perfetto view for all-reduces that start only after the backward's last kernel; bucket_cap_mb matters only once they can overlap. (hypothesis: the trace shows the compiled backward, not the optimizer's setting)",
+				"torch._dynamo.config.optimize_ddp = True  # then: model = torch.compile(DDP(model))"
 		case w.Known && w.DDP && transfer:
-			return "DDP already overlaps its gradient buckets with the backward pass, so what stays exposed is transfer that nothing computes under: where it is the last bucket, after the backward pass's last kernel (see it in the Perfetto view), a smaller bucket_cap_mb leaves less to send once backward ends.",
+			return "DDP is built to overlap its gradient buckets with the backward pass, so what stays exposed is transfer that nothing computes under: where it is the last bucket, after the backward pass's last kernel (see it in the Perfetto view), a smaller bucket_cap_mb leaves less to send once backward ends.",
 				"DDP(model, bucket_cap_mb=10, gradient_as_bucket_view=True)"
 		case w.Known && w.DDP:
-			return "DDP already overlaps its gradient buckets with the backward pass; a smaller bucket_cap_mb helps only with transfer left after the backward pass's last kernel (see where the exposed all-reduce sits in the Perfetto view).", ""
+			return "DDP is built to overlap its gradient buckets with the backward pass; a smaller bucket_cap_mb helps only with transfer left after the backward pass's last kernel (see where the exposed all-reduce sits in the Perfetto view).", ""
 		case w.Known && w.FSDP:
 			return "Under FSDP the all-reduce is not gradient bucketing: find what issues it (the ops area's c10d:: rows) and start it asynchronously (async_op=True) where the data allows.", ""
 		case w.Known && w.BackwardAllReduce:

@@ -306,7 +306,7 @@ func TestCommExposedSplit(t *testing.T) {
 			b:         transfer("profiler_step", []string{"backward", "ddp"}, "all_reduce"),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
 			wantIn:  []string{"4.0 ms (10.0%) was waiting", "all_reduce 194.4 GB/s", "n = 8", "4000.0 MB over 36.0 ms"},
-			wantFix: []string{"DDP already overlaps", "bucket_cap_mb", "after the backward pass"},
+			wantFix: []string{"DDP is built to overlap", "bucket_cap_mb", "after the backward pass"},
 		},
 		{
 			name: "no collective holds most of the time: the largest part, with its share",

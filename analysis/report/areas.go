@@ -382,7 +382,9 @@ func opEvidence(s *areaSlice) (string, *evidence.Gap) {
 	// waiting, not CPU work (sglang_qwen3_decode_mi300x: aten::copy_'s
 	// 463 ms of self time is one hipMemcpyWithStream).
 	if b := blockedIn(s.ev.Table("sync"), top); 2*b >= sums[top] && b > 0 {
-		text += " Of that, up to " + fmtMs(min(b, sums[top])) + " is the host blocked in synchronous runtime calls inside it (waiting for the GPU, not CPU work; see the sync area)."
+		// Named, not "of that": a ranges sentence may stand between
+		// (h100_owlv2: the DataLoader's range, which holds no sync).
+		text += " Of " + name(top) + "'s self time, up to " + fmtMs(min(b, sums[top])) + " is the host blocked in synchronous runtime calls inside it (waiting for the GPU, not CPU work; see the sync area)."
 	}
 	// A first-use runtime call (module loading, context creation) inside an
 	// operator is that operator's self time (amd_mi250_minitoy: a 6.5 ms

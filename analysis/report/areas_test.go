@@ -387,7 +387,7 @@ func TestOpsRowBlockedSelfTime(t *testing.T) {
 	}
 	for _, op := range []string{"aten::copy_", "aten::to"} {
 		ev.Tables["sync"] = sync(op, false)
-		if got := evidenceOf(ev, "CPU operator hotspots"); !strings.Contains(got, "Of that, up to 86.500 ms is the host blocked in synchronous runtime calls inside it") {
+		if got := evidenceOf(ev, "CPU operator hotspots"); !strings.Contains(got, "Of aten::copy_'s self time, up to 86.500 ms is the host blocked in synchronous runtime calls inside it") {
 			t.Errorf("sync under %s: ops row %q", op, got)
 		}
 	}
@@ -474,22 +474,27 @@ func TestCounterCaptureHostRows(t *testing.T) {
 	}
 }
 
-// A device the trace does not name is worded from its capability and
-// memory, and says so; without a capability nothing is guessed.
-func TestUnnamedDevice(t *testing.T) {
+// A device the trace does not name, or names generically, is worded from
+// its capability and memory; a named part stays its name, and without a
+// capability nothing is guessed.
+func TestDeviceText(t *testing.T) {
 	for _, c := range []struct {
+		name         string
 		major, minor any
 		mem          int64
 		platform     string
 		want         string
 	}{
-		{int64(9), int64(4), 206141652992, "rocm", "CDNA3 (gfx942, from GFXIP 9.4) (192 GiB; the trace names no device)"},
-		{int64(9), int64(4), 0, "rocm", "CDNA3 (gfx942, from GFXIP 9.4) (the trace names no device)"},
-		{nil, nil, 206141652992, "rocm", ""},
-		{int64(-1), int64(-1), 0, "cuda", ""},
+		{"", int64(9), int64(4), 206141652992, "rocm", "CDNA3 (gfx942, from GFXIP 9.4) (192 GiB; the trace names no device)"},
+		{"", int64(9), int64(4), 0, "rocm", "CDNA3 (gfx942, from GFXIP 9.4) (the trace names no device)"},
+		{"AMD Radeon Graphics", int64(9), int64(0), 68702699520, "rocm", "AMD Radeon Graphics (CDNA2 (gfx90a, from GFXIP 9.0); 64 GiB)"},
+		{"AMD Instinct MI300X", int64(9), int64(4), 206141652992, "rocm", "AMD Instinct MI300X"},
+		{"NVIDIA H100 80GB HBM3", int64(9), int64(0), 0, "cuda", "NVIDIA H100 80GB HBM3"},
+		{"", nil, nil, 206141652992, "rocm", ""},
+		{"", int64(-1), int64(-1), 0, "cuda", ""},
 	} {
-		if got := unnamedDevice(c.major, c.minor, c.mem, c.platform); got != c.want {
-			t.Errorf("unnamedDevice(%v, %v, %d, %s) = %q, want %q", c.major, c.minor, c.mem, c.platform, got, c.want)
+		if got := deviceText(c.name, c.major, c.minor, c.mem, c.platform); got != c.want {
+			t.Errorf("deviceText(%q, %v, %v, %d, %s) = %q, want %q", c.name, c.major, c.minor, c.mem, c.platform, got, c.want)
 		}
 	}
 }

@@ -313,24 +313,33 @@ func scopeText(f evidence.Filter) string {
 	return strings.Join(parts, ", ")
 }
 
-// unnamedDevice words a device the trace does not name from what its
-// deviceProperties give: the family its compute capability (GFXIP on
-// ROCm) says (device.Lookup), and its memory; "" when the capability says
-// no family. The vLLM MI300X traces write an empty name with GFXIP 9.4 and
-// 192 GiB.
-func unnamedDevice(major, minor any, mem int64, platform string) string {
+// deviceText is the device line of a trace: the name deviceProperties
+// gives, and, where that name does not tell the part (an empty name, as the
+// vLLM MI300X traces write, or ROCm's generic "AMD Radeon Graphics"), the
+// family its compute capability (GFXIP on ROCm) says (device.Lookup) and
+// its memory; "" when neither tells anything.
+func deviceText(name string, major, minor any, mem int64, platform string) string {
 	if major == nil || minor == nil {
-		return ""
+		return name
 	}
-	c := device.Lookup("", int(num(major)), int(num(minor)), platform)
-	if !c.Known || c.Family == "" || c.CCMajor < 0 {
-		return ""
+	c := device.Lookup(name, int(num(major)), int(num(minor)), platform)
+	if !c.Known || !c.Inferred || c.Family == "" {
+		return name
 	}
-	what := c.Family + " ("
+	gib := ""
 	if mem > 0 {
-		what += fmt.Sprintf("%.0f GiB; ", float64(mem)/(1<<30))
+		gib = fmt.Sprintf("%.0f GiB", float64(mem)/(1<<30))
 	}
-	return what + "the trace names no device)"
+	if name == "" {
+		if gib != "" {
+			gib += "; "
+		}
+		return c.Family + " (" + gib + "the trace names no device)"
+	}
+	if gib != "" {
+		gib = "; " + gib
+	}
+	return name + " (" + c.Family + gib + ")"
 }
 
 // traceMetas reads the traces table: one TraceMeta per trace, its files'
@@ -370,10 +379,8 @@ func traceMetas(b *evidence.Bundle, f evidence.Filter) []TraceMeta {
 		if p := str(col(r, "producer")); p != "" && (m.Producer == "" || m.Producer == "unknown") {
 			m.Producer = p
 		}
-		if g := str(col(r, "gpu_model")); g != "" && m.Device == "" {
-			m.Device = g
-		} else if g == "" && m.Device == "" {
-			m.Device = unnamedDevice(col(r, "gpu_cc_major"), col(r, "gpu_cc_minor"), i64(col(r, "gpu_total_mem")), str(col(r, "platform")))
+		if m.Device == "" {
+			m.Device = deviceText(str(col(r, "gpu_model")), col(r, "gpu_cc_major"), col(r, "gpu_cc_minor"), i64(col(r, "gpu_total_mem")), str(col(r, "platform")))
 		}
 		sp := spans[name]
 		if v := col(r, "first_ts_ns"); v != nil && i64(v) < sp.first {
