@@ -1700,3 +1700,13 @@ func TestJudgementNamedSubjects(t *testing.T) {
 		t.Errorf("mi250 device:\n%s", section(j.md, "## Trace Metadata", "**Capture quality**"))
 	}
 }
+
+// cupti_profiler is a CUPTI counter capture: its durations are the kernel
+// replay's, so Capture quality gives no first-use or first-call cause for
+// them (its 1333 ms cudaFree is the trace's sixth).
+func TestJudgementCounterCaptureNoCauses(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "cupti_profiler"))
+	if c := j.capture(); !strings.Contains(c, "CUPTI counter capture") || strings.Contains(c, "First-use runtime calls") || strings.Contains(c, "First calls far slower") {
+		t.Errorf("capture quality:\n%s", c)
+	}
+}

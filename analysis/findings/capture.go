@@ -179,8 +179,14 @@ func Assess(ev *evidence.Evidence) *Gate {
 
 		if cr, ok := rows["counter_range"]; ok {
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "counter_range", Title: "CUPTI counter capture: the timings are synthetic",
-				Detail: fmt.Sprintf("%d cuda_profiler_range events (%s): the range profiler replays each kernel and writes evenly spaced timestamps, so no duration, utilisation or idle time in this trace is real.", cr.count, where)})
+				Detail: fmt.Sprintf("%d cuda_profiler_range events (%s): the range profiler replays each kernel and writes evenly spaced timestamps, so no duration, utilisation or idle time in this trace is real, and no first-use, first-call or held reading is made from them.", cr.count, where)})
 			rg.limits = append(rg.limits, limit{drop: true, unread: true, why: "the trace is a CUPTI counter capture (cuda_profiler_range events): its timings are synthetic"})
+			// The artifacts read from durations would give causes for what
+			// the replay made (cupti_profiler: a 1333 ms cudaFree, its
+			// sixth, read as first use): none is listed.
+			for _, kind := range []string{"first_use", "first_copy", "first_op", "loader_start", "profiler_overhead", "held", "held_wait", "clock_skew"} {
+				delete(rows, kind)
+			}
 		}
 		if n, ids, sampled := sampledRank(ev, rr.trace, rr.rank); sampled {
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "sampled", Title: "A sample of the events: most were dropped",
