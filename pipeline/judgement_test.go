@@ -1710,3 +1710,13 @@ func TestJudgementCounterCaptureNoCauses(t *testing.T) {
 		t.Errorf("capture quality:\n%s", c)
 	}
 }
+
+// torch1.13.1_legacy_smallnet ran on the CPU (aten::mkldnn_convolution)
+// under the legacy profiler: its GPU gap says a CPU run has no GPU numbers,
+// not only that a Kineto build would record them.
+func TestJudgementLegacyCPURun(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "generated-cpu", "torch1.13.1_legacy_smallnet"))
+	if g := j.gaps(); !strings.Contains(g, "a run on the CPU has none, and its operators are the whole story") {
+		t.Errorf("gaps:\n%s", g)
+	}
+}

@@ -166,7 +166,10 @@ func DetectGaps(b *Bundle) {
 		// operator's CUDA time: only a Kineto build's torch.profiler
 		// records kernels as they ran, stacks and memory.
 		legacy := func(ri RankInfo) bool { return ri.Format == "legacy" }
-		add(GapNoGPUEvents, "GPU time, idle time and every kernel-level number", legacyProfiler,
+		// The legacy profiler's trace of a run on the CPU looks the same
+		// (torch1.13.1_legacy_smallnet: aten::mkldnn_convolution): say both.
+		add(GapNoGPUEvents, "GPU time, idle time and every kernel-level number",
+			"the trace holds no GPU activity: a run on the CPU has none, and its operators are the whole story (CPU operator hotspots); for a GPU run: "+legacyProfiler,
 			func(ri RankInfo) bool { return noGPU(ri) && legacy(ri) })
 		add(GapNoGPUEvents, "GPU time, idle time and every kernel-level number",
 			"the trace holds no kernels (a CPU-only capture, or activities=[ProfilerActivity.CPU])",
