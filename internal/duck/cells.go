@@ -104,6 +104,7 @@ func resultOf(rs driver.Rows) *mapping.Result {
 
 // chunkCells is the current row of a chunk of a result, as Cells.
 type chunkCells struct {
+	res  *mapping.Result // what tableCells reads from
 	cols []chunkCol
 	row  int
 	// strs holds one Go copy of each distinct text read: the cross-view's
@@ -283,3 +284,91 @@ func stringAt(data unsafe.Pointer, i int) []byte {
 
 // errNoCells says a connection is not the DuckDB driver's.
 var errNoCells = fmt.Errorf("not a DuckDB connection")
+
+// tableCells reads a result's chunks into a table's rows, with the values
+// the driver and cell give (nil, bool, int64, float64 or string).
+type tableCells struct {
+	chunkCells
+}
+
+// newTableCells returns the reader of res's chunks into rows, nil when a
+// column has a type chunkCells does not read, or an alias (JSON, which the
+// driver decodes).
+func newTableCells(res *mapping.Result) *tableCells {
+	n := int(mapping.ColumnCount(res))
+	for i := 0; i < n; i++ {
+		lt := mapping.ColumnLogicalType(res, mapping.IdxT(i))
+		alias := mapping.LogicalTypeGetAlias(lt)
+		mapping.DestroyLogicalType(&lt)
+		if alias != "" {
+			return nil
+		}
+	}
+	c := newChunkCells(res)
+	if c == nil {
+		return nil
+	}
+	c.res = res
+	return &tableCells{*c}
+}
+
+// read appends the rows of the result to t, at most maxRows of them (all
+// when maxRows <= 0); more says that rows remain.
+func (c *tableCells) read(t *table.Table, maxRows int) (more bool, err error) {
+	ncols := len(c.cols)
+	var block []any
+	for {
+		ch := mapping.FetchChunk(*c.res)
+		if ch.Ptr == nil {
+			return false, nil
+		}
+		n := c.load(ch)
+		for c.row = 0; c.row < n; c.row++ {
+			if maxRows > 0 && len(t.Rows) >= maxRows {
+				mapping.DestroyDataChunk(&ch)
+				return true, nil
+			}
+			if len(block) < ncols {
+				block = make([]any, ncols*rowBlock)
+			}
+			row := block[:ncols:ncols]
+			block = block[ncols:]
+			for i := range c.cols {
+				row[i] = c.value(i)
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		mapping.DestroyDataChunk(&ch)
+	}
+}
+
+// value is the current row's cell of column i as the driver gives it,
+// after cell: an ENUM's word, a text, a bool, an integer as int64 (an
+// unsigned one past int64 as float64), a float as float64; nil for NULL.
+func (c *tableCells) value(i int) any {
+	col := &c.cols[i]
+	if c.null(col) {
+		return nil
+	}
+	if col.words != nil {
+		s, _ := c.Str(i)
+		return s
+	}
+	switch col.typ {
+	case mapping.TypeVarchar:
+		s, _ := c.Str(i)
+		return s
+	case mapping.TypeBoolean:
+		return *(*bool)(unsafe.Add(col.data, c.row))
+	case mapping.TypeDouble:
+		return *(*float64)(unsafe.Add(col.data, c.row*8))
+	case mapping.TypeFloat:
+		return float64(*(*float32)(unsafe.Add(col.data, c.row*4)))
+	case mapping.TypeUBigInt:
+		if u := *(*uint64)(unsafe.Add(col.data, c.row*8)); u > math.MaxInt64 {
+			return float64(u)
+		}
+	}
+	v, _ := c.Int(i)
+	return v
+}

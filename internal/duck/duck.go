@@ -9,7 +9,9 @@ import (
 	"database/sql/driver"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
 	"net/url"
@@ -297,24 +299,18 @@ func (d *DB) diskFull(err error) error {
 // line and the position of a syntax error).
 func (d *DB) Query(ctx context.Context, query string, maxRows int, args ...any) (*table.Table, error) {
 	defer timeStatement(query)()
-	rows, err := d.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, d.diskFull(err)
-	}
-	defer rows.Close()
-	t, more, err := readTable(rows, maxRows)
+	t, more, err := d.queryTable(ctx, query, maxRows, args)
 	if err != nil || !more {
 		return t, d.diskFull(err)
 	}
 	// Past the cap, count instead of reading every row (a SELECT * over
 	// millions of events would convert them all); a statement that cannot
 	// be wrapped is read to its end.
-	rows.Close()
 	if n, ok := d.countRows(ctx, query, args); ok {
 		t.Total = n
 		return t, nil
 	}
-	rows, err = d.db.QueryContext(ctx, query, args...)
+	rows, err := d.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -461,32 +457,104 @@ func stripComments(q string) string {
 // rowBlock is how many rows' cells readTable allocates at once.
 const rowBlock = 256
 
-// readTable reads at most maxRows rows (all when maxRows <= 0); more says
-// that rows remain.
-func readTable(rows *sql.Rows, maxRows int) (t *table.Table, more bool, err error) {
-	types, err := rows.ColumnTypes()
+// queryTable runs query on a connection of its own and reads at most
+// maxRows rows of its result (all when maxRows <= 0) as readTable does;
+// more says that rows remain. The arguments are converted as
+// database/sql converts them.
+func (d *DB) queryTable(ctx context.Context, query string, maxRows int, args []any) (t *table.Table, more bool, err error) {
+	conn, err := d.db.Conn(ctx)
 	if err != nil {
 		return nil, false, err
 	}
-	t = &table.Table{Columns: make([]table.Column, len(types)), Rows: [][]any{}}
-	for i, ct := range types {
-		t.Columns[i] = table.Column{Name: ct.Name(), Type: ct.DatabaseTypeName()}
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		qc, ok := dc.(driver.QueryerContext)
+		if !ok {
+			return errNoCells
+		}
+		named, err := namedArgs(dc, args)
+		if err != nil {
+			return err
+		}
+		rs, err := qc.QueryContext(ctx, query, named)
+		if err != nil {
+			return err
+		}
+		t, more, err = readTable(rs, maxRows)
+		return err
+	})
+	if err != nil {
+		return nil, false, err
 	}
-	vals := make([]any, len(types))
-	ptrs := make([]any, len(types))
-	for i := range vals {
-		ptrs[i] = &vals[i]
+	return t, more, nil
+}
+
+// namedArgs converts args for the driver connection dc as database/sql
+// does: the values the driver checks itself (lists, maps, its own types)
+// as they are, the others by the default converter.
+func namedArgs(dc any, args []any) ([]driver.NamedValue, error) {
+	named := make([]driver.NamedValue, len(args))
+	checker, _ := dc.(driver.NamedValueChecker)
+	for i, a := range args {
+		nv := driver.NamedValue{Ordinal: i + 1, Value: a}
+		if na, ok := a.(sql.NamedArg); ok {
+			nv.Name, nv.Value = na.Name, na.Value
+		}
+		err := driver.ErrSkip
+		if checker != nil {
+			err = checker.CheckNamedValue(&nv)
+		}
+		if errors.Is(err, driver.ErrSkip) {
+			nv.Value, err = driver.DefaultParameterConverter.ConvertValue(nv.Value)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sql: converting argument $%d type: %w", i+1, err)
+		}
+		named[i] = nv
 	}
+	return named, nil
+}
+
+// readTable reads at most maxRows rows of rs (all when maxRows <= 0) and
+// closes it; more says that rows remain. A result whose columns chunkCells
+// reads is read from DuckDB's vectors (tableCells), without the driver
+// boxing every value and database/sql converting it once more: SELECT *
+// FROM evidence_base_events of the vLLM H100 trace (47,522 rows of 23
+// columns) in 46 against 73 ms, the least of 20 runs each. Any other
+// result goes through the driver's rows. Both give the values cell gives
+// the driver's.
+func readTable(rs driver.Rows, maxRows int) (t *table.Table, more bool, err error) {
+	defer rs.Close()
+	cols := rs.Columns()
+	t = &table.Table{Columns: make([]table.Column, len(cols)), Rows: [][]any{}}
+	typed, _ := rs.(driver.RowsColumnTypeDatabaseTypeName)
+	for i, name := range cols {
+		t.Columns[i] = table.Column{Name: name}
+		if typed != nil {
+			t.Columns[i].Type = typed.ColumnTypeDatabaseTypeName(i)
+		}
+	}
+	if res := resultOf(rs); res != nil {
+		if c := newTableCells(res); c != nil {
+			more, err = c.read(t, maxRows)
+			t.Total = int64(len(t.Rows))
+			return t, more, err
+		}
+	}
+	vals := make([]driver.Value, len(cols))
 	// Rows are cut from blocks of cells: one allocation per block instead
 	// of one per row (a cross-view reads 150,000 rows).
 	var block []any
-	for rows.Next() {
+	for {
+		if err := rs.Next(vals); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, false, err
+		}
 		if maxRows > 0 && len(t.Rows) >= maxRows {
 			t.Total = int64(len(t.Rows))
 			return t, true, nil
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, false, err
 		}
 		if len(block) < len(vals) {
 			block = make([]any, len(vals)*rowBlock)
@@ -499,7 +567,7 @@ func readTable(rows *sql.Rows, maxRows int) (t *table.Table, more bool, err erro
 		t.Rows = append(t.Rows, row)
 	}
 	t.Total = int64(len(t.Rows))
-	return t, false, rows.Err()
+	return t, false, nil
 }
 
 // cell converts a value scanned from DuckDB to nil, bool, int64, float64 or string.
