@@ -229,17 +229,21 @@ _ri AS (
 _gr AS (
   SELECT trace, g, count(DISTINCT rank) AS nranks FROM _ri GROUP BY ALL
 ),
+-- one_coll: the ranks name one collective (count(DISTINCT coll) = 1);
+-- l2: the second latest start. A DISTINCT aggregate and a sorted list per
+-- instance cost this preset about 10% of its time (vLLM H100, one thread:
+-- 56 → 50 ms of CPU, the least of 20 runs).
 _i AS (
   SELECT ri.trace, ri.g, ri.inst,
-    count(*) AS nr, count(DISTINCT ri.coll) AS nc, max(ri.gs) AS gs,
+    count(*) AS nr, coalesce(min(ri.coll) = max(ri.coll), false) AS one_coll, max(ri.gs) AS gs,
     max(ri.s) AS lst, min(ri.e) AS emin, min(ri.s) AS smin, max(ri.e) AS emax, sum(ri.s) AS ssum,
     arg_max(ri.rank, (ri.s, -ri.rank)) AS last_rank,
-    list_sort(list(ri.s), 'DESC')[2] AS l2
+    max(ri.s, 2)[2] AS l2
   FROM _ri ri GROUP BY ALL
 ),
 _iv AS (
   SELECT i.*,
-    i.nr >= 2 AND i.nc = 1 AND i.lst <= i.emin AND i.nr = coalesce(i.gs, t.world, gr.nranks) AS ok
+    i.nr >= 2 AND i.one_coll AND i.lst <= i.emin AND i.nr = coalesce(i.gs, t.world, gr.nranks) AS ok
   FROM _i i JOIN _gr gr ON gr.trace = i.trace AND gr.g = i.g
   LEFT JOIN _tr t ON t.trace = i.trace
 ),
