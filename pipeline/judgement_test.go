@@ -1720,3 +1720,79 @@ func TestJudgementLegacyCPURun(t *testing.T) {
 		t.Errorf("gaps:\n%s", g)
 	}
 }
+
+// A rank whose first GPU work starts long after its launch returned, with
+// nothing before it on the device (vllm_decode_full_mi300x: 7.8 ms), waited
+// on work the trace does not show or has offset clocks: Capture quality
+// says so. A first kernel that starts on time gets no such line.
+func TestJudgementLateStart(t *testing.T) {
+	build := func(firstAt float64) string {
+		k := newJT(jH100, 0, 1)
+		k.gpu("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", k.call("cudaMemcpyAsync", 10, 5), 7, firstAt, 5,
+			map[string]any{"bytes": 4096})
+		k.steps(1, 60, 4000, 1000, func(step int, at float64) {
+			k.busyStep(at, "sm90_xmma_gemm_bf16bf16_bf16f32")
+		})
+		return k.write(t, t.TempDir(), "late.json")
+	}
+	want := "The rank's first GPU work, Memcpy HtoD (Pinned -\\> Device), started 3.0 ms after its launching call returned"
+	if c := judge(t, build(3000)).capture(); !strings.Contains(c, want) {
+		t.Errorf("late first copy, capture quality:\n%s", c)
+	}
+	if c := judge(t, build(20)).capture(); strings.Contains(c, "first GPU work started long after its launch") {
+		t.Errorf("first copy on time, capture quality:\n%s", c)
+	}
+}
+
+// A capped finding carries its cap into the Hypotheses list too:
+// amd_mi250_minitoy's 16 GPU events cannot support its fusion lever.
+func TestJudgementCappedHypotheses(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "amd_mi250_minitoy"))
+	h := section(j.md, "## Hypotheses", "## Evidence")
+	for _, l := range strings.Split(h, "\n") {
+		if strings.HasPrefix(l, "- Eager elementwise") && !strings.Contains(l, "Confidence capped: Only 16 GPU events over 8.9 ms") {
+			t.Errorf("fusion hypothesis without its cap: %s", l)
+		}
+	}
+	if !strings.Contains(h, "- Eager elementwise") {
+		t.Errorf("hypotheses:\n%s", h)
+	}
+}
+
+// An attention computed eagerly (bmm, softmax, bmm) spends its time in the
+// softmax over the whole score matrix: the fix is a fused attention
+// (scaled_dot_product_attention). A rank that already runs a fused
+// attention kernel, or whose softmax has no batched matmul beside it, gets
+// no such finding.
+func TestJudgementEagerAttention(t *testing.T) {
+	const softmax = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, c10::BFloat16, float, c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(c10::BFloat16*, c10::BFloat16 const*, int)"
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+	build := func(bmm bool, extra string) string {
+		k := newJT(jH100, 0, 1)
+		k.steps(1, 30, 0, 1000, func(step int, at float64) {
+			k.op("cpu_op", "aten::linear", at+5, 10)
+			if bmm {
+				k.op("cpu_op", "aten::bmm", at+20, 10)
+			}
+			k.kernel(gemm, at+20, at+30, 200)
+			k.op("cpu_op", "aten::_softmax", at+40, 10)
+			k.kernel(softmax, at+40, at+240, 500)
+			if extra != "" {
+				k.kernel(extra, at+60, at+750, 100)
+			}
+		})
+		return k.write(t, t.TempDir(), "attn.json")
+	}
+	j := judge(t, build(true, ""))
+	f := j.one(t, "eager_attention")
+	if !strings.Contains(f.Fix, "scaled_dot_product_attention") || !strings.Contains(f.Observation, "Largest: cunn_SoftMaxForward") ||
+		!strings.Contains(f.Observation, "30 batched matmuls") {
+		t.Errorf("eager attention: %s | %s", f.Observation, f.Fix)
+	}
+	if fs := judge(t, build(true, "void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<64, 128, 128, 4> >(pytorch_flash::Flash_fwd_params)")).of("eager_attention"); len(fs) != 0 {
+		t.Errorf("flagged beside a fused attention kernel: %s", fs[0].Observation)
+	}
+	if fs := judge(t, build(false, "")).of("eager_attention"); len(fs) != 0 {
+		t.Errorf("flagged without a batched matmul: %s", fs[0].Observation)
+	}
+}

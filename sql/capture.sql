@@ -66,6 +66,14 @@
 --     before that call returned is the host's, whatever else was queued.
 --     Parts under 30 us are left out: the gaps between queued kernels
 --     (HTA's kernel_wait), not a hold.
+--   late_start: the rank's first GPU work (no GPU work of the trace
+--     before it), when it started 1 ms or more after its launching call
+--     returned: the device was busy with work the trace does not show (a
+--     step before the window, another process) or its clock is offset from
+--     the host's. From the call's return to the work's start; it lies
+--     before the GPU span, so no rule judges it (not in excluded).
+--     vllm_decode_full_mi300x: its first copy, launched at 0.5 ms, starts
+--     7.8 ms later.
 --   held_wait: blocking calls (syncs, copies) of which 1 ms or more lies
 --     in idle gaps of 1 ms or more between the rank's GPU work
 --     (evidence_base_waits), edge syncs (below) left to edge_sync: the host
@@ -284,6 +292,10 @@ _art AS (
   FROM _linked
   WHERE pm IS NOT NULL AND ts_ns - le >= 1000000
     AND ts_ns - greatest(pm, le) >= 30000
+  UNION ALL
+  SELECT trace, rank, 'late_start', name, le, ts_ns
+  FROM _linked
+  WHERE pm IS NULL AND ts_ns - le >= 1000000
   UNION ALL
   SELECT g.trace, g.rank, 'pre_window', g.name, g.ts_ns, g.end_ns
   FROM _gpu g

@@ -68,8 +68,10 @@ func TestModuleSize(t *testing.T) {
 	// grew the core by about 130 KB gzip, and leaving package regexp out
 	// (analysis/internal/rx) took 117 KB off it: 1.58 MB. The page stays
 	// under its 3 MB target through the base85 encoding; the guard catches
-	// a heavy package pulled into the viewer.
-	const limit = 1_650_000
+	// a heavy package pulled into the viewer. The rules' own text has since
+	// taken most of the room left (1.652 MB with the unfused-attention
+	// lever); the page's 3 MB target is TestReportSize's.
+	const limit = 1_700_000
 	if len(mod) > limit {
 		t.Errorf("viewer module is %d bytes gzip, want at most %d (keep heavy packages out of wasm/viewer)", len(mod), limit)
 	}

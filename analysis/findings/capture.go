@@ -184,7 +184,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 			// The artifacts read from durations would give causes for what
 			// the replay made (cupti_profiler: a 1333 ms cudaFree, its
 			// sixth, read as first use): none is listed.
-			for _, kind := range []string{"first_use", "first_copy", "first_op", "loader_start", "profiler_overhead", "held", "held_wait", "clock_skew"} {
+			for _, kind := range []string{"first_use", "first_copy", "first_op", "loader_start", "profiler_overhead", "held", "held_wait", "clock_skew", "late_start"} {
 				delete(rows, kind)
 			}
 		}
@@ -268,7 +268,11 @@ func Assess(ev *evidence.Evidence) *Gate {
 				which = fmt.Sprintf("%s in total; the longest a %s of %s", ms(es.total), es.name, ms(es.max))
 			}
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "edge_sync", Title: "Synchronisations at the window's edge",
-				Detail: fmt.Sprintf("%d sync %s (%s) after the last GPU work started, before the first launch (waiting for work launched before the window) or outside every step (%s): the profiler's start or stop synchronisation or a harness sync, not the loop's; the sync rule leaves them out.", es.count, noun(es.count, "call", "calls"), which, where)})
+				Detail: fmt.Sprintf("%d sync %s (%s) after the last GPU work started, before the first launch (waiting for work launched before the window) or outside every step (%s): what they wait for lies outside the window (the profiler's start or stop synchronisation, a harness sync, or a step's wait for the previous step's work), so the sync rule leaves them out.", es.count, noun(es.count, "call", "calls"), which, where)})
+		}
+		if ls, ok := rows["late_start"]; ok {
+			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "late_start", Title: "The first GPU work started long after its launch (work the trace does not show, or offset clocks)",
+				Detail: fmt.Sprintf("The rank's first GPU work, %s, started %s after its launching call returned, with no GPU work of the trace before it (%s): the device was busy with work the trace does not show (a step before the window, another process) or its clock is offset from the host's. The GPU span begins there, so no rule judges that time, and the host's work before it cannot be read against the device.", ls.name, ms(ls.total), where)})
 		}
 		if ri.HasPythonStacks {
 			rg.limits = append(rg.limits, limit{rules: map[string]bool{"host_bound_idle": true, "launch_bound": true},

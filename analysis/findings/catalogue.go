@@ -176,7 +176,7 @@ var AnchorWords = map[string]string{
 	"host_wait": "longest host-wait GPU gap", "dataloader": "longest DataLoader call", "comm": "longest communication kernel",
 	"kernel": "longest kernel", "elementwise": "longest eager elementwise or reduction kernel",
 	"memory": "allocator peak", "fp32": "longest fp32 SIMT GEMM or convolution", "slow": "longest slow instance of the finding's kernel",
-	"tiny": "longest tiny kernel",
+	"tiny": "longest tiny kernel", "softmax": "longest eager softmax kernel",
 }
 
 // MarkedAnchors are the anchor kinds that are no row of
@@ -184,7 +184,7 @@ var AnchorWords = map[string]string{
 // rule's marks flag among the preset's kernel_name and host_name rows
 // (report.PlaceAnchor), so that the names are judged by the rule's own
 // predicate only.
-var MarkedAnchors = map[string]bool{"dataloader": true, "elementwise": true, "fp32": true, "slow": true, "tiny": true}
+var MarkedAnchors = map[string]bool{"dataloader": true, "elementwise": true, "fp32": true, "slow": true, "tiny": true, "softmax": true}
 
 // gpuIdle is what a flagged GPU idle gap is.
 const gpuIdle = "GPU idle: no kernel, copy or memset ran on this rank"
@@ -269,6 +269,16 @@ var Rules = []Rule{
 		Marks: &Marks{Event: func(e Event, _ Subject) bool { return e.Kind == "kernel" && eagerElementwise(e.Class, e.Name) },
 			Named: MarkText{Prefix: "eager elementwise: ", What: "an eager at::native elementwise or reduction kernel, which a compiler could fuse with its neighbours"}},
 		Anchor: "elementwise", Constraint: crossview.VerdictGPU},
+	{ID: "eager_attention", Doc: "eager softmax kernels beside batched matmuls, with no fused attention kernel: an attention that stores its score matrix; use scaled_dot_product_attention",
+		Thresholds: []string{"attention_softmax_share", "gpu_busy_critical"}, eval: eagerAttention,
+		Step: &StepMeasure{What: "GPU time in eager softmax kernels", Values: func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {
+			return sumSteps(b.Table("kernels"), tr, rk, "total_ns", func(t *table.Table, r int) bool {
+				return eagerSoftmax(evidence.Str(t, r, "class"), evidence.Str(t, r, "name"))
+			})
+		}},
+		Marks: &Marks{Event: func(e Event, _ Subject) bool { return e.Kind == "kernel" && eagerSoftmax(e.Class, e.Name) },
+			Named: MarkText{Prefix: "eager softmax: ", What: "an eager softmax kernel, which a fused attention kernel would not run"}},
+		Anchor: "softmax", Constraint: crossview.VerdictGPU},
 	{ID: "kernel_slow_instances", Doc: "a kernel's slowest instances run far above its median and add up to a share of busy time (shape, clocks or contention)",
 		Thresholds: []string{"slow_instance_ratio", "slow_instance_share", "slow_instance_min_count", "slow_instance_tail"}, eval: slowInstances,
 		Subject: slowSubject,

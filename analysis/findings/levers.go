@@ -8,6 +8,7 @@ package findings
 //
 //   fp32_no_tensor_cores   fp32 GEMMs and convolutions on the SIMT path
 //   elementwise_dominated  eager elementwise/reduction kernels: a fusion lever
+//   eager_attention        an unfused attention: eager softmax beside batched matmuls
 //   kernel_slow_instances  a kernel's slowest instances far above its median
 //   short_kernel_storm     a busy GPU running mostly tiny kernels
 //   memory_peak            the allocator peak near the device's memory
@@ -15,6 +16,7 @@ package findings
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -547,6 +549,9 @@ func shortName(n string) string {
 		if j := strings.LastIndex(base, "::"); j >= 0 {
 			base = base[j+2:]
 		}
+		// A kernel whose arguments name no op is named by itself
+		// (cunn_SoftMaxForward), not cut at "(anonymous namespace)".
+		label = base
 		for _, m := range opRE.FindAllString(n[i:], -1) {
 			if !genericOps[m] {
 				label = base + " (" + m + ")"
@@ -661,6 +666,122 @@ func elementwiseDominated(c *ctx) []evidence.Finding {
 			}
 			f.Fix = "Fuse the chains of elementwise ops into single kernels: " + fix
 			f.Snippet = snip
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// --- eager_attention --------------------------------------------------------
+
+// eagerSoftmax: PyTorch's own softmax kernels, forward or backward (at::native's
+// cunn_SoftMax* and the warp softmax), not a compiler's fused ones.
+func eagerSoftmax(class, name string) bool {
+	return class == "COMP" && !strings.HasPrefix(name, "triton_") &&
+		(strings.Contains(name, "cunn_SoftMax") || strings.Contains(name, "softmax_warp_"))
+}
+
+// fusedAttention: a kernel that computes attention without storing its
+// score matrix (FlashAttention, cuDNN/CUTLASS fmha, PyTorch's
+// memory-efficient kernels, the serving engines' paged attention).
+func fusedAttention(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range []string{"flash", "fmha", "attention", "attn", "cutlassf"} {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// opCalls counts the rank's calls of the operators named (the ops area).
+func (c *ctx) opCalls(trace string, rank int, names ...string) int64 {
+	o := c.ev.Table("ops")
+	var n int64
+	for _, r := range c.rankRows(o, trace, rank) {
+		if slices.Contains(names, evidence.Str(o, r, "name")) {
+			n += evidence.Int(o, r, "count")
+		}
+	}
+	return n
+}
+
+// eagerAttention: eager softmax kernels take a large share of GPU busy time
+// on a rank that runs no fused attention kernel and whose operators run
+// batched matmuls beside the softmax: an attention computed as matmul,
+// softmax, matmul, which writes and reads the whole score matrix (h100_owlv2:
+// cunn_SoftMaxForward is 46% of kernel time, more than its GEMMs).
+func eagerAttention(c *ctx) []evidence.Finding {
+	k := c.ev.Table("kernels")
+	if k == nil {
+		return nil
+	}
+	type acc struct {
+		l            lever
+		soft, count  int64
+		top          int
+		bmm, softmax int64
+	}
+	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
+		if rr.busy <= 0 {
+			return nil, 0, false
+		}
+		a := &acc{top: -1}
+		for _, r := range c.rankRows(k, rr.trace, rr.rank) {
+			n, class := evidence.Str(k, r, "name"), evidence.Str(k, r, "class")
+			if class == "COMP" && fusedAttention(n) {
+				return nil, 0, false // the model already runs a fused attention: the softmax is another's
+			}
+			if eagerSoftmax(class, n) {
+				a.soft += evidence.Int(k, r, "total_ns")
+				a.count += evidence.Int(k, r, "count")
+				if a.top < 0 || evidence.Int(k, r, "total_ns") > evidence.Int(k, a.top, "total_ns") {
+					a.top = r
+				}
+			}
+		}
+		share := float64(a.soft) / float64(rr.busy)
+		if share < c.th["attention_softmax_share"] {
+			return nil, 0, false
+		}
+		// aten::matmul of batched operands and aten::softmax call these
+		// two, which are counted alone.
+		a.bmm = c.opCalls(rr.trace, rr.rank, "aten::bmm", "aten::baddbmm")
+		a.softmax = c.opCalls(rr.trace, rr.rank, "aten::_softmax")
+		if a.bmm == 0 || a.softmax == 0 {
+			return nil, 0, false // no matmul beside it: a classifier's or a router's softmax, not an attention's
+		}
+		a.l = c.leverOf(rr)
+		return a, share, true
+	})
+	var out []evidence.Finding
+	for _, b := range picks {
+		a := b.acc.(*acc)
+		l := a.l
+		if l.serving {
+			continue // vLLM and SGLang choose their attention backends themselves
+		}
+		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis", Severity: "minor",
+			Title: "An unfused attention: eager softmax kernels take a large share of GPU time",
+			Observation: fmt.Sprintf("PyTorch's eager softmax kernels took %s in %d launches, %s of GPU busy time; the GPU was busy %s of its span (%s)%s. No fused attention kernel (FlashAttention, fmha, memory-efficient) ran, and the operators ran %d batched matmuls (aten::bmm, baddbmm) beside %d softmaxes (aten::_softmax): attention computed as matmul, softmax, matmul, which writes and reads the whole score matrix. Largest: %s (%s).",
+				ms(a.soft), a.count, pct(b.score), pct(l.busyShare()), c.where(b.trace, b.rank), others(b.n), a.bmm, a.softmax,
+				shortName(evidence.Str(k, a.top, "name")), ms(evidence.Int(k, a.top, "total_ns"))) + c.preWindowNote(b.trace, b.rank, a.soft),
+			Evidence: []evidence.Ref{ref("kernels", "rank", itoa(b.rank), "name", "*cunn_SoftMax*|*softmax_warp_*"), ref("ranks", "rank", itoa(b.rank))},
+			Impact:   float64(a.soft) / float64(l.span()),
+			ImpactOf: c.shareOf("the GPU span", b.trace, b.rank),
+			Scope:    evidence.Scope{Producers: []string{l.ri.Producer}, Platforms: []string{l.ri.Platform}},
+			Verify:   "Re-profile: the softmax and batched-matmul kernels give way to one fused attention kernel per layer (flash, fmha or efficient_attention in its name), and GPU busy time falls.",
+			Refute:   "The softmax is not an attention's (a classifier's or a router's beside unrelated matmuls), or its rows are short, so the score matrix is small and a fused kernel saves little.",
+			Snippet:  "out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # not softmax(q @ k.transpose(-2, -1) * scale) @ v",
+		}
+		if l.busyShare() >= c.th["gpu_busy_critical"] {
+			f.Severity = "critical"
+		}
+		sdpa := "call torch.nn.functional.scaled_dot_product_attention, which runs a FlashAttention or memory-efficient kernel where the device and dtype allow and never stores the score matrix. A Hugging Face model whose class supports it takes attn_implementation=\"sdpa\" in from_pretrained (a class without that support raises an error: then replace its attention's matmul-softmax-matmul with that call)."
+		if why, old := l.oldTorch(2, 0); old {
+			f.Fix = "Upgrade to PyTorch >= 2.0 (" + why + "), then " + sdpa
+		} else {
+			f.Fix = "Fuse the attention: " + sdpa
 		}
 		out = append(out, f)
 	}

@@ -68,6 +68,11 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 			if f.Refute != "" {
 				h += " (refuted if: " + f.Refute + ")"
 			}
+			if f.Caveat != "" {
+				// A capped finding's limits go with it wherever it is
+				// listed, not only in the issues above.
+				h += " Confidence capped: " + f.Caveat
+			}
 			d.Hypotheses = append(d.Hypotheses, h)
 		}
 	}
