@@ -1796,3 +1796,37 @@ func TestJudgementEagerAttention(t *testing.T) {
 		t.Errorf("flagged without a batched matmul: %s", fs[0].Observation)
 	}
 }
+
+// Held work (launched, the device idle, not run) in step after step is the
+// loop's own stall, which the summary leads with (negative_queue_length_a100:
+// ~64 ms in each of its 5 steps); a hold in one step stays a capture
+// artifact.
+func TestJudgementRecurringHold(t *testing.T) {
+	build := func(heldSteps int) string {
+		k := newJT(jA100, 0, 1)
+		k.steps(1, 6, 0, 12000, func(step int, at float64) {
+			k.op("cpu_op", "aten::mm", at+5, 40)
+			k.kernel("ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn", at+10, at+20, 2000)
+			start := at + 2030.0
+			if step <= heldSteps {
+				start = at + 7000 // launched at +30 µs, run 7 ms later with the GPU idle
+			}
+			k.kernel("ampere_bf16_s16816gemm_bf16_128x256_ldg8_f2f_tn", at+30, start, 2000)
+			for i := 0; i < 10; i++ {
+				k.kernel("ampere_bf16_s16816gemm_bf16_64x64_ldg8_f2f_tn", at+40+float64(i)*5, start+2010+float64(i)*200, 190)
+			}
+		})
+		return k.write(t, t.TempDir(), "held.json")
+	}
+	j := judge(t, build(6))
+	if s := j.summary(); !strings.Contains(s, "the held part recurs: 6 of the 6 steps of rank 0 of t hold 1 ms or more of it") {
+		t.Errorf("recurring hold, summary:\n%s", s)
+	}
+	if c := j.capture(); !strings.Contains(c, "step after step") {
+		t.Errorf("recurring hold, capture quality:\n%s", c)
+	}
+	j = judge(t, build(1))
+	if s := j.summary() + j.capture(); strings.Contains(s, "recurs") || !strings.Contains(s, "GPU idle with launched work waiting") {
+		t.Errorf("one-off hold:\n%s", s)
+	}
+}

@@ -119,6 +119,7 @@
 -- span_ns: Part of the merged intervals inside the rank's GPU span (first GPU start to last GPU end). DURATION_NS
 -- first_ns: First start, from the trace's first event. TIMESTAMP_NS
 -- last_ns: Last end, from the trace's first event. TIMESTAMP_NS
+-- steps: held only: the steps (of its launching calls) in which held work left the GPU idle 1 ms or more at once, summed over ranks when merged; NULL for the other kinds. COUNT
 --
 -- PARAMS: the four of evidence_base: $1 trace (TEXT, '' = every trace), $2
 --   rank (INT, -1 = every rank), $3 window start and $4 window end
@@ -133,7 +134,7 @@ _t0 AS (
 -- than storing every GPU event with its name (×21 vLLM: this preset 2.1 s
 -- → 1.7 s).
 _gpu AS NOT MATERIALIZED (
-  SELECT trace, rank, kind, name, ts_ns, end_ns, correlation
+  SELECT trace, rank, kind, name, ts_ns, end_ns, correlation, step
   FROM evidence_base_events
   WHERE tb_gpu_work(kind) AND ts_ns IS NOT NULL
 ),
@@ -141,7 +142,7 @@ _gspan AS (
   SELECT trace, rank, min(ts_ns) AS gs, max(end_ns) AS ge FROM _gpu GROUP BY trace, rank
 ),
 _gpm AS (
-  SELECT trace, rank, kind, name, ts_ns, correlation,
+  SELECT trace, rank, kind, name, ts_ns, correlation, step,
     max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
   FROM _gpu
 ),
@@ -176,8 +177,15 @@ _launch AS (
 -- The GPU work with its launching call, joined once for held and
 -- clock_skew.
 _linked AS (
-  SELECT g.trace, g.rank, g.name, g.ts_ns, g.pm, l.ls, l.le
+  SELECT g.trace, g.rank, g.name, g.ts_ns, g.step, g.pm, l.ls, l.le
   FROM _gpm g JOIN _launch l ON l.trace = g.trace AND l.rank = g.rank AND l.correlation = g.correlation
+),
+-- The steps in which held work (below) leaves the GPU idle 1 ms or more
+-- at once: a hold in step after step is the loop's own, not a one-off.
+_heldsteps AS (
+  SELECT trace, rank, count(DISTINCT step) AS steps FROM _linked
+  WHERE pm IS NOT NULL AND ts_ns - le >= 1000000 AND ts_ns - greatest(pm, le) >= 1000000 AND step >= 0
+  GROUP BY trace, rank
 ),
 _first_corr AS (
   SELECT trace, rank, min(correlation) AS c0 FROM _rt WHERE correlation IS NOT NULL GROUP BY trace, rank
@@ -376,14 +384,16 @@ _sum AS (
 SELECT s.trace, s.rank, s.kind, s.name,
   CAST(s.count AS BIGINT) AS count, CAST(s.total_ns AS BIGINT) AS total_ns, CAST(s.max_ns AS BIGINT) AS max_ns,
   CAST(coalesce(o.idle_ns, 0) AS BIGINT) AS idle_ns, CAST(coalesce(v.in_span, 0) AS BIGINT) AS span_ns,
-  s.first_ts - t.t0 AS first_ns, s.last_ts - t.t0 AS last_ns
+  s.first_ts - t.t0 AS first_ns, s.last_ts - t.t0 AS last_ns,
+  CAST(CASE WHEN s.kind = 'held' THEN coalesce(h.steps, 0) END AS BIGINT) AS steps
 FROM _sum s
 JOIN _t0 t ON t.trace = s.trace
 LEFT JOIN _ov o ON o.trace = s.trace AND o.rank = s.rank AND o.kind = s.kind
 LEFT JOIN _ivs v ON v.trace = s.trace AND v.rank = s.rank AND v.kind = s.kind
+LEFT JOIN _heldsteps h ON h.trace = s.trace AND h.rank = s.rank
 UNION ALL
 SELECT i.trace, i.rank, 'interval', i.kind, CAST(1 AS BIGINT), CAST(i.e - i.s AS BIGINT), CAST(i.e - i.s AS BIGINT),
-  CAST(0 AS BIGINT), CAST(0 AS BIGINT), i.s - t.t0, i.e - t.t0
+  CAST(0 AS BIGINT), CAST(0 AS BIGINT), i.s - t.t0, i.e - t.t0, CAST(NULL AS BIGINT)
 FROM _iv i JOIN _t0 t ON t.trace = i.trace
 WHERE i.kind IN ('excluded', 'edge_sync')
 ORDER BY trace, rank, kind, name, first_ns

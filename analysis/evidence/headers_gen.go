@@ -247,6 +247,7 @@ var presetHeaders = []presetHeader{
 			"span_ns", "DURATION_NS",
 			"first_ns", "TIMESTAMP_NS",
 			"last_ns", "TIMESTAMP_NS",
+			"steps", "COUNT",
 		}},
 	{area: "workload",
 		units: []string{

@@ -72,7 +72,16 @@ type Artifact struct {
 	Title  string // what it is
 	Detail string // its numbers, with their context
 	IdleNs int64  // device-level GPU idle time inside it
+	// Recurs: held work that leaves the GPU idle in most of the rank's
+	// steps (RecurMinSteps or more): the loop's own stall, not a one-off.
+	Recurs       bool
+	Steps, OfAll int64 // the steps that hold it, of the rank's steps
 }
+
+// RecurMinSteps is the fewest steps held work must stall, and 4 in 5 of the
+// rank's steps, before the stall is read as the loop's own (our choice: two
+// could be warm-up and one more).
+const RecurMinSteps = 3
 
 // Gate is the capture-quality verdict of every rank in the evidence.
 type Gate struct {
@@ -128,7 +137,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 	type row struct {
 		kind, name                        string
 		count, total, max, idle, spanPart int64
-		first, last                       int64
+		first, last, steps                int64
 	}
 	perRank := map[string]map[string]row{}
 	if t := ev.Table("capture"); t != nil {
@@ -148,6 +157,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 			x.total += evidence.Int(t, r, "total_ns")
 			x.idle += evidence.Int(t, r, "idle_ns")
 			x.spanPart += evidence.Int(t, r, "span_ns")
+			x.steps += evidence.Int(t, r, "steps")
 			x.first, x.last = evidence.Int(t, r, "first_ns"), evidence.Int(t, r, "last_ns")
 			perRank[k][kind] = x
 		}
@@ -233,7 +243,13 @@ func Assess(ev *evidence.Evidence) *Gate {
 			if kind == "profiler_overhead" && x.idle < HeldMinIdleNs {
 				continue // the profiler's buffer flushes while the GPU ran: nothing to leave out
 			}
-			add(artifactOf(rr.trace, rr.rank, where, x.count, x.total, x.max, x.idle, x.name, kind))
+			a := artifactOf(rr.trace, rr.rank, where, x.count, x.total, x.max, x.idle, x.name, kind)
+			if kind == "held" && x.steps >= RecurMinSteps && 5*x.steps >= 4*rr.steps {
+				a.Recurs, a.Steps, a.OfAll = true, x.steps, rr.steps
+				a.Title = "GPU idle with launched work waiting, step after step (a dependency, or work the trace does not show)"
+				a.Detail += fmt.Sprintf(" It recurs: %d of the rank's %d steps hold 1 ms or more of it at once, so it is the loop's own stall, not a one-off of the capture, and the trace does not show what the device waited for: capture with CUDA sync events (torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)), which record a stream's wait on another, and profile every rank and process that shares the GPU.", x.steps, rr.steps)
+			}
+			add(a)
 		}
 		if ex, ok := rows["excluded"]; ok && rr.idle > 0 {
 			rg.excludedIdle = min(ex.idle, rr.idle)

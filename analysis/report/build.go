@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -120,7 +121,17 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		if n > 1 {
 			of = "the GPU spans of the " + strconv.Itoa(n) + " ranks, summed"
 		}
-		d.Summary = append(d.Summary, fmtPct(float64(ex)/float64(span))+" of "+of+" ("+fmtMs(ex)+" of "+fmtMs(span)+") is GPU idle time inside start-up or held work, which the rules leave out: they judge the remaining "+fmtMs(span-ex)+"; see Capture quality.")
+		line := fmtPct(float64(ex)/float64(span)) + " of " + of + " (" + fmtMs(ex) + " of " + fmtMs(span) + ") is GPU idle time inside start-up or held work, which the rules leave out: they judge the remaining " + fmtMs(span-ex) + "; see Capture quality."
+		if a, ok := recurringHold(gate); ok {
+			// A hold in step after step is the loop's own stall: it leads,
+			// right after the bottleneck the rules name.
+			line = fmtPct(float64(ex)/float64(span)) + " of " + of + " (" + fmtMs(ex) + " of " + fmtMs(span) + ") is GPU idle time inside start-up or held work, and the held part recurs: " +
+				strconv.FormatInt(a.Steps, 10) + " of the " + strconv.FormatInt(a.OfAll, 10) + " steps of rank " + strconv.Itoa(a.Rank) + " of " + a.Trace +
+				" hold 1 ms or more of it at once, with the work already launched. That is the loop's own stall, not a capture artifact, and the trace does not show what the device waited for (a dependency on another stream or a peer, or work the trace did not record); the rules cannot judge its cause and leave it out: they judge the remaining " + fmtMs(span-ex) + "; see Capture quality."
+			d.Summary = slices.Insert(d.Summary, min(1, len(d.Summary)), line)
+		} else {
+			d.Summary = append(d.Summary, line)
+		}
 	} else if len(d.Capture) > 0 {
 		d.Summary = append(d.Summary, strconv.Itoa(len(d.Capture))+" capture artifact(s) found; see Capture quality.")
 	}
@@ -794,4 +805,17 @@ func idleUncaused(ev *evidence.Evidence, gate *findings.Gate, found []evidence.F
 	return "The GPU was idle " + fmtMs(idle) + ", " + fmtPct(share) + " of the " + fmtMs(span) + " span the rules judge (rank " + strconv.Itoa(rk) +
 		" of " + name(tr) + "), and no rule names the cause: host waits (launch calls that started after the GPU went idle) are " +
 		fmtPct(shareOf(hw, idle)) + " of it; the rest waited on other streams, on dependencies or on work whose launching call the trace does not show. The CPU cross-check and the Idle gaps row split it further."
+}
+
+// recurringHold is the held artifact that recurs step after step with the
+// most GPU idle inside it, if any.
+func recurringHold(gate *findings.Gate) (findings.Artifact, bool) {
+	var best findings.Artifact
+	ok := false
+	for _, a := range gate.Artifacts {
+		if a.Recurs && (!ok || a.IdleNs > best.IdleNs) {
+			best, ok = a, true
+		}
+	}
+	return best, ok
 }
