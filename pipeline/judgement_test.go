@@ -1830,3 +1830,25 @@ func TestJudgementRecurringHold(t *testing.T) {
 		t.Errorf("one-off hold:\n%s", s)
 	}
 }
+
+// A read-back of a few bytes that blocks behind queued kernels waits for the
+// queue, not the copy: the fix says pinning gains nothing and that a value
+// the host needs at once cannot be deferred (negative_queue_length_a100:
+// 286-byte split sizes, 10.5 ms per call).
+func TestJudgementTinyReadBack(t *testing.T) {
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	k := newJT(jH100, 0, 1)
+	k.steps(1, 60, 0, 5_000, func(_ int, at float64) {
+		k.op("cpu_op", "aten::mm", at+5, 20)
+		k.kernel(gemm, at+10, at+20, 3_000) // ends at +3020
+		k.op("cpu_op", "aten::to", at+40, 3_000)
+		k.gpu("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", k.call("cudaMemcpyAsync", at+50, 2_980), 7, at+3_020, 2,
+			map[string]any{"bytes": 64}) // the call returns at +3030
+		k.kernel(gemm, at+3_040, at+3_050, 1_500)
+	})
+	j := judge(t, k.write(t, t.TempDir(), "readback.json"))
+	f := j.one(t, "sync_bound_loop")
+	if !strings.Contains(f.Fix, "These read-backs move 64 bytes each on average") || strings.HasPrefix(f.Fix, "Copy to a pinned host buffer") {
+		t.Errorf("tiny read-back fix: %s", f.Fix)
+	}
+}
