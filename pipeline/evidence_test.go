@@ -5,6 +5,7 @@ package pipeline_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -314,6 +315,39 @@ func TestStepsProfilerStepPhase(t *testing.T) {
 				t.Errorf("steps = %q, want two %s", got, want)
 			}
 		})
+	}
+}
+
+// A training loop profiled without a schedule has no ProfilerStep#: its
+// iterations end where its optimizer steps end (with_gpu_user_annotation,
+// resnet_2080ti). The first starts at the rank's first event (the aten::mm
+// at 110 µs); a ProfilerStep# loop keeps its own steps.
+func TestStepsFromOptimizerSteps(t *testing.T) {
+	for _, profilerSteps := range []bool{false, true} {
+		k := newKT(0, 1, "NVIDIA H100 80GB HBM3")
+		for s := 0; s < 3; s++ {
+			base := 100 + float64(s)*1000
+			if profilerSteps {
+				k.op("user_annotation", "ProfilerStep#"+itoa(s+1), base, 990)
+			}
+			k.op("cpu_op", "aten::mm", base+10, 50)
+			k.kernel("sm90_xmma_gemm_bf16", 7, base+20, base+100, 200)
+			k.op("user_annotation", "Optimizer.step#SGD.step", base+800, 100) // ends at +900
+		}
+		b := collect(t, k.write(t, t.TempDir(), "loop.json"))
+		st := b.Table("steps")
+		var got []string
+		for r := range st.Rows {
+			got = append(got, fmt.Sprintf("%d:%s/%s/%v@%d+%d", evidence.Int(st, r, "step"), evidence.Str(st, r, "phase"), evidence.Str(st, r, "source"),
+				evidence.Bool(st, r, "hypothesis"), evidence.Int(st, r, "start_ns")/1000, evidence.Int(st, r, "wall_ns")/1000))
+		}
+		want := "0:train/optimizer_step/true@0+890 1:train/optimizer_step/true@890+1000 2:train/optimizer_step/true@1890+1000"
+		if profilerSteps {
+			want = "1:train/profiler_step/false@0+990 2:train/profiler_step/false@1000+990 3:train/profiler_step/false@2000+990"
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("profiler steps %v: steps = %q, want %q", profilerSteps, got, want)
+		}
 	}
 }
 

@@ -21,7 +21,11 @@
 -- Steps: one annotation family per (trace, rank), the first present of
 -- tb_step_family (views.sql): vLLM execute_*, SGLang step[KIND bs=N toks=N],
 -- ProfilerStep#N, and failing those the python frames of vLLM's
--- gpu_model_runner execute_model (a hypothesis: phase unknown). An event
+-- gpu_model_runner execute_model (a hypothesis: phase unknown), and failing
+-- those the optimizer's step annotations (Optimizer.step#…, a training loop
+-- profiled without a schedule): each iteration runs from the end of one
+-- optimizer step to the end of the next, the first from the rank's first
+-- event or the window's start (a hypothesis: phase train). An event
 -- belongs to the step whose host interval holds its host time: its own start
 -- for host events, the start of the runtime call with the same correlation for
 -- GPU events (graph replays take the cudaGraphLaunch's); GPU work launched
@@ -88,8 +92,20 @@ _infer AS (
   JOIN tb_strings s ON s.id = k.name_id JOIN tb_strings t ON t.id = k.trace_id
   GROUP BY t.s, k.rank
 ),
+-- Where a rank's first optimizer-delimited iteration starts: its first
+-- event, or the window's start.
+_r0 AS (
+  SELECT r.trace, r.rank,
+    greatest(min(r.first_ts_ns), CASE WHEN $3::BIGINT > 0 THEN min(t.t0) + $3::BIGINT ELSE min(r.first_ts_ns) END) AS r0
+  FROM traces r JOIN (SELECT trace, min(first_ts_ns) AS t0 FROM traces GROUP BY trace) t ON t.trace = r.trace
+  WHERE ($1::VARCHAR = '' OR r.trace = $1::VARCHAR)
+  GROUP BY r.trace, r.rank
+),
 _steps0 AS (
-  SELECT a.trace, a.rank, a.ts_ns, a.end_ns, a.name, a.prio,
+  SELECT a.trace, a.rank,
+    CASE WHEN a.prio = 5 THEN coalesce(lag(a.end_ns) OVER (PARTITION BY a.trace, a.rank ORDER BY a.ts_ns, a.end_ns DESC), r.r0)
+         ELSE a.ts_ns END AS ts_ns,
+    a.end_ns, a.name, a.prio,
     CASE WHEN a.prio = 3 THEN CAST(regexp_extract(a.name, '#(\d+)$', 1) AS INTEGER)
          ELSE CAST(row_number() OVER (PARTITION BY a.trace, a.rank ORDER BY a.ts_ns, a.end_ns DESC) - 1 AS INTEGER) END AS step,
     CASE
@@ -117,6 +133,7 @@ _steps0 AS (
     , coalesce(i.trains, false) AS trains, coalesce(i.computes, false) AS computes
   FROM _ann a JOIN _fam f ON f.trace = a.trace AND f.rank = a.rank AND f.prio = a.prio
     LEFT JOIN _infer i ON i.trace = a.trace AND i.rank = a.rank
+    LEFT JOIN _r0 r ON r.trace = a.trace AND r.rank = a.rank
 )
 
 SELECT
@@ -124,13 +141,13 @@ SELECT
   trace,
   -- Rank. INT
   rank,
-  -- Step start: the annotation's start. TIMESTAMP_NS
+  -- Step start: the annotation's start (family 5: the previous optimizer step's end, the first the rank's first event or the window's start). TIMESTAMP_NS
   ts_ns,
   -- Step end: the annotation's end. TIMESTAMP_NS
   end_ns,
   -- Annotation name. TEXT
   name,
-  -- Family: 1 vLLM execute_*, 2 SGLang step[...], 3 ProfilerStep#N, 4 python execute_model. INT
+  -- Family: 1 vLLM execute_*, 2 SGLang step[...], 3 ProfilerStep#N, 4 python execute_model, 5 Optimizer.step#. INT
   prio,
   -- Step number: N of ProfilerStep#N, else the ordinal from 0 in start order. INT
   step,
@@ -148,6 +165,7 @@ SELECT
     WHEN prio = 3 AND computes THEN 'inference'
     WHEN prio = 3 THEN 'unknown'
     WHEN prio = 4 THEN 'unknown'
+    WHEN prio = 5 THEN 'train'
     WHEN regexp_matches(name, '^step\[MIXED') THEN 'mixed'
     WHEN regexp_matches(name, '^step\[IDLE') THEN 'idle'
     WHEN coalesce(ctx_req, 0) > 0 AND coalesce(gen_req, 0) > 0 THEN 'mixed'
@@ -155,11 +173,11 @@ SELECT
     WHEN coalesce(gen_req, 0) > 0 THEN 'decode'
     ELSE 'idle'
   END AS phase,
-  -- The annotation the steps come from: execute_tokens (vLLM's execute_context_*_generation_*, which some SGLang builds write too), execute_new_cached (vLLM's execute_new_*_cached_*), sglang (SGLang's step[...]), profiler_step or python_execute_model. TEXT
+  -- The annotation the steps come from: execute_tokens (vLLM's execute_context_*_generation_*, which some SGLang builds write too), execute_new_cached (vLLM's execute_new_*_cached_*), sglang (SGLang's step[...]), profiler_step, python_execute_model or optimizer_step. TEXT
   CASE prio WHEN 1 THEN CASE WHEN starts_with(name, 'execute_new_') THEN 'execute_new_cached' ELSE 'execute_tokens' END
-    WHEN 2 THEN 'sglang' WHEN 3 THEN 'profiler_step' ELSE 'python_execute_model' END AS source,
+    WHEN 2 THEN 'sglang' WHEN 3 THEN 'profiler_step' WHEN 4 THEN 'python_execute_model' ELSE 'optimizer_step' END AS source,
   -- The step or its phase is inferred, not annotated. BOOL
-  prio = 4 OR starts_with(name, 'execute_new_') AS hypothesis
+  prio IN (4, 5) OR starts_with(name, 'execute_new_') AS hypothesis
 FROM _steps0;
 
 -- Every event of the filter (the columns presets read) but python frames

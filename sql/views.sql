@@ -249,15 +249,18 @@ GROUP BY s.id;
 -- to, NULL when none: 1 vLLM execute_* (execute_context_N(T)_generation_N(T),
 -- execute_N_context_N(sq…)_generation_N(sq…), execute_new_N_cached_N),
 -- 2 SGLang step[KIND …], 3 ProfilerStep#N, 4 the python frame of vLLM's
--- gpu_model_runner execute_model. On each rank the lowest family present
--- gives the steps: sql/evidence_base.sql numbers them for the evidence, and
--- a load's --steps slice numbers them the same way.
+-- gpu_model_runner execute_model, 5 the optimizer's step annotation
+-- (Optimizer.step#SGD.step: a training loop profiled without a schedule,
+-- whose iterations end where each optimizer step ends). On each rank the
+-- lowest family present gives the steps: sql/evidence_base.sql numbers them
+-- for the evidence, and a load's --steps slice numbers them the same way.
 CREATE OR REPLACE MACRO tb_step_family(kind, name) AS
   CASE
-    WHEN NOT ((kind IN ('annotation', 'cpu_op') AND (starts_with(name, 'execute_') OR starts_with(name, 'step[') OR starts_with(name, 'ProfilerStep#')))
+    WHEN NOT ((kind IN ('annotation', 'cpu_op') AND (starts_with(name, 'execute_') OR starts_with(name, 'step[') OR starts_with(name, 'ProfilerStep#') OR starts_with(name, 'Optimizer.step#')))
       OR (kind = 'python' AND ends_with(name, ': execute_model'))) THEN NULL
     WHEN kind <> 'python' AND (regexp_matches(name, '^execute_(\d+_)?context_\d+\(') OR regexp_matches(name, '^execute_new_\d+_cached_\d+')) THEN 1
     WHEN kind <> 'python' AND regexp_matches(name, '^step\[[A-Z]+') THEN 2
     WHEN kind <> 'python' AND regexp_matches(name, '^ProfilerStep#\d+$') THEN 3
     WHEN kind = 'python' AND regexp_matches(name, 'gpu_model_runner\.py\(\d+\): execute_model$') THEN 4
+    WHEN kind <> 'python' AND starts_with(name, 'Optimizer.step#') THEN 5
   END;

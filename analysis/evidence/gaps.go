@@ -237,7 +237,7 @@ func DetectGaps(b *Bundle) {
 					Why: "no ProfilerStep#, vLLM execute_* or SGLang step[ annotation; use a profiler schedule (prof.step()) or a vLLM build that annotates steps"})
 			case hyp[k]:
 				b.AddGap(Gap{Kind: GapStepsHypothesis, Trace: ri.Trace, Rank: ri.Rank, What: "annotated step boundaries or phases",
-					Why: "steps come from python execute_model frames or execute_new_N_cached_N counts: phases are a hypothesis"})
+					Why: "steps come from python execute_model frames, execute_new_N_cached_N counts or the ends of optimizer steps (no step annotation): their boundaries or phases are a hypothesis"})
 			}
 		}
 	}

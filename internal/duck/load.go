@@ -461,15 +461,20 @@ func (l *loader) slice() error {
 	}
 	// The steps the evidence numbers (sql/evidence_base.sql): on each
 	// rank the first step family present (tb_step_family), ProfilerStep#N
-	// by its N, the others by their order from 0.
+	// by its N, the others by their order from 0; an optimizer-delimited
+	// iteration (family 5) starts where the previous optimizer step ended,
+	// the first at the rank's first event.
 	steps := `WITH a AS (
 			SELECT file_id, rank, ts_ns, end_ns, name, tb_step_family(kind, name) AS prio FROM ` + stageEvents + `
 			WHERE dur_ns > 0 AND tb_step_family(kind, name) IS NOT NULL),
-		fam AS (SELECT file_id, rank, min(prio) AS prio FROM a GROUP BY ALL)
-		SELECT file_id, rank, ts_ns, end_ns,
+		fam AS (SELECT file_id, rank, min(prio) AS prio FROM a GROUP BY ALL),
+		r0 AS (SELECT file_id, rank, min(ts_ns) AS r0 FROM ` + stageEvents + ` WHERE (file_id, rank) IN (SELECT file_id, rank FROM fam WHERE prio = 5) GROUP BY ALL)
+		SELECT file_id, rank,
+			CASE WHEN prio = 5 THEN coalesce(lag(end_ns) OVER (PARTITION BY file_id, rank ORDER BY ts_ns, end_ns DESC), r0.r0) ELSE ts_ns END AS ts_ns,
+			end_ns,
 			CASE WHEN prio = 3 THEN TRY_CAST(regexp_extract(name, '#(\d+)$', 1) AS BIGINT)
 				ELSE row_number() OVER (PARTITION BY file_id, rank ORDER BY ts_ns, end_ns DESC) - 1 END AS step
-		FROM a JOIN fam USING (file_id, rank, prio)`
+		FROM a JOIN fam USING (file_id, rank, prio) LEFT JOIN r0 USING (file_id, rank)`
 	res, err := l.tx.ExecContext(l.ctx, `INSERT INTO tb_events
 		WITH steps AS (`+steps+`),
 		ranges AS (SELECT file_id, rank, min(ts_ns) AS lo, max(end_ns) AS hi FROM steps WHERE step BETWEEN ? AND ? GROUP BY ALL)
@@ -479,7 +484,7 @@ func (l *loader) slice() error {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("load: no events in steps %d..%d (the trace has no step annotations there: ProfilerStep#N, vLLM execute_*, SGLang step[...] or vLLM execute_model frames)", o.FirstStep, o.LastStep)
+		return fmt.Errorf("load: no events in steps %d..%d (the trace has no step annotations there: ProfilerStep#N, vLLM execute_*, SGLang step[...], vLLM execute_model frames or Optimizer.step# annotations)", o.FirstStep, o.LastStep)
 	}
 	return nil
 }
