@@ -1852,3 +1852,18 @@ func TestJudgementTinyReadBack(t *testing.T) {
 		t.Errorf("tiny read-back fix: %s", f.Fix)
 	}
 }
+
+// resnet_2080ti has no ProfilerStep#: its 30 optimizer-delimited iterations
+// are its steps, the first (4.8 s: workers starting, cuDNN autotuning) left
+// out as warm-up, and its findings' Perfetto windows show the loop's worst
+// step, not that start-up.
+func TestJudgementWindowPassesOverStartUp(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "param", "resnet_2080ti"))
+	is := j.issues()
+	if !strings.Contains(j.capture(), "step 0 took 4765 ms, at least twice the median") {
+		t.Errorf("capture quality:\n%s", j.capture())
+	}
+	if !strings.Contains(is, "step 25 has the largest time in the DataLoader of rank 0") || strings.Contains(is, "(worst 0)") {
+		t.Errorf("issues:\n%s", is)
+	}
+}

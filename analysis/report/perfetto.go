@@ -19,7 +19,9 @@ import (
 // rank where the finding's measure is largest (each rule's row of
 // findings.Rules holds its measure, Step); the slowest step for a finding of the whole trace, for
 // a rule without a per-step measure, and when the measure lies outside
-// every step. A rank without steps has no worst step: the window is then
+// every step. Steps that hold start-up or held idle (Capture quality's
+// excluded intervals) are passed over while another step qualifies. A rank
+// without steps has no worst step: the window is then
 // the worst instance of what the finding is about (the longest sync call,
 // pageable copy, host-wait gap, ...: sql/perfetto_anchor.sql) with
 // AnchorMarginNs either side (PlaceAnchor).
@@ -227,6 +229,17 @@ func planWindow(b *evidence.Bundle, ev *evidence.Evidence, th evidence.Threshold
 		w.Anchor = anchor
 		return w
 	}
+	// A step that holds start-up or held idle (Capture quality's excluded
+	// intervals) is the worst only when every step does: the window should
+	// show the loop, not its start-up (resnet_2080ti: the 4.8 s first
+	// iteration, workers starting and cuDNN autotuning).
+	clean := make([]bool, len(steps))
+	anyClean := false
+	for i, s := range steps {
+		clean[i] = !excludedOverlaps(b, w.Trace, w.Rank, s.start, s.start+s.wallNs)
+		anyClean = anyClean || clean[i]
+	}
+	eligible := func(i int) bool { return clean[i] || !anyClean }
 	best := -1
 	if step != nil && f.Rank >= 0 {
 		var subj findings.Subject
@@ -234,9 +247,11 @@ func planWindow(b *evidence.Bundle, ev *evidence.Evidence, th evidence.Threshold
 			subj = *w.Subject
 		}
 		step, vals := step.Measure(b, w.Trace, w.Rank, subj)
-		for i, s := range steps {
-			if v := vals[s.step]; v > 0 && (best < 0 || v > vals[steps[best].step]) {
-				best = i
+		for pass := 0; pass < 2 && best < 0; pass++ {
+			for i, s := range steps {
+				if v := vals[s.step]; v > 0 && (pass == 1 || eligible(i)) && (best < 0 || v > vals[steps[best].step]) {
+					best = i
+				}
 			}
 		}
 		if best >= 0 {
@@ -252,7 +267,7 @@ func planWindow(b *evidence.Bundle, ev *evidence.Evidence, th evidence.Threshold
 	}
 	if best < 0 {
 		for i, s := range steps {
-			if best < 0 || s.wallNs > steps[best].wallNs {
+			if eligible(i) && (best < 0 || s.wallNs > steps[best].wallNs) {
 				best = i
 			}
 		}
