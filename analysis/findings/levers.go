@@ -608,20 +608,9 @@ func elementwiseDominated(c *ctx) []evidence.Finding {
 		if rr.busy <= 0 {
 			return nil, 0, false
 		}
-		a := &acc{top: -1}
-		for _, r := range c.rankRows(k, rr.trace, rr.rank) {
-			n, class := evidence.Str(k, r, "name"), evidence.Str(k, r, "class")
-			switch {
-			case eagerElementwise(class, n):
-				a.eager += evidence.Int(k, r, "total_ns")
-				a.count += evidence.Int(k, r, "count")
-				if a.top < 0 || evidence.Int(k, r, "total_ns") > evidence.Int(k, a.top, "total_ns") {
-					a.top = r
-				}
-			case class == "COMP" && inductorPointwise(n):
-				a.triton += evidence.Int(k, r, "total_ns")
-			}
-		}
+		a := &acc{}
+		a.eager, a.count, a.top = c.kernelSum(k, rr, eagerElementwise)
+		a.triton, _, _ = c.kernelSum(k, rr, func(class, name string) bool { return class == "COMP" && inductorPointwise(name) })
 		share := float64(a.eager) / float64(rr.busy)
 		if share < c.th["elementwise_share"] {
 			return nil, 0, false
@@ -694,6 +683,23 @@ func fusedAttention(name string) bool {
 	return false
 }
 
+// kernelSum sums the rank's rows of the kernels area whose class and name
+// match: their time and launches, and the row of the longest (-1: none).
+func (c *ctx) kernelSum(k *table.Table, rr rankRow, match func(class, name string) bool) (ns, count int64, top int) {
+	top = -1
+	for _, r := range c.rankRows(k, rr.trace, rr.rank) {
+		if !match(evidence.Str(k, r, "class"), evidence.Str(k, r, "name")) {
+			continue
+		}
+		ns += evidence.Int(k, r, "total_ns")
+		count += evidence.Int(k, r, "count")
+		if top < 0 || evidence.Int(k, r, "total_ns") > evidence.Int(k, top, "total_ns") {
+			top = r
+		}
+	}
+	return ns, count, top
+}
+
 // opCalls counts the rank's calls of the operators named (the ops area).
 func (c *ctx) opCalls(trace string, rank int, names ...string) int64 {
 	o := c.ev.Table("ops")
@@ -726,20 +732,11 @@ func eagerAttention(c *ctx) []evidence.Finding {
 		if rr.busy <= 0 {
 			return nil, 0, false
 		}
-		a := &acc{top: -1}
-		for _, r := range c.rankRows(k, rr.trace, rr.rank) {
-			n, class := evidence.Str(k, r, "name"), evidence.Str(k, r, "class")
-			if class == "COMP" && fusedAttention(n) {
-				return nil, 0, false // the model already runs a fused attention: the softmax is another's
-			}
-			if eagerSoftmax(class, n) {
-				a.soft += evidence.Int(k, r, "total_ns")
-				a.count += evidence.Int(k, r, "count")
-				if a.top < 0 || evidence.Int(k, r, "total_ns") > evidence.Int(k, a.top, "total_ns") {
-					a.top = r
-				}
-			}
+		if _, _, top := c.kernelSum(k, rr, func(class, name string) bool { return class == "COMP" && fusedAttention(name) }); top >= 0 {
+			return nil, 0, false // the model already runs a fused attention: the softmax is another's
 		}
+		a := &acc{}
+		a.soft, a.count, a.top = c.kernelSum(k, rr, eagerSoftmax)
 		share := float64(a.soft) / float64(rr.busy)
 		if share < c.th["attention_softmax_share"] {
 			return nil, 0, false
