@@ -121,16 +121,17 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		if n > 1 {
 			of = "the GPU spans of the " + strconv.Itoa(n) + " ranks, summed"
 		}
-		line := fmtPct(float64(ex)/float64(span)) + " of " + of + " (" + fmtMs(ex) + " of " + fmtMs(span) + ") is GPU idle time inside start-up or held work, which the rules leave out: they judge the remaining " + fmtMs(span-ex) + "; see Capture quality."
+		idle := fmtPct(float64(ex)/float64(span)) + " of " + of + " (" + fmtMs(ex) + " of " + fmtMs(span) + ") is GPU idle time inside start-up or held work"
+		judged := "they judge the remaining " + fmtMs(span-ex) + "; see Capture quality."
 		if a, ok := recurringHold(gate); ok {
 			// A hold in step after step is the loop's own stall: it leads,
 			// right after the bottleneck the rules name.
-			line = fmtPct(float64(ex)/float64(span)) + " of " + of + " (" + fmtMs(ex) + " of " + fmtMs(span) + ") is GPU idle time inside start-up or held work, and the held part recurs: " +
-				strconv.FormatInt(a.Steps, 10) + " of the " + strconv.FormatInt(a.OfAll, 10) + " steps of rank " + strconv.Itoa(a.Rank) + " of " + a.Trace +
-				" hold 1 ms or more of it at once, with the work already launched. That is the loop's own stall, not a capture artifact, and the trace does not show what the device waited for (a dependency on another stream or a peer, or work the trace did not record); the rules cannot judge its cause and leave it out: they judge the remaining " + fmtMs(span-ex) + "; see Capture quality."
+			line := idle + ", and the held part recurs: " + strconv.FormatInt(a.Steps, 10) + " of the " + strconv.FormatInt(a.OfAll, 10) +
+				" steps of rank " + strconv.Itoa(a.Rank) + " of " + a.Trace + " hold 1 ms or more of it at once, with the work already launched." +
+				" That is the loop's own stall, not a capture artifact, and the trace does not show what the device waited for (a dependency on another stream or a peer, or work the trace did not record); the rules cannot judge its cause and leave it out: " + judged
 			d.Summary = slices.Insert(d.Summary, min(1, len(d.Summary)), line)
 		} else {
-			d.Summary = append(d.Summary, line)
+			d.Summary = append(d.Summary, idle+", which the rules leave out: "+judged)
 		}
 	} else if len(d.Capture) > 0 {
 		d.Summary = append(d.Summary, strconv.Itoa(len(d.Capture))+" capture artifact(s) found; see Capture quality.")
