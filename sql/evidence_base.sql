@@ -23,9 +23,10 @@
 -- ProfilerStep#N, and failing those the python frames of vLLM's
 -- gpu_model_runner execute_model (a hypothesis: phase unknown), and failing
 -- those the optimizer's step annotations (Optimizer.step#…, a training loop
--- profiled without a schedule): each iteration runs from the end of one
--- optimizer step to the end of the next, the first from the rank's first
--- event or the window's start (a hypothesis: phase train). An event
+-- profiled without a schedule; one optimizer's, when several step in each
+-- iteration): each iteration runs from the end of one optimizer step to
+-- the end of the next, the first from the rank's first event or the
+-- window's start (a hypothesis: phase train). An event
 -- belongs to the step whose host interval holds its host time: its own start
 -- for host events, the start of the runtime call with the same correlation for
 -- GPU events (graph replays take the cudaGraphLaunch's); GPU work launched
@@ -92,6 +93,16 @@ _infer AS (
   JOIN tb_strings s ON s.id = k.name_id JOIN tb_strings t ON t.id = k.trace_id
   GROUP BY t.s, k.rank
 ),
+-- The optimizer steps that delimit iterations (family 5): of one name per
+-- rank, the least (a GAN's two optimizers step once each per iteration),
+-- each interval once (an annotation recorded as both a user annotation and
+-- an operator).
+_ann5 AS (
+  SELECT DISTINCT a.* FROM _ann a
+  JOIN (SELECT trace, rank, min(name) AS name FROM _ann WHERE prio = 5 GROUP BY trace, rank) o
+    ON o.trace = a.trace AND o.rank = a.rank AND o.name = a.name
+  WHERE a.prio = 5
+),
 -- Where a rank's first optimizer-delimited iteration starts: its first
 -- event, or the window's start.
 _r0 AS (
@@ -131,7 +142,8 @@ _steps0 AS (
       WHEN regexp_matches(a.name, '^step\[(EXTEND|PREFILL)') THEN 0
     END AS gen_tok
     , coalesce(i.trains, false) AS trains, coalesce(i.computes, false) AS computes
-  FROM _ann a JOIN _fam f ON f.trace = a.trace AND f.rank = a.rank AND f.prio = a.prio
+  FROM (SELECT * FROM _ann WHERE prio <> 5 UNION ALL SELECT * FROM _ann5) a
+    JOIN _fam f ON f.trace = a.trace AND f.rank = a.rank AND f.prio = a.prio
     LEFT JOIN _infer i ON i.trace = a.trace AND i.rank = a.rank
     LEFT JOIN _r0 r ON r.trace = a.trace AND r.rank = a.rank
 )

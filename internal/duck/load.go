@@ -462,11 +462,16 @@ func (l *loader) slice() error {
 	// The steps the evidence numbers (sql/evidence_base.sql): on each
 	// rank the first step family present (tb_step_family), ProfilerStep#N
 	// by its N, the others by their order from 0; an optimizer-delimited
-	// iteration (family 5) starts where the previous optimizer step ended,
-	// the first at the rank's first event.
-	steps := `WITH a AS (
+	// iteration (family 5, one optimizer's steps, each once) starts where
+	// the previous optimizer step ended, the first at the rank's first event.
+	steps := `WITH a0 AS (
 			SELECT file_id, rank, ts_ns, end_ns, name, tb_step_family(kind, name) AS prio FROM ` + stageEvents + `
 			WHERE dur_ns > 0 AND tb_step_family(kind, name) IS NOT NULL),
+		a AS (
+			SELECT * FROM a0 WHERE prio <> 5
+			UNION ALL
+			SELECT DISTINCT a0.* FROM a0 JOIN (SELECT file_id, rank, min(name) AS name FROM a0 WHERE prio = 5 GROUP BY ALL) o USING (file_id, rank, name)
+			WHERE a0.prio = 5),
 		fam AS (SELECT file_id, rank, min(prio) AS prio FROM a GROUP BY ALL),
 		r0 AS (SELECT file_id, rank, min(ts_ns) AS r0 FROM ` + stageEvents + ` WHERE (file_id, rank) IN (SELECT file_id, rank FROM fam WHERE prio = 5) GROUP BY ALL)
 		SELECT file_id, rank,

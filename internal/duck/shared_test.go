@@ -300,7 +300,8 @@ func TestSpillsToDisk(t *testing.T) {
 
 // --steps numbers the steps as the evidence does (tb_step_family): on a
 // rank the first family present wins (vLLM execute_* before SGLang step[...]
-// before ProfilerStep#N), numbered by order from 0 except ProfilerStep#N.
+// before ProfilerStep#N before Optimizer.step#), numbered by order from 0
+// except ProfilerStep#N.
 func TestStepsFamilies(t *testing.T) {
 	ev := func(name string, ts, dur int) string {
 		return fmt.Sprintf(`{"ph":"X","cat":"user_annotation","name":%q,"pid":1,"tid":1,"ts":%d,"dur":%d},`, name, ts, dur) +
@@ -319,6 +320,10 @@ func TestStepsFamilies(t *testing.T) {
 			1, "ProfilerStep#7\nexecute_context_0(0)_generation_2(2)\nop in execute_context_0(0)_generation_2(2)\n"},
 		{"profiler steps by N", []string{ev("ProfilerStep#7", 10, 5), ev("ProfilerStep#8", 20, 5)},
 			8, "ProfilerStep#8\nop in ProfilerStep#8\n"},
+		// Without step annotations an iteration runs from one optimizer
+		// step's end to the next's: step 1 is 15..35.
+		{"optimizer steps", []string{ev("Optimizer.step#SGD.step", 10, 5), ev("Optimizer.step#SGD.step", 30, 5), ev("Optimizer.step#SGD.step", 50, 5)},
+			1, "Optimizer.step#SGD.step\nop in Optimizer.step#SGD.step\n"},
 	}
 	db := openTest(t, "-")
 	for i, tc := range tests {
