@@ -265,10 +265,11 @@ func syncBound(c *ctx) []evidence.Finding {
 				f.Snippet = "y_cpu = y.to(\"cpu\", non_blocking=True)  # then event.synchronize() before reading"
 				if n, by := evidence.Int(t, r, "count"), evidence.Int(t, r, "bytes"); dir == "DtoH" && n > 0 && by > 0 && by/n < tinyUploadBytes {
 					// Sizes, counts or flags the host needs to go on
-					// (negative_queue_length_a100: 287 bytes per call, the
-					// split sizes of the next all-to-all): the call waits
-					// for the queue ahead of it, and the value is needed at
-					// once, so pinning or deferring it does not apply.
+					// (negative_queue_length_a100: 286 bytes per call,
+					// likely TorchRec's split sizes for its next
+					// all-to-all): the call waits for the queue ahead of it,
+					// and such a value is needed at once, so pinning does
+					// not apply and deferring may not.
 					f.Fix = fmt.Sprintf("These read-backs move %d bytes each on average (sizes, counts or flags), and each call blocked %s on average: the call waits for the GPU work queued ahead of it, not for the copy, so a pinned buffer gains nothing. Where the host needs the value to go on (the sizes of the next collective, a loop condition), deferring it is no option either: produce the value earlier, ahead of the long work queued before it (on a side stream), or on the host from data it already has; where it does not, read it with non_blocking=True after an event.", by/n, ms(a.topBlocked/max(a.topCalls, 1)))
 					f.Snippet = "torch.cuda.set_sync_debug_mode(\"warn\")  # names the code of each blocking read-back"
 				} else if n, _ := uploads(t, b.trace, b.rank, op); n > 0 && dir == "HtoD" {
