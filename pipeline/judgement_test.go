@@ -1686,6 +1686,11 @@ func TestJudgementCompiledDDPBackward(t *testing.T) {
 	if !strings.Contains(f.Fix, "this backward is compiled") || !strings.Contains(f.Fix, "optimize_ddp") || strings.Contains(f.Fix, "already overlaps") {
 		t.Errorf("comm fix: %s", f.Fix)
 	}
+	// Its hold in each of its 5 steps is 53.9% of the GPU span, more than
+	// anything the rules judge: the summary opens with it.
+	if s := j.summaryFirst(); !strings.HasPrefix(s, "53.9% of the GPU span") || !strings.Contains(s, "the held part recurs: 5 of the 5 steps") {
+		t.Errorf("summary opens with:\n%s", s)
+	}
 }
 
 // Shared traces' rows that name their subject: h100_owlv2's sync time is
@@ -1821,6 +1826,9 @@ func TestJudgementRecurringHold(t *testing.T) {
 	j := judge(t, build(6))
 	if s := j.summary(); !strings.Contains(s, "the held part recurs: 6 of the 6 steps of rank 0 of t hold 1 ms or more of it") {
 		t.Errorf("recurring hold, summary:\n%s", s)
+	}
+	if s := j.summaryFirst(); strings.Contains(s, "recurs") {
+		t.Errorf("a hold under half the GPU span opens the summary:\n%s", s)
 	}
 	if c := j.capture(); !strings.Contains(c, "step after step") {
 		t.Errorf("recurring hold, capture quality:\n%s", c)

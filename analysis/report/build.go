@@ -124,12 +124,18 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		idle := fmtPct(float64(ex)/float64(span)) + " of " + of + " (" + fmtMs(ex) + " of " + fmtMs(span) + ") is GPU idle time inside start-up or held work"
 		judged := "they judge the remaining " + fmtMs(span-ex) + "; see Capture quality."
 		if a, ok := recurringHold(gate); ok {
-			// A hold in step after step is the loop's own stall: it leads,
-			// right after the bottleneck the rules name.
+			// A hold in step after step is the loop's own stall: it comes
+			// right after the bottleneck the rules name, and before it when
+			// the idle left out is half the GPU span or more, more than
+			// anything the rules judge can be.
 			line := idle + ", and the held part recurs: " + strconv.FormatInt(a.Steps, 10) + " of the " + strconv.FormatInt(a.OfAll, 10) +
 				" steps of rank " + strconv.Itoa(a.Rank) + " of " + a.Trace + " hold 1 ms or more of it at once, with the work already launched." +
 				" That is the loop's own stall, not a capture artifact, and the trace does not show what the device waited for (a dependency on another stream or a peer, or work the trace did not record); the rules cannot judge its cause and leave it out: " + judged
-			d.Summary = slices.Insert(d.Summary, min(1, len(d.Summary)), line)
+			at := min(1, len(d.Summary))
+			if 2*ex >= span {
+				at = 0
+			}
+			d.Summary = slices.Insert(d.Summary, at, line)
 		} else {
 			d.Summary = append(d.Summary, idle+", which the rules leave out: "+judged)
 		}

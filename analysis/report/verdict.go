@@ -214,9 +214,12 @@ func selfCheck(d *Doc) []string {
 			}
 		}
 	}
-	if len(d.Critical) > 0 && len(d.Summary) > 0 && strings.HasPrefix(d.Summary[0], bottleneckPrefix) &&
-		strings.Contains(d.Summary[0], "(confirmed)") && !d.Critical[0].Confirmed {
-		out = append(out, "report self-check: the summary calls the top issue confirmed, but the issue is a hypothesis")
+	for _, s := range d.Summary {
+		// The bottleneck's line opens the summary unless a recurring
+		// stall larger than what the rules judge comes first.
+		if len(d.Critical) > 0 && strings.HasPrefix(s, bottleneckPrefix) && strings.Contains(s, "(confirmed)") && !d.Critical[0].Confirmed {
+			out = append(out, "report self-check: the summary calls the top issue confirmed, but the issue is a hypothesis")
+		}
 	}
 	return out
 }
