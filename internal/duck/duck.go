@@ -357,25 +357,7 @@ func (d *DB) queryEach(ctx context.Context, query string, start func(columns []s
 	}
 	defer conn.Close()
 	read := func(query string, start func(columns []string) error, args ...any) error {
-		named := make([]driver.NamedValue, len(args))
-		for i, a := range args {
-			v, err := driver.DefaultParameterConverter.ConvertValue(a)
-			if err != nil {
-				return fmt.Errorf("argument $%d: %w", i+1, err)
-			}
-			named[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
-		}
-		return conn.Raw(func(dc any) error {
-			qc, ok := dc.(driver.QueryerContext)
-			if !ok {
-				return errNoCells
-			}
-			rs, err := qc.QueryContext(ctx, query, named)
-			if err != nil {
-				return err
-			}
-			return eachCells(ctx, rs, start, each)
-		})
+		return rawQuery(ctx, conn, query, args, func(rs driver.Rows) error { return eachCells(ctx, rs, start, each) })
 	}
 	if events < pagedEvents {
 		return read(query, start, args...)
@@ -467,7 +449,21 @@ func (d *DB) queryTable(ctx context.Context, query string, maxRows int, args []a
 		return nil, false, err
 	}
 	defer conn.Close()
-	err = conn.Raw(func(dc any) error {
+	err = rawQuery(ctx, conn, query, args, func(rs driver.Rows) error {
+		t, more, err = readTable(rs, maxRows)
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return t, more, nil
+}
+
+// rawQuery runs query on conn through the DuckDB driver itself, its
+// arguments converted as database/sql converts them (namedArgs), and hands
+// the driver's rows to read, which closes them.
+func rawQuery(ctx context.Context, conn *sql.Conn, query string, args []any, read func(rs driver.Rows) error) error {
+	return conn.Raw(func(dc any) error {
 		qc, ok := dc.(driver.QueryerContext)
 		if !ok {
 			return errNoCells
@@ -480,13 +476,8 @@ func (d *DB) queryTable(ctx context.Context, query string, maxRows int, args []a
 		if err != nil {
 			return err
 		}
-		t, more, err = readTable(rs, maxRows)
-		return err
+		return read(rs)
 	})
-	if err != nil {
-		return nil, false, err
-	}
-	return t, more, nil
 }
 
 // namedArgs converts args for the driver connection dc as database/sql
