@@ -296,7 +296,13 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 	ok, why := c.compileAdvice(trace, rank)
 	switch {
 	case ok && why == "":
-		parts = append(parts, "fuse the small operations with torch.compile")
+		// As compileFix says it: a trace that states no PyTorch 2 says
+		// which version torch.compile needs.
+		needs := ""
+		if w.TorchMajor < 2 {
+			needs = " (PyTorch >= 2.0)"
+		}
+		parts = append(parts, "fuse the small operations with torch.compile"+needs)
 		snippet = "model = torch.compile(model)"
 	case ok:
 		parts = append(parts, "fuse the small operations with torch.compile ("+why+")")
