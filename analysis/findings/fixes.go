@@ -23,11 +23,19 @@ func (c *ctx) caps(trace string, rank int) device.Caps {
 
 // compileAdvice says whether torch.compile can be prescribed on the rank
 // (lever.compileAdvice decides), and when it cannot, why. ok with an empty
-// why means "prescribe it"; a non-empty why with ok says what to check.
+// why means "prescribe it"; a non-empty why with ok says what to check,
+// the PyTorch version torch.compile needs at least, where the trace states
+// no PyTorch 2.
 func (c *ctx) compileAdvice(trace string, rank int) (ok bool, why string) {
-	ok, upgrade, why := c.leverAt(trace, rank).compileAdvice()
+	l := c.leverAt(trace, rank)
+	ok, upgrade, why := l.compileAdvice()
 	if upgrade {
 		return false, why + ", and torch.compile needs PyTorch 2.0 or later"
+	}
+	if ok && why == "" && l.w.TorchMajor < 2 {
+		// As compileFix says it: a trace that states no PyTorch 2 is told
+		// which version torch.compile needs.
+		why = "PyTorch >= 2.0"
 	}
 	return ok, why
 }
@@ -296,13 +304,7 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 	ok, why := c.compileAdvice(trace, rank)
 	switch {
 	case ok && why == "":
-		// As compileFix says it: a trace that states no PyTorch 2 says
-		// which version torch.compile needs.
-		needs := ""
-		if w.TorchMajor < 2 {
-			needs = " (PyTorch >= 2.0)"
-		}
-		parts = append(parts, "fuse the small operations with torch.compile"+needs)
+		parts = append(parts, "fuse the small operations with torch.compile")
 		snippet = "model = torch.compile(model)"
 	case ok:
 		parts = append(parts, "fuse the small operations with torch.compile ("+why+")")
