@@ -535,22 +535,30 @@ func familyOr(c device.Caps, def string) string {
 	return def
 }
 
-// shortName cuts a kernel name for an observation: the kernel without its
-// parameter list, and for PyTorch's templated elementwise and reduction
-// kernels the functor or op they run, at most 80 bytes.
-func shortName(n string) string {
-	full := n
-	if strings.HasPrefix(n, "void ") {
-		n = n[5:]
+// shortName is KernelName for an observation.
+func shortName(n string) string { return KernelName(n) }
+
+// KernelName is the readable name of a GPU kernel, at most 80 bytes, for
+// an observation or a chart's axis: without a leading "void", the
+// "(anonymous namespace)::" qualifiers and the parameter list; for
+// PyTorch's templated at::native kernels the kernel and the functor or op
+// it runs ("vectorized_elementwise_kernel (sigmoid_kernel_cuda)"), or the
+// kernel alone where its arguments name no op ("cunn_SoftMaxForward");
+// for a wrapper template around one generated kernel
+// (cutlass::Kernel2<X>, cutlass::device_kernel<X>), the kernel X. A GPU
+// copy or memset keeps its whole name, which says its memory kinds.
+func KernelName(n string) string {
+	if strings.HasPrefix(n, "Memcpy ") || strings.HasPrefix(n, "Memset ") {
+		return n // "Memcpy DtoH (Device -> Pageable)": its memory kinds
 	}
+	full := n
+	n = bareKernel(n)
 	label := ""
 	if i := strings.IndexByte(n, '<'); i > 0 && strings.Contains(full, "at::native::") {
 		base := n[:i]
 		if j := strings.LastIndex(base, "::"); j >= 0 {
 			base = base[j+2:]
 		}
-		// A kernel whose arguments name no op is named by itself
-		// (cunn_SoftMaxForward), not cut at "(anonymous namespace)".
 		label = base
 		for _, m := range opRE.FindAllString(n[i:], -1) {
 			if !genericOps[m] {
@@ -561,11 +569,73 @@ func shortName(n string) string {
 	}
 	if label != "" {
 		n = label
-	} else if i := strings.IndexByte(n, '('); i > 0 {
-		n = n[:i]
+	} else {
+		n = withoutParams(n)
+		for _, w := range kernelWrappers {
+			if inner, ok := strings.CutPrefix(n, w+"<"); ok && strings.HasSuffix(inner, ">") && !topLevelComma(inner[:len(inner)-1]) {
+				n = strings.TrimSpace(strings.TrimSuffix(inner, ">"))
+				break
+			}
+		}
 	}
 	if len(n) > 80 {
 		n = n[:77] + "..."
+	}
+	return n
+}
+
+// KernelTemplate is a kernel's name with its template arguments: without
+// a leading "void", the "(anonymous namespace)::" and "at::native::"
+// qualifiers and the parameter list. It tells apart kernels that
+// KernelName names alike (one op on a tensor and a scalar, or on two
+// tensors).
+func KernelTemplate(n string) string {
+	return withoutParams(strings.ReplaceAll(bareKernel(n), "at::native::", ""))
+}
+
+// bareKernel is a kernel name without a leading "void" and its
+// "(anonymous namespace)::" qualifiers.
+func bareKernel(n string) string {
+	return strings.ReplaceAll(strings.TrimPrefix(n, "void "), "(anonymous namespace)::", "")
+}
+
+// kernelWrappers are templates whose one argument is the kernel they run
+// (CUTLASS's kernel entry points): KernelName names that argument.
+var kernelWrappers = []string{"cutlass::Kernel", "cutlass::Kernel2", "cutlass::device_kernel"}
+
+// topLevelComma says whether s holds a comma outside template arguments.
+func topLevelComma(s string) bool {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '<':
+			depth++
+		case '>':
+			depth--
+		case ',':
+			if depth == 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withoutParams cuts a kernel name at its parameter list: the first "("
+// outside template arguments that is not its first byte.
+func withoutParams(n string) string {
+	depth := 0
+	for i := 0; i < len(n); i++ {
+		switch n[i] {
+		case '<':
+			depth++
+		case '>':
+			depth--
+		case '(':
+			if depth == 0 && i > 0 {
+				return strings.TrimSpace(n[:i])
+			}
+		}
 	}
 	return n
 }

@@ -394,3 +394,39 @@ func TestMemoryPeak(t *testing.T) {
 		t.Errorf("finding without [memory] events: %s", rules(fs))
 	}
 }
+
+// TestKernelName: the readable names of kernels as real traces write them.
+func TestKernelName(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, c10::BFloat16, float, c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(c10::BFloat16*, c10::BFloat16 const*, int)",
+			"cunn_SoftMaxForward"},
+		{"void at::native::vectorized_elementwise_kernel<4, at::native::sigmoid_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}::operator()() const::{lambda()#3}::operator()() const::{lambda(c10::BFloat16)#1}, std::array<char*, 2ul> >(int, at::native::sigmoid_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}::operator()() const::{lambda()#3}::operator()() const::{lambda(c10::BFloat16)#1}, std::array<char*, 2ul>)",
+			"vectorized_elementwise_kernel (sigmoid_kernel_cuda)"},
+		{"void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_32x3_tn_align1>(cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_32x3_tn_align1::Params)",
+			"cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_32x3_tn_align1"},
+		{"void cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_dptp128c_acc::GemmKernel>(dpsk::grouped_gemm::cuda::fp8_dptp128c_acc::GemmKernel::Params)",
+			"dpsk::grouped_gemm::cuda::fp8_dptp128c_acc::GemmKernel"},
+		// A wrapper with two arguments is not a wrapper of one kernel.
+		{"void cutlass::Kernel<A, B>(int)", "cutlass::Kernel<A, B>"},
+		{"void (anonymous namespace)::softmax_warp_forward<float, float, float, 8, false, false>(float*, float const*, int, int, int, bool const*, int, bool)",
+			"softmax_warp_forward<float, float, float, 8, false, false>"},
+		{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL"},
+		{"Memcpy DtoH (Device -> Pageable)", "Memcpy DtoH (Device -> Pageable)"},
+		{"triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_2", "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_2"},
+		{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
+			"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x..."},
+	} {
+		if got := findings.KernelName(c.in); got != c.want {
+			t.Errorf("findings.KernelName(%.60q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+	// Two kernels KernelName names alike differ by their templates.
+	a := "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >(int, at::native::AUnaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul>)"
+	b := strings.ReplaceAll(strings.ReplaceAll(a, "AUnaryFunctor", "BinaryFunctor"), "2ul", "3ul")
+	if findings.KernelName(a) != findings.KernelName(b) || findings.KernelTemplate(a) == findings.KernelTemplate(b) {
+		t.Errorf("names %q %q, templates %q %q", findings.KernelName(a), findings.KernelName(b), findings.KernelTemplate(a), findings.KernelTemplate(b))
+	}
+	if got, want := findings.KernelTemplate(a), "vectorized_elementwise_kernel<4, AUnaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >"; got != want {
+		t.Errorf("KernelTemplate: got %q, want %q", got, want)
+	}
+}

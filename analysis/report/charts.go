@@ -344,13 +344,13 @@ func kernelChart(ev *evidence.Evidence, f evidence.Filter) Chart {
 	for i, k := range order {
 		names[i] = oneLine(k.name)
 	}
-	short := table.ShortenDistinct(names, 80)
+	labels := kernelLabels(names)
 	for i, k := range order {
 		vals := make([]float64, len(classes))
 		vals[idx[k.class]] = nsMs(k.ns)
 		text := chart.Format(nsMs(k.ns)) + " ms (" + fmtPct(shareOf(k.ns, total)) + ")"
-		c.Bars = append(c.Bars, chart.Bar{Label: kernelLabel(k.name), Full: oneLine(k.name) + " [" + k.class + "]", Values: vals, Text: text})
-		alt = append(alt, strconv.Itoa(i+1)+". "+short[i]+" ("+k.class+"): "+text+".")
+		c.Bars = append(c.Bars, chart.Bar{Label: labels[i], Full: names[i] + " [" + k.class + "]", Values: vals, Text: text})
+		alt = append(alt, strconv.Itoa(i+1)+". "+labels[i]+" ("+k.class+"): "+text+".")
 	}
 	what := "Top " + strconv.Itoa(len(order)) + " kernels"
 	if len(order) == 1 {
@@ -361,31 +361,29 @@ func kernelChart(ev *evidence.Evidence, f evidence.Filter) Chart {
 	return Chart{ID: "kernels", Title: c.Title, Alt: c.Desc, SVG: c.SVG()}
 }
 
-// kernelLabel is the part of a kernel name that tells kernels apart on an
-// axis: without a leading "void ", the top-level argument list (after the
-// template arguments) and the at::native:: namespace, which every PyTorch
-// kernel repeats. The chart shortens it in the middle.
-func kernelLabel(name string) string {
-	s := strings.TrimPrefix(oneLine(name), "void ")
-	depth := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '<':
-			depth++
-		case '>':
-			depth--
-		case '(':
-			if depth == 0 && i > 0 {
-				s = s[:i]
-				i = len(s)
-			}
+// kernelLabels names kernels on a chart's axis and in its text: each by
+// findings.KernelName, except that kernels that name would not tell apart
+// are named with their template arguments (findings.KernelTemplate),
+// shortened in the middle until they differ.
+func kernelLabels(names []string) []string {
+	labels := make([]string, len(names))
+	seen := map[string]int{}
+	for i, n := range names {
+		labels[i] = findings.KernelName(n)
+		seen[labels[i]]++
+	}
+	var clash []int
+	var long []string
+	for i, n := range names {
+		if seen[labels[i]] > 1 {
+			clash = append(clash, i)
+			long = append(long, findings.KernelTemplate(n))
 		}
 	}
-	s = strings.ReplaceAll(s, "at::native::", "")
-	if strings.TrimSpace(s) == "" {
-		return oneLine(name)
+	for j, l := range table.ShortenDistinct(long, 80) {
+		labels[clash[j]] = l
 	}
-	return s
+	return labels
 }
 
 // stepSeries are the step chart's series: gpuSeries with the idle time

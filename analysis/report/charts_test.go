@@ -827,3 +827,18 @@ func TestRankChartExcludedIdle(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelLabels: kernels on a chart's axis by their readable names,
+// except where two would read alike.
+func TestKernelLabels(t *testing.T) {
+	mul := "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >(int)"
+	mul2 := strings.ReplaceAll(strings.ReplaceAll(mul, "AUnaryFunctor", "BinaryFunctor"), "2ul", "3ul")
+	soft := "void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, c10::BFloat16, float, c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(c10::BFloat16*, c10::BFloat16 const*, int)"
+	got := kernelLabels([]string{soft, mul, mul2})
+	if got[0] != "cunn_SoftMaxForward" {
+		t.Errorf("softmax label %q", got[0])
+	}
+	if got[1] == got[2] || !strings.Contains(got[1], "AUnaryFunctor") || !strings.Contains(got[2], "BinaryFunctor") {
+		t.Errorf("two MulFunctor kernels read %q and %q", got[1], got[2])
+	}
+}
