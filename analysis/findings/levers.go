@@ -535,11 +535,17 @@ func familyOr(c device.Caps, def string) string {
 	return def
 }
 
-// shortName is KernelName for an observation.
-func shortName(n string) string { return KernelName(n) }
+// shortName is KernelName for an observation: at most 80 bytes.
+func shortName(n string) string {
+	n = KernelName(n)
+	if len(n) > 80 {
+		n = n[:77] + "..."
+	}
+	return n
+}
 
-// KernelName is the readable name of a GPU kernel, at most 80 bytes, for
-// an observation or a chart's axis: without a leading "void", the
+// KernelName is the readable name of a GPU kernel, for an observation, a
+// chart's axis or the next lever: without a leading "void", the
 // "(anonymous namespace)::" qualifiers and the parameter list; for
 // PyTorch's templated at::native kernels the kernel and the functor or op
 // it runs ("vectorized_elementwise_kernel (sigmoid_kernel_cuda)"), or the
@@ -577,9 +583,6 @@ func KernelName(n string) string {
 				break
 			}
 		}
-	}
-	if len(n) > 80 {
-		n = n[:77] + "..."
 	}
 	return n
 }

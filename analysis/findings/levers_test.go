@@ -414,7 +414,7 @@ func TestKernelName(t *testing.T) {
 		{"Memcpy DtoH (Device -> Pageable)", "Memcpy DtoH (Device -> Pageable)"},
 		{"triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_2", "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_2"},
 		{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
-			"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x..."},
+			"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"},
 	} {
 		if got := findings.KernelName(c.in); got != c.want {
 			t.Errorf("findings.KernelName(%.60q)\n got %q\nwant %q", c.in, got, c.want)

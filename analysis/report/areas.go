@@ -343,7 +343,7 @@ func kernelEvidence(s *areaSlice) (string, *evidence.Gap) {
 		split = append(split, orDash(c)+" "+fmtPct(float64(csums[c])/float64(total)))
 	}
 	top := names[0]
-	return "Top kernel " + name(top) + ": " + fmtMs(sums[top]) + ", " + share(sums[top], total, "summed kernel time") +
+	return "Top kernel " + name(findings.KernelName(top)) + ": " + fmtMs(sums[top]) + ", " + share(sums[top], total, "summed kernel time") +
 		" (" + s.where + "). By class: " + strings.Join(split, ", ") + ".", nil
 }
 

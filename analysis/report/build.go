@@ -10,6 +10,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/device"
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
+	"github.com/tracebook/tracebook/analysis/internal/rx"
 	"github.com/tracebook/tracebook/analysis/table"
 )
 
@@ -214,6 +215,9 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		d.NextLever = "No lever can be named from this capture: " + gate.Void() + ", the host operators' times included (the range profiler replays each kernel inside its launching call). Capture the workload again with torch.profiler's CPU and CUDA activities and no counter collection to see the next lever."
 	default:
 		d.NextLever = nextFromKernels(ev, kernelProfiler(d.Traces))
+		if w := heaviestWork(ev); w != "" && strings.HasPrefix(d.NextLever, "The GPU side: ") {
+			d.NextLeverCmd = kernelProfileCmd(d.Traces, w)
+		}
 	}
 
 	// The Evidence summary, then the tables, in the areas' order, without
@@ -644,16 +648,55 @@ func nextFromKernels(ev *evidence.Evidence, profiler string) string {
 		return s
 	}
 	w, wNs := heaviest(work)
-	s := "The GPU side: the kernel " + w + " holds " + fmtPct(shareOf(wNs, total)) + of + ". Profile it with " + profiler +
+	s := "The GPU side: the kernel " + findings.KernelName(w) + " holds " + fmtPct(shareOf(wNs, total)) + of + ". Profile it with " + profiler +
 		" to see whether it is memory- or compute-bound; that gate proves or refutes a kernel-level lever."
 	if cNs > wNs {
-		s += " The communication kernel " + c + " holds more (" + fmtPct(shareOf(cNs, total)) +
+		s += " The communication kernel " + findings.KernelName(c) + " holds more (" + fmtPct(shareOf(cNs, total)) +
 			"), but " + commSplit(ev, "its")
 	}
 	if mNs > wNs {
 		s += copyNote
 	}
 	return s
+}
+
+// heaviestWork is the computation kernel (class neither COMM nor MEM)
+// with the most time in the kernels area, as nextFromKernels names it; ""
+// for none.
+func heaviestWork(ev *evidence.Evidence) string {
+	t := ev.Table("kernels")
+	if t == nil {
+		return ""
+	}
+	work := map[string]int64{}
+	for r := range t.Rows {
+		if c := evidence.Str(t, r, "class"); c != "COMM" && c != "MEM" {
+			work[evidence.Str(t, r, "name")] += evidence.Int(t, r, "total_ns")
+		}
+	}
+	w, _ := heaviest(work)
+	return w
+}
+
+// kernelProfileCmd is the Nsight Compute command that profiles the kernel
+// named name, for traces of the CUDA platform only ("" otherwise, or for
+// a name no shell word can carry): a few of its launches, every section,
+// found by a regular expression over the demangled name (ncu's
+// --kernel-name-base demangled) that holds the part findings.KernelName
+// keeps, or the op an at::native kernel runs.
+func kernelProfileCmd(traces []TraceMeta, name string) string {
+	if kernelProfiler(traces) != "Nsight Compute (ncu)" {
+		return ""
+	}
+	token := findings.KernelName(name)
+	if i := strings.Index(token, " ("); i > 0 && strings.HasSuffix(token, ")") {
+		token = token[i+2 : len(token)-1] // at::native: the op it runs
+	}
+	if token == "" || !strings.Contains(name, token) || strings.ContainsAny(token, "'\n") {
+		return ""
+	}
+	return "ncu --kernel-name-base demangled --kernel-name 'regex:" + rx.QuoteMeta(token) +
+		"' --launch-count 3 --set full -o kernel python YOUR_SCRIPT.py  # then: ncu-ui kernel.ncu-rep"
 }
 
 // commSplit says where a communication kernel's wait for the other ranks

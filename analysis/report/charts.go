@@ -363,8 +363,8 @@ func kernelChart(ev *evidence.Evidence, f evidence.Filter) Chart {
 
 // kernelLabels names kernels on a chart's axis and in its text: each by
 // findings.KernelName, except that kernels that name would not tell apart
-// are named with their template arguments (findings.KernelTemplate),
-// shortened in the middle until they differ.
+// are named with their template arguments (findings.KernelTemplate); at
+// most 80 characters, shortened in the middle until they differ.
 func kernelLabels(names []string) []string {
 	labels := make([]string, len(names))
 	seen := map[string]int{}
@@ -372,18 +372,12 @@ func kernelLabels(names []string) []string {
 		labels[i] = findings.KernelName(n)
 		seen[labels[i]]++
 	}
-	var clash []int
-	var long []string
 	for i, n := range names {
 		if seen[labels[i]] > 1 {
-			clash = append(clash, i)
-			long = append(long, findings.KernelTemplate(n))
+			labels[i] = findings.KernelTemplate(n)
 		}
 	}
-	for j, l := range table.ShortenDistinct(long, 80) {
-		labels[clash[j]] = l
-	}
-	return labels
+	return table.ShortenDistinct(labels, 80)
 }
 
 // stepSeries are the step chart's series: gpuSeries with the idle time

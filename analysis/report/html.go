@@ -191,6 +191,9 @@ func printHTML(w io.Writer, d *Doc) error {
 	p(`<h2 id="tb-gaps">Evidence Gaps</h2>`, "\n")
 	htmlList(p, d.Gaps, "None recorded.")
 	p(`<h2 id="tb-next">Next lever</h2>`, "\n<p>", esc(orDash(d.NextLever)), "</p>\n")
+	if d.NextLeverCmd != "" {
+		p(`<pre class="tb-snippet"><code>`, escBlock(d.NextLeverCmd), "</code></pre>\n")
+	}
 	p("</div>\n")
 	return bw.Flush()
 }

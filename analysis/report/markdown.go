@@ -143,6 +143,10 @@ func printMarkdown(w io.Writer, d *Doc) error {
 	p("\n## Evidence Gaps\n\n")
 	list(p, d.Gaps, "None recorded.")
 	p("## Next lever\n\n", mdText(orDash(d.NextLever)), "\n")
+	if d.NextLeverCmd != "" {
+		fence := mdFence(d.NextLeverCmd)
+		p("\n", fence, "\n", d.NextLeverCmd, "\n", fence, "\n")
+	}
 	return bw.Flush()
 }
 

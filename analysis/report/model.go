@@ -44,6 +44,9 @@ type Doc struct {
 	Perfetto   []Inspect `msgpack:"perfetto" json:"perfetto"`
 	Gaps       []string  `msgpack:"gaps" json:"gaps"`
 	NextLever  string    `msgpack:"next_lever" json:"next_lever"`
+	// NextLeverCmd is a command that takes the next lever's first step
+	// (the kernel profiler's, on CUDA), "" for none.
+	NextLeverCmd string `msgpack:"next_lever_cmd" json:"next_lever_cmd"`
 
 	// Evidence is the Evidence section's summary, the seed's Area |
 	// Evidence | Interpretation table: one row per evidence area (areas.go).

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -341,6 +342,44 @@ func TestKernelProfilerOfThePlatform(t *testing.T) {
 		}
 		if got := kernelProfiler(traces); got != c.want {
 			t.Errorf("%v: %q, want %q", c.platforms, got, c.want)
+		}
+	}
+}
+
+// The next lever's profiler command: ncu on CUDA only, the kernel found by
+// a regular expression over its demangled name that holds its readable part.
+func TestKernelProfileCmd(t *testing.T) {
+	cuda := []TraceMeta{{Capture: []string{"platform cuda"}}}
+	rocm := []TraceMeta{{Capture: []string{"platform rocm"}}}
+	for _, c := range []struct {
+		traces     []TraceMeta
+		name, want string // want: the regex; "" for no command
+	}{
+		{cuda, "void cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_dptp128c_acc::GemmKernel>(dpsk::grouped_gemm::cuda::fp8_dptp128c_acc::GemmKernel::Params)",
+			"dpsk::grouped_gemm::cuda::fp8_dptp128c_acc::GemmKernel"},
+		{cuda, "void at::native::vectorized_elementwise_kernel<4, at::native::sigmoid_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}, std::array<char*, 2ul> >(int)",
+			"sigmoid_kernel_cuda"},
+		{cuda, "void fft2d_c2r_32x32<float, false, false, 0u, false, false>(float*, float2 const*, int)",
+			`fft2d_c2r_32x32<float, false, false, 0u, false, false>`},
+		{cuda, "volta_sgemm_128x64_nn", "volta_sgemm_128x64_nn"},
+		{cuda, "gemm'; rm -rf /", ""},
+		{rocm, "Cijk_Ailk_Bljk_BBS_BH_MT128x128x32", ""},
+	} {
+		got := kernelProfileCmd(c.traces, c.name)
+		if c.want == "" {
+			if got != "" {
+				t.Errorf("%.40q: %q, want no command", c.name, got)
+			}
+			continue
+		}
+		if !strings.HasPrefix(got, "ncu --kernel-name-base demangled --kernel-name 'regex:") {
+			t.Errorf("%.40q: %q", c.name, got)
+			continue
+		}
+		re := strings.TrimPrefix(got, "ncu --kernel-name-base demangled --kernel-name 'regex:")
+		re = re[:strings.IndexByte(re, '\'')]
+		if m, err := regexp.MatchString(re, c.name); err != nil || !m || re != regexp.QuoteMeta(c.want) {
+			t.Errorf("%.40q: regex %q (matches %v, %v), want %q", c.name, re, m, err, regexp.QuoteMeta(c.want))
 		}
 	}
 }

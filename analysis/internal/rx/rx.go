@@ -17,6 +17,7 @@ package rx
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -489,4 +490,18 @@ func number(s string, j int) (n, end int, ok bool) {
 		j++
 	}
 	return n, j, j > start
+}
+
+// QuoteMeta escapes the metacharacters of s, as regexp.QuoteMeta does: the
+// result matches s literally, in this package's syntax and in any RE2 or
+// POSIX-extended engine's.
+func QuoteMeta(s string) string {
+	b := make([]byte, 0, 2*len(s))
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(`\.+*?()|[]{}^$`, s[i]) >= 0 {
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
 }

@@ -131,3 +131,17 @@ func FuzzCompile(f *testing.F) {
 		}
 	})
 }
+
+// TestQuoteMeta: a quoted string matches itself, here and in regexp, and
+// quotes as regexp quotes it.
+func TestQuoteMeta(t *testing.T) {
+	for _, s := range []string{"fft2d_c2r_32x32<float, false, 0u>", `a.b+c*d?e(f)g|h[i]j{k}l^m$n\o`, "", "plain"} {
+		q := QuoteMeta(s)
+		if q != regexp.QuoteMeta(s) {
+			t.Errorf("QuoteMeta(%q) = %q, regexp quotes %q", s, q, regexp.QuoteMeta(s))
+		}
+		if s != "" && !MustCompile("^"+q+"$").MatchString(s) {
+			t.Errorf("%q does not match %q", q, s)
+		}
+	}
+}
