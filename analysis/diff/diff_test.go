@@ -106,3 +106,50 @@ func TestDiffWriteUnknownFormat(t *testing.T) {
 		t.Errorf("Write(9) = %v", err)
 	}
 }
+
+// TestDiffKernelRowsDistinct: two kernels whose names differ only past the
+// middle (one template argument) read apart in both renderings.
+func TestDiffKernelRowsDistinct(t *testing.T) {
+	name := func(n string) string {
+		return "void split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_cta_per_row_1<float, float, float, long, " + n +
+			">(at::GenericPackedTensorAccessor<float, 1ul, at::RestrictPtrTraits, long>, float, float, long)"
+	}
+	d := &Diff{Changes: []Change{
+		{Group: "kernel", Name: name("5ul"), Unit: "ns", Verdict: Significant},
+		{Group: "kernel", Name: name("2ul"), Unit: "ns", Verdict: Significant},
+	}}
+	var md, html strings.Builder
+	if err := Write(&md, d, Markdown); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&html, d, HTMLFragment); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"5ul", "2ul"} {
+		if !strings.Contains(md.String(), n+">`") {
+			t.Errorf("Markdown: the %s kernel is not named apart:\n%s", n, md.String())
+		}
+		if !strings.Contains(html.String(), n+"&gt;</code>") {
+			t.Errorf("HTML: the %s kernel is not named apart:\n%s", n, html.String())
+		}
+	}
+}
+
+// TestFindingLineRanks: a test finding of a rank paired with a base rank of
+// another number names both.
+func TestFindingLineRanks(t *testing.T) {
+	tf := evidence.Finding{Rule: "fp32_no_tensor_cores", Rank: 1, Title: "fp32", Severity: "minor", Status: "confirmed"}
+	for _, c := range []struct {
+		m    FindingMatch
+		want string
+	}{
+		{FindingMatch{Status: New, Rule: tf.Rule, Rank: 3, Test: &tf}, "[base rank 3, test rank 1]"},
+		{FindingMatch{Status: Resolved, Rule: tf.Rule, Rank: 3, Base: &tf}, "[rank 3]"},
+		{FindingMatch{Status: New, Rule: tf.Rule, Rank: 1, Test: &tf}, "[rank 1]"},
+		{FindingMatch{Status: New, Rule: tf.Rule, Rank: -1, Test: &tf}, "[all ranks]"},
+	} {
+		if got := findingLine(c.m); !strings.Contains(got, c.want) {
+			t.Errorf("%+v: %q, want %q in it", c.m, got, c.want)
+		}
+	}
+}

@@ -238,10 +238,11 @@ func printMarkdown(w io.Writer, d *Diff, po *pageOpts) error {
 		}
 		p("## %s, %s\n\n", s.title, d.per())
 		t := shownTable(changeCols)
-		for _, c := range rows {
+		kernels := kernelLabels(rows)
+		for i, c := range rows {
 			name := table.ShownCell{Text: c.Name, Kind: table.Label}
 			if c.Group == "kernel" {
-				name = table.ShownCell{Text: shorten(c.Name, 90), Kind: table.Text}
+				name = table.ShownCell{Text: kernels[i], Kind: table.Text}
 			}
 			t.Rows = append(t.Rows, []table.ShownCell{name, num(statString(c.Base, c.Unit)), num(statString(c.Test, c.Unit)), num(delta(c)), label(verdict(c))})
 		}
@@ -290,12 +291,18 @@ func printMarkdown(w io.Writer, d *Diff, po *pageOpts) error {
 	return err
 }
 
-// findingLine is one matched finding in one line.
+// findingLine is one matched finding in one line, with its rank: the base
+// rank, and the test rank too where the pair's numbers differ.
 func findingLine(f FindingMatch) string {
 	mark := map[string]string{Resolved: "✅ RESOLVED", New: "🔴 NEW", Persisting: "🟡 PERSISTING"}[f.Status]
 	where := "all ranks"
 	if f.Rank >= 0 {
 		where = fmt.Sprintf("rank %d", f.Rank)
+		if f.Test != nil && f.Test.Rank >= 0 && f.Test.Rank != f.Rank {
+			// Paired ranks of other numbers: the test's finding is its own
+			// rank's, matched by the base rank it is compared with.
+			where = fmt.Sprintf("base rank %d, test rank %d", f.Rank, f.Test.Rank)
+		}
 	}
 	if f.Phase != "" {
 		where += ", phase " + f.Phase
@@ -316,6 +323,25 @@ func findingLine(f FindingMatch) string {
 
 // shorten shortens a name in the middle (package table's rule).
 func shorten(s string, n int) string { return table.ShortenMiddle(s, n) }
+
+// kernelLabels names the kernels among rows as the report's charts do
+// (report.KernelLabels, at most 90 characters): two kernels never read
+// alike. Rows of other groups get "".
+func kernelLabels(rows []Change) []string {
+	var names []string
+	var at []int
+	for i, c := range rows {
+		if c.Group == "kernel" {
+			names = append(names, c.Name)
+			at = append(at, i)
+		}
+	}
+	out := make([]string, len(rows))
+	for j, l := range report.KernelLabels(names, 90) {
+		out[at[j]] = l
+	}
+	return out
+}
 
 // shownTable is an empty Markdown table with these columns; the base,
 // test and change columns hold numbers (right-aligned).
@@ -364,10 +390,11 @@ func printHTML(w io.Writer, d *Diff, po *pageOpts) error {
 			continue
 		}
 		p("<h2>", e(s.title+", "+d.per()), "</h2>\n", `<table class="tb-table"`, po.tableAttr(s.id), `><thead><tr>`, po.headers(s.id, changeCols), "</tr></thead><tbody>", "\n")
-		for _, c := range rows {
+		kernels := kernelLabels(rows)
+		for i, c := range rows {
 			name := e(c.Name)
 			if c.Group == "kernel" {
-				name = `<code class="tb-kernel" title="` + e(c.Name) + `">` + e(shorten(c.Name, 90)) + "</code>"
+				name = `<code class="tb-kernel" title="` + e(c.Name) + `">` + e(kernels[i]) + "</code>"
 			}
 			p("<tr><td>", name, `</td><td class="tb-num">`, e(statString(c.Base, c.Unit)), `</td><td class="tb-num">`, e(statString(c.Test, c.Unit)),
 				`</td><td class="tb-num">`, e(delta(c)), "</td><td>", e(verdict(c)), "</td></tr>\n")

@@ -344,7 +344,7 @@ func kernelChart(ev *evidence.Evidence, f evidence.Filter) Chart {
 	for i, k := range order {
 		names[i] = oneLine(k.name)
 	}
-	labels := kernelLabels(names)
+	labels := KernelLabels(names, 80)
 	for i, k := range order {
 		vals := make([]float64, len(classes))
 		vals[idx[k.class]] = nsMs(k.ns)
@@ -361,11 +361,12 @@ func kernelChart(ev *evidence.Evidence, f evidence.Filter) Chart {
 	return Chart{ID: "kernels", Title: c.Title, Alt: c.Desc, SVG: c.SVG()}
 }
 
-// kernelLabels names kernels on a chart's axis and in its text: each by
-// findings.KernelName, except that kernels that name would not tell apart
-// are named with their template arguments (findings.KernelTemplate); at
-// most 80 characters, shortened in the middle until they differ.
-func kernelLabels(names []string) []string {
+// KernelLabels names kernels beside each other (a chart's axis and its
+// text, the rows of a diff's table): each by findings.KernelName, except
+// that kernels that name would not tell apart are named with their
+// template arguments (findings.KernelTemplate); at most limit characters,
+// shortened in the middle until they differ.
+func KernelLabels(names []string, limit int) []string {
 	labels := make([]string, len(names))
 	seen := map[string]int{}
 	for i, n := range names {
@@ -377,7 +378,7 @@ func kernelLabels(names []string) []string {
 			labels[i] = findings.KernelTemplate(n)
 		}
 	}
-	return table.ShortenDistinct(labels, 80)
+	return table.ShortenDistinct(labels, limit)
 }
 
 // stepSeries are the step chart's series: gpuSeries with the idle time

@@ -834,7 +834,7 @@ func TestKernelLabels(t *testing.T) {
 	mul := "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >(int)"
 	mul2 := strings.ReplaceAll(strings.ReplaceAll(mul, "AUnaryFunctor", "BinaryFunctor"), "2ul", "3ul")
 	soft := "void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, c10::BFloat16, float, c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(c10::BFloat16*, c10::BFloat16 const*, int)"
-	got := kernelLabels([]string{soft, mul, mul2})
+	got := KernelLabels([]string{soft, mul, mul2}, 80)
 	if got[0] != "cunn_SoftMaxForward" {
 		t.Errorf("softmax label %q", got[0])
 	}
