@@ -651,6 +651,58 @@ var (
 		"vectorized_elementwise_kernel": true, "unrolled_elementwise_kernel": true, "reduce_kernel": true}
 )
 
+// Kernel families (KernelFamily), in the order a report lists them.
+const (
+	FamilyGEMM        = "GEMMs and convolutions"
+	FamilyAttention   = "attention"
+	FamilySoftmax     = "softmax"
+	FamilyNorm        = "normalisation"
+	FamilyElementwise = "elementwise and reduction"
+	FamilyComm        = "communication"
+	FamilyCopy        = "copies and memsets"
+	FamilyOther       = "other"
+)
+
+// KernelFamilies are the families of KernelFamily, in that order.
+var KernelFamilies = []string{FamilyGEMM, FamilyAttention, FamilySoftmax, FamilyNorm, FamilyElementwise, FamilyComm, FamilyCopy, FamilyOther}
+
+// KernelFamily is what a kernel computes, read from its class and name: a
+// communication kernel, a copy or memset, a fused attention kernel,
+// PyTorch's eager softmax (an unfused attention's, mostly), an Inductor
+// pointwise or reduction kernel, a normalisation (layer, RMS or
+// batch norm), a GEMM or convolution (cuBLAS, CUTLASS, cuDNN, nvjet,
+// Tensile's Cijk_, MIOpen's igemm, Triton matmuls), PyTorch's other eager
+// kernels (elementwise and reduction), or other.
+func KernelFamily(class, name string) string {
+	switch {
+	case class == "COMM":
+		return FamilyComm
+	case class == "MEM":
+		return FamilyCopy
+	case fusedAttention(name):
+		return FamilyAttention
+	case eagerSoftmax(class, name):
+		return FamilySoftmax
+	case inductorPointwise(name):
+		return FamilyElementwise
+	case hasAnyFold(name, normMarkers):
+		return FamilyNorm
+	case hasGem(name) || hasAnyFold(name, gemmMarkers) || hasAnyFold(name, convMarkers):
+		return FamilyGEMM
+	case strings.Contains(name, "at::native::"):
+		return FamilyElementwise
+	}
+	return FamilyOther
+}
+
+var (
+	// normMarkers: layer, RMS and batch norm kernels (cuDNN's bn_fw/bn_bw
+	// before the cudnn marker makes them convolutions).
+	normMarkers = []string{"norm", "bn_fw", "bn_bw"}
+	// gemmMarkers: GEMM kernels whose names hold no "gem".
+	gemmMarkers = []string{"matmul", "nvjet", "xmma", "cijk_", "triton_mm", "triton_tem_", "bmm"}
+)
+
 // --- elementwise_dominated --------------------------------------------------
 
 // eagerElementwise: PyTorch's eager elementwise and reduction kernels, a

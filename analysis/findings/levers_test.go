@@ -430,3 +430,30 @@ func TestKernelName(t *testing.T) {
 		t.Errorf("KernelTemplate: got %q, want %q", got, want)
 	}
 }
+
+// TestKernelFamily: real kernel names and what they compute.
+func TestKernelFamily(t *testing.T) {
+	for _, c := range []struct{ class, name, want string }{
+		{"COMM", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", findings.FamilyComm},
+		{"MEM", "Memcpy DtoH (Device -> Pageable)", findings.FamilyCopy},
+		{"COMP", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas", findings.FamilyGEMM},
+		{"COMP", "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT32x32x256_MI16x16x1_SN_LDSB1", findings.FamilyGEMM},
+		{"COMP", "_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1_swiglu", findings.FamilyGEMM},
+		{"COMP", "nvjet_tst_128x256_64x4_2x1_v_bz_coopA_TNN", findings.FamilyGEMM},
+		{"COMP", "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int)", findings.FamilyGEMM},
+		{"COMP", "igemm_fwd_gtcx3_nhwc_bf16_bx0_ex1_bt128x128x32_wt32x32x8", findings.FamilyGEMM},
+		{"COMP", "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>(float)", findings.FamilyNorm},
+		{"COMP", "_ZN7ck_tile6kentryILi1ENS_12Rmsnorm2dFwdINS_27Rmsnorm2dFwdPipelineOnePass", findings.FamilyNorm},
+		{"COMP", "kernel_unified_attention_3d", findings.FamilyAttention},
+		{"COMP", "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4> >(Flash_fwd_params)", findings.FamilyAttention},
+		{"COMP", "void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)", findings.FamilySoftmax},
+		{"COMP", "triton_poi_fused_convolution_relu_3", findings.FamilyElementwise},
+		{"COMP", "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_2", findings.FamilyElementwise},
+		{"COMP", "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int)", findings.FamilyElementwise},
+		{"COMP", "void vllm::rotary_embedding_kernel<c10::BFloat16, true>(long const*)", findings.FamilyOther},
+	} {
+		if got := findings.KernelFamily(c.class, c.name); got != c.want {
+			t.Errorf("%s %.50q: %q, want %q", c.class, c.name, got, c.want)
+		}
+	}
+}

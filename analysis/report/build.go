@@ -172,6 +172,9 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		}
 		d.KeyFindings = append(d.KeyFindings, "Dominant pattern: "+strings.Join(titles, "; ")+".")
 	}
+	if fam := kernelFamilies(ev); fam != "" {
+		d.KeyFindings = append(d.KeyFindings, fam)
+	}
 
 	// Expected impact: what the critical issues account for, qualitatively.
 	if len(crit) > 0 {
@@ -658,6 +661,43 @@ func nextFromKernels(ev *evidence.Evidence, profiler string) string {
 		s += copyNote
 	}
 	return s
+}
+
+// kernelFamilies says where the slice's kernel time goes, family by family
+// (findings.KernelFamily), the largest first, each of at least 1% (the
+// rest as other); "" under leverMinNs of kernel time.
+func kernelFamilies(ev *evidence.Evidence) string {
+	t := ev.Table("kernels")
+	if t == nil {
+		return ""
+	}
+	sums := map[string]int64{}
+	var total int64
+	for r := range t.Rows {
+		ns := evidence.Int(t, r, "total_ns")
+		sums[findings.KernelFamily(evidence.Str(t, r, "class"), evidence.Str(t, r, "name"))] += ns
+		total += ns
+	}
+	if total < leverMinNs {
+		return ""
+	}
+	fams := slices.Clone(findings.KernelFamilies)
+	sort.SliceStable(fams, func(i, j int) bool { return sums[fams[i]] > sums[fams[j]] })
+	var parts []string
+	var rest int64
+	for _, f := range fams {
+		switch share := shareOf(sums[f], total); {
+		case f == findings.FamilyOther || share < 0.01:
+			rest += sums[f]
+		default:
+			parts = append(parts, f+" "+fmtPct(share))
+		}
+	}
+	if rest > 0 && shareOf(rest, total) >= 0.001 {
+		parts = append(parts, "other "+fmtPct(shareOf(rest, total)))
+	}
+	return "Where the kernel time goes (families read from the kernel names): " + strings.Join(parts, ", ") +
+		" of the " + fmtMs(total) + " summed kernel time (streams counted apart)."
 }
 
 // heaviestWork is the computation kernel (class neither COMM nor MEM)
