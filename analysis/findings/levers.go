@@ -606,39 +606,31 @@ func bareKernel(n string) string {
 // (CUTLASS's kernel entry points): KernelName names that argument.
 var kernelWrappers = []string{"cutlass::Kernel", "cutlass::Kernel2", "cutlass::device_kernel"}
 
-// topLevelComma says whether s holds a comma outside template arguments.
-func topLevelComma(s string) bool {
+// topLevel is the index of the first byte c of s, at or past from, that
+// lies outside template arguments; -1 for none.
+func topLevel(s string, c byte, from int) int {
 	depth := 0
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '<':
+		switch {
+		case s[i] == '<':
 			depth++
-		case '>':
+		case s[i] == '>':
 			depth--
-		case ',':
-			if depth == 0 {
-				return true
-			}
+		case s[i] == c && depth == 0 && i >= from:
+			return i
 		}
 	}
-	return false
+	return -1
 }
+
+// topLevelComma says whether s holds a comma outside template arguments.
+func topLevelComma(s string) bool { return topLevel(s, ',', 0) >= 0 }
 
 // withoutParams cuts a kernel name at its parameter list: the first "("
 // outside template arguments that is not its first byte.
 func withoutParams(n string) string {
-	depth := 0
-	for i := 0; i < len(n); i++ {
-		switch n[i] {
-		case '<':
-			depth++
-		case '>':
-			depth--
-		case '(':
-			if depth == 0 && i > 0 {
-				return strings.TrimSpace(n[:i])
-			}
-		}
+	if i := topLevel(n, '(', 1); i > 0 {
+		return strings.TrimSpace(n[:i])
 	}
 	return n
 }

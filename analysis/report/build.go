@@ -217,9 +217,10 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		// range profiler's ranges): no time in it names a lever.
 		d.NextLever = "No lever can be named from this capture: " + gate.Void() + ", the host operators' times included (the range profiler replays each kernel inside its launching call). Capture the workload again with torch.profiler's CPU and CUDA activities and no counter collection to see the next lever."
 	default:
-		d.NextLever = nextFromKernels(ev, kernelProfiler(d.Traces))
-		if w := heaviestWork(ev); w != "" && strings.HasPrefix(d.NextLever, "The GPU side: ") {
-			d.NextLeverCmd = kernelProfileCmd(d.Traces, w)
+		var kernel string
+		d.NextLever, kernel = nextFromKernels(ev, kernelProfiler(d.Traces))
+		if kernel != "" {
+			d.NextLeverCmd = kernelProfileCmd(d.Traces, kernel)
 		}
 	}
 
@@ -594,7 +595,8 @@ func producerText(p string) string {
 // time. A communication kernel is no roofline target (its time includes
 // waiting for the other ranks, which the collectives area splits off), and
 // a capture with under leverMinNs of kernel time is too small to name one.
-func nextFromKernels(ev *evidence.Evidence, profiler string) string {
+// kernel is the computation kernel the lever names ("" for none).
+func nextFromKernels(ev *evidence.Evidence, profiler string) (lever, kernel string) {
 	t := ev.Table("kernels")
 	if t == nil || len(t.Rows) == 0 {
 		// No GPU work (a CPU-only capture, a counter capture): the lever is
@@ -607,13 +609,13 @@ func nextFromKernels(ev *evidence.Evidence, profiler string) string {
 					head := "The trace holds no GPU work, so the next lever is on the host: the CPU operator with the most self time is " + name(n) + " (" +
 						fmtMs(sums[n]) + ", " + share(sums[n], total, "operators' summed self time") + ")"
 					if strings.HasPrefix(n, "gloo:") {
-						return head + ", a collective gloo runs on the CPU: its time includes waiting for the other ranks of the job, which only their traces, loaded together, tell from the transfer."
+						return head + ", a collective gloo runs on the CPU: its time includes waiting for the other ranks of the job, which only their traces, loaded together, tell from the transfer.", ""
 					}
-					return head + "; profile it, or capture with the GPU activity to see the device."
+					return head + "; profile it, or capture with the GPU activity to see the device.", ""
 				}
 			}
 		}
-		return "The trace holds no GPU work and no CPU operator time: capture with CPU and CUDA (or ROCm) activity to see the next lever."
+		return "The trace holds no GPU work and no CPU operator time: capture with CPU and CUDA (or ROCm) activity to see the next lever.", ""
 	}
 	ni, ti, ci := t.Col("name"), t.Col("total_ns"), t.Col("class")
 	work, comm, mem := map[string]int64{}, map[string]int64{}, map[string]int64{}
@@ -632,7 +634,7 @@ func nextFromKernels(ev *evidence.Evidence, profiler string) string {
 		total += v
 	}
 	if total < leverMinNs {
-		return "The capture holds " + fmtMs(total) + " of kernel time, too little to name a kernel-level lever: capture steady-state steps of the workload."
+		return "The capture holds " + fmtMs(total) + " of kernel time, too little to name a kernel-level lever: capture steady-state steps of the workload.", ""
 	}
 	of := " of the kernels' summed time (" + fmtMs(total) + ", streams counted apart)"
 	c, cNs := heaviest(comm)
@@ -641,14 +643,14 @@ func nextFromKernels(ev *evidence.Evidence, profiler string) string {
 	copyNote := " The " + copyWhat
 	if len(work) == 0 {
 		if len(comm) == 0 {
-			return "Every GPU operation is a copy or memset; the heaviest " + copyWhat
+			return "Every GPU operation is a copy or memset; the heaviest " + copyWhat, ""
 		}
 		s := "Every kernel is a communication kernel; the heaviest, " + c + ", holds " + fmtPct(shareOf(cNs, total)) + of +
 			". " + commSplit(ev, "Its")
 		if mNs > cNs {
 			s += copyNote
 		}
-		return s
+		return s, ""
 	}
 	w, wNs := heaviest(work)
 	s := "The GPU side: the kernel " + findings.KernelName(w) + " holds " + fmtPct(shareOf(wNs, total)) + of + ". Profile it with " + profiler +
@@ -660,7 +662,7 @@ func nextFromKernels(ev *evidence.Evidence, profiler string) string {
 	if mNs > wNs {
 		s += copyNote
 	}
-	return s
+	return s, w
 }
 
 // kernelFamilies says where the slice's kernel time goes, family by family
@@ -698,24 +700,6 @@ func kernelFamilies(ev *evidence.Evidence) string {
 	}
 	return "Where the kernel time goes (families read from the kernel names): " + strings.Join(parts, ", ") +
 		" of the " + fmtMs(total) + " summed kernel time (streams counted apart)."
-}
-
-// heaviestWork is the computation kernel (class neither COMM nor MEM)
-// with the most time in the kernels area, as nextFromKernels names it; ""
-// for none.
-func heaviestWork(ev *evidence.Evidence) string {
-	t := ev.Table("kernels")
-	if t == nil {
-		return ""
-	}
-	work := map[string]int64{}
-	for r := range t.Rows {
-		if c := evidence.Str(t, r, "class"); c != "COMM" && c != "MEM" {
-			work[evidence.Str(t, r, "name")] += evidence.Int(t, r, "total_ns")
-		}
-	}
-	w, _ := heaviest(work)
-	return w
 }
 
 // kernelProfileCmd is the Nsight Compute command that profiles the kernel

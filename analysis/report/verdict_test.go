@@ -131,7 +131,7 @@ func TestNextLeverFromKernels(t *testing.T) {
 			[]string{"the CPU operator with the most self time is gloo:all_reduce"}, []string{"aten::empty"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := nextFromKernels(c.ev, "Nsight Compute (ncu)")
+			got, _ := nextFromKernels(c.ev, "Nsight Compute (ncu)")
 			for _, w := range c.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("missing %q in %q", w, got)
