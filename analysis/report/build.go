@@ -291,12 +291,20 @@ func issue(f evidence.Finding) Issue {
 // referEqualFixes gives an issue whose fix is word for word a critical
 // issue's above it (two rules that read one constraint from two tables,
 // e.g. short kernels and host waits) a reference to that issue instead of
-// the same fix again.
+// the same fix again; one whose fix differs but whose code is that
+// issue's (a host-wait fix that sends the reader to the DataLoader issue
+// first) a reference instead of the same code again.
 func referEqualFixes(d *Doc) {
 	refer := func(is *Issue, above []Issue) {
 		for j, a := range above {
-			if is.Fix != "" && is.Fix == a.Fix && is.Snippet == a.Snippet {
-				is.Fix = "Issue " + strconv.Itoa(j+1) + "'s fix above applies here as well."
+			n := strconv.Itoa(j + 1)
+			switch {
+			case is.Fix != "" && is.Fix == a.Fix && is.Snippet == a.Snippet:
+				is.Fix = "Issue " + n + "'s fix above applies here as well."
+				is.Snippet = ""
+				return
+			case is.Snippet != "" && is.Snippet == a.Snippet:
+				is.Fix += " The code is issue " + n + "'s, above."
 				is.Snippet = ""
 				return
 			}

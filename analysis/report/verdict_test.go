@@ -64,6 +64,7 @@ func TestExpectedImpactNamesEachShare(t *testing.T) {
 
 // TestReferEqualFixes: an issue whose fix is word for word a critical
 // issue's above it refers to that issue instead of repeating the fix; a
+// different fix with the same code refers to that issue for the code; a
 // different fix, or the same text with another snippet, stays.
 func TestReferEqualFixes(t *testing.T) {
 	fix, snip := "Profile decode steps without Python stacks.", "vllm serve MODEL"
@@ -72,6 +73,7 @@ func TestReferEqualFixes(t *testing.T) {
 			{ID: "launch_bound", Fix: fix, Snippet: snip},
 			{ID: "host_bound_idle", Fix: fix, Snippet: snip},
 			{ID: "other", Fix: fix, Snippet: "another snippet"},
+			{ID: "same_code", Fix: "Fix the input pipeline first.", Snippet: snip},
 		},
 		FollowUps: []Issue{{ID: "minor", Fix: fix, Snippet: snip}, {ID: "own", Fix: "Something else."}},
 	}
@@ -80,6 +82,7 @@ func TestReferEqualFixes(t *testing.T) {
 		{fix, snip},
 		{"Issue 1's fix above applies here as well.", ""},
 		{fix, "another snippet"},
+		{"Fix the input pipeline first. The code is issue 1's, above.", ""},
 		{"Issue 1's fix above applies here as well.", ""},
 		{"Something else.", ""},
 	}
