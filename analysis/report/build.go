@@ -715,7 +715,8 @@ func kernelFamilies(ev *evidence.Evidence) string {
 // a name no shell word can carry): a few of its launches, every section,
 // found by a regular expression over the demangled name (ncu's
 // --kernel-name-base demangled) that holds the part findings.KernelName
-// keeps, or the op an at::native kernel runs.
+// keeps, or the op an at::native kernel runs; the serving engines'
+// workload as their one-batch benchmark, a training script otherwise.
 func kernelProfileCmd(traces []TraceMeta, name string) string {
 	if kernelProfiler(traces) != "Nsight Compute (ncu)" {
 		return ""
@@ -727,8 +728,17 @@ func kernelProfileCmd(traces []TraceMeta, name string) string {
 	if token == "" || !strings.Contains(name, token) || strings.ContainsAny(token, "'\n") {
 		return ""
 	}
+	run := "python YOUR_SCRIPT.py"
+	for _, t := range traces {
+		switch t.Producer {
+		case "vllm":
+			run = "vllm bench latency --model MODEL" // the engine in one process run, not a server
+		case "sglang":
+			run = "python -m sglang.bench_one_batch --model-path MODEL"
+		}
+	}
 	return "ncu --kernel-name-base demangled --kernel-name 'regex:" + rx.QuoteMeta(token) +
-		"' --launch-count 3 --set full -o kernel python YOUR_SCRIPT.py  # then: ncu-ui kernel.ncu-rep"
+		"' --launch-count 3 --set full -o kernel " + run + "  # then: ncu-ui kernel.ncu-rep"
 }
 
 // commSplit says where a communication kernel's wait for the other ranks

@@ -385,6 +385,11 @@ func TestKernelProfileCmd(t *testing.T) {
 			t.Errorf("%.40q: regex %q (matches %v, %v), want %q", c.name, re, m, err, regexp.QuoteMeta(c.want))
 		}
 	}
+	// A vLLM trace's kernel is profiled in vLLM's one-batch benchmark.
+	vllm := []TraceMeta{{Producer: "vllm", Capture: []string{"platform cuda"}}}
+	if got := kernelProfileCmd(vllm, "volta_sgemm_128x64_nn"); !strings.Contains(got, "-o kernel vllm bench latency --model MODEL") {
+		t.Errorf("vLLM: %q", got)
+	}
 }
 
 // Key Findings say where the kernel time goes, family by family, the
