@@ -34,7 +34,7 @@ table.tb-table{border-collapse:collapse;margin:8px 0 16px;font-size:12px}
 .tb-table code,.tb-report code{font-size:12px;word-break:break-all}.tb-table code{word-break:normal}
 .tb-issue{border-left:4px solid #d33;padding:2px 12px;margin:10px 0}
 .tb-fix{margin-top:10px}.tb-tag{font-size:11px;color:#555}
-pre.tb-snippet{background:#f4f4f4;padding:6px 8px}
+pre.tb-snippet{background:#f4f4f4;padding:6px 8px;white-space:pre-wrap}pre.tb-snippet code{word-break:normal;overflow-wrap:anywhere}
 .tb-chart{margin:8px 0 18px}.tb-chart svg{display:block;max-width:100%;height:auto}
 `
 
