@@ -60,7 +60,7 @@ func eachCells(ctx context.Context, rs driver.Rows, start func(columns []string)
 		for c.row = 0; c.row < n && err == nil; c.row++ {
 			err = each(c)
 		}
-		mapping.DestroyDataChunk(&ch)
+		c.unload(&ch)
 		if err != nil {
 			return err
 		}
@@ -166,6 +166,19 @@ func (c *chunkCells) load(ch mapping.DataChunk) int {
 		c.cols[i].valid = mapping.VectorGetValidity(vec)
 	}
 	return int(mapping.DataChunkGetSize(ch))
+}
+
+// unload destroys chunk ch and forgets the columns' pointers into it. A
+// pointer to freed C memory kept in a Go object is not harmless: once the
+// allocator returns that address range to the system, the Go heap can grow
+// into it, and the collector then finds the stale pointer in its own
+// heap and stops the process ("found bad pointer in Go heap"; a reader of
+// paged results keeps its cells between pages).
+func (c *chunkCells) unload(ch *mapping.DataChunk) {
+	for i := range c.cols {
+		c.cols[i].data, c.cols[i].valid = nil, nil
+	}
+	mapping.DestroyDataChunk(ch)
 }
 
 func (c *chunkCells) Len() int { return len(c.cols) }
@@ -325,7 +338,7 @@ func (c *tableCells) read(t *table.Table, maxRows int) (more bool, err error) {
 		n := c.load(ch)
 		for c.row = 0; c.row < n; c.row++ {
 			if maxRows > 0 && len(t.Rows) >= maxRows {
-				mapping.DestroyDataChunk(&ch)
+				c.unload(&ch)
 				return true, nil
 			}
 			if len(block) < ncols {
@@ -338,7 +351,7 @@ func (c *tableCells) read(t *table.Table, maxRows int) (more bool, err error) {
 			}
 			t.Rows = append(t.Rows, row)
 		}
-		mapping.DestroyDataChunk(&ch)
+		c.unload(&ch)
 	}
 }
 
