@@ -38,6 +38,14 @@ pre.tb-snippet{background:#f4f4f4;padding:6px 8px;white-space:pre-wrap}pre.tb-sn
 .tb-chart{margin:8px 0 18px}.tb-chart svg{display:block;max-width:100%;height:auto}
 `
 
+// htmlSnippet is a code block of s, "" for none.
+func htmlSnippet(s string) string {
+	if s == "" {
+		return ""
+	}
+	return `<pre class="tb-snippet"><code>` + escBlock(strings.TrimRight(s, "\n")) + "</code></pre>\n"
+}
+
 // printHTMLPage writes d as a complete static HTML page: the fragment in a
 // page that runs no script (the Content-Security-Policy allows none).
 func printHTMLPage(w io.Writer, d *Doc) error {
@@ -127,9 +135,7 @@ func printHTML(w io.Writer, d *Doc) error {
 		p("<h3>", strconv.Itoa(i+1), ". ", esc(is.Title), "</h3>\n")
 		p("<p>", esc(is.Observation), ` <span class="tb-tag">`, statusText(is.Confirmed), "</span></p>\n")
 		p(`<p class="tb-fix"><strong>Fix:</strong> `, esc(is.Fix), "</p>\n")
-		if is.Snippet != "" {
-			p(`<pre class="tb-snippet"><code>`, escBlock(strings.TrimRight(is.Snippet, "\n")), "</code></pre>\n")
-		}
+		p(htmlSnippet(is.Snippet))
 		if len(is.Evidence) > 0 {
 			p(`<p class="tb-tag">Evidence: `, esc(strings.Join(is.Evidence, ", ")), "</p>\n")
 		}
@@ -191,9 +197,7 @@ func printHTML(w io.Writer, d *Doc) error {
 	p(`<h2 id="tb-gaps">Evidence Gaps</h2>`, "\n")
 	htmlList(p, d.Gaps, "None recorded.")
 	p(`<h2 id="tb-next">Next lever</h2>`, "\n<p>", esc(orDash(d.NextLever)), "</p>\n")
-	if d.NextLeverCmd != "" {
-		p(`<pre class="tb-snippet"><code>`, escBlock(d.NextLeverCmd), "</code></pre>\n")
-	}
+	p(htmlSnippet(d.NextLeverCmd))
 	p("</div>\n")
 	return bw.Flush()
 }

@@ -77,10 +77,7 @@ func printMarkdown(w io.Writer, d *Doc) error {
 		p("### ", strconv.Itoa(i+1), ". ", mdText(is.Title), "\n\n")
 		p(mdText(is.Observation), " ", statusText(is.Confirmed), "\n\n")
 		p("**Fix:** ", mdText(is.Fix), "\n")
-		if is.Snippet != "" {
-			fence := mdFence(is.Snippet)
-			p("\n", fence, "\n", strings.TrimRight(is.Snippet, "\n"), "\n", fence, "\n")
-		}
+		p(mdSnippet(is.Snippet))
 		if len(is.Evidence) > 0 {
 			p("\n_Evidence: ", mdText(strings.Join(is.Evidence, ", ")), "_\n")
 		}
@@ -143,10 +140,7 @@ func printMarkdown(w io.Writer, d *Doc) error {
 	p("\n## Evidence Gaps\n\n")
 	list(p, d.Gaps, "None recorded.")
 	p("## Next lever\n\n", mdText(orDash(d.NextLever)), "\n")
-	if d.NextLeverCmd != "" {
-		fence := mdFence(d.NextLeverCmd)
-		p("\n", fence, "\n", d.NextLeverCmd, "\n", fence, "\n")
-	}
+	p(mdSnippet(d.NextLeverCmd))
 	return bw.Flush()
 }
 
@@ -282,4 +276,13 @@ func statusText(confirmed bool) string {
 		return "(confirmed)"
 	}
 	return "(hypothesis)"
+}
+
+// mdSnippet is a fenced code block of s after a blank line, "" for none.
+func mdSnippet(s string) string {
+	if s == "" {
+		return ""
+	}
+	fence := mdFence(s)
+	return "\n" + fence + "\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
 }
