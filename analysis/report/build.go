@@ -661,10 +661,10 @@ func nextFromKernels(ev *evidence.Evidence, profiler string) (lever, kernel stri
 		return s, ""
 	}
 	w, wNs := heaviest(work)
-	s := "The GPU side: the kernel " + findings.KernelName(w) + " holds " + fmtPct(shareOf(wNs, total)) + of + ". Profile it with " + profiler +
+	s := "The GPU side: the kernel " + name(findings.KernelName(w)) + " holds " + fmtPct(shareOf(wNs, total)) + of + ". Profile it with " + profiler +
 		" to see whether it is memory- or compute-bound; that gate proves or refutes a kernel-level lever."
 	if cNs > wNs {
-		s += " The communication kernel " + findings.KernelName(c) + " holds more (" + fmtPct(shareOf(cNs, total)) +
+		s += " The communication kernel " + name(findings.KernelName(c)) + " holds more (" + fmtPct(shareOf(cNs, total)) +
 			"), but " + commSplit(ev, "its")
 	}
 	if mNs > wNs {
