@@ -45,12 +45,20 @@
 -- thread: one row per thread of the frames: id is its thread_id; trace, rank
 --   and thread (pid/tid as written) say which; ts_ns and dur_ns are the
 --   span of its frames. Frames carry thread_id and no trace, rank or thread.
+-- engine: one row per autograd engine function (a cpu_op named
+--   `autograd::engine::evaluate_function: ...`): ts_ns and dur_ns are its
+--   own, thread_id its thread row. The thread that called backward() is
+--   blocked while the engine's device thread runs them: analysis/crossview
+--   counts a launching thread's self time as waiting where another thread
+--   of the rank runs engine functions that started inside the frame
+--   (nccl_data_a100: the main thread's `## backward ##`, 310 ms, while the
+--   autograd thread ran the backward).
 -- stack: one row per distinct Call stack: id is its call_stack_id, name its
 --   text. The 15,000 operators with a Call stack in the 2021 resnet50 trace
 --   share 91 of them: 83 kB come back instead of 12 MB.
 --
 -- Columns:
--- row_kind: frame, op, origin, stack, name or thread. TEXT
+-- row_kind: frame, op, origin, stack, name, thread or engine. TEXT
 -- trace: Trace name of op, origin and thread rows; NULL otherwise (a frame's is its thread row's). TEXT
 -- rank: Rank of op and thread rows; NULL otherwise. INT
 -- id: The event's id in this result: its rowid in tb_events + 1 (stack rows: the call_stack_id; name rows: the name_id; thread rows: the thread_id). INT
@@ -59,7 +67,7 @@
 -- kind: Normalised category (events.kind). TEXT
 -- api: Runtime/driver calls: launch, graph_launch, sync, memcpy, memset, other. TEXT
 -- name: stack rows: the Call stack; name rows: the event name; NULL otherwise. TEXT
--- ts_ns: Start (origin rows: the trace's first timestamp; thread rows: its first frame's start). TIMESTAMP_NS
+-- ts_ns: Start (origin rows: the trace's first timestamp; thread rows: its first frame's start; engine rows: the engine function's start). TIMESTAMP_NS
 -- dur_ns: Duration (thread rows: from its first frame's start to its last frame's end). DURATION_NS
 -- stream: GPU stream of an op. INT
 -- graph_id: Graph id of an op when the trace records it. INT
@@ -69,7 +77,7 @@
 -- class: op: tb_kernel_class (views.sql): COMP, COMM or MEM; NULL for other rows. TEXT
 -- sync: frame: how it synchronizes with the device: blocking (a scalar read, tb_scalar_read, or a call tb_sync_call rates blocking, given tb_copy_waits of the copy it launched), stream, or NULL. TEXT
 -- name_id: frame and op: the name row holding the event's name; NULL when the event has none. INT
--- thread_id: frame: the thread row of its thread. INT
+-- thread_id: frame and engine: the thread row of its thread. INT
 -- host_ts_ns: op: the start of its launching call, else of the operator operator_id names; NULL without either. TIMESTAMP_NS
 -- host_dur_ns: op: that frame's duration. DURATION_NS
 -- host_thread_id: op: that frame's thread row. INT
@@ -305,3 +313,16 @@ SELECT 'thread' AS row_kind, trace, rank, CAST(thid AS BIGINT) AS id,
   CAST(NULL AS BIGINT) AS name_id, CAST(NULL AS BIGINT) AS thread_id,
   CAST(NULL AS BIGINT) AS host_ts_ns, CAST(NULL AS BIGINT) AS host_dur_ns, CAST(NULL AS BIGINT) AS host_thread_id
 FROM _threads
+UNION ALL
+SELECT 'engine' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGER) AS rank, CAST(0 AS BIGINT) AS id,
+  CAST(0 AS BIGINT) AS parent_id, CAST(NULL AS VARCHAR) AS thread,
+  CAST(NULL AS VARCHAR) AS kind, CAST(NULL AS VARCHAR) AS api, CAST(NULL AS VARCHAR) AS name,
+  h.ts_ns, h.dur_ns, CAST(NULL AS BIGINT) AS stream, CAST(NULL AS BIGINT) AS graph_id,
+  CAST(0 AS BIGINT) AS operator_id, CAST(NULL AS VARCHAR) AS link, CAST(0 AS BIGINT) AS call_stack_id,
+  CAST(NULL AS VARCHAR) AS class, CAST(NULL AS VARCHAR) AS sync,
+  CAST(NULL AS BIGINT) AS name_id, CAST(th.thid AS BIGINT) AS thread_id,
+  CAST(NULL AS BIGINT) AS host_ts_ns, CAST(NULL AS BIGINT) AS host_dur_ns, CAST(NULL AS BIGINT) AS host_thread_id
+FROM _host h
+JOIN _thmap th ON th.trace_id = h.trace_id AND th.rank = h.rank AND th.pid_id = h.pid_id AND th.tid_id = h.tid_id
+WHERE h.kind = 'cpu_op'
+  AND h.name_id IN (SELECT id FROM tb_strings WHERE starts_with(s, 'autograd::engine::evaluate_function: '))

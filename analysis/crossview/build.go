@@ -194,18 +194,30 @@ type builder struct {
 	graphs   []graphLaunch
 	waits    map[string]bool // IsWait by name
 	names    map[string]string
-	stacks   map[string]*callStack // a Call stack arg split into frames, outermost first, by arg
+	stacks   map[string]*callStack   // a Call stack arg split into frames, outermost first, by arg
+	engine   map[rankKey][]engineRun // the autograd engine's function starts, by rank and thread
+}
+
+// engineRun is one thread's autograd engine functions: their starts,
+// ascending, and the latest end of those up to each.
+type engineRun struct {
+	thread int32
+	ts     []int64
+	end    []int64
 }
 
 // threadState is one thread's open call stack and what the cross-check
 // keeps of a launching thread.
 type threadState struct {
-	id    int32 // index in Input.Threads
-	key   rankKey
-	rs    *rankSlice // its rank's slice
-	d     *rankData  // the rank's, when this is one of its launching threads; else nil
-	main  bool       // the rank's main launching thread
-	stack []entry
+	id   int32 // index in Input.Threads
+	key  rankKey
+	rs   *rankSlice // its rank's slice
+	d    *rankData  // the rank's, when this is one of its launching threads; else nil
+	main bool       // the rank's main launching thread
+	// engine holds the autograd engine function starts of its rank's
+	// other threads, on a launching thread (see entry.eng).
+	engine []engineRun
+	stack  []entry
 	// next is where the thread's next root frame may start counting: the
 	// end of the last root frame closed (see entry.from).
 	next int64
@@ -228,11 +240,18 @@ type entry struct {
 	class         uint8
 	sync          bool
 	selfWait      bool // waiting in its own self time only (IsSelfWait): its callees are classed on their own
-	depth         int32
-	levels        []string // python levels from its Call stack, drawn above it
-	py            []string // the python frames drawn above it and at it
-	cnode, gnode  *bnode   // its nodes of the CPU and GPU trees, once made
-	graph         int32    // index in builder.graphs of a graph launch, -1
+	// engA..engB is where the autograd engine functions of other threads
+	// of the rank that start inside it run (engB <= engA: none): its self
+	// time there is waiting (the thread called backward() and is blocked
+	// while the engine's thread runs it). kidEngCnt and kidEngSpan are its
+	// children's counted time and span there.
+	engA, engB            int64
+	kidEngCnt, kidEngSpan int64
+	depth                 int32
+	levels                []string // python levels from its Call stack, drawn above it
+	py                    []string // the python frames drawn above it and at it
+	cnode, gnode          *bnode   // its nodes of the CPU and GPU trees, once made
+	graph                 int32    // index in builder.graphs of a graph launch, -1
 }
 
 // graphLaunch is a graph launch in the slice: its node, its graph id when
@@ -329,10 +348,70 @@ func newBuilder(in *Input, s Slice, opts Options) (*builder, error) {
 	b := &builder{in: in, s: s, opts: opts, threads: map[int32]*threadState{},
 		gpu: &bnode{n: &Node{}}, cpu: &bnode{n: &Node{}}}
 	b.sliceRanks()
+	b.engineRuns()
 	b.selectOps()
 	b.hung.index()
 	b.device()
 	return b, nil
+}
+
+// engineRuns sorts the autograd engine function starts of the slice's
+// ranks by thread.
+func (b *builder) engineRuns() {
+	byThread := map[int32][]EngineStart{}
+	for _, es := range b.in.EngineStarts {
+		if th := &b.in.Threads[es.Thread]; b.inSlice(th.Trace, th.Rank) {
+			byThread[es.Thread] = append(byThread[es.Thread], es)
+		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(byThread)) {
+		fs := byThread[t]
+		slices.SortFunc(fs, func(p, q EngineStart) int { return cmp.Compare(p.TsNs, q.TsNs) })
+		r := engineRun{thread: t, ts: make([]int64, len(fs)), end: make([]int64, len(fs))}
+		last := int64(math.MinInt64)
+		for i, f := range fs {
+			last = max(last, f.TsNs+f.DurNs)
+			r.ts[i], r.end[i] = f.TsNs, last
+		}
+		if b.engine == nil {
+			b.engine = map[rankKey][]engineRun{}
+		}
+		k := rankKey{b.in.Threads[t].Trace, b.in.Threads[t].Rank}
+		b.engine[k] = append(b.engine[k], r)
+	}
+}
+
+// engineIn returns where th's engine runs (the autograd engine functions
+// of the rank's other threads) that start in [ts, end) run, clipped to
+// end: from the first such start to the latest end; a, b with b <= a
+// when none starts there.
+func engineIn(th *threadState, ts, end int64) (a, b int64) {
+	a, b = end, ts
+	for _, r := range th.engine {
+		lo, _ := slices.BinarySearch(r.ts, ts)
+		hi, _ := slices.BinarySearch(r.ts, end)
+		if hi > lo {
+			a, b = min(a, r.ts[lo]), max(b, min(r.end[hi-1], end))
+		}
+	}
+	return a, b
+}
+
+// counted returns the part of [a, end) that th's frames count (inside its
+// rank's host slice, when it has one: entry.cnt) and the part inside its
+// rank's GPU span, on a launching thread (entry.span).
+func (b *builder) counted(th *threadState, a, end int64) (cnt, span int64) {
+	if end <= a {
+		return 0, 0
+	}
+	cnt = end - a
+	if rs := th.rs; rs != nil && rs.host != nil {
+		cnt = overlap(a, end, rs.host)
+	}
+	if d := th.d; d != nil {
+		span = overlap(a, end, d.hostSpan)
+	}
+	return cnt, span
 }
 
 func (b *builder) inSlice(trace string, rank int) bool {
@@ -602,6 +681,7 @@ func (b *builder) frame(f *Frame) {
 	default:
 		e.class = clsWorking
 	}
+	e.engA, e.engB = engineIn(th, ts, end)
 	e.clip = end - ts
 	if up != nil {
 		e.from = min(max(ts, up.next), end)
@@ -754,10 +834,22 @@ func (b *builder) nodeAt(th *threadState, k int, root *bnode) *bnode {
 func (b *builder) pop(th *threadState) {
 	n := len(th.stack)
 	e := &th.stack[n-1]
+	// Its self time while the engine runs the backward it called: the
+	// part of its counted time (and span) there less its children's.
+	var engCnt, engSpan int64
+	if e.class == clsWorking && e.engB > e.engA {
+		engCnt, engSpan = b.counted(th, max(e.from, e.engA), e.engB)
+		engCnt, engSpan = max(0, engCnt-e.kidEngCnt), max(0, engSpan-e.kidEngSpan)
+	}
 	if n > 1 {
 		up := &th.stack[n-2]
 		up.kidCnt += e.cnt
 		up.kidSpan += e.span
+		if up.engB > up.engA {
+			c, sp := b.counted(th, max(e.from, up.engA), min(e.end, up.engB))
+			up.kidEngCnt += c
+			up.kidEngSpan += sp
+		}
 		up.next = max(up.next, e.end)
 	} else {
 		th.next = max(th.next, e.end)
@@ -775,6 +867,8 @@ func (b *builder) pop(th *threadState) {
 			nd.SyncNs += self
 		case clsWaiting:
 			nd.WaitNs += self
+		default:
+			nd.WaitNs += min(engCnt, self)
 		}
 		if e.sync {
 			nd.Sync = true
@@ -790,7 +884,9 @@ func (b *builder) pop(th *threadState) {
 		case clsWaiting:
 			b.m.HostWaitNs += self
 		default:
-			b.m.HostWorkNs += self
+			w := min(engSpan, self)
+			b.m.HostWaitNs += w
+			b.m.HostWorkNs += self - w
 		}
 	}
 	th.stack[n-1] = entry{}
@@ -809,6 +905,11 @@ func (b *builder) thread(t int32) *threadState {
 		if _, ok := d.threads[t]; ok {
 			th.d = d
 			th.main = d.main == t
+			for _, r := range b.engine[th.key] {
+				if r.thread != t {
+					th.engine = append(th.engine, r)
+				}
+			}
 		}
 	}
 	b.threads[t] = th

@@ -774,7 +774,7 @@ func reason(m Metrics, r Rule) string {
 		pct(share(m.GapConfirmedNs, m.IdleNs)))
 	fmt.Fprintf(&sb, "; exposed communication %s of the GPU span; launching threads blocked in sync calls while the GPU was busy %s of the GPU span", pct(m.Comm()), pct(m.Blocked()))
 	if host := m.HostNs(); host > 0 {
-		fmt.Fprintf(&sb, "; launching threads' host self time inside the GPU span %s ms (%s): working %s, blocked in sync %s, waiting for work %s",
+		fmt.Fprintf(&sb, "; launching threads' host self time inside the GPU span %s ms (%s): working %s, blocked in sync %s, waiting (for work, data or the backward) %s",
 			ms(host), hostBase(m), pct(share(m.HostWorkNs, host)), pct(share(m.HostSyncNs, host)), pct(share(m.HostWaitNs, host)))
 	} else if m.LaunchThreads > 0 {
 		// The launches all came before the GPU ran them (a graph queued

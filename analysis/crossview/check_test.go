@@ -315,6 +315,63 @@ func TestHostTimeInGPUSpan(t *testing.T) {
 	}
 }
 
+// The thread that calls backward() is blocked while the autograd engine's
+// device thread runs it (nccl_data_a100's `## backward ##`): its self time
+// while the engine functions that started inside the frame run is
+// waiting; the rest of its self time, and the enclosing frames', works.
+func TestHostWaitsOnTheAutogradEngine(t *testing.T) {
+	f := newFixture()
+	main := f.in.ThreadID("t", 0, "1/1")
+	engine := f.in.ThreadID("t", 0, "1/2")
+	on := func(id int64, th int32) int64 { f.last().Thread = th; return id }
+	loop := on(f.frame(0, "python", "", "loop", 0, 1000), main)
+	l0 := on(f.frame(loop, "runtime", "launch", "cudaLaunchKernel", 0, 10), main)
+	f.op(l0, "kernel", "k0", 20, 30) // 20..50: the span opens
+	on(f.frame(loop, "annotation", "", "## backward ##", 100, 800), main)
+	e1 := on(f.frame(0, "cpu_op", "", "autograd::engine::evaluate_function: MmBackward0", 200, 200), engine)
+	l1 := on(f.frame(e1, "runtime", "launch", "cudaLaunchKernel", 210, 10), engine)
+	f.op(l1, "kernel", "k1", 220, 40)
+	e2 := on(f.frame(0, "cpu_op", "", "autograd::engine::evaluate_function: AddBackward0", 450, 250), engine)
+	l2 := on(f.frame(e2, "runtime", "launch", "cudaLaunchKernel", 460, 10), engine)
+	f.op(l2, "kernel", "k2", 900, 80) // 900..980: the span closes
+	// The preset's engine rows: the engine functions' starts and lengths.
+	for _, fr := range f.in.Frames {
+		if strings.HasPrefix(fr.Name, "autograd::engine::evaluate_function: ") {
+			f.in.EngineStarts = append(f.in.EngineStarts, EngineStart{Thread: fr.Thread, TsNs: fr.TsNs, DurNs: fr.DurNs})
+		}
+	}
+	res, err := Build(&f.in, Slice{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Check.Metrics
+	// Waiting: ## backward ##'s 200..700. Working: its 100..200 and
+	// 700..900, the loop's 20..100 and 900..980 in the span, and the
+	// engine thread's 450 (its frames' 450 in the span).
+	if m.HostWaitNs != 500*u || m.HostWorkNs != 910*u || m.HostSyncNs != 0 {
+		t.Errorf("host time working %d, waiting %d, sync %d ns; want 910, 500, 0 µs", m.HostWorkNs, m.HostWaitNs, m.HostSyncNs)
+	}
+	waits := map[string]int64{}
+	var walk func(n *Node)
+	walk = func(n *Node) {
+		waits[n.Name] += n.WaitNs
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	for _, n := range res.CPU.Roots {
+		walk(n)
+	}
+	if waits["## backward ##"] != 500*u || waits["loop"] != 0 || waits["autograd::engine::evaluate_function: MmBackward0"] != 0 {
+		t.Errorf("CPU view waits %v, want ## backward ## 500 µs and none elsewhere", waits)
+	}
+	// Without the engine rows nothing waits.
+	f.in.EngineStarts = nil
+	if res, err = Build(&f.in, Slice{}, Options{}); err != nil || res.Check.Metrics.HostWaitNs != 0 {
+		t.Errorf("without engine rows: waiting %d ns (%v), want 0", res.Check.Metrics.HostWaitNs, err)
+	}
+}
+
 // TestLeftOut: the cross-check judges the slice the capture gate leaves to
 // the rules: the GPU idle inside a start-up interval (a 290 µs first-use
 // launch) leaves the idle time and the span, and a stop sync at the

@@ -105,8 +105,15 @@
 // frame is "sync" in the CPU view; self time inside a frame that matches
 // WaitPatterns (a vLLM worker in shm_broadcast dequeue / acquire_read /
 // sched_yield waiting on the engine core, a Condition or queue wait, an idle
-// DataLoader waiting for its workers, a zmq poll) is "waiting"; the rest is
-// "working".
+// DataLoader waiting for its workers, a zmq poll) is "waiting", and so is
+// the self time of autograd's run_backward (python stacks) and, on a
+// launching thread, the self time of a frame while another thread of the
+// rank runs the autograd engine functions (`autograd::engine::evaluate_function:`,
+// the preset's engine rows) that started inside it: the thread called
+// backward() and is blocked until the engine's device thread has run it
+// (nccl_data_a100: 254 ms of the main thread's `## backward ##`); its
+// callees, and its self time before the first and after the last of those
+// functions, are classed on their own. The rest is "working".
 //
 // # CUDA graphs
 //

@@ -134,7 +134,7 @@ func writeText(w io.Writer, r *Result) error {
 		syncNs += s
 		waitNs += w
 	}
-	fmt.Fprintf(ew, "%s ms of host self time: working %s ms, blocked in sync %s ms, waiting for work %s ms\n",
+	fmt.Fprintf(ew, "%s ms of host self time: working %s ms, blocked in sync %s ms, waiting (for work, data or the backward) %s ms\n",
 		ms(host), ms(host-syncNs-waitNs), ms(syncNs), ms(waitNs))
 	if n := stackNote(r); n != "" {
 		fmt.Fprintln(ew, n)

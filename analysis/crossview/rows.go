@@ -18,6 +18,9 @@ const (
 	// RowThread is a host thread: id is its thread_id; trace, rank and
 	// thread (pid/tid) say which.
 	RowThread = "thread"
+	// RowEngine is an autograd engine function (its ts_ns and dur_ns) on
+	// a thread (thread_id; without IDColumns, trace, rank and thread).
+	RowEngine = "engine"
 )
 
 // Columns are the columns the crossview preset returns first, in order;
@@ -93,6 +96,7 @@ type RowReader struct {
 	frameNames    []int32
 	opNames       []int32
 	done, doneOps int
+	doneEngine    int
 	threadIdx     map[int64]int32 // thread_id -> index in Input.Threads
 
 	// With HostColumns: the host frame of each op, its thread still a
@@ -252,6 +256,18 @@ func (r *RowReader) Add(row table.Cells) error {
 		if start, ok := row.Int(r.cTs); r.hosts && ok {
 			r.spans[id] = Span{start, start + num(r.cDur)}
 		}
+	case RowEngine:
+		es := EngineStart{TsNs: num(r.cTs), DurNs: num(r.cDur)}
+		if r.byID {
+			th, ok := row.Int(r.cThreadID)
+			if !ok {
+				return fmt.Errorf("crossview: row %d: engine row has no thread_id", r.rows-1)
+			}
+			es.Thread = int32(th) // a thread_id until resolveIDs
+		} else {
+			es.Thread = in.ThreadID(text(r.cTrace), int(num(r.cRank)), text(r.cThread))
+		}
+		in.EngineStarts = append(in.EngineStarts, es)
 	case RowOrigin:
 		in.Origins[text(r.cTrace)] = num(r.cTs)
 	case RowStack:
@@ -351,7 +367,15 @@ func (r *RowReader) resolveIDs() error {
 		clear(r.spans)
 		in.Hosts = true
 	}
-	r.done, r.doneOps = len(in.Frames), len(in.Ops)
+	for i := r.doneEngine; i < len(in.EngineStarts); i++ {
+		es := &in.EngineStarts[i]
+		t, err := r.threadOf(int64(es.Thread), "engine row", int64(i))
+		if err != nil {
+			return err
+		}
+		es.Thread = t
+	}
+	r.done, r.doneOps, r.doneEngine = len(in.Frames), len(in.Ops), len(in.EngineStarts)
 	return nil
 }
 

@@ -46,6 +46,7 @@ func TestRowReaderIDs(t *testing.T) {
 		textRow(RowFrame, "job", 1, 2, 0, "7/8", "runtime", "cudaLaunchKernel", 10),
 		textRow(RowFrame, "job", 1, 4, 0, "7/7", "cpu_op", "", 20),
 		textRow(RowOp, "job", 1, 3, 2, "", "kernel", "gemm", 30),
+		textRow(RowEngine, "job", 1, 0, 0, "7/8", "", "", 40),
 	}
 	byID := newTable(cols)
 	byID.Rows = [][]any{
@@ -53,6 +54,7 @@ func TestRowReaderIDs(t *testing.T) {
 		idRow(RowFrame, 2, 0, "runtime", 10, 12, 1),
 		idRow(RowFrame, 4, 0, "cpu_op", 20, 0, 2),
 		idRow(RowOp, 3, 2, "kernel", 30, 13, 0),
+		idRow(RowEngine, 0, 0, "", 40, 0, 1), // before its thread row
 		dict(RowName, 12, nil, nil, nil, "cudaLaunchKernel"),
 		dict(RowThread, 2, "job", int64(1), "7/7", nil),
 		dict(RowName, 11, nil, nil, nil, "train.py(3): step"),
@@ -91,6 +93,13 @@ func TestRowReaderIDs(t *testing.T) {
 	if !reflect.DeepEqual(got.Ops, want.Ops) {
 		t.Errorf("ops = %+v, want %+v", got.Ops, want.Ops)
 	}
+	// The engine row: its start, length and thread, by id or by text.
+	for _, in := range []*Input{got, want} {
+		if len(in.EngineStarts) != 1 || in.EngineStarts[0].TsNs != 40 || in.EngineStarts[0].DurNs != 5 ||
+			in.Threads[in.EngineStarts[0].Thread] != (Thread{Trace: "job", Rank: 1, Name: "7/8"}) {
+			t.Errorf("engine rows %+v (threads %+v), want one at 40 for 5 on job/1/7/8", in.EngineStarts, in.Threads)
+		}
+	}
 
 	// Ids that no row holds.
 	for _, tc := range []struct {
@@ -105,6 +114,8 @@ func TestRowReaderIDs(t *testing.T) {
 			"crossview: op 3 names name 13, which no name row holds"},
 		{[][]any{idRow(RowFrame, 1, 0, "python", 0, 11, 0)},
 			"crossview: row 0: frame 1 has no thread_id"},
+		{[][]any{idRow(RowEngine, 0, 0, "", 0, 0, 5)},
+			"crossview: engine row 0 names thread 5, which no thread row holds"},
 	} {
 		tb := newTable(cols)
 		tb.Rows = tc.rows

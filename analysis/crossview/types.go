@@ -198,6 +198,17 @@ type Input struct {
 	// the rules judge (sql/capture.sql's excluded and edge_sync
 	// intervals); the cross-check leaves out the same (see LeftOut).
 	LeftOut []LeftOut
+	// EngineStarts are the starts of the autograd engine's functions
+	// (the preset's engine rows), by thread: see "Sync frames and waits".
+	EngineStarts []EngineStart
+}
+
+// EngineStart is one autograd engine function
+// (`autograd::engine::evaluate_function: ...`) on a thread (an index in
+// Input.Threads): its start and duration.
+type EngineStart struct {
+	Thread      int32
+	TsNs, DurNs int64
 }
 
 // LeftOut is what the capture gate (analysis/findings) leaves out of the
