@@ -462,7 +462,7 @@ func TestJudgementEdgeSync(t *testing.T) {
 	// sync alone).
 	c := j.crossCheck()
 	if !strings.Contains(c, "Verdict: gpu-bound (hypothesis)") || !strings.Contains(c, "1 edge sync (") ||
-		!strings.Contains(c, "blocked in sync calls while the GPU was busy 0.0%") {
+		!strings.Contains(c, "blocked in sync calls or polling the device while the GPU was busy 0.0%") {
 		t.Errorf("the cross-check confirms gpu-bound on the stop sync, or does not say it left it out:\n%s", c)
 	}
 }

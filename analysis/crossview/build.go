@@ -215,9 +215,14 @@ type threadState struct {
 	d    *rankData  // the rank's, when this is one of its launching threads; else nil
 	main bool       // the rank's main launching thread
 	// engine holds the autograd engine function starts of its rank's
-	// other threads, on a launching thread (see entry.eng).
+	// other threads, on a launching thread (see entry.engA).
 	engine []engineRun
-	stack  []entry
+	// drain is when the GPU work of its last launch so far (in start
+	// order) ends: the latest end of the operations it launched.
+	drain int64
+	// drainOf is the frame whose launched work drain holds.
+	drainOf int64
+	stack   []entry
 	// next is where the thread's next root frame may start counting: the
 	// end of the last root frame closed (see entry.from).
 	next int64
@@ -247,11 +252,14 @@ type entry struct {
 	// children's counted time and span there.
 	engA, engB            int64
 	kidEngCnt, kidEngSpan int64
-	depth                 int32
-	levels                []string // python levels from its Call stack, drawn above it
-	py                    []string // the python frames drawn above it and at it
-	cnode, gnode          *bnode   // its nodes of the CPU and GPU trees, once made
-	graph                 int32    // index in builder.graphs of a graph launch, -1
+	// pollCnt and pollSpan are its self time polling the device (see
+	// PollMinNs): counted and inside its rank's GPU span.
+	pollCnt, pollSpan int64
+	depth             int32
+	levels            []string // python levels from its Call stack, drawn above it
+	py                []string // the python frames drawn above it and at it
+	cnode, gnode      *bnode   // its nodes of the CPU and GPU trees, once made
+	graph             int32    // index in builder.graphs of a graph launch, -1
 }
 
 // graphLaunch is a graph launch in the slice: its node, its graph id when
@@ -395,6 +403,29 @@ func engineIn(th *threadState, ts, end int64) (a, b int64) {
 		}
 	}
 	return a, b
+}
+
+// poll adds to e the stretch [a, end) of its self time when th spent it
+// polling the device: PollMinNs or more, through most of which the GPU work
+// of th's last launch before it ran, ending within PollSlackNs of when that
+// work ended (th.drain): th waited for it as a synchronize call on its
+// stream would have.
+func (b *builder) poll(th *threadState, e *entry, a, end int64) {
+	if th.d == nil || e.class != clsWorking || end-a < PollMinNs ||
+		th.drain < a+(end-a)/2 || abs(th.drain-end) > PollSlackNs {
+		return
+	}
+	c, sp := b.counted(th, a, end)
+	e.pollCnt += c
+	e.pollSpan += sp
+	th.d.poll = append(th.d.poll, ival{a, end})
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // counted returns the part of [a, end) that th's frames count (inside its
@@ -684,6 +715,7 @@ func (b *builder) frame(f *Frame) {
 	e.engA, e.engB = engineIn(th, ts, end)
 	e.clip = end - ts
 	if up != nil {
+		b.poll(th, up, up.next, min(ts, up.end)) // up's self time before e
 		e.from = min(max(ts, up.next), end)
 	} else {
 		e.from = min(max(ts, th.next), end)
@@ -777,6 +809,10 @@ func (b *builder) hang(th *threadState, k int, f *Frame) {
 			b.leaf(p, o, false)
 			continue
 		}
+		if th.drainOf != f.ID {
+			th.drain, th.drainOf = 0, f.ID
+		}
+		th.drain = max(th.drain, o.op.TsNs+o.op.DurNs)
 		viaGraph := false
 		if e.graph >= 0 {
 			viaGraph = true
@@ -834,6 +870,7 @@ func (b *builder) nodeAt(th *threadState, k int, root *bnode) *bnode {
 func (b *builder) pop(th *threadState) {
 	n := len(th.stack)
 	e := &th.stack[n-1]
+	b.poll(th, e, e.next, e.end) // its self time after its last child
 	// Its self time while the engine runs the backward it called: the
 	// part of its counted time (and span) there less its children's.
 	var engCnt, engSpan int64
@@ -868,7 +905,11 @@ func (b *builder) pop(th *threadState) {
 		case clsWaiting:
 			nd.WaitNs += self
 		default:
-			nd.WaitNs += min(engCnt, self)
+			w := min(engCnt, self)
+			p := min(e.pollCnt, self-w)
+			nd.WaitNs += w
+			nd.SyncNs += p
+			nd.PollNs += p
 		}
 		if e.sync {
 			nd.Sync = true
@@ -885,8 +926,10 @@ func (b *builder) pop(th *threadState) {
 			b.m.HostWaitNs += self
 		default:
 			w := min(engSpan, self)
+			p := min(e.pollSpan, self-w)
 			b.m.HostWaitNs += w
-			b.m.HostWorkNs += self - w
+			b.m.HostSyncNs += p
+			b.m.HostWorkNs += self - w - p
 		}
 	}
 	th.stack[n-1] = entry{}

@@ -35,8 +35,8 @@ const (
 	HostShareMin = 0.50
 	// CommExposedMin: exposed communication share of the GPU span.
 	CommExposedMin = 0.20
-	// BlockedAhead: the launching threads blocked in sync calls while the
-	// device was busy, share of the GPU span: the host was ahead of the device.
+	// BlockedAhead: the launching threads blocked in sync calls or polling
+	// the device while it was busy, share of the GPU span: the host was ahead of the device.
 	BlockedAhead = 0.05
 	// GraphCoverageMin: below it graph replays hide too many kernels to
 	// measure idle time.
@@ -45,6 +45,15 @@ const (
 	// call returned, with the device idle for most of the gap before it,
 	// was held on the device side (sql/capture.sql's held kind).
 	HeldMinNs = 1_000_000
+	// PollMinNs and PollSlackNs: a stretch of a launching thread's self
+	// time of PollMinNs or more, begun while its rank's GPU was busy and
+	// ended within PollSlackNs of the moment that busy stretch ended, is
+	// the thread polling the device (DeepEP's host spin on the notify
+	// kernel's counter: 22.7 ms in train_h800_ep64's dispatch(F), ended
+	// 22 µs before the kernel did). Our choice: long enough that a host
+	// working as long as the device takes to drain is a rare coincidence.
+	PollMinNs   = 1_000_000
+	PollSlackNs = 100_000
 )
 
 func always(string) func(Metrics) string { return func(Metrics) string { return "" } }
@@ -146,6 +155,7 @@ type rankData struct {
 	// frames around them are left out.
 	edge   []ival
 	sync   []ival      // outermost sync frames of the launching threads, merged once the frames are in
+	poll   []ival      // the launching threads' stretches polling the device (builder.poll)
 	syncFr []syncFrame // the same frames, by start
 	wait   []ival      // outermost wait frames of the launching threads
 	// frames are the outermost frames of the launching threads; silent,
@@ -469,7 +479,7 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 	}
 	d.sync, d.wait = mergeIvals(d.sync), mergeIvals(d.wait)
 	sort.Slice(d.syncFr, func(i, j int) bool { return d.syncFr[i].ts < d.syncFr[j].ts })
-	m.BlockedWhileBusyNs += intersectLen(intersect(d.sync, d.hostSpan), d.busy)
+	m.BlockedWhileBusyNs += intersectLen(intersect(mergeIvals(append(d.poll, d.sync...)), d.hostSpan), d.busy)
 	add := func(cause string, confirmed bool, ns int64) {
 		switch cause {
 		case CauseSync:
@@ -772,9 +782,9 @@ func reason(m Metrics, r Rule) string {
 		pct(m.Busy()), ms(m.SpanNs()), m.Ranks, edgeNote(m), leftOutNote(m), ms(m.IdleNs),
 		pct(m.GapShare(CauseSync)), pct(m.GapShare(CauseWait)), pct(m.GapShare(CauseHost)), pct(m.GapShare(CauseDevice)), pct(m.GapShare(CauseOther)),
 		pct(share(m.GapConfirmedNs, m.IdleNs)))
-	fmt.Fprintf(&sb, "; exposed communication %s of the GPU span; launching threads blocked in sync calls while the GPU was busy %s of the GPU span", pct(m.Comm()), pct(m.Blocked()))
+	fmt.Fprintf(&sb, "; exposed communication %s of the GPU span; launching threads blocked in sync calls or polling the device while the GPU was busy %s of the GPU span", pct(m.Comm()), pct(m.Blocked()))
 	if host := m.HostNs(); host > 0 {
-		fmt.Fprintf(&sb, "; launching threads' host self time inside the GPU span %s ms (%s): working %s, blocked in sync %s, waiting (for work, data or the backward) %s",
+		fmt.Fprintf(&sb, "; launching threads' host self time inside the GPU span %s ms (%s): working %s, blocked in sync calls or polling the device %s, waiting (for work, data or the backward) %s",
 			ms(host), hostBase(m), pct(share(m.HostWorkNs, host)), pct(share(m.HostSyncNs, host)), pct(share(m.HostWaitNs, host)))
 	} else if m.LaunchThreads > 0 {
 		// The launches all came before the GPU ran them (a graph queued

@@ -372,6 +372,53 @@ func TestHostWaitsOnTheAutogradEngine(t *testing.T) {
 	}
 }
 
+// A launching thread that spins until the GPU work it launched last is
+// done (DeepEP's dispatch polls a counter its notify kernel writes) is
+// blocked on the device, ahead of it, though no sync call is in the trace;
+// a thread that works on past that moment is working.
+func TestHostPollsTheDevice(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		resume     int64 // when the host launches again, µs
+		sync, work int64 // host time in the GPU span, µs
+		poll       int64 // the loop's polling time in the CPU view, µs
+		blocked    int64 // blocked while the GPU was busy, µs
+	}{
+		// The kernel ends at 3000: the host resumes 10 µs later.
+		// Inside the GPU span (20..resume+2020): the wait from 20, the
+		// second launch's 10 and the frame's last 490.
+		// Blocked while busy: 20..3000, while the notify kernel ran.
+		{name: "polls", resume: 3010, sync: 2990, work: 500, poll: 3000, blocked: 2980},
+		// The host resumes 400 µs after the kernel ended: its own work.
+		{name: "works on", resume: 3400, sync: 0, work: 3400 - 20 + 500},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture()
+			loop := f.frame(0, "annotation", "", "dispatch(F)", 0, tc.resume+500)
+			l0 := f.frame(loop, "runtime", "launch", "cudaLaunchKernel", 0, 10)
+			f.op(l0, "kernel", "notify", 20, 2980) // 20..3000
+			l1 := f.frame(loop, "runtime", "launch", "cudaLaunchKernel", tc.resume, 10)
+			f.op(l1, "kernel", "dispatch", tc.resume+20, 2000) // the span closes at resume+2020
+			res, err := Build(&f.in, Slice{}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := res.Check.Metrics
+			if m.HostSyncNs != tc.sync*u || m.HostWorkNs != tc.work*u || m.HostWaitNs != 0 {
+				t.Errorf("host time sync %d, working %d, waiting %d ns; want %d, %d, 0 µs", m.HostSyncNs, m.HostWorkNs, m.HostWaitNs, tc.sync, tc.work)
+			}
+			if n := res.CPU.Roots[0]; n.Name != "dispatch(F)" || n.PollNs != tc.poll*u || n.SyncNs != tc.poll*u {
+				t.Errorf("CPU view root %s: poll %d, sync %d ns; want %d µs", n.Name, n.PollNs, n.SyncNs, tc.poll)
+			}
+			// The host ahead, waiting on the device; but the gap after
+			// the poll is no sync call's, as the sync evidence counts.
+			if m.BlockedWhileBusyNs != tc.blocked*u || m.GapSyncNs != 0 {
+				t.Errorf("blocked while busy %d, sync gaps %d ns; want %d µs, 0", m.BlockedWhileBusyNs, m.GapSyncNs, tc.blocked)
+			}
+		})
+	}
+}
+
 // TestLeftOut: the cross-check judges the slice the capture gate leaves to
 // the rules: the GPU idle inside a start-up interval (a 290 µs first-use
 // launch) leaves the idle time and the span, and a stop sync at the

@@ -113,7 +113,14 @@
 // backward() and is blocked until the engine's device thread has run it
 // (nccl_data_a100: 254 ms of the main thread's `## backward ##`); its
 // callees, and its self time before the first and after the last of those
-// functions, are classed on their own. The rest is "working".
+// functions, are classed on their own. A stretch of a launching thread's
+// self time of PollMinNs or more that ends when the GPU work of the
+// thread's last launch ends (within PollSlackNs) is the thread polling the
+// device, as DeepEP's dispatch spins on a counter its notify kernel writes
+// (train_h800_ep64: 66 ms in dispatch(F)): it joins the sync time (⚠️
+// polling the device) and the blocked-while-busy share though no sync call
+// is in the trace; the gap causes read sync calls only, as the sync
+// evidence does. The rest is "working".
 //
 // # CUDA graphs
 //
@@ -155,8 +162,9 @@
 //	host      idle time in gaps that ended with a launch issued after the gap had
 //	          begun while the host was working (the device waited for the host) / idle
 //	comm      communication kernels' time not overlapped by computation / span
-//	blocked   launching threads' time blocked in sync calls while the device
-//	          was busy (the host ahead, waiting on the device) / span
+//	blocked   launching threads' time blocked in sync calls or polling the
+//	          device while it was busy (the host ahead, waiting on the
+//	          device) / span
 //
 //	rule               verdict             condition                                        label
 //	no-gpu-work        inconclusive        no GPU operation in the slice                    -

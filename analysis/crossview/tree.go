@@ -203,6 +203,7 @@ func finishNode(c *bnode, view string, level, depth int, minNs int64) *Node {
 		only.n.SelfNs += n.SelfNs
 		only.n.SyncNs += n.SyncNs
 		only.n.WaitNs += n.WaitNs
+		only.n.PollNs += n.PollNs
 		only.n.Ns = n.Ns
 		c, n = only, only.n
 	}

@@ -323,10 +323,14 @@ type Node struct {
 	// frame opened: it was open when the device ran dry, and a launch ended
 	// the gap (see Metrics.GapSyncNs).
 	GapNs int64 `msgpack:"gap_ns,omitempty" json:"gap_ns,omitempty"`
-	// CPU view: the parts of SelfNs blocked in sync frames and waiting for
-	// work; the rest is working.
+	// CPU view: the parts of SelfNs blocked in sync frames or polling the
+	// device, and waiting (for work, data or the backward); the rest is
+	// working.
 	SyncNs int64 `msgpack:"sync_ns,omitempty" json:"sync_ns,omitempty"`
 	WaitNs int64 `msgpack:"wait_ns,omitempty" json:"wait_ns,omitempty"`
+	// PollNs (CPU view) is the part of SyncNs the frame's own self time
+	// spent polling the device (see PollMinNs), not in a sync call.
+	PollNs int64 `msgpack:"poll_ns,omitempty" json:"poll_ns,omitempty"`
 	// Graph is set on a graph launch node of the GPU view.
 	Graph *GraphReplay `msgpack:"graph,omitempty" json:"graph,omitempty"`
 	// NoCPUAttribution marks GPU leaves replayed by a graph: the kernels
@@ -450,14 +454,17 @@ type Metrics struct {
 	// Communication kernels' time not overlapped by other GPU work.
 	CommExposedNs int64 `msgpack:"comm_exposed_ns" json:"comm_exposed_ns"`
 	CommNs        int64 `msgpack:"comm_ns" json:"comm_ns"`
-	// Launching threads' time blocked in sync calls while the device was
-	// busy (inside the GPU span, since busy time is).
+	// Launching threads' time blocked in sync calls or polling the device
+	// while the device was busy (inside the GPU span, since busy time is).
 	BlockedWhileBusyNs int64 `msgpack:"blocked_while_busy_ns" json:"blocked_while_busy_ns"`
 	// Launching threads' host self time by class inside their rank's GPU
 	// span, the base of the GPU-side numbers (the wall before the first
 	// GPU operation and after the last is left out, as EdgeIdleNs is): a
 	// thread's frames count once where they overlap, so each launching
 	// thread has at most the span; LaunchThreads of them share it.
+	// HostSyncNs holds the time in sync calls and polling the device
+	// (Node.PollNs); HostWaitNs the time waiting for work, data or the
+	// backward another thread runs.
 	HostWorkNs int64 `msgpack:"host_work_ns" json:"host_work_ns"`
 	HostSyncNs int64 `msgpack:"host_sync_ns" json:"host_sync_ns"`
 	HostWaitNs int64 `msgpack:"host_wait_ns" json:"host_wait_ns"`
