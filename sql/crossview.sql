@@ -68,7 +68,7 @@
 -- api: Runtime/driver calls: launch, graph_launch, sync, memcpy, memset, other. TEXT
 -- name: stack rows: the Call stack; name rows: the event name; NULL otherwise. TEXT
 -- ts_ns: Start (origin rows: the trace's first timestamp; thread rows: its first frame's start; engine rows: the engine function's start). TIMESTAMP_NS
--- dur_ns: Duration (thread rows: from its first frame's start to its last frame's end). DURATION_NS
+-- dur_ns: Duration (thread rows: from its first frame's start to its last frame's end; engine rows: the engine function's). DURATION_NS
 -- stream: GPU stream of an op. INT
 -- graph_id: Graph id of an op when the trace records it. INT
 -- operator_id: op: the cpu_op frame linked by External id where parent_id is 0; 0 = none. INT

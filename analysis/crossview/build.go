@@ -195,7 +195,7 @@ type builder struct {
 	waits    map[string]bool // IsWait by name
 	names    map[string]string
 	stacks   map[string]*callStack   // a Call stack arg split into frames, outermost first, by arg
-	engine   map[rankKey][]engineRun // the autograd engine's function starts, by rank and thread
+	engine   map[rankKey][]engineRun // the autograd engine's functions, by rank and thread
 }
 
 // engineRun is one thread's autograd engine functions: their starts,
@@ -214,7 +214,7 @@ type threadState struct {
 	rs   *rankSlice // its rank's slice
 	d    *rankData  // the rank's, when this is one of its launching threads; else nil
 	main bool       // the rank's main launching thread
-	// engine holds the autograd engine function starts of its rank's
+	// engine holds the autograd engine functions of its rank's
 	// other threads, on a launching thread (see entry.engA).
 	engine []engineRun
 	// drain is when the GPU work of its last launch so far (in start
@@ -363,18 +363,18 @@ func newBuilder(in *Input, s Slice, opts Options) (*builder, error) {
 	return b, nil
 }
 
-// engineRuns sorts the autograd engine function starts of the slice's
+// engineRuns sorts the autograd engine functions of the slice's
 // ranks by thread.
 func (b *builder) engineRuns() {
-	byThread := map[int32][]EngineStart{}
-	for _, es := range b.in.EngineStarts {
+	byThread := map[int32][]EngineFunc{}
+	for _, es := range b.in.EngineFuncs {
 		if th := &b.in.Threads[es.Thread]; b.inSlice(th.Trace, th.Rank) {
 			byThread[es.Thread] = append(byThread[es.Thread], es)
 		}
 	}
 	for _, t := range slices.Sorted(maps.Keys(byThread)) {
 		fs := byThread[t]
-		slices.SortFunc(fs, func(p, q EngineStart) int { return cmp.Compare(p.TsNs, q.TsNs) })
+		slices.SortFunc(fs, func(p, q EngineFunc) int { return cmp.Compare(p.TsNs, q.TsNs) })
 		r := engineRun{thread: t, ts: make([]int64, len(fs)), end: make([]int64, len(fs))}
 		last := int64(math.MinInt64)
 		for i, f := range fs {

@@ -42,6 +42,9 @@ func (f *fixture) frame(parent int64, kind, api, name string, ts, dur int64) int
 // last returns the frame added last.
 func (f *fixture) last() *Frame { return &f.in.Frames[len(f.in.Frames)-1] }
 
+// on puts frame id, the frame added last, on thread th, and returns id.
+func (f *fixture) on(id int64, th int32) int64 { f.last().Thread = th; return id }
+
 // op adds a GPU operation with the class the preset would give it: the
 // fixtures' kernels are all computation.
 func (f *fixture) op(launch int64, kind, name string, ts, dur int64) {

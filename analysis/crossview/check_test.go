@@ -117,15 +117,14 @@ func TestGapHostFromEndingThread(t *testing.T) {
 	f := newFixture()
 	fwd := f.in.ThreadID("t", 0, "1/1")
 	bwd := f.in.ThreadID("t", 0, "1/2")
-	on := func(id int64, th int32) int64 { f.last().Thread = th; return id }
-	eng := on(f.frame(0, "cpu_op", "", "autograd::engine::evaluate_function: MmBackward0", 0, 400), bwd)
+	eng := f.on(f.frame(0, "cpu_op", "", "autograd::engine::evaluate_function: MmBackward0", 0, 400), bwd)
 	for i := int64(0); i < 3; i++ {
-		l := on(f.frame(eng, "runtime", "launch", "cudaLaunchKernel", 10+20*i, 5), bwd)
+		l := f.on(f.frame(eng, "runtime", "launch", "cudaLaunchKernel", 10+20*i, 5), bwd)
 		f.op(l, "kernel", "bwd", 20+20*i, 10) // the last ends at 70
 	}
-	ddp := on(f.frame(0, "python", "", "DistributedDataParallel.forward", 80, 300), fwd)
-	on(f.frame(ddp, "cpu_op", "", "aten::unflatten_dense_tensors", 100, 250), fwd)
-	l := on(f.frame(ddp, "runtime", "launch", "cudaLaunchKernel", 360, 5), fwd)
+	ddp := f.on(f.frame(0, "python", "", "DistributedDataParallel.forward", 80, 300), fwd)
+	f.on(f.frame(ddp, "cpu_op", "", "aten::unflatten_dense_tensors", 100, 250), fwd)
+	l := f.on(f.frame(ddp, "runtime", "launch", "cudaLaunchKernel", 360, 5), fwd)
 	f.op(l, "kernel", "fwd", 370, 10) // gap 70..370
 	res, err := Build(&f.in, Slice{}, Options{})
 	if err != nil {
@@ -323,21 +322,20 @@ func TestHostWaitsOnTheAutogradEngine(t *testing.T) {
 	f := newFixture()
 	main := f.in.ThreadID("t", 0, "1/1")
 	engine := f.in.ThreadID("t", 0, "1/2")
-	on := func(id int64, th int32) int64 { f.last().Thread = th; return id }
-	loop := on(f.frame(0, "python", "", "loop", 0, 1000), main)
-	l0 := on(f.frame(loop, "runtime", "launch", "cudaLaunchKernel", 0, 10), main)
+	loop := f.on(f.frame(0, "python", "", "loop", 0, 1000), main)
+	l0 := f.on(f.frame(loop, "runtime", "launch", "cudaLaunchKernel", 0, 10), main)
 	f.op(l0, "kernel", "k0", 20, 30) // 20..50: the span opens
-	on(f.frame(loop, "annotation", "", "## backward ##", 100, 800), main)
-	e1 := on(f.frame(0, "cpu_op", "", "autograd::engine::evaluate_function: MmBackward0", 200, 200), engine)
-	l1 := on(f.frame(e1, "runtime", "launch", "cudaLaunchKernel", 210, 10), engine)
+	f.on(f.frame(loop, "annotation", "", "## backward ##", 100, 800), main)
+	e1 := f.on(f.frame(0, "cpu_op", "", "autograd::engine::evaluate_function: MmBackward0", 200, 200), engine)
+	l1 := f.on(f.frame(e1, "runtime", "launch", "cudaLaunchKernel", 210, 10), engine)
 	f.op(l1, "kernel", "k1", 220, 40)
-	e2 := on(f.frame(0, "cpu_op", "", "autograd::engine::evaluate_function: AddBackward0", 450, 250), engine)
-	l2 := on(f.frame(e2, "runtime", "launch", "cudaLaunchKernel", 460, 10), engine)
+	e2 := f.on(f.frame(0, "cpu_op", "", "autograd::engine::evaluate_function: AddBackward0", 450, 250), engine)
+	l2 := f.on(f.frame(e2, "runtime", "launch", "cudaLaunchKernel", 460, 10), engine)
 	f.op(l2, "kernel", "k2", 900, 80) // 900..980: the span closes
 	// The preset's engine rows: the engine functions' starts and lengths.
 	for _, fr := range f.in.Frames {
 		if strings.HasPrefix(fr.Name, "autograd::engine::evaluate_function: ") {
-			f.in.EngineStarts = append(f.in.EngineStarts, EngineStart{Thread: fr.Thread, TsNs: fr.TsNs, DurNs: fr.DurNs})
+			f.in.EngineFuncs = append(f.in.EngineFuncs, EngineFunc{Thread: fr.Thread, TsNs: fr.TsNs, DurNs: fr.DurNs})
 		}
 	}
 	res, err := Build(&f.in, Slice{}, Options{})
@@ -366,7 +364,7 @@ func TestHostWaitsOnTheAutogradEngine(t *testing.T) {
 		t.Errorf("CPU view waits %v, want ## backward ## 500 µs and none elsewhere", waits)
 	}
 	// Without the engine rows nothing waits.
-	f.in.EngineStarts = nil
+	f.in.EngineFuncs = nil
 	if res, err = Build(&f.in, Slice{}, Options{}); err != nil || res.Check.Metrics.HostWaitNs != 0 {
 		t.Errorf("without engine rows: waiting %d ns (%v), want 0", res.Check.Metrics.HostWaitNs, err)
 	}

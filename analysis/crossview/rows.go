@@ -257,7 +257,7 @@ func (r *RowReader) Add(row table.Cells) error {
 			r.spans[id] = Span{start, start + num(r.cDur)}
 		}
 	case RowEngine:
-		es := EngineStart{TsNs: num(r.cTs), DurNs: num(r.cDur)}
+		es := EngineFunc{TsNs: num(r.cTs), DurNs: num(r.cDur)}
 		if r.byID {
 			th, ok := row.Int(r.cThreadID)
 			if !ok {
@@ -267,7 +267,7 @@ func (r *RowReader) Add(row table.Cells) error {
 		} else {
 			es.Thread = in.ThreadID(text(r.cTrace), int(num(r.cRank)), text(r.cThread))
 		}
-		in.EngineStarts = append(in.EngineStarts, es)
+		in.EngineFuncs = append(in.EngineFuncs, es)
 	case RowOrigin:
 		in.Origins[text(r.cTrace)] = num(r.cTs)
 	case RowStack:
@@ -367,15 +367,15 @@ func (r *RowReader) resolveIDs() error {
 		clear(r.spans)
 		in.Hosts = true
 	}
-	for i := r.doneEngine; i < len(in.EngineStarts); i++ {
-		es := &in.EngineStarts[i]
+	for i := r.doneEngine; i < len(in.EngineFuncs); i++ {
+		es := &in.EngineFuncs[i]
 		t, err := r.threadOf(int64(es.Thread), "engine row", int64(i))
 		if err != nil {
 			return err
 		}
 		es.Thread = t
 	}
-	r.done, r.doneOps, r.doneEngine = len(in.Frames), len(in.Ops), len(in.EngineStarts)
+	r.done, r.doneOps, r.doneEngine = len(in.Frames), len(in.Ops), len(in.EngineFuncs)
 	return nil
 }
 

@@ -95,9 +95,9 @@ func TestRowReaderIDs(t *testing.T) {
 	}
 	// The engine row: its start, length and thread, by id or by text.
 	for _, in := range []*Input{got, want} {
-		if len(in.EngineStarts) != 1 || in.EngineStarts[0].TsNs != 40 || in.EngineStarts[0].DurNs != 5 ||
-			in.Threads[in.EngineStarts[0].Thread] != (Thread{Trace: "job", Rank: 1, Name: "7/8"}) {
-			t.Errorf("engine rows %+v (threads %+v), want one at 40 for 5 on job/1/7/8", in.EngineStarts, in.Threads)
+		if len(in.EngineFuncs) != 1 || in.EngineFuncs[0].TsNs != 40 || in.EngineFuncs[0].DurNs != 5 ||
+			in.Threads[in.EngineFuncs[0].Thread] != (Thread{Trace: "job", Rank: 1, Name: "7/8"}) {
+			t.Errorf("engine rows %+v (threads %+v), want one at 40 for 5 on job/1/7/8", in.EngineFuncs, in.Threads)
 		}
 	}
 

@@ -198,15 +198,15 @@ type Input struct {
 	// the rules judge (sql/capture.sql's excluded and edge_sync
 	// intervals); the cross-check leaves out the same (see LeftOut).
 	LeftOut []LeftOut
-	// EngineStarts are the starts of the autograd engine's functions
-	// (the preset's engine rows), by thread: see "Sync frames and waits".
-	EngineStarts []EngineStart
+	// EngineFuncs are the autograd engine's functions (the preset's engine
+	// rows): see "Sync frames and waits".
+	EngineFuncs []EngineFunc
 }
 
-// EngineStart is one autograd engine function
+// EngineFunc is one autograd engine function
 // (`autograd::engine::evaluate_function: ...`) on a thread (an index in
 // Input.Threads): its start and duration.
-type EngineStart struct {
+type EngineFunc struct {
 	Thread      int32
 	TsNs, DurNs int64
 }
