@@ -721,14 +721,10 @@ func (b *builder) frame(f *Frame) {
 		e.from = min(max(ts, th.next), end)
 	}
 	e.next = e.from
-	e.cnt = end - e.from
 	if rs := th.rs; rs.host != nil {
 		e.clip = overlap(ts, end, rs.host)
-		e.cnt = overlap(e.from, end, rs.host)
 	}
-	if d := th.d; d != nil {
-		e.span = overlap(e.from, end, d.hostSpan)
-	}
+	e.cnt, e.span = b.counted(th, e.from, end)
 	if up != nil {
 		e.depth = up.depth + 1
 		e.py = up.py
