@@ -193,19 +193,22 @@ const crossViewGCPercent = 50
 // slice's cross-view queries and then its evidence run (MemoryLimiter),
 // tried in turn while a query runs out of memory, from the first that
 // holds opBytes per GPU operation of the slice (largeSliceLimits). What
-// sets the limit is the cross-view's query of every row but the frames,
-// which joins each GPU operation to its launching call and its operator:
-// the ×21 vLLM trace's (290,000 operations) holds in 128 MB and not in 96
-// MB, the ×250 one's (3.5 M) needs the 512 MB of a database file. DuckDB
+// sets the limit is the evidence base (sql/evidence_base.sql) and the
+// cross-view's query of every row but the frames, which joins each GPU
+// operation to its launching call and its operator: on the ×21 vLLM trace
+// (290,000 operations) the evidence holds in 128 MB and not in 96 MB, the
+// cross-view's query in 64 MB (it ran out at 128 MB, and ran again at 256
+// MB, until it grouped only the operators that unlinked operations name);
+// the ×250 one's (3.5 M) needed the 512 MB of a database file. DuckDB
 // spills the rest (the frames' sort, the evidence's joins) to the
 // database's temporary directory. 128 MB against 256 MB at ×21: peak RSS
 // 359 MiB against 483 MiB, 0.98× the wall (3 alternating pairs, medians;
 // the same report).
 var largeSliceMemoryMB = []int{128, 256, 512}
 
-// opBytes is what a GPU operation needs of DuckDB's memory in the
-// cross-view's query, at most: 128 MB over the ×21 vLLM trace's 290,000
-// operations, rounded up. A variable for the tests.
+// opBytes is what a GPU operation needs of DuckDB's memory in a large
+// slice's evidence and cross-view queries, at most: 128 MB over the ×21
+// vLLM trace's 290,000 operations, rounded up. A variable for the tests.
 var opBytes = 440
 
 // largeSliceLimits returns the memory limits for a large slice of ops GPU
