@@ -1,8 +1,12 @@
 package crossview
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // TestRowReaderIDs: frames and ops that name their name and thread by id
@@ -122,5 +126,89 @@ func TestRowReaderIDs(t *testing.T) {
 		if _, err := FromTable(tb); err == nil || err.Error() != tc.want {
 			t.Errorf("FromTable = %v, want %q", err, tc.want)
 		}
+	}
+}
+
+// TestRowReaderStream: a stream gives start the Input of the rows before
+// the first frame, then hands every frame to the sink in the rows' order
+// with its thread and name resolved, keeping none of them; a sink error
+// stops the reading, and Add returns it.
+func TestRowReaderStream(t *testing.T) {
+	cols := append(append(append(append([]string{}, Columns...), LinkColumns...), IDColumns...), HostColumns...)
+	row := func(kind string, id int64, evKind, name, thread any, ts, nameID, threadID any) []any {
+		r := make([]any, len(cols))
+		r[0], r[3], r[6], r[8], r[9], r[10] = kind, id, evKind, name, ts, int64(1)
+		r[1], r[2], r[5] = nil, nil, thread
+		if kind == RowThread {
+			r[1], r[2] = "job", int64(0)
+		}
+		r[15], r[17] = int64(0), int64(0)
+		r[18], r[19] = nameID, threadID
+		return r
+	}
+	const frames = 3000
+	rows := [][]any{
+		row(RowThread, 1, nil, nil, "7/7", int64(0), nil, nil),
+		row(RowName, 5, nil, "aten::mm", nil, nil, nil, nil),
+	}
+	for i := range frames {
+		rows = append(rows, row(RowFrame, int64(i+1), "cpu_op", nil, nil, int64(10*i), int64(5), int64(1)))
+	}
+	read := func(failAt int) (r *RowReader, got []int64, addErr, finishErr error) {
+		r, err := NewRowReader(cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var started bool
+		err = r.Stream(func(in *Input) error {
+			started = len(in.Threads) == 1
+			return nil
+		}, func(f *Frame) error {
+			if f.Name != "aten::mm" || f.Thread != 0 {
+				return fmt.Errorf("frame %d: name %q, thread %d", f.ID, f.Name, f.Thread)
+			}
+			if int(f.ID) == failAt {
+				return fmt.Errorf("sink failed at %d", f.ID)
+			}
+			got = append(got, f.ID)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rw := range rows {
+			if addErr = r.Add(table.Row(rw)); addErr != nil {
+				break
+			}
+		}
+		finishErr = r.Finish()
+		if !started {
+			t.Error("start did not get the Input with its thread")
+		}
+		return r, got, addErr, finishErr
+	}
+
+	r, got, addErr, finishErr := read(-1)
+	if addErr != nil || finishErr != nil {
+		t.Fatalf("Add: %v, Finish: %v", addErr, finishErr)
+	}
+	if len(got) != frames {
+		t.Fatalf("the sink got %d frames, want %d", len(got), frames)
+	}
+	for i, id := range got {
+		if id != int64(i+1) {
+			t.Fatalf("frame %d reached the sink as the %d-th", id, i+1)
+		}
+	}
+	if len(r.in.Frames) != 0 {
+		t.Errorf("the stream kept %d frames in the Input", len(r.in.Frames))
+	}
+
+	_, got, addErr, _ = read(1027)
+	if addErr == nil || !strings.Contains(addErr.Error(), "sink failed at 1027") {
+		t.Fatalf("Add after a sink error: %v", addErr)
+	}
+	if len(got) != 1026 {
+		t.Errorf("the sink took %d frames before failing at 1027", len(got))
 	}
 }
