@@ -895,18 +895,10 @@ func (b *builder) pop(th *threadState) {
 		nd := e.cnode.n
 		b.cpuTotal += self
 		nd.SelfNs += self
-		switch e.class {
-		case clsSync:
-			nd.SyncNs += self
-		case clsWaiting:
-			nd.WaitNs += self
-		default:
-			w := min(engCnt, self)
-			p := min(e.pollCnt, self-w)
-			nd.WaitNs += w
-			nd.SyncNs += p
-			nd.PollNs += p
-		}
+		_, sync, wait, polled := splitSelf(e.class, self, engCnt, e.pollCnt)
+		nd.SyncNs += sync
+		nd.WaitNs += wait
+		nd.PollNs += polled
 		if e.sync {
 			nd.Sync = true
 			nd.BlockedNs += e.clip
@@ -915,21 +907,30 @@ func (b *builder) pop(th *threadState) {
 	// A launching thread's self time inside the GPU span, the base of the
 	// GPU-side numbers: its host time by class never exceeds the span.
 	if self := max(0, e.span-e.kidSpan); th.d != nil && self > 0 {
-		switch e.class {
-		case clsSync:
-			b.m.HostSyncNs += self
-		case clsWaiting:
-			b.m.HostWaitNs += self
-		default:
-			w := min(engSpan, self)
-			p := min(e.pollSpan, self-w)
-			b.m.HostWaitNs += w
-			b.m.HostSyncNs += p
-			b.m.HostWorkNs += self - w - p
-		}
+		work, sync, wait, _ := splitSelf(e.class, self, engSpan, e.pollSpan)
+		b.m.HostWorkNs += work
+		b.m.HostSyncNs += sync
+		b.m.HostWaitNs += wait
 	}
 	th.stack[n-1] = entry{}
 	th.stack = th.stack[:n-1]
+}
+
+// splitSelf divides a frame's self time by its class: a sync frame's is
+// blocked, a waiting frame's waits, and a working frame's waits where
+// another thread runs the backward it called (eng), is blocked where it
+// polled the device (poll, of which polled says how much counted) and
+// works the rest.
+func splitSelf(class uint8, self, eng, poll int64) (work, sync, wait, polled int64) {
+	switch class {
+	case clsSync:
+		return 0, self, 0, 0
+	case clsWaiting:
+		return 0, 0, self, 0
+	}
+	wait = min(eng, self)
+	polled = min(poll, self-wait)
+	return self - wait - polled, polled, wait, polled
 }
 
 // thread returns the state of a thread, made on its first frame.

@@ -46,9 +46,9 @@ const (
 	// was held on the device side (sql/capture.sql's held kind).
 	HeldMinNs = 1_000_000
 	// PollMinNs and PollSlackNs: a stretch of a launching thread's self
-	// time of PollMinNs or more, begun while its rank's GPU was busy and
-	// ended within PollSlackNs of the moment that busy stretch ended, is
-	// the thread polling the device (DeepEP's host spin on the notify
+	// time of PollMinNs or more, through most of which the GPU work of the
+	// thread's last launch before it ran, ended within PollSlackNs of when
+	// that work ended, is the thread polling the device (DeepEP's host spin on the notify
 	// kernel's counter: 22.7 ms in train_h800_ep64's dispatch(F), ended
 	// 22 µs before the kernel did). Our choice: long enough that a host
 	// working as long as the device takes to drain is a rare coincidence.
