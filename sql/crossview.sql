@@ -45,8 +45,10 @@
 -- thread: one row per thread of the frames: id is its thread_id; trace, rank
 --   and thread (pid/tid as written) say which; ts_ns and dur_ns are the
 --   span of its frames. Frames carry thread_id and no trace, rank or thread.
--- engine: one row per autograd engine function (a cpu_op named
---   `autograd::engine::evaluate_function: ...`): ts_ns and dur_ns are its
+-- engine: one row per autograd engine operator (a cpu_op that
+--   tb_backward_op of views.sql rates one: `autograd::engine::
+--   evaluate_function: ...`, and the node itself, `...Backward0`, as
+--   traces before PyTorch 1.11 name it alone): ts_ns and dur_ns are its
 --   own, thread_id its thread row. The thread that called backward() is
 --   blocked while the engine's device thread runs them: analysis/crossview
 --   counts a launching thread's self time as waiting where another thread
@@ -342,4 +344,4 @@ SELECT 'engine' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGE
 FROM _host h
 JOIN _thmap th ON th.trace_id = h.trace_id AND th.rank = h.rank AND th.pid_id = h.pid_id AND th.tid_id = h.tid_id
 WHERE h.kind = 'cpu_op'
-  AND h.name_id IN (SELECT id FROM tb_strings WHERE starts_with(s, 'autograd::engine::evaluate_function: '))
+  AND h.name_id IN (SELECT id FROM tb_strings WHERE tb_backward_op('cpu_op', s))

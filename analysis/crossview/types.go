@@ -203,9 +203,10 @@ type Input struct {
 	EngineFuncs []EngineFunc
 }
 
-// EngineFunc is one autograd engine function
-// (`autograd::engine::evaluate_function: ...`) on a thread (an index in
-// Input.Threads): its start and duration.
+// EngineFunc is one autograd engine operator
+// (`autograd::engine::evaluate_function: ...`, or a node such as
+// `CudnnConvolutionBackward`) on a thread (an index in Input.Threads): its
+// start and duration.
 type EngineFunc struct {
 	Thread      int32
 	TsNs, DurNs int64
