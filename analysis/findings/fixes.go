@@ -186,6 +186,20 @@ func NameHostFrame(f *evidence.Finding, ev *evidence.Evidence, th evidence.Thres
 	return true
 }
 
+// vllmCompiledEntry reports whether the innermost frame of a host stack
+// (outermost first) is a model forward that vLLM's torch.compile decorator
+// called (vllm/compilation/decorators.py's __call__): once compiled, the
+// decorator dispatches to Dynamo's compiled code without evaluating its
+// guards (vLLM's custom dispatcher, vllm-project/vllm#7898; later
+// versions drop the guards through torch 2.8, #25110). So the frame's own
+// time before its compiled graph starts is not guard checks
+// (vllm_mi300x_tp4_rank0: llama.py(374) forward holds 22-28 ms of each
+// step's GPU gap before its OptimizedModule starts, with
+// set_skip_guard_eval_unsafe among its few traced calls).
+func vllmCompiledEntry(stack []string) bool {
+	return len(stack) >= 2 && strings.Contains(stack[len(stack)-2], "vllm/compilation/decorators.py")
+}
+
 // withoutStacksSnippet re-profiles a vLLM server without Python stacks.
 const withoutStacksSnippet = `vllm serve MODEL --profiler-config '{"profiler": "torch", "torch_profiler_dir": "DIR", "torch_profiler_with_stack": false}'  # before v0.13: VLLM_TORCH_PROFILER_WITH_STACK=0`
 
@@ -200,7 +214,12 @@ func (c *ctx) forwardFix(trace string, rank int, at HostFrame, hides string) (fi
 	then := "shorten that frame."
 	if at.Leaf {
 		then = "they are that frame's own time (no deeper frame was open at their middle): its Python, or work under it that the profiler does not record as frames"
-		if c.workload(trace, rank).Compiled {
+		switch {
+		case vllmCompiledEntry(at.Stack):
+			then += ", such as the compiled code's entry before its graph runs (vLLM's torch.compile decorator, vllm/compilation/decorators.py, " +
+				"runs it without Dynamo's guard checks: what is left there is gathering the graph's inputs, and C-level work the tracer does not break down, " +
+				"such as garbage collection or a wait for the GIL)"
+		case c.workload(trace, rank).Compiled:
 			then += ", such as torch.compile's guard checks before the compiled graph runs"
 		}
 		then += "; shorten that."

@@ -50,6 +50,11 @@ func TestNameHostFrameVLLM(t *testing.T) {
 			t.Errorf("forward fix lacks %q: %q", want, f.Fix)
 		}
 	}
+	// The frame is vLLM's compiled entry (decorators.py called it): the
+	// decorator skips Dynamo's guards, so they are not offered as the cause.
+	if !strings.Contains(f.Fix, "runs it without Dynamo's guard checks") || strings.Contains(f.Fix, "such as torch.compile's guard checks") {
+		t.Errorf("forward fix of vLLM's compiled entry: %q", f.Fix)
+	}
 	if strings.Contains(f.Fix, "If it is the scheduler") || strings.Contains(f.Fix+f.Snippet, "--async-scheduling") || !strings.Contains(f.Snippet, "torch_profiler_with_stack\": false") {
 		t.Errorf("forward fix still offers the scheduler branch: %q / %q", f.Fix, f.Snippet)
 	}
