@@ -1875,3 +1875,35 @@ func TestJudgementWindowPassesOverStartUp(t *testing.T) {
 		t.Errorf("issues:\n%s", is)
 	}
 }
+
+// The thread that called backward() waits while the autograd thread runs
+// DDP's reducer too: after the last autograd node, the reducer's
+// finalisation (torch.distributed.ddp.reducer::copy_bucket_to_grad, which
+// waits for the last bucket's all-reduce) runs on the engine's thread
+// before backward() returns (nccl_data_a100: the last 18 ms of each step's
+// `## backward ##`). The crossview preset's engine rows hold the reducer's
+// operators, so the main thread's self time there is waiting, not working.
+func TestCrossCheckWaitsThroughDDPReducer(t *testing.T) {
+	k := newJT(jA100, 0, 1)
+	k.steps(1, 1, 0, 2100, func(_ int, at float64) {
+		k.kernel("k_fwd", at+10, at+20, 40)
+		k.op("user_annotation", "## backward ##", at+100, 1800)
+		// The autograd thread (tid 200): one node, then the reducer.
+		k.ev("cpu_op", "autograd::engine::evaluate_function: MmBackward0", 100, 200, at+200, 600, nil)
+		k.corr++
+		k.ev("cuda_runtime", "cudaLaunchKernel", 100, 200, at+210, 5, map[string]any{"correlation": k.corr})
+		k.gpu("kernel", "k_bwd", k.corr, 7, at+220, 500, nil)
+		k.ev("cpu_op", "torch.distributed.ddp.reducer::copy_bucket_to_grad", 100, 200, at+900, 900, nil)
+		k.kernel("k_opt", at+1950, at+1960, 30)
+	})
+	j := judge(t, k.write(t, t.TempDir(), "ddp.json"))
+	if len(j.src.CrossViews) == 0 {
+		t.Fatal("no cross-view")
+	}
+	// The main thread's self time in `## backward ##` from the node's
+	// start to the reducer's end: 1600 us (600 us with the node alone).
+	m := j.src.CrossViews[0].Check.Metrics
+	if m.HostWaitNs < 1_500_000 || m.HostWaitNs > 1_700_000 {
+		t.Errorf("host waiting %d ns; want about 1.6 ms (the main thread through the node and the reducer)", m.HostWaitNs)
+	}
+}

@@ -48,13 +48,18 @@
 -- engine: one row per autograd engine operator (a cpu_op that
 --   tb_backward_op of views.sql rates one: `autograd::engine::
 --   evaluate_function: ...`, and the node itself, `...Backward0`, as
---   traces before PyTorch 1.11 name it alone): ts_ns and dur_ns are its
---   own, thread_id its thread row. The thread that called backward() is
---   blocked while the engine's device thread runs them: analysis/crossview
---   counts a launching thread's self time as waiting where another thread
---   of the rank runs engine functions that started inside the frame
---   (nccl_data_a100: the main thread's `## backward ##`, 310 ms, while the
---   autograd thread ran the backward).
+--   traces before PyTorch 1.11 name it alone), and per operator of DDP's
+--   reducer (`torch.distributed.ddp.reducer::...`), which the engine runs
+--   as part of the backward: its gradient hooks, and the finalisation
+--   that waits for the last bucket's all-reduce and copies the buckets
+--   to the gradients once every autograd node has run: ts_ns and dur_ns
+--   are its own, thread_id its thread row. The thread that called
+--   backward() is blocked while the engine's device thread runs them:
+--   analysis/crossview counts a launching thread's self time as waiting
+--   where another thread of the rank runs engine functions that started
+--   inside the frame (nccl_data_a100: the main thread's `## backward ##`,
+--   310 ms, while the autograd thread ran the backward, the last 18 ms of
+--   each step in the reducer's copy_bucket_to_grad).
 -- stack: one row per distinct Call stack: id is its call_stack_id, name its
 --   text. The 15,000 operators with a Call stack in the 2021 resnet50 trace
 --   share 91 of them: 83 kB come back instead of 12 MB.
@@ -344,4 +349,4 @@ SELECT 'engine' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGE
 FROM _host h
 JOIN _thmap th ON th.trace_id = h.trace_id AND th.rank = h.rank AND th.pid_id = h.pid_id AND th.tid_id = h.tid_id
 WHERE h.kind = 'cpu_op'
-  AND h.name_id IN (SELECT id FROM tb_strings WHERE tb_backward_op('cpu_op', s))
+  AND h.name_id IN (SELECT id FROM tb_strings WHERE tb_backward_op('cpu_op', s) OR starts_with(s, 'torch.distributed.ddp.reducer::'))

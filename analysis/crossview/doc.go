@@ -108,11 +108,11 @@
 // DataLoader waiting for its workers, a zmq poll) is "waiting", and so is
 // the self time of autograd's run_backward (python stacks) and, on a
 // launching thread, the self time of a frame while another thread of the
-// rank runs the autograd engine's operators (`autograd::engine::evaluate_function:`
-// and the nodes, `...Backward0`: the preset's engine rows) that started
-// inside it: the thread called
+// rank runs the autograd engine's operators (`autograd::engine::evaluate_function:`,
+// the nodes, `...Backward0`, and DDP's reducer, `torch.distributed.ddp.reducer::...`:
+// the preset's engine rows) that started inside it: the thread called
 // backward() and is blocked until the engine's device thread has run it
-// (nccl_data_a100: 254 ms of the main thread's `## backward ##`); its
+// (nccl_data_a100: the main thread's `## backward ##`); its
 // callees, and its self time before the first and after the last of those
 // functions, are classed on their own. A stretch of a launching thread's
 // self time of PollMinNs or more that ends when the GPU work of the

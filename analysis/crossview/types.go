@@ -204,9 +204,10 @@ type Input struct {
 }
 
 // EngineFunc is one autograd engine operator
-// (`autograd::engine::evaluate_function: ...`, or a node such as
-// `CudnnConvolutionBackward`) on a thread (an index in Input.Threads): its
-// start and duration.
+// (`autograd::engine::evaluate_function: ...`, a node such as
+// `CudnnConvolutionBackward`, or an operator of DDP's reducer, which the
+// engine runs) on a thread (an index in Input.Threads): its start and
+// duration.
 type EngineFunc struct {
 	Thread      int32
 	TsNs, DurNs int64
