@@ -125,7 +125,7 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 		d.Summary = append(d.Summary, strconv.Itoa(len(d.Gaps))+" evidence gap(s) limit what this trace can show; see Evidence Gaps.")
 	}
 	crit, _ := shown(found)
-	reconcile(d, cv, label, crit)
+	reconcile(d, cv, label, capped, crit)
 	ddpBufferFix(d, b, cv)
 	d.Gaps = append(d.Gaps, selfCheck(d)...)
 	applyView(d, v)

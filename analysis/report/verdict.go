@@ -76,8 +76,11 @@ func crossLabel(cv *crossview.Result, gate *findings.Gate) (label, capped string
 // cross-check rates a hypothesis, cannot attribute (inconclusive) or sees
 // as another constraint is shown as a hypothesis, with why; a cross-check
 // verdict that the top issue does not share is named in the summary, with
-// the lower critical issue that shares it.
-func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Finding) {
+// the lower critical issue that shares it. With no critical issue the
+// cross-check's reading is named as it stands, unless the capture gate
+// lowered it (capped, crossLabel's why: the summary says the capture is
+// inconclusive).
+func reconcile(d *Doc, cv *crossview.Result, label, capped string, crit []evidence.Finding) {
 	if cv == nil || cv.Check.Verdict == "" || cv.Check.Metrics.GPUTimeNs == 0 {
 		return
 	}
@@ -150,8 +153,15 @@ func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Findi
 		}
 	}
 	if label != crossview.Confirmed {
-		if len(crit) > 0 {
+		switch {
+		case len(crit) > 0:
 			d.Summary = append(d.Summary, "The CPU cross-check reads this slice differently, as a hypothesis: "+verdict+also+"; see the cross-check for its numbers."+skew)
+		case capped == "" && label == crossview.Hypothesis:
+			// No rule flagged the slice, and the cross-check's reading is
+			// the one the report has: said as the hypothesis it is, not
+			// left to the cross-check alone (sglang_qwen3_prefilldecode_mi300x:
+			// gpu-bound, the GPU busy 99.7% of the span it judges).
+			d.Summary = append(d.Summary, "The CPU cross-check reads this slice as "+verdict+busyShare(cv)+", and no rule's finding crosses its critical threshold; the follow-ups and the cross-check give the numbers.")
 		}
 		return
 	}
@@ -160,7 +170,7 @@ func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Findi
 		return
 	}
 	if len(crit) == 0 {
-		d.Summary = append(d.Summary, "The CPU cross-check reads this slice as "+verdict+", but no rule's finding crosses its critical threshold; the follow-ups and the cross-check give the numbers.")
+		d.Summary = append(d.Summary, "The CPU cross-check reads this slice as "+verdict+busyShare(cv)+", but no rule's finding crosses its critical threshold; the follow-ups and the cross-check give the numbers.")
 		return
 	}
 	if cv.Check.Verdict == crossview.VerdictSync && ruleVerdict(crit[0].Rule) == crossview.VerdictHost {
@@ -170,6 +180,17 @@ func reconcile(d *Doc, cv *crossview.Result, label string, crit []evidence.Findi
 		return
 	}
 	d.Summary = append(d.Summary, "The CPU cross-check names another constraint for this slice: "+verdict+"; see the cross-check for its numbers.")
+}
+
+// busyShare is what a gpu-bound reading rests on, for the summary: ": the
+// GPU was busy 99.7% of the 494.050 ms GPU span the cross-check judges";
+// "" for the other verdicts, whose numbers the cross-check gives.
+func busyShare(cv *crossview.Result) string {
+	if cv.Check.Verdict != crossview.VerdictGPU {
+		return ""
+	}
+	m := cv.Check.Metrics
+	return ": the GPU was busy " + share(m.BusyNs, m.SpanNs(), "GPU span the cross-check judges")
 }
 
 // demote moves the claim titled title from Confirmed evidence to the

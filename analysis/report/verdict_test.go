@@ -162,7 +162,7 @@ func TestReconcileSyncOverHostIssue(t *testing.T) {
 		{"fp32_no_tensor_cores", "The CPU cross-check names another constraint for this slice: sync-bound (confirmed)"},
 	} {
 		d := &Doc{}
-		reconcile(d, cv, crossview.Confirmed, []evidence.Finding{{Rule: c.top, Status: "hypothesis", Severity: "critical"}})
+		reconcile(d, cv, crossview.Confirmed, "", []evidence.Finding{{Rule: c.top, Status: "hypothesis", Severity: "critical"}})
 		if got := strings.Join(d.Summary, "\n"); !strings.Contains(got, c.want) {
 			t.Errorf("top issue %s: summary %q, want %q", c.top, got, c.want)
 		}
@@ -276,7 +276,7 @@ func TestReconcileLowerIssueSharesVerdict(t *testing.T) {
 		Observation: "Communication kernels took 11.3 ms. Of its 8 matched collective instances (11.3 ms), 11.1 ms (98.1%) was waiting for the last rank to arrive and 0.211 ms transfer after it. Rank 7 arrived last in 4 of them.",
 		Wait:        "of rank 1's 11.3 ms of matched collective time, 11.1 ms (98.1%) was waiting for late ranks to arrive and 0.211 ms transfer"}
 	d := &Doc{}
-	reconcile(d, cv, crossview.Hypothesis, []evidence.Finding{{Rule: "host_bound_idle", Status: "confirmed", Severity: "critical"}, comm})
+	reconcile(d, cv, crossview.Hypothesis, "", []evidence.Finding{{Rule: "host_bound_idle", Status: "confirmed", Severity: "critical"}, comm})
 	got := strings.Join(d.Summary, "\n")
 	for _, w := range []string{
 		"The CPU cross-check reads this slice differently, as a hypothesis: communication-bound (hypothesis), the constraint of issue 2",
@@ -288,14 +288,14 @@ func TestReconcileLowerIssueSharesVerdict(t *testing.T) {
 	}
 	// The top issue sharing the reading leaves the summary alone.
 	d = &Doc{}
-	reconcile(d, cv, crossview.Hypothesis, []evidence.Finding{comm, {Rule: "host_bound_idle", Status: "confirmed", Severity: "critical"}})
+	reconcile(d, cv, crossview.Hypothesis, "", []evidence.Finding{comm, {Rule: "host_bound_idle", Status: "confirmed", Severity: "critical"}})
 	if len(d.Summary) != 0 {
 		t.Errorf("top issue shares the verdict, summary %q", d.Summary)
 	}
 	// Transfer-dominated communication gets no skew sentence.
 	comm.Title, comm.Observation, comm.Wait = "Communication is exposed: computation does not hide it", "Communication kernels took 11.3 ms.", ""
 	d = &Doc{}
-	reconcile(d, cv, crossview.Hypothesis, []evidence.Finding{{Rule: "host_bound_idle", Status: "confirmed", Severity: "critical"}, comm})
+	reconcile(d, cv, crossview.Hypothesis, "", []evidence.Finding{{Rule: "host_bound_idle", Status: "confirmed", Severity: "critical"}, comm})
 	if got := strings.Join(d.Summary, "\n"); !strings.Contains(got, "reads this slice differently") || strings.Contains(got, "qualifies") {
 		t.Errorf("transfer-bound issue 2, summary %q", got)
 	}
@@ -308,7 +308,7 @@ func TestReconcileLowerIssueSharesVerdict(t *testing.T) {
 func TestReconcileFollowUpSharesVerdict(t *testing.T) {
 	cv := &crossview.Result{Check: crossview.Check{Verdict: crossview.VerdictHost, Label: crossview.Hypothesis, Metrics: crossview.Metrics{GPUTimeNs: 1}}}
 	d := &Doc{FollowUps: []Issue{{ID: "launch_bound", Title: "Kernels are shorter than their launches"}, {ID: "host_bound_idle", Title: "The GPU waits for the CPU to launch work"}}}
-	reconcile(d, cv, crossview.Hypothesis, []evidence.Finding{{Rule: "fp32_simt", Status: "confirmed", Severity: "critical"}})
+	reconcile(d, cv, crossview.Hypothesis, "", []evidence.Finding{{Rule: "fp32_simt", Status: "confirmed", Severity: "critical"}})
 	got := strings.Join(d.Summary, "\n")
 	if !strings.Contains(got, "host/launch-bound (hypothesis), the constraint of follow-up 1 (Kernels are shorter than their launches), which the rules rate below their critical threshold") {
 		t.Errorf("summary %q", got)
@@ -321,7 +321,7 @@ func TestReconcileFollowUpSharesVerdict(t *testing.T) {
 func TestReconcileWaitingIsTheDataLoader(t *testing.T) {
 	cv := &crossview.Result{Check: crossview.Check{Verdict: crossview.VerdictWaiting, Label: crossview.Confirmed, Metrics: crossview.Metrics{GPUTimeNs: 1}}}
 	d := &Doc{}
-	reconcile(d, cv, crossview.Confirmed, []evidence.Finding{{Rule: "host_bound_idle", Status: "confirmed", Severity: "critical"}, {Rule: "dataloader_share", Status: "hypothesis", Severity: "critical"}})
+	reconcile(d, cv, crossview.Confirmed, "", []evidence.Finding{{Rule: "host_bound_idle", Status: "confirmed", Severity: "critical"}, {Rule: "dataloader_share", Status: "hypothesis", Severity: "critical"}})
 	if got := strings.Join(d.Summary, "\n"); !strings.Contains(got, "waiting-for-work (confirmed), the constraint of issue 2") {
 		t.Errorf("summary %q", got)
 	}
@@ -411,5 +411,29 @@ func TestKernelFamiliesLine(t *testing.T) {
 	}
 	if got := kernelFamilies(kernels([]any{"gemm", "COMP", int64(0.5e6)})); got != "" {
 		t.Errorf("under a millisecond: %q", got)
+	}
+}
+
+// With no critical issue, a gpu-bound reading the cross-check rates a
+// hypothesis is named in the summary with the busy share it rests on
+// (sglang_qwen3_prefilldecode_mi300x: 99.7% of the span it judges), as a
+// confirmed one is; one the capture gate capped is not (the summary says
+// the capture is inconclusive).
+func TestReconcileNoCriticalIssue(t *testing.T) {
+	m := crossview.Metrics{GPUTimeNs: 1, WallNs: 500_000_000, BusyNs: 498_500_000}
+	for _, c := range []struct {
+		label, capped, want string
+	}{
+		{crossview.Hypothesis, "", "The CPU cross-check reads this slice as gpu-bound (hypothesis): the GPU was busy 99.7% of the 500.000 ms GPU span the cross-check judges, and no rule's finding crosses its critical threshold"},
+		{crossview.Confirmed, "", "The CPU cross-check reads this slice as gpu-bound (confirmed): the GPU was busy 99.7% of the 500.000 ms GPU span the cross-check judges, but no rule's finding crosses its critical threshold"},
+		{crossview.Hypothesis, "only 3 GPU events", ""},
+	} {
+		cv := &crossview.Result{Check: crossview.Check{Verdict: crossview.VerdictGPU, Label: c.label, Metrics: m}}
+		d := &Doc{}
+		reconcile(d, cv, c.label, c.capped, nil)
+		got := strings.Join(d.Summary, "\n")
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%s, capped %q: summary %q, want %q", c.label, c.capped, got, c.want)
+		}
 	}
 }
