@@ -1099,6 +1099,12 @@ func (c *linkCount) add(ns int64) { c.n++; c.ns += ns }
 // a reader of the cross-view alone (the report lists only that one).
 const GraphAttributionGap = "kernels replayed by CUDA/HIP graphs have no per-kernel CPU attribution: they hang under the graph launch"
 
+// NoPythonStacksGap is the gap the cross-view states for a slice captured
+// without python stacks (nor 2021-era Call stack args): what
+// evidence.GapNoPythonStacks says of the trace, for a reader of the
+// cross-view alone (the report lists only that one).
+const NoPythonStacksGap = "no python stacks in the trace (with_stack off): the host stacks start at operators and annotations"
+
 // evidenceGaps lists what the slice cannot show.
 func (b *builder) evidenceGaps(res *Result) []string {
 	var out []string
@@ -1114,7 +1120,7 @@ func (b *builder) evidenceGaps(res *Result) []string {
 	case m.CallStackOps > 0:
 		out = append(out, fmt.Sprintf("no python_function events in the trace: the python frames above operators come from the \"Call stack\" arg of %d operators; they carry no time of their own, and operators recorded without one (such as the autograd thread's) have none above them", m.CallStackOps))
 	default:
-		out = append(out, "no python stacks in the trace (with_stack off): the host stacks start at operators and annotations")
+		out = append(out, NoPythonStacksGap)
 	}
 	var byOp, noLaunch, early, ambiguous linkCount
 	for _, o := range b.ops {

@@ -300,18 +300,25 @@ func knobs(th evidence.Thresholds) []Knob {
 	return out
 }
 
+// restatedGaps are the cross-view's gaps that restate a kind of the
+// bundle's gaps: a slice that replays graphs has the bundle's
+// GapGraphsHideKernel, one captured without python stacks its
+// GapNoPythonStacks (which says how to collect them).
+var restatedGaps = map[string]evidence.GapKind{
+	crossview.GraphAttributionGap: evidence.GapGraphsHideKernel,
+	crossview.NoPythonStacksGap:   evidence.GapNoPythonStacks,
+}
+
 // crossViewGaps are the cross-view's gaps that the bundle's do not state
-// already: a slice that replays graphs has the bundle's
-// GapGraphsHideKernel, and the cross-view's GraphAttributionGap says the
-// same.
+// already (restatedGaps).
 func crossViewGaps(b *evidence.Bundle, cv *crossview.Result) []string {
-	graphs := false
+	kinds := map[evidence.GapKind]bool{}
 	for _, g := range b.Gaps {
-		graphs = graphs || g.Kind == evidence.GapGraphsHideKernel
+		kinds[g.Kind] = true
 	}
 	var out []string
 	for _, g := range cv.Gaps {
-		if !(graphs && g == crossview.GraphAttributionGap) {
+		if k, ok := restatedGaps[g]; !ok || !kinds[k] {
 			out = append(out, g)
 		}
 	}
