@@ -108,6 +108,19 @@ func (l lever) torchBefore(major, minor int) bool {
 	return ma < major || (ma == major && mi < minor)
 }
 
+// ampAPI is the float16 autocast context and GradScaler a fix names, in
+// the API of the PyTorch the trace states: torch.amp's device-generic
+// forms from 2.3, when torch.amp.GradScaler("cuda") arrived (2.4
+// deprecates torch.cuda.amp's, with a warning on every call), torch.cuda.amp's
+// where the trace states an older version or none (they run on every
+// PyTorch since 1.6).
+func (l lever) ampAPI() (autocast, scaler string) {
+	if l.w.TorchVersion != "" && !l.torchBefore(2, 3) {
+		return `torch.autocast("cuda", dtype=torch.float16)`, `torch.amp.GradScaler("cuda")`
+	}
+	return "torch.cuda.amp.autocast()", "torch.cuda.amp.GradScaler()"
+}
+
 // oldTorch: the trace dates itself before PyTorch major.minor, by its
 // stated version or by its format (the 2021 era is about PyTorch 1.8-1.10);
 // why says how, for a fix that starts with an upgrade.
@@ -487,19 +500,20 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 			if critical {
 				f.Severity = "critical"
 			}
+			autocast, scaler := l.ampAPI()
 			switch {
 			case l.training && a.tc > 0:
 				f.Fix = "Autocast already covers part of the model: widen the float16 autocast region to these layers (look for explicit .float() casts or ops outside it), keeping the GradScaler."
-				f.Snippet = "with torch.cuda.amp.autocast(): loss = model(x)  # around the whole forward and loss"
+				f.Snippet = "with " + autocast + ": loss = model(x)  # around the whole forward and loss"
 			case l.training:
 				f.Fix = "Train with automatic mixed precision in float16: autocast the forward pass and loss, and scale the loss with a GradScaler (float16 has a narrow range)."
-				f.Snippet = "scaler = torch.cuda.amp.GradScaler()  # with torch.cuda.amp.autocast(): loss = model(x); scaler.scale(loss).backward(); scaler.step(opt); scaler.update()"
+				f.Snippet = "scaler = " + scaler + "  # with " + autocast + ": loss = model(x); scaler.scale(loss).backward(); scaler.step(opt); scaler.update()"
 			case l.infer:
 				f.Fix = "Run inference in float16: autocast the forward pass (or convert the model with .half())."
-				f.Snippet = "with torch.cuda.amp.autocast(), torch.no_grad(): y = model(x)"
+				f.Snippet = "with " + autocast + ", torch.no_grad(): y = model(x)"
 			default:
 				f.Fix = "Run the model in float16 with autocast; when training, scale the loss with a GradScaler (float16 has a narrow range)."
-				f.Snippet = "with torch.cuda.amp.autocast(): y = model(x)  # training: torch.cuda.amp.GradScaler() around backward/step"
+				f.Snippet = "with " + autocast + ": y = model(x)  # training: " + scaler + " around backward/step"
 			}
 			f.Verify = "Re-profile: the GEMM and convolution kernels should carry a float16 tensor-core marker (h884/s884 on Volta, h1688/s1688 on Turing) and their time fall."
 			f.Refute = "The same layers still run sgemm/scudnn kernels under autocast (shapes not multiples of 8 keep cuBLAS/cuDNN off the tensor cores), or the loss diverges in float16."
