@@ -49,7 +49,7 @@
 --   tb_backward_op of views.sql rates one: `autograd::engine::
 --   evaluate_function: ...`, and the node itself, `...Backward0`, as
 --   traces before PyTorch 1.11 name it alone), and per operator of DDP's
---   reducer (`torch.distributed.ddp.reducer::...`), which the engine runs
+--   reducer (tb_ddp_reducer_op of views.sql), which the engine runs
 --   as part of the backward: its gradient hooks, and the finalisation
 --   that waits for the last bucket's all-reduce and copies the buckets
 --   to the gradients once every autograd node has run: ts_ns and dur_ns
@@ -349,4 +349,4 @@ SELECT 'engine' AS row_kind, CAST(NULL AS VARCHAR) AS trace, CAST(NULL AS INTEGE
 FROM _host h
 JOIN _thmap th ON th.trace_id = h.trace_id AND th.rank = h.rank AND th.pid_id = h.pid_id AND th.tid_id = h.tid_id
 WHERE h.kind = 'cpu_op'
-  AND h.name_id IN (SELECT id FROM tb_strings WHERE tb_backward_op('cpu_op', s) OR starts_with(s, 'torch.distributed.ddp.reducer::'))
+  AND h.name_id IN (SELECT id FROM tb_strings WHERE tb_backward_op('cpu_op', s) OR tb_ddp_reducer_op(s))

@@ -161,6 +161,13 @@ CREATE OR REPLACE MACRO tb_backward_op(kind, name) AS
   kind IN ('cpu_op', 'other') AND (regexp_matches(name, '(Backward\d*|_backward)$')
     OR starts_with(name, 'autograd::engine::evaluate_function: '));
 
+-- tb_ddp_reducer_op(name): whether a host operator is DDP's reducer's
+-- (torch::distributed::reducer::..., torch.distributed.ddp.reducer::...):
+-- its gradient hooks and its finalisation, which the autograd engine runs
+-- as part of the backward.
+CREATE OR REPLACE MACRO tb_ddp_reducer_op(name) AS
+  starts_with(name, 'torch::distributed::reducer::') OR starts_with(name, 'torch.distributed.ddp.reducer::');
+
 -- tb_optimizer_op(kind, name): whether a host event is an optimizer's
 -- Optimizer.step#... or Optimizer.zero_grad#... annotation.
 CREATE OR REPLACE MACRO tb_optimizer_op(kind, name) AS

@@ -109,8 +109,7 @@ _hfn AS (
       OR starts_with(name, '## Call CompiledFxGraph')) THEN 'compiled' END,
     CASE WHEN kind <> 'kernel' AND name IN ('CompiledFunction', 'CompiledFunctionBackward') THEN 'aot_autograd' END,
     CASE WHEN kind = 'kernel' AND starts_with(name, 'triton_') THEN 'inductor_kernels' END,
-    CASE WHEN kind <> 'kernel' AND (starts_with(name, 'DistributedDataParallel')
-      OR starts_with(name, 'torch::distributed::reducer::') OR starts_with(name, 'torch.distributed.ddp.reducer::')) THEN 'ddp' END,
+    CASE WHEN kind <> 'kernel' AND (starts_with(name, 'DistributedDataParallel') OR tb_ddp_reducer_op(name)) THEN 'ddp' END,
     CASE WHEN kind <> 'kernel' AND (starts_with(name, 'FullyShardedDataParallel') OR starts_with(name, 'FSDP::'))
       THEN 'fsdp' END,
     CASE WHEN kind <> 'kernel' AND (contains(lower(name), 'torchrec') OR contains(name, 'KJT')
