@@ -10,7 +10,6 @@ import (
 	"os"
 
 	"github.com/tracebook/tracebook/cli"
-	"github.com/tracebook/tracebook/internal/duck"
 )
 
 // sampleTrace is the trace `tracebook report` analyses when given none
@@ -21,7 +20,6 @@ import (
 var sampleTrace []byte
 
 func main() {
-	duck.TuneAllocator() // re-executes with DuckDB's allocator configured, once
 	cli.SampleTrace = sampleTrace
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

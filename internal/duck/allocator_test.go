@@ -1,31 +1,32 @@
+//go:build linux && cgo
+
 package duck
 
 import (
-	"slices"
+	"os"
 	"testing"
 )
 
-func TestAllocatorEnviron(t *testing.T) {
+// TestAllocatorConfigured checks that the jemalloc DuckDB runs on took
+// the compiled-in configuration: the weak symbol was replaced at link
+// time and read before the first allocation.
+func TestAllocatorConfigured(t *testing.T) {
+	if got := compiledAllocatorConf(); got != AllocatorConf {
+		t.Fatalf("compiled-in configuration %q, want AllocatorConf %q", got, AllocatorConf)
+	}
+	if os.Getenv(AllocatorEnv) != "" {
+		t.Skipf("$%s is set: jemalloc runs with the user's options", AllocatorEnv)
+	}
 	for _, c := range []struct {
-		name string
-		env  []string
-		want []string
+		opt  string
+		want int64
 	}{
-		{"unset", []string{"HOME=/root", "PATH=/bin"}, []string{"HOME=/root", "PATH=/bin", AllocatorEnv + "=" + AllocatorConf}},
-		{"empty environment", nil, []string{AllocatorEnv + "=" + AllocatorConf}},
-		{"set by the user", []string{AllocatorEnv + "=narenas:4", "PATH=/bin"}, nil},
-		{"set to nothing", []string{"PATH=/bin", AllocatorEnv + "="}, nil},
-		{"a longer name is not it", []string{AllocatorEnv + "_X=1"}, []string{AllocatorEnv + "_X=1", AllocatorEnv + "=" + AllocatorConf}},
+		{"opt.narenas", 1},
+		{"opt.dirty_decay_ms", 100},
+		{"opt.muzzy_decay_ms", 0},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			in := slices.Clone(c.env)
-			got := allocatorEnviron(c.env)
-			if !slices.Equal(got, c.want) {
-				t.Errorf("allocatorEnviron(%q) = %q, want %q", c.env, got, c.want)
-			}
-			if !slices.Equal(c.env, in) {
-				t.Errorf("allocatorEnviron changed its argument: %q", c.env)
-			}
-		})
+		if got := allocatorOpt(c.opt); got != c.want {
+			t.Errorf("%s = %d, want %d", c.opt, got, c.want)
+		}
 	}
 }

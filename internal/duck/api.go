@@ -22,8 +22,7 @@
 //   - cache.go: the parse cache, one Parquet file per trace file.
 //   - dataset.go: the store as a Parquet dataset, one folder per trace and rank.
 //   - importer.go: the seam to analysis/trace.
-//   - allocator.go: the configuration of DuckDB's jemalloc, set by
-//     re-executing the program (main calls TuneAllocator).
+//   - allocator.go: the configuration of DuckDB's jemalloc, compiled in.
 package duck
 
 import (
