@@ -437,3 +437,22 @@ func TestReconcileNoCriticalIssue(t *testing.T) {
 		}
 	}
 }
+
+func TestNoCriticalLine(t *testing.T) {
+	up := []Issue{{Title: "The GPU waits for the CPU to launch work"}}
+	for _, c := range []struct {
+		name         string
+		followUps    []Issue
+		inconclusive bool
+		want         string
+	}{
+		{"follow-ups", up, false, "No critical bottleneck in this slice; the largest minor issue: The GPU waits for the CPU to launch work."},
+		{"follow-ups, inconclusive capture", up, true, "What the rules flagged is under To consider, each capped to a hypothesis by the capture; the first: The GPU waits for the CPU to launch work."},
+		{"nothing flagged", nil, false, "No rule flagged this slice: nothing crosses a threshold with the evidence the trace can show."},
+		{"nothing flagged, inconclusive capture", nil, true, "No rule flagged this slice: nothing crosses a threshold with the evidence the trace can show."},
+	} {
+		if got := noCriticalLine(c.followUps, c.inconclusive); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
