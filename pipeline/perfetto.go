@@ -207,6 +207,7 @@ func windowRows(ctx context.Context, eng Engine, query string, windows []report.
 			defer func() { <-sem }()
 			tables[i], errs[i] = eng.Query(ctx, query, 0, w.Trace, w.Rank, w.StartNs, w.EndNs,
 				int64(perfetto.DefaultMaxEvents), int64(perfetto.DefaultMaxPython))
+			perfetto.SortRows(tables[i]) // the query leaves the order to Go
 		}()
 	}
 	wg.Wait()

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -347,5 +348,89 @@ func TestAddPerfettoNeedsRowsOrDatabase(t *testing.T) {
 	}
 	if len(files) == 0 || src.Perfetto != nil {
 		t.Errorf("%d files before; %d after the failed call, want none", len(files), len(src.Perfetto))
+	}
+}
+
+// TestPerfettoRowOrderMatchesDuckDB checks that perfetto.SortRows orders
+// sql/perfetto.sql's rows as DuckDB's ORDER BY of the same keys does (the
+// query leaves the sort to Go): on a real training trace (its events, gaps,
+// processes and threads), the keys come in the same sequence.
+func TestPerfettoRowOrderMatchesDuckDB(t *testing.T) {
+	path := "../testdata/kineto/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"
+	db := openDB(t)
+	ctx := context.Background()
+	if _, err := db.Load(ctx, []string{path}, trace.LoadOptions{Name: "t"}, nil); err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	p, ok := sql.Lookup(sql.Perfetto)
+	if !ok {
+		t.Fatal("sql/perfetto.sql is missing")
+	}
+	const keys = "row_kind, ts_ns, pid, tid, name, dur_ns DESC, correlation, external_id, kind"
+	args := []any{"t", 0, int64(0), int64(1) << 62, int64(perfetto.DefaultMaxEvents), int64(perfetto.DefaultMaxPython)}
+	got, err := db.Query(ctx, p.SQL, 0, args...)
+	if err != nil {
+		t.Fatalf("perfetto.sql: %v", err)
+	}
+	want, err := db.Query(ctx, strings.TrimRight(strings.TrimSpace(p.SQL), ";")+"\nORDER BY "+keys, 0, args...)
+	if err != nil {
+		t.Fatalf("perfetto.sql ordered: %v", err)
+	}
+	perfetto.SortRows(got)
+	if len(got.Rows) != len(want.Rows) || len(got.Rows) < 100 {
+		t.Fatalf("%d rows sorted in Go, %d by DuckDB; want the same, and at least 100", len(got.Rows), len(want.Rows))
+	}
+	kinds := map[any]bool{}
+	keyOf := func(tb *table.Table, r []any) []any {
+		var k []any
+		for _, c := range strings.Split(strings.ReplaceAll(keys, " DESC", ""), ", ") {
+			k = append(k, r[tb.Col(c)])
+		}
+		return k
+	}
+	for i := range want.Rows {
+		kinds[want.Rows[i][want.Col("row_kind")]] = true
+		if g, w := keyOf(got, got.Rows[i]), keyOf(want, want.Rows[i]); !reflect.DeepEqual(g, w) {
+			t.Fatalf("row %d: Go's order gives keys %v, DuckDB's %v", i, g, w)
+		}
+	}
+	for _, k := range []string{"event", "gap", "process", "thread", "origin"} {
+		if !kinds[k] {
+			t.Errorf("no %s row: the comparison did not cover that row kind", k)
+		}
+	}
+
+	// Rows that each key decides: NULL in every key, durations that tie
+	// on the keys before them, strings that sort by bytes ('10' < '2',
+	// 'Z' < 'a'), and times above 2^53 ns that a float would merge.
+	crafted := `SELECT * FROM (VALUES
+		('event', 1700000000000000002, '1', '1', 'k', 5, 1, 1, 'kernel'),
+		('event', 1700000000000000001, '1', '1', 'k', 5, 1, 1, 'kernel'),
+		('event', 1700000000000000001, '1', '1', 'k', 9, 1, 1, 'kernel'),
+		('event', 1700000000000000001, '1', '1', 'k', NULL, 1, 1, 'kernel'),
+		('event', 1700000000000000001, '1', '1', 'Z', 5, 1, 1, 'kernel'),
+		('event', 1700000000000000001, '1', '1', 'a', 5, 1, 1, 'kernel'),
+		('event', 1700000000000000001, '1', '1', NULL, 5, 1, 1, 'kernel'),
+		('event', 1700000000000000001, '1', '1', 'k', 5, NULL, 1, 'kernel'),
+		('event', 1700000000000000001, '1', '1', 'k', 5, 0, NULL, 'cpu_op'),
+		('event', 1700000000000000001, '1', '1', 'k', 5, 0, 2, NULL),
+		('event', 1700000000000000001, '10', NULL, 'k', 5, 1, 1, 'kernel'),
+		('event', 1700000000000000001, '2', '1', 'k', 5, 1, 1, 'kernel'),
+		('event', NULL, '2', '1', 'k', 5, 1, 1, 'kernel'),
+		('gap', 1700000000000000001, NULL, NULL, NULL, 3, NULL, NULL, 'other'),
+		('thread', NULL, '1', '2', 'b', NULL, NULL, NULL, NULL),
+		('thread', NULL, '1', '10', 'b', NULL, NULL, NULL, NULL)
+	) v(row_kind, ts_ns, pid, tid, name, dur_ns, correlation, external_id, kind)`
+	got, err = db.Query(ctx, crafted, 0)
+	if err != nil {
+		t.Fatalf("crafted rows: %v", err)
+	}
+	want, err = db.Query(ctx, crafted+"\nORDER BY "+keys, 0)
+	if err != nil {
+		t.Fatalf("crafted rows ordered: %v", err)
+	}
+	perfetto.SortRows(got)
+	if !reflect.DeepEqual(got.Rows, want.Rows) {
+		t.Errorf("crafted rows: Go's order\n%v\nDuckDB's\n%v", got.Rows, want.Rows)
 	}
 }

@@ -27,6 +27,11 @@
 --   the window), total the events that overlap the window, python the python
 --   frames among them, and python_kept whether they are exported.
 --
+-- The rows come in no order: analysis/perfetto's SortRows puts them in
+-- (row_kind, ts_ns, pid, tid, name, dur_ns descending, correlation,
+-- external_id, kind), NULL last, in Go, which costs less than DuckDB's
+-- sort of these rows with their strings.
+--
 -- Columns:
 -- row_kind: event, gap, process, thread or origin. TEXT
 -- pid: Process as written (events.pid); NULL for gap and origin rows. TEXT
@@ -201,4 +206,3 @@ SELECT 'event', k.pid, k.tid, k.kind, k.api, k.cat, k.name, NULL, NULL,
 -- An equality on an expression of k alone: a condition on k in the ON
 -- clause of a LEFT JOIN made DuckDB compare every pair.
 FROM _kept k LEFT JOIN _copies c ON c.correlation = CASE WHEN k.kind IN ('runtime', 'driver') THEN k.correlation END
-ORDER BY row_kind, ts_ns, pid, tid, name, dur_ns DESC, correlation, external_id, kind
