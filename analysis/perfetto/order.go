@@ -58,8 +58,10 @@ func SortRows(t *table.Table) {
 // compareCells orders two cells of one column: -1, 0 or 1. NULL (nil)
 // comes after every value whatever the direction; desc reverses the
 // order of two values. Strings compare by their bytes (DuckDB's default
-// collation), numbers by value.
+// collation); integers exactly (nanosecond times are above 2^53); other
+// numbers by value (table.Number).
 func compareCells(x, y any, desc bool) int {
+	x, y = table.Normalize(x), table.Normalize(y)
 	switch {
 	case x == nil && y == nil:
 		return 0
@@ -69,48 +71,24 @@ func compareCells(x, y any, desc bool) int {
 		return -1
 	}
 	d := 0
-	switch xv := x.(type) {
-	case string:
-		if yv, ok := y.(string); ok {
-			d = cmp.Compare(xv, yv)
-		}
-	case int64:
-		if yv, ok := y.(int64); ok {
-			d = cmp.Compare(xv, yv)
-			break
-		}
-		d = cmpNumbers(x, y)
+	xs, xstr := x.(string)
+	ys, ystr := y.(string)
+	xi, xint := x.(int64)
+	yi, yint := y.(int64)
+	switch {
+	case xstr && ystr:
+		d = cmp.Compare(xs, ys)
+	case xint && yint:
+		d = cmp.Compare(xi, yi)
 	default:
-		d = cmpNumbers(x, y)
+		xf, xok := table.Number(x)
+		yf, yok := table.Number(y)
+		if xok && yok {
+			d = cmp.Compare(xf, yf)
+		}
 	}
 	if desc {
 		return -d
 	}
 	return d
-}
-
-// cmpNumbers orders two numeric cells of different Go types (an int64
-// and a float64) by value; 0 where either is not a number.
-func cmpNumbers(x, y any) int {
-	xf, xok := number(x)
-	yf, yok := number(y)
-	if !xok || !yok {
-		return 0
-	}
-	return cmp.Compare(xf, yf)
-}
-
-// number is a numeric cell as a float64.
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case float64:
-		return n, true
-	}
-	return 0, false
 }
