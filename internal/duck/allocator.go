@@ -45,15 +45,19 @@ const AllocatorEnv = "DUCKDB_JE_MALLOC_CONF"
 // AllocatorConf is the configuration tracebook's processes run DuckDB's
 // jemalloc with, compiled in (duckdb_je_malloc_conf_2_conf_harder above):
 // one arena for every thread, pages freed for more than 100 ms handed
-// back to the system, and none kept as "muzzy" (lazily freed). With
-// jemalloc's defaults (8 arenas on 2 cores, pages kept for 10 s), the
-// memory one statement frees on one thread is not reused by the next
-// statement on another, and a report peaked with several times DuckDB's
-// live memory resident. Measured in alternating runs of `tracebook
-// report`: the 48 MB vLLM trace peaked at 0.79× the memory at 1.02× the
-// wall, dlrm_8rank 0.84×, mtia 0.88×, xdit 0.93× (1.03-1.05× the wall),
-// the 842 MB ×21 copy 0.86× at the same wall. Pages freed after 10 ms or
-// at once cost more time (at once: 1.4× the wall) for little more.
+// back to the system, and none kept as "muzzy" (lazily freed). An
+// earlier build measured it against what it took for jemalloc's defaults
+// (8 arenas on 2 cores, pages kept for 10 s, where the memory one
+// statement freed on one thread was not reused by the next statement on
+// another): 0.79× the peak of the 48 MB vLLM report at 1.02× the wall
+// (dlrm_8rank 0.84×, mtia 0.88×, xdit 0.93×, the 842 MB ×21 copy 0.86×);
+// pages freed after 10 ms or at once cost more time (at once: 1.4× the
+// wall) for little more. DuckDB sets a configuration of its own (in this build, on 2 cores:
+// "oversize_threshold:268435456,dirty_decay_ms:1000,muzzy_decay_ms:1000,
+// narenas:2,max_background_threads:1"), against which this one gives the
+// 48 MB vLLM report 0.99× the peak at 0.98× the wall, dlrm_8rank 1.00×
+// at 1.01× (7 alternating pairs each) and the ×21 copy 1.01× at 0.96×
+// (3 pairs).
 //
 // It used to be set by re-executing the program with AllocatorEnv set,
 // since jemalloc reads its configuration before main; the compiled-in
