@@ -97,7 +97,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		top := d.Critical[0]
 		d.Summary = append(d.Summary, bottleneckPrefix+top.Title+" ("+statusWord(top.Confirmed)+"). "+firstSentence(crit[0].Observation))
 		if len(d.Critical) > 1 {
-			d.Summary = append(d.Summary, strconv.Itoa(len(d.Critical)-1)+" more critical issue(s) and "+strconv.Itoa(len(d.FollowUps))+" follow-up(s) below, each with a fix.")
+			d.Summary = append(d.Summary, moreIssuesLine(len(d.Critical)-1, len(d.FollowUps)))
 		}
 		if f := crit[0]; f.Rank >= 0 && len(stepsOf(ev, f.Trace, f.Rank)) == 1 {
 			d.Summary = append(d.Summary, "The capture holds one step of rank "+strconv.Itoa(f.Rank)+": the verdict rests on that step alone; capture several to see whether it recurs.")
@@ -923,4 +923,14 @@ func noCriticalLine(followUps []Issue, inconclusive bool) string {
 		return "No critical bottleneck in this slice; the largest minor issue: " + followUps[0].Title + "."
 	}
 	return "No rule flagged this slice: nothing crosses a threshold with the evidence the trace can show."
+}
+
+// moreIssuesLine is the summary's count of the critical issues after the
+// first (more, at least 1) and of the follow-ups, which it leaves out when
+// there are none (b200_eager: "and 0 follow-up(s)").
+func moreIssuesLine(more, followUps int) string {
+	if followUps == 0 {
+		return strconv.Itoa(more) + " more critical issue(s) below, each with a fix."
+	}
+	return strconv.Itoa(more) + " more critical issue(s) and " + strconv.Itoa(followUps) + " follow-up(s) below, each with a fix."
 }

@@ -456,3 +456,17 @@ func TestNoCriticalLine(t *testing.T) {
 		}
 	}
 }
+
+func TestMoreIssuesLine(t *testing.T) {
+	for _, c := range []struct {
+		more, followUps int
+		want            string
+	}{
+		{2, 2, "2 more critical issue(s) and 2 follow-up(s) below, each with a fix."},
+		{1, 0, "1 more critical issue(s) below, each with a fix."},
+	} {
+		if got := moreIssuesLine(c.more, c.followUps); got != c.want {
+			t.Errorf("moreIssuesLine(%d, %d) = %q, want %q", c.more, c.followUps, got, c.want)
+		}
+	}
+}
