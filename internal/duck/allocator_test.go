@@ -30,3 +30,16 @@ func TestAllocatorConfigured(t *testing.T) {
 		}
 	}
 }
+
+// TestAllocatorBackgroundThread checks that Open turns on jemalloc's
+// background purging thread (allocatorSettings).
+func TestAllocatorBackgroundThread(t *testing.T) {
+	db, err := Open("", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if !allocatorBackground() {
+		t.Fatal("jemalloc's background_thread is off after Open, want on (allocator_background_threads)")
+	}
+}

@@ -116,6 +116,9 @@ func Open(path string, opts Options) (*DB, error) {
 	if opts.Threads > 0 {
 		q.Set("threads", strconv.Itoa(opts.Threads))
 	}
+	for k, v := range allocatorSettings {
+		q.Set(k, v)
+	}
 	dsn := path + "?" + q.Encode()
 	var initConn func(driver.ExecerContext) error
 	if path == "" {

@@ -1,0 +1,7 @@
+//go:build cgo && !linux
+
+package duck
+
+// allocatorSettings: DuckDB builds for other platforms use the system
+// allocator, which these settings do not tune.
+var allocatorSettings = map[string]string{}
