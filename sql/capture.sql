@@ -130,24 +130,21 @@ WITH
 _t0 AS (
   SELECT trace, min(first_ts_ns) AS t0 FROM traces GROUP BY trace
 ),
--- Not materialised: four readers each scan for their own columns, cheaper
--- than storing every GPU event with its name (×21 vLLM: this preset 2.1 s
--- → 1.7 s).
+-- The rank's GPU work, with the latest end before each (pm) in the one
+-- order of evidence_base_gpu (sql/evidence_base.sql). Not materialised:
+-- its readers each scan for their own columns.
 _gpu AS NOT MATERIALIZED (
-  SELECT trace, rank, kind, name, ts_ns, end_ns, correlation, step
-  FROM evidence_base_events
-  WHERE tb_gpu_work(kind) AND ts_ns IS NOT NULL
+  SELECT trace, rank, kind, name, ts_ns, end_ns, correlation, step, pm_all AS pm
+  FROM evidence_base_gpu
+  WHERE ts_ns IS NOT NULL
 ),
 _gspan AS (
   SELECT trace, rank, min(ts_ns) AS gs, max(end_ns) AS ge FROM _gpu GROUP BY trace, rank
 ),
-_gpm AS (
-  SELECT trace, rank, kind, name, ts_ns, correlation, step,
-    max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
-  FROM _gpu
-),
+-- The idle gaps of the union of GPU work: evidence_base_busy's, between
+-- one busy segment and the next.
 _idle AS (
-  SELECT trace, rank, pm AS s, ts_ns AS e FROM _gpm WHERE pm IS NOT NULL AND ts_ns > pm
+  SELECT trace, rank, seg_end AS s, next_ts AS e FROM evidence_base_busy WHERE next_ts IS NOT NULL
 ),
 -- The cuda_profiler_range events of the filter, read from tb_events
 -- (schema.sql) by ids and materialised, so that their strings are looked
@@ -178,7 +175,7 @@ _launch AS (
 -- clock_skew.
 _linked AS (
   SELECT g.trace, g.rank, g.name, g.ts_ns, g.step, g.pm, l.ls, l.le
-  FROM _gpm g JOIN _launch l ON l.trace = g.trace AND l.rank = g.rank AND l.correlation = g.correlation
+  FROM _gpu g JOIN _launch l ON l.trace = g.trace AND l.rank = g.rank AND l.correlation = g.correlation
 ),
 -- The steps in which held work (below) leaves the GPU idle 1 ms or more
 -- at once: a hold in step after step is the loop's own, not a one-off.

@@ -327,22 +327,73 @@ LEFT JOIN _a s ON s.trace_id = x.trace_id AND s.rank = x.rank AND s.host_ts = x.
 LEFT JOIN _cls c ON c.name_id = x.name_id,
 tb_dict d;
 
+-- The rank's GPU work (tb_gpu_work: kernels, copies and memsets) in one
+-- order, with the latest end before each: the one definition of the union
+-- of GPU work that the ranks, overlap, steps and capture areas and the busy
+-- segments below measure. An operation adds to a union what it runs past
+-- the latest end before it (end_ns - greatest(ts_ns, pm)); the union's
+-- idle gaps are where it starts after that end (ts_ns > pm). The order is
+-- start, end, stream, correlation, then the place in its file (file_id,
+-- idx), which makes it total: rows that tie on start and end (one launch,
+-- so one step) get the same sums in any order, and the row that opens a
+-- gap is always the same one. One window computes every maximum (the
+-- class's are filtered maxima over it); each area computing its own sorted
+-- the operations again (about 20 ms of CPU each on the 48 MB vLLM trace).
+CREATE TABLE evidence_base_gpu AS
+SELECT
+  -- Trace name. TEXT
+  trace,
+  -- Rank. INT
+  rank,
+  -- kernel, gpu_memcpy or gpu_memset. TEXT
+  kind,
+  -- Event name. TEXT
+  name,
+  -- Start. TIMESTAMP_NS
+  ts_ns,
+  -- End. TIMESTAMP_NS
+  end_ns,
+  -- GPU stream. INT
+  stream,
+  -- Correlation id. INT
+  correlation,
+  -- Step (evidence_base_events.step). INT
+  step,
+  -- Phase of the step. TEXT
+  phase,
+  -- COMP, COMM or MEM (evidence_base_events.class). TEXT
+  class,
+  -- File of the event (tb_events.file_id). INT
+  file_id,
+  -- Its place in that file (tb_events.idx). INT
+  idx,
+  -- Start of the launching call (evidence_base_events.launch_ts). TIMESTAMP_NS
+  launch_ts,
+  -- Latest end among the rank's GPU work before this row; NULL for the first. TIMESTAMP_NS
+  max(end_ns) OVER w AS pm_all,
+  -- Latest end before this row among the work of its class. TIMESTAMP_NS
+  CASE class WHEN 'COMP' THEN max(end_ns) FILTER (WHERE class = 'COMP') OVER w
+    WHEN 'COMM' THEN max(end_ns) FILTER (WHERE class = 'COMM') OVER w
+    WHEN 'MEM' THEN max(end_ns) FILTER (WHERE class = 'MEM') OVER w END AS pm_cls,
+  -- Latest end before this row on its side of compute-or-communication: among COMM and COMP kernels for those, among MEM work for MEM. TIMESTAMP_NS
+  CASE WHEN class IN ('COMM', 'COMP') THEN max(end_ns) FILTER (WHERE class IN ('COMM', 'COMP')) OVER w
+    WHEN class = 'MEM' THEN max(end_ns) FILTER (WHERE class = 'MEM') OVER w END AS pm_cc
+FROM evidence_base_events
+WHERE tb_gpu_work(kind)
+WINDOW w AS (PARTITION BY trace, rank ORDER BY ts_ns, end_ns, stream, correlation, file_id, idx
+  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING);
+
 -- The rank's GPU busy time as segments: the union of its GPU work
--- (tb_gpu_work: kernels, copies and memsets; what the ranks area counts as
--- busy), one row per maximal busy
--- interval, with the next segment's start (the idle gap after it) and when
--- the work that ends that gap was launched.
+-- (evidence_base_gpu; what the ranks area counts as busy), one row per
+-- maximal busy interval, with the next segment's start (the idle gap after
+-- it) and when the work that ends that gap was launched.
 CREATE TABLE evidence_base_busy AS
 WITH
-_gw AS (
-  SELECT trace, rank, ts_ns, end_ns, launch_ts,
-    max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
-  FROM evidence_base_events WHERE tb_gpu_work(kind) AND ts_ns IS NOT NULL
-),
 _gs AS (
   SELECT trace, rank, min(ts_ns) AS seg_ts, max(end_ns) AS seg_end, arg_min_null(launch_ts, (ts_ns, coalesce(launch_ts, ts_ns))) AS seg_host
-  FROM (SELECT *, sum(CASE WHEN pm IS NULL OR ts_ns > pm THEN 1 ELSE 0 END)
-          OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns ROWS UNBOUNDED PRECEDING) AS seg FROM _gw)
+  FROM (SELECT *, sum(CASE WHEN pm_all IS NULL OR ts_ns > pm_all THEN 1 ELSE 0 END)
+          OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns, stream, correlation, file_id, idx ROWS UNBOUNDED PRECEDING) AS seg
+        FROM evidence_base_gpu WHERE ts_ns IS NOT NULL)
   GROUP BY trace, rank, seg
 )
 SELECT

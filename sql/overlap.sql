@@ -30,28 +30,14 @@
 -- found). %evidence builds that table for the filter before it runs this
 -- file; to run this file by hand, run sql/evidence_base.sql first.
 WITH
-_keyed AS NOT MATERIALIZED (
-  SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
-    correlation, external_id, stream, device, bytes, graph_id,
-    host_ts, step, phase, class, file_id, idx
-  FROM evidence_base_events
-  WHERE kind = 'kernel'
-),
 -- Communication and computation kernels only: a transfer written as a
--- kernel (class MEM, MTIA's dma_request) is neither.
-_g AS (
-  SELECT trace, rank, step, phase, ts_ns, end_ns, stream, correlation,
-    class, file_id, idx
-  FROM _keyed
-  WHERE class IN ('COMM', 'COMP')
-),
+-- kernel (class MEM, MTIA's dma_request) is neither. pm_cls and pm_cc are
+-- the latest ends before each among its class and among both classes, in
+-- the one order of evidence_base_gpu (sql/evidence_base.sql).
 _w AS (
-  SELECT *,
-    max(end_ns) OVER (PARTITION BY trace, rank, class ORDER BY ts_ns, end_ns, stream, correlation, file_id, idx
-      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm_cls,
-    max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns, stream, correlation, file_id, idx
-      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm_cc
-  FROM _g
+  SELECT trace, rank, step, phase, ts_ns, end_ns, class, pm_cls, pm_cc
+  FROM evidence_base_gpu
+  WHERE kind = 'kernel' AND class IN ('COMM', 'COMP')
 ),
 _a AS (
   SELECT trace, rank, step, phase,

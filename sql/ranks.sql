@@ -64,23 +64,15 @@ _t0 AS (
 _steps AS NOT MATERIALIZED (
   SELECT * FROM evidence_base_steps
 ),
-_keyed AS NOT MATERIALIZED (
-  SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
-    correlation, external_id, stream, device, bytes, graph_id,
-    host_ts, launch_ts, step, phase, class, file_id, idx
-  FROM evidence_base_events
-  WHERE tb_gpu_work(kind)
-),
+-- The rank's GPU work with the latest end before each operation among all
+-- of it (pm_all), among its class (pm_cls) and on its side of
+-- compute-or-communication (pm_cc), in the one order that
+-- evidence_base_gpu (sql/evidence_base.sql) defines for every area.
 _g AS (
   SELECT trace, rank, step, phase, ts_ns, end_ns, kind, stream, correlation,
-    class, file_id, idx, launch_ts
-  FROM _keyed
+    class, file_id, idx, launch_ts, pm_all, pm_cls, pm_cc
+  FROM evidence_base_gpu
 ),
--- Rows that tie on start, end, stream and correlation (one launch, so one
--- step) are ordered by their place in their file (file_id, idx): any order
--- gives them the same sums, and a text key (the name, as before) made each
--- sort several times slower (×21 vLLM trace: this preset 1.8 s → 0.7 s).
--- overlap, steps and gaps break ties the same way.
 -- The launching threads and their recorded host events, merged over the
 -- rank: the silences of 1 ms or more between them. The python frames are
 -- read from tb_events by ids (trace_id, tid_id: the launching threads'
@@ -150,31 +142,6 @@ _sil AS (
     FROM _hk)
   WHERE ts_ns - pe >= 1000000
 ),
--- The latest end before each operation (in start order: file_id and idx
--- make the order total) among all the rank's operations (pm_all), those of
--- its class (pm_cls) and those on its side of compute-or-communication
--- (pm_cc). One window order for all: the class's maxima are filtered
--- aggregates over it (a GPU operation's class is COMP, COMM or MEM,
--- sql/evidence_base.sql), not windows partitioned by class, each of which
--- sorted the operations again (vLLM H100, one thread: this preset 80 → 61
--- ms of CPU, medians of 20 runs).
-_w0 AS (
-  SELECT *,
-    max(end_ns) OVER w AS pm_all,
-    max(end_ns) FILTER (WHERE class = 'COMP') OVER w AS pm_comp,
-    max(end_ns) FILTER (WHERE class = 'COMM') OVER w AS pm_comm,
-    max(end_ns) FILTER (WHERE class = 'MEM') OVER w AS pm_mem,
-    max(end_ns) FILTER (WHERE class IN ('COMM', 'COMP')) OVER w AS pm_comm_comp
-  FROM _g
-  WINDOW w AS (PARTITION BY trace, rank ORDER BY ts_ns, end_ns, stream, correlation, file_id, idx
-    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
-),
-_w AS (
-  SELECT * EXCLUDE (pm_comp, pm_comm, pm_mem, pm_comm_comp),
-    CASE class WHEN 'COMP' THEN pm_comp WHEN 'COMM' THEN pm_comm WHEN 'MEM' THEN pm_mem END AS pm_cls,
-    CASE WHEN class IN ('COMM', 'COMP') THEN pm_comm_comp WHEN class = 'MEM' THEN pm_mem END AS pm_cc
-  FROM _w0
-),
 _c AS (
   SELECT trace, rank, step, phase, class, ts_ns, end_ns,
     greatest(0, end_ns - greatest(ts_ns, coalesce(pm_all, ts_ns))) AS busy,
@@ -183,7 +150,7 @@ _c AS (
     greatest(0, end_ns - greatest(ts_ns, coalesce(pm_cls, ts_ns))) AS cls,
     greatest(0, end_ns - greatest(ts_ns, coalesce(pm_cc, ts_ns))) AS cc,
     file_id, idx, pm_all
-  FROM _w
+  FROM _g
 ),
 -- The silent part of each host-wait gap (few silences: the range join
 -- stays small).

@@ -47,11 +47,7 @@ _t0 AS (
   SELECT trace, min(first_ts_ns) AS t0 FROM traces GROUP BY trace
 ),
 _gw AS (
-  SELECT trace, rank, step, ts_ns, end_ns,
-    max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns, stream, correlation, file_id, idx
-      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pm
-  FROM evidence_base_events
-  WHERE tb_gpu_work(kind)
+  SELECT trace, rank, step, ts_ns, end_ns, pm_all AS pm FROM evidence_base_gpu
 ),
 _gb AS (
   SELECT trace, rank, step, count(*) AS gpu_events,
