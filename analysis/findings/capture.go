@@ -119,6 +119,9 @@ type limit struct {
 	unread bool
 	rules  map[string]bool // nil: every rule
 	why    string
+	// recapture, for a limit that drops every finding: what to capture
+	// instead, so that a lever can be named (Void).
+	recapture string
 }
 
 // Assess runs the gate over ev.
@@ -190,7 +193,8 @@ func Assess(ev *evidence.Evidence) *Gate {
 		if cr, ok := rows["counter_range"]; ok {
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "counter_range", Title: "CUPTI counter capture: the timings are synthetic",
 				Detail: fmt.Sprintf("%d cuda_profiler_range events (%s): the range profiler replays each kernel and writes evenly spaced timestamps, so no duration, utilisation or idle time in this trace is real, and no first-use, first-call or held reading is made from them.", cr.count, where)})
-			rg.limits = append(rg.limits, limit{drop: true, unread: true, why: "the trace is a CUPTI counter capture (cuda_profiler_range events): its timings are synthetic"})
+			rg.limits = append(rg.limits, limit{drop: true, unread: true, why: "the trace is a CUPTI counter capture (cuda_profiler_range events): its timings are synthetic",
+				recapture: "The host operators' times are no reading either: the range profiler replays each kernel inside its launching call. Capture the workload again with torch.profiler's CPU and CUDA activities and no counter collection to see the next lever."})
 			// The artifacts read from durations would give causes for what
 			// the replay made (cupti_profiler: a 1333 ms cudaFree, its
 			// sixth, read as first use): none is listed.
@@ -201,7 +205,8 @@ func Assess(ev *evidence.Evidence) *Gate {
 		if n, ids, sampled := sampledRank(ev, rr.trace, rr.rank); sampled {
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "sampled", Title: "A sample of the events: most were dropped",
 				Detail: fmt.Sprintf("Its %d CPU operators with an External id range over %d ids (%s): the profiler numbers every operator it records, so the trace holds about one in %d of them, their launches and kernels missing with them, as in a sampled or filtered trace. The gaps between the events kept are no idle time, and no busy, overlap or wait time is the workload's.", n, ids, where, ids/n)})
-			rg.limits = append(rg.limits, limit{drop: true, unread: true, why: fmt.Sprintf("the trace holds about one in %d of the rank's events (a sampled or filtered trace)", ids/n)})
+			rg.limits = append(rg.limits, limit{drop: true, unread: true, why: fmt.Sprintf("the trace holds about one in %d of the rank's events (a sampled or filtered trace)", ids/n),
+				recapture: "Load the trace as the profiler wrote it, before a tool sampled or filtered its events, or capture a few steps again with torch.profiler's CPU and CUDA activities to see the next lever."})
 		}
 		gpuEvents := rr.evs
 		if span > 0 && ((gpuEvents > 0 && gpuEvents < MinGPUEvents) || span < MinGPUSpanNs) {
@@ -525,19 +530,19 @@ func (g *Gate) Inconclusive() string {
 }
 
 // Void says why no timing of the slice can be read (a limit that drops
-// every finding, such as a counter capture's synthetic timestamps); ""
-// when the timings stand. The host's times fall with the device's: the
-// range profiler replays each kernel under its launching operator.
-func (g *Gate) Void() string {
+// every finding, such as a counter capture's synthetic timestamps or a
+// sampled trace's missing events), and what to capture instead so that a
+// lever can be named; "" and "" when the timings stand.
+func (g *Gate) Void() (why, recapture string) {
 	if g == nil {
-		return ""
+		return "", ""
 	}
 	for _, l := range g.limitsOf("", -1) {
 		if l.rules == nil && l.drop {
-			return l.why
+			return l.why, l.recapture
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // NoReading says why the window of trace and rank (every rank of the

@@ -104,6 +104,15 @@ func TestGateSampledTrace(t *testing.T) {
 		if c.sampled && !strings.Contains(g.Artifacts[0].Detail, "about one in 73") {
 			t.Errorf("detail %q", g.Artifacts[0].Detail)
 		}
+		// What to capture instead is the sample's own: no counter
+		// collection to turn off (the next lever had said so).
+		why, recapture := g.Void()
+		if c.sampled && (!strings.Contains(why, "sampled or filtered") || !strings.Contains(recapture, "before a tool sampled") || strings.Contains(recapture, "counter")) {
+			t.Errorf("Void() = %q, %q", why, recapture)
+		}
+		if !c.sampled && (why != "" || recapture != "") {
+			t.Errorf("Void() = %q, %q for a complete trace", why, recapture)
+		}
 	}
 }
 

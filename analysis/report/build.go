@@ -204,16 +204,19 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		d.Gaps = append(d.Gaps, s)
 	}
 
+	voidWhy, recapture := gate.Void()
 	switch {
 	case len(crit) > 0 && crit[0].Verify != "":
 		d.NextLever = "Apply the fix of issue 1 (" + crit[0].Title + ") and verify: " + crit[0].Verify + " Then re-run the report on the new trace: the next issue in line becomes the lever."
 	case len(crit) > 0:
 		d.NextLever = "Apply the fix of issue 1 (" + crit[0].Title + "), capture a new trace with the same settings and re-run the report: the next issue in line becomes the lever."
-	case gate.Void() != "":
-		// A counter capture's operators hold the kernel replays too
-		// (cupti_profiler: aten::cudnn_convolution's 4,918 ms lie inside the
-		// range profiler's ranges): no time in it names a lever.
-		d.NextLever = "No lever can be named from this capture: " + gate.Void() + ", the host operators' times included (the range profiler replays each kernel inside its launching call). Capture the workload again with torch.profiler's CPU and CUDA activities and no counter collection to see the next lever."
+	case voidWhy != "":
+		// No time in such a capture names a lever: a counter capture's
+		// operators hold the kernel replays too (cupti_profiler:
+		// aten::cudnn_convolution's 4,918 ms lie inside the range
+		// profiler's ranges); a sampled trace keeps one event in 73
+		// (sampled_2of128). What to capture instead is the limit's own.
+		d.NextLever = "No lever can be named from this capture: " + voidWhy + ". " + recapture
 	default:
 		var kernel string
 		d.NextLever, kernel = nextFromKernels(ev, kernelProfiler(d.Traces))
