@@ -200,8 +200,18 @@ func vllmCompiledEntry(stack []string) bool {
 	return len(stack) >= 2 && strings.Contains(stack[len(stack)-2], "vllm/compilation/decorators.py")
 }
 
-// withoutStacksSnippet re-profiles a vLLM server without Python stacks.
-const withoutStacksSnippet = `vllm serve MODEL --profiler-config '{"profiler": "torch", "torch_profiler_dir": "DIR", "torch_profiler_with_stack": false}'  # before v0.13: VLLM_TORCH_PROFILER_WITH_STACK=0`
+// withoutStacks is the snippet that re-profiles the rank's vLLM server
+// without Python stacks: the --profiler-config of vLLM v0.13 and later,
+// or, for a trace captured before vLLM had async scheduling (so on v0.10
+// or older: the flag is in v0.11's SchedulerConfig, docs/JUDGEMENT.md
+// §5.1), the environment variables of the vLLM it ran (ANCHORS.md §7.1;
+// vllm_mi300x_tp4_rank0, captured on 2025-05-14).
+func (c *ctx) withoutStacks(trace string, rank int) string {
+	if at := c.rankInfo(trace, rank).BaseTimeNs; at > 0 && time.Unix(0, at).Before(asyncSchedulingArrived) {
+		return "VLLM_TORCH_PROFILER_DIR=DIR VLLM_TORCH_PROFILER_WITH_STACK=0 vllm serve MODEL  # this trace's vLLM predates --profiler-config (v0.13)"
+	}
+	return `vllm serve MODEL --profiler-config '{"profiler": "torch", "torch_profiler_dir": "DIR", "torch_profiler_with_stack": false}'  # before v0.13: VLLM_TORCH_PROFILER_WITH_STACK=0`
+}
 
 // forwardFix is the fix for host gaps inside a serving engine's model
 // forward (frameSide "forward"): the engine's overlap of scheduling with
@@ -228,7 +238,7 @@ func (c *ctx) forwardFix(trace string, rank int, at HostFrame, hides string) (fi
 		return fix + capFirst(then), ""
 	}
 	if ri.Producer == "vllm" {
-		snippet = withoutStacksSnippet
+		snippet = c.withoutStacks(trace, rank)
 	}
 	return fix + "Python stacks were captured, and the Python tracer inflates this kind of host time: profile again without them first. If the gaps stay, " + then, snippet
 }
@@ -551,7 +561,7 @@ func (c *ctx) oversizeStepsFix(trace string, rank int) (fix, snippet string) {
 	fix = fmt.Sprintf("CUDA graphs would not replay this rank's steps: each is larger than vLLM's largest default capture size (%d tokens), and raising max_cudagraph_capture_size to cover them costs graph memory and start-up time for little gain on large token counts. Profile decode steps as well, to see whether graphs are on", vllmMaxCaptureSize)
 	if c.rankInfo(trace, rank).HasPythonStacks {
 		fix += ", and without Python stacks (the Python tracer inflates every launch's host time)"
-		snippet = withoutStacksSnippet
+		snippet = c.withoutStacks(trace, rank)
 	}
 	return fix + "; if the launches still leave the GPU idle in large steps, the lever is fewer, larger kernels (fused MoE and attention backends), not graphs.", snippet
 }

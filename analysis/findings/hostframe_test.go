@@ -7,6 +7,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
 	"github.com/tracebook/tracebook/analysis/table"
+	"github.com/tracebook/tracebook/internal/testutil"
 )
 
 // hostBound judges a one-rank bundle of the producer whose GPU idles 60 ms
@@ -15,8 +16,19 @@ import (
 // rewrite needs.
 func hostBound(t *testing.T, producer string, graphs, stacks bool) (evidence.Finding, *evidence.Evidence, *findings.Gate) {
 	t.Helper()
+	return hostBoundOn(t, producer, graphs, stacks, "")
+}
+
+// hostBoundOn is hostBound for a trace captured on day (YYYY-MM-DD; ""
+// leaves the traces table without base_time_ns).
+func hostBoundOn(t *testing.T, producer string, graphs, stacks bool, day string) (evidence.Finding, *evidence.Evidence, *findings.Gate) {
+	t.Helper()
 	b := bundle(producer, "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)})
 	b.Traces.Rows[0][6], b.Traces.Rows[0][8] = graphs, stacks
+	if day != "" {
+		b.Traces.Columns = append(b.Traces.Columns, table.Column{Name: "base_time_ns"})
+		b.Traces.Rows[0] = append(b.Traces.Rows[0], testutil.UnixDay(t, day))
+	}
 	ev := evidence.Rollup(b, evidence.Filter{})
 	fs, gate := findings.Judge(ev, nil)
 	for _, f := range fs {
@@ -60,6 +72,21 @@ func TestNameHostFrameVLLM(t *testing.T) {
 	}
 	if !strings.Contains(f.Observation, "At the middle of the cross-check's 5 longest GPU gaps on this rank (30.0 ms, 50.0% of its 60.0 ms of GPU idle), the launching thread was working in vllm/model_executor/models/llama.py(374): forward, with no deeper frame open.") {
 		t.Errorf("observation does not name the frame with its base: %q", f.Observation)
+	}
+
+	// A trace captured before vLLM had async scheduling ran a vLLM older
+	// than --profiler-config (v0.13): its re-profile is by the environment
+	// variables (vllm_mi300x_tp4_rank0, captured on 2025-05-14); a later
+	// one gets the flag first.
+	for _, c := range []struct{ day, want, not string }{
+		{"2025-05-14", "VLLM_TORCH_PROFILER_WITH_STACK=0 vllm serve MODEL", "--profiler-config '"},
+		{"2026-01-20", "vllm serve MODEL --profiler-config '", "VLLM_TORCH_PROFILER_DIR=DIR"},
+	} {
+		f, ev, gate := hostBoundOn(t, "vllm", true, true, c.day)
+		findings.NameHostFrame(&f, ev, nil, gate, fwd)
+		if !strings.Contains(f.Snippet, c.want) || strings.Contains(f.Snippet, c.not) {
+			t.Errorf("captured on %s: snippet %q, want one with %q", c.day, f.Snippet, c.want)
+		}
 	}
 
 	sched := findings.HostFrame{Name: "vllm/v1/core/sched/scheduler.py(431): schedule",

@@ -79,8 +79,9 @@ const AllocatorConf = "narenas:1,dirty_decay_ms:100,muzzy_decay_ms:0"
 // allocatorSettings are the DuckDB settings Open gives every database
 // for this allocator. allocator_background_threads hands jemalloc's
 // purging of freed pages (AllocatorConf's 100 ms decay) to a background
-// thread instead of the threads that allocate: statement after statement
-// of a report freed and purged, then faulted its hash tables back in.
+// thread instead of the threads that allocate, which had purged inline
+// after statement after statement of a report (madvise calls and their
+// TLB flushes in perf; the page faults stayed about the same).
 // Measured against it off (alternating pairs, medians): the 48 MB vLLM
 // report 0.90× the wall and 0.89× the CPU at 1.08× the peak (9 pairs);
 // dlrm_8rank 0.90× and 0.91× at 1.10×, mtia 0.96× and 0.96× at 0.97×,
