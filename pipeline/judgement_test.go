@@ -1257,6 +1257,11 @@ func TestJudgementCounterReplay(t *testing.T) {
 	if lever := section(j.md, "## Next lever", "## "); !strings.Contains(lever, "No lever can be named from this capture") || strings.Contains(lever, "ampere_bf16") {
 		t.Errorf("next lever of a counter capture:\n%s", lever)
 	}
+	// Its charts still draw the replayed times: a note above them says
+	// that none is the workload's.
+	if charts := section(j.md, "## Charts", "## "); !strings.Contains(charts, "_Read these charts with care: the trace is a CUPTI counter capture") {
+		t.Errorf("the charts of a counter capture carry no note:\n%.400s", charts)
+	}
 }
 
 // Case 7. One step, one 1.8 us kernel: too little to judge anything.

@@ -82,6 +82,11 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	found = nameHostFrames(found, cv, v.Filter, ev, gate, thresholdsFor(b, v))
 	d := build(b, ev, found, gate, v)
 	d.Charts = Charts(ev, b, v.Filter)
+	if why, _ := gate.Void(); why != "" && len(d.Charts) > 0 {
+		// sampled_2of128's charts drew 180 ms of host-wait idle a step
+		// under a summary that calls its gaps no idle time.
+		d.ChartsNote = "Read these charts with care: " + why + ". No time in them is the workload's; see Capture quality."
+	}
 	if len(src.Windows) > 0 {
 		crit, minor := shown(found)
 		attachWindows(d, b, ev, thresholdsFor(b, v), src.Windows, crit, minor)

@@ -842,3 +842,33 @@ func TestKernelLabels(t *testing.T) {
 		t.Errorf("two MulFunctor kernels read %q and %q", got[1], got[2])
 	}
 }
+
+// TestChartsNote: where the capture gate voids every timing, a note sits
+// right under the Charts heading in both formats, as text; without one,
+// the section opens with its first chart.
+func TestChartsNote(t *testing.T) {
+	cs := ChartsFor(goldenSource(t, "hostile_names"), View{})
+	note := "Read these charts with care: <b>sampled</b>. No time in them is the workload's; see Capture quality."
+	for _, c := range []struct {
+		f      Format
+		head   string
+		want   string
+		markup string
+	}{
+		{HTMLFragment, `<h2 id="tb-charts">Charts</h2>` + "\n", `<p class="tb-scope">Read these charts with care: &lt;b&gt;sampled&lt;/b&gt;.`, "<b>sampled"},
+		{Markdown, "## Charts\n\n", "_Read these charts with care: \\<b\\>sampled\\</b\\>.", "<b>sampled"},
+	} {
+		var w bytes.Buffer
+		if err := Print(&w, &Doc{Title: "T", Summary: []string{"S"}, Charts: cs, ChartsNote: note}, c.f); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(w.String(), c.head+c.want) || strings.Contains(w.String(), c.markup) {
+			t.Errorf("format %v: no escaped note under the Charts heading:\n%.600s", c.f, w.String()[strings.Index(w.String(), c.head):])
+		}
+		w.Reset()
+		Print(&w, &Doc{Title: "T", Summary: []string{"S"}, Charts: cs}, c.f)
+		if strings.Contains(w.String(), "Read these charts") {
+			t.Errorf("format %v: a note without ChartsNote", c.f)
+		}
+	}
+}

@@ -83,7 +83,7 @@ func printHTML(w io.Writer, d *Doc) error {
 	for _, s := range d.Summary {
 		p("<p>", esc(s), "</p>\n")
 	}
-	htmlCharts(p, d.Charts)
+	htmlCharts(p, d.Charts, d.ChartsNote)
 
 	p(`<h2 id="tb-meta">Trace Metadata</h2>`, "\n")
 	for _, t := range d.Traces {
@@ -202,14 +202,18 @@ func printHTML(w io.Writer, d *Doc) error {
 	return bw.Flush()
 }
 
-// htmlCharts writes the Charts section: each chart's SVG inline. The SVG is
+// htmlCharts writes the Charts section, under its note when it has one:
+// each chart's SVG inline. The SVG is
 // package chart's, in which every string is escaped, so it is the report's
 // own markup, not the trace's. No section without a chart.
-func htmlCharts(p func(...string), charts []Chart) {
+func htmlCharts(p func(...string), charts []Chart, note string) {
 	if len(charts) == 0 {
 		return
 	}
 	p(`<h2 id="tb-charts">Charts</h2>`, "\n")
+	if note != "" {
+		p(`<p class="tb-scope">`, esc(note), "</p>\n")
+	}
 	for i := range charts {
 		htmlChart(p, &charts[i])
 	}

@@ -29,7 +29,7 @@ func printMarkdown(w io.Writer, d *Doc) error {
 	for _, s := range d.Summary {
 		p(mdText(s), "\n\n")
 	}
-	mdCharts(p, d.Charts)
+	mdCharts(p, d.Charts, d.ChartsNote)
 
 	p("## Trace Metadata\n\n")
 	for _, t := range d.Traces {
@@ -144,14 +144,17 @@ func printMarkdown(w io.Writer, d *Doc) error {
 	return bw.Flush()
 }
 
-// mdCharts writes the Charts section: each chart as an image whose source
+// mdCharts writes the Charts section, under its note when it has one: each chart as an image whose source
 // is a data: URI of its SVG (GitHub, nbconvert and notebooks show it; no raw
 // HTML), then its text alternative as a list. No section without a chart.
-func mdCharts(p func(...string), charts []Chart) {
+func mdCharts(p func(...string), charts []Chart, note string) {
 	if len(charts) == 0 {
 		return
 	}
 	p("## Charts\n\n")
+	if note != "" {
+		p("_", mdText(note), "_\n\n")
+	}
 	for _, c := range charts {
 		mdChart(p, c)
 	}

@@ -16,6 +16,10 @@ type Doc struct {
 	// charts.go): GPU time per rank, by kernel class, the top kernels and
 	// per step. A chart without data is left out.
 	Charts []Chart `msgpack:"charts" json:"charts"`
+	// ChartsNote, where the capture gate finds that no timing of the
+	// slice can be read (a sampled trace, a counter capture), says so
+	// above the charts, which still draw the events the trace holds.
+	ChartsNote string `msgpack:"charts_note,omitempty" json:"charts_note,omitempty"`
 
 	Traces []TraceMeta `msgpack:"traces" json:"traces"`
 	// Capture lists what the capture-quality gate found in the window
