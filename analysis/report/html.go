@@ -202,10 +202,10 @@ func printHTML(w io.Writer, d *Doc) error {
 	return bw.Flush()
 }
 
-// htmlCharts writes the Charts section, under its note when it has one:
-// each chart's SVG inline. The SVG is
-// package chart's, in which every string is escaped, so it is the report's
-// own markup, not the trace's. No section without a chart.
+// htmlCharts writes the Charts section, its note first when it has one,
+// then each chart's SVG inline. The SVG is package chart's, in which every
+// string is escaped, so it is the report's own markup, not the trace's. No
+// section without a chart.
 func htmlCharts(p func(...string), charts []Chart, note string) {
 	if len(charts) == 0 {
 		return

@@ -144,9 +144,10 @@ func printMarkdown(w io.Writer, d *Doc) error {
 	return bw.Flush()
 }
 
-// mdCharts writes the Charts section, under its note when it has one: each chart as an image whose source
-// is a data: URI of its SVG (GitHub, nbconvert and notebooks show it; no raw
-// HTML), then its text alternative as a list. No section without a chart.
+// mdCharts writes the Charts section, its note first when it has one,
+// then each chart as an image whose source is a data: URI of its SVG
+// (GitHub, nbconvert and notebooks show it; no raw HTML), then its text
+// alternative as a list. No section without a chart.
 func mdCharts(p func(...string), charts []Chart, note string) {
 	if len(charts) == 0 {
 		return
