@@ -1,7 +1,6 @@
 package perfetto
 
 import (
-	"cmp"
 	"sort"
 
 	"github.com/tracebook/tracebook/analysis/table"
@@ -56,12 +55,10 @@ func SortRows(t *table.Table) {
 }
 
 // compareCells orders two cells of one column: -1, 0 or 1. NULL (nil)
-// comes after every value whatever the direction; desc reverses the
-// order of two values. Strings compare by their bytes (DuckDB's default
-// collation); integers exactly (nanosecond times are above 2^53); other
-// numbers by value (table.Number).
+// comes after every value whatever the direction, as DuckDB sorts; desc
+// reverses the order of two values (table.Compare's: strings by their
+// bytes, integers exactly).
 func compareCells(x, y any, desc bool) int {
-	x, y = table.Normalize(x), table.Normalize(y)
 	switch {
 	case x == nil && y == nil:
 		return 0
@@ -70,23 +67,7 @@ func compareCells(x, y any, desc bool) int {
 	case y == nil:
 		return -1
 	}
-	d := 0
-	xs, xstr := x.(string)
-	ys, ystr := y.(string)
-	xi, xint := x.(int64)
-	yi, yint := y.(int64)
-	switch {
-	case xstr && ystr:
-		d = cmp.Compare(xs, ys)
-	case xint && yint:
-		d = cmp.Compare(xi, yi)
-	default:
-		xf, xok := table.Number(x)
-		yf, yok := table.Number(y)
-		if xok && yok {
-			d = cmp.Compare(xf, yf)
-		}
-	}
+	d := table.Compare(x, y)
 	if desc {
 		return -d
 	}

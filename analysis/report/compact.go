@@ -116,11 +116,11 @@ func mergeSteps(area string, t *table.Table) *table.Table {
 			case evidence.MergeSum:
 				g.row[i] = addNum(g.row[i], v)
 			case evidence.MergeMin:
-				if v != nil && (g.row[i] == nil || compareCells(v, g.row[i]) < 0) {
+				if v != nil && (g.row[i] == nil || table.Compare(v, g.row[i]) < 0) {
 					g.row[i] = v
 				}
 			case evidence.MergeMax:
-				if v != nil && (g.row[i] == nil || compareCells(v, g.row[i]) > 0) {
+				if v != nil && (g.row[i] == nil || table.Compare(v, g.row[i]) > 0) {
 					g.row[i] = v
 				}
 			case evidence.MergeHist:
@@ -130,7 +130,7 @@ func mergeSteps(area string, t *table.Table) *table.Table {
 			case evidence.MergeArgmax:
 				// Rows arrive in order; like the rollup, a later row whose
 				// By column is not smaller takes over.
-				if by := byCol[i]; by >= 0 && cell(r, by) != nil && compareCells(cell(r, by), cell(g.row, by)) >= 0 {
+				if by := byCol[i]; by >= 0 && cell(r, by) != nil && table.Compare(cell(r, by), cell(g.row, by)) >= 0 {
 					g.row[i] = v
 				}
 			case evidence.MergeDerived:

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"sort"
 	"strings"
 
@@ -66,23 +67,27 @@ func sortTable(t *table.Table, spec string, top int) {
 	// moves indexes, not rows (no pointers to move, so no write barriers in
 	// the module), and breaks ties on the index: the order of a stable sort.
 	type key struct {
-		rank int
-		f    float64
-		s    string
-		b    bool
+		rank  int
+		f     float64
+		i     int64 // the integer, exactly (isInt), as table.Compare compares two
+		isInt bool
+		s     string
+		b     bool
 	}
 	keys := make([]key, len(t.Rows))
 	perm := make([]int32, len(t.Rows))
 	nan := false
 	for i, r := range t.Rows {
 		v := cell(r, col)
-		k := key{rank: rankOf(v)}
+		k := key{rank: table.CompareRank(v)}
 		switch x := v.(type) {
 		case string:
 			k.s = x
 		case bool:
 			k.b = x
 		case nil:
+		case int64:
+			k.f, k.i, k.isInt = float64(x), x, true
 		default:
 			k.f = num(v)
 			nan = nan || k.f != k.f
@@ -90,7 +95,7 @@ func sortTable(t *table.Table, spec string, top int) {
 		keys[i] = k
 		perm[i] = int32(i)
 	}
-	cmp := func(a, b *key) int {
+	compare := func(a, b *key) int {
 		if a.rank != b.rank {
 			return a.rank - b.rank
 		}
@@ -104,6 +109,9 @@ func sortTable(t *table.Table, spec string, top int) {
 			}
 			return 1
 		case 2:
+			if a.isInt && b.isInt {
+				return cmp.Compare(a.i, b.i)
+			}
 			switch {
 			case a.f < b.f:
 				return -1
@@ -117,7 +125,7 @@ func sortTable(t *table.Table, spec string, top int) {
 		return 0
 	}
 	less := func(i, j int32) bool {
-		c := cmp(&keys[i], &keys[j])
+		c := compare(&keys[i], &keys[j])
 		if desc {
 			return c > 0
 		}
@@ -190,49 +198,6 @@ func cell(r []any, i int) any {
 		return r[i]
 	}
 	return nil
-}
-
-// compareCells orders nil < bool < numbers < strings.
-func compareCells(a, b any) int {
-	ra, rb := rankOf(a), rankOf(b)
-	if ra != rb {
-		return ra - rb
-	}
-	switch ra {
-	case 1:
-		x, y := a.(bool), b.(bool)
-		if x == y {
-			return 0
-		}
-		if !x {
-			return -1
-		}
-		return 1
-	case 2:
-		x, y := num(a), num(b)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
-	case 3:
-		return strings.Compare(a.(string), b.(string))
-	}
-	return 0
-}
-
-func rankOf(v any) int {
-	switch v.(type) {
-	case nil:
-		return 0
-	case bool:
-		return 1
-	case string:
-		return 3
-	}
-	return 2
 }
 
 func num(v any) float64 {

@@ -11,7 +11,10 @@
 // analysis/report (HTML) print a Shown table in their own markup.
 package table
 
-import "math"
+import (
+	"cmp"
+	"math"
+)
 
 // Column describes one column of a Table.
 type Column struct {
@@ -76,4 +79,57 @@ func Normalize(v any) any {
 		return string(x)
 	}
 	return v
+}
+
+// Compare orders two cells: -1, 0 or 1. nil comes first, then false and
+// true, then numbers, then strings (by their bytes, DuckDB's default
+// collation). Two integers compare exactly (nanosecond times lie above
+// 2^53, where a float64 merges neighbours); other numbers by value, NaN
+// tying with every number (the report's table sort keeps that order).
+// Cells of a type Normalize leaves alone rank with the numbers, as 0.
+func Compare(a, b any) int {
+	a, b = Normalize(a), Normalize(b)
+	if ra, rb := CompareRank(a), CompareRank(b); ra != rb {
+		return cmp.Compare(ra, rb)
+	}
+	switch x := a.(type) {
+	case bool:
+		y := b.(bool)
+		switch {
+		case x == y:
+			return 0
+		case !x:
+			return -1
+		}
+		return 1
+	case string:
+		return cmp.Compare(x, b.(string))
+	case int64:
+		if y, ok := b.(int64); ok {
+			return cmp.Compare(x, y)
+		}
+	}
+	x, _ := Number(a)
+	y, _ := Number(b)
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+// CompareRank is a normalised cell's place in Compare's order of kinds:
+// 0 nil, 1 bool, 2 number (or other), 3 string.
+func CompareRank(v any) int {
+	switch v.(type) {
+	case nil:
+		return 0
+	case bool:
+		return 1
+	case string:
+		return 3
+	}
+	return 2
 }
