@@ -366,15 +366,21 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 			}
 		}
 	}
-	if share >= c.th["dataloader_share"] {
-		parts = append(parts, fmt.Sprintf("the DataLoader also takes %s (%s of %s): see the DataLoader issue", ms(d), pct(share), c.loaderWhat(trace, rank)))
-	}
-	if w.Training {
-		if w.DataLoaderWorkers == 0 {
-			parts = append(parts, "and load batches in DataLoader worker processes, not on the training thread")
-			if snippet == "" {
-				snippet = "DataLoader(ds, batch_size=B, num_workers=4, pin_memory=True)"
-			}
+	onThread := w.Training && w.DataLoaderWorkers == 0
+	switch {
+	case share >= c.th["dataloader_share"]:
+		// The DataLoader issue carries the loader's fix (dlrm_8rank's had
+		// said "see the DataLoader issue; and load batches in DataLoader
+		// worker processes", that issue's own fix again).
+		where := ""
+		if onThread {
+			where = ", on the training thread (num_workers=0)"
+		}
+		parts = append(parts, fmt.Sprintf("the DataLoader also takes %s (%s of %s)%s: see the DataLoader issue", ms(d), pct(share), c.loaderWhat(trace, rank), where))
+	case onThread:
+		parts = append(parts, "and load batches in DataLoader worker processes, not on the training thread")
+		if snippet == "" {
+			snippet = "DataLoader(ds, batch_size=B, num_workers=4, pin_memory=True)"
 		}
 	}
 	return strings.Join(parts, "; ") + ".", snippet

@@ -193,3 +193,32 @@ func TestNameHostFrameDataLoader(t *testing.T) {
 		}
 	}
 }
+
+// TestHostFixDataLoaderOnce: a training loop that loads on its own thread
+// is told so once. Where the DataLoader issue is raised, the host fix
+// points to it and does not repeat its fix (dlrm_8rank had read "see the
+// DataLoader issue; and load batches in DataLoader worker processes");
+// where the loader's share is small, the host fix says it.
+func TestHostFixDataLoaderOnce(t *testing.T) {
+	const iter = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+	for _, c := range []struct {
+		loaderNs  int64
+		want, not string
+	}{
+		{9_000_000, "on the training thread (num_workers=0): see the DataLoader issue", "and load batches"},
+		{500_000, "and load batches in DataLoader worker processes, not on the training thread", "see the DataLoader issue"},
+	} {
+		ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
+			Rows: [][]any{{"t", int64(0), int64(1), "", iter, int64(1), c.loaderNs, c.loaderNs, c.loaderNs, int64(0), int64(0), int64(0)}}}
+		wl := &table.Table{Columns: cols("trace rank feature name count total_ns"), Rows: [][]any{
+			{"t", int64(0), "backward", "NllLossBackward", int64(1), int64(1000)},
+			{"t", int64(0), "dataloader_single", iter, int64(1), c.loaderNs},
+		}}
+		b := bundle("profiler_step", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000,
+			map[string]*table.Table{"gaps": gapsTable(55_000_000), "ops": ops, "workload": wl})
+		f := find(eval(b, nil), "host_bound_idle")
+		if f == nil || !strings.Contains(f.Fix, c.want) || strings.Contains(f.Fix, c.not) {
+			t.Errorf("DataLoader %d ns: host fix %+v, want %q and not %q", c.loaderNs, f, c.want, c.not)
+		}
+	}
+}
