@@ -248,8 +248,13 @@ func share(part, whole int64, of string) string {
 }
 
 // name is a trace string as the summary quotes it: on one line, long names
-// shortened in the middle (the preset tables below hold them whole).
-func name(s string) string { return table.ShortenMiddle(oneLine(s), 60) }
+// shortened in the middle (the preset tables below hold them whole). 72
+// code points keep a Tensile GEMM's name whole as findings.KernelName
+// gives it, up to its macro tile and matrix instruction
+// (Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT128x256x32_MI16x16x1).
+func name(s string) string { return table.ShortenMiddle(oneLine(s), nameMax) }
+
+const nameMax = 72
 
 func syncEvidence(s *areaSlice) (string, *evidence.Gap) {
 	t := s.ev.Table("sync")
