@@ -40,7 +40,13 @@ func Write(w io.Writer, r *Result, format, view string) error {
 // stacks keep names whole.
 const maxTextName = 160
 
-func shorten(s string) string { return table.ShortenMiddle(s, maxTextName) }
+// TextName is a frame's or a kernel's name as a text tree prints it (this
+// package's, and the report's in Markdown): past maxTextName code points
+// shortened in the middle, its start (a search for it finds it) and its
+// end kept.
+func TextName(s string) string { return table.ShortenMiddle(s, maxTextName) }
+
+func shorten(s string) string { return TextName(s) }
 
 // ms formats nanoseconds as milliseconds, without the unit (the callers
 // write it): package table's one duration format, "1,234.568".

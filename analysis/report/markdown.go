@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/table"
 )
 
@@ -217,15 +218,21 @@ func mdTable(p func(...string), t *table.Table, oneTrace bool) {
 }
 
 // treeText draws the tree with ├── / └── and the `→ kernel` leaves; sync
-// frames get ⚠️. Names stay exactly as the trace has them (inside a code
-// block they are literal).
+// frames get ⚠️. Each frame and kernel name is on one line and as
+// %crossview's text tree prints it (crossview.TextName: a name of
+// hundreds of characters shortened in the middle); the HTML report keeps
+// names whole. Inside a code block they are literal.
 func treeText(b *strings.Builder, n *Node, prefix string, root, last bool) {
-	line := oneLine(n.Name)
+	parts := strings.Split(oneLine(n.Name), " › ")
+	for i, p := range parts {
+		parts[i] = crossview.TextName(p)
+	}
+	line := strings.Join(parts, " › ")
 	if n.Kernel != "" {
 		if line != "" {
 			line += "  "
 		}
-		line += "→ " + oneLine(n.Kernel)
+		line += "→ " + crossview.TextName(oneLine(n.Kernel))
 	}
 	line += "  [" + fmtPct(n.Share) + ", " + fmtMs(n.GPUNs) + "]"
 	if n.Sync {
