@@ -46,8 +46,6 @@ const maxTextName = 160
 // end kept.
 func TextName(s string) string { return table.ShortenMiddle(s, maxTextName) }
 
-func shorten(s string) string { return TextName(s) }
-
 // ms formats nanoseconds as milliseconds, without the unit (the callers
 // write it): package table's one duration format, "1,234.568".
 func ms(ns int64) string { return table.MsNumber(ns) }
@@ -190,10 +188,10 @@ func textTree(w io.Writer, t *Tree) {
 		if top {
 			conn, next = "", ""
 		}
-		line := nodeName(n, shorten)
+		line := nodeName(n, TextName)
 		kids := n.Children
 		if leaf := inlineLeaf(n); leaf != nil {
-			line += "  " + nodeName(leaf, shorten)
+			line += "  " + nodeName(leaf, TextName)
 			kids = nil
 			if leaf.NoCPUAttribution {
 				n = &Node{Ns: n.Ns, Count: n.Count, Sync: n.Sync, BlockedNs: n.BlockedNs, NoCPUAttribution: true}
@@ -221,7 +219,7 @@ func writeCheckText(w io.Writer, r *Result) {
 			if len(g.Host) > 0 {
 				parts := make([]string, len(g.Host))
 				for k, h := range g.Host {
-					parts[k] = shorten(h)
+					parts[k] = TextName(h)
 				}
 				host = strings.Join(parts, " ▸ ") + " [" + g.HostClass + "]"
 			}
