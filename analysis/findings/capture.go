@@ -62,6 +62,10 @@ const (
 	HeldMinIdleNs = 1_000_000
 	// HeldMinShare: ... and this share of the rank's GPU idle time.
 	HeldMinShare = 0.05
+	// HeldAtStartNs: a host call that waited for work the trace does not
+	// show, begun this close to the trace's first event, waited for work
+	// launched before the capture began (most likely).
+	HeldAtStartNs = 1_000_000
 )
 
 // Artifact is one capture artifact of one rank.
@@ -277,9 +281,14 @@ func Assess(ev *evidence.Evidence) *Gate {
 			}
 		}
 		if hw, ok := rows["held_wait"]; ok {
-			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "held_wait", Title: "Host calls that waited for work the trace does not show",
+			a := Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "held_wait", Title: "Host calls that waited for work the trace does not show",
 				Detail: fmt.Sprintf("%d blocking %s waited %s in all through GPU idle gaps of 1 ms or more, the rank's GPU running none of the trace's work (the longest such wait, %s, in %s; %s): the host waited for a dependency (an event on another stream, a peer), work launched before the window, another process or graph replays the trace did not record, not for the queue the trace shows. The sync and copy rules leave that time out.",
-					hw.count, noun(hw.count, "call", "calls"), ms(hw.total), ms(hw.max), hw.name, where)})
+					hw.count, noun(hw.count, "call", "calls"), ms(hw.total), ms(hw.max), hw.name, where)}
+			if hw.first < HeldAtStartNs {
+				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event: the device was most likely still running work launched before the capture began, the rest of a step it clipped (a hypothesis: another process on the GPU reads the same). Start the capture between steps, or leave its first step out.",
+					ms(hw.first))
+			}
+			add(a)
 		}
 		if es, ok := rows["edge_sync"]; ok {
 			// The row names the longest call only: with more than one,

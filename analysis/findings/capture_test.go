@@ -166,6 +166,35 @@ func TestProfilerOverheadNamesTheOperator(t *testing.T) {
 	}
 }
 
+// A host call that waited for work the trace does not show, begun at the
+// trace's start, waited for work launched before the capture
+// (sglang_qwen3_prefilldecode_mi300x: a 493 ms hipMemcpyWithStream begun
+// 0.17 ms in); begun later, it is not read that way.
+func TestHeldWaitAtCaptureStart(t *testing.T) {
+	for _, c := range []struct {
+		first int64
+		want  bool
+	}{{170_000, true}, {5_000_000, false}} {
+		capture := captureTable(capRow("held_wait", "hipMemcpyWithStream", 1, 493_000_000, 493_000_000, 493_000_000, 493_000_000))
+		capture.Rows[0][capture.Col("first_ns")] = c.first
+		b := withEvents(bundle("profiler_step", "rocm", "AMD Instinct MI300X", 40_000_000, 60_000_000, map[string]*table.Table{"capture": capture}), 1000)
+		g := findings.Assess(evidence.Rollup(b, evidence.Filter{}))
+		var detail string
+		for _, a := range g.Artifacts {
+			if a.Kind == "held_wait" {
+				detail = a.Detail
+			}
+		}
+		if detail == "" {
+			t.Fatalf("first at %d ns: no held_wait artifact among %v", c.first, g.Artifacts)
+		}
+		got := strings.Contains(detail, "launched before the capture began")
+		if got != c.want || (c.want && !strings.Contains(detail, "The first began 0.170 ms after the trace's first event")) {
+			t.Errorf("first at %d ns: %q", c.first, detail)
+		}
+	}
+}
+
 // The pageable-copy share is of the span the other rules judge: start-up
 // idle left out of it raises the share (critical_path_alexnet: 57 ms
 // blocked was 0.4% of the 12996 ms window, 23% of the 244 ms judged).
