@@ -102,8 +102,16 @@ func unwrapped(n string) string {
 // a leading "void", the "(anonymous namespace)::" and "at::native::"
 // qualifiers and the parameter list. It tells apart kernels that
 // KernelName names alike (one op on a tensor and a scalar, or on two
-// tensors).
+// tensors). A mangled kernel's arguments are read where they are builtin
+// types, their literals and names ("aiter::add_rmsnorm_quant_kernel<bf16,
+// bf16, 64, 8, false, false, true, 1>"); where they are not, it is the
+// name as the trace writes it.
 func KernelTemplate(n string) string {
+	if m, ok := readMangled(n); ok {
+		if t := m.template(); t != "" {
+			return t
+		}
+	}
 	return withoutParams(strings.ReplaceAll(bareKernel(n), "at::native::", ""))
 }
 

@@ -74,13 +74,15 @@ func TestKernelNameMangledCut(t *testing.T) {
 }
 
 // FuzzKernelName: any name gives a name, the same each time, and one that
-// is never empty for a name that is not.
+// is never empty for a name that is not; KernelTemplate reads any name
+// without failing.
 func FuzzKernelName(f *testing.F) {
 	_, names := kernelNames(f)
 	for _, n := range names {
 		f.Add(n)
 	}
 	f.Add("_ZN4vllm18act_and_mul_kernelIXadL_ZNS_4siluEEEEvv")
+	f.Add("_Z6kernelIfLin3EN2ns4TileILi8EEEEvv")
 	f.Fuzz(func(t *testing.T, n string) {
 		got := findings.KernelName(n)
 		if strings.TrimSpace(n) != "" && got == "" {
@@ -89,5 +91,27 @@ func FuzzKernelName(f *testing.F) {
 		if again := findings.KernelName(n); again != got {
 			t.Errorf("KernelName(%q): %q, then %q", n, got, again)
 		}
+		if a, b := findings.KernelTemplate(n), findings.KernelTemplate(n); a != b {
+			t.Errorf("KernelTemplate(%q): %q, then %q", n, a, b)
+		}
 	})
+}
+
+// TestKernelTemplateMangled: mangled kernels KernelName names alike are
+// told apart by their template arguments where those are builtin types,
+// literals and names; the others keep the name as written.
+func TestKernelTemplateMangled(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi64ELi8ELb0ELb0ELb1ELi1EEEvPT0_PT_PfS4_S4_S4_diiiiiiib",
+			"aiter::add_rmsnorm_quant_kernel<bf16, bf16, 64, 8, false, false, true, 1>"},
+		{"_ZN5aiter24add_rmsnorm_quant_kernelIDF16bDF16bLi256ELi16ELb1ELb0ELb1ELi1EEEvPT0_PT_PfS4_S4_S4_diiiiiiib",
+			"aiter::add_rmsnorm_quant_kernel<bf16, bf16, 256, 16, true, false, true, 1>"},
+		{"_Z6kernelIfLin3EN2ns4TileILi8EEEEvv", "kernel<float, -3, ns::Tile<…>>"},
+		// A template parameter reference (T_) is not read: as written.
+		{"_ZN4vllm18act_and_mul_kernelIN3c108BFloat16ETnPFT_RKS3_EEEvv", "_ZN4vllm18act_and_mul_kernelIN3c108BFloat16ETnPFT_RKS3_EEEvv"},
+	} {
+		if got := findings.KernelTemplate(c.in); got != c.want {
+			t.Errorf("KernelTemplate(%.50q…)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
 }

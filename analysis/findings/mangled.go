@@ -17,6 +17,7 @@ type mangledKernel struct {
 	name  []string // the qualified name: ["ck_tile", "kentry"]
 	first []string // the first type argument: ["ck_tile", "Rmsnorm2dFwd"]; nil for none
 	fn    string   // the function an argument takes the address of: "silu_kernel"
+	args  []string // the template arguments, where each is a builtin type, a literal or a name: ["bf16", "64", "true"]; nil otherwise
 }
 
 // label is the kernel's readable name: the kernel a wrapper runs, else
@@ -56,7 +57,10 @@ func readMangled(n string) (mangledKernel, bool) {
 	r.first = name[0]
 	m := mangledKernel{name: name}
 	if r.next('I') {
+		at := r.i
 		m.first = r.firstType()
+		r.i = at
+		m.args = r.templateArgs()
 	}
 	if i := strings.Index(s, "XadL_Z"); i >= 0 {
 		fr := &mangledReader{s: s[i+len("XadL_Z"):], first: r.first}
@@ -182,4 +186,92 @@ func (r *mangledReader) firstType() []string {
 		}
 	}
 	return nil
+}
+
+// builtinTypes are the one- and two-letter codes of the builtin types a
+// kernel's template arguments use, as a reader writes them.
+var builtinTypes = map[string]string{
+	"v": "void", "b": "bool", "c": "char", "a": "signed char", "h": "unsigned char", "s": "short",
+	"t": "unsigned short", "i": "int", "j": "unsigned", "l": "long", "m": "unsigned long",
+	"x": "long long", "y": "unsigned long long", "f": "float", "d": "double",
+	"DF16b": "bf16", "DF16_": "_Float16", "Dh": "half",
+}
+
+// builtin reads a builtin type's code.
+func (r *mangledReader) builtin() (string, bool) {
+	for _, n := range []int{5, 2, 1} {
+		if r.i+n <= len(r.s) {
+			if t, ok := builtinTypes[r.s[r.i:r.i+n]]; ok {
+				r.i += n
+				return t, true
+			}
+		}
+	}
+	return "", false
+}
+
+// templateArgs reads template arguments up to their E, each a builtin
+// type, a literal of one (a bool as true or false) or a name (its own
+// arguments shown as <…>); nil for any other argument.
+func (r *mangledReader) templateArgs() []string {
+	var out []string
+	for r.i < len(r.s) {
+		c := r.s[r.i]
+		switch {
+		case c == 'E':
+			r.i++
+			return out
+		case c == 'L':
+			r.i++
+			t, ok := r.builtin()
+			if !ok {
+				return nil
+			}
+			e := strings.IndexByte(r.s[r.i:], 'E')
+			if e < 0 {
+				return nil
+			}
+			v := strings.Replace(r.s[r.i:r.i+e], "n", "-", 1)
+			r.i += e + 1
+			if t == "bool" {
+				v = map[string]string{"0": "false", "1": "true"}[v]
+			}
+			if v == "" {
+				return nil
+			}
+			out = append(out, v)
+		case c == 'N' || (c >= '0' && c <= '9') || strings.HasPrefix(r.s[r.i:], "St") || strings.HasPrefix(r.s[r.i:], "S_"):
+			parts, ok := r.name()
+			if !ok || len(parts) == 0 {
+				return nil
+			}
+			a := strings.Join(parts, "::")
+			if r.next('I') {
+				if r.templateArgs() == nil {
+					return nil
+				}
+				a += "<…>"
+				if c == 'N' && !r.next('E') {
+					return nil
+				}
+			}
+			out = append(out, a)
+		default:
+			t, ok := r.builtin()
+			if !ok {
+				return nil
+			}
+			out = append(out, t)
+		}
+	}
+	return nil
+}
+
+// template is the kernel's qualified name with its template arguments,
+// as far as templateArgs reads them ("" where it does not).
+func (m mangledKernel) template() string {
+	if m.args == nil {
+		return ""
+	}
+	return strings.Join(m.name, "::") + "<" + strings.Join(m.args, ", ") + ">"
 }
