@@ -22,6 +22,16 @@ func capRow(kind, name string, count, total, max, idle, span int64) []any {
 	return []any{kind, name, count, total, max, idle, span}
 }
 
+// artifactDetail is the detail of the gate's artifact of kind ("" for none).
+func artifactDetail(g *findings.Gate, kind string) string {
+	for _, a := range g.Artifacts {
+		if a.Kind == kind {
+			return a.Detail
+		}
+	}
+	return ""
+}
+
 // withEvents sets the GPU event count of the bundle's one ranks row.
 func withEvents(b *evidence.Bundle, n int64) *evidence.Bundle {
 	t := b.Tables["ranks"]
@@ -154,13 +164,7 @@ func TestGateEdgeSyncIsNotTheLoops(t *testing.T) {
 func TestProfilerOverheadNamesTheOperator(t *testing.T) {
 	capture := captureTable(capRow("profiler_overhead", "Lazy Function Loading in aten::addmm", 9, 10_800_000, 2_500_000, 9_000_000, 9_000_000))
 	b := withEvents(bundle("profiler_step", "cuda", "NVIDIA B200", 40_000_000, 60_000_000, map[string]*table.Table{"capture": capture}), 1000)
-	g := findings.Assess(evidence.Rollup(b, evidence.Filter{}))
-	var detail string
-	for _, a := range g.Artifacts {
-		if a.Kind == "profiler_overhead" {
-			detail = a.Detail
-		}
-	}
+	detail := artifactDetail(findings.Assess(evidence.Rollup(b, evidence.Filter{})), "profiler_overhead")
 	if !strings.Contains(detail, "the longest operator, aten::addmm around a Lazy Function Loading event, took 2.5 ms") {
 		t.Errorf("profiler overhead artifact: %q", detail)
 	}
@@ -178,15 +182,9 @@ func TestHeldWaitAtCaptureStart(t *testing.T) {
 		capture := captureTable(capRow("held_wait", "hipMemcpyWithStream", 1, 493_000_000, 493_000_000, 493_000_000, 493_000_000))
 		capture.Rows[0][capture.Col("first_ns")] = c.first
 		b := withEvents(bundle("profiler_step", "rocm", "AMD Instinct MI300X", 40_000_000, 60_000_000, map[string]*table.Table{"capture": capture}), 1000)
-		g := findings.Assess(evidence.Rollup(b, evidence.Filter{}))
-		var detail string
-		for _, a := range g.Artifacts {
-			if a.Kind == "held_wait" {
-				detail = a.Detail
-			}
-		}
+		detail := artifactDetail(findings.Assess(evidence.Rollup(b, evidence.Filter{})), "held_wait")
 		if detail == "" {
-			t.Fatalf("first at %d ns: no held_wait artifact among %v", c.first, g.Artifacts)
+			t.Fatalf("first at %d ns: no held_wait artifact", c.first)
 		}
 		got := strings.Contains(detail, "launched before the capture began")
 		if got != c.want || (c.want && !strings.Contains(detail, "The first began 0.170 ms after the trace's first event")) {

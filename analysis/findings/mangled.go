@@ -5,14 +5,15 @@ import (
 	"strings"
 )
 
-// mangledKernel is what KernelName reads from a kernel name written
-// mangled (the Itanium C++ ABI's encoding, as HIP traces write kernels):
-// the function's qualified name, the first template argument that is a
-// type (the kernel a wrapper runs), and the function a template argument
-// takes the address of. Only these parts are read, by a reader of the few
-// productions they use: a full demangler would add a quarter of a
-// megabyte to the report's viewer module, and KernelName drops the
-// template arguments of a mangled name anyway.
+// mangledKernel is what KernelName and KernelTemplate read from a kernel
+// name written mangled (the Itanium C++ ABI's encoding, as HIP traces
+// write kernels): the function's qualified name, the first template
+// argument that is a type (the kernel a wrapper runs), the function a
+// template argument takes the address of, and the template arguments
+// where each is a builtin type, a literal or a name. Only these parts are
+// read, by a reader of the few productions they use: a full demangler
+// would add a quarter of a megabyte to the report's viewer module, and
+// a reader reads kernel names without most of their arguments anyway.
 type mangledKernel struct {
 	name  []string // the qualified name: ["ck_tile", "kentry"]
 	first []string // the first type argument: ["ck_tile", "Rmsnorm2dFwd"]; nil for none
