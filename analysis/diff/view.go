@@ -409,13 +409,13 @@ func (po *pageOpts) sortedChanges(id string, rows []Change) []Change {
 		case "quantity":
 			c = strings.Compare(a.Name, b.Name)
 		case "base":
-			c = cmpFloat(a.Base.Mean, b.Base.Mean)
+			c = table.CompareFloat(a.Base.Mean, b.Base.Mean)
 		case "test":
-			c = cmpFloat(a.Test.Mean, b.Test.Mean)
+			c = table.CompareFloat(a.Test.Mean, b.Test.Mean)
 		case "change":
-			c = cmpFloat(a.Delta, b.Delta)
+			c = table.CompareFloat(a.Delta, b.Delta)
 		default:
-			c = cmpFloat(sigKey(a), sigKey(b))
+			c = table.CompareFloat(sigKey(a), sigKey(b))
 		}
 		if desc {
 			return c > 0
@@ -440,11 +440,11 @@ func (po *pageOpts) sortedNodes(nodes []NodeChange) []NodeChange {
 		case "node":
 			c = strings.Compare(a.Path, b.Path)
 		case "base":
-			c = cmpFloat(a.Base, b.Base)
+			c = table.CompareFloat(a.Base, b.Base)
 		case "test":
-			c = cmpFloat(a.Test, b.Test)
+			c = table.CompareFloat(a.Test, b.Test)
 		default:
-			c = cmpFloat(a.Delta, b.Delta)
+			c = table.CompareFloat(a.Delta, b.Delta)
 		}
 		if desc {
 			return c > 0
@@ -468,16 +468,6 @@ func (po *pageOpts) sortOf(id string, cols []string) (col string, desc, ok bool)
 		}
 	}
 	return "", false, false
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // sigKey orders changes by significance: |t|, a change without any

@@ -111,6 +111,12 @@ func Compare(a, b any) int {
 	}
 	x, _ := Number(a)
 	y, _ := Number(b)
+	return CompareFloat(x, y)
+}
+
+// CompareFloat orders two floats with < and >, so that a NaN ties with
+// every number (a sort keeps such rows in their order).
+func CompareFloat(x, y float64) int {
 	switch {
 	case x < y:
 		return -1
