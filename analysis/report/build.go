@@ -726,7 +726,7 @@ func kernelProfileCmd(traces []TraceMeta, name string) string {
 	if i := strings.Index(token, " ("); i > 0 && strings.HasSuffix(token, ")") {
 		token = token[i+2 : len(token)-1] // at::native: the op it runs
 	}
-	if token == "" || !strings.Contains(name, token) || strings.ContainsAny(token, "'\n") {
+	if token == "" || !holdsName(name, token) || strings.ContainsAny(token, "'\n") {
 		return ""
 	}
 	run := "python YOUR_SCRIPT.py"
@@ -740,6 +740,26 @@ func kernelProfileCmd(traces []TraceMeta, name string) string {
 	}
 	return "ncu --kernel-name-base demangled --kernel-name 'regex:" + rx.QuoteMeta(token) +
 		"' --launch-count 3 --set full -o kernel " + run + "  # then: ncu-ui kernel.ncu-rep"
+}
+
+// holdsName says whether the kernel name holds token, the part of it
+// that kernelProfileCmd's regular expression looks for in ncu's demangled
+// name: as written, or, in a name written mangled (_Z…, where
+// findings.KernelName reads the qualified name), each of token's "::"
+// parts, which a mangled name writes as they are, each after its length.
+func holdsName(name, token string) bool {
+	if strings.Contains(name, token) {
+		return true
+	}
+	if !strings.HasPrefix(strings.TrimPrefix(name, "void "), "_Z") {
+		return false
+	}
+	for _, part := range strings.Split(token, "::") {
+		if part == "" || !strings.Contains(name, strconv.Itoa(len(part))+part) {
+			return false
+		}
+	}
+	return true
 }
 
 // commSplit says where a communication kernel's wait for the other ranks

@@ -357,16 +357,27 @@ func TestKernelProfileCmd(t *testing.T) {
 	for _, c := range []struct {
 		traces     []TraceMeta
 		name, want string // want: the regex; "" for no command
+		demangled  string // what ncu matches, where name is mangled
 	}{
 		{cuda, "void cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_dptp128c_acc::GemmKernel>(dpsk::grouped_gemm::cuda::fp8_dptp128c_acc::GemmKernel::Params)",
-			"dpsk::grouped_gemm::cuda::fp8_dptp128c_acc::GemmKernel"},
+			"dpsk::grouped_gemm::cuda::fp8_dptp128c_acc::GemmKernel", ""},
 		{cuda, "void at::native::vectorized_elementwise_kernel<4, at::native::sigmoid_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}, std::array<char*, 2ul> >(int)",
-			"sigmoid_kernel_cuda"},
+			"sigmoid_kernel_cuda", ""},
 		{cuda, "void fft2d_c2r_32x32<float, false, false, 0u, false, false>(float*, float2 const*, int)",
-			`fft2d_c2r_32x32<float, false, false, 0u, false, false>`},
-		{cuda, "volta_sgemm_128x64_nn", "volta_sgemm_128x64_nn"},
-		{cuda, "gemm'; rm -rf /", ""},
-		{rocm, "Cijk_Ailk_Bljk_BBS_BH_MT128x128x32", ""},
+			`fft2d_c2r_32x32<float, false, false, 0u, false, false>`, ""},
+		{cuda, "volta_sgemm_128x64_nn", "volta_sgemm_128x64_nn", ""},
+		{cuda, "gemm'; rm -rf /", "", ""},
+		// Written mangled (ns_resolution_v100's cuDNN kernel; vLLM's
+		// activation kernel): ncu matches the demangled name, which holds
+		// the qualified name KernelName reads, or the function an
+		// argument names.
+		{cuda, "_ZN19cutlass_cudnn_train6KernelINS_4conv6kernel23ImplicitGemmConvolutionINS1_11threadblock22ImplicitGemmMultistageIEEEEEEvNT_6ParamsE",
+			"cutlass_cudnn_train::conv::kernel::ImplicitGemmConvolution",
+			"void cutlass_cudnn_train::Kernel<cutlass_cudnn_train::conv::kernel::ImplicitGemmConvolution<cutlass_cudnn_train::conv::threadblock::ImplicitGemmMultistage<> > >(cutlass_cudnn_train::conv::kernel::ImplicitGemmConvolution<cutlass_cudnn_train::conv::threadblock::ImplicitGemmMultistage<> >::Params)"},
+		{cuda, "_ZN4vllm18act_and_mul_kernelIN3c108BFloat16ETnPFT_RKS3_EXadL_ZNS_11silu_kernelIS2_EES3_S5_EELb1EEEvPS3_PS4_i",
+			"silu_kernel",
+			"void vllm::act_and_mul_kernel<c10::BFloat16, &vllm::silu_kernel<c10::BFloat16>, true>(c10::BFloat16*, c10::BFloat16 const*, int)"},
+		{rocm, "Cijk_Ailk_Bljk_BBS_BH_MT128x128x32", "", ""},
 	} {
 		got := kernelProfileCmd(c.traces, c.name)
 		if c.want == "" {
@@ -381,7 +392,11 @@ func TestKernelProfileCmd(t *testing.T) {
 		}
 		re := strings.TrimPrefix(got, "ncu --kernel-name-base demangled --kernel-name 'regex:")
 		re = re[:strings.IndexByte(re, '\'')]
-		if m, err := regexp.MatchString(re, c.name); err != nil || !m || re != regexp.QuoteMeta(c.want) {
+		subject := c.name
+		if c.demangled != "" {
+			subject = c.demangled
+		}
+		if m, err := regexp.MatchString(re, subject); err != nil || !m || re != regexp.QuoteMeta(c.want) {
 			t.Errorf("%.40q: regex %q (matches %v, %v), want %q", c.name, re, m, err, regexp.QuoteMeta(c.want))
 		}
 	}
