@@ -77,21 +77,7 @@ type Tables map[string]*table.Table
 
 // EncodeMsgpack writes the map with sorted keys.
 func (m Tables) EncodeMsgpack(enc *msgpack.Encoder) error {
-	if m == nil {
-		return enc.EncodeNil()
-	}
-	if err := enc.EncodeMapLen(len(m)); err != nil {
-		return err
-	}
-	for _, k := range sortedKeys(m) {
-		if err := enc.EncodeString(k); err != nil {
-			return err
-		}
-		if err := enc.Encode(m[k]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return encodeSorted(enc, m, func(t *table.Table) error { return enc.Encode(t) })
 }
 
 // Thresholds maps a rule threshold's name to its value. It encodes with its
@@ -100,6 +86,13 @@ type Thresholds map[string]float64
 
 // EncodeMsgpack writes the map with sorted keys.
 func (m Thresholds) EncodeMsgpack(enc *msgpack.Encoder) error {
+	return encodeSorted(enc, m, enc.EncodeFloat64)
+}
+
+// encodeSorted writes m as a msgpack map with its keys sorted, each value
+// written by value (nil: msgpack's nil), so that equal maps encode to
+// equal bytes.
+func encodeSorted[V any](enc *msgpack.Encoder, m map[string]V, value func(V) error) error {
 	if m == nil {
 		return enc.EncodeNil()
 	}
@@ -110,7 +103,7 @@ func (m Thresholds) EncodeMsgpack(enc *msgpack.Encoder) error {
 		if err := enc.EncodeString(k); err != nil {
 			return err
 		}
-		if err := enc.EncodeFloat64(m[k]); err != nil {
+		if err := value(m[k]); err != nil {
 			return err
 		}
 	}
