@@ -57,6 +57,16 @@ func ParseFilter(args []string) (evidence.Filter, []string, error) {
 	return f, rest, nil
 }
 
+// FilterOptionNames are the names of the filter's options (without
+// dashes), for a command that suggests one for a misspelt option.
+func FilterOptionNames() []string {
+	names := make([]string, len(filterOptions))
+	for i, o := range filterOptions {
+		names[i] = o.name
+	}
+	return names
+}
+
 func isFilterOption(name string) bool {
 	for _, o := range filterOptions {
 		if o.name == name {

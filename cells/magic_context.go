@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/table"
+	"github.com/tracebook/tracebook/internal/suggest"
 )
 
 // contextKey is one key that %context records.
@@ -35,11 +36,22 @@ var contextKeys = []contextKey{
 }
 
 func contextKeyList() string {
+	return strings.Join(contextKeyNames(), ", ")
+}
+
+func contextKeyNames() []string {
 	var names []string
 	for _, k := range contextKeys {
 		names = append(names, k.name)
 	}
-	return strings.Join(names, ", ")
+	return names
+}
+
+// unknownContextKey words the error for a key k that names no context
+// key: the closest key, as canonicalContextKey reads a key, and the keys.
+func unknownContextKey(k string) string {
+	hint := suggest.DidYouMean(strings.ReplaceAll(strings.ToLower(k), "_", "-"), contextKeyNames(), nil)
+	return fmt.Sprintf("unknown key %q%s (keys: %s)", k, hint, contextKeyList())
 }
 
 // canonicalContextKey maps a key as written (any case, _ or -) to its
@@ -73,7 +85,7 @@ func runContext(_ context.Context, c *call) (*Result, error) {
 		}
 		ck, known := canonicalContextKey(k)
 		if !known {
-			return nil, usagef("%%context: unknown key %q (keys: %s)", k, contextKeyList())
+			return nil, usagef("%%context: %s", unknownContextKey(k))
 		}
 		if v != "" && ck.integer {
 			if n, err := strconv.Atoi(v); err != nil || n <= 0 {

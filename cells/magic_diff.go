@@ -58,7 +58,7 @@ func ParseDiffContext(record map[string]string, spec string) (map[string]string,
 		}
 		ck, known := canonicalContextKey(k)
 		if !known {
-			return nil, usagef("diff context: unknown key %q (keys: %s)", k, contextKeyList())
+			return nil, usagef("diff context: %s", unknownContextKey(k))
 		}
 		if v != "" && ck.integer {
 			if n, err := strconv.Atoi(v); err != nil || n <= 0 {

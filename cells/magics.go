@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/internal/suggest"
 )
 
 // magic is one row of the magic table: everything about a magic lives here,
@@ -225,6 +226,16 @@ func lookupMagic(name string) *magic {
 	return nil
 }
 
+// magicHint is the " (did you mean %name?)" of an unknown magic's error,
+// "" when no magic's name is close to name.
+func magicHint(name string) string {
+	names := make([]string, len(magics))
+	for i, m := range magics {
+		names[i] = m.name
+	}
+	return suggest.DidYouMean(name, names, func(s string) string { return "%" + s })
+}
+
 // sub returns the subcommand row of m, or nil.
 func (m *magic) sub(name string) *magic {
 	for _, s := range m.subs {
@@ -386,7 +397,7 @@ func runHelp(_ context.Context, c *call) (*Result, error) {
 		name := strings.TrimLeft(c.args[0], "%")
 		m := lookupMagic(name)
 		if m == nil {
-			return nil, fmt.Errorf("%w %q (%%help lists the magics)", ErrUnknownMagic, c.args[0])
+			return nil, fmt.Errorf("%w %q%s (%%help lists the magics)", ErrUnknownMagic, c.args[0], magicHint(name))
 		}
 		return textResult(magicHelp(m)), nil
 	}
@@ -428,7 +439,11 @@ func parseOptions(m *magic, full string, args []string) (map[string]string, []st
 			}
 		}
 		if o == nil {
-			return nil, nil, usagef("%s has no option --%s", full, name)
+			var names []string
+			for _, o := range m.allOptions() {
+				names = append(names, o.name)
+			}
+			return nil, nil, usagef("%s has no option --%s%s", full, name, suggest.DidYouMean(name, names, func(s string) string { return "--" + s }))
 		}
 		if _, dup := opts[name]; dup {
 			return nil, nil, usagef("--%s given twice", name)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/table"
+	"github.com/tracebook/tracebook/internal/suggest"
 	"github.com/tracebook/tracebook/pipeline"
 )
 
@@ -203,7 +204,7 @@ func (s *Session) execute(ctx context.Context, code string, pub Publisher, count
 		if cell.Kind == CellMagic {
 			sign = "%%"
 		}
-		return nil, fmt.Errorf("%w %s%s (%%help lists the magics)", ErrUnknownMagic, sign, cell.Name)
+		return nil, fmt.Errorf("%w %s%s%s (%%help lists the magics)", ErrUnknownMagic, sign, cell.Name, magicHint(cell.Name))
 	}
 	switch {
 	case m.cell && cell.Kind == LineMagic:
@@ -227,7 +228,7 @@ func (s *Session) execute(ctx context.Context, code string, pub Publisher, count
 			}
 			what := "needs a subcommand"
 			if len(args) > 0 {
-				what = fmt.Sprintf("has no subcommand %q", args[0])
+				what = fmt.Sprintf("has no subcommand %q%s", args[0], suggest.DidYouMean(args[0], names, nil))
 			}
 			return nil, usageExecError(fmt.Sprintf("%s %s: %s", full, what, strings.Join(names, ", ")), m, nil)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/cells"
+	"github.com/tracebook/tracebook/internal/suggest"
 )
 
 // options names a command's own options: those that take a value and the
@@ -88,6 +89,23 @@ func parseArgs(args []string, sets ...options) (parsedArgs, error) {
 	return p, nil
 }
 
+// usageOptions are the names of the options cmd's usage line shows, and
+// the filter's where it takes one: what a misspelt option is matched
+// against.
+func usageOptions(cmd string) []string {
+	usage := commands[cmd].usage
+	var names []string
+	for _, w := range strings.FieldsFunc(usage, func(r rune) bool { return strings.ContainsRune(" []|()", r) }) {
+		if name, _, _ := splitArg(w); name != "" {
+			names = append(names, name)
+		}
+	}
+	if strings.Contains(usage, "[filter]") {
+		names = append(names, cells.FilterOptionNames()...)
+	}
+	return names
+}
+
 // splitArg splits "-name", "--name", "-name=value" and "--name=value";
 // name is "" for an argument that is not an option ("-", "---x", "x").
 func splitArg(arg string) (name, value string, inline bool) {
@@ -123,7 +141,14 @@ func (p parsedArgs) value(key, def string) string {
 func (p parsedArgs) operands(cmd string, pos []string) ([]string, error) {
 	for _, a := range pos {
 		if strings.HasPrefix(a, "-") {
-			return nil, fmt.Errorf("unknown option %s (usage: tracebook %s)", a, commands[cmd].usage)
+			name, _, _ := splitArg(a)
+			hint := suggest.DidYouMean(name, usageOptions(cmd), func(s string) string {
+				if len(s) == 1 {
+					return "-" + s // as the usage writes it: -o, -q
+				}
+				return "--" + s
+			})
+			return nil, fmt.Errorf("unknown option %s%s (usage: tracebook %s)", a, hint, commands[cmd].usage)
 		}
 	}
 	return append(pos, p.after...), nil

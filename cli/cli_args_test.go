@@ -119,6 +119,23 @@ func TestParsedArgsFilter(t *testing.T) {
 	if _, _, err := p.filter("report"); err == nil || err.Error() != want {
 		t.Errorf("filter of an unknown option = %v, want %q", err, want)
 	}
+	// A misspelt option: the closest of the usage's options and the
+	// filter's, which the usage line names only as [filter].
+	for _, c := range []struct{ arg, hint string }{
+		{"--perfeto", " (did you mean --perfetto?)"},
+		{"--rnak", " (did you mean --rank?)"},
+		{"-qq", " (did you mean -q?)"},
+		{"--zzzz", ""},
+	} {
+		p, err = parseCommandArgs("report", []string{"a.json", c.arg}, cacheOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "unknown option " + c.arg + c.hint + " (usage: tracebook " + commands["report"].usage + ")"
+		if _, _, err := p.filter("report"); err == nil || err.Error() != want {
+			t.Errorf("filter of %s = %v, want %q", c.arg, err, want)
+		}
+	}
 	want = "--cache needs a value (usage: tracebook " + commands["diff"].usage + ")"
 	if _, err := parseCommandArgs("diff", []string{"a", "b", "--cache"}, cacheOptions); err == nil || err.Error() != want {
 		t.Errorf("parseCommandArgs(diff a b --cache) = %v, want %q", err, want)

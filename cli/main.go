@@ -3,9 +3,14 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"sort"
+	"strconv"
+
+	"github.com/tracebook/tracebook/internal/suggest"
 )
 
 // Main runs the tracebook command line: args are the arguments after the
@@ -59,7 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	name := args[0]
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "tracebook: unknown command %q\n\n", name)
+		fmt.Fprintf(stderr, "tracebook: unknown command %q%s\n\n", name, suggest.DidYouMean(name, slices.Sorted(maps.Keys(commands)), strconv.Quote))
 		usage(stderr)
 		return 2
 	}

@@ -103,6 +103,11 @@ func TestUnknownCommand(t *testing.T) {
 			t.Errorf("tracebook %q: stdout %q, want nothing", args, stdout.String())
 		}
 	}
+	// A misspelt command names the one it most likely meant.
+	var stdout, stderr bytes.Buffer
+	if rc := Main([]string{"reprot"}, &stdout, &stderr); rc != 2 || !strings.Contains(stderr.String(), `unknown command "reprot" (did you mean "report"?)`) {
+		t.Errorf("tracebook reprot: exit %d, stderr %q", rc, stderr.String())
+	}
 }
 
 // TestWantsHelp: a -h after "--" is an argument, not a request for help.

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
 	"github.com/tracebook/tracebook/analysis/table"
+	"github.com/tracebook/tracebook/internal/suggest"
 	"github.com/tracebook/tracebook/sql"
 )
 
@@ -277,7 +279,8 @@ func resolveAreas(areas []string) ([]string, error) {
 			// Only the areas' presets: the others (crossview, perfetto, ...)
 			// take other parameters.
 			if _, ok := sql.Lookup(n); !ok || !slices.Contains(evidence.Areas, n) {
-				return nil, fmt.Errorf("evidence: unknown area %q (areas: %s, all)", a, strings.Join(evidence.Areas, ", "))
+				names := append(slices.Clip(evidence.Areas), "phases", "all")
+				return nil, fmt.Errorf("evidence: unknown area %q%s (areas: %s)", a, suggest.DidYouMean(a, names, strconv.Quote), strings.Join(names, ", "))
 			}
 			if !seen[n] {
 				seen[n] = true
