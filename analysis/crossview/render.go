@@ -60,21 +60,28 @@ func share100(a, b int64) string {
 // nodeName is the node's name line: the folded chain, the arrow of GPU
 // operations, the kernel inlined when a frame launched exactly one.
 func nodeName(n *Node, short func(string) string) string {
-	var sb strings.Builder
-	switch len(n.Via) {
-	case 0:
-	case 1:
-		sb.WriteString(short(n.Via[0]) + " ▸ ")
-	case 2:
-		fmt.Fprintf(&sb, "%s ▸ … 1 frame … ▸ ", short(n.Via[0]))
-	default:
-		fmt.Fprintf(&sb, "%s ▸ … %d frames … ▸ ", short(n.Via[0]), len(n.Via)-1)
+	chain := make([]string, 0, len(n.Via)+1)
+	for _, v := range n.Via {
+		chain = append(chain, short(v))
 	}
+	name := short(n.Name)
 	if isGPUKind(n.Kind) {
-		sb.WriteString("→ ")
+		name = "→ " + name
 	}
-	sb.WriteString(short(n.Name))
-	return sb.String()
+	return FoldChain(append(chain, name), " ▸ ")
+}
+
+// FoldChain writes a folded chain of frames, outermost first and the
+// node's own name last, as the text trees do (%crossview's, and the
+// report's in Markdown): up to three names whole, past them the first,
+// how many frames lie between and the last ("a ▸ … 3 frames … ▸ z"): a
+// line a reader scans, where a python stack folds into dozens of frames.
+// The HTML report keeps the whole chain.
+func FoldChain(chain []string, sep string) string {
+	if len(chain) <= 3 {
+		return strings.Join(chain, sep)
+	}
+	return fmt.Sprintf("%s%s… %d frames …%s%s", chain[0], sep, len(chain)-2, sep, chain[len(chain)-1])
 }
 
 func isGPUKind(kind string) bool {

@@ -220,14 +220,16 @@ func mdTable(p func(...string), t *table.Table, oneTrace bool) {
 // treeText draws the tree with ├── / └── and the `→ kernel` leaves; sync
 // frames get ⚠️. Each frame and kernel name is on one line and as
 // %crossview's text tree prints it (crossview.TextName: a name of
-// hundreds of characters shortened in the middle); the HTML report keeps
-// names whole. Inside a code block they are literal.
+// hundreds of characters shortened in the middle), and so is a folded
+// chain of frames (crossview.FoldChain: its first frame, how many lie
+// between, the node's own); the HTML report keeps names and chains whole.
+// Inside a code block they are literal.
 func treeText(b *strings.Builder, n *Node, prefix string, root, last bool) {
 	parts := strings.Split(oneLine(n.Name), " › ")
 	for i, p := range parts {
 		parts[i] = crossview.TextName(p)
 	}
-	line := strings.Join(parts, " › ")
+	line := crossview.FoldChain(parts, " › ")
 	if n.Kernel != "" {
 		if line != "" {
 			line += "  "
