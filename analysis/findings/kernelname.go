@@ -115,10 +115,19 @@ func KernelTemplate(n string) string {
 	return withoutParams(strings.ReplaceAll(bareKernel(n), "at::native::", ""))
 }
 
-// bareKernel is a kernel name without a leading "void" and its
+// bareKernel is a kernel name without its return type (a leading "void",
+// or vLLM's "std::enable_if<…>::type vllm::rms_norm_kernel<…>(…)": in a
+// name with a parameter list, what comes before the last space outside
+// template arguments and parentheses ahead of it) and its
 // "(anonymous namespace)::" qualifiers.
 func bareKernel(n string) string {
-	return strings.ReplaceAll(strings.TrimPrefix(n, "void "), "(anonymous namespace)::", "")
+	n = strings.ReplaceAll(strings.TrimPrefix(n, "void "), "(anonymous namespace)::", "")
+	if p := topLevel(n, '(', 1); p > 0 {
+		if i := topLevelLast(n[:p], ' '); i >= 0 && strings.TrimSpace(n[i:p]) != "" {
+			n = n[i+1:] // a signature's return type: only where a parameter list follows
+		}
+	}
+	return n
 }
 
 // kernelWrappers are templates that run the kernel their argument names
@@ -131,20 +140,55 @@ func bareKernel(n string) string {
 var kernelWrappers = []string{"cutlass::Kernel", "cutlass::Kernel2", "cutlass::device_kernel", "cutlass_cudnn_train::Kernel", "ck_tile::kentry"}
 
 // topLevel is the index of the first byte c of s, at or past from, that
-// lies outside template arguments; -1 for none.
+// lies outside template arguments and parentheses; -1 for none. Inside
+// parentheses < and > compare (enable_if<(((8)>(0)))…>): they open and
+// close no template arguments.
 func topLevel(s string, c byte, from int) int {
-	depth := 0
+	first := -1
+	scanTopLevel(s, func(i int) bool {
+		if s[i] == c && i >= from {
+			first = i
+			return false
+		}
+		return true
+	})
+	return first
+}
+
+// topLevelLast is the index of the last byte c of s outside template
+// arguments and parentheses; -1 for none.
+func topLevelLast(s string, c byte) int {
+	last := -1
+	scanTopLevel(s, func(i int) bool {
+		if s[i] == c {
+			last = i
+		}
+		return true
+	})
+	return last
+}
+
+// scanTopLevel calls at with the index of each byte of s that lies
+// outside template arguments and parentheses (an opening bracket itself
+// included), until at returns false.
+func scanTopLevel(s string, at func(i int) bool) {
+	angle, paren := 0, 0
 	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '<':
-			depth++
-		case s[i] == '>':
-			depth--
-		case s[i] == c && depth == 0 && i >= from:
-			return i
+		if angle == 0 && paren == 0 && !at(i) {
+			return
+		}
+		switch b := s[i]; {
+		case b == '(':
+			paren++
+		case b == ')':
+			paren = max(paren-1, 0)
+		case paren > 0:
+		case b == '<':
+			angle++
+		case b == '>':
+			angle = max(angle-1, 0)
 		}
 	}
-	return -1
 }
 
 // withoutParams cuts a kernel name at its parameter list: the first "("

@@ -576,11 +576,17 @@ var KernelFamilies = []string{FamilyGEMM, FamilyAttention, FamilySoftmax, Family
 // KernelFamily is what a kernel computes, read from its class and name: a
 // communication kernel, a copy or memset, a fused attention kernel,
 // PyTorch's eager softmax (an unfused attention's, mostly), an Inductor
-// pointwise or reduction kernel, a normalisation (layer, RMS or
-// batch norm), a GEMM or convolution (cuBLAS, CUTLASS, cuDNN, nvjet,
-// Tensile's Cijk_, MIOpen's igemm, Triton matmuls), PyTorch's other eager
-// kernels (elementwise and reduction), or other.
+// pointwise or reduction kernel, a normalisation (layer, RMS, group or
+// batch norm, named so by the kernel's namespaces and name, not its
+// template arguments: a vector norm's reduction, at::native's NormTwoOps
+// or MTIA's vector_norm, is a reduction, and MoE routing's
+// routingRenormalize no norm), a GEMM or convolution (cuBLAS, CUTLASS, cuDNN, nvjet, Tensile's
+// Cijk_, MIOpen's igemm, Triton matmuls, MTIA's fc; not FBGEMM's
+// embedding kernels), PyTorch's other eager kernels and MTIA's pointwise
+// and reduction ops (elementwise and reduction), or other.
 func KernelFamily(class, name string) string {
+	own := kernelQualifiedName(name)
+	op, mtia := mtiaOp(name)
 	switch {
 	case class == "COMM":
 		return FamilyComm
@@ -592,23 +598,76 @@ func KernelFamily(class, name string) string {
 		return FamilySoftmax
 	case inductorPointwise(name):
 		return FamilyElementwise
-	case hasAnyFold(name, normMarkers):
+	case hasAnyFold(own, normMarkers) && !hasAnyFold(own, notNormMarkers):
 		return FamilyNorm
-	case hasGem(name) || hasAnyFold(name, gemmMarkers) || hasAnyFold(name, convMarkers):
+	case hasFold(own, "embedding") || hasFold(own, "split_eb_"):
+		return FamilyOther // FBGEMM's embedding tables: "gem" of fbgemm makes no GEMM
+	case hasGem(name) || hasAnyFold(name, gemmMarkers) || hasAnyFold(name, convMarkers) || op == "fc":
 		return FamilyGEMM
-	case strings.Contains(name, "at::native::"):
+	case strings.Contains(name, "at::native::"), mtia && mtiaPointwise(op):
 		return FamilyElementwise
 	}
 	return FamilyOther
 }
 
 var (
-	// normMarkers: layer, RMS and batch norm kernels (cuDNN's bn_fw/bn_bw
-	// before the cudnn marker makes them convolutions).
+	// normMarkers: layer, RMS, group and batch norm kernels (cuDNN's
+	// bn_fw/bn_bw before the cudnn marker makes them convolutions), in a
+	// kernel's namespaces and name (kernelQualifiedName).
 	normMarkers = []string{"norm", "bn_fw", "bn_bw"}
+	// notNormMarkers: names that hold "norm" and normalise no layer: a
+	// vector norm's reduction (MTIA's vector_norm) and MoE routing's
+	// renormalised top-k (moe::dev::routing::routingRenormalize).
+	notNormMarkers = []string{"vector_norm", "renorm"}
 	// gemmMarkers: GEMM kernels whose names hold no "gem".
 	gemmMarkers = []string{"matmul", "nvjet", "xmma", "cijk_", "triton_mm", "triton_tem_", "bmm"}
+	// mtiaPointwiseWords: the words of MTIA's pointwise and reduction ops
+	// (add-dtype_Float, reduce_sum-dtype_Float, aten::sigmoid.out-dtype_Float,
+	// customized_fba_mul_const-dtype_Float, max_dim_max-dtype_Long).
+	mtiaPointwiseWords = []string{"abs", "add", "bce", "cat", "clamp", "clip", "div", "divide", "exp", "gelu", "index",
+		"log", "log2", "max", "mean", "min", "mul", "nan", "neg", "pow", "reduce", "relu", "rsqrt", "scatter", "sigmoid",
+		"silu", "sqrt", "sub", "sum", "tanh", "vector", "where"}
 )
+
+// kernelQualifiedName is the name KernelName reads without its template
+// arguments and the op an at::native label adds: the kernel's namespaces
+// and name (layer_norm::ln_fwd_kernel, vectorized_layer_norm_kernel,
+// reduce_kernel), not the types and functors it was instantiated with
+// (a reduce_kernel of NormTwoOps is a vector norm's reduction).
+func kernelQualifiedName(name string) string {
+	n := KernelName(name)
+	if i := strings.Index(n, " ("); i > 0 {
+		n = n[:i]
+	}
+	if i := strings.IndexByte(n, '<'); i > 0 {
+		n = n[:i]
+	}
+	return n
+}
+
+// mtiaOp is the op of a kernel named the MTIA way, OP-dtype_TYPE[-extraKey_N]
+// (fc-dtype_Float, aten::mul.out-dtype_Float): OP, and whether the name is
+// such a one.
+func mtiaOp(name string) (string, bool) {
+	i := strings.Index(name, "-dtype_")
+	if i <= 0 {
+		return "", false
+	}
+	return name[:i], true
+}
+
+// mtiaPointwise says whether an MTIA op is a pointwise or reduction one:
+// one of its words (aten::'s op, then the parts between _ and .) is a
+// pointwise or reduction word.
+func mtiaPointwise(op string) bool {
+	op = strings.TrimPrefix(op, "aten::")
+	for _, w := range strings.FieldsFunc(op, func(r rune) bool { return r == '_' || r == '.' }) {
+		if slices.Contains(mtiaPointwiseWords, strings.ToLower(w)) {
+			return true
+		}
+	}
+	return false
+}
 
 // --- elementwise_dominated --------------------------------------------------
 

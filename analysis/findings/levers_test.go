@@ -457,6 +457,28 @@ func TestKernelFamily(t *testing.T) {
 		{"COMP", "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_2", findings.FamilyElementwise},
 		{"COMP", "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int)", findings.FamilyElementwise},
 		{"COMP", "void vllm::rotary_embedding_kernel<c10::BFloat16, true>(long const*)", findings.FamilyOther},
+		// Norms by the kernel's namespaces and name: a vector norm is a
+		// reduction, and MoE routing's routingRenormalize no norm.
+		{"COMP", "void layer_norm::ln_fwd_kernel<layer_norm::Kernel_traits<__nv_bfloat16, __nv_bfloat16, float, unsigned int, 7168u> >(layer_norm::FwdParams)", findings.FamilyNorm},
+		{"COMP", "void moe::dev::routing::routingIndicesHistogramKernel<moe::dev::routing::routingRenormalize::KernelParams<__nv_bfloat16, __nv_bfloat16, 128, false, true, true> >(moe::dev::routing::routingRenormalize::KernelParams<__nv_bfloat16, __nv_bfloat16, 128, false, true, true>)", findings.FamilyOther},
+		{"COMP", "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>(int, float, float const*, float const*, float const*, float*, float*, float*)", findings.FamilyNorm},
+		{"COMP", "void (anonymous namespace)::groupnorm_kernel_dispatch_down<__hip_bfloat16, 1024u>(unsigned int, unsigned int, long, float, bool)", findings.FamilyNorm},
+		{"COMP", "std::enable_if<(((8)>(0)))&&vllm::_typeConvert<c10::BFloat16>::exists, void>::type vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, long)", findings.FamilyNorm},
+		{"COMP", "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<c10::BFloat16, at::native::NormTwoOps<c10::BFloat16, float, c10::BFloat16>, unsigned int, c10::BFloat16, 4> >(at::native::ReduceOp<c10::BFloat16, at::native::NormTwoOps<c10::BFloat16, float, c10::BFloat16>, unsigned int, c10::BFloat16, 4>)", findings.FamilyElementwise},
+		{"COMP", "void moe::dev::routing::routingRenormalize::routingIndicesHistogramScoresKernel<moe::dev::routing::routingRenormalize::KernelParams<__nv_bfloat16, __nv_bfloat16, 128, false, true, true> >(moe::dev::routing::routingRenormalize::KernelParams<__nv_bfloat16, __nv_bfloat16, 128, false, true, true>)", findings.FamilyOther},
+		// FBGEMM's embedding kernels are no GEMMs.
+		{"COMP", "void fbgemm_gpu::split_embedding_backward_codegen_rowwise_adagrad_unweighted_kernel_cta_per_row_1<float, float, float, 2ul>(int)", findings.FamilyOther},
+		// MTIA's kernels, OP-dtype_TYPE (mtia_single_rank).
+		{"COMP", "fc-dtype_Float", findings.FamilyGEMM},
+		{"COMP", "batch_matmul-dtype_Float", findings.FamilyGEMM},
+		{"COMP", "layer_norm_backward-dtype_Float", findings.FamilyNorm},
+		{"COMP", "vector_norm_float_order-dtype_Float", findings.FamilyElementwise},
+		{"COMP", "aten::sigmoid.out-dtype_Float", findings.FamilyElementwise},
+		{"COMP", "customized_fba_mul_const-dtype_Float", findings.FamilyElementwise},
+		{"COMP", "aten::cat.out-dtype_Float-extraKey_15", findings.FamilyElementwise},
+		{"COMP", "split_eb_bwd_rowwise_adagrad-dtype_Half", findings.FamilyOther},
+		{"COMP", "fbgemm::split_embedding_codegen_grad_indice_weights_cpu-dtype_Half", findings.FamilyOther},
+		{"COMP", "permute_2d_sparse_data-dtype_Int", findings.FamilyOther},
 	} {
 		if got := findings.KernelFamily(c.class, c.name); got != c.want {
 			t.Errorf("%s %.50q: %q, want %q", c.class, c.name, got, c.want)
