@@ -125,14 +125,14 @@ func (h HostFrame) label() string {
 	return h.Name
 }
 
-// sentence is the observation's sentence: which gaps, their share of the
-// rank's GPU idle, and the frame.
+// sentence is the observation's sentence: which gaps, the time they hold
+// and its share of the rank's GPU idle, and the frame.
 func (h HostFrame) sentence() string {
 	which := fmt.Sprintf("%d of the cross-check's %d longest GPU gaps on this rank", h.Gaps, h.Of)
 	if h.Gaps == h.Of {
 		which = fmt.Sprintf("the cross-check's %d longest GPU gaps on this rank", h.Of)
 	}
-	s := fmt.Sprintf("At the middle of %s (%s, %s of its %s of GPU idle), the launching thread was working in %s", which, ms(h.Ns), pct(float64(h.Ns)/float64(h.IdleNs)), ms(h.IdleNs), h.label())
+	s := fmt.Sprintf("At the middle of %s, which hold %s (%s of its %s of GPU idle), the launching thread was working in %s", which, ms(h.Ns), pct(float64(h.Ns)/float64(h.IdleNs)), ms(h.IdleNs), h.label())
 	if h.Leaf {
 		s += ", with no deeper frame open"
 	}
