@@ -580,10 +580,11 @@ var KernelFamilies = []string{FamilyGEMM, FamilyAttention, FamilySoftmax, Family
 // batch norm, named so by the kernel's namespaces and name, not its
 // template arguments: a vector norm's reduction, at::native's NormTwoOps
 // or MTIA's vector_norm, is a reduction, and MoE routing's
-// routingRenormalize no norm), a GEMM or convolution (cuBLAS, CUTLASS, cuDNN, nvjet, Tensile's
-// Cijk_, MIOpen's igemm, Triton matmuls, MTIA's fc; not FBGEMM's
-// embedding kernels), PyTorch's other eager kernels and MTIA's pointwise
-// and reduction ops (elementwise and reduction), or other.
+// routingRenormalize no norm), a GEMM or convolution (cuBLAS, CUTLASS,
+// cuDNN, nvjet, Tensile's Cijk_, MIOpen's igemm, Triton matmuls, MTIA's
+// fc; not FBGEMM's embedding kernels, nor any other embedding kernel),
+// PyTorch's other eager kernels and MTIA's pointwise and reduction ops
+// (elementwise and reduction), or other.
 func KernelFamily(class, name string) string {
 	own := kernelQualifiedName(name)
 	op, mtia := mtiaOp(name)
@@ -623,7 +624,8 @@ var (
 	gemmMarkers = []string{"matmul", "nvjet", "xmma", "cijk_", "triton_mm", "triton_tem_", "bmm"}
 	// mtiaPointwiseWords: the words of MTIA's pointwise and reduction ops
 	// (add-dtype_Float, reduce_sum-dtype_Float, aten::sigmoid.out-dtype_Float,
-	// customized_fba_mul_const-dtype_Float, max_dim_max-dtype_Long).
+	// customized_fba_mul_const-dtype_Float, max_dim_max-dtype_Long,
+	// vector_norm_float_order-dtype_Float, aten::cat.out-dtype_Float).
 	mtiaPointwiseWords = []string{"abs", "add", "bce", "cat", "clamp", "clip", "div", "divide", "exp", "gelu", "index",
 		"log", "log2", "max", "mean", "min", "mul", "nan", "neg", "pow", "reduce", "relu", "rsqrt", "scatter", "sigmoid",
 		"silu", "sqrt", "sub", "sum", "tanh", "vector", "where"}
