@@ -492,6 +492,7 @@ func TestDeviceText(t *testing.T) {
 		{"NVIDIA H100 80GB HBM3", int64(9), int64(0), 0, "cuda", "NVIDIA H100 80GB HBM3"},
 		{"", nil, nil, 206141652992, "rocm", ""},
 		{"", int64(-1), int64(-1), 0, "cuda", ""},
+		{"", nil, nil, 0, "mtia", "MTIA, Meta's accelerator (the trace names no model)"}, // mtia_single_rank
 	} {
 		if got := deviceText(c.name, c.major, c.minor, c.mem, c.platform); got != c.want {
 			t.Errorf("deviceText(%q, %v, %v, %d, %s) = %q, want %q", c.name, c.major, c.minor, c.mem, c.platform, got, c.want)

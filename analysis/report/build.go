@@ -357,8 +357,12 @@ func scopeText(f evidence.Filter) string {
 // gives, and, where that name does not tell the part (an empty name, as the
 // vLLM MI300X traces write, or ROCm's generic "AMD Radeon Graphics"), the
 // family its compute capability (GFXIP on ROCm) says (device.Lookup) and
-// its memory; "" when neither tells anything.
+// its memory; an MTIA trace, which names no device, its platform; ""
+// when neither tells anything.
 func deviceText(name string, major, minor any, mem int64, platform string) string {
+	if name == "" && platform == "mtia" {
+		return "MTIA, Meta's accelerator (the trace names no model)"
+	}
 	if major == nil || minor == nil {
 		return name
 	}
