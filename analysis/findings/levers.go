@@ -586,7 +586,13 @@ var KernelFamilies = []string{FamilyGEMM, FamilyAttention, FamilySoftmax, Family
 // PyTorch's other eager kernels and MTIA's pointwise and reduction ops
 // (elementwise and reduction), or other.
 func KernelFamily(class, name string) string {
-	own := kernelQualifiedName(name)
+	// The qualified name only where a norm or embedding marker stands in
+	// the name at all (every part of it is text of the name): most rows
+	// skip reading it.
+	own := ""
+	if hasAnyFold(name, normMarkers) || hasFold(name, "embedding") || hasFold(name, "split_eb_") {
+		own = kernelQualifiedName(name)
+	}
 	op, mtia := mtiaOp(name)
 	switch {
 	case class == "COMM":
