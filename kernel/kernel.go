@@ -256,13 +256,16 @@ func (k *kernel) serve(ctx context.Context) error {
 	k.log.Info("kernel started", "ip", k.conn.IP, "shell", k.conn.ShellPort, "control", k.conn.ControlPort,
 		"stdin", k.conn.StdinPort, "iopub", k.conn.IOPubPort, "hb", k.conn.HBPort, "signed", len(k.key) > 0)
 	go k.sendLoop()
+	// starting is queued before any request is read: published after the
+	// readers start, it could follow the busy status of a first request
+	// that came at once (a loaded machine ran the shell reader first).
+	k.publish(Header{}, "status", statusContent{"starting"})
 	go k.heartbeat()
 	go k.shellWorker()
 	k.readers.Add(3)
 	go k.readLoop(k.shell, "shell", k.onShell)
 	go k.readLoop(k.control, "control", k.onControl)
 	go k.readLoop(k.stdin, "stdin", k.onStdin)
-	k.publish(Header{}, "status", statusContent{"starting"})
 	select {
 	case <-ctx.Done():
 		k.log.Info("context cancelled; shutting down")
