@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/tracebook/tracebook/internal/suggest"
 )
@@ -73,7 +74,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if err := c.run(args[1:], stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "tracebook %s: %v\n", c.name, err)
+		// An error that names its command already ("evidence: ...")
+		// keeps one name.
+		fmt.Fprintf(stderr, "tracebook %s: %s\n", c.name, strings.TrimPrefix(err.Error(), c.name+": "))
 		return 1
 	}
 	return 0

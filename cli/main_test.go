@@ -285,3 +285,41 @@ func TestStageLine(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterOutsideTrace: a filter that selects nothing the trace holds
+// (a mistyped rank, a window past its end, a step it lacks) fails with an
+// error that says what the trace holds, where the report would have read
+// "no rule flagged this slice"; the report writes no file, and the error
+// names its command once.
+func TestFilterOutsideTrace(t *testing.T) {
+	withProgress(t)
+	out := filepath.Join(t.TempDir(), "r.html")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"evidence", "kernels", smallTrace, "--rank", "9"}, "tracebook evidence: no loaded trace has rank 9 (ranks: 1)\n"},
+		{[]string{"report", smallTrace, "--rank", "9", "-o", out}, "tracebook report: no loaded trace has rank 9 (ranks: 1)\n"},
+		{[]string{"evidence", "kernels", smallTrace, "--window", "9000..9500"}, "the window starts at 9000ms, after the end of the trace"},
+		{[]string{"report", smallTrace, "--phase", "step:3", "-o", out}, "the slice holds no step, so no step 3"},
+		{[]string{"evidence", "kernels", smallTrace, "--stream", "99"}, "the slice holds no GPU stream 99 (its streams: 7)"},
+	}
+	for _, tc := range tests {
+		var stdout, stderr bytes.Buffer
+		rc := Main(append(tc.args, "--cache", "-", "-q"), &stdout, &stderr)
+		if rc != 1 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("tracebook %q: exit %d, stderr %q; want 1 and %q", tc.args, rc, stderr.String(), tc.want)
+		}
+		if strings.Contains(stderr.String(), "evidence: evidence:") {
+			t.Errorf("tracebook %q: the command is named twice: %q", tc.args, stderr.String())
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a report of a slice outside the trace wrote %s", out)
+	}
+	// The same trace's rank 1, stream 7: no error.
+	var stdout, stderr bytes.Buffer
+	if rc := Main([]string{"evidence", "kernels", smallTrace, "--rank", "1", "--stream", "7", "--cache", "-", "-q"}, &stdout, &stderr); rc != 0 {
+		t.Errorf("rank 1, stream 7: exit %d, stderr %q", rc, stderr.String())
+	}
+}

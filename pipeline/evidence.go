@@ -85,6 +85,9 @@ func collectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 		}
 		return nil, fmt.Errorf("evidence: no trace is loaded (%%trace load PATH)")
 	}
+	if err := checkSlice(tr, f); err != nil {
+		return nil, err
+	}
 	args := Params(f)
 	// One collection at a time per database: the presets read the shared
 	// evidence_base tables built here for this filter.
@@ -142,6 +145,9 @@ func collectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 			return nil, errs[i]
 		}
 		b.Tables[area] = tables[i]
+	}
+	if err := checkSliceEvidence(b, f); err != nil {
+		return nil, err
 	}
 	evidence.DetectGaps(b)
 	rf := f

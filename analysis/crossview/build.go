@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/table"
 )
 
@@ -546,7 +547,7 @@ func (b *builder) sliceRanks() {
 		b.gaps = append(b.gaps, "no step of "+what+" in the trace: the slice is empty")
 	}
 	if stepFilter && !anySteps {
-		b.gaps = append(b.gaps, "the trace has no step annotations (ProfilerStep#N, vLLM execute_context_…_generation_…, execute_new_…_cached_…, SGLang step[…]): a phase or step cannot be selected, so the slice is empty")
+		b.gaps = append(b.gaps, "the trace has no step annotations ("+evidence.StepAnnotations+"): a phase or step cannot be selected, so the slice is empty")
 	}
 	for k, e := range ext {
 		rs := &rankSlice{key: k, origin: b.origin(k.trace, e.a)}

@@ -28,3 +28,8 @@ type Filter struct {
 	Stream    int64 `msgpack:"stream" json:"stream"`
 	HasStream bool  `msgpack:"has_stream" json:"has_stream"`
 }
+
+// StepAnnotations names what a trace's steps, and so its phases, are read
+// from (sql/evidence_base.sql), for the messages that say a trace has
+// none: a filter's phase or step, a load's step slice, the cross-view's gap.
+const StepAnnotations = "ProfilerStep#N, vLLM execute_context_…_generation_… or execute_new_…_cached_… (or execute_model frames), SGLang step[…] or Optimizer.step# annotations"

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
 )
@@ -530,7 +531,7 @@ func (l *loader) slice() error {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("load: no events in steps %d..%d (the trace has no step annotations there: ProfilerStep#N, vLLM execute_*, SGLang step[...], vLLM execute_model frames or Optimizer.step# annotations)", o.FirstStep, o.LastStep)
+		return fmt.Errorf("load: no events in steps %d..%d (the trace has no step annotations there: %s)", o.FirstStep, o.LastStep, evidence.StepAnnotations)
 	}
 	return nil
 }

@@ -1,0 +1,174 @@
+package pipeline
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
+)
+
+// A filter that names a rank, a window, a phase, a step or a stream that
+// the loaded traces do not hold selects nothing, and a report of nothing
+// reads "no rule flagged this slice": a mistyped --rank would pass for a
+// healthy rank. checkSlice and checkSliceEvidence turn such a filter into
+// an error that says what the traces do hold.
+
+// checkSlice checks f's rank and window against tr, the traces rows of
+// f's trace (every trace when f names none), before any preset runs.
+func checkSlice(tr *table.Table, f evidence.Filter) error {
+	where := "no loaded trace has"
+	if f.Trace != "" {
+		where = "trace " + strconv.Quote(f.Trace) + " has no"
+	}
+	if f.HasRank {
+		var ranks []int64
+		for i := range tr.Rows {
+			ranks = append(ranks, evidence.Int(tr, i, "rank"))
+		}
+		if !slices.Contains(ranks, int64(f.Rank)) {
+			return fmt.Errorf("%s rank %d (ranks: %s)", where, f.Rank, intList(ranks))
+		}
+	}
+	if f.WindowStartNs > 0 {
+		// The window counts from each trace's first event: it selects
+		// something when it starts before the longest trace ends.
+		first, last := map[string]int64{}, map[string]int64{}
+		for i := range tr.Rows {
+			if evidence.Cell(tr, i, "first_ts_ns") == nil {
+				continue
+			}
+			name := evidence.Str(tr, i, "trace")
+			a, b := evidence.Int(tr, i, "first_ts_ns"), evidence.Int(tr, i, "last_end_ns")
+			if v, ok := first[name]; !ok || a < v {
+				first[name] = a
+			}
+			if v, ok := last[name]; !ok || b > v {
+				last[name] = b
+			}
+		}
+		var span int64
+		for name, a := range first {
+			span = max(span, last[name]-a)
+		}
+		if f.WindowStartNs >= span {
+			return fmt.Errorf("the window starts at %s, after the end of %s (%s from the first event)",
+				table.WindowMs(f.WindowStartNs), traceWord(f.Trace, len(first)), table.WindowMs(span))
+		}
+	}
+	return nil
+}
+
+// traceWord names the trace a window is checked against: the filter's, or
+// the longest of n.
+func traceWord(trace string, n int) string {
+	switch {
+	case trace != "":
+		return "trace " + strconv.Quote(trace)
+	case n == 1:
+		return "the trace"
+	}
+	return "the longest trace"
+}
+
+// checkSliceEvidence checks f's phase, step and stream against what the
+// slice's evidence holds: the steps and phases of its ranks rows, the
+// streams of every table with a stream column. A table missing from b
+// checks nothing.
+func checkSliceEvidence(b *evidence.Bundle, f evidence.Filter) error {
+	if f.Phase != "" || f.HasStep {
+		rk := b.Tables["ranks"]
+		if rk == nil {
+			return nil
+		}
+		inRank := func(i int) bool {
+			return (f.Trace == "" || evidence.Str(rk, i, "trace") == f.Trace) && (!f.HasRank || evidence.Int(rk, i, "rank") == int64(f.Rank))
+		}
+		var phases []string
+		var steps []int64
+		for i := range rk.Rows {
+			if !inRank(i) {
+				continue
+			}
+			// A rank's events outside every step have step -1.
+			if evidence.Cell(rk, i, "step") != nil && evidence.Int(rk, i, "step") >= 0 {
+				steps = append(steps, evidence.Int(rk, i, "step"))
+				if p := evidence.Str(rk, i, "phase"); p != "" && !slices.Contains(phases, p) {
+					phases = append(phases, p)
+				}
+			}
+		}
+		if len(steps) == 0 {
+			return fmt.Errorf("the slice holds no step, so no %s: the trace has no step annotations there (%s)", stepWord(f), evidence.StepAnnotations)
+		}
+		if f.Phase != "" && !slices.Contains(phases, f.Phase) {
+			slices.Sort(phases)
+			return fmt.Errorf("the slice holds no %s step (its steps' phases: %s)", f.Phase, strings.Join(phases, ", "))
+		}
+		if f.HasStep && !slices.Contains(steps, int64(f.Step)) {
+			return fmt.Errorf("the slice holds no step %d (its steps: %s)", f.Step, intList(steps))
+		}
+	}
+	if f.HasStream {
+		var streams []int64
+		seen := false
+		for _, t := range b.Tables {
+			if t == nil || t.Col("stream") < 0 {
+				continue
+			}
+			seen = true
+			for i := range t.Rows {
+				if evidence.Cell(t, i, "stream") != nil {
+					streams = append(streams, evidence.Int(t, i, "stream"))
+				}
+			}
+		}
+		streams = slices.DeleteFunc(streams, func(s int64) bool { return s < 0 })
+		if seen && !slices.Contains(streams, f.Stream) {
+			if len(streams) == 0 {
+				return fmt.Errorf("the slice holds no GPU stream, so no stream %d", f.Stream)
+			}
+			return fmt.Errorf("the slice holds no GPU stream %d (its streams: %s)", f.Stream, intList(streams))
+		}
+	}
+	return nil
+}
+
+// stepWord is what f selects among steps: "decode phase" or "step 3".
+func stepWord(f evidence.Filter) string {
+	if f.Phase != "" {
+		return f.Phase + " phase"
+	}
+	return "step " + strconv.Itoa(f.Step)
+}
+
+// intList writes distinct integers in order, runs of three or more
+// consecutive ones as "a-b": "0-7", "0, 2, 5-9"; past 12 items the rest
+// are counted.
+func intList(vs []int64) string {
+	vs = slices.Clone(vs)
+	slices.Sort(vs)
+	vs = slices.Compact(vs)
+	var items []string
+	for i := 0; i < len(vs); {
+		j := i
+		for j+1 < len(vs) && vs[j+1] == vs[j]+1 {
+			j++
+		}
+		switch {
+		case j-i >= 2:
+			items = append(items, fmt.Sprintf("%d-%d", vs[i], vs[j]))
+		case j > i:
+			items = append(items, strconv.FormatInt(vs[i], 10), strconv.FormatInt(vs[j], 10))
+		default:
+			items = append(items, strconv.FormatInt(vs[i], 10))
+		}
+		i = j + 1
+	}
+	if len(items) > 12 {
+		return strings.Join(items[:12], ", ") + fmt.Sprintf(", … (%d more)", len(items)-12)
+	}
+	return strings.Join(items, ", ")
+}
