@@ -303,6 +303,8 @@ func TestFilterOutsideTrace(t *testing.T) {
 		{[]string{"evidence", "kernels", smallTrace, "--window", "9000..9500"}, "the window starts at 9000ms, after the end of the trace"},
 		{[]string{"report", smallTrace, "--phase", "step:3", "-o", out}, "the slice holds no step, so no step 3"},
 		{[]string{"evidence", "kernels", smallTrace, "--stream", "99"}, "the slice holds no GPU stream 99 (its streams: 7)"},
+		{[]string{"crossview", smallTrace, "--rank", "9"}, "tracebook crossview: no loaded trace has rank 9 (ranks: 1)\n"},
+		{[]string{"crossview", smallTrace, "--stream", "99"}, "the slice holds no GPU stream 99 (its streams: 7)"},
 	}
 	for _, tc := range tests {
 		var stdout, stderr bytes.Buffer

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -44,12 +45,20 @@ func CrossView(ctx context.Context, eng Engine, f evidence.Filter, opts crossvie
 	var res []*crossview.Result
 	var errs []error
 	var cvErr error
-	b, _, evErr := collectBeside(ctx, eng, []string{"capture"}, f, nil, func(leftOut func() []crossview.LeftOut, limits []string) {
+	areas := []string{"capture"}
+	if f.HasStream {
+		areas = append(areas, "kernels") // its streams say whether f's is one (checkSliceEvidence)
+	}
+	b, _, evErr := collectBeside(ctx, eng, areas, f, nil, func(leftOut func() []crossview.LeftOut, limits []string) {
 		cvErr = underLimits(ctx, eng, limits, func() (err error) {
 			res, errs, err = crossViewsLeavingOut(ctx, eng, f, []crossview.Slice{SliceOf(f)}, opts, leftOut)
 			return err
 		})
 	})
+	// A filter outside the traces is the answer, not an empty view.
+	if se := (*SliceError)(nil); errors.As(evErr, &se) {
+		return nil, evErr
+	}
 	if cvErr != nil {
 		return nil, cvErr
 	}

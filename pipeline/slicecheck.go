@@ -16,6 +16,17 @@ import (
 // healthy rank. checkSlice and checkSliceEvidence turn such a filter into
 // an error that says what the traces do hold.
 
+// SliceError says that a filter selects nothing the loaded traces hold,
+// and what they hold.
+type SliceError struct{ Msg string }
+
+func (e *SliceError) Error() string { return e.Msg }
+
+// sliceErrorf is a SliceError of a formatted message.
+func sliceErrorf(format string, args ...any) error {
+	return &SliceError{Msg: fmt.Sprintf(format, args...)}
+}
+
 // checkSlice checks f's rank and window against tr, the traces rows of
 // f's trace (every trace when f names none), before any preset runs.
 func checkSlice(tr *table.Table, f evidence.Filter) error {
@@ -29,7 +40,7 @@ func checkSlice(tr *table.Table, f evidence.Filter) error {
 			ranks = append(ranks, evidence.Int(tr, i, "rank"))
 		}
 		if !slices.Contains(ranks, int64(f.Rank)) {
-			return fmt.Errorf("%s rank %d (ranks: %s)", where, f.Rank, intList(ranks))
+			return sliceErrorf("%s rank %d (ranks: %s)", where, f.Rank, intList(ranks))
 		}
 	}
 	if f.WindowStartNs > 0 {
@@ -54,7 +65,7 @@ func checkSlice(tr *table.Table, f evidence.Filter) error {
 			span = max(span, last[name]-a)
 		}
 		if f.WindowStartNs >= span {
-			return fmt.Errorf("the window starts at %s, after the end of %s (%s from the first event)",
+			return sliceErrorf("the window starts at %s, after the end of %s (%s from the first event)",
 				table.WindowMs(f.WindowStartNs), traceWord(f.Trace, len(first)), table.WindowMs(span))
 		}
 	}
@@ -101,14 +112,14 @@ func checkSliceEvidence(b *evidence.Bundle, f evidence.Filter) error {
 			}
 		}
 		if len(steps) == 0 {
-			return fmt.Errorf("the slice holds no step, so no %s: the trace has no step annotations there (%s)", stepWord(f), evidence.StepAnnotations)
+			return sliceErrorf("the slice holds no step, so no %s: the trace has no step annotations there (%s)", stepWord(f), evidence.StepAnnotations)
 		}
 		if f.Phase != "" && !slices.Contains(phases, f.Phase) {
 			slices.Sort(phases)
-			return fmt.Errorf("the slice holds no %s step (its steps' phases: %s)", f.Phase, strings.Join(phases, ", "))
+			return sliceErrorf("the slice holds no %s step (its steps' phases: %s)", f.Phase, strings.Join(phases, ", "))
 		}
 		if f.HasStep && !slices.Contains(steps, int64(f.Step)) {
-			return fmt.Errorf("the slice holds no step %d (its steps: %s)", f.Step, intList(steps))
+			return sliceErrorf("the slice holds no step %d (its steps: %s)", f.Step, intList(steps))
 		}
 	}
 	if f.HasStream {
@@ -128,9 +139,9 @@ func checkSliceEvidence(b *evidence.Bundle, f evidence.Filter) error {
 		streams = slices.DeleteFunc(streams, func(s int64) bool { return s < 0 })
 		if seen && !slices.Contains(streams, f.Stream) {
 			if len(streams) == 0 {
-				return fmt.Errorf("the slice holds no GPU stream, so no stream %d", f.Stream)
+				return sliceErrorf("the slice holds no GPU stream, so no stream %d", f.Stream)
 			}
-			return fmt.Errorf("the slice holds no GPU stream %d (its streams: %s)", f.Stream, intList(streams))
+			return sliceErrorf("the slice holds no GPU stream %d (its streams: %s)", f.Stream, intList(streams))
 		}
 	}
 	return nil
