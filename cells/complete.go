@@ -196,6 +196,8 @@ func filterPrefix(cands []string, prefix string, fold bool) []string {
 
 func completeTraceNames(s *Session, _ string) []string { return s.traceNames() }
 
+func completeRanks(s *Session, _ string) []string { return s.rankNames() }
+
 func completePhases(*Session, string) []string {
 	return []string{"prefill", "decode", "mixed", "step:"}
 }

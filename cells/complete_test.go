@@ -55,6 +55,8 @@ func TestComplete(t *testing.T) {
 		{"trace name prefix", "%crossview --trace q|", []string{"qwen"}, 19},
 		{"inline --trace=", "%crossview --trace=l|", []string{"--trace=llama"}, 11},
 		{"phases", "%evidence sync --phase d|", []string{"decode"}, 23},
+		{"ranks", "%report --rank |", []string{"0", "1"}, 15},
+		{"rank prefix", "%crossview --rank 1|", []string{"1"}, 18},
 		{"trace info", "%trace info |", []string{"llama", "qwen"}, 12},
 		{"trace drop", "%trace drop ll|", []string{"llama"}, 12},
 		{"diff", "%diff llama |", []string{"llama", "qwen"}, 12},

@@ -31,10 +31,11 @@ func (f *fakeEngine) Query(ctx context.Context, sql string, maxRows int, args ..
 	defer f.mu.Unlock()
 	f.queries = append(f.queries, sql)
 	f.args = append(f.args, args)
-	if sql == "SELECT DISTINCT trace FROM traces ORDER BY trace" {
-		t := &table.Table{Columns: []table.Column{{Name: "trace", Type: "VARCHAR"}}}
+	if sql == traceCatalogQuery {
+		// Each trace of ranks 0 and 1.
+		t := &table.Table{Columns: []table.Column{{Name: "trace", Type: "VARCHAR"}, {Name: "rank", Type: "INTEGER"}}}
 		for _, n := range f.traces {
-			t.Rows = append(t.Rows, []any{n})
+			t.Rows = append(t.Rows, []any{n, int64(0)}, []any{n, int64(1)})
 		}
 		return t, nil
 	}

@@ -12,7 +12,7 @@ import (
 // them. Every magic whose row has filter set takes them.
 var filterOptions = []option{
 	{name: "trace", arg: "NAME", help: "one loaded trace (default: all)", complete: completeTraceNames},
-	{name: "rank", arg: "N", help: "one rank"},
+	{name: "rank", arg: "N", help: "one rank", complete: completeRanks},
 	{name: "window", arg: "START..END", help: "a time window in ms from the trace's first event, e.g. 120..180.5"},
 	{name: "phase", arg: "PHASE", help: "prefill, decode, mixed or step:N (one step)", complete: completePhases},
 	{name: "stream", arg: "S", help: "one GPU stream"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,6 +100,7 @@ type Session struct {
 	columns   map[string][]table.Column
 	columnsOK bool
 	traces    []string
+	ranks     []string // of the loaded traces, with traces
 	tracesOK  bool
 	closed    bool
 	bundle    *evidence.Bundle
@@ -360,7 +362,7 @@ func (s *Session) Shutdown(restart bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.columnsOK, s.tracesOK = false, false
-	s.columns, s.traces = nil, nil
+	s.columns, s.traces, s.ranks = nil, nil, nil
 	s.bundle = nil
 	if restart {
 		s.count = 0
@@ -404,31 +406,55 @@ func (s *Session) catalog() map[string][]table.Column {
 
 // traceNames returns the loaded traces' names, sorted, from the cache when fresh.
 func (s *Session) traceNames() []string {
+	names, _ := s.loadedTraces()
+	return names
+}
+
+// rankNames are the ranks of the loaded traces, in order, for completion.
+func (s *Session) rankNames() []string {
+	_, ranks := s.loadedTraces()
+	return ranks
+}
+
+// loadedTraces returns the names and the ranks of the loaded traces, from
+// the cache when fresh (one catalog query for both).
+func (s *Session) loadedTraces() (names, ranks []string) {
 	s.mu.Lock()
 	if s.tracesOK || s.eng == nil {
 		defer s.mu.Unlock()
-		return s.traces
+		return s.traces, s.ranks
 	}
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), catalogTimeout)
 	defer cancel()
-	t, err := s.eng.Query(ctx, "SELECT DISTINCT trace FROM traces ORDER BY trace", 10000)
+	t, err := s.eng.Query(ctx, traceCatalogQuery, 10000)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	var names []string
+	var rs []int64
 	for _, r := range t.Rows {
-		if len(r) > 0 {
-			if n, ok := r[0].(string); ok {
-				names = append(names, n)
-			}
+		if len(r) < 2 {
+			continue
+		}
+		if n, ok := r[0].(string); ok && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+		if k, ok := r[1].(int64); ok && !slices.Contains(rs, k) {
+			rs = append(rs, k)
 		}
 	}
+	slices.Sort(rs)
+	for _, k := range rs {
+		ranks = append(ranks, strconv.FormatInt(k, 10))
+	}
 	s.mu.Lock()
-	s.traces, s.tracesOK = names, true
+	s.traces, s.ranks, s.tracesOK = names, ranks, true
 	s.mu.Unlock()
-	return names
+	return names, ranks
 }
+
+// traceCatalogQuery lists every loaded (trace, rank), traces in order.
+const traceCatalogQuery = "SELECT DISTINCT trace, rank FROM traces ORDER BY trace, rank"
 
 type nopPublisher struct{}
 
