@@ -112,14 +112,14 @@ func checkSliceEvidence(b *evidence.Bundle, f evidence.Filter) error {
 			}
 		}
 		if len(steps) == 0 {
-			return sliceErrorf("the slice holds no step, so no %s: the trace has no step annotations there (%s)", stepWord(f), evidence.StepAnnotations)
+			return sliceErrorf("%s holds no step, so no %s: the trace has no step annotations there (%s)", sliceName(f), stepWord(f), evidence.StepAnnotations)
 		}
 		if f.Phase != "" && !slices.Contains(phases, f.Phase) {
 			slices.Sort(phases)
-			return sliceErrorf("the slice holds no %s step (its steps' phases: %s)", f.Phase, strings.Join(phases, ", "))
+			return sliceErrorf("%s holds no %s step (its steps' phases: %s)", sliceName(f), f.Phase, strings.Join(phases, ", "))
 		}
 		if f.HasStep && !slices.Contains(steps, int64(f.Step)) {
-			return sliceErrorf("the slice holds no step %d (its steps: %s)", f.Step, intList(steps))
+			return sliceErrorf("%s holds no step %d (its steps: %s)", sliceName(f), f.Step, intList(steps))
 		}
 	}
 	if f.HasStream {
@@ -139,12 +139,35 @@ func checkSliceEvidence(b *evidence.Bundle, f evidence.Filter) error {
 		streams = slices.DeleteFunc(streams, func(s int64) bool { return s < 0 })
 		if seen && !slices.Contains(streams, f.Stream) {
 			if len(streams) == 0 {
-				return sliceErrorf("the slice holds no GPU stream, so no stream %d", f.Stream)
+				return sliceErrorf("%s holds no GPU stream, so no stream %d", sliceName(f), f.Stream)
 			}
-			return sliceErrorf("the slice holds no GPU stream %d (its streams: %s)", f.Stream, intList(streams))
+			return sliceErrorf("%s holds no GPU stream %d (its streams: %s)", sliceName(f), f.Stream, intList(streams))
 		}
 	}
 	return nil
+}
+
+// sliceName names the part of the traces f's trace, rank and window
+// select: "trace \"a\", rank 3", "rank 3", "the window", "the slice".
+func sliceName(f evidence.Filter) string {
+	var parts []string
+	if f.Trace != "" {
+		parts = append(parts, "trace "+strconv.Quote(f.Trace))
+	}
+	if f.HasRank {
+		parts = append(parts, "rank "+strconv.Itoa(f.Rank))
+	}
+	name := strings.Join(parts, ", ")
+	switch {
+	case f.WindowStartNs != 0 || f.WindowEndNs != 0:
+		if name == "" {
+			return "the window"
+		}
+		return name + " in the window"
+	case name == "":
+		return "the slice"
+	}
+	return name
 }
 
 // stepWord is what f selects among steps: "decode phase" or "step 3".

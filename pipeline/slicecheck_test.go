@@ -75,8 +75,8 @@ func TestCheckSliceEvidence(t *testing.T) {
 	}{
 		{"no filter", full, evidence.Filter{}, ""},
 		{"a phase the slice has", full, evidence.Filter{Phase: "decode"}, ""},
-		{"a phase it lacks", full, evidence.Filter{Phase: "mixed"}, "no mixed step (its steps' phases: decode, prefill)"},
-		{"a phase another rank has", full, evidence.Filter{Phase: "prefill", Rank: 1, HasRank: true}, "no prefill step (its steps' phases: decode)"},
+		{"a phase it lacks", full, evidence.Filter{Phase: "mixed"}, "the slice holds no mixed step (its steps' phases: decode, prefill)"},
+		{"a phase another rank has", full, evidence.Filter{Phase: "prefill", Rank: 1, HasRank: true}, "rank 1 holds no prefill step (its steps' phases: decode)"},
 		{"a step it has", full, evidence.Filter{Step: 4, HasStep: true}, ""},
 		{"a step it lacks", full, evidence.Filter{Step: 9, HasStep: true}, "no step 9 (its steps: 0-4)"},
 		{"no steps at all", bundle(map[string]*table.Table{"ranks": noSteps}), evidence.Filter{Phase: "decode"}, "holds no step, so no decode phase"},
