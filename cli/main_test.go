@@ -287,13 +287,18 @@ func TestStageLine(t *testing.T) {
 }
 
 // TestFilterOutsideTrace: a filter that selects nothing the trace holds
-// (a mistyped rank, a window past its end, a step it lacks) fails with an
+// (a mistyped rank, a window past its end or over no event, a step it
+// lacks), or a trace of no event, fails with an
 // error that says what the trace holds, where the report would have read
 // "no rule flagged this slice"; the report writes no file, and the error
 // names its command once.
 func TestFilterOutsideTrace(t *testing.T) {
 	withProgress(t)
 	out := filepath.Join(t.TempDir(), "r.html")
+	empty := filepath.Join(t.TempDir(), "empty.json")
+	if err := os.WriteFile(empty, []byte(`{"traceEvents":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		args []string
 		want string
@@ -305,6 +310,8 @@ func TestFilterOutsideTrace(t *testing.T) {
 		{[]string{"evidence", "kernels", smallTrace, "--stream", "99"}, "the slice holds no GPU stream 99 (its streams: 7)"},
 		{[]string{"crossview", smallTrace, "--rank", "9"}, "tracebook crossview: no loaded trace has rank 9 (ranks: 1)\n"},
 		{[]string{"crossview", smallTrace, "--stream", "99"}, "the slice holds no GPU stream 99 (its streams: 7)"},
+		{[]string{"evidence", "kernels", smallTrace, "--window", "1500..1501"}, "tracebook evidence: the window 1500ms..1501ms holds no event\n"},
+		{[]string{"report", empty, "-o", out}, "tracebook report: the trace holds no event"},
 	}
 	for _, tc := range tests {
 		var stdout, stderr bytes.Buffer

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -89,6 +90,22 @@ func traceWord(trace string, n int) string {
 // streams of every table with a stream column. A table missing from b
 // checks nothing.
 func checkSliceEvidence(b *evidence.Bundle, f evidence.Filter) error {
+	// A slice of no event at all: a window inside the trace's span that
+	// holds none (an idle stretch), a rank of no event.
+	if ov := b.Tables["overview"]; ov != nil {
+		var events int64
+		for i := range ov.Rows {
+			if (f.Trace == "" || evidence.Str(ov, i, "trace") == f.Trace) && (!f.HasRank || evidence.Int(ov, i, "rank") == int64(f.Rank)) {
+				events += evidence.Int(ov, i, "events")
+			}
+		}
+		if events == 0 {
+			if f == (evidence.Filter{}) {
+				return sliceErrorf("the trace holds no event (its traceEvents are metadata at most)")
+			}
+			return sliceErrorf("%s holds no event", sliceName(f))
+		}
+	}
 	if f.Phase != "" || f.HasStep {
 		rk := b.Tables["ranks"]
 		if rk == nil {
@@ -148,7 +165,8 @@ func checkSliceEvidence(b *evidence.Bundle, f evidence.Filter) error {
 }
 
 // sliceName names the part of the traces f's trace, rank and window
-// select: "trace \"a\", rank 3", "rank 3", "the window", "the slice".
+// select: "trace \"a\", rank 3", "rank 3", "the window 100ms..200ms",
+// "the slice".
 func sliceName(f evidence.Filter) string {
 	var parts []string
 	if f.Trace != "" {
@@ -160,10 +178,15 @@ func sliceName(f evidence.Filter) string {
 	name := strings.Join(parts, ", ")
 	switch {
 	case f.WindowStartNs != 0 || f.WindowEndNs != 0:
-		if name == "" {
-			return "the window"
+		end := table.WindowMs(f.WindowEndNs)
+		if end == "" {
+			end = "the end"
 		}
-		return name + " in the window"
+		window := "the window " + cmp.Or(table.WindowMs(f.WindowStartNs), "0ms") + ".." + end
+		if name == "" {
+			return window
+		}
+		return name + " in " + window
 	case name == "":
 		return "the slice"
 	}

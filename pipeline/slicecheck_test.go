@@ -58,6 +58,8 @@ func TestCheckSliceEvidence(t *testing.T) {
 		[]any{"a", int64(0), int64(1), "decode"}, []any{"a", int64(1), int64(2), "decode"},
 		[]any{"a", int64(1), int64(3), "decode"}, []any{"a", int64(1), int64(4), "decode"})
 	noSteps := tableOf([]string{"trace", "rank", "step", "phase"}, []any{"a", int64(0), int64(-1), nil})
+	overview := tableOf([]string{"trace", "rank", "events"}, []any{"a", int64(0), int64(12)}, []any{"a", int64(1), int64(0)})
+	idle := tableOf([]string{"trace", "rank", "events"}, []any{"a", int64(0), int64(0)})
 	kernels := tableOf([]string{"trace", "rank", "stream"}, []any{"a", int64(0), int64(7)}, []any{"a", int64(1), int64(13)})
 	bundle := func(tabs map[string]*table.Table) *evidence.Bundle {
 		b := evidence.NewBundle()
@@ -83,6 +85,9 @@ func TestCheckSliceEvidence(t *testing.T) {
 		{"a stream it has", full, evidence.Filter{Stream: 13, HasStream: true}, ""},
 		{"a stream it lacks", full, evidence.Filter{Stream: 99, HasStream: true}, "no GPU stream 99 (its streams: 7, 13)"},
 		{"no table with streams", bundle(map[string]*table.Table{"ranks": ranks}), evidence.Filter{Stream: 99, HasStream: true}, ""},
+		{"a window of events", bundle(map[string]*table.Table{"overview": overview}), evidence.Filter{WindowStartNs: 1e8, WindowEndNs: 2e8}, ""},
+		{"a window of no event", bundle(map[string]*table.Table{"overview": idle}), evidence.Filter{WindowStartNs: 1e8, WindowEndNs: 2e8}, "the window 100ms..200ms holds no event"},
+		{"a rank of no event", bundle(map[string]*table.Table{"overview": overview}), evidence.Filter{Rank: 1, HasRank: true, WindowStartNs: 1e8}, "rank 1 in the window 100ms..the end holds no event"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
