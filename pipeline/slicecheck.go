@@ -92,7 +92,7 @@ func traceWord(trace string, n int) string {
 func checkSliceEvidence(b *evidence.Bundle, f evidence.Filter) error {
 	// A slice of no event at all: a window inside the trace's span that
 	// holds none (an idle stretch), a rank of no event.
-	if ov := b.Tables["overview"]; ov != nil {
+	if ov := b.Tables["overview"]; ov != nil && ov.Col("events") >= 0 {
 		var events int64
 		for i := range ov.Rows {
 			if (f.Trace == "" || evidence.Str(ov, i, "trace") == f.Trace) && (!f.HasRank || evidence.Int(ov, i, "rank") == int64(f.Rank)) {
