@@ -103,7 +103,7 @@ func TestIntegrationLoadQueryInfo(t *testing.T) {
 		t.Fatalf("%%trace load: %v", err)
 	}
 	sum := text(res)
-	for _, want := range []string{`trace "dlrm": 8 files, ranks 0-7,`, "parsed ", "next: %trace info dlrm"} {
+	for _, want := range []string{`trace "dlrm": 8 files, ranks 0–7,`, "parsed ", "next: %trace info dlrm"} {
 		if !strings.Contains(sum, want) {
 			t.Errorf("load summary %q does not contain %q", sum, want)
 		}

@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
 )
 
@@ -320,30 +322,15 @@ func quoteArg(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
 
-// formatRanks is "rank 3", "ranks 0-7" or "ranks 0, 2, 4-6".
+// formatRanks is "rank 3", "ranks 0–7" or "ranks 0, 2, 4–6".
 func formatRanks(ranks []int) string {
-	if len(ranks) == 0 {
+	switch len(ranks) {
+	case 0:
 		return "no rank"
+	case 1:
+		return "rank " + strconv.Itoa(ranks[0])
 	}
-	rs := append([]int(nil), ranks...)
-	sort.Ints(rs)
-	var parts []string
-	for i := 0; i < len(rs); {
-		j := i
-		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", rs[i], rs[j]))
-		} else {
-			parts = append(parts, fmt.Sprint(rs[i]))
-		}
-		i = j + 1
-	}
-	if len(rs) == 1 {
-		return "rank " + parts[0]
-	}
-	return "ranks " + strings.Join(parts, ", ")
+	return "ranks " + table.Runs(ranks, 0)
 }
 
 func plural(n int, word string) string {

@@ -231,7 +231,7 @@ func TestTraceLoadProgress(t *testing.T) {
 		t.Errorf("final progress line = %q", last)
 	}
 	text := res.Data[MIMEText].(string)
-	for _, want := range []string{`trace "ab": 2 files, ranks 0-1, 20,000 events`, "MB/s", "other sessions in the folder, not loaded: s2", "  - rank defaulted to 0 in b.json", "next: %trace info ab"} {
+	for _, want := range []string{`trace "ab": 2 files, ranks 0–1, 20,000 events`, "MB/s", "other sessions in the folder, not loaded: s2", "  - rank defaulted to 0 in b.json", "next: %trace info ab"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("summary %q does not contain %q", text, want)
 		}
@@ -311,7 +311,7 @@ func TestFormatRanks(t *testing.T) {
 		in   []int
 		want string
 	}{
-		{nil, "no rank"}, {[]int{3}, "rank 3"}, {[]int{0, 1, 2, 3}, "ranks 0-3"}, {[]int{4, 0, 2, 5, 6}, "ranks 0, 2, 4-6"},
+		{nil, "no rank"}, {[]int{3}, "rank 3"}, {[]int{0, 1, 2, 3}, "ranks 0–3"}, {[]int{4, 0, 2, 5, 6}, "ranks 0, 2, 4–6"},
 	}
 	for _, tc := range tests {
 		if got := formatRanks(tc.in); got != tc.want {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/internal/duck"
 )
@@ -123,7 +124,7 @@ func runLoad(args []string, stdout, stderr io.Writer) error {
 		}
 		dest = strings.TrimPrefix(dest+", "+dataset, ", ")
 	}
-	fmt.Fprintf(stdout, "%s: %d events, %d file(s), ranks %v%s -> %s\n", res.Trace, res.Events, res.Files, res.Ranks, cachedNote(res), dest)
+	fmt.Fprintf(stdout, "%s: %d events, %d file(s), ranks %s%s -> %s\n", res.Trace, res.Events, res.Files, table.Runs(res.Ranks, 0), cachedNote(res), dest)
 	for _, g := range res.Gaps {
 		fmt.Fprintf(stderr, "note: %s\n", g)
 	}

@@ -512,7 +512,7 @@ func TestRunNotebooks(t *testing.T) {
 	}{
 		{"training.ipynb", []string{`trace "resnet50": 1 file, rank 0, 75,698 events`}},
 		{"vllm-serving.ipynb", []string{`trace "piecewise": 1 file, rank 0, 19,289 events`}},
-		{"multi-rank.ipynb", []string{`trace "dlrm": 8 files, ranks 0-7, 26,202 events`}},
+		{"multi-rank.ipynb", []string{`trace "dlrm": 8 files, ranks 0–7, 26,202 events`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(root, "notebooks", tc.name)

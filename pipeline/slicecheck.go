@@ -201,31 +201,11 @@ func stepWord(f evidence.Filter) string {
 	return "step " + strconv.Itoa(f.Step)
 }
 
-// intList writes distinct integers in order, runs of three or more
-// consecutive ones as "a-b": "0-7", "0, 2, 5-9"; past 12 items the rest
-// are counted.
+// intList is table.Runs of vs, at most 12 items.
 func intList(vs []int64) string {
-	vs = slices.Clone(vs)
-	slices.Sort(vs)
-	vs = slices.Compact(vs)
-	var items []string
-	for i := 0; i < len(vs); {
-		j := i
-		for j+1 < len(vs) && vs[j+1] == vs[j]+1 {
-			j++
-		}
-		switch {
-		case j-i >= 2:
-			items = append(items, fmt.Sprintf("%d-%d", vs[i], vs[j]))
-		case j > i:
-			items = append(items, strconv.FormatInt(vs[i], 10), strconv.FormatInt(vs[j], 10))
-		default:
-			items = append(items, strconv.FormatInt(vs[i], 10))
-		}
-		i = j + 1
+	ints := make([]int, len(vs))
+	for i, v := range vs {
+		ints[i] = int(v)
 	}
-	if len(items) > 12 {
-		return strings.Join(items[:12], ", ") + fmt.Sprintf(", … (%d more)", len(items)-12)
-	}
-	return strings.Join(items, ", ")
+	return table.Runs(ints, 12)
 }

@@ -32,8 +32,8 @@ func TestCheckSlice(t *testing.T) {
 	}{
 		{"no filter", tr, evidence.Filter{}, ""},
 		{"a rank one trace has", tr, evidence.Filter{Rank: 3, HasRank: true}, ""},
-		{"a rank no trace has", tr, evidence.Filter{Rank: 9, HasRank: true}, "no loaded trace has rank 9 (ranks: 0-3)"},
-		{"a rank the named trace lacks", onlyA, evidence.Filter{Trace: "a", Rank: 4, HasRank: true}, `trace "a" has no rank 4 (ranks: 0-3)`},
+		{"a rank no trace has", tr, evidence.Filter{Rank: 9, HasRank: true}, "no loaded trace has rank 9 (ranks: 0–3)"},
+		{"a rank the named trace lacks", onlyA, evidence.Filter{Trace: "a", Rank: 4, HasRank: true}, `trace "a" has no rank 4 (ranks: 0–3)`},
 		{"a window inside the longest trace", tr, evidence.Filter{WindowStartNs: 1.5e9, WindowEndNs: 1.8e9}, ""},
 		{"a window past every trace", tr, evidence.Filter{WindowStartNs: 2e9, WindowEndNs: 3e9}, "the window starts at 2000ms, after the end of the longest trace (2000ms from the first event)"},
 		{"a window past the named trace", onlyA, evidence.Filter{Trace: "a", WindowStartNs: 0.2e9}, `after the end of trace "a" (100ms from the first event)`},
@@ -80,7 +80,7 @@ func TestCheckSliceEvidence(t *testing.T) {
 		{"a phase it lacks", full, evidence.Filter{Phase: "mixed"}, "the slice holds no mixed step (its steps' phases: decode, prefill)"},
 		{"a phase another rank has", full, evidence.Filter{Phase: "prefill", Rank: 1, HasRank: true}, "rank 1 holds no prefill step (its steps' phases: decode)"},
 		{"a step it has", full, evidence.Filter{Step: 4, HasStep: true}, ""},
-		{"a step it lacks", full, evidence.Filter{Step: 9, HasStep: true}, "no step 9 (its steps: 0-4)"},
+		{"a step it lacks", full, evidence.Filter{Step: 9, HasStep: true}, "no step 9 (its steps: 0–4)"},
 		{"no steps at all", bundle(map[string]*table.Table{"ranks": noSteps}), evidence.Filter{Phase: "decode"}, "holds no step, so no decode phase"},
 		{"a stream it has", full, evidence.Filter{Stream: 13, HasStream: true}, ""},
 		{"a stream it lacks", full, evidence.Filter{Stream: 99, HasStream: true}, "no GPU stream 99 (its streams: 7, 13)"},
@@ -99,24 +99,5 @@ func TestCheckSliceEvidence(t *testing.T) {
 				t.Errorf("error %v, want one holding %q", err, tc.want)
 			}
 		})
-	}
-}
-
-func TestIntList(t *testing.T) {
-	tests := []struct {
-		in   []int64
-		want string
-	}{
-		{nil, ""},
-		{[]int64{0}, "0"},
-		{[]int64{3, 1, 2, 0, 2}, "0-3"},
-		{[]int64{0, 1, 5}, "0, 1, 5"},
-		{[]int64{0, 2, 5, 6, 7, 8, 9}, "0, 2, 5-9"},
-		{[]int64{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26}, "0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, … (2 more)"},
-	}
-	for _, tc := range tests {
-		if got := intList(tc.in); got != tc.want {
-			t.Errorf("intList(%v) = %q, want %q", tc.in, got, tc.want)
-		}
 	}
 }

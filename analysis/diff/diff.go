@@ -180,7 +180,7 @@ func Compare(base, test Side, f evidence.Filter) (*Diff, error) {
 			}
 		}
 		if len(kept) == 0 {
-			return nil, fmt.Errorf("diff %s %s: rank %d is not among the compared ranks %v", base.Name, test.Name, f.Rank, baseRanks(d.Ranks))
+			return nil, fmt.Errorf("diff %s %s: rank %d is not among the compared ranks (%s)", base.Name, test.Name, f.Rank, table.Runs(baseRanks(d.Ranks), 12))
 		}
 		d.Ranks = kept
 		d.Notes = append(d.Notes, fmt.Sprintf("rank filter: base rank %d compared with test rank %d", kept[0].Base, kept[0].Test))

@@ -123,7 +123,7 @@ func TestCompareViewFilters(t *testing.T) {
 			}
 		})
 	}
-	if _, err := CompareView(in, report.View{Filter: evidence.Filter{Rank: 5, HasRank: true}}); err == nil || !strings.Contains(err.Error(), "rank 5 is not among the compared ranks [0 1]") {
+	if _, err := CompareView(in, report.View{Filter: evidence.Filter{Rank: 5, HasRank: true}}); err == nil || !strings.Contains(err.Error(), "rank 5 is not among the compared ranks (0–1)") {
 		t.Errorf("CompareView(rank 5) err = %v", err)
 	}
 }

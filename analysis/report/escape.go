@@ -2,7 +2,6 @@ package report
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/tracebook/tracebook/analysis/table"
 )
@@ -38,21 +37,5 @@ func ranksText(ranks []int) string {
 	if len(ranks) == 1 {
 		return "1 (rank " + strconv.Itoa(ranks[0]) + ")"
 	}
-	var b strings.Builder
-	for i := 0; i < len(ranks); {
-		j := i
-		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(strconv.Itoa(ranks[i]))
-		if j > i {
-			b.WriteString("–")
-			b.WriteString(strconv.Itoa(ranks[j]))
-		}
-		i = j + 1
-	}
-	return strconv.Itoa(len(ranks)) + " (" + b.String() + ")"
+	return strconv.Itoa(len(ranks)) + " (" + table.Runs(ranks, 0) + ")"
 }

@@ -2,6 +2,7 @@ package table
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -125,6 +126,32 @@ func WindowMs(ns int64) string {
 		return ""
 	}
 	return strings.TrimRight(strings.TrimRight(strconv.FormatFloat(float64(ns)/1e6, 'f', 6, 64), "0"), ".") + "ms"
+}
+
+// Runs writes integers (ranks, steps, streams) once each, in ascending
+// order, a run of consecutive ones as its ends: "0–7", "0, 2, 4–6". Past
+// max items (0: no limit) the rest are counted: "0, 2, … (5 more)".
+func Runs(vs []int, max int) string {
+	vs = slices.Clone(vs)
+	slices.Sort(vs)
+	vs = slices.Compact(vs)
+	var items []string
+	for i := 0; i < len(vs); {
+		j := i
+		for j+1 < len(vs) && vs[j+1] == vs[j]+1 {
+			j++
+		}
+		item := strconv.Itoa(vs[i])
+		if j > i {
+			item += "–" + strconv.Itoa(vs[j])
+		}
+		items = append(items, item)
+		i = j + 1
+	}
+	if max > 0 && len(items) > max {
+		return strings.Join(items[:max], ", ") + ", … (" + strconv.Itoa(len(items)-max) + " more)"
+	}
+	return strings.Join(items, ", ")
 }
 
 // Pct formats a share 0..1 as a percentage with one decimal: "12.3%".

@@ -283,3 +283,25 @@ func TestEscapeHTML(t *testing.T) {
 		}
 	}
 }
+
+func TestRuns(t *testing.T) {
+	tests := []struct {
+		in   []int
+		max  int
+		want string
+	}{
+		{nil, 0, ""},
+		{[]int{0}, 0, "0"},
+		{[]int{3, 1, 2, 0, 2}, 0, "0–3"},
+		{[]int{0, 1, 5}, 0, "0–1, 5"},
+		{[]int{0, 2, 5, 6, 7, 8, 9}, 0, "0, 2, 5–9"},
+		{[]int{-1, 0, 1}, 0, "-1–1"},
+		{[]int{0, 2, 4, 6, 8, 10}, 4, "0, 2, 4, 6, … (2 more)"},
+		{[]int{0, 2, 4, 6}, 4, "0, 2, 4, 6"},
+	}
+	for _, tc := range tests {
+		if got := Runs(tc.in, tc.max); got != tc.want {
+			t.Errorf("Runs(%v, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+		}
+	}
+}
