@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -15,6 +16,19 @@ func tableOf(cols []string, rows ...[]any) *table.Table {
 		t.Columns = append(t.Columns, table.Column{Name: c})
 	}
 	return t
+}
+
+// wantSliceErr fails t unless err is nil where want is "", or a
+// SliceError holding want.
+func wantSliceErr(t *testing.T, err error, want string) {
+	t.Helper()
+	var se *SliceError
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("error %v, want none", err)
+	case want != "" && (!errors.As(err, &se) || !strings.Contains(err.Error(), want)):
+		t.Errorf("error %v, want a SliceError holding %q", err, want)
+	}
 }
 
 func TestCheckSlice(t *testing.T) {
@@ -41,13 +55,7 @@ func TestCheckSlice(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkSlice(tc.tr, tc.f)
-			switch {
-			case tc.want == "" && err != nil:
-				t.Errorf("error %v, want none", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Errorf("error %v, want one holding %q", err, tc.want)
-			}
+			wantSliceErr(t, checkSlice(tc.tr, tc.f), tc.want)
 		})
 	}
 }
@@ -91,13 +99,7 @@ func TestCheckSliceEvidence(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkSliceEvidence(tc.b, tc.f)
-			switch {
-			case tc.want == "" && err != nil:
-				t.Errorf("error %v, want none", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Errorf("error %v, want one holding %q", err, tc.want)
-			}
+			wantSliceErr(t, checkSliceEvidence(tc.b, tc.f), tc.want)
 		})
 	}
 }
