@@ -289,6 +289,8 @@ func toExecError(ctx context.Context, err error) *ExecError {
 		name = "NotAvailable"
 	case errors.Is(err, ErrNoTrace):
 		name = "TraceNotFound"
+	case errors.As(err, new(*pipeline.SliceError)):
+		name = "SliceError" // the filter selects nothing the traces hold
 	}
 	return &ExecError{EName: name, EValue: msg, Traceback: strings.Split(name+": "+msg, "\n")}
 }

@@ -697,3 +697,31 @@ func TestRunBackgroundLoad(t *testing.T) {
 		t.Errorf("%%trace list after the background load: %+v, want the table alone (no waiting line: it depends on timing)", list.Outputs)
 	}
 }
+
+// TestRunSliceError: in a notebook, a magic whose filter selects nothing
+// the loaded trace holds fails as a SliceError that says what it holds.
+func TestRunSliceError(t *testing.T) {
+	src := `{"cells": [
+  {"cell_type": "code", "execution_count": null, "id": "load", "metadata": {}, "outputs": [], "source": ["%trace load ../testdata/hta/critical_path_alexnet"]},
+  {"cell_type": "code", "execution_count": null, "id": "rank", "metadata": {}, "outputs": [], "source": ["%evidence kernels --rank 9"]},
+  {"cell_type": "code", "execution_count": null, "id": "phase", "metadata": {}, "outputs": [], "source": ["%report --phase decode"]}
+ ],
+ "metadata": {"kernelspec": {"display_name": "tracebook", "language": "sql", "name": "tracebook"}},
+ "nbformat": 4, "nbformat_minor": 5}`
+	nb := runTestNotebook(t, src)
+	out := filepath.Join(t.TempDir(), "out.ipynb")
+	if code, _, stderr := tracebookRun(t, nb, "-o", out, "--allow-errors", "--cache-dir", "-"); code != 0 {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := readCells(t, b)
+	for id, want := range map[string]string{"rank": "no loaded trace has rank 9 (ranks: 0)", "phase": "the slice holds no step, so no decode phase"} {
+		outs := cells[id].Outputs
+		if len(outs) != 1 || outs[0].OutputType != "error" || outs[0].EName != "SliceError" || !strings.HasPrefix(outs[0].EValue, want) {
+			t.Errorf("cell %s: outputs %+v, want one SliceError starting %q", id, outs, want)
+		}
+	}
+}
