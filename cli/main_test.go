@@ -332,3 +332,28 @@ func TestFilterOutsideTrace(t *testing.T) {
 		t.Errorf("rank 1, stream 7: exit %d, stderr %q", rc, stderr.String())
 	}
 }
+
+// TestReportOfOneStream: a report of one GPU stream of several says which
+// evidence the stream narrows, and gives its cross-check no host/device
+// reading: the other streams' work fills the stream's idle time.
+func TestReportOfOneStream(t *testing.T) {
+	withProgress(t)
+	md := filepath.Join(t.TempDir(), "r.md")
+	var stdout, stderr bytes.Buffer
+	if rc := Main([]string{"report", "../testdata/hta/event_sync_multi_stream", "--stream", "20", "--md", md, "--cache", "-", "-q"}, &stdout, &stderr); rc != 0 {
+		t.Fatalf("exit %d: %s", rc, stderr.String())
+	}
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"stream 20 (the stream narrows the sync, kernels, memcpy, gaps and launch evidence and the call trees; GPU busy and idle time, the other areas and the findings on them count every stream)",
+		"No host/device reading: the slice is GPU stream 20, and its ranks ran work on other streams too (24, 28)",
+		"Cross-view verdict: none for one GPU stream of several",
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the report does not say %q", want)
+		}
+	}
+}

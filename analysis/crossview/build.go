@@ -197,6 +197,9 @@ type builder struct {
 	names    map[string]string
 	stacks   map[string]*callStack   // a Call stack arg split into frames, outermost first, by arg
 	engine   map[rankKey][]engineRun // the autograd engine's functions, by rank and thread
+	// otherStreams are the streams of the slice's ranks that a slice of
+	// one stream leaves out.
+	otherStreams map[int64]bool
 }
 
 // engineRun is one thread's autograd engine functions: their starts,
@@ -623,7 +626,14 @@ func (b *builder) selectOps() {
 	devExt := map[rankKey][]ival{}
 	for i := range b.in.Ops {
 		o := &b.in.Ops[i]
-		if !b.inSlice(o.Trace, o.Rank) || (b.s.HasStream && o.Stream != b.s.Stream) {
+		if !b.inSlice(o.Trace, o.Rank) {
+			continue
+		}
+		if b.s.HasStream && o.Stream != b.s.Stream {
+			if b.otherStreams == nil {
+				b.otherStreams = map[int64]bool{}
+			}
+			b.otherStreams[o.Stream] = true
 			continue
 		}
 		k := rankKey{o.Trace, o.Rank}

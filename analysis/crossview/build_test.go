@@ -177,6 +177,34 @@ func TestBuildSmall(t *testing.T) {
 	}
 }
 
+// TestOneStreamHasNoReading: a slice of one stream of a rank that ran
+// work on another gets no host/device reading (its idle is not the
+// device's); a slice of the rank's only stream is read as the whole is.
+func TestOneStreamHasNoReading(t *testing.T) {
+	f := small()
+	whole, err := Build(&f.in, Slice{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	only, err := Build(&f.in, Slice{Stream: 7, HasStream: true}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if only.Check.Rule != whole.Check.Rule || only.Check.Unreadable() {
+		t.Errorf("the rank's only stream: rule %q, want the whole's %q", only.Check.Rule, whole.Check.Rule)
+	}
+	f.in.Ops[0].Stream = 13 // the matmul's kernel runs on a second stream
+	one, err := Build(&f.in, Slice{Stream: 7, HasStream: true}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := one.Check
+	if c.Rule != OneStream.Name || c.Verdict != VerdictInconclusive || c.Label != "" || !c.Unreadable() ||
+		!strings.Contains(c.Reason, "the slice is GPU stream 7, and its ranks ran work on other streams too (13)") {
+		t.Errorf("one stream of two: rule %q, verdict %q, label %q, reason %q", c.Rule, c.Verdict, c.Label, c.Reason)
+	}
+}
+
 func TestBuildWindowClips(t *testing.T) {
 	f := small()
 	// 0.3..0.6 ms.

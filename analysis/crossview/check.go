@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // Rule is one row of the verdict's decision table: the first rule whose
@@ -115,15 +117,34 @@ var NoSteadyState = Rule{Name: "no-steady-state", Verdict: VerdictInconclusive,
 	Doc:  "the capture is a graph capture or a counter capture: captured work is recorded, not executed, or the timings are synthetic",
 	When: func(Metrics) bool { return false }, Label: always("")}
 
+// OneStream is the verdict's rule for a slice of one GPU stream of ranks
+// that ran work on others too: that work fills the stream's idle time, so
+// the stream's idle is not the device's, and a host-bound or launch-bound
+// reading of it would blame the host for waits on the other streams (a
+// communication stream idles until the compute stream's gradients are
+// ready). It is not in Rules: the metrics, of the one stream, do not show
+// it.
+var OneStream = Rule{Name: "one-stream", Verdict: VerdictInconclusive,
+	Doc:  "the slice is one GPU stream of ranks that ran work on others: their work fills its idle time",
+	When: func(Metrics) bool { return false }, Label: always("")}
+
 // Unread returns c with no host/device reading: the window is no run of
 // the workload (why, from the capture gate), so neither its GPU idle time
 // nor its host time says which side constrains the workload. The numbers
 // stay, for what they are.
-func (c Check) Unread(why string) Check {
-	c.Verdict, c.Rule, c.Label, c.AlsoHolds = NoSteadyState.Verdict, NoSteadyState.Name, "", nil
-	c.Reason = "No host/device reading: " + why + ". " + reason(c.Metrics, NoSteadyState)
+func (c Check) Unread(why string) Check { return c.unreadBy(NoSteadyState, why) }
+
+// unreadBy is c with no host/device reading, by rule r, for why.
+func (c Check) unreadBy(r Rule, why string) Check {
+	c.Verdict, c.Rule, c.Label, c.AlsoHolds = r.Verdict, r.Name, "", nil
+	c.Reason = "No host/device reading: " + why + ". " + reason(c.Metrics, r)
 	return c
 }
+
+// Unreadable says whether c reads no host/device constraint at all: a
+// window that is no run of the workload (NoSteadyState), a slice of one
+// stream (OneStream).
+func (c Check) Unreadable() bool { return c.Rule == NoSteadyState.Name || c.Rule == OneStream.Name }
 
 // Decide applies Rules to the metrics and returns the rule that holds.
 func Decide(m Metrics) (Rule, string) {
@@ -465,6 +486,13 @@ func (b *builder) decide(c *Check) {
 	}
 	if len(c.AlsoHolds) > 0 {
 		c.Reason += " Later rules that also hold: " + strings.Join(c.AlsoHolds, ", ") + "."
+	}
+	if b.s.HasStream && len(b.otherStreams) > 0 {
+		others := make([]int, 0, len(b.otherStreams))
+		for st := range b.otherStreams {
+			others = append(others, int(st))
+		}
+		*c = c.unreadBy(OneStream, fmt.Sprintf("the slice is GPU stream %d, and its ranks ran work on other streams too (%s), which fills its idle time: the stream's idle is not the device's", b.s.Stream, table.Runs(others, 12)))
 	}
 }
 

@@ -181,7 +181,9 @@
 // A window that is no run of the workload at all (a graph capture over
 // most of it: captured work is recorded, not executed; a counter capture:
 // synthetic timings) gets no reading (Check.Unread, rule
-// no-steady-state), as the capture gate decides.
+// no-steady-state), as the capture gate decides. Nor does a slice of one
+// GPU stream of ranks that ran work on others (rule one-stream): their
+// work fills the stream's idle time, which is then not the device's.
 //
 // "linked" means confirmed when a mechanism links at least half of the
 // idle time the verdict rests on, else hypothesis. A gap's cause is linked

@@ -19,7 +19,7 @@ import (
 func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, gate *findings.Gate, v View) *Doc {
 	d := &Doc{
 		Title:       "TorchProfiler Trace Report",
-		Scope:       scopeText(v.Filter),
+		Scope:       scopeText(v.Filter) + streamScope(b, v.Filter),
 		Summary:     []string{},
 		Traces:      traceMetas(b, v.Filter),
 		Capture:     []string{},
@@ -351,6 +351,26 @@ func scopeText(f evidence.Filter) string {
 		parts = append(parts, "stream "+strconv.FormatInt(f.Stream, 10))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// streamScope says, for a filter of one stream, which evidence it
+// narrows: the areas whose rows are per stream (and the call trees); the
+// rank's GPU busy and idle time, the other areas and the findings on them
+// count every stream. "" without a stream.
+func streamScope(b *evidence.Bundle, f evidence.Filter) string {
+	if !f.HasStream {
+		return ""
+	}
+	var per []string
+	for _, a := range evidence.Areas {
+		if t := b.Tables[a]; t != nil && t.Col("stream") >= 0 {
+			per = append(per, a)
+		}
+	}
+	if len(per) == 0 {
+		return " (no evidence area is per stream here: every figure counts every stream)"
+	}
+	return " (the stream narrows the " + joinAnd(per) + " evidence and the call trees; GPU busy and idle time, the other areas and the findings on them count every stream)"
 }
 
 // deviceText is the device line of a trace: the name deviceProperties
@@ -960,4 +980,12 @@ func moreIssuesLine(more, followUps int) string {
 		return strconv.Itoa(more) + " more critical issue(s) below, each with a fix."
 	}
 	return strconv.Itoa(more) + " more critical issue(s) and " + strconv.Itoa(followUps) + " follow-up(s) below, each with a fix."
+}
+
+// joinAnd joins words as prose: "a", "a and b", "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }

@@ -119,6 +119,8 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 		case cv.Check.Verdict == "":
 		case cv.Check.Rule == crossview.NoSteadyState.Name:
 			d.KeyFindings = append(d.KeyFindings, "Cross-view verdict: none: "+gate.NoReading(cv.Slice.Trace, sliceRank(cv))+" (see the CPU cross-check).")
+		case cv.Check.Rule == crossview.OneStream.Name:
+			d.KeyFindings = append(d.KeyFindings, "Cross-view verdict: none for one GPU stream of several: its idle time is not the device's (see the CPU cross-check).")
 		case gate.Inconclusive() != "":
 			// Not the workload's constraint: the window shows no steady state.
 			d.KeyFindings = append(d.KeyFindings, "Cross-view verdict: none for the workload, the capture being inconclusive (see the Executive Summary); the CPU cross-check above reads this window alone as "+cv.Check.Verdict+".")

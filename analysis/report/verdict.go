@@ -48,7 +48,7 @@ var verdictRule = map[string]string{
 // capture caps every verdict, a hypothesis too (it is then said why); a
 // rule the capture limits caps a confirmed one.
 func crossLabel(cv *crossview.Result, gate *findings.Gate) (label, capped string) {
-	if cv == nil || cv.Check.Rule == crossview.NoSteadyState.Name {
+	if cv == nil || cv.Check.Unreadable() {
 		return "", "" // no reading: nothing to cap
 	}
 	label = cv.Check.Label
@@ -83,6 +83,9 @@ func crossLabel(cv *crossview.Result, gate *findings.Gate) (label, capped string
 func reconcile(d *Doc, cv *crossview.Result, label, capped string, crit []evidence.Finding) {
 	if cv == nil || cv.Check.Verdict == "" || cv.Check.Metrics.GPUTimeNs == 0 {
 		return
+	}
+	if cv.Check.Rule == crossview.OneStream.Name {
+		return // a reading of one stream says nothing of the rank's findings, which count every stream
 	}
 	verdict := cv.Check.Verdict + " (" + orDash(label) + ")"
 	for i := range d.Critical {
