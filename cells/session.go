@@ -434,14 +434,17 @@ func (s *Session) loadedTraces() (names, ranks []string) {
 		return nil, nil
 	}
 	var rs []int64
+	seen := map[int64]bool{}
 	for _, r := range t.Rows {
 		if len(r) < 2 {
 			continue
 		}
-		if n, ok := r[0].(string); ok && !slices.Contains(names, n) {
+		// The rows come in trace order: a name repeats only in a run.
+		if n, ok := r[0].(string); ok && (len(names) == 0 || names[len(names)-1] != n) {
 			names = append(names, n)
 		}
-		if k, ok := r[1].(int64); ok && !slices.Contains(rs, k) {
+		if k, ok := r[1].(int64); ok && !seen[k] {
+			seen[k] = true
 			rs = append(rs, k)
 		}
 	}
