@@ -95,7 +95,7 @@ func checkSliceEvidence(b *evidence.Bundle, f evidence.Filter) error {
 	if ov := b.Tables["overview"]; ov != nil && ov.Col("events") >= 0 {
 		var events int64
 		for i := range ov.Rows {
-			if (f.Trace == "" || evidence.Str(ov, i, "trace") == f.Trace) && (!f.HasRank || evidence.Int(ov, i, "rank") == int64(f.Rank)) {
+			if inTraceRank(ov, i, f) {
 				events += evidence.Int(ov, i, "events")
 			}
 		}
@@ -111,13 +111,10 @@ func checkSliceEvidence(b *evidence.Bundle, f evidence.Filter) error {
 		if rk == nil {
 			return nil
 		}
-		inRank := func(i int) bool {
-			return (f.Trace == "" || evidence.Str(rk, i, "trace") == f.Trace) && (!f.HasRank || evidence.Int(rk, i, "rank") == int64(f.Rank))
-		}
 		var phases []string
 		var steps []int64
 		for i := range rk.Rows {
-			if !inRank(i) {
+			if !inTraceRank(rk, i, f) {
 				continue
 			}
 			// A rank's events outside every step have step -1.
@@ -162,6 +159,11 @@ func checkSliceEvidence(b *evidence.Bundle, f evidence.Filter) error {
 		}
 	}
 	return nil
+}
+
+// inTraceRank says whether row i of t is of f's trace and rank.
+func inTraceRank(t *table.Table, i int, f evidence.Filter) bool {
+	return (f.Trace == "" || evidence.Str(t, i, "trace") == f.Trace) && (!f.HasRank || evidence.Int(t, i, "rank") == int64(f.Rank))
 }
 
 // sliceName names the part of the traces f's trace, rank and window
