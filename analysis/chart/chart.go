@@ -197,10 +197,13 @@ func (d *drawing) header(c *Bars) float64 {
 // rows draws a horizontal chart from y down.
 func (d *drawing) rows(c *Bars, y float64) {
 	labels := make([]string, len(c.Bars))
-	labelW := 0.0
 	for i, b := range c.Bars {
-		labels[i] = fit(table.ShortenMiddle(b.Label, maxLabelChars), maxLabelW)
-		labelW = math.Max(labelW, TextWidth(labels[i], FontSize))
+		labels[i] = b.Label
+	}
+	labels = fitApart(labels, maxLabelChars, maxLabelW)
+	labelW := 0.0
+	for _, l := range labels {
+		labelW = math.Max(labelW, TextWidth(l, FontSize))
 	}
 	totals, maxV := totalsOf(c)
 	texts := make([]string, len(c.Bars))
@@ -382,6 +385,22 @@ func (d *drawing) centred(s string, x, y float64) {
 
 // fit shortens s in the middle to at most w pixels wide at FontSize.
 func fit(s string, w float64) string { return fitSize(s, w, FontSize) }
+
+// fitApart shortens labels to at most chars code points and w pixels
+// each, apart: labels that would read alike show where they differ
+// (table.ShortenDistinct), so that two bars never carry one label.
+func fitApart(labels []string, chars int, w float64) []string {
+	for n := chars; ; n-- {
+		out := table.ShortenDistinct(labels, n)
+		wide := false
+		for _, l := range out {
+			wide = wide || TextWidth(l, FontSize) > w
+		}
+		if !wide || n <= 3 {
+			return out
+		}
+	}
+}
 
 // fitSize shortens s in the middle to at most w pixels wide at font size px.
 func fitSize(s string, w, px float64) string {

@@ -320,3 +320,35 @@ func TestRead(t *testing.T) {
 		t.Error("Read accepted malformed XML")
 	}
 }
+
+// TestLookAlikeLabelsStayApart: three GEMMs whose names differ only in the
+// middle (the vLLM H100 trace's Hopper GEMMs) get three labels that show
+// the difference, not one label three times.
+func TestLookAlikeLabelsStayApart(t *testing.T) {
+	gemm := func(tile string) string {
+		return "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize" + tile + "_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+	}
+	tiles := []string{"64x128x64", "128x128x64", "128x256x64"}
+	c := Bars{ID: "k", Title: "kernels", Unit: "ms", Series: []Series{{Name: "COMP", Color: Blue}}}
+	for i, tl := range tiles {
+		c.Bars = append(c.Bars, Bar{Label: gemm(tl), Values: []float64{float64(3 - i)}})
+	}
+	root, _, _ := parse(t, c.SVG())
+	var texts []string
+	root.walk(FontSize, func(n *node, _ float64) {
+		if n.XMLName.Local == "text" {
+			texts = append(texts, n.Text)
+		}
+	})
+	for _, tl := range tiles {
+		n := 0
+		for _, s := range texts {
+			if strings.Contains(s, "tilesize"+tl) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d labels show tilesize%s, want 1 (texts %q)", n, tl, texts)
+		}
+	}
+}

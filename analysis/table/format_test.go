@@ -305,3 +305,48 @@ func TestRuns(t *testing.T) {
 		}
 	}
 }
+
+// Look-alike names keep their difference in sight within the limit: the
+// three Hopper GEMMs of the vLLM H100 trace differ only in their tile and
+// warp-group sizes, which a middle cut at 40 code points hides.
+func TestShortenDistinctWithinLimit(t *testing.T) {
+	gemm := func(tile, wg string) string {
+		return "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize" + tile + "_warpgroupsize" + wg + "_execute_segment_k_off_kernel__5x_cublas"
+	}
+	fill := func(ty string) string {
+		return "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<" + ty + ">, std::array<char*, 1ul> >(int, at::native::FillFunctor<" + ty + ">, std::array<char*, 1ul>)"
+	}
+	tests := []struct {
+		names []string
+		limit int
+		shows []string // what each label must contain
+	}{
+		{[]string{gemm("64x128x64", "1x1x1"), gemm("128x128x64", "1x1x1"), gemm("128x256x64", "2x1x1")}, 40,
+			[]string{"64x128x64", "128x128x64", "128x256x64"}},
+		{[]string{gemm("64x128x64", "1x1x1"), gemm("128x128x64", "1x1x1"), gemm("128x256x64", "2x1x1")}, 20,
+			[]string{"4x1", "8x1", "8x2"}},
+		{[]string{fill("int"), fill("long"), fill("int")}, 96, []string{"<int>", "<long>", "<int>"}},
+		{[]string{fill("int"), fill("long")}, 40, []string{"int>", "long"}},
+		// The names part near the start or near the end.
+		{[]string{"aXb" + strings.Repeat("m", 60), "aYb" + strings.Repeat("m", 60)}, 20, []string{"aXb", "aYb"}},
+		{[]string{strings.Repeat("m", 60) + "aXb", strings.Repeat("m", 60) + "aYb"}, 20, []string{"aXb", "aYb"}},
+		// One name the head of another.
+		{[]string{strings.Repeat("m", 60), strings.Repeat("m", 60) + "_tail"}, 20, []string{"m", "tail"}},
+	}
+	for _, tc := range tests {
+		got := ShortenDistinct(tc.names, tc.limit)
+		seen := map[string]string{}
+		for i, l := range got {
+			if n := utf8.RuneCountInString(l); n > tc.limit {
+				t.Errorf("%q: %d code points, limit %d", l, n, tc.limit)
+			}
+			if !strings.Contains(l, tc.shows[i]) {
+				t.Errorf("label %q of %q does not show %q", l, tc.names[i], tc.shows[i])
+			}
+			if m, ok := seen[l]; ok && m != tc.names[i] {
+				t.Errorf("%q and %q both read %q", m, tc.names[i], l)
+			}
+			seen[l] = tc.names[i]
+		}
+	}
+}

@@ -1,12 +1,14 @@
 package table
 
+import "unicode/utf8"
+
 // Options say how Present shows a table.
 type Options struct {
 	// OneTrace hides the "trace" column: the caller knows one trace is in
 	// scope, so the column would repeat its name on every row.
 	OneTrace bool
 	// MaxText is the most code points a text cell shows before it is
-	// shortened in the middle; 0 means MaxText.
+	// shortened (ShortenDistinct); 0 means MaxText.
 	MaxText int
 }
 
@@ -62,8 +64,9 @@ type ShownCell struct {
 // Present returns t as a reader sees it: histogram columns and, with
 // OneTrace, the trace column left out; headers with units (Header); each
 // cell formatted in its column's unit (Cell); text longer than MaxText
-// shortened in the middle (ShortenMiddle) with the whole text kept in
-// Full; a column of numbers right-aligned.
+// shortened in the middle, apart from the column's look-alikes
+// (ShortenDistinct), with the whole text kept in Full; a column of
+// numbers right-aligned.
 func Present(t *Table, o Options) *Shown {
 	maxText := o.MaxText
 	if maxText <= 0 {
@@ -80,6 +83,7 @@ func Present(t *Table, o Options) *Shown {
 	}
 	numbers := make([]int, len(keep)) // numeric cells per shown column
 	others := make([]int, len(keep))  // text and bool cells
+	long := make([]bool, len(keep))   // a text cell past maxText
 	s.Rows = make([][]ShownCell, len(t.Rows))
 	cells := make([]ShownCell, len(keep)*len(t.Rows)) // one allocation for all rows
 	for r, row := range t.Rows {
@@ -103,13 +107,18 @@ func Present(t *Table, o Options) *Shown {
 					c.Kind = Bool
 				}
 				others[j]++
-				if short := ShortenMiddle(text, maxText); short != text {
-					c.Text, c.Full = short, text
+				if utf8.RuneCountInString(text) > maxText {
+					long[j] = true
 				}
 			}
 			out[j] = c
 		}
 		s.Rows[r] = out
+	}
+	for j, ok := range long {
+		if ok {
+			shortenColumn(s.Rows, j, maxText)
+		}
 	}
 	for j := range s.Columns {
 		if numbers[j] > 0 || others[j] > 0 {
@@ -117,6 +126,28 @@ func Present(t *Table, o Options) *Shown {
 		}
 	}
 	return s
+}
+
+// shortenColumn shortens the text cells of column j longer than maxText,
+// apart (ShortenDistinct: two kernels whose names differ in the middle
+// keep the difference in sight), the whole text kept in Full.
+func shortenColumn(rows [][]ShownCell, j, maxText int) {
+	texts := make([]string, 0, len(rows))
+	for _, row := range rows {
+		if row[j].Kind == Text {
+			texts = append(texts, row[j].Text)
+		}
+	}
+	short := ShortenDistinct(texts, maxText)
+	k := 0
+	for _, row := range rows {
+		if c := &row[j]; c.Kind == Text {
+			if short[k] != c.Text {
+				c.Text, c.Full = short[k], c.Text
+			}
+			k++
+		}
+	}
 }
 
 // numericType reports whether a DuckDB type name is a number type.

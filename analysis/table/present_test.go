@@ -118,3 +118,24 @@ func TestMarkdownText(t *testing.T) {
 		t.Errorf("MarkdownCode = %q", got)
 	}
 }
+
+// TestPresentShortensApart: two kernels whose long names differ only in
+// the middle keep that difference in their shortened cells.
+func TestPresentShortensApart(t *testing.T) {
+	fill := func(ty string) string {
+		return "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<" + ty + ">, std::array<char*, 1ul> >(int, at::native::FillFunctor<" + ty + ">, std::array<char*, 1ul>)"
+	}
+	tb := &Table{Columns: []Column{{Name: "name", Type: "VARCHAR"}, {Name: "count", Type: "BIGINT", Unit: "COUNT"}},
+		Rows: [][]any{{fill("int"), int64(4)}, {fill("long"), int64(2)}, {"short", int64(1)}}}
+	s := Present(tb, Options{})
+	a, b := s.Rows[0][0], s.Rows[1][0]
+	if a.Text == b.Text || !strings.Contains(a.Text, "FillFunctor<int>") || !strings.Contains(b.Text, "FillFunctor<long>") {
+		t.Errorf("look-alike cells %q and %q", a.Text, b.Text)
+	}
+	if a.Full != fill("int") || b.Full != fill("long") || len([]rune(a.Text)) > MaxText || len([]rune(b.Text)) > MaxText {
+		t.Errorf("cells %+v %+v", a, b)
+	}
+	if c := s.Rows[2][0]; c.Text != "short" || c.Full != "" {
+		t.Errorf("short cell %+v", c)
+	}
+}
