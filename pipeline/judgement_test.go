@@ -641,7 +641,7 @@ func TestJudgementHeldWork(t *testing.T) {
 	k.op("cpu_op", "aten::to", 200, 405_150)
 	k.op("cpu_op", "aten::copy_", 205, 405_140)
 	c := k.call("cudaMemcpyAsync", 210, 405_120)
-	k.gpu("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", c, 7, 405_010, 50, map[string]any{"bytes": 4096})
+	k.gpu("gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", c, 7, 405_010, 50, map[string]any{"bytes": 4096})
 	k.steps(2, 100, 406_000, 1000, func(_ int, at float64) { k.busyStep(at, gemm) })
 	j := judge(t, k.write(t, t.TempDir(), "held.json"))
 

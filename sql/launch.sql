@@ -29,6 +29,10 @@
 -- short_cpu_ns: Call time spent launching those short kernels. DURATION_NS
 -- runtime_outliers: Calls longer than 50 us. COUNT
 -- delay_outliers: Launches with hta_delay over 100 us. COUNT
+-- min_cpu_ns: Shortest call. DURATION_NS
+-- max_cpu_ns: Longest call. DURATION_NS
+-- min_delay_ns: Least delay of the calls whose GPU work is in the trace (NULL when none is). DURATION_NS
+-- max_delay_ns: Most delay of those calls (NULL when none is). DURATION_NS
 -- cpu_hist: Log-bucket histogram of call durations. HIST
 -- delay_hist: Log-bucket histogram of delay. HIST
 -- KEYED: e.kind IN ('runtime', 'driver')
@@ -88,7 +92,11 @@ _a AS (
     count(*) FILTER (WHERE has_gpu AND cpu <= 50000 AND gpu < cpu) AS short,
     CAST(coalesce(sum(cpu) FILTER (WHERE has_gpu AND cpu <= 50000 AND gpu < cpu), 0) AS BIGINT) AS short_cpu_ns,
     count(*) FILTER (WHERE cpu > 50000) AS runtime_outliers,
-    count(*) FILTER (WHERE hdelay > 100000) AS delay_outliers
+    count(*) FILTER (WHERE hdelay > 100000) AS delay_outliers,
+    min(cpu) AS min_cpu_ns,
+    max(cpu) AS max_cpu_ns,
+    min(delay) FILTER (WHERE has_gpu) AS min_delay_ns,
+    max(delay) FILTER (WHERE has_gpu) AS max_delay_ns
   FROM _l GROUP BY ALL
 )
 SELECT a.*, coalesce(h.cpu_hist, '') AS cpu_hist, coalesce(h.delay_hist, '') AS delay_hist

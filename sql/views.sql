@@ -114,10 +114,16 @@ CREATE OR REPLACE MACRO tb_copy_pageable(name) AS
   coalesce(tb_copy_src(name) = 'Pageable' OR tb_copy_dst(name) = 'Pageable', false);
 
 -- tb_copy_waits(name): whether a GPU copy makes even the Async call that
--- launched it wait for the device: a device-to-host copy, or one that
--- records pageable host memory. False for NULL (no copy).
+-- launched it wait for the device: one that records pageable host memory
+-- (CUDA stages it, and a copy into pageable memory returns only when it is
+-- done), or a device-to-host copy whose name does not record pinned
+-- memory as its destination (`Memcpy DtoH (Device -> Pinned)` is
+-- asynchronous; a name without memory kinds, or ROCm's `(Device -> Host)`,
+-- does not say, and a DtoH copy is how .item() and .cpu() read a value).
+-- False for NULL (no copy).
 CREATE OR REPLACE MACRO tb_copy_waits(name) AS
-  coalesce(tb_copy_direction(name) = 'DtoH' OR tb_copy_pageable(name), false);
+  coalesce(tb_copy_pageable(name)
+    OR (tb_copy_direction(name) = 'DtoH' AND coalesce(tb_copy_dst(name), '') <> 'Pinned'), false);
 
 -- tb_sync_call(kind, api, name, copy_waits): how a host runtime or driver
 -- call synchronizes with the device. 'blocking': the host waits: a

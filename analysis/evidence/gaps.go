@@ -178,18 +178,26 @@ func DetectGaps(b *Bundle) {
 		// (docs/JUDGEMENT.md §2.1): an older capture could not have had
 		// them, and the option that asks for them is newer than its PyTorch.
 		syncWhat := "GPU-side synchronisation waits (Stream Sync, Event Sync, Stream Wait Event on the device)"
-		// The option is CUPTI's: an MTIA trace cannot carry them.
+		// The option is CUPTI's: an MTIA or a ROCm trace cannot carry them
+		// (Kineto's roctracer backend records kernels, copies, memsets and
+		// runtime calls, not the device's sync activity).
 		mtia := func(ri RankInfo) bool { return ri.Platform == "mtia" }
+		rocm := func(ri RankInfo) bool { return ri.Platform == "rocm" }
+		cupti := func(ri RankInfo) bool { return !mtia(ri) && !rocm(ri) }
 		add(GapNoSyncEvents, syncWhat,
 			"Kineto records the device's sync events through CUPTI (enable_cuda_sync_events), on CUDA GPUs; this MTIA trace has no such option",
 			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) && mtia(ri) })
 		add(GapNoSyncEvents, syncWhat,
+			"Kineto records the device's sync events through CUPTI (enable_cuda_sync_events), on CUDA GPUs only: its ROCm backend does not, "+
+				"so a ROCm capture has none to ask for; the host's hip*Synchronize and hipStreamWaitEvent calls are what the trace shows of them",
+			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) && rocm(ri) })
+		add(GapNoSyncEvents, syncWhat,
 			"captured without cuda_sync events; collect with torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)",
-			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) && !predatesSyncEvents(ri) && !mtia(ri) })
+			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) && !predatesSyncEvents(ri) && cupti(ri) })
 		add(GapNoSyncEvents, syncWhat,
 			"captured before the profiler recorded cuda_sync events (Kineto records them since 2023-06; "+
 				"this trace's format or capture date is older): on a current PyTorch, collect with torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)",
-			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) && predatesSyncEvents(ri) && !mtia(ri) })
+			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) && predatesSyncEvents(ri) && cupti(ri) })
 		add(GapNoPythonStacks, "python frames above the operators (which line issued a sync or a copy)",
 			"captured without python stacks; collect with with_stack=True",
 			func(ri RankInfo) bool { return !ri.HasPythonStacks && ri.Format != "kineto_2021" && !legacy(ri) })
@@ -202,8 +210,11 @@ func DetectGaps(b *Bundle) {
 				"a current PyTorch profiler with with_stack=True records python_function events the evidence uses",
 			func(ri RankInfo) bool { return !ri.HasPythonStacks && ri.Format == "kineto_2021" })
 		add(GapGraphsHideKernel, "per-kernel CPU attribution of graph-replayed kernels (no operator, no input shapes)",
-			"the trace replays CUDA/HIP graphs: their kernels carry only the cudaGraphLaunch's correlation",
-			func(ri RankInfo) bool { return ri.HasGraphs })
+			"the trace replays CUDA graphs: their kernels carry only the cudaGraphLaunch's correlation",
+			func(ri RankInfo) bool { return ri.HasGraphs && !rocm(ri) })
+		add(GapGraphsHideKernel, "per-kernel CPU attribution of graph-replayed kernels (no operator, no input shapes)",
+			"the trace replays HIP graphs: their kernels carry only the hipGraphLaunch's correlation",
+			func(ri RankInfo) bool { return ri.HasGraphs && rocm(ri) })
 		add(GapRankDefaulted, "which rank of the job this file is",
 			"no merged-pid prefix, -rank-N file name or distributedInfo: the rank defaulted to 0",
 			func(ri RankInfo) bool { return ri.RankSource == "default" })

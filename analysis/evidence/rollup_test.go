@@ -34,7 +34,7 @@ func TestMergeSpec(t *testing.T) {
 			"count=sum bytes=sum total_ns=sum host_ns=sum held_ns=sum one_time_ns=sum max_ns=max",
 		"gaps": "trace=key rank=key step=slice phase=slice stream=key category=key count=sum idle_ns=sum max_ns=max max_at_ns=argmax(max_ns) hist=hist",
 		"launch": "trace=key rank=key step=slice phase=slice stream=slice call=key launches=sum with_gpu=sum cpu_ns=sum gpu_ns=sum delay_ns=sum " +
-			"hta_delay_ns=sum short=sum short_cpu_ns=sum runtime_outliers=sum delay_outliers=sum cpu_hist=hist delay_hist=hist",
+			"hta_delay_ns=sum short=sum short_cpu_ns=sum runtime_outliers=sum delay_outliers=sum min_cpu_ns=min max_cpu_ns=max min_delay_ns=min max_delay_ns=max cpu_hist=hist delay_hist=hist",
 		"overlap": "trace=key rank=key step=slice phase=slice comm_ns=sum compute_ns=sum overlap_ns=sum comm_overlap_pct=derived comm_kernels=sum",
 		"graphs": "trace=key rank=key step=slice phase=slice graph=key launches=sum empty_launches=sum kernels=sum min_per_launch=min " +
 			"max_per_launch=max gpu_ns=sum",

@@ -256,7 +256,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 			if kind == "held" && x.steps >= RecurMinSteps && 5*x.steps >= 4*rr.steps {
 				a.Recurs, a.Steps, a.OfAll = true, x.steps, rr.steps
 				a.Title = "GPU idle with launched work waiting, step after step (a dependency, or work the trace does not show)"
-				a.Detail += fmt.Sprintf(" It recurs: %d of the rank's %d steps hold 1 ms or more of it at once, so it is the loop's own stall, not a one-off of the capture, and the trace does not show what the device waited for: capture with CUDA sync events (torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)), which record a stream's wait on another, and profile every rank and process that shares the GPU.", x.steps, rr.steps)
+				a.Detail += fmt.Sprintf(" It recurs: %d of the rank's %d steps hold 1 ms or more of it at once, so it is the loop's own stall, not a one-off of the capture, and the trace does not show what the device waited for: %s, and profile every rank and process that shares the GPU.", x.steps, rr.steps, syncEventsAdvice(platformOf(ev, rr.trace, rr.rank)))
 			}
 			add(a)
 		}
@@ -670,4 +670,29 @@ func overviewInt(ev *evidence.Evidence, trace string, rank int, col string) int6
 		}
 	}
 	return 0
+}
+
+// platformOf is the platform of a rank (the traces table's, "" when it
+// does not say).
+func platformOf(ev *evidence.Evidence, trace string, rank int) string {
+	for _, ri := range evidence.Ranks(ev.Traces) {
+		if ri.Trace == trace && ri.Rank == rank {
+			return ri.Platform
+		}
+	}
+	return ""
+}
+
+// syncEventsAdvice says how a capture on platform would show what the
+// device waited for: CUDA sync events on CUDA, which Kineto records
+// through CUPTI alone; on ROCm and MTIA the host's sync and stream-wait
+// calls, and the platform's own tracer.
+func syncEventsAdvice(platform string) string {
+	switch platform {
+	case "rocm":
+		return "on ROCm the profiler records no device-side sync events (Kineto records them through CUPTI, on CUDA GPUs only): read the hipStreamWaitEvent and hip*Synchronize calls around the stall, or trace the streams with rocprofv3"
+	case "mtia":
+		return "the profiler records no device-side sync events on MTIA: read the host's wait calls around the stall"
+	}
+	return "capture with CUDA sync events (torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)), which record a stream's wait on another"
 }

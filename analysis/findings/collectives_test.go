@@ -382,7 +382,7 @@ func TestCommExposedSplit(t *testing.T) {
 			name:      "all-reduces issued inside the backward without DDP: not the loop's async_op",
 			b:         transfer("profiler_step", []string{"backward", "allreduce_in_backward"}, "all_reduce"),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
-			wantFix: []string{"inside the backward pass", "allreduce_in_backward_example", "bucket_cap_mb"},
+			wantFix: []string{"inside the backward pass", "allreduce_in_backward_example", "the trace shows no DDP", "DistributedDataParallel"},
 			notFix:  []string{"async_op=True", "no DDP reducer"},
 		},
 		{

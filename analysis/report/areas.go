@@ -295,7 +295,7 @@ func syncEvidence(s *areaSlice) (string, *evidence.Gap) {
 		}
 		text += ", " + fmtMs(evidence.Int(t, top, "blocked_ns")) + " in " + plural(evidence.Int(t, top, "count"), "call", "calls") + "."
 		if edge > 0 {
-			text += " " + plural(edge, "sync", "syncs") + " at the capture's edges blocked " + fmtMs(edgeNs) + " (the profiler's start or stop; see Capture quality)."
+			text += " " + plural(edge, "sync", "syncs") + " at the capture's edges blocked " + fmtMs(edgeNs) + " (what they wait for lies outside the window: the profiler's start or stop, a harness sync, or the previous step's work; see Capture quality)."
 		}
 		if held > 0 && edge > 0 {
 			text += " Of the other calls' time, " + fmtMs(held) + " passed while the GPU ran none of the trace's work: a wait for work the trace does not show (see Capture quality)."
@@ -695,12 +695,13 @@ func medianInt(xs []int64) int64 {
 }
 
 // streamIdle is HTA's per-stream idle split, for the stream with the most
-// gaps (the one the work runs on). A stream that runs a few kernels a step
+// gaps (the one the work runs on); deviceIdle is the slice's GPU idle time
+// (every stream idle at once). A stream that runs a few kernels a step
 // (vllm_h100: stream 171, 10 all-gathers, 0.24 ms busy) idles through the
 // whole step between them, and HTA names each of those gaps host_wait:
 // summed with the main stream's, they would swamp its split, so the other
 // streams' idle is given apart.
-func streamIdle(t *table.Table) string {
+func streamIdle(t *table.Table, deviceIdle int64) string {
 	if t.Col("stream") < 0 {
 		return ""
 	}
@@ -761,7 +762,8 @@ func streamIdle(t *table.Table) string {
 			others = "The other " + strconv.Itoa(len(streams)-1) + " streams idle "
 		}
 		out += " " + others + fmtMs(rest) + " more in " + plural(restGaps, "gap", "gaps") +
-			", each stream counted apart: other streams' work runs through much of it, so much of it is not GPU idle time."
+			", each stream counted apart: a stream's gap is GPU idle only where every other stream idles too, which the GPU idle above (" +
+			fmtMs(deviceIdle) + ") counts."
 	}
 	return out
 }
@@ -795,7 +797,7 @@ func idleEvidence(s *areaSlice) (string, *evidence.Gap) {
 	}
 	text := "GPU idle " + fmtMs(s.spans.idle) + ", " + share(s.spans.idle, s.spans.span, "GPU span") + " (" + s.where + ")."
 	if t := s.ev.Table("gaps"); t != nil {
-		text += streamIdle(t)
+		text += streamIdle(t, s.spans.idle)
 	}
 	// HTA's per-stream test names a gap by the launch that ends it: the
 	// idle that Capture quality leaves out (start-up, work held by what the

@@ -587,7 +587,7 @@ func ranksAndPhases(b *evidence.Bundle) ([]int, []string) {
 
 // inspect points the Perfetto guide at a finding's rank and step.
 func inspect(b *evidence.Bundle, ev *evidence.Evidence, f evidence.Finding) Inspect {
-	in := Inspect{What: f.Title, Process: "the host process", Thread: "the thread that launches kernels (cudaLaunchKernel)"}
+	in := Inspect{What: f.Title, Process: "the host process", Thread: "the thread that launches kernels" + launchCallText(b, f.Trace, f.Rank)}
 	if f.Rank >= 0 {
 		in.Process = "rank " + strconv.Itoa(f.Rank) + " host process (and its GPU process for the streams)"
 	}
@@ -610,6 +610,25 @@ func inspect(b *evidence.Bundle, ev *evidence.Evidence, f evidence.Finding) Insp
 		}
 	}
 	return in
+}
+
+// launchCallText names, in parentheses, the runtime call that launches
+// kernels on the platform of a trace's rank (the trace's first rank for
+// rank -1): cudaLaunchKernel on CUDA, hipLaunchKernel on ROCm; "" where
+// the traces table does not say or the platform has neither.
+func launchCallText(b *evidence.Bundle, trace string, rank int) string {
+	for _, ri := range evidence.Ranks(b.Traces) {
+		if (trace == "" || ri.Trace == trace) && (rank < 0 || ri.Rank == rank) {
+			switch ri.Platform {
+			case "cuda":
+				return " (cudaLaunchKernel)"
+			case "rocm":
+				return " (hipLaunchKernel)"
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 // producerText is how Trace Metadata names a producer. The importer's
