@@ -114,10 +114,10 @@ var syncCases = []struct {
 	// tracelens/h100_qwen15_05b_chat: a 12 us call; the 8 us
 	// cudaStreamSynchronize after it is the wait.
 	{"runtime", "cudaMemcpyAsync", "Memcpy DtoH (Device -> Pinned)", ""},
-	{"runtime", "cudaMemcpyAsync", "Memcpy HtoD (Pinned -> Device)", ""},           // tracemap/vllm_h100_tp4_rank0
-	{"runtime", "cudaMemcpyAsync", "Memcpy DtoD (Device -> Device)", ""},           // deepseek/train_h800_ep64
-	{"runtime", "hipMemcpyAsync", "Memcpy HtoD (Host -> Device)", ""},              // tracelens/vllm_prefilldecode_piecewise_mi300x
-	{"runtime", "cudaMemcpyAsync", "", ""},                                         // hta/cupti_profiler: no copy recorded
+	{"runtime", "cudaMemcpyAsync", "Memcpy HtoD (Pinned -> Device)", ""}, // tracemap/vllm_h100_tp4_rank0
+	{"runtime", "cudaMemcpyAsync", "Memcpy DtoD (Device -> Device)", ""}, // deepseek/train_h800_ep64
+	{"runtime", "hipMemcpyAsync", "Memcpy HtoD (Host -> Device)", ""},    // tracelens/vllm_prefilldecode_piecewise_mi300x
+	{"runtime", "cudaMemcpyAsync", "", ""},                               // hta/cupti_profiler: no copy recorded
 	{"driver", "cuMemcpyDtoHAsync_v2", "", ""},
 	// Not syncs.
 	{"runtime", "cudaMemsetAsync", "", ""},
