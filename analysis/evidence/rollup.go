@@ -379,6 +379,17 @@ func RollupTable(area string, t *table.Table, f Filter, ev *Evidence) *table.Tab
 	return out
 }
 
+// Rows returns the indices of t's rows that pass f, unmerged: for a reader
+// of a slice the rollup merges over, such as the stream each kernel ran on
+// (the report's next lever reads a copy's stream from the bundle's kernels
+// rows).
+func (f Filter) Rows(t *table.Table) []int {
+	if t == nil {
+		return nil
+	}
+	return filterRows(t, f)
+}
+
 // filterRows returns the indexes of the rows that pass f.
 func filterRows(t *table.Table, f Filter) []int {
 	ct, cr, cs, cp, cst := t.Col("trace"), t.Col("rank"), t.Col("step"), t.Col("phase"), t.Col("stream")

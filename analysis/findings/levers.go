@@ -472,9 +472,19 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 		if l.caps.Family != "" {
 			dev = fmt.Sprintf("%s, %s", l.ri.GPUModel, l.caps.Family)
 		}
-		split := fmt.Sprintf("%s in GEMMs, %s in convolutions", ms(a.gemm), ms(a.conv))
-		obs := fmt.Sprintf("fp32 GEMM and convolution kernels on the SIMT path took %s (%s), %s of GPU busy time; the GPU was busy %s of its span, so they are %s of the span (%s, %s)%s. Largest: %s.",
-			ms(simt), split, pct(b.score), pct(l.busyShare()), pct(float64(simt)/float64(l.span())), dev, c.where(b.trace, b.rank), others(b.n), strings.Join(names, "; "))
+		// The title and observation name the math the rank ran: a model
+		// without convolutions (trace_diff_test_v100, df_index_resolver_v100)
+		// has its fp32 GEMMs named alone, not beside "0.000 ms in
+		// convolutions"; the split is given only when both ran.
+		what, kernels, split := "GEMMs and convolutions", "GEMM and convolution kernels", fmt.Sprintf(" (%s in GEMMs, %s in convolutions)", ms(a.gemm), ms(a.conv))
+		switch {
+		case a.conv == 0:
+			what, kernels, split = "GEMMs", "GEMM kernels", ""
+		case a.gemm == 0:
+			what, kernels, split = "convolutions", "convolution kernels", ""
+		}
+		obs := fmt.Sprintf("fp32 %s on the SIMT path took %s%s, %s of GPU busy time; the GPU was busy %s of its span, so they are %s of the span (%s, %s)%s. Largest: %s.",
+			kernels, ms(simt), split, pct(b.score), pct(l.busyShare()), pct(float64(simt)/float64(l.span())), dev, c.where(b.trace, b.rank), others(b.n), strings.Join(names, "; "))
 		if a.tc > 0 {
 			obs += fmt.Sprintf(" Another %s of GEMMs and convolutions already ran on tensor cores.", ms(a.tc))
 		}
@@ -489,14 +499,14 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 		critical := b.score >= c.th["fp32_simt_critical"] && l.busyShare() >= c.th["gpu_busy_critical"]
 		switch {
 		case !l.caps.Known:
-			f.Title = "fp32 GEMMs and convolutions run without tensor cores; the device's tensor-core types are unknown"
+			f.Title = "fp32 " + what + " run without tensor cores; the device's tensor-core types are unknown"
 			f.Fix = fmt.Sprintf("%q is not in the capability table: check its compute capability before choosing a precision. 7.x has float16 tensor cores only (autocast to float16, with a GradScaler when training); 8.0 and later also take TF32 and bfloat16; below 7.0 there are no tensor cores.", l.ri.GPUModel)
 			f.Snippet = `python -c "import torch; print(torch.cuda.get_device_name(), torch.cuda.get_device_capability())"`
 			f.Verify = "Re-profile after the change: the GEMM and convolution kernel names should carry a tensor-core marker, and their share of GPU busy time fall."
 			f.Refute = "The device has no tensor cores (compute capability below 7.0), or the model needs these ops in full fp32."
 		case !l.caps.BF16 && !l.caps.TF32:
 			// Volta/Turing (CC 7.x): float16 is the only tensor-core type.
-			f.Title = fmt.Sprintf("fp32 GEMMs and convolutions bypass the tensor cores: on %s they need float16 (AMP)", familyOr(l.caps, "this GPU"))
+			f.Title = fmt.Sprintf("fp32 %s bypass the tensor cores: on %s they need float16 (AMP)", what, familyOr(l.caps, "this GPU"))
 			if critical {
 				f.Severity = "critical"
 			}
@@ -519,7 +529,7 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 			f.Refute = "The same layers still run sgemm/scudnn kernels under autocast (shapes not multiples of 8 keep cuBLAS/cuDNN off the tensor cores), or the loss diverges in float16."
 		default:
 			// CC >= 8.0: TF32 for fp32 math, or bfloat16.
-			f.Title = "fp32 GEMMs and convolutions bypass the tensor cores: TF32 or bfloat16 would use them"
+			f.Title = "fp32 " + what + " bypass the tensor cores: TF32 or bfloat16 would use them"
 			if critical {
 				f.Severity = "critical"
 			}

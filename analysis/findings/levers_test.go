@@ -222,6 +222,56 @@ func TestFP32NoTensorCoresByDevice(t *testing.T) {
 	}
 }
 
+// The fp32 finding names the math that ran: a model without convolutions
+// (trace_diff_test_v100, df_index_resolver_v100) reads "fp32 GEMMs", with
+// no "0.000 ms in convolutions"; the split is kept where both ran.
+func TestFP32NoTensorCoresNamesTheMath(t *testing.T) {
+	gemms := [][]any{kernelRow("volta_sgemm_128x64_nn", 100, 600_000, nil)}
+	convs := [][]any{kernelRow("volta_scudnn_128x64_relu_interior_nn_v1", 100, 600_000, nil)}
+	for _, c := range []struct {
+		name        string
+		gpu         string
+		kernels     [][]any
+		title, obs  string
+		notInTitObs []string // in neither the title nor the observation
+	}{
+		{"V100 GEMMs only", "Tesla V100-SXM2-32GB", gemms,
+			"fp32 GEMMs bypass the tensor cores: on Volta (V100) they need float16 (AMP)",
+			"fp32 GEMM kernels on the SIMT path took 60.0 ms, 60.0% of GPU busy time", []string{"convolution", "in GEMMs"}},
+		{"V100 convolutions only", "Tesla V100-SXM2-32GB", convs,
+			"fp32 convolutions bypass the tensor cores: on Volta (V100) they need float16 (AMP)",
+			"fp32 convolution kernels on the SIMT path took 60.0 ms, 60.0% of GPU busy time", []string{"GEMM", "in convolutions"}},
+		{"V100 both: the split", "Tesla V100-SXM2-32GB", simtKernels(),
+			"fp32 GEMMs and convolutions bypass the tensor cores: on Volta (V100) they need float16 (AMP)",
+			"fp32 GEMM and convolution kernels on the SIMT path took 60.0 ms (20.0 ms in GEMMs, 40.0 ms in convolutions)", nil},
+		{"A100 GEMMs only", "NVIDIA A100-SXM4-80GB", gemms,
+			"fp32 GEMMs bypass the tensor cores: TF32 or bfloat16 would use them",
+			"fp32 GEMM kernels on the SIMT path took 60.0 ms,", []string{"convolution"}},
+		{"unknown device, GEMMs only", "NVIDIA Mystery 9000", gemms,
+			"fp32 GEMMs run without tensor cores; the device's tensor-core types are unknown",
+			"fp32 GEMM kernels on the SIMT path took 60.0 ms,", []string{"convolution"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fs := only(rig{producer: "profiler_step", gpu: c.gpu, busy: 100_000_000, idle: 5_000_000, kernels: c.kernels, features: []string{"cpu_ops", "backward"}}, "fp32_no_tensor_cores", nil)
+			if len(fs) != 1 {
+				t.Fatalf("findings = %q, want one fp32_no_tensor_cores", rules(fs))
+			}
+			f := fs[0]
+			if f.Title != c.title {
+				t.Errorf("title = %q, want %q", f.Title, c.title)
+			}
+			if !strings.Contains(f.Observation, c.obs) {
+				t.Errorf("observation lacks %q: %q", c.obs, f.Observation)
+			}
+			for _, w := range c.notInTitObs {
+				if strings.Contains(f.Title+"\n"+f.Observation, w) {
+					t.Errorf("title or observation says %q:\n%s\n%s", w, f.Title, f.Observation)
+				}
+			}
+		})
+	}
+}
+
 // eagerKernels: 60% of a 100 ms busy time in eager elementwise kernels.
 func eagerKernels() [][]any {
 	return [][]any{

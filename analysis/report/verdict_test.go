@@ -134,7 +134,7 @@ func TestNextLeverFromKernels(t *testing.T) {
 			[]string{"the CPU operator with the most self time is gloo:all_reduce"}, []string{"aten::empty"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, _ := nextFromKernels(c.ev, "Nsight Compute (ncu)")
+			got, _ := nextFromKernels(c.ev, nil, "Nsight Compute (ncu)")
 			for _, w := range c.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("missing %q in %q", w, got)
@@ -146,6 +146,70 @@ func TestNextLeverFromKernels(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The next lever's copy sentence says what a copy costs only where the
+// kernels' streams show it: copies on the rank's compute stream run in line
+// with its kernels (trace_diff_test_v100: 4,645 DtoD copies on stream 7,
+// the compute stream), copies on a stream of their own beside them; rows
+// without a stream, or copies on the compute stream and another, say
+// nothing of the cost.
+func TestNextLeverCopyStream(t *testing.T) {
+	const dtod = "Memcpy DtoD (Device -> Device)"
+	row := func(rank, stream int64, name, class string, ns int64) []any {
+		return []any{"t", rank, int64(1), "", stream, name, class, ns}
+	}
+	inLine := "the compute stream, in line with its kernels and serialised with them, so their time adds to the step"
+	for _, c := range []struct {
+		name      string
+		cols      string
+		rows      [][]any
+		want, not []string
+	}{
+		{"on the compute stream (trace_diff_test_v100)", "trace rank step phase stream name class total_ns",
+			[][]any{row(0, 7, "gemm", "COMP", 5e6), row(0, 7, dtod, "MEM", 6e6), row(0, 20, "other", "COMP", 1e6)},
+			[]string{"the memcpy area gives its bandwidth and stream (its copies run on stream 7, " + inLine + ")."}, []string{"costs little"}},
+		{"on a stream of its own", "trace rank step phase stream name class total_ns",
+			[][]any{row(0, 7, "gemm", "COMP", 5e6), row(0, 20, dtod, "MEM", 6e6)},
+			[]string{"(its copies run on stream 20, not the compute stream 7: a copy beside compute costs little)."}, []string{"in line"}},
+		{"each rank on its compute stream", "trace rank step phase stream name class total_ns",
+			[][]any{row(0, 7, "gemm", "COMP", 5e6), row(0, 7, dtod, "MEM", 6e6), row(1, 9, "gemm", "COMP", 5e6), row(1, 9, dtod, "MEM", 6e6)},
+			[]string{"(its copies run on each rank's compute stream, in line"}, []string{"costs little"}},
+		{"on the compute stream and another: nothing of the cost", "trace rank step phase stream name class total_ns",
+			[][]any{row(0, 7, "gemm", "COMP", 5e6), row(0, 7, dtod, "MEM", 3e6), row(0, 20, dtod, "MEM", 3e6)},
+			[]string{"the memcpy area gives its bandwidth and stream."}, []string{"costs little", "in line", "(its copies"}},
+		{"no stream column: nothing of the cost", "trace rank step phase name class total_ns",
+			[][]any{{"t", int64(0), int64(1), "", "gemm", "COMP", int64(5e6)}, {"t", int64(0), int64(1), "", dtod, "MEM", int64(6e6)}},
+			[]string{"the memcpy area gives its bandwidth and stream."}, []string{"costs little", "in line", "(its copies"}},
+		{"only copies: no compute stream to compare", "trace rank step phase stream name class total_ns",
+			[][]any{row(0, 7, dtod, "MEM", 6e6)},
+			[]string{"Every GPU operation is a copy or memset", "the memcpy area gives its bandwidth and stream."}, []string{"costs little", "in line"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := evidence.NewBundle()
+			b.Tables["kernels"] = &table.Table{Columns: testutil.Columns(c.cols), Rows: c.rows}
+			got, _ := nextFromKernels(evidence.Rollup(b, evidence.Filter{}), b.Table("kernels"), "Nsight Compute (ncu)")
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("missing %q in %q", w, got)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(got, n) {
+					t.Errorf("unexpected %q in %q", n, got)
+				}
+			}
+		})
+	}
+	// A view of the copy's stream alone still names the rank's compute
+	// stream, not the copy's as the one the view shows.
+	b := evidence.NewBundle()
+	b.Tables["kernels"] = &table.Table{Columns: testutil.Columns("trace rank step phase stream name class total_ns"),
+		Rows: [][]any{row(0, 7, "gemm", "COMP", 5e6), row(0, 20, "other", "COMP", 1e6), row(0, 20, dtod, "MEM", 6e6)}}
+	got, _ := nextFromKernels(evidence.Rollup(b, evidence.Filter{HasStream: true, Stream: 20}), b.Table("kernels"), "Nsight Compute (ncu)")
+	if w := "(its copies run on stream 20, not the compute stream 7: a copy beside compute costs little)."; !strings.Contains(got, w) {
+		t.Errorf("stream 20's view: missing %q in %q", w, got)
 	}
 }
 
