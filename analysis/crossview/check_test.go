@@ -27,6 +27,12 @@ func TestDecide(t *testing.T) {
 		{"host gaps with python stacks", Metrics{WallNs: wall, GPUTimeNs: 500, BusyNs: 500, IdleNs: 500, GapHostNs: 300, GapHostConfirmedNs: 300, PythonFrames: 10}, "host-gaps", Hypothesis},
 		{"mostly busy, host ahead", Metrics{WallNs: wall, GPUTimeNs: 750, BusyNs: 750, IdleNs: 250, GapDeviceNs: 250, BlockedWhileBusyNs: 60}, "device-mostly-busy", Hypothesis},
 		{"nothing decides", Metrics{WallNs: wall, GPUTimeNs: 500, BusyNs: 500, IdleNs: 500, GapDeviceNs: 300, GapHostNs: 200}, "otherwise", ""},
+		// Exposed communication and host gaps both hold: the larger share of
+		// the span decides (df_index_resolver_v100: comm 20.6%, host-wait
+		// gaps 41%), whichever comes first in the table.
+		{"host gaps outweigh exposed comm", Metrics{WallNs: wall, GPUTimeNs: 600, BusyNs: 580, IdleNs: 420, CommExposedNs: 206, GapHostNs: 410, GapHostConfirmedNs: 410}, "host-gaps", Confirmed},
+		{"exposed comm outweighs host gaps", Metrics{WallNs: wall, GPUTimeNs: 700, BusyNs: 700, IdleNs: 300, CommExposedNs: 400, GapHostNs: 250, GapHostConfirmedNs: 250}, "comm-exposed", Hypothesis},
+		{"sync gaps outweigh exposed comm", Metrics{WallNs: wall, GPUTimeNs: 500, BusyNs: 500, IdleNs: 500, CommExposedNs: 210, GapSyncNs: 400, GapSyncConfirmedNs: 100}, "sync-gaps", Hypothesis},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

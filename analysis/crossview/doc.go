@@ -135,7 +135,10 @@
 // # The verdict
 //
 // Rules is the decision table; the first rule whose condition holds gives
-// the verdict. Its numbers are shares of the GPU span: the slice's wall time
+// the verdict, except among the rules that name a constraint on the idle
+// or exposed time (comm-exposed, waiting, sync-gaps, host-gaps): where
+// several of them hold, the one whose constraint takes the largest share
+// of the span (comm; idle × wait, sync or host) decides. Its numbers are shares of the GPU span: the slice's wall time
 // (the window, the selected steps, or the span of the rank's events) from
 // each rank's first GPU operation to its last, summed over ranks; the wall
 // before and after (Metrics.EdgeIdleNs) is the capture's edge, in no share.
@@ -190,7 +193,7 @@
 // when the operation that ends it was launched after the gap began (same
 // rank; for an operation linked by External id, when its operator started
 // after the gap began, since the launch lay inside the operator): the
-// device demonstrably waited for that launch. The later rules
+// device demonstrably waited for that launch. The other rules
 // whose conditions also hold are reported as runners-up.
 //
 // A verdict is "confirmed" only when a mechanism links cause and effect in

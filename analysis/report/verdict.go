@@ -71,6 +71,19 @@ func crossLabel(cv *crossview.Result, gate *findings.Gate) (label, capped string
 	return label, why
 }
 
+// lateRanks says whether critical issue i is communication that the
+// collectives' matching shows waiting for late ranks (Finding.Wait), beside
+// a host-bound cross-check: ranks whose hosts launch late arrive late, so
+// the host-bound reading explains that wait rather than outweighing it, and
+// the matching across ranks, which one rank's cross-check cannot see,
+// stays its mechanism (dlrm_8rank: rank 1's all_to_all, 98.1% waiting for
+// ranks that began the step later, while the ranks' GPUs wait on their
+// hosts).
+func lateRanks(is *Issue, crit []evidence.Finding, i int, want, verdict string) bool {
+	return want == crossview.VerdictComm && verdict == crossview.VerdictHost &&
+		i < len(crit) && crit[i].Title == is.Title && crit[i].Wait != ""
+}
+
 // reconcile makes the issues and the Executive Summary agree with the
 // cross-check of the same slice: a confirmed issue whose constraint the
 // cross-check rates a hypothesis, cannot attribute (inconclusive) or sees
@@ -98,7 +111,7 @@ func reconcile(d *Doc, cv *crossview.Result, label, capped string, crit []eviden
 		switch {
 		case cv.Check.Verdict == crossview.VerdictInconclusive:
 			why = "the CPU cross-check cannot attribute this slice's idle time to one cause (inconclusive)"
-		case cv.Check.Verdict != want && cv.Check.Verdict != crossview.VerdictWaiting && label == crossview.Confirmed:
+		case cv.Check.Verdict != want && cv.Check.Verdict != crossview.VerdictWaiting && label == crossview.Confirmed && !lateRanks(is, crit, i, want, cv.Check.Verdict):
 			// Only a confirmed other constraint outweighs the issue's own
 			// mechanism; a hypothesis is named in the summary instead.
 			why = "the CPU cross-check names another constraint for this slice: " + verdict

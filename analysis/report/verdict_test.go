@@ -549,3 +549,27 @@ func TestMoreIssuesLine(t *testing.T) {
 		}
 	}
 }
+
+// A confirmed host-bound cross-check does not cap communication that the
+// collectives' matching shows waiting for late ranks: ranks whose hosts
+// launch late arrive late (dlrm_8rank: the 8 ranks' GPUs wait on their
+// hosts, and rank 1's all_to_all waits 98.1% for the last rank). Exposed
+// communication without that matching is capped as before.
+func TestReconcileHostBoundKeepsLateRanks(t *testing.T) {
+	cv := &crossview.Result{Check: crossview.Check{Verdict: crossview.VerdictHost, Label: crossview.Confirmed, Metrics: crossview.Metrics{GPUTimeNs: 1}}}
+	for _, tc := range []struct {
+		wait      string
+		confirmed bool
+	}{
+		{"of rank 1's 11.3 ms of matched collective time, 11.1 ms (98.1%) was waiting for late ranks to arrive and 0.211 ms transfer", true},
+		{"", false},
+	} {
+		comm := evidence.Finding{Rule: "comm_not_overlapped", Status: "confirmed", Severity: "critical", Rank: 1,
+			Title: "Rank 1's exposed communication is mostly waiting for late ranks to arrive, not transfer", Wait: tc.wait}
+		d := &Doc{Critical: []Issue{{ID: comm.Rule, Title: comm.Title, Confirmed: true}}}
+		reconcile(d, cv, crossview.Confirmed, "", []evidence.Finding{comm})
+		if got := d.Critical[0].Confirmed; got != tc.confirmed {
+			t.Errorf("wait %q: confirmed = %v, want %v (%s)", tc.wait, got, tc.confirmed, d.Critical[0].Observation)
+		}
+	}
+}
