@@ -135,16 +135,7 @@ func TestNextLeverFromKernels(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, _ := nextFromKernels(c.ev, nil, "Nsight Compute (ncu)")
-			for _, w := range c.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("missing %q in %q", w, got)
-				}
-			}
-			for _, n := range c.not {
-				if strings.Contains(got, n) {
-					t.Errorf("unexpected %q in %q", n, got)
-				}
-			}
+			containsAll(t, got, c.want, c.not)
 		})
 	}
 }
@@ -190,16 +181,7 @@ func TestNextLeverCopyStream(t *testing.T) {
 			b := evidence.NewBundle()
 			b.Tables["kernels"] = &table.Table{Columns: testutil.Columns(c.cols), Rows: c.rows}
 			got, _ := nextFromKernels(evidence.Rollup(b, evidence.Filter{}), b.Table("kernels"), "Nsight Compute (ncu)")
-			for _, w := range c.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("missing %q in %q", w, got)
-				}
-			}
-			for _, n := range c.not {
-				if strings.Contains(got, n) {
-					t.Errorf("unexpected %q in %q", n, got)
-				}
-			}
+			containsAll(t, got, c.want, c.not)
 		})
 	}
 	// A view of the copy's stream alone still names the rank's compute
@@ -570,6 +552,22 @@ func TestReconcileHostBoundKeepsLateRanks(t *testing.T) {
 		reconcile(d, cv, crossview.Confirmed, "", []evidence.Finding{comm})
 		if got := d.Critical[0].Confirmed; got != tc.confirmed {
 			t.Errorf("wait %q: confirmed = %v, want %v (%s)", tc.wait, got, tc.confirmed, d.Critical[0].Observation)
+		}
+	}
+}
+
+// containsAll fails t for each text of want missing from got and each of
+// not found in it.
+func containsAll(t *testing.T, got string, want, not []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("missing %q in %q", w, got)
+		}
+	}
+	for _, n := range not {
+		if strings.Contains(got, n) {
+			t.Errorf("unexpected %q in %q", n, got)
 		}
 	}
 }
