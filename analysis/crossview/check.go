@@ -833,7 +833,7 @@ func reason(m Metrics, r Rule) string {
 		return "no GPU operation in the slice"
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "GPU busy %s of %s ms GPU span (%d rank(s)%s%s); idle %s ms: gaps opened by sync calls %s, launching thread waiting for work %s, launches issued after the device went idle %s, device-side dependencies %s, other %s (mechanism-linked: %s of idle)",
+	fmt.Fprintf(&sb, "GPU busy %s of %s ms GPU span (%d rank(s)%s%s); idle %s ms: gaps opened by sync calls %s, launching thread waiting for work %s, launches issued after the device went idle %s, work already queued (device-side dependencies, or the few µs the device takes between queued kernels) %s, other %s (mechanism-linked: %s of idle)",
 		pct(m.Busy()), ms(m.SpanNs()), m.Ranks, edgeNote(m), leftOutNote(m), ms(m.IdleNs),
 		pct(m.GapShare(CauseSync)), pct(m.GapShare(CauseWait)), pct(m.GapShare(CauseHost)), pct(m.GapShare(CauseDevice)), pct(m.GapShare(CauseOther)),
 		pct(share(m.GapConfirmedNs, m.IdleNs)))

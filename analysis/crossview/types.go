@@ -436,7 +436,9 @@ type Metrics struct {
 	// Idle time by the cause of its gap: opened by a sync call; the
 	// launching thread waiting for work; a launch issued after the device
 	// went idle while the host worked; work queued before the gap (a device
-	// dependency: another stream, an event, a collective); none of these
+	// dependency: another stream, an event, a collective; or, in a gap of
+	// a few µs, the device's own time between queued kernels, which HTA
+	// calls kernel wait); none of these
 	// (trailing idle, operations without a launching call, and the part of
 	// a late launch's gap in which no launching thread had a frame open
 	// for HeldMinNs or more: the host idle too, its work outside the
