@@ -17,13 +17,23 @@
 // which an NVIDIA reading would take for Hopper.
 //
 // A name in the table gives its family's capabilities and, where the
-// table has them for that part, its peak and bandwidth. A name not in the
-// table (or "") with a compute capability gives capabilities derived from
-// it: on NVIDIA Family is "sm_XY"; on ROCm 9.4 is CDNA3 and 9.0 is taken
-// as CDNA2 (gfx90a), though GFXIP 9.0 is shared with gfx900/gfx906/gfx908
-// (MI25, MI50/MI60, MI100): Inferred says so, and PeakTFLOPs and MemTBs
-// stay 0 because the exact part is not known. Neither a name nor a
-// compute capability (or an unknown vendor) gives Known=false.
+// table has them for that part, its peak and bandwidth. On AMD, a name
+// that identifies no part ("", as the vLLM MI300X traces write, or ROCm's
+// generic "AMD Radeon Graphics") is followed by the other properties
+// (Identify): the GFXIP version, the compute-unit count (numSms) and the
+// memory (totalGlobalMem) are looked up in amdParts, the ROCm
+// specification table. One part that fits is named in Model (GFXIP 9.4,
+// 304 CUs and 192 GiB are an MI300X) and gives its figures; several that
+// fit (an MI210 and one GCD of an MI250 both show 104 CUs and 64 GiB) are
+// listed in Candidates, and no model is chosen among them.
+//
+// Otherwise a compute capability gives capabilities derived from it: on
+// NVIDIA Family is "sm_XY"; on ROCm 9.4 is CDNA3 (gfx942), 9.5 CDNA4
+// (gfx950, capabilities unknown) and 9.0 is taken as CDNA2 (gfx90a),
+// though GFXIP 9.0 is shared with gfx900/gfx906/gfx908 (MI25, MI50/MI60,
+// MI100): Inferred says so, and PeakTFLOPs and MemTBs stay 0 because the
+// exact part is not known. Neither a name nor a compute capability (or an
+// unknown vendor) gives Known=false.
 //
 // # Sources
 //
@@ -40,7 +50,11 @@
 //   - [VOLTA-WP], [DELL], [T4-3P], [A100-DS], [H100-DS], [H200], [B200],
 //     [L4-3P], [4090-3P], [5090-3P]: peak and bandwidth figures (3rd-party
 //     reproductions are marked so in JUDGEMENT.md).
-//   - [ROCM-SPECS] ROCm gpu-arch-specs (LLVM target, GFXIP major/minor);
+//   - [ROCM-SPECS] ROCm gpu-arch-specs (LLVM target, GFXIP major/minor,
+//     compute units, VRAM per part); gfx950 (MI350X/MI355X: GFXIP 9.5,
+//     256 CUs, 288 GiB) is from its develop page
+//     (rocmdocs.amd.com/en/develop/reference/gpu-arch-specs.html,
+//     2026-02-20), the pinned copy predating it;
 //     [ROCM-PREC] ROCm precision-support (matrix types per target);
 //     [ROCM-MI250], [ROCM-MI300], [MI325X-3P]: AMD figures.
 //
@@ -82,9 +96,30 @@ type Caps struct {
 	// Source names the reference the row comes from.
 	Source string
 	// Inferred is true when the capabilities were derived from the compute
-	// capability alone (the name is empty or not in the table): the family
-	// is known, the exact part and so its peak and bandwidth are not.
+	// capability alone (the name is empty or not in the table), or from
+	// properties that fit several parts (Candidates): the family is known,
+	// the exact part and so its peak and bandwidth are not.
 	Inferred bool
+	// Model is the part the device's other properties identify where its
+	// name does not (Identify): "MI300X" for an empty name with GFXIP 9.4,
+	// 304 CUs and 192 GiB. "" when the name decided, or when no part or
+	// several fit.
+	Model string
+	// Candidates are the parts those properties fit when several do
+	// ("MI250", "MI210"), in amdParts order; nil otherwise.
+	Candidates []string
+	// From says what Model or Candidates was read from:
+	// "GFXIP 9.4, 304 CUs, 192 GiB".
+	From string
+}
+
+// Props is what a trace's deviceProperties say about device 0.
+type Props struct {
+	Name             string
+	CCMajor, CCMinor int    // computeMajor/computeMinor (ROCm: GFXIP), -1 when absent
+	NumSMs           int    // numSms: SMs on NVIDIA, compute units (CUs) on AMD; 0 when absent
+	TotalMem         int64  // totalGlobalMem in bytes, 0 when absent
+	Platform         string // cuda, rocm, ...
 }
 
 // flags are the capabilities a family row sets.
@@ -171,9 +206,13 @@ var table = []family{
 		parts: []part{dev(`\bMI250X / MI250\b`, 0, 1.6), dev(`\bMI250X\b`, 191.5, 1.6), dev(`\bMI250\b`, 181.05, 1.6), dev(`\bMI210\b`, 0, 0)}},
 	{vendor: "amd", name: "CDNA3 (MI300X/MI325X)", arch: "gfx942", major: 9, minor: 4, known: true, caps: cdna3, src: "[ROCM-SPECS][ROCM-MI300][ROCM-PREC][MI325X-3P]",
 		parts: []part{dev(`\bMI300X\b`, 1307.4, 5.3), dev(`\bMI325X\b`, 1307.4, 6.0), dev(`\bMI30[08][AX]?\b`, 0, 0)}},
+	// CDNA4: JUDGEMENT.md has no capability row for it (its FP4 support is
+	// unverified), so its capabilities stay unknown; the arch is said.
+	{vendor: "amd", name: "CDNA4 (MI350X/MI355X)", arch: "gfx950", major: 9, minor: 5, known: false, src: "[ROCM-SPECS] develop page (gfx950, GFXIP 9.5)",
+		parts: []part{dev(`\bMI35[05]X?\b`, 0, 0)}},
 	// AMD parts outside the table: named here so that their GFXIP 9.x is not read as gfx90a.
 	{vendor: "amd", name: "AMD device not in the table", known: false, src: "[ROCM-SPECS]",
-		parts: []part{dev(`\bMI(6|8|25|50|60|100)\b`, 0, 0), dev(`\bMI35[05]X?\b`, 0, 0), dev(`\bRadeon (Pro )?VII\b`, 0, 0)}},
+		parts: []part{dev(`\bMI(6|8|25|50|60|100)\b`, 0, 0), dev(`\bRadeon (Pro )?VII\b`, 0, 0)}},
 }
 
 // The derived rows: what a compute capability alone says.
@@ -182,28 +221,95 @@ var (
 		src: "[ROCM-SPECS][ROCM-PREC]; GFXIP 9.0 is also gfx900/gfx906/gfx908"}
 	cdna3Derived = family{vendor: "amd", name: "CDNA3 (gfx942, from GFXIP 9.4)", arch: "gfx942", major: 9, minor: 4, known: true, caps: cdna3,
 		src: "[ROCM-SPECS][ROCM-PREC]"}
+	cdna4Derived = family{vendor: "amd", name: "CDNA4 (gfx950, from GFXIP 9.5)", arch: "gfx950", major: 9, minor: 5, known: false,
+		src: "[ROCM-SPECS] develop page (gfx950, GFXIP 9.5)"}
 )
+
+// amdPart is one row of the ROCm specification table: what an AMD device
+// reports besides its name. An MI250/MI250X shows each of its two GCDs as
+// a device [ROCM-MI250], so its row holds one GCD's CUs and memory.
+type amdPart struct {
+	model        string // as the name table matches it (match)
+	arch         string
+	major, minor int     // GFXIP version
+	cus          int     // compute units of one device (numSms)
+	memGiB       float64 // memory of one device; 0: not compared
+}
+
+// amdParts are the AMD parts [ROCM-SPECS] lists with a GFXIP 9 version,
+// from the pinned copy (@e396b489) unless marked. A device whose name
+// identifies no part is matched against them by GFXIP version, CU count
+// and memory (fitsMem); the parts that fit are named in table order.
+var amdParts = []amdPart{
+	{model: "MI325X", arch: "gfx942", major: 9, minor: 4, cus: 304, memGiB: 256},
+	{model: "MI300X", arch: "gfx942", major: 9, minor: 4, cus: 304, memGiB: 192},
+	// The APU's 128 GiB are shared with its CPU cores: what totalGlobalMem
+	// says there is unverified, so the CU count alone decides; no other
+	// gfx942 part has 228.
+	{model: "MI300A", arch: "gfx942", major: 9, minor: 4, cus: 228},
+	// One GCD: the table gives 220 CUs (110 per GCD) and 128 GiB per OAM.
+	{model: "MI250X", arch: "gfx90a", major: 9, minor: 0, cus: 110, memGiB: 64},
+	// One GCD: 208 CUs (104 per GCD) and 128 GiB per OAM, as an MI210.
+	{model: "MI250", arch: "gfx90a", major: 9, minor: 0, cus: 104, memGiB: 64},
+	{model: "MI210", arch: "gfx90a", major: 9, minor: 0, cus: 104, memGiB: 64},
+	{model: "MI100", arch: "gfx908", major: 9, minor: 0, cus: 120, memGiB: 32},
+	{model: "MI60", arch: "gfx906", major: 9, minor: 0, cus: 64, memGiB: 32},
+	{model: "MI50 32GB", arch: "gfx906", major: 9, minor: 0, cus: 60, memGiB: 32},
+	{model: "MI50 16GB", arch: "gfx906", major: 9, minor: 0, cus: 60, memGiB: 16},
+	{model: "Radeon Pro VII", arch: "gfx906", major: 9, minor: 0, cus: 60, memGiB: 16},
+	{model: "Radeon VII", arch: "gfx906", major: 9, minor: 0, cus: 60, memGiB: 16},
+	{model: "MI25", arch: "gfx900", major: 9, minor: 0, cus: 64, memGiB: 16},
+	// The develop page of gpu-arch-specs (2026-02-20; the pinned copy
+	// predates gfx950) gives both the same row.
+	{model: "MI355X", arch: "gfx950", major: 9, minor: 5, cus: 256, memGiB: 288},
+	{model: "MI350X", arch: "gfx950", major: 9, minor: 5, cus: 256, memGiB: 288},
+}
+
+// fitsMem says whether a device of mem bytes can be part p: within 5% of
+// its memory (a driver reports a little less: 191.98 GiB on an MI300X),
+// or either is not known.
+func (p amdPart) fitsMem(mem int64) bool {
+	if p.memGiB == 0 || mem <= 0 {
+		return true
+	}
+	gib := float64(mem) / (1 << 30)
+	return gib >= p.memGiB*0.95 && gib <= p.memGiB*1.05
+}
 
 // Lookup returns the capabilities of the device named name with compute
 // capability major.minor (-1 when the trace does not give it) on platform
 // (cuda, rocm, ...).
 //
 //	device.Lookup("Tesla V100-SXM2-32GB", 7, 0, "cuda").BF16 == false
+//
+// It reads the name and compute capability only; Identify reads the other
+// properties too.
 func Lookup(name string, ccMajor, ccMinor int, platform string) Caps {
+	return Identify(Props{Name: name, CCMajor: ccMajor, CCMinor: ccMinor, Platform: platform})
+}
+
+// Identify returns the capabilities of the device p describes: as Lookup,
+// and, on AMD where the name identifies no part, the part its GFXIP
+// version, compute-unit count and memory identify (Model), or the parts
+// they fit (Candidates).
+//
+//	device.Identify(device.Props{CCMajor: 9, CCMinor: 4, NumSMs: 304, TotalMem: 206141652992, Platform: "rocm"}).Model == "MI300X"
+func Identify(p Props) Caps {
+	name, ccMajor, ccMinor := p.Name, p.CCMajor, p.CCMinor
 	if ccMajor <= 0 || ccMinor < 0 {
 		ccMajor, ccMinor = -1, -1
 	}
 	hasCC := ccMajor > 0
 	c := Caps{CCMajor: ccMajor, CCMinor: ccMinor}
 
-	vendor := vendorOf(name, platform)
+	vendor := vendorOf(name, p.Platform)
 	f, pt := match(name, vendorOf(name, ""))
 	if f != nil {
 		vendor = f.vendor
 	}
 	c.Vendor = vendor
 	if f != nil && !f.known {
-		c.Family, c.Source = f.name, f.src
+		c.Family, c.Arch, c.Source = f.name, f.arch, f.src
 		return c
 	}
 	// A name row whose CC disagrees with the trace's is a wrong match: the
@@ -220,17 +326,80 @@ func Lookup(name string, ccMajor, ccMinor int, platform string) Caps {
 	case "nvidia":
 		return fromCC(c)
 	case "amd":
+		if byProps(&c, p.NumSMs, p.TotalMem) {
+			return c
+		}
+		var d *family
 		switch {
 		case ccMajor == 9 && ccMinor == 0:
-			c.fill(&cdna2Derived)
+			d = &cdna2Derived
 		case ccMajor == 9 && ccMinor == 4:
-			c.fill(&cdna3Derived)
+			d = &cdna3Derived
+		case ccMajor == 9 && ccMinor == 5:
+			c.Family, c.Arch, c.Source = cdna4Derived.name, cdna4Derived.arch, cdna4Derived.src
+			return c
 		default:
 			return c
 		}
+		c.fill(d)
 		c.Inferred = true
 	}
 	return c
+}
+
+// byProps identifies an AMD device of c's GFXIP version, with cus compute
+// units and mem bytes, from amdParts, and fills c: the family and figures
+// of the one part that fits (Model), or the family the parts that fit
+// share, without figures (Candidates). false when no part fits or cus is
+// not known.
+func byProps(c *Caps, cus int, mem int64) bool {
+	if cus <= 0 {
+		return false
+	}
+	var fits []amdPart
+	for _, p := range amdParts {
+		if p.major == c.CCMajor && p.minor == c.CCMinor && p.cus == cus && p.fitsMem(mem) {
+			fits = append(fits, p)
+		}
+	}
+	if len(fits) == 0 {
+		return false
+	}
+	c.From = fmt.Sprintf("GFXIP %d.%d, %d CUs", c.CCMajor, c.CCMinor, cus)
+	if mem > 0 {
+		c.From += fmt.Sprintf(", %.0f GiB", float64(mem)/(1<<30))
+	}
+	// The family and part rows the name table gives the models; a family
+	// is kept only when every model is in it, an arch when all share it.
+	f, pt := match(fits[0].model, "amd")
+	arch := fits[0].arch
+	for _, p := range fits[1:] {
+		if g, _ := match(p.model, "amd"); g != f {
+			f = nil
+		}
+		if p.arch != arch {
+			arch = ""
+		}
+	}
+	switch {
+	case f != nil && f.known:
+		c.fill(f)
+	case f != nil:
+		c.Known, c.Family, c.Source = false, f.name, f.src
+	}
+	c.Arch = arch
+	if len(fits) == 1 {
+		c.Model = fits[0].model
+		if f != nil && f.known {
+			c.PeakTFLOPs, c.MemTBs = pt.peak, pt.mem
+		}
+		return true
+	}
+	for _, p := range fits {
+		c.Candidates = append(c.Candidates, p.model)
+	}
+	c.Inferred = c.Known
+	return true
 }
 
 // match returns the family and part whose pattern matches name first,
@@ -317,10 +486,13 @@ func (c Caps) String() string {
 		if c.Family != "" {
 			what = c.Family
 		}
+		if c.Arch != "" && !strings.Contains(what, c.Arch) {
+			what += " " + c.Arch
+		}
 		if c.Vendor != "" {
 			what += " (" + c.Vendor + ")"
 		}
-		return what + ", " + cc + ": capabilities unknown"
+		return what + ", " + cc + ": capabilities unknown" + c.identified()
 	}
 	var b strings.Builder
 	b.WriteString(c.Family)
@@ -355,10 +527,34 @@ func (c Caps) String() string {
 	if c.MemTBs > 0 {
 		fmt.Fprintf(&b, "; %g TB/s", c.MemTBs)
 	}
-	if c.Inferred {
+	switch {
+	case c.Model != "" || len(c.Candidates) > 0:
+		b.WriteString(c.identified())
+	case c.Inferred:
 		b.WriteString(" (from the CC alone)")
 	}
 	return b.String()
+}
+
+// identified says which part, or parts, the properties other than the
+// name fit: " (MI300X from GFXIP 9.4, 304 CUs, 192 GiB)"; "" when the
+// name decided.
+func (c Caps) identified() string {
+	switch {
+	case c.Model != "":
+		return " (" + c.Model + " from " + c.From + ")"
+	case len(c.Candidates) > 0:
+		return " (" + c.From + " fit " + orList(c.Candidates) + "; the model is not known)"
+	}
+	return ""
+}
+
+// orList joins words as "a, b or c".
+func orList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 func yesNo(b bool) string {

@@ -147,6 +147,127 @@ func TestLookup(t *testing.T) {
 	}
 }
 
+// gib is n GiB as a driver reports it: a little less (the MI300X traces'
+// 206141652992 bytes are 191.98 GiB).
+func gib(n float64) int64 { return int64(n*(1<<30)) - 20<<20 }
+
+// TestIdentify checks the inference from the properties other than the
+// name: a part is named only where one fits the GFXIP version, CU count
+// and memory; where several fit they are listed and none is chosen, and
+// where none fits the GFXIP version alone speaks (the arch, no model).
+func TestIdentify(t *testing.T) {
+	tests := []struct {
+		what string
+		p    Props
+		// want
+		known      bool
+		family     string
+		arch       string
+		caps       string
+		peak, mem  float64
+		inferred   bool
+		model      string
+		candidates string
+	}{
+		// The AMD traces of the shared collection.
+		{"vLLM MI300X traces: empty name", Props{"", 9, 4, 304, 206141652992, "rocm"},
+			true, "CDNA3 (MI300X/MI325X)", "gfx942", mi300, 1307.4, 5.3, false, "MI300X", ""},
+		{"HTA MI250 toy: generic name, an MI210 and an MI250 GCD look alike", Props{"AMD Radeon Graphics", 9, 0, 104, 68702699520, "rocm"},
+			true, "CDNA2 (MI210/MI250/MI250X)", "gfx90a", mi200, 0, 0, true, "", "MI250 MI210"},
+		{"a name that identifies the part decides", Props{"AMD Instinct MI300X", 9, 4, 304, 206141652992, "rocm"},
+			true, "CDNA3 (MI300X/MI325X)", "gfx942", mi300, 1307.4, 5.3, false, "", ""},
+		{"the name decides over the properties", Props{"AMD Instinct MI300X", 9, 4, 228, gib(128), "rocm"},
+			true, "CDNA3 (MI300X/MI325X)", "gfx942", mi300, 1307.4, 5.3, false, "", ""},
+
+		// gfx942.
+		{"MI325X: 304 CUs and 256 GiB", Props{"", 9, 4, 304, gib(256), "rocm"},
+			true, "CDNA3 (MI300X/MI325X)", "gfx942", mi300, 1307.4, 6.0, false, "MI325X", ""},
+		{"MI300X under a generic name", Props{"AMD Radeon Graphics", 9, 4, 304, gib(192), "rocm"},
+			true, "CDNA3 (MI300X/MI325X)", "gfx942", mi300, 1307.4, 5.3, false, "MI300X", ""},
+		{"304 CUs without memory: MI300X or MI325X", Props{"", 9, 4, 304, 0, "rocm"},
+			true, "CDNA3 (MI300X/MI325X)", "gfx942", mi300, 0, 0, true, "", "MI325X MI300X"},
+		{"MI300A: 228 CUs", Props{"", 9, 4, 228, gib(128), "rocm"},
+			true, "CDNA3 (MI300X/MI325X)", "gfx942", mi300, 0, 0, false, "MI300A", ""},
+		{"MI300A: 228 CUs, whatever the shared memory reads", Props{"", 9, 4, 228, gib(110), "rocm"},
+			true, "CDNA3 (MI300X/MI325X)", "gfx942", mi300, 0, 0, false, "MI300A", ""},
+		{"a partitioned MI300X (152 CUs, 96 GiB): the arch only", Props{"", 9, 4, 152, gib(96), "rocm"},
+			true, "CDNA3 (gfx942, from GFXIP 9.4)", "gfx942", mi300, 0, 0, true, "", ""},
+		{"304 CUs with a memory no part has: the arch only", Props{"", 9, 4, 304, gib(128), "rocm"},
+			true, "CDNA3 (gfx942, from GFXIP 9.4)", "gfx942", mi300, 0, 0, true, "", ""},
+
+		// gfx90a and the older GFXIP 9.0 parts.
+		{"one GCD of an MI250X: 110 CUs", Props{"AMD Radeon Graphics", 9, 0, 110, gib(64), "rocm"},
+			true, "CDNA2 (MI210/MI250/MI250X)", "gfx90a", mi200, 191.5, 1.6, false, "MI250X", ""},
+		{"MI100 is gfx908, not CDNA2", Props{"", 9, 0, 120, gib(32), "rocm"},
+			false, "AMD device not in the table", "gfx908", "", 0, 0, false, "MI100", ""},
+		{"60 CUs and 16 GiB: three gfx906 parts", Props{"", 9, 0, 60, gib(16), "rocm"},
+			false, "AMD device not in the table", "gfx906", "", 0, 0, false, "", "MI50 16GB Radeon Pro VII Radeon VII"},
+		{"64 CUs without memory: MI60 (gfx906) or MI25 (gfx900)", Props{"", 9, 0, 64, 0, "rocm"},
+			false, "AMD device not in the table", "", "", 0, 0, false, "", "MI60 MI25"},
+		{"GFXIP 9.0 with a CU count no part has: taken as gfx90a", Props{"", 9, 0, 96, gib(64), "rocm"},
+			true, "CDNA2 (gfx90a, from GFXIP 9.0)", "gfx90a", mi200, 0, 0, true, "", ""},
+
+		// gfx950: the two parts look alike; no capability row.
+		{"MI350 series: 256 CUs, 288 GiB", Props{"", 9, 5, 256, gib(288), "rocm"},
+			false, "CDNA4 (MI350X/MI355X)", "gfx950", "", 0, 0, false, "", "MI355X MI350X"},
+		{"GFXIP 9.5 alone: the arch", Props{"", 9, 5, 0, 0, "rocm"},
+			false, "CDNA4 (gfx950, from GFXIP 9.5)", "gfx950", "", 0, 0, false, "", ""},
+		{"a named MI355X: the arch, capabilities unknown", Props{"AMD Instinct MI355X", 9, 5, 256, gib(288), "rocm"},
+			false, "CDNA4 (MI350X/MI355X)", "gfx950", "", 0, 0, false, "", ""},
+
+		// What does not identify an AMD part.
+		{"no GFXIP version: no guess", Props{"", -1, -1, 304, gib(192), "rocm"},
+			false, "", "", "", 0, 0, false, "", ""},
+		{"no vendor: no guess", Props{"", 9, 4, 304, gib(192), ""},
+			false, "", "", "", 0, 0, false, "", ""},
+		{"NVIDIA: the SM count is not read", Props{"", 9, 0, 132, gib(80), "cuda"},
+			true, "sm_90", "sm_90", fp8, 0, 0, true, "", ""},
+	}
+	for _, tc := range tests {
+		c := Identify(tc.p)
+		if c.Known != tc.known || c.Family != tc.family || c.Arch != tc.arch || c.Inferred != tc.inferred {
+			t.Errorf("%s: known %v family %q arch %q inferred %v, want %v %q %q %v",
+				tc.what, c.Known, c.Family, c.Arch, c.Inferred, tc.known, tc.family, tc.arch, tc.inferred)
+		}
+		if got := capSet(c); got != tc.caps {
+			t.Errorf("%s: caps = %q, want %q", tc.what, got, tc.caps)
+		}
+		if c.PeakTFLOPs != tc.peak || c.MemTBs != tc.mem {
+			t.Errorf("%s: peak, mem = %g, %g, want %g, %g", tc.what, c.PeakTFLOPs, c.MemTBs, tc.peak, tc.mem)
+		}
+		if c.Model != tc.model || strings.Join(c.Candidates, " ") != tc.candidates {
+			t.Errorf("%s: model %q candidates %q, want %q %q", tc.what, c.Model, c.Candidates, tc.model, tc.candidates)
+		}
+		if (c.Model != "" || len(c.Candidates) > 0) != (c.From != "") {
+			t.Errorf("%s: From = %q with model %q candidates %q", tc.what, c.From, c.Model, c.Candidates)
+		}
+		// Without the properties, Identify is Lookup.
+		if got, want := Identify(Props{Name: tc.p.Name, CCMajor: tc.p.CCMajor, CCMinor: tc.p.CCMinor, Platform: tc.p.Platform}),
+			Lookup(tc.p.Name, tc.p.CCMajor, tc.p.CCMinor, tc.p.Platform); got.String() != want.String() {
+			t.Errorf("%s: Identify without properties = %s, Lookup = %s", tc.what, got, want)
+		}
+	}
+}
+
+// TestAMDPartsAgreeWithNames checks every amdParts row against the name
+// table: its model is a name the table knows, in a row of the same
+// GFXIP version and arch.
+func TestAMDPartsAgreeWithNames(t *testing.T) {
+	for _, p := range amdParts {
+		f, _ := match(p.model, "amd")
+		if f == nil {
+			t.Errorf("amdParts %q: no name row matches it", p.model)
+			continue
+		}
+		if f.arch != "" && (f.arch != p.arch || f.major != p.major || f.minor != p.minor) {
+			t.Errorf("amdParts %q: %s GFXIP %d.%d, its name row %q says %s %d.%d", p.model, p.arch, p.major, p.minor, f.name, f.arch, f.major, f.minor)
+		}
+		if p.cus <= 0 {
+			t.Errorf("amdParts %q: no CU count", p.model)
+		}
+	}
+}
+
 // TestNeverSay checks the "never say" list of JUDGEMENT.md §1.3 on the
 // devices it names.
 func TestNeverSay(t *testing.T) {
@@ -205,6 +326,14 @@ func TestNeverSay(t *testing.T) {
 
 	check("one MI250 device is one GCD, not the 362 TFLOP/s OAM", []dev{{"AMD Instinct MI250", 9, 0, "rocm"}, {"AMD Instinct MI250X", 9, 0, "rocm"}},
 		func(c Caps) bool { return c.PeakTFLOPs >= 362 || c.MemTBs > 1.6 })
+	for _, cus := range []int{104, 110} {
+		if c := Identify(Props{"AMD Radeon Graphics", 9, 0, cus, gib(64), "rocm"}); c.PeakTFLOPs >= 362 || c.MemTBs > 1.6 || c.FP8 || strings.Contains(c.Family, "Hopper") {
+			t.Errorf("GFXIP 9.0 with %d CUs: %s", cus, c)
+		}
+	}
+	if c := Identify(Props{"", 9, 4, 304, gib(192), "rocm"}); c.FP4 || c.Vendor != "amd" || strings.HasPrefix(c.Arch, "sm_") {
+		t.Errorf("an MI300X identified by its properties: %s", c)
+	}
 }
 
 // TestTableAgreesWithCC checks every NVIDIA row against the capabilities
@@ -255,6 +384,12 @@ func TestString(t *testing.T) {
 			"sm_89 (CC 8.9): tensor cores FP16, BF16, TF32, FP8; no FP4; torch.compile yes, Triton tensor-core dot yes (from the CC alone)"},
 		{Lookup("", -1, -1, ""), "unknown device, no CC: capabilities unknown"},
 		{Lookup("AMD Instinct MI100", 9, 0, "rocm"), "AMD device not in the table (amd), GFXIP 9.0: capabilities unknown"},
+		{Identify(Props{"", 9, 4, 304, 206141652992, "rocm"}),
+			"CDNA3 (MI300X/MI325X) gfx942 (GFXIP 9.4): tensor cores FP16, BF16, TF32, FP8; no FP4; torch.compile yes, Triton tensor-core dot yes; 1307.4 TFLOP/s dense; 5.3 TB/s (MI300X from GFXIP 9.4, 304 CUs, 192 GiB)"},
+		{Identify(Props{"AMD Radeon Graphics", 9, 0, 104, 68702699520, "rocm"}),
+			"CDNA2 (MI210/MI250/MI250X) gfx90a (GFXIP 9.0): tensor cores FP16, BF16; no TF32, FP8, FP4; torch.compile yes, Triton tensor-core dot yes (GFXIP 9.0, 104 CUs, 64 GiB fit MI250 or MI210; the model is not known)"},
+		{Identify(Props{"", 9, 5, 256, 309237645312, "rocm"}),
+			"CDNA4 (MI350X/MI355X) gfx950 (amd), GFXIP 9.5: capabilities unknown (GFXIP 9.5, 256 CUs, 288 GiB fit MI355X or MI350X; the model is not known)"},
 	}
 	for _, tc := range tests {
 		if got := tc.c.String(); got != tc.want {

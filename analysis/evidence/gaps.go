@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"github.com/tracebook/tracebook/analysis/device"
 	"sort"
 	"time"
 
@@ -22,7 +23,11 @@ type RankInfo struct {
 	// CCMajor and CCMinor are the device's compute capability (on ROCm the
 	// GFXIP version) from gpu_cc_major/gpu_cc_minor, -1 when the trace does
 	// not give it or the table has no such columns (an older bundle).
-	CCMajor, CCMinor                                    int
+	CCMajor, CCMinor int
+	// GPUNumSMs is device 0's numSms from gpu_num_sms (the SM count on
+	// CUDA, the compute-unit count on ROCm), 0 when the trace or the table
+	// does not give it.
+	GPUNumSMs                                           int
 	HasGraphs, HasSyncEvents, HasPythonStacks, HasSteps bool
 	// WorldSize is the job's rank count from the trace's distributedInfo,
 	// 0 when the trace does not give it.
@@ -37,9 +42,14 @@ type RankInfo struct {
 	BaseTimeNs int64
 }
 
+// Props is what the rank's deviceProperties say, for device.Identify.
+func (ri RankInfo) Props() device.Props {
+	return device.Props{Name: ri.GPUModel, CCMajor: ri.CCMajor, CCMinor: ri.CCMinor, NumSMs: ri.GPUNumSMs, TotalMem: ri.GPUTotalMem, Platform: ri.Platform}
+}
+
 // Ranks reads the traces table: one RankInfo per (trace, rank), sorted.
-// Several files of one rank merge: flags are ORed, names and the compute
-// capability taken from the first file that has them.
+// Several files of one rank merge: flags are ORed, names, the compute
+// capability and the SM count taken from the first file that has them.
 func Ranks(traces *table.Table) []RankInfo {
 	if traces == nil {
 		return nil
@@ -70,6 +80,9 @@ func Ranks(traces *table.Table) []RankInfo {
 		}
 		if m := Int(traces, r, "gpu_total_mem"); m > ri.GPUTotalMem {
 			ri.GPUTotalMem = m
+		}
+		if n := int(Int(traces, r, "gpu_num_sms")); ri.GPUNumSMs == 0 && n > 0 {
+			ri.GPUNumSMs = n
 		}
 		if ri.CCMajor < 0 {
 			major, okMajor := toInt(Cell(traces, r, "gpu_cc_major"))
@@ -218,9 +231,13 @@ func DetectGaps(b *Bundle) {
 		add(GapRankDefaulted, "which rank of the job this file is",
 			"no merged-pid prefix, -rank-N file name or distributedInfo: the rank defaulted to 0",
 			func(ri RankInfo) bool { return ri.RankSource == "default" })
+		// An unnamed device whose properties identify the part (GFXIP 9.4,
+		// 304 CUs, 192 GiB: an MI300X) leaves no gap.
 		add(GapNoDeviceName, "device-model verdicts (tensor cores, peak bandwidth)",
 			"deviceProperties do not name the GPU",
-			func(ri RankInfo) bool { return ri.GPUModel == "" && !noGPU(ri) })
+			func(ri RankInfo) bool {
+				return ri.GPUModel == "" && !noGPU(ri) && device.Identify(ri.Props()).Model == ""
+			})
 		// A job of one rank (world size 1) has no other rank to load: no
 		// gap (mtia_single_rank, ns_resolution_v100).
 		if len(rs) == 1 && rs[0].WorldSize != 1 {

@@ -37,7 +37,12 @@ type FileInfo struct {
 	// computeMinor, -1 when absent. On ROCm they are the GFXIP version
 	// (gfx90a 9.0, gfx942 9.4), not an NVIDIA compute capability.
 	CCMajor, CCMinor int
-	VLLMVersion      string // top-level vllm_version, when present
+	// GPUNumSMs is deviceProperties[0].numSms, 0 when absent: the SM count
+	// on CUDA, the compute-unit count on ROCm (304 on an MI300X), which
+	// with the GFXIP version and the memory tells an AMD part whose name
+	// the trace leaves empty (analysis/device.Identify).
+	GPUNumSMs   int
+	VLLMVersion string // top-level vllm_version, when present
 
 	// Producer is "vllm" (vllm_version metadata or python frames under a
 	// "vllm/" path), else "sglang" ("sglang/" frames or step[...]
@@ -167,6 +172,7 @@ type topLevel struct {
 		TotalGlobalMem json.Number `json:"totalGlobalMem"`
 		ComputeMajor   json.Number `json:"computeMajor"`
 		ComputeMinor   json.Number `json:"computeMinor"`
+		NumSms         json.Number `json:"numSms"`
 	} `json:"deviceProperties"`
 	VLLMVersion any `json:"vllm_version"`
 }
@@ -212,6 +218,9 @@ func (fi *FileInfo) applyMetadata() {
 		minor, errMinor := tl.DeviceProperties[0].ComputeMinor.Int64()
 		if errMajor == nil && errMinor == nil && major >= 0 && major < 1<<16 && minor >= 0 && minor < 1<<16 {
 			fi.CCMajor, fi.CCMinor = int(major), int(minor)
+		}
+		if v, err := tl.DeviceProperties[0].NumSms.Int64(); err == nil && v > 0 && v < 1<<31 {
+			fi.GPUNumSMs = int(v)
 		}
 	}
 	switch v := tl.VLLMVersion.(type) {

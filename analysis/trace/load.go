@@ -55,4 +55,5 @@ type LoadResult struct {
 // 5: FileInfo.Producer "profiler_step" (evidence.ProducerProfilerStep) for what was
 // "training": an inference loop under torch.profiler writes ProfilerStep#
 // annotations too.
-const ImporterVersion = 5
+// 6: FileInfo.GPUNumSMs (deviceProperties numSms).
+const ImporterVersion = 6
