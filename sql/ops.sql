@@ -21,7 +21,7 @@
 -- phase: Phase of the step. TEXT
 -- name: Operator name. TEXT
 -- count: Calls. COUNT
--- incl_ns: Sum of inclusive durations. DURATION_NS
+-- incl_ns: Sum of inclusive durations of the calls not nested in a call of the same name on their thread (aten::copy_ inside aten::copy_ counts once), so a name's inclusive time never exceeds its thread's time. DURATION_NS
 -- self_ns: Sum of self durations. DURATION_NS
 -- max_ns: Longest call. DURATION_NS
 -- launches: Runtime/driver calls linked to the operator. COUNT
@@ -65,6 +65,13 @@ _dep AS (
   SELECT id, th, sum(d) OVER (PARTITION BY th ORDER BY t, typ, id ROWS UNBOUNDED PRECEDING) - 1 AS depth
   FROM _pt QUALIFY typ = 1
 ),
+-- A call is nested in one of its own name when an earlier call of that
+-- name on the thread (earlier by id: start, then the longer first) ends at
+-- or after its end; incl_ns sums the others only.
+_outer AS (
+  SELECT id, coalesce(max(end_ns) OVER (PARTITION BY th, name ORDER BY id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) < end_ns, true) AS outer_call
+  FROM _o
+),
 _anc AS (
   SELECT c.id AS cid, p.id AS pid
   FROM _dep c ASOF JOIN _dep p ON p.th = c.th AND p.depth = c.depth - 1 AND c.id > p.id
@@ -85,14 +92,15 @@ _l AS (
 )
 SELECT o.trace, o.rank, o.step, o.phase, o.name,
   count(*) AS count,
-  CAST(sum(o.dur_ns) AS BIGINT) AS incl_ns,
+  CAST(coalesce(sum(o.dur_ns) FILTER (WHERE u.outer_call), 0) AS BIGINT) AS incl_ns,
   CAST(sum(greatest(0, o.dur_ns - coalesce(c.child_ns, 0))) AS BIGINT) AS self_ns,
   max(o.dur_ns) AS max_ns,
   CAST(coalesce(sum(l.launches), 0) AS BIGINT) AS launches,
   CAST(coalesce(sum(l.n), 0) AS BIGINT) AS gpu_events,
   CAST(coalesce(sum(l.d), 0) AS BIGINT) AS gpu_ns,
   o.kind = 'annotation' AS annotation
-FROM _o o LEFT JOIN _child c ON c.id = o.id
+FROM _o o JOIN _outer u ON u.id = o.id
+LEFT JOIN _child c ON c.id = o.id
 LEFT JOIN _l l ON l.trace = o.trace AND l.rank = o.rank AND l.external_id = o.external_id
 GROUP BY ALL
 ORDER BY trace, rank, step, phase, self_ns DESC, name
