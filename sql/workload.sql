@@ -2,7 +2,7 @@
 -- INCLUDE: evidence_base
 --
 -- One row per (trace, rank, feature): the events that show a feature,
--- counted, with an example name (the first seen). The findings read it to
+-- counted, with an example (the first name seen). The findings read it to
 -- scope their fixes (analysis/findings/workload.go). A feature the trace does
 -- not show has no row: no row is not proof of absence where the capture
 -- could not record it (no python frames without with_stack).
@@ -68,7 +68,7 @@
 -- - legacy_categories: events whose cat is Operator, Runtime or Kernel
 --     (kineto up to 2021: about PyTorch 1.8-1.10).
 -- - torch_version: the version a metadata key "torch_version" states (as
---     name; count is the files that state it, total_ns 0).
+--     example; count is the files that state it, total_ns 0).
 -- No trace seen states a vLLM or SGLang version (a pip list in metadata
 -- names installed packages, not the workload), so none is read.
 --
@@ -76,7 +76,7 @@
 -- trace: Trace name. TEXT
 -- rank: Rank. INT
 -- feature: What the events show (the list above). TEXT
--- name: The event name that shows it (the first seen). TEXT
+-- example: One event name that shows it, the first seen: an example of the feature, not the name of every event counted. TEXT
 -- count: Events that show it. COUNT
 -- total_ns: Their summed duration (nested events counted again). DURATION_NS
 -- covered_ns: The length of the union of their intervals: the time during which at least one of them ran; for compiled only (NULL otherwise). DURATION_NS
@@ -208,7 +208,7 @@ _cu AS (
   GROUP BY trace, rank, feature
 )
 SELECT a.trace, a.rank, a.feature,
-  arg_min(a.name, (coalesce(a.ts_ns, 9223372036854775807), a.name)) AS name,
+  arg_min(a.name, (coalesce(a.ts_ns, 9223372036854775807), a.name)) AS example,
   count(*) AS count,
   CAST(coalesce(sum(a.dur_ns), 0) AS BIGINT) AS total_ns,
   any_value(c.covered_ns) AS covered_ns

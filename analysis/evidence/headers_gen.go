@@ -258,7 +258,7 @@ var presetHeaders = []presetHeader{
 			"trace", "TEXT",
 			"rank", "INT",
 			"feature", "TEXT",
-			"name", "TEXT",
+			"example", "TEXT",
 			"count", "COUNT",
 			"total_ns", "DURATION_NS",
 			"covered_ns", "DURATION_NS",

@@ -37,7 +37,7 @@ func multiBundle(producer string, features []string, withColls bool, ranks ...rk
 	coll := &table.Table{Columns: cols("trace rank collective pg count total_ns name_hint instances matched matched_ns wait_ns transfer_ns late lag_ns caused_ns late_peer late_peer_n group_size bytes sized sized_bytes sized_transfer_ns")}
 	var wl *table.Table
 	if features != nil {
-		wl = &table.Table{Columns: cols("trace rank feature name count total_ns")}
+		wl = &table.Table{Columns: cols("trace rank feature example count total_ns")}
 		b.Tables["workload"] = wl
 	}
 	for i, r := range ranks {

@@ -171,7 +171,7 @@ func TestDataLoaderChunkPipeline(t *testing.T) {
 		if !strings.Contains(c.frame, "text_classification") {
 			feature = "hf_chunk_pipeline"
 		}
-		wl := &table.Table{Columns: cols("trace rank feature name count total_ns"), Rows: [][]any{
+		wl := &table.Table{Columns: cols("trace rank feature example count total_ns"), Rows: [][]any{
 			{"t", int64(0), "dataloader_single", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", int64(1), int64(30_000_000)},
 			{"t", int64(0), feature, c.frame, int64(5), int64(1000)},
 		}}
@@ -265,7 +265,7 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 		// Nested compiled events sum to five times the time they cover:
 		// the union is the compiled time (b200_eager: 2.8 ms summed, 0.63
 		// ms covered).
-		work := &table.Table{Columns: cols("trace rank feature name count total_ns covered_ns"),
+		work := &table.Table{Columns: cols("trace rank feature example count total_ns covered_ns"),
 			Rows: [][]any{
 				{"t", int64(0), "cpu_ops", "aten::addmm", int64(900), int64(6_000_000), nil},
 				{"t", int64(0), "compiled", "## Call CompiledFxGraph ##", int64(2), 5 * c.compiled, c.compiled},
@@ -489,7 +489,7 @@ func TestSyncFixSGLangOverlap(t *testing.T) {
 	sync := &table.Table{Columns: c, Rows: [][]any{
 		{"t", int64(0), int64(1), "", int64(7), "hipMemcpyWithStream", "aten::copy_", "copy", "DtoH", false, true, int64(10), int64(3_000_000), int64(300_000), int64(10), int64(1_500_000), int64(150_000), int64(40)},
 	}}
-	work := &table.Table{Columns: cols("trace rank feature name count total_ns"),
+	work := &table.Table{Columns: cols("trace rank feature example count total_ns"),
 		Rows: [][]any{{"t", int64(0), "sglang_overlap", "sglang/srt/managers/overlap_utils.py(130): resolve_future", int64(5), int64(100_000)}}}
 	for _, on := range []bool{false, true} {
 		tabs := map[string]*table.Table{"sync": sync}
@@ -543,7 +543,7 @@ func TestHostBoundDataLoaderSnippetFollowsIterator(t *testing.T) {
 		name := "enumerate(DataLoader)#" + tc.iter + ".__next__"
 		ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
 			Rows: [][]any{{"t", int64(0), int64(1), "", name, int64(1), int64(60_000_000), int64(60_000_000), int64(60_000_000), int64(0), int64(0), int64(0)}}}
-		wl := &table.Table{Columns: cols("trace rank feature name count total_ns"),
+		wl := &table.Table{Columns: cols("trace rank feature example count total_ns"),
 			Rows: [][]any{{"t", int64(0), "backward", "autograd::engine::evaluate_function", int64(1), int64(1000)}}}
 		for _, feature := range strings.Fields(tc.feature) {
 			wl.Rows = append(wl.Rows, []any{"t", int64(0), feature, name, int64(1), int64(1000)})
@@ -665,7 +665,7 @@ func TestCaptureDateRulesOutTorchCompile(t *testing.T) {
 	} {
 		tabs := map[string]*table.Table{"gaps": gapsTable(55_000_000)}
 		if c.aot {
-			tabs["workload"] = &table.Table{Columns: cols("trace rank feature name count total_ns"),
+			tabs["workload"] = &table.Table{Columns: cols("trace rank feature example count total_ns"),
 				Rows: [][]any{{"t", int64(0), "aot_autograd", "CompiledFunctionBackward", int64(5), int64(1000)}}}
 			if c.triton {
 				tabs["workload"].Rows = append(tabs["workload"].Rows, []any{"t", int64(0), "inductor_kernels", "triton_poi_fused_add_0", int64(5), int64(1000)})

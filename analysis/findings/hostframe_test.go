@@ -210,7 +210,7 @@ func TestHostFixDataLoaderOnce(t *testing.T) {
 	} {
 		ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
 			Rows: [][]any{{"t", int64(0), int64(1), "", iter, int64(1), c.loaderNs, c.loaderNs, c.loaderNs, int64(0), int64(0), int64(0)}}}
-		wl := &table.Table{Columns: cols("trace rank feature name count total_ns"), Rows: [][]any{
+		wl := &table.Table{Columns: cols("trace rank feature example count total_ns"), Rows: [][]any{
 			{"t", int64(0), "backward", "NllLossBackward", int64(1), int64(1000)},
 			{"t", int64(0), "dataloader_single", iter, int64(1), c.loaderNs},
 		}}

@@ -122,15 +122,15 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 		if evidence.Str(t, r, "trace") != trace || int(evidence.Int(t, r, "rank")) != rank {
 			continue
 		}
-		feature, name := evidence.Str(t, r, "feature"), evidence.Str(t, r, "name")
+		feature, name := evidence.Str(t, r, "feature"), evidence.Str(t, r, "example")
 		if feature == "" {
 			continue
 		}
 		if w.Examples == nil {
 			w.Examples = map[string]string{}
 		}
-		// Rows of one feature differ by name only after a rollup of
-		// several collections; the first row's name stands for them.
+		// Rows of one feature differ by example only after a rollup of
+		// several collections; the first row's example stands for them.
 		if _, seen := w.Examples[feature]; !seen {
 			w.Examples[feature] = name
 		}

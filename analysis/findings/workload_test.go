@@ -9,11 +9,11 @@ import (
 )
 
 // workloadEvidence rolls up a bundle whose workload area holds rows, each
-// {trace, rank, feature, name}; nil rows mean no workload area at all.
+// {trace, rank, feature, example}; nil rows mean no workload area at all.
 func workloadEvidence(rows [][]any) *evidence.Evidence {
 	b := evidence.NewBundle()
 	if rows != nil {
-		t := &table.Table{Name: "workload", Columns: []table.Column{{Name: "trace"}, {Name: "rank"}, {Name: "feature"}, {Name: "name"}, {Name: "count"}, {Name: "total_ns"}}}
+		t := &table.Table{Name: "workload", Columns: []table.Column{{Name: "trace"}, {Name: "rank"}, {Name: "feature"}, {Name: "example"}, {Name: "count"}, {Name: "total_ns"}}}
 		for _, r := range rows {
 			t.Rows = append(t.Rows, []any{r[0], int64(r[1].(int)), r[2], r[3], int64(1), int64(1000)})
 		}

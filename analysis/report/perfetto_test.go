@@ -35,7 +35,7 @@ func TestStormWindowCarriesItsSubject(t *testing.T) {
 		kernel(1, tiny, 1000, 5_000), kernel(1, gemm, 5, 1_000_000),
 		kernel(2, tiny, 2000, 5_000), kernel(2, gemm, 5, 1_000_000),
 	}}
-	b.Tables["workload"] = &table.Table{Columns: cols("trace rank feature name count total_ns"), Rows: [][]any{
+	b.Tables["workload"] = &table.Table{Columns: cols("trace rank feature example count total_ns"), Rows: [][]any{
 		{"t", int64(0), "cpu_ops", "cpu_ops", int64(1), int64(0)}, {"t", int64(0), "backward", "backward", int64(1), int64(0)}}}
 	b.Tables["steps"] = &table.Table{Columns: cols("trace rank step start_ns wall_ns"), Rows: [][]any{
 		{"t", int64(0), int64(1), int64(0), int64(13_000_000)}, {"t", int64(0), int64(2), int64(13_000_000), int64(13_000_000)}}}
