@@ -71,8 +71,12 @@ func collectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 		b.Context[k] = v
 	}
 	// The header's profile_memory, which says whether a trace without
-	// [memory] events was captured without them (NULL: not written).
-	tr, err := eng.Query(ctx, `SELECT * EXCLUDE (metadata), TRY_CAST(metadata->>'profile_memory' AS BOOLEAN) AS profile_memory
+	// [memory] events was captured without them (NULL: not written), and
+	// device 0's numSms (the CU count on ROCm), which with the GFXIP
+	// version and the memory names an AMD part the trace leaves unnamed
+	// (evidence.RankInfo.GPUNumSMs, device.Identify).
+	tr, err := eng.Query(ctx, `SELECT * EXCLUDE (metadata), TRY_CAST(metadata->>'profile_memory' AS BOOLEAN) AS profile_memory,
+			TRY_CAST(metadata->'deviceProperties'->0->>'numSms' AS INTEGER) AS gpu_num_sms
 		FROM traces WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR) ORDER BY trace, file_id, rank`, 0, f.Trace)
 	if err != nil {
 		return nil, fmt.Errorf("evidence: reading the traces table: %w", err)
@@ -162,8 +166,9 @@ func collectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 // the capture area's exclusions leave (`tracebook evidence launch` had said
 // "at most 0.0% of that span" where the report says 13.1%), and names the
 // DataLoader time the ops area holds; the pageable-copy rule says how much
-// GPU idle the copies' calls opened, from the sync area.
-var areaNeeds = map[string][]string{"launch": {"gaps", "capture", "ops"}, "memcpy": {"sync"}}
+// GPU idle the copies' calls opened, from the sync area; the sync rule's
+// fix reads the workload area (TorchRec's input dist needs its reads).
+var areaNeeds = map[string][]string{"launch": {"gaps", "capture", "ops"}, "memcpy": {"sync"}, "sync": {"workload"}}
 
 // presetCost ranks the presets by what they took at ×21 of the vLLM H100
 // trace (ms, one sitting): the longest start first, so that the last to

@@ -2,6 +2,7 @@ package findings
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,7 +19,116 @@ import (
 // caps returns the capabilities of the rank's device.
 func (c *ctx) caps(trace string, rank int) device.Caps {
 	ri := c.rankInfo(trace, rank)
-	return device.Lookup(ri.GPUModel, ri.CCMajor, ri.CCMinor, ri.Platform)
+	return device.Identify(ri.Props())
+}
+
+// GPU-generation facts a fix adds to what analysis/device's capabilities
+// say (docs/JUDGEMENT.md §1.3), kept here in one place: the fixes read
+// them through onDevice, tritonMatmulNote, wheelNote and wheelCommand.
+var (
+	// legacyWheel: PyTorch 2.8's release notes say its cu128/cu129 builds
+	// dropped sm_50-sm_70, and the cu126 builds keep them
+	// ([PT-2.8-REL][PT-RFC-172352]): on an NVIDIA GPU of compute
+	// capability 7.0 or less, a recent PyTorch is a cu126 wheel.
+	legacyWheel = struct {
+		maxCC                          int // ×10
+		release, dropped, build, archs string
+	}{maxCC: 70, release: "2.8", dropped: "cu128/cu129", build: "cu126", archs: "sm_50-sm_70"}
+	// tritonTCFrom: Triton from November 2024 runs dot (its matmul) on
+	// tensor cores only from compute capability 8.0 and falls back to FMA
+	// below ([TRITON-5066]); device.Caps.TritonTC says which side a GPU
+	// is on, this says since when.
+	tritonTCFrom = "Triton from November 2024"
+)
+
+// onDevice is the clause that says what notes (tritonMatmulNote,
+// wheelNote) mean on the device: "on Volta (V100), compute capability
+// 7.0 (sm_70), expect ..., and a recent PyTorch means ..."; "" without
+// notes.
+func onDevice(c device.Caps, notes ...string) string {
+	var said []string
+	for _, n := range notes {
+		if n != "" {
+			said = append(said, n)
+		}
+	}
+	if len(said) == 0 {
+		return ""
+	}
+	at := "on " + orName(c.Family)
+	if cc, ok := nvidiaCC(c); ok {
+		at += fmt.Sprintf(", compute capability %d.%d", cc/10, cc%10)
+		if c.Arch != "" && c.Arch != c.Family {
+			at += " (" + c.Arch + ")"
+		}
+	}
+	return at + ", " + strings.Join(said, ", and ")
+}
+
+// nvidiaCC is an NVIDIA device's compute capability ×10: as the trace
+// gives it, else as its family's compiler target says (sm_70 for a
+// V100 named without one); ok is false off NVIDIA or when neither tells.
+func nvidiaCC(c device.Caps) (cc int, ok bool) {
+	if !c.Known || c.Vendor != "nvidia" {
+		return 0, false
+	}
+	if c.CCMajor > 0 {
+		return c.CCMajor*10 + min(c.CCMinor, 9), true
+	}
+	digits, found := strings.CutPrefix(c.Arch, "sm_")
+	if !found || len(digits) < 2 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil {
+		return 0, false
+	}
+	// sm_XY is X.Y; sm_1XY (sm_100, sm_120) is 1X.Y.
+	return n, true
+}
+
+// tritonMatmulNote is what a torch.compile fix says on a GPU that runs
+// Inductor but whose Triton matmuls have no tensor cores (NVIDIA compute
+// capability 7.x: Volta, Turing), for onDevice; "" elsewhere.
+// torch.compile fuses the elementwise work there, and its matmuls gain
+// nothing (docs/JUDGEMENT.md §1.3, "never say" 6).
+func tritonMatmulNote(c device.Caps) string {
+	if !c.Known || c.Vendor != "nvidia" || !c.Compile || c.TritonTC {
+		return ""
+	}
+	return "expect the gain from the fused elementwise work, not from the matmuls (" + tritonTCFrom +
+		" runs matmuls without tensor cores below compute capability 8.0, so Inductor's Triton GEMMs may fall back to FMA)"
+}
+
+// legacyWheelGPU: PyTorch's newer CUDA builds dropped the GPU
+// (legacyWheel).
+func legacyWheelGPU(c device.Caps) bool {
+	cc, ok := nvidiaCC(c)
+	return ok && cc <= legacyWheel.maxCC
+}
+
+// wheelNote is what a fix that needs a newer PyTorch says on a GPU the
+// newer CUDA builds dropped, for onDevice; "" elsewhere.
+func wheelNote(c device.Caps) string {
+	if !legacyWheelGPU(c) {
+		return ""
+	}
+	return fmt.Sprintf("a recent PyTorch means the %s wheels (PyTorch %s's %s builds dropped %s)",
+		legacyWheel.build, legacyWheel.release, legacyWheel.dropped, legacyWheel.archs)
+}
+
+// wheelCommand is the snippet line that installs those wheels, "" where
+// wheelNote says nothing.
+func wheelCommand(c device.Caps) string {
+	if !legacyWheelGPU(c) {
+		return ""
+	}
+	arch := orName(c.Family)
+	if c.Arch != "" && c.Arch != c.Family {
+		arch += " " + c.Arch
+	}
+	return fmt.Sprintf("pip install -U torch --index-url https://download.pytorch.org/whl/%s  # %s: PyTorch %s's %s wheels dropped it",
+		legacyWheel.build, arch, legacyWheel.release, legacyWheel.dropped)
 }
 
 // compileAdvice says whether torch.compile can be prescribed on the rank
@@ -332,12 +442,16 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 	}
 	ok, why := c.compileAdvice(trace, rank)
 	switch {
-	case ok && why == "":
-		parts = append(parts, "fuse the small operations with torch.compile")
-		snippet = "model = torch.compile(model)"
 	case ok:
-		parts = append(parts, "fuse the small operations with torch.compile ("+why+")")
-		snippet = "model = torch.compile(model)"
+		l := c.leverAt(trace, rank)
+		if why != "" {
+			why = " (" + why + ")"
+		}
+		parts = append(parts, "fuse the small operations with torch.compile"+why)
+		if n := l.compileNotes(); n != "" {
+			parts = append(parts, n)
+		}
+		snippet = l.compileSnippet("", "")
 	case w.Compiled && !ri.HasGraphs:
 		graphs := "CUDA graphs"
 		if ri.Platform == "rocm" {
@@ -445,10 +559,16 @@ func (c *ctx) graphRoute(trace string, rank int, graphs bool) (fix, snippet stri
 	ok, why := c.compileAdvice(trace, rank)
 	w := c.workload(trace, rank)
 	switch {
-	case ok && why == "":
-		return "Replay the launch-bound region as a CUDA graph: compile it with mode=\"reduce-overhead\" (CUDA graphs), or fuse the small operations.", "model = torch.compile(model, mode=\"reduce-overhead\")"
 	case ok:
-		return "Replay the launch-bound region as a CUDA graph: compile it with mode=\"reduce-overhead\" (" + why + "), or fuse the small operations.", "model = torch.compile(model, mode=\"reduce-overhead\")"
+		l := c.leverAt(trace, rank)
+		if why == "" {
+			why = "CUDA graphs"
+		}
+		fix = "Replay the launch-bound region as a CUDA graph: compile it with mode=\"reduce-overhead\" (" + why + "), or fuse the small operations."
+		if n := l.compileNotes(); n != "" {
+			fix += " " + upperFirst(n) + "."
+		}
+		return fix, l.compileSnippet("reduce-overhead", "")
 	case w.Compiled && c.compiledRegions(trace, rank) == 1:
 		return "The model is already compiled, as one graph (one Torch-Compiled Region, no graph break): compile it with mode=\"reduce-overhead\" so it replays as CUDA graphs.", "model = torch.compile(model, mode=\"reduce-overhead\")"
 	case w.Compiled:

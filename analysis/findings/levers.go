@@ -229,18 +229,60 @@ func (l lever) compileFix(mode string) (fix, snippet string, ok bool) {
 	if (!can && !upgrade) || !l.caps.Compile {
 		return "", "", false
 	}
-	call := "torch.compile(model)"
-	if mode != "" {
-		call = fmt.Sprintf("torch.compile(model, mode=%q)", mode)
+	notes := ""
+	if n := l.compileNotes(); n != "" {
+		notes = "; " + n
 	}
 	if upgrade {
-		return "upgrade to PyTorch >= 2.0 (" + why + ", which has no torch.compile), then compile the model.",
-			"model = " + call + "  # PyTorch >= 2.0", true
+		return "upgrade to PyTorch >= 2.0 (" + why + ", which has no torch.compile), then compile the model" + notes + ".",
+			l.compileSnippet(mode, "PyTorch >= 2.0"), true
 	}
 	if l.w.TorchMajor >= 2 {
-		return "compile the model with torch.compile.", "model = " + call, true
+		return "compile the model with torch.compile" + notes + ".", l.compileSnippet(mode, ""), true
 	}
-	return "compile the model with torch.compile (PyTorch >= 2.0).", "model = " + call, true
+	return "compile the model with torch.compile (PyTorch >= 2.0)" + notes + ".", l.compileSnippet(mode, ""), true
+}
+
+// compileCall is the torch.compile call a fix prints on l's rank. It
+// names the Inductor backend where the device or the trace gives a
+// reason to: a GPU whose Triton matmuls have no tensor cores
+// (tritonMatmulNote), where the fusion Inductor brings is the point, or
+// a trace that ran AOTAutograd with a backend that fused nothing.
+func (l lever) compileCall(mode string) string {
+	args := []string{"model"}
+	if tritonMatmulNote(l.caps) != "" || (l.w.AOTAutograd && !l.w.InductorKernels) {
+		args = append(args, `backend="inductor"`)
+	}
+	if mode != "" {
+		args = append(args, fmt.Sprintf("mode=%q", mode))
+	}
+	return "torch.compile(" + strings.Join(args, ", ") + ")"
+}
+
+// compileNotes is the clause a torch.compile fix adds on l's rank
+// (onDevice; "" for none): what the device's matmuls gain from it
+// (tritonMatmulNote) and, where the trace states no PyTorch 2, which
+// wheels bring one to a GPU the newer builds dropped (wheelNote).
+func (l lever) compileNotes() string {
+	wheels := ""
+	if l.w.TorchMajor < 2 {
+		wheels = wheelNote(l.caps)
+	}
+	return onDevice(l.caps, tritonMatmulNote(l.caps), wheels)
+}
+
+// compileSnippet is a torch.compile fix's snippet: the compile call
+// (compileCall), with comment as its comment, after the line that
+// installs the wheels compileNotes names.
+func (l lever) compileSnippet(mode, comment string) string {
+	line := "model = " + l.compileCall(mode)
+	if comment != "" {
+		line += "  # " + comment
+	}
+	if w := wheelCommand(l.caps); w != "" && l.w.TorchMajor < 2 {
+		return w + "\n" + line
+	}
+	return line
 }
 
 // --- fp32_no_tensor_cores ---------------------------------------------------
@@ -886,6 +928,9 @@ func eagerAttention(c *ctx) []evidence.Finding {
 		sdpa := "call torch.nn.functional.scaled_dot_product_attention, which runs a FlashAttention or memory-efficient kernel where the device and dtype allow and never stores the score matrix. A Hugging Face model whose class supports it takes attn_implementation=\"sdpa\" in from_pretrained (a class without that support raises an error: then replace its attention's matmul-softmax-matmul with that call)."
 		if why, old := l.oldTorch(2, 0); old {
 			f.Fix = "Upgrade to PyTorch >= 2.0 (" + why + "), then " + sdpa
+			if n := onDevice(l.caps, wheelNote(l.caps)); n != "" {
+				f.Fix += " " + upperFirst(n) + "."
+			}
 		} else {
 			f.Fix = "Fuse the attention: " + sdpa
 		}

@@ -34,7 +34,7 @@ func (g rig) bundle() *evidence.Bundle {
 		b.Tables["kernels"] = &table.Table{Columns: cols("trace rank step phase stream name class count total_ns min_ns max_ns hist"), Rows: g.kernels}
 	}
 	if g.features != nil {
-		w := &table.Table{Columns: cols("trace rank feature name count total_ns")}
+		w := &table.Table{Columns: cols("trace rank feature example count total_ns")}
 		for _, f := range g.features {
 			name, val, ok := strings.Cut(f, "=") // feature[=event name]
 			if !ok {
@@ -306,7 +306,7 @@ func TestElementwiseDominated(t *testing.T) {
 			"", nil, nil},
 		{"2021-era trace: upgrade first",
 			rig{producer: "profiler_step", gpu: "Tesla V100-SXM2-16GB", busy: 100_000_000, idle: 5_000_000, kernels: eagerKernels(), features: []string{"cpu_ops", "backward", "legacy_categories"}},
-			"elementwise_dominated:critical:hypothesis", []string{"PyTorch >= 2.0", "torch.compile(model)"}, nil},
+			"elementwise_dominated:critical:hypothesis", []string{"PyTorch >= 2.0", `torch.compile(model, backend="inductor")`, "whl/cu126", "not from the matmuls"}, nil},
 		{"an idle GPU: minor",
 			rig{producer: "profiler_step", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 200_000_000, kernels: eagerKernels(), features: []string{"cpu_ops"}},
 			"elementwise_dominated:minor:hypothesis", []string{"torch.compile"}, nil},

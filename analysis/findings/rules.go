@@ -237,6 +237,10 @@ func syncBound(c *ctx) []evidence.Finding {
 			case "item":
 				f.Fix = "Keep the scalar on the GPU and read it once per logging interval, or batch several scalars into one transfer."
 				f.Snippet = "total += loss.detach()  # call .item() once per N steps"
+				if fix, snippet := c.torchrecSizes(b.trace, b.rank, op); fix != "" {
+					f.Fix = fix + " If they sit outside the input dist (a loss or a metric read): " + lowerFirst(f.Fix)
+					f.Snippet = snippet
+				}
 			case "dynamic_shape":
 				f.Fix = "Replace the data-dependent shape (nonzero, boolean mask) with a fixed-shape form."
 				f.Snippet = "x = torch.where(mask, x, torch.zeros_like(x))"
@@ -270,8 +274,13 @@ func syncBound(c *ctx) []evidence.Finding {
 					// all-to-all): the call waits for the queue ahead of it,
 					// and such a value is needed at once, so pinning does
 					// not apply and deferring may not.
-					f.Fix = fmt.Sprintf("These read-backs move %d bytes each on average (sizes, counts or flags), and each call blocked %s on average: the call waits for the GPU work queued ahead of it, not for the copy, so a pinned buffer gains nothing. Where the host needs the value to go on (the sizes of the next collective, a loop condition), deferring it is no option either: produce the value earlier, ahead of the long work queued before it (on a side stream), or on the host from data it already has; where it does not, read it with non_blocking=True after an event.", by/n, ms(a.topBlocked/max(a.topCalls, 1)))
+					lead := fmt.Sprintf("These read-backs move %d bytes each on average (sizes, counts or flags), and each call blocked %s on average: the call waits for the GPU work queued ahead of it, not for the copy, so a pinned buffer gains nothing. ", by/n, ms(a.topBlocked/max(a.topCalls, 1)))
+					f.Fix = lead + "Where the host needs the value to go on (the sizes of the next collective, a loop condition), deferring it is no option either: produce the value earlier, ahead of the long work queued before it (on a side stream), or on the host from data it already has; where it does not, read it with non_blocking=True after an event."
 					f.Snippet = "torch.cuda.set_sync_debug_mode(\"warn\")  # names the code of each blocking read-back"
+					if fix, snippet := c.torchrecSizes(b.trace, b.rank, op); fix != "" {
+						// TorchRec's input dist (negative_queue_length_a100).
+						f.Fix, f.Snippet = lead+fix, snippet
+					}
 				} else if n, _ := uploads(t, b.trace, b.rank, op); n > 0 && dir == "HtoD" {
 					// The operator copies both ways, and the largest row is
 					// its uploads.
@@ -286,6 +295,16 @@ func syncBound(c *ctx) []evidence.Finding {
 					// one blocking aten::to is the image's read-back).
 					f.Fix = op + " copies both ways, and the trace does not tie each sync to one direction. After a read-back (device to host): copy to a pinned host buffer without blocking and read it after an event, or defer the copy to the end of the step. After an upload (host to device from pageable memory, which " + op + " follows with a sync): keep the tensor on the GPU, or pin it and copy it with non_blocking=True."
 					f.Snippet = "y_cpu = y.to(\"cpu\", non_blocking=True)  # read-backs: then event.synchronize() before reading\nx = x.pin_memory().to(device, non_blocking=True)  # uploads"
+					if n, by := copiesOf(t, b.trace, b.rank, op, "DtoH"); n > 0 && by/n < tinyUploadBytes {
+						// Small read-backs on a TorchRec rank (dlrm_8rank:
+						// 108 bytes each, under the input dist's splits
+						// all-to-all): sizes the host needs at once.
+						if fix, snippet := c.torchrecSizes(b.trace, b.rank, op); fix != "" {
+							f.Fix = fmt.Sprintf("%s copies both ways, and the trace does not tie each sync to one direction. After a read-back (device to host; %s moves %d bytes each on average: sizes, counts or flags): %s After an upload (host to device from pageable memory, which %s follows with a sync): keep the tensor on the GPU, or pin it and copy it with non_blocking=True.",
+								op, op, by/n, lowerFirst(fix), op)
+							f.Snippet = snippet + "\nx = x.pin_memory().to(device, non_blocking=True)  # uploads"
+						}
+					}
 				}
 			default:
 				f.Fix = "Remove the explicit synchronize from the loop; order work with events or stream waits instead."
@@ -351,14 +370,62 @@ func tinyUploads(t *table.Table, trace string, rank int, op string) bool {
 // uploads counts the host-to-device copies op issued and their bytes (the
 // sync area's rows of one rank).
 func uploads(t *table.Table, trace string, rank int, op string) (n, bytes int64) {
+	return copiesOf(t, trace, rank, op, "HtoD")
+}
+
+// copiesOf counts the copies of direction dir that op issued and their
+// bytes (the sync area's rows of one rank).
+func copiesOf(t *table.Table, trace string, rank int, op, dir string) (n, bytes int64) {
 	for r := range t.Rows {
 		if evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank && evidence.Str(t, r, "op") == op &&
-			evidence.Str(t, r, "direction") == "HtoD" {
+			evidence.Str(t, r, "direction") == dir {
 			n += evidence.Int(t, r, "count")
 			bytes += evidence.Int(t, r, "bytes")
 		}
 	}
 	return n, bytes
+}
+
+// torchrecSizes is the fix for small host read-backs (.item(), .tolist(),
+// a copy of a few bytes to the host) that op issued on a rank that runs
+// TorchRec, and its snippet; "" where the workload shows no TorchRec.
+//
+// TorchRec's input dist sends the sparse features (a KeyedJaggedTensor)
+// to the ranks that own their tables with all-to-alls sized on the host:
+// it reads the lengths per key (KeyedJaggedTensor.length_per_key, a sum
+// on the GPU read with .tolist() where the batch did not bring them) and
+// the splits its first all-to-all returns (.tolist()) before it can issue
+// the all-to-all of the features ([TREC]; docs/JUDGEMENT.md §4.5). Such a
+// read sizes the next collective, so it cannot move to a logging
+// interval; the levers are to run it beside other work (TorchRec's
+// TrainPipelineSparseDist) and to bring the lengths from the host.
+//
+// The sync area names the issuing operator, not the record_function
+// range around it, so that the reads are the input dist's is a
+// hypothesis: in negative_queue_length_a100, trace_diff_test_v100,
+// trace_diff_control_a100 and dlrm_8rank they sit under
+// ## sparse_data_dist ##, which the area does not show.
+func (c *ctx) torchrecSizes(trace string, rank int, op string) (fix, snippet string) {
+	w := c.workload(trace, rank)
+	if !w.Known || !w.TorchRec {
+		return "", ""
+	}
+	issuer, under := "the issuing operator", "a TorchRec input-dist range (KJT...Awaitable, all2all...)"
+	if op != "" {
+		issuer += ", " + op
+	}
+	if w.TorchRecPipeline {
+		under = "## sparse_data_dist ##"
+	}
+	fix = "The trace runs TorchRec (" + w.Examples["torchrec"] + "), and these are likely its input dist's reads (hypothesis: the sync area names " + issuer + ", not the range around it; the Perfetto view shows whether they sit under " + under + "). " +
+		"Before it sends the sparse features, the input dist reads the KeyedJaggedTensor's lengths per key and the splits its first all-to-all returns back to the host (.item()/.tolist()), because the all-to-all of the features is sized there: such a read cannot wait for a logging interval. "
+	const hostLengths = "build the KeyedJaggedTensor in the data loader with length_per_key (and offset_per_key) summed on the host, which KeyedJaggedTensor.to() carries to the GPU, so that the input dist does not read the lengths back; the splits' read stays (the host needs the other ranks' sizes)."
+	if w.TorchRecPipeline {
+		fix += "TorchRec's train pipeline is already on (its " + w.Examples["torchrec_pipeline"] + " ranges are in the trace): it runs the next batch's input dist beside the current batch's compute, which hides these reads only as far as that compute lasts. What is left to remove is a read of the lengths, where the input dist makes one: " + hostLengths
+		return fix, "kjt = KeyedJaggedTensor(keys=keys, values=values, lengths=lengths, length_per_key=length_per_key, offset_per_key=offset_per_key)  # in the data loader: length_per_key summed on the host"
+	}
+	fix += "Pipeline the input dist with TorchRec's TrainPipelineSparseDist, which runs the next batch's input dist, these reads included, on its own stream beside the current batch's compute; and " + hostLengths
+	return fix, "pipeline = TrainPipelineSparseDist(model, optimizer, device)  # torchrec.distributed.train_pipeline; each step: pipeline.progress(batches)"
 }
 
 // pageable: copies whose Kineto name says Pageable (the platform names the
@@ -969,4 +1036,13 @@ func lowerFirst(s string) string {
 		return s
 	}
 	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// upperFirst is s with its first letter in upper case, to start a
+// sentence.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
