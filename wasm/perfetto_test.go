@@ -176,7 +176,9 @@ func TestReportSizeWithPerfetto(t *testing.T) {
 	for _, f := range src.Perfetto {
 		files += len(f.JSON)
 	}
-	const limit = 3_000_000
+	// The bare page of this worst case is itself about 3 MB (3.003 MB
+	// with a 1.706 MB module): the files may add at most 1.5% to it.
+	const limit = 3_050_000
 	t.Logf("8 ranks x 1000 steps with %d Perfetto files (%d bytes of JSON, budget %d bytes gzip): report %d bytes (%d without the files)",
 		len(src.Perfetto), files, perfetto.PageBudget(len(bare)), len(page), len(bare))
 	if len(page) > limit {

@@ -70,8 +70,10 @@ func TestModuleSize(t *testing.T) {
 	// under its 3 MB target through the base85 encoding; the guard catches
 	// a heavy package pulled into the viewer. The rules' own text has since
 	// taken most of the room left (1.652 MB with the unfused-attention
-	// lever); the page's 3 MB target is TestReportSize's.
-	const limit = 1_700_000
+	// lever); the page's 3 MB target is TestReportSize's. The AMD part
+	// table (device.Identify) and the TorchRec and Volta fix texts took it
+	// to 1.706 MB.
+	const limit = 1_720_000
 	if len(mod) > limit {
 		t.Errorf("viewer module is %d bytes gzip, want at most %d (keep heavy packages out of wasm/viewer)", len(mod), limit)
 	}

@@ -52,6 +52,11 @@ const (
 	// call returned, with the device idle for most of the gap before it,
 	// was held on the device side (sql/capture.sql's held kind).
 	HeldMinNs = 1_000_000
+	// KernelWaitMaxNs: idle between kernels queued back to back, shorter
+	// than this, is the device's own time between them (HTA's kernel
+	// wait, consecutive_kernel_delay 30, applied to µs timestamps), not a
+	// dependency.
+	KernelWaitMaxNs = 30_000
 	// PollMinNs and PollSlackNs: a stretch of a launching thread's self
 	// time of PollMinNs or more, through most of which the GPU work of the
 	// thread's last launch before it ran, ended within PollSlackNs of when
@@ -569,6 +574,7 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 	d.frames = nil
 	for i, g := range d.gaps {
 		dur := g.b - g.a
+		device := m.GapDeviceNs
 		// Each part of a gap keeps its share of the gap's time outside the
 		// intervals left out (all of it when none is).
 		kept := d.kept[i]
@@ -629,6 +635,9 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 		}
 		if i := b.topAt(rs.key, g.a+dur/2); i >= 0 {
 			b.top[i].gap.Cause = label
+		}
+		if dur < KernelWaitMaxNs {
+			m.GapDeviceShortNs += m.GapDeviceNs - device
 		}
 	}
 }
@@ -827,15 +836,28 @@ func hostBase(m Metrics) string {
 	}
 }
 
+// queuedSplit splits the idle that work already queued ended into the
+// gaps under KernelWaitMaxNs (the device's own time between queued
+// kernels) and the longer ones (device-side dependencies: another stream,
+// an event, a collective), "" when there is none.
+func queuedSplit(m Metrics) string {
+	if m.GapDeviceNs <= 0 {
+		return ""
+	}
+	short := m.GapDeviceShortNs
+	return fmt.Sprintf(" (%s in gaps under %d µs: the device's own time between queued kernels; %s in longer ones: device-side dependencies)",
+		pct(share(short, m.IdleNs)), KernelWaitMaxNs/1000, pct(share(m.GapDeviceNs-short, m.IdleNs)))
+}
+
 // reason states the numbers behind a verdict.
 func reason(m Metrics, r Rule) string {
 	if m.GPUTimeNs == 0 {
 		return "no GPU operation in the slice"
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "GPU busy %s of %s ms GPU span (%d rank(s)%s%s); idle %s ms: gaps opened by sync calls %s, launching thread waiting for work %s, launches issued after the device went idle %s, work already queued (device-side dependencies, or the few µs the device takes between queued kernels) %s, other %s (mechanism-linked: %s of idle)",
+	fmt.Fprintf(&sb, "GPU busy %s of %s ms GPU span (%d rank(s)%s%s); idle %s ms: gaps opened by sync calls %s, launching thread waiting for work %s, launches issued after the device went idle %s, work already queued %s%s, other %s (mechanism-linked: %s of idle)",
 		pct(m.Busy()), ms(m.SpanNs()), m.Ranks, edgeNote(m), leftOutNote(m), ms(m.IdleNs),
-		pct(m.GapShare(CauseSync)), pct(m.GapShare(CauseWait)), pct(m.GapShare(CauseHost)), pct(m.GapShare(CauseDevice)), pct(m.GapShare(CauseOther)),
+		pct(m.GapShare(CauseSync)), pct(m.GapShare(CauseWait)), pct(m.GapShare(CauseHost)), pct(m.GapShare(CauseDevice)), queuedSplit(m), pct(m.GapShare(CauseOther)),
 		pct(share(m.GapConfirmedNs, m.IdleNs)))
 	fmt.Fprintf(&sb, "; exposed communication %s of the GPU span; launching threads blocked in sync calls or polling the device while the GPU was busy %s of the GPU span", pct(m.Comm()), pct(m.Blocked()))
 	if host := m.HostNs(); host > 0 {

@@ -448,6 +448,10 @@ type Metrics struct {
 	GapHostNs   int64 `msgpack:"gap_host_ns" json:"gap_host_ns"`
 	GapDeviceNs int64 `msgpack:"gap_device_ns" json:"gap_device_ns"`
 	GapOtherNs  int64 `msgpack:"gap_other_ns" json:"gap_other_ns"`
+	// GapDeviceShortNs is the part of GapDeviceNs in gaps shorter than
+	// KernelWaitMaxNs: HTA's kernel wait, the device's own time between
+	// kernels queued back to back, not a dependency.
+	GapDeviceShortNs int64 `msgpack:"gap_device_short_ns,omitempty" json:"gap_device_short_ns,omitempty"`
 	// Gaps whose cause a mechanism confirms (the operation that ends the
 	// gap was launched after the gap began), in ns of idle time: in all and
 	// for the sync, wait and host causes.

@@ -10,6 +10,36 @@ import (
 	"github.com/tracebook/tracebook/analysis/table"
 )
 
+// TestRanksNumSMs checks RankInfo.GPUNumSMs: read from gpu_num_sms (the
+// first file of a rank that has it), 0 when NULL and when the table has no
+// such column.
+func TestRanksNumSMs(t *testing.T) {
+	tests := []struct {
+		what string
+		tb   *table.Table
+		want map[string]int
+	}{
+		{"with the column", &table.Table{Name: "traces", Columns: cols("trace", "rank", "gpu_model", "gpu_num_sms"), Rows: [][]any{
+			{"a", int64(0), nil, int32(304)},
+			{"a", int64(1), nil, nil}, // a second file of rank 1 has it
+			{"a", int64(1), nil, int32(304)},
+			{"a", int64(2), nil, nil},
+			{"b", int64(0), "NVIDIA H100 80GB HBM3", int64(132)},
+		}}, map[string]int{"a/0": 304, "a/1": 304, "a/2": 0, "b/0": 132}},
+		{"an older table", &table.Table{Name: "traces", Columns: cols("trace", "rank", "gpu_model"), Rows: [][]any{{"c", int64(0), "NVIDIA H100"}}},
+			map[string]int{"c/0": 0}},
+	}
+	for _, tc := range tests {
+		got := map[string]int{}
+		for _, ri := range evidence.Ranks(tc.tb) {
+			got[fmt.Sprintf("%s/%d", ri.Trace, ri.Rank)] = ri.GPUNumSMs
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: GPUNumSMs = %v, want %v", tc.what, got, tc.want)
+		}
+	}
+}
+
 // TestRanksComputeCapability checks RankInfo.CCMajor/CCMinor: read from
 // gpu_cc_major/gpu_cc_minor (the first file of a rank that has them), -1
 // when NULL and when the table predates the columns.

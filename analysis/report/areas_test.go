@@ -232,7 +232,7 @@ func TestStepsRowPhaseIsThePresets(t *testing.T) {
 				col("phase", "VARCHAR", "TEXT"), col("wall_ns", "BIGINT", "DURATION_NS")},
 				Rows: [][]any{{"job", int64(0), c.phase, int64(2_000_000)}, {"job", int64(0), c.phase, int64(3_000_000)}}}
 			wl := &table.Table{Name: "workload", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
-				col("feature", "VARCHAR", "TEXT"), col("name", "VARCHAR", "TEXT"), col("count", "BIGINT", "COUNT"), col("total_ns", "BIGINT", "DURATION_NS")}}
+				col("feature", "VARCHAR", "TEXT"), col("example", "VARCHAR", "TEXT"), col("count", "BIGINT", "COUNT"), col("total_ns", "BIGINT", "DURATION_NS")}}
 			for _, f := range c.features {
 				wl.Rows = append(wl.Rows, []any{"job", int64(0), f, "x", int64(1), int64(1)})
 			}
@@ -482,20 +482,24 @@ func TestDeviceText(t *testing.T) {
 		name         string
 		major, minor any
 		mem          int64
+		sms          int
 		platform     string
 		want         string
 	}{
-		{"", int64(9), int64(4), 206141652992, "rocm", "CDNA3 (gfx942, from GFXIP 9.4) (192 GiB; the trace names no device)"},
-		{"", int64(9), int64(4), 0, "rocm", "CDNA3 (gfx942, from GFXIP 9.4) (the trace names no device)"},
-		{"AMD Radeon Graphics", int64(9), int64(0), 68702699520, "rocm", "AMD Radeon Graphics (CDNA2 (gfx90a, from GFXIP 9.0); 64 GiB)"},
-		{"AMD Instinct MI300X", int64(9), int64(4), 206141652992, "rocm", "AMD Instinct MI300X"},
-		{"NVIDIA H100 80GB HBM3", int64(9), int64(0), 0, "cuda", "NVIDIA H100 80GB HBM3"},
-		{"", nil, nil, 206141652992, "rocm", ""},
-		{"", int64(-1), int64(-1), 0, "cuda", ""},
-		{"", nil, nil, 0, "mtia", "MTIA, Meta's accelerator (the trace names no model)"}, // mtia_single_rank
+		{"", int64(9), int64(4), 206141652992, 304, "rocm", "AMD Instinct MI300X (gfx942, identified from GFXIP 9.4, 304 CUs, 192 GiB; the trace names no device)"}, // vllm_decode_full_mi300x
+		{"", int64(9), int64(4), 206141652992, 0, "rocm", "CDNA3 (gfx942, from GFXIP 9.4) (192 GiB; the trace names no device)"},
+		{"", int64(9), int64(4), 206141652992, 152, "rocm", "CDNA3 (gfx942, from GFXIP 9.4) (192 GiB; the trace names no device)"}, // a partitioned MI300X: no part fits
+		{"", int64(9), int64(4), 0, 0, "rocm", "CDNA3 (gfx942, from GFXIP 9.4) (the trace names no device)"},
+		{"AMD Radeon Graphics", int64(9), int64(0), 68702699520, 104, "rocm", "AMD Radeon Graphics (gfx90a; GFXIP 9.0, 104 CUs, 64 GiB fit MI250 or MI210: the model is not known)"}, // amd_mi250_minitoy
+		{"AMD Radeon Graphics", int64(9), int64(0), 68702699520, 0, "rocm", "AMD Radeon Graphics (CDNA2 (gfx90a, from GFXIP 9.0); 64 GiB)"},
+		{"AMD Instinct MI300X", int64(9), int64(4), 206141652992, 304, "rocm", "AMD Instinct MI300X"},
+		{"NVIDIA H100 80GB HBM3", int64(9), int64(0), 0, 132, "cuda", "NVIDIA H100 80GB HBM3"},
+		{"", nil, nil, 206141652992, 0, "rocm", ""},
+		{"", int64(-1), int64(-1), 0, 0, "cuda", ""},
+		{"", nil, nil, 0, 0, "mtia", "MTIA, Meta's accelerator (the trace names no model; Kineto records its work as GPU events, and this report calls it the GPU)"}, // mtia_single_rank
 	} {
-		if got := deviceText(c.name, c.major, c.minor, c.mem, c.platform); got != c.want {
-			t.Errorf("deviceText(%q, %v, %v, %d, %s) = %q, want %q", c.name, c.major, c.minor, c.mem, c.platform, got, c.want)
+		if got := deviceText(c.name, c.major, c.minor, c.mem, c.sms, c.platform); got != c.want {
+			t.Errorf("deviceText(%q, %v, %v, %d, %d, %s) = %q, want %q", c.name, c.major, c.minor, c.mem, c.sms, c.platform, got, c.want)
 		}
 	}
 }

@@ -376,19 +376,37 @@ func streamScope(b *evidence.Bundle, f evidence.Filter) string {
 // deviceText is the device line of a trace: the name deviceProperties
 // gives, and, where that name does not tell the part (an empty name, as the
 // vLLM MI300X traces write, or ROCm's generic "AMD Radeon Graphics"), the
-// family its compute capability (GFXIP on ROCm) says (device.Lookup) and
-// its memory; an MTIA trace, which names no device, its platform; ""
-// when neither tells anything.
-func deviceText(name string, major, minor any, mem int64, platform string) string {
+// part its other properties identify (device.Identify: GFXIP 9.4, 304 CUs
+// and 192 GiB are an MI300X), else the parts they fit, else the family its
+// compute capability (GFXIP on ROCm) says, with its memory; an MTIA trace,
+// which names no device, its platform; "" when neither tells anything.
+func deviceText(name string, major, minor any, mem int64, sms int, platform string) string {
 	if name == "" && platform == "mtia" {
-		return "MTIA, Meta's accelerator (the trace names no model)"
+		return "MTIA, Meta's accelerator (the trace names no model; Kineto records its work as GPU events, and this report calls it the GPU)"
 	}
 	if major == nil || minor == nil {
 		return name
 	}
-	c := device.Lookup(name, int(num(major)), int(num(minor)), platform)
-	if !c.Known || !c.Inferred || c.Family == "" {
+	c := device.Identify(device.Props{Name: name, CCMajor: int(num(major)), CCMinor: int(num(minor)), NumSMs: sms, TotalMem: mem, Platform: platform})
+	if !c.Known || c.Family == "" || (!c.Inferred && c.Model == "") {
 		return name
+	}
+	unnamed := ""
+	if name == "" {
+		unnamed = "; the trace names no device"
+	}
+	switch {
+	case c.Model != "":
+		model := "AMD Instinct " + c.Model
+		if name != "" {
+			model = name + ": " + model
+		}
+		return model + " (" + c.Arch + ", identified from " + c.From + unnamed + ")"
+	case len(c.Candidates) > 0:
+		if name == "" {
+			name = c.Family
+		}
+		return name + " (" + c.Arch + "; " + c.From + " fit " + strings.Join(c.Candidates, " or ") + ": the model is not known" + unnamed + ")"
 	}
 	gib := ""
 	if mem > 0 {
@@ -444,7 +462,7 @@ func traceMetas(b *evidence.Bundle, f evidence.Filter) []TraceMeta {
 			m.Producer = p
 		}
 		if m.Device == "" {
-			m.Device = deviceText(str(col(r, "gpu_model")), col(r, "gpu_cc_major"), col(r, "gpu_cc_minor"), i64(col(r, "gpu_total_mem")), str(col(r, "platform")))
+			m.Device = deviceText(str(col(r, "gpu_model")), col(r, "gpu_cc_major"), col(r, "gpu_cc_minor"), i64(col(r, "gpu_total_mem")), int(i64(col(r, "gpu_num_sms"))), str(col(r, "platform")))
 		}
 		sp := spans[name]
 		if v := col(r, "first_ts_ns"); v != nil && i64(v) < sp.first {

@@ -770,7 +770,7 @@ var crossSeries = []chart.Series{
 	{Name: "sync: GPU idle opened by a sync call / host in sync calls or polling the device", Color: chart.ReddishPurple, Short: "sync"},
 	{Name: "waiting: GPU idle while the host waited / host waiting", Color: chart.Orange, Short: "waiting"},
 	{Name: "GPU idle: launched late while the host worked", Color: chart.Vermillion, Short: "launched late"},
-	{Name: "GPU idle: queued behind a device dependency", Color: chart.SkyBlue, Short: "device"},
+	{Name: "GPU idle: work already queued (the device between kernels, or a dependency)", Color: chart.SkyBlue, Short: "queued"},
 	{Name: "other (GPU idle no launch ends, idle the capture gate leaves out, or outside the GPU span / host outside these or outside the GPU span)", Color: chart.Grey, Short: "other"},
 }
 
@@ -826,7 +826,7 @@ func CrossViewChart(r *crossview.Result) Chart {
 	}
 	alt := []string{
 		"GPU, wall " + chart.Format(nsMs(m.WallNs)) + " ms summed over " + ranks + ": " +
-			parts(gpu, []string{"busy", "idle opened by a sync call", "idle while the host waited for work", "idle, launched late while the host worked", "idle behind a device dependency", "other idle, left out (start-up, held) and outside the GPU span"}) + ".",
+			parts(gpu, []string{"busy", "idle opened by a sync call", "idle while the host waited for work", "idle, launched late while the host worked", "idle with work already queued (the device between kernels, or a dependency)", "other idle, left out (start-up, held) and outside the GPU span"}) + ".",
 		"Launching threads, inside the GPU span: " + parts(host, []string{"working", "in sync calls or polling the device", "waiting", "", "", "outside these or outside the GPU span"}) + ".",
 	}
 	if m.HostNs() > m.SpanNs() {
