@@ -119,7 +119,7 @@ func wheelNote(c device.Caps) string {
 
 // wheelCommand is the snippet line that installs those wheels, "" where
 // wheelNote says nothing.
-func wheelCommand(c device.Caps) string {
+func wheelCommand(c device.Caps, w Workload) string {
 	if !legacyWheelGPU(c) {
 		return ""
 	}
@@ -127,8 +127,15 @@ func wheelCommand(c device.Caps) string {
 	if c.Arch != "" && c.Arch != c.Family {
 		arch += " " + c.Arch
 	}
-	return fmt.Sprintf("pip install -U torch --index-url https://download.pytorch.org/whl/%s  # %s: PyTorch %s's %s wheels dropped it",
-		legacyWheel.build, arch, legacyWheel.release, legacyWheel.dropped)
+	// TorchRec's fbgemm-gpu and torchrec wheels are built against one
+	// torch release and come from the same index: upgraded alone, torch
+	// breaks them.
+	pkgs, also := "torch", ""
+	if w.TorchRec {
+		pkgs, also = "torch fbgemm-gpu torchrec", "; TorchRec's fbgemm-gpu and torchrec move with it"
+	}
+	return fmt.Sprintf("pip install -U %s --index-url https://download.pytorch.org/whl/%s  # %s: PyTorch %s's %s wheels dropped it%s",
+		pkgs, legacyWheel.build, arch, legacyWheel.release, legacyWheel.dropped, also)
 }
 
 // compileAdvice says whether torch.compile can be prescribed on the rank

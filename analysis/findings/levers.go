@@ -279,7 +279,7 @@ func (l lever) compileSnippet(mode, comment string) string {
 	if comment != "" {
 		line += "  # " + comment
 	}
-	if w := wheelCommand(l.caps); w != "" && l.w.TorchMajor < 2 {
+	if w := wheelCommand(l.caps, l.w); w != "" && l.w.TorchMajor < 2 {
 		return w + "\n" + line
 	}
 	return line
