@@ -426,6 +426,11 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 			ms(d), pct(share), c.loaderWhat(trace, rank))
 		switch {
 		case at.Name == "" || isDataLoader(at.Name):
+		case at.Loader != "" && w.HFChunkPipeline != "":
+			// transformers runs a ChunkPipeline's DataLoader with one
+			// worker at most (h100_owlv2: zoom_shift in the image
+			// preprocessing, once per candidate label).
+			fix += " The longest gaps sit in " + at.label() + ", which runs inside " + at.Loader + " (the DataLoader's batches: the pipeline's preprocessing): the one worker this ChunkPipeline allows overlaps it with the model, and doing it once instead of once per chunk (see the DataLoader issue) leaves one run of it."
 		case at.Loader != "":
 			fix += " The longest gaps sit in " + at.label() + ", which runs inside " + at.Loader + " (the DataLoader's batches: dataset or collate code): loading in worker processes (num_workers > 0) hides it."
 		case at.NotInLoader:

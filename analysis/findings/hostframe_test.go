@@ -194,6 +194,37 @@ func TestNameHostFrameDataLoader(t *testing.T) {
 	}
 }
 
+// In a transformers ChunkPipeline (h100_owlv2's zero-shot object
+// detection) the DataLoader has one worker at most, whatever num_workers
+// says: the fix for preprocessing inside its batches does not offer more
+// workers, it says the one worker overlaps it and doing it once per image
+// leaves one run of it.
+func TestNameHostFrameChunkPipeline(t *testing.T) {
+	const iter = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+	ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", iter, int64(1), int64(60_000_000), int64(60_000_000), int64(60_000_000), int64(0), int64(0), int64(0)}}}
+	wl := &table.Table{Columns: cols("trace rank feature example count total_ns"), Rows: [][]any{
+		{"t", int64(0), "hf_pipeline", "transformers/pipelines/base.py(1300): __call__", int64(1), int64(1000)},
+		{"t", int64(0), "hf_chunk_pipeline", "transformers/pipelines/zero_shot_object_detection.py(120): __call__", int64(1), int64(1000)},
+		{"t", int64(0), "dataloader_single", iter, int64(1), int64(60_000_000)},
+	}}
+	b := bundle("profiler_step", "cuda", "H100", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000), "ops": ops, "workload": wl})
+	ev := evidence.Rollup(b, evidence.Filter{})
+	fs, gate := findings.Judge(ev, nil)
+	f := find(fs, "host_bound_idle")
+	if f == nil {
+		t.Fatalf("no host-bound finding: %s", rules(fs))
+	}
+	at := findings.HostFrame{Name: "<built-in function zoom_shift>", Stack: []string{"scipy/ndimage/_interpolation.py(739): zoom", "<built-in function zoom_shift>"},
+		Leaf: true, Gaps: 4, Of: 5, Ns: 30_000_000, IdleNs: 60_000_000, Loader: iter}
+	if !findings.NameHostFrame(f, ev, nil, gate, at) {
+		t.Fatalf("fix not rewritten: %q", f.Fix)
+	}
+	if !strings.Contains(f.Fix, "the one worker this ChunkPipeline allows overlaps it with the model") || strings.Contains(f.Fix, "num_workers > 0") {
+		t.Errorf("fix %q", f.Fix)
+	}
+}
+
 // TestHostFixDataLoaderOnce: a training loop that loads on its own thread
 // is told so once. Where the DataLoader issue is raised, the host fix
 // points to it and does not repeat its fix (dlrm_8rank had read "see the
