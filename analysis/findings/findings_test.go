@@ -303,7 +303,6 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 	// A launching thread that mostly waits in its DataLoader: the launch
 	// finding says that part of the idle is no launch's
 	// (resnet50_num_workers_0).
-	const iter = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 	tabs["ops"] = &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
 		Rows: [][]any{{"t", int64(0), int64(1), "", iter, int64(1), int64(5_000_000), int64(5_000_000), int64(5_000_000), int64(0), int64(0), int64(0)}}}
 	fs = eval(bundle("profiler_step", "rocm", "AMD Instinct MI300X", 6_000_000, 4_000_000, tabs), nil)

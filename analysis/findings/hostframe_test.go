@@ -153,6 +153,16 @@ func TestNameHostFrameOthers(t *testing.T) {
 	}
 }
 
+// iter is the DataLoader's iterator range of a loop that loads on its
+// own thread (num_workers=0).
+const iter = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+
+// loaderOps is an ops area whose one row is iter, ns long, in step 1.
+func loaderOps(ns int64) *table.Table {
+	return &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", iter, int64(1), ns, ns, ns, int64(0), int64(0), int64(0)}}}
+}
+
 // TestNameHostFrameDataLoader: a host-bound loop that mostly waits for its
 // DataLoader names the frame of its longest gaps with the branch the
 // evidence decides: inside the DataLoader's iterator (h100_owlv2: every
@@ -160,9 +170,7 @@ func TestNameHostFrameOthers(t *testing.T) {
 // .__next__), worker processes hide it; outside, shorten it; the hedge
 // only where neither is shown.
 func TestNameHostFrameDataLoader(t *testing.T) {
-	const iter = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
-	ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
-		Rows: [][]any{{"t", int64(0), int64(1), "", iter, int64(1), int64(60_000_000), int64(60_000_000), int64(60_000_000), int64(0), int64(0), int64(0)}}}
+	ops := loaderOps(60_000_000)
 	b := bundle("profiler_step", "cuda", "H100", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000), "ops": ops})
 	ev := evidence.Rollup(b, evidence.Filter{})
 	fs, gate := findings.Judge(ev, nil)
@@ -200,9 +208,7 @@ func TestNameHostFrameDataLoader(t *testing.T) {
 // workers, it says the one worker overlaps it and doing it once per image
 // leaves one run of it.
 func TestNameHostFrameChunkPipeline(t *testing.T) {
-	const iter = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
-	ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
-		Rows: [][]any{{"t", int64(0), int64(1), "", iter, int64(1), int64(60_000_000), int64(60_000_000), int64(60_000_000), int64(0), int64(0), int64(0)}}}
+	ops := loaderOps(60_000_000)
 	wl := &table.Table{Columns: cols("trace rank feature example count total_ns"), Rows: [][]any{
 		{"t", int64(0), "hf_pipeline", "transformers/pipelines/base.py(1300): __call__", int64(1), int64(1000)},
 		{"t", int64(0), "hf_chunk_pipeline", "transformers/pipelines/zero_shot_object_detection.py(120): __call__", int64(1), int64(1000)},
@@ -231,7 +237,6 @@ func TestNameHostFrameChunkPipeline(t *testing.T) {
 // DataLoader issue; and load batches in DataLoader worker processes");
 // where the loader's share is small, the host fix says it.
 func TestHostFixDataLoaderOnce(t *testing.T) {
-	const iter = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 	for _, c := range []struct {
 		loaderNs  int64
 		want, not string
@@ -239,8 +244,7 @@ func TestHostFixDataLoaderOnce(t *testing.T) {
 		{9_000_000, "on the training thread (num_workers=0): see the DataLoader issue", "and load batches"},
 		{500_000, "and load batches in DataLoader worker processes, not on the training thread", "see the DataLoader issue"},
 	} {
-		ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
-			Rows: [][]any{{"t", int64(0), int64(1), "", iter, int64(1), c.loaderNs, c.loaderNs, c.loaderNs, int64(0), int64(0), int64(0)}}}
+		ops := loaderOps(c.loaderNs)
 		wl := &table.Table{Columns: cols("trace rank feature example count total_ns"), Rows: [][]any{
 			{"t", int64(0), "backward", "NllLossBackward", int64(1), int64(1000)},
 			{"t", int64(0), "dataloader_single", iter, int64(1), c.loaderNs},
