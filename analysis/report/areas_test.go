@@ -488,6 +488,8 @@ func TestDeviceText(t *testing.T) {
 	}{
 		{"", int64(9), int64(4), 206141652992, 304, "rocm", "AMD Instinct MI300X (gfx942, identified from GFXIP 9.4, 304 CUs, 192 GiB; the trace names no device)"}, // vllm_decode_full_mi300x
 		{"", int64(9), int64(4), 206141652992, 0, "rocm", "CDNA3 (gfx942, from GFXIP 9.4) (192 GiB; the trace names no device)"},
+		{"", int64(9), int64(0), 32 << 30, 120, "rocm", "AMD Instinct MI100 (gfx908, identified from GFXIP 9.0, 120 CUs, 32 GiB; the trace names no device)"}, // a family outside the capability table
+		{"", int64(9), int64(0), 16 << 30, 60, "rocm", "AMD GPU (gfx906; GFXIP 9.0, 60 CUs, 16 GiB fit MI50 16GB or Radeon Pro VII or Radeon VII: the model is not known; the trace names no device)"},
 		{"", int64(9), int64(4), 206141652992, 152, "rocm", "CDNA3 (gfx942, from GFXIP 9.4) (192 GiB; the trace names no device)"}, // a partitioned MI300X: no part fits
 		{"", int64(9), int64(4), 0, 0, "rocm", "CDNA3 (gfx942, from GFXIP 9.4) (the trace names no device)"},
 		{"AMD Radeon Graphics", int64(9), int64(0), 68702699520, 104, "rocm", "AMD Radeon Graphics (gfx90a; GFXIP 9.0, 104 CUs, 64 GiB fit MI250 or MI210: the model is not known)"}, // amd_mi250_minitoy

@@ -388,25 +388,34 @@ func deviceText(name string, major, minor any, mem int64, sms int, platform stri
 		return name
 	}
 	c := device.Identify(device.Props{Name: name, CCMajor: int(num(major)), CCMinor: int(num(minor)), NumSMs: sms, TotalMem: mem, Platform: platform})
-	if !c.Known || c.Family == "" || (!c.Inferred && c.Model == "") {
-		return name
-	}
+	// A part the properties identify, or the parts they fit, are said
+	// whether or not the capability table knows their family (an MI100,
+	// gfx908, is named though its capabilities are not in the table).
 	unnamed := ""
 	if name == "" {
 		unnamed = "; the trace names no device"
 	}
 	switch {
 	case c.Model != "":
-		model := "AMD Instinct " + c.Model
+		model := "AMD " + c.Model // Radeon VII, Radeon Pro VII
+		if strings.HasPrefix(c.Model, "MI") {
+			model = "AMD Instinct " + c.Model
+		}
 		if name != "" {
 			model = name + ": " + model
 		}
 		return model + " (" + c.Arch + ", identified from " + c.From + unnamed + ")"
 	case len(c.Candidates) > 0:
 		if name == "" {
-			name = c.Family
+			name = "AMD GPU"
+			if c.Known {
+				name = c.Family
+			}
 		}
 		return name + " (" + c.Arch + "; " + c.From + " fit " + strings.Join(c.Candidates, " or ") + ": the model is not known" + unnamed + ")"
+	}
+	if !c.Known || c.Family == "" || !c.Inferred {
+		return name
 	}
 	gib := ""
 	if mem > 0 {
