@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/internal/duck"
@@ -559,5 +560,19 @@ func TestOneAreaFindingsAsTheReports(t *testing.T) {
 		case got.Observation != want.Observation || got.Severity != want.Severity || got.Status != want.Status:
 			t.Errorf("%s alone:\n%s %s: %s\nthe report's:\n%s %s: %s", area, got.Severity, got.Status, got.Observation, want.Severity, want.Status, want.Observation)
 		}
+	}
+}
+
+// TestKernelWaitOneThreshold: the cross-check splits queued-work idle at
+// the same kernel-wait threshold as the gaps and perfetto presets
+// (sql/views.sql's tb_kernel_wait_ns).
+func TestKernelWaitOneThreshold(t *testing.T) {
+	db := openDB(t)
+	var ns int64
+	if err := db.SQL().QueryRowContext(context.Background(), "SELECT tb_kernel_wait_ns()").Scan(&ns); err != nil {
+		t.Fatal(err)
+	}
+	if ns != crossview.KernelWaitMaxNs {
+		t.Errorf("tb_kernel_wait_ns() = %d, crossview.KernelWaitMaxNs = %d: one threshold, two values", ns, crossview.KernelWaitMaxNs)
 	}
 }

@@ -59,7 +59,7 @@ _w AS (
 _i AS (
   SELECT w.trace, w.rank, w.step, w.phase, w.stream, w.ts_ns - w.prev_end AS len, w.prev_end - t.t0 AS at_ns,
     CASE WHEN w.launch_ts > w.prev_end THEN 'host_wait'
-         WHEN w.ts_ns - w.prev_end < 30000 THEN 'kernel_wait'
+         WHEN w.ts_ns - w.prev_end < tb_kernel_wait_ns() THEN 'kernel_wait'
          ELSE 'other' END AS category
   FROM _w w JOIN _t0 t ON t.trace = w.trace
   WHERE w.prev_end IS NOT NULL AND w.ts_ns > w.prev_end

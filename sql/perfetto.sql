@@ -153,7 +153,7 @@ _launch AS (
 _gaps AS (
   SELECT greatest(g.g0, _w.w0) AS ts_ns, least(g.g1, _w.w1) - greatest(g.g0, _w.w0) AS dur_ns,
     CASE WHEN l.launch_ts > g.g0 THEN 'host_wait'
-         WHEN g.g1 - g.g0 < 30000 THEN 'kernel_wait'
+         WHEN g.g1 - g.g0 < tb_kernel_wait_ns() THEN 'kernel_wait'
          ELSE 'other' END AS category
   FROM _gap g CROSS JOIN _w LEFT JOIN _launch l ON l.correlation = g.correlation
   WHERE g.g1 > _w.w0 AND g.g0 < _w.w1

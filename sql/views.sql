@@ -27,6 +27,13 @@ SELECT * FROM events WHERE kind = 'kernel';
 CREATE OR REPLACE MACRO tb_gpu_work(kind) AS
   kind IN ('kernel', 'gpu_memcpy', 'gpu_memset');
 
+-- The longest idle between two GPU operations that still counts as the
+-- device's own time between work queued back to back (HTA's kernel wait:
+-- consecutive_kernel_delay 30, which HTA compares with µs timestamps), in
+-- ns: the gaps and perfetto presets' kernel_wait, and the cross-check's
+-- KernelWaitMaxNs (analysis/crossview), which a test keeps equal to it.
+CREATE OR REPLACE MACRO tb_kernel_wait_ns() AS 30000;
+
 -- GPU-side work: kernels, copies and memsets (tb_gpu_work), every column
 -- of events.
 CREATE OR REPLACE VIEW gpu_ops AS

@@ -55,7 +55,8 @@ const (
 	// KernelWaitMaxNs: idle between kernels queued back to back, shorter
 	// than this, is the device's own time between them (HTA's kernel
 	// wait, consecutive_kernel_delay 30, applied to µs timestamps), not a
-	// dependency.
+	// dependency: sql/views.sql's tb_kernel_wait_ns, which the gaps area's
+	// kernel_wait uses (pipeline's TestKernelWaitOneThreshold).
 	KernelWaitMaxNs = 30_000
 	// PollMinNs and PollSlackNs: a stretch of a launching thread's self
 	// time of PollMinNs or more, through most of which the GPU work of the
