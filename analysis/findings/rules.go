@@ -417,7 +417,7 @@ func (c *ctx) torchrecSizes(trace string, rank int, op string) (fix, snippet str
 	if w.TorchRecPipeline {
 		under = "## sparse_data_dist ##"
 	}
-	fix = "The trace runs TorchRec (" + w.Examples["torchrec"] + "), and these are likely its input dist's reads (hypothesis: the sync area names " + issuer + ", not the range around it; the Perfetto view shows whether they sit under " + under + "). " +
+	fix = "The trace runs TorchRec (" + w.Examples["torchrec"] + "), and these may be its input dist's reads (a hypothesis: the sync area names " + issuer + ", not the range around it; the Perfetto view shows whether they sit under " + under + "). " +
 		"Before it sends the sparse features, the input dist reads the KeyedJaggedTensor's lengths per key and the splits its first all-to-all returns back to the host (.item()/.tolist()), because the all-to-all of the features is sized there: such a read cannot wait for a logging interval. "
 	const hostLengths = "build the KeyedJaggedTensor in the data loader with length_per_key (and offset_per_key) summed on the host, which KeyedJaggedTensor.to() carries to the GPU, so that the input dist does not read the lengths back; the splits' read stays (the host needs the other ranks' sizes)."
 	if w.TorchRecPipeline {
