@@ -89,7 +89,7 @@ func TestIntegrationCharts(t *testing.T) {
 
 	res = run(t, s, "%report")
 	md, _ := res.Data["text/markdown"].(string)
-	if !strings.Contains(md, "![GPU time per step on rank 0") {
+	if !strings.Contains(md, "![GPU span per step on rank 0") {
 		t.Error("%report: no step chart")
 	}
 	timelines := regexp.MustCompile(`!\[Timeline of issue (\d+):`).FindAllStringSubmatch(md, -1)

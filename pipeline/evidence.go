@@ -74,9 +74,12 @@ func collectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 	// [memory] events was captured without them (NULL: not written), and
 	// device 0's numSms (the CU count on ROCm), which with the GFXIP
 	// version and the memory names an AMD part the trace leaves unnamed
-	// (evidence.RankInfo.GPUNumSMs, device.Identify).
+	// (evidence.RankInfo.GPUNumSMs, device.Identify), and how many devices
+	// deviceProperties lists, the GPUs the process saw (gpu_count: a world
+	// size that fits in it is one node, findings' hostLayout).
 	tr, err := eng.Query(ctx, `SELECT * EXCLUDE (metadata), TRY_CAST(metadata->>'profile_memory' AS BOOLEAN) AS profile_memory,
-			TRY_CAST(metadata->'deviceProperties'->0->>'numSms' AS INTEGER) AS gpu_num_sms
+			TRY_CAST(metadata->'deviceProperties'->0->>'numSms' AS INTEGER) AS gpu_num_sms,
+			CAST(json_array_length(metadata->'deviceProperties') AS INTEGER) AS gpu_count
 		FROM traces WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR) ORDER BY trace, file_id, rank`, 0, f.Trace)
 	if err != nil {
 		return nil, fmt.Errorf("evidence: reading the traces table: %w", err)

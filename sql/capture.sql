@@ -83,8 +83,10 @@
 --     time.
 --   pre_window: GPU work with a correlation id but no launching call in the
 --     window, the id lower than every runtime call's of the rank: launched
---     before the capture began (the cross-view's before_capture link,
---     sql/crossview.sql).
+--     before the capture began (evidence_base_events.pre, which the kernels
+--     area's pre_window_ns reads too; the cross-view's before_capture link,
+--     sql/crossview.sql, makes the same test over the whole rank for the
+--     operations no operator's External id links).
 --   graph_capture: CUDA/HIP stream capture and instantiation calls and
 --     capture_* annotations; the interval spans the first to the last.
 --     Captured work is not executed.
@@ -134,7 +136,7 @@ _t0 AS (
 -- order of evidence_base_gpu (sql/evidence_base.sql). Not materialised:
 -- its readers each scan for their own columns.
 _gpu AS NOT MATERIALIZED (
-  SELECT trace, rank, kind, name, ts_ns, end_ns, correlation, step, pm_all AS pm
+  SELECT trace, rank, kind, name, ts_ns, end_ns, correlation, step, pm_all AS pm, pre
   FROM evidence_base_gpu
   WHERE ts_ns IS NOT NULL
 ),
@@ -183,9 +185,6 @@ _heldsteps AS (
   SELECT trace, rank, count(DISTINCT step) AS steps FROM _linked
   WHERE pm IS NOT NULL AND ts_ns - le >= 1000000 AND ts_ns - greatest(pm, le) >= 1000000 AND step >= 0
   GROUP BY trace, rank
-),
-_first_corr AS (
-  SELECT trace, rank, min(correlation) AS c0 FROM _rt WHERE correlation IS NOT NULL GROUP BY trace, rank
 ),
 -- The profiler's overhead events (CUPTI: Lazy Function Loading, a
 -- kernel's module loaded on its first launch; Activity Buffer Request, the
@@ -302,11 +301,8 @@ _art AS (
   FROM _linked
   WHERE pm IS NULL AND ts_ns - le >= 1000000
   UNION ALL
-  SELECT g.trace, g.rank, 'pre_window', g.name, g.ts_ns, g.end_ns
-  FROM _gpu g
-  JOIN _first_corr f ON f.trace = g.trace AND f.rank = g.rank
-  LEFT JOIN _launch l ON l.trace = g.trace AND l.rank = g.rank AND l.correlation = g.correlation
-  WHERE g.correlation IS NOT NULL AND l.correlation IS NULL AND g.correlation < f.c0
+  SELECT trace, rank, 'pre_window', name, ts_ns, end_ns
+  FROM _gpu WHERE pre
   UNION ALL
   SELECT trace, rank, 'graph_capture', name, ts_ns, end_ns
   FROM evidence_base_events

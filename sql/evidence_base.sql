@@ -320,6 +320,8 @@ SELECT
   CASE WHEN x.pre THEN -1 ELSE coalesce(s.step, -1) END AS step,
   -- Phase of that step, '' outside every step. TEXT
   CASE WHEN x.pre THEN '' ELSE coalesce(s.phase, '') END AS phase,
+  -- GPU-side event launched before the window: no launching call in the trace and a correlation id below every runtime call's of the rank (work the previous iteration queued before the capture began; its step is -1). The capture area's pre_window rows and the kernels area's pre_window_ns read this. BOOL
+  coalesce(x.pre, false) AS pre,
   -- Class of a GPU event, tb_kernel_class(kind, name) (views.sql): COMP, COMM, MEM or SYNC; NULL for host events. Computed here once per kernel name, so that no preset matches kernel names row by row. TEXT
   CASE WHEN x.kind = 'kernel' THEN coalesce(c.class, 'COMP') ELSE tb_kernel_class(x.kind, NULL) END AS class
 FROM _x x
@@ -369,6 +371,8 @@ SELECT
   idx,
   -- Start of the launching call (evidence_base_events.launch_ts). TIMESTAMP_NS
   launch_ts,
+  -- Launched before the window (evidence_base_events.pre). BOOL
+  pre,
   -- Latest end among the rank's GPU work before this row; NULL for the first. TIMESTAMP_NS
   max(end_ns) OVER w AS pm_all,
   -- Latest end before this row among the work of its class. TIMESTAMP_NS

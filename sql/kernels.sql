@@ -25,6 +25,7 @@
 -- min_ns: Shortest duration. DURATION_NS
 -- max_ns: Longest duration. DURATION_NS
 -- hist: Log-bucket histogram of durations. HIST
+-- pre_window_ns: Of total_ns, the work launched before the window (evidence_base_events.pre: queued by an iteration before the capture began, so in step -1): what a total over the whole window holds that the window's own launches did not cause. DURATION_NS
 -- KEYED: tb_gpu_work(e.kind)
 --
 -- No parameters: the filter (trace, rank, window: evidence_base's PARAMS)
@@ -38,26 +39,28 @@ WITH
 _keyed AS NOT MATERIALIZED (
   SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
     correlation, external_id, stream, device, bytes, graph_id,
-    host_ts, step, phase, class
+    host_ts, step, phase, class, pre
   FROM evidence_base_events
   WHERE tb_gpu_work(kind)
 ),
 _g AS (
   SELECT trace, rank, step, phase, coalesce(stream, -1) AS stream, name,
     class,
-    dur_ns,
+    dur_ns, pre,
     CAST(floor(8 * log2(greatest(dur_ns, 1))) AS INTEGER) AS bucket
   FROM _keyed
 ),
 _b AS (
   SELECT trace, rank, step, phase, stream, name, class, bucket,
-    count(*) AS n, sum(dur_ns) AS total, min(dur_ns) AS mn, max(dur_ns) AS mx
-  FROM _g GROUP BY ALL
+    count(*) AS n, sum(dur_ns) AS total, min(dur_ns) AS mn, max(dur_ns) AS mx,
+    coalesce(sum(dur_ns) FILTER (WHERE pre), 0) AS pre
+  FROM _g GROUP BY trace, rank, step, phase, stream, name, class, bucket
 )
 SELECT trace, rank, step, phase, stream, name, class,
   CAST(sum(n) AS BIGINT) AS count, CAST(sum(total) AS BIGINT) AS total_ns,
   min(mn) AS min_ns, max(mx) AS max_ns,
-  string_agg(bucket || ':' || n, ' ' ORDER BY bucket) AS hist
+  string_agg(bucket || ':' || n, ' ' ORDER BY bucket) AS hist,
+  CAST(sum(pre) AS BIGINT) AS pre_window_ns
 FROM _b
 GROUP BY trace, rank, step, phase, stream, name, class
 ORDER BY trace, rank, step, phase, stream, total_ns DESC, name

@@ -230,6 +230,9 @@ type threadState struct {
 	// next is where the thread's next root frame may start counting: the
 	// end of the last root frame closed (see entry.from).
 	next int64
+	// pyEnd is the end of the python calls counted so far inside the
+	// rank's tracked gaps (builder.pyIn).
+	pyEnd int64
 }
 
 // entry is an open frame.
@@ -795,6 +798,9 @@ func (b *builder) frame(f *Frame) {
 	}
 	if th.d != nil {
 		b.hostAt(th, top)
+		if f.Kind == HostPython {
+			b.pyIn(th, ts, end)
+		}
 	}
 }
 

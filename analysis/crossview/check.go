@@ -247,11 +247,22 @@ const hostStacksPerRank = 16
 type topGap struct {
 	gap    Gap
 	key    rankKey
+	a, b   int64 // the gap, in the trace's time
 	mid    int64
 	thread int32 // the thread that launched the work ending the gap; -1: none
 	found  int8  // where the host stack came from: 0 none yet, 1 the main launching thread, 2 thread
 	depth  int32
 	class  uint8
+	// py counts the python calls inside the gap (pyIn) on the rank's main
+	// launching thread ([0], when it is not thread) and on thread ([1]):
+	// found picks the one of the thread the stack came from.
+	py [2]pyCalls
+}
+
+// pyCalls counts python calls inside a gap: how many, and the time they
+// cover (HostStack.PyCalls, PyNs).
+type pyCalls struct {
+	n, ns int64
 }
 
 // device measures what the GPU operations alone give, before the frames
@@ -357,8 +368,9 @@ func (b *builder) device() {
 		sort.Slice(top, func(i, j int) bool { return top[i].StartNs < top[j].StartNs })
 		b.topOf[k] = [2]int{len(b.top), len(b.top) + len(top)}
 		for _, g := range top {
-			b.top = append(b.top, topGap{gap: g, key: k, mid: rs.origin + g.StartNs + g.DurNs/2,
-				thread: b.endingThread(d, rs.origin+g.StartNs+g.DurNs)})
+			a := rs.origin + g.StartNs
+			b.top = append(b.top, topGap{gap: g, key: k, a: a, b: a + g.DurNs, mid: a + g.DurNs/2,
+				thread: b.endingThread(d, a+g.DurNs)})
 		}
 	}
 }
@@ -424,6 +436,39 @@ func (b *builder) hostAt(th *threadState, k int) {
 	}
 }
 
+// pyIn counts a python call from ts to end of th, one of a rank's
+// launching threads, in the tracked gap of its rank that holds it from
+// start to end, if any (a call open past the gap's end, such as the frame
+// whose own time the gap is, is none of its calls): on the slot of the
+// thread that launched the work ending the gap, else on the main
+// launching thread's. Its time counts from th.pyEnd, the end of the calls
+// counted so far, so that a call nested in a counted one adds none: the
+// frames come in the thread's start order. O(1) memory: two counters a
+// gap and one end a thread, whatever the number of calls.
+func (b *builder) pyIn(th *threadState, ts, end int64) {
+	r, ok := b.topOf[th.key]
+	if !ok {
+		return
+	}
+	top := b.top[r[0]:r[1]]
+	// The tracked gaps are disjoint and by start: by end too.
+	i := sort.Search(len(top), func(i int) bool { return top[i].b > ts })
+	if i == len(top) || ts < top[i].a || end > top[i].b {
+		return
+	}
+	t := &top[i]
+	slot := 0
+	switch {
+	case th.id == t.thread:
+		slot = 1
+	case !th.main:
+		return
+	}
+	t.py[slot].n++
+	t.py[slot].ns += max(0, end-max(ts, th.pyEnd))
+	th.pyEnd = max(th.pyEnd, end)
+}
+
 // measure finishes the cross-check's numbers once the frames are in: the
 // cause of each gap, the time the launching threads were blocked while the
 // device was busy, and the GPU idle time each sync frame opened (on its
@@ -460,7 +505,8 @@ func (b *builder) measure() Check {
 
 // hostStacks sums, per rank, the late-launch gaps (cause host) among its
 // tracked ones by the host stack at their middle (an empty one where no
-// frame was open, which counts in the gaps' time too): at most
+// frame was open, which counts in the gaps' time too), with the python
+// calls inside them on the thread the stack came from (pyIn): at most
 // hostStacksPerRank stacks a rank, the most time first (then the stack).
 func (b *builder) hostStacks() []HostStack {
 	var out []HostStack
@@ -484,6 +530,13 @@ func (b *builder) hostStacks() []HostStack {
 			}
 			mine[i].Gaps++
 			mine[i].Ns += t.gap.DurNs
+			// The python calls of the thread the stack came from (none
+			// where no frame was open).
+			if t.found > 0 {
+				py := t.py[t.found-1]
+				mine[i].PyCalls += py.n
+				mine[i].PyNs += py.ns
+			}
 		}
 		sort.SliceStable(mine, func(i, j int) bool {
 			if mine[i].Ns != mine[j].Ns {

@@ -182,6 +182,107 @@ func TestHostStacksPastTopGaps(t *testing.T) {
 	}
 }
 
+// HostStacks count the python calls the launching thread recorded from
+// start to end inside their gaps, and the time those calls cover, each
+// instant once (vllm_mi300x_tp4_rank0: about 1,340 calls in each 22-28 ms
+// gap at the compiled forward's entry, covering about 0.25 ms): the calls
+// of the thread the stack came from only; none open past the gap's end
+// (the frames that run the launch) or opened before it.
+func TestHostStacksCountPythonCalls(t *testing.T) {
+	// gap builds a rank with one late-launch gap, 20..120 µs, in
+	// model.py(1): forward on the launching thread (the middle, 70, has
+	// no deeper frame open), and lets calls add frames around it.
+	gap := func(calls func(f *fixture, fwd int64)) *fixture {
+		f := newFixture()
+		fwd := f.frame(0, "python", "", "model.py(1): forward", 0, 1000)
+		l1 := f.frame(fwd, "runtime", "launch", "cudaLaunchKernel", 1, 1)
+		f.op(l1, "kernel", "k1", 10, 10) // 10..20
+		calls(f, fwd)
+		l2 := f.frame(fwd, "runtime", "launch", "cudaLaunchKernel", 115, 1)
+		f.op(l2, "kernel", "k2", 120, 10) // gap 20..120, launched at 115
+		return f
+	}
+	for _, c := range []struct {
+		name      string
+		calls     func(f *fixture, fwd int64)
+		want, ns  int64
+		wantStack string
+	}{
+		{"leaf calls and a nested one", func(f *fixture, fwd int64) {
+			f.frame(fwd, "python", "", "<built-in method __getitem__ of dict object at 0x7f>", 30, 1)
+			f.frame(fwd, "python", "", "<built-in method __getitem__ of dict object at 0x7f>", 32, 1)
+			g := f.frame(fwd, "python", "", "a.py(1): g", 40, 10)
+			f.frame(g, "python", "", "<built-in function isinstance>", 41, 2) // inside g: no time of its own
+			f.frame(g, "cpu_op", "", "aten::empty", 44, 1)                    // no python call
+		}, 4, 12 * u, "model.py(1): forward"},
+		{"calls open before the gap or past its end", func(f *fixture, fwd int64) {
+			f.frame(fwd, "python", "", "b.py(2): before", 15, 10)    // 15..25: opened before the gap
+			h := f.frame(fwd, "python", "", "c.py(3): run", 100, 30) // 100..130: runs the launch past the gap
+			_ = h
+		}, 0, 0, "model.py(1): forward"},
+		{"another thread's calls", func(f *fixture, fwd int64) {
+			other := f.in.ThreadID("t", 0, "1/9")
+			f.on(f.frame(0, "python", "", "<built-in function isinstance>", 30, 1), other)
+			f.on(f.frame(0, "python", "", "<built-in function isinstance>", 50, 1), other)
+		}, 0, 0, "model.py(1): forward"},
+		{"overlapping calls cover each instant once", func(f *fixture, fwd int64) {
+			// Improperly nested siblings (a record_function range can
+			// cross python frames): 30..40 and 35..45 cover 15 µs.
+			f.frame(fwd, "python", "", "d.py(4): x", 30, 10)
+			f.frame(fwd, "python", "", "d.py(5): y", 35, 10)
+		}, 2, 15 * u, "model.py(1): forward"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Build(&gap(c.calls).in, Slice{}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs := res.Check.HostStacks
+			if len(hs) != 1 || hs[0].Gaps != 1 || hs[0].Ns != 100*u || len(hs[0].Host) == 0 || hs[0].Host[len(hs[0].Host)-1] != c.wantStack {
+				t.Fatalf("host stacks %+v, want one gap of 100 µs in %s", hs, c.wantStack)
+			}
+			if hs[0].PyCalls != c.want || hs[0].PyNs != c.ns {
+				t.Errorf("python calls %d covering %d ns, want %d covering %d ns", hs[0].PyCalls, hs[0].PyNs, c.want, c.ns)
+			}
+		})
+	}
+}
+
+// The python calls counted are the thread's whose stack the gap has: the
+// one whose launch ended it, not the rank's main launching thread
+// (TestGapHostFromEndingThread's training step).
+func TestHostStacksPythonCallsOfTheEndingThread(t *testing.T) {
+	f := newFixture()
+	fwd := f.in.ThreadID("t", 0, "1/1")
+	bwd := f.in.ThreadID("t", 0, "1/2")
+	eng := f.on(f.frame(0, "cpu_op", "", "autograd::engine::evaluate_function: MmBackward0", 0, 400), bwd)
+	for i := int64(0); i < 3; i++ {
+		l := f.on(f.frame(eng, "runtime", "launch", "cudaLaunchKernel", 10+20*i, 5), bwd)
+		f.op(l, "kernel", "bwd", 20+20*i, 10) // the last ends at 70; bwd is the main launching thread
+	}
+	// The main thread's calls in the gap are not the stack's thread's.
+	for i := int64(0); i < 5; i++ {
+		f.on(f.frame(eng, "python", "", "<built-in function isinstance>", 100+10*i, 1), bwd)
+	}
+	ddp := f.on(f.frame(0, "python", "", "DistributedDataParallel.forward", 80, 300), fwd)
+	f.on(f.frame(ddp, "python", "", "<built-in method get of dict object at 0x7f>", 90, 2), fwd)
+	f.on(f.frame(ddp, "cpu_op", "", "aten::unflatten_dense_tensors", 100, 250), fwd)
+	l := f.on(f.frame(ddp, "runtime", "launch", "cudaLaunchKernel", 360, 5), fwd)
+	f.op(l, "kernel", "fwd", 370, 10) // gap 70..370
+	res, err := Build(&f.in, Slice{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The backward's two short gaps are late launches too, in its frame.
+	hs := res.Check.HostStacks
+	if len(hs) == 0 || hs[0].Ns != 300*u || hs[0].Host[len(hs[0].Host)-1] != "aten::unflatten_dense_tensors" {
+		t.Fatalf("host stacks %+v, want the longest in aten::unflatten_dense_tensors", hs)
+	}
+	if hs[0].PyCalls != 1 || hs[0].PyNs != 2*u {
+		t.Errorf("python calls %d covering %d ns, want the forward thread's 1 covering 2 µs", hs[0].PyCalls, hs[0].PyNs)
+	}
+}
+
 // keepTop keeps what a stable sort by duration, longest first, cut to n,
 // would keep, in the same order.
 func TestKeepTop(t *testing.T) {

@@ -32,8 +32,11 @@
 // the frames it does not contain are closed). An open frame gets its node in
 // the trees when it has time in the slice or hangs GPU work; a closed one
 // adds its self time; a frame of the main launching thread open at the
-// middle of a longest gap gives that gap its host stack. Its memory is the
-// GPU operations', the aggregated trees' and one open stack per thread.
+// middle of a longest gap gives that gap its host stack, and a python
+// frame of that thread that starts and ends inside the gap adds to the
+// gap's count of python calls and the time they cover (two counters a
+// gap: HostStack.PyCalls). Its memory is the GPU operations', the
+// aggregated trees' and one open stack per thread.
 // Build and BuildAll stream an Input that holds its frames. The package
 // filters the rows to the slice, clips them to the window, folds small
 // nodes, draws the trees as text, HTML and folded stacks, and decides the

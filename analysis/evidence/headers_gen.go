@@ -75,6 +75,7 @@ var presetHeaders = []presetHeader{
 			"min_ns", "DURATION_NS",
 			"max_ns", "DURATION_NS",
 			"hist", "HIST",
+			"pre_window_ns", "DURATION_NS",
 		}},
 	{area: "ops",
 		units: []string{

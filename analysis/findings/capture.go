@@ -436,17 +436,6 @@ func (c *ctx) preWindow(trace string, rank int) (n, ns int64) {
 	return rg.preWindowN, rg.preWindowNs
 }
 
-// preWindowNote is the sentence a whole-window total adds when GPU work
-// launched before the window is a tenth of it or more: part of the total
-// is the previous iteration's ("" otherwise).
-func (c *ctx) preWindowNote(trace string, rank int, total int64) string {
-	n, ns := c.preWindow(trace, rank)
-	if n == 0 || total <= 0 || float64(ns) < 0.1*float64(total) {
-		return ""
-	}
-	return fmt.Sprintf(" %d GPU operations (%s of GPU time) were launched before the window, so part of this total may be the previous iteration's: see Capture quality, and the steps, which leave them out.", n, ms(ns))
-}
-
 // loaderStart is the rank's DataLoader worker start-up (the loader_start
 // artifact's time), which the DataLoader rule leaves out.
 func (c *ctx) loaderStart(trace string, rank int) int64 {

@@ -222,7 +222,7 @@ var Rules = []Rule{
 		Marks:  &Marks{Gap: isHostWait, GapNamed: MarkText{Prefix: "GPU waits for the host (", Suffix: ")", What: gpuIdle}},
 		Anchor: "host_wait", Idle: true, Constraint: crossview.VerdictHost},
 	{ID: "launch_bound", Doc: "kernels shorter than their launches, GPU idle between them; eager vLLM without CUDA graphs, unless every step is larger than the largest default capture size (then graphs would not replay it either)",
-		Thresholds: []string{"short_kernel_share", "launch_min_count", "launch_idle_minor", "idle_critical", "host_wait_critical"}, eval: launchBound,
+		Thresholds: []string{"short_kernel_share", "launch_min_count", "launch_idle_minor", "launch_explains_min", "idle_critical", "host_wait_critical"}, eval: launchBound,
 		Step:   &StepMeasure{What: "GPU idle between launches (host and kernel waits, summed over streams, at most the step's GPU idle)", Values: gapSteps(isLaunchWait)},
 		Marks:  &Marks{Gap: isLaunchWait, GapNamed: MarkText{Prefix: "GPU idle between launches (", Suffix: ")", What: gpuIdle}},
 		Anchor: "gap", Idle: true, Constraint: crossview.VerdictHost},

@@ -149,6 +149,18 @@ func (cr *collRank) dominant() (coll string, share float64) {
 	return best, share
 }
 
+// groupSize is the largest group of cr's rows (the "Group size" arg, or
+// the ranks an instance was matched on); 0 when none is known.
+func (cr *collRank) groupSize() int64 {
+	var n int64
+	if cr != nil {
+		for _, r := range cr.rows {
+			n = max(n, r.groupSize)
+		}
+	}
+	return n
+}
+
 // lateColl is the collective whose late arrivals cost the others the
 // most wait on cr ("" when cr arrived late in none).
 func (cr *collRank) lateColl() string {
@@ -266,10 +278,12 @@ func (cr *collRank) busBandwidth() string {
 // args size every instance: their whole kernel time, wait included, gives
 // the lowest bus bandwidth the transfer can have had. Far below what GPUs
 // of one node exchange (tens of GB/s and more), most of that time was
-// waiting for other ranks (a hypothesis: a group across hosts on a slow
-// network transfers this slowly too). "" when no row is sized throughout,
-// or the bound is not low.
-func (cr *collRank) unmatchedBandwidth() string {
+// waiting for other ranks, or the transfer is slow: across hosts, a slow
+// network; where the job is on one node (hl), a slower path than the
+// GPUs' links (mi300x_resnet_act_checkpoint: 8 ranks on 8 MI300X, back-to-
+// back all-reduces whose time grows with their size). "" when no row is
+// sized throughout, or the bound is not low.
+func (cr *collRank) unmatchedBandwidth(hl hostLayout) string {
 	if cr == nil {
 		return ""
 	}
@@ -291,7 +305,145 @@ func (cr *collRank) unmatchedBandwidth() string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return " The args size these collectives: " + strings.Join(parts, "; ") + ". That is far below what GPUs in one node exchange (tens of GB/s and more), so most of this time is probably waiting for the other ranks to arrive, not transfer (a hypothesis: a group spanning hosts on a slow network would transfer this slowly too)."
+	s := " The args size these collectives: " + strings.Join(parts, "; ") + ". That is far below what GPUs in one node exchange (tens of GB/s and more)"
+	if hl.oneNode() {
+		return s + fmt.Sprintf(", and the job is on one node (its world size, %d, fits on the %d GPUs its process sees), so no network between hosts slows it: either most of this time is waiting for the other ranks to arrive, or the collective library moves the data over a slower path than the GPUs' links (two hypotheses: the trace does not split wait from transfer here; a benchmark of the link tells them apart).", hl.world, hl.gpus)
+	}
+	return s + ", so most of this time is probably waiting for the other ranks to arrive, not transfer (a hypothesis: a group spanning hosts on a slow network would transfer this slowly too)."
+}
+
+// hostLayout is what the trace says of where the job's ranks run: its
+// world size (distributedInfo) and the GPUs the rank's process sees (the
+// number of deviceProperties entries, the traces table's gpu_count); 0
+// where the trace or the table does not give it.
+type hostLayout struct{ world, gpus int }
+
+// oneNode reports whether every rank of the job fits on the GPUs one
+// process sees: one node. Unknown (either number missing) is not one node.
+func (hl hostLayout) oneNode() bool {
+	return hl.world >= 2 && hl.gpus >= hl.world
+}
+
+// hostLayout reads the rank's world size and visible GPUs.
+func (c *ctx) hostLayout(trace string, rank int) hostLayout {
+	hl := hostLayout{world: c.rankInfo(trace, rank).WorldSize}
+	t := c.ev.Traces
+	if t == nil || t.Col("gpu_count") < 0 {
+		return hl
+	}
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank {
+			hl.gpus = max(hl.gpus, int(evidence.Int(t, r, "gpu_count")))
+		}
+	}
+	return hl
+}
+
+// commPre is the rank's communication kernels (class COMM) in the
+// kernels area: their time, and the part launched before the window.
+func (c *ctx) commPre(rr rankRow) kernelTotal {
+	return c.kernelSum(c.ev.Table("kernels"), rr, func(class, _ string) bool { return class == "COMM" })
+}
+
+// commBound says, when the rank's communication outlasts its computation
+// on the judged slice, that overlap cannot hide the difference: with every
+// computation kernel under a collective, comm - compute still runs alone,
+// and overlap settings can win back at most the computation no collective
+// covers yet. GPU work launched before the window counts as communication
+// here at most: the sentence is said only when communication outlasts
+// computation without it too. "" otherwise.
+func (c *ctx) commBound(rr rankRow) string {
+	pre, what := c.commPre(rr).pre, "communication"
+	if c.ev.Table("kernels") == nil {
+		_, pre = c.preWindow(rr.trace, rr.rank)
+		what = "GPU work"
+	}
+	if rr.comm-pre <= rr.compute {
+		return ""
+	}
+	s := fmt.Sprintf(" Communication (%s) outlasts computation (%s)", ms(rr.comm), ms(rr.compute))
+	if pre > 0 {
+		s += fmt.Sprintf(", even with all %s of %s launched before the window left out", ms(pre), what)
+	}
+	overlap := rr.comm + rr.compute - rr.commComp
+	s += fmt.Sprintf(": with every computation kernel under a collective, %s of communication would still run alone", ms(rr.comm-rr.compute))
+	if pre > 0 {
+		s += fmt.Sprintf(" (%s without that work)", ms(rr.comm-pre-rr.compute))
+	}
+	s += ", so overlap settings (bucket sizes, prefetch, earlier launches) "
+	if free := rr.compute - overlap; free > 0 {
+		s += fmt.Sprintf("can hide at most the %s of computation that no collective covers yet", ms(free))
+	} else {
+		s += "can hide nothing more: every computation kernel already runs under a collective"
+	}
+	return s + "; the rest only shorter collectives remove."
+}
+
+// perfBinary is the nccl-tests (and rccl-tests) benchmark of a collective;
+// "" for one it has none of.
+func perfBinary(coll string) string {
+	switch coll {
+	case "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce":
+		return coll + "_perf"
+	case "all_to_all":
+		return "alltoall_perf"
+	case "send", "recv", "send_recv":
+		return "sendrecv_perf"
+	}
+	return ""
+}
+
+// bandwidthFix is the fix for communication that outlasts the computation
+// that could hide it (commBound): no overlap setting helps with the rest,
+// so the fix is the transfer itself, measured against what the link
+// gives, and fewer bytes in the workload's terms (docs/JUDGEMENT.md §4.5).
+// n is the group's size, 0 when unknown. transfer says the matched
+// instances show it is transfer; without it the split is unknown and
+// fewer bytes are offered only for the transfer part, with no snippet
+// (as overlapFix: no knob that only shortens transfer is prescribed
+// outright). Serving engines' tensor-parallel all-reduces keep
+// overlapFix's fix: they overlap nothing.
+func bandwidthFix(ri evidence.RankInfo, w Workload, coll string, n int64, transfer bool) (fix, snippet string) {
+	lib, tests := "NCCL", "nccl-tests"
+	if ri.Platform == "rocm" {
+		lib, tests = "RCCL", "rccl-tests"
+	}
+	if coll == "send_recv" && w.Known && w.TorchRec {
+		coll = "all_to_all"
+	}
+	bench := tests + "' collective benchmarks"
+	if p := perfBinary(coll); p != "" {
+		bench = tests + "' " + p
+	}
+	if n >= 2 {
+		bench += fmt.Sprintf(" on %d GPUs (-g %d)", n, n)
+	}
+	fix = "Communication outlasts computation, so overlap settings (bucket sizes, prefetch) cannot hide all of it: shorten the collectives themselves. Measure what the link gives: " + bench +
+		", over the message sizes the args give, reports the bus bandwidth to set against this trace's; well above it, check which transport " + lib +
+		" picks (NCCL_DEBUG=INFO logs it per channel: P2P or IPC between GPUs, SHM through host memory, NET across hosts) and the NCCL_* settings in the job's environment; at it, the link is the limit."
+	if transfer {
+		fix += " Either way, fewer bytes help: "
+	} else {
+		fix += " How much of the time is transfer rather than waiting for the last rank is unknown here: collect the collectives area with every rank's trace of the job loaded together (a late rank, not the link, sets the waiting part). If it is transfer, fewer bytes help: "
+	}
+	var bytes string
+	switch {
+	case coll == "all_reduce" && w.Known && w.DDP:
+		bytes = "DDP can send its gradients in half the bytes with a compression hook (default_hooks.bf16_compress_hook or fp16_compress_hook for fp32 gradients; powerSGD_hook cuts more, at some cost in accuracy), or with bf16 gradients."
+		snippet = "from torch.distributed.algorithms.ddp_comm_hooks import default_hooks; model.register_comm_hook(None, default_hooks.bf16_compress_hook)"
+	case (coll == "all_gather" || coll == "reduce_scatter" || coll == "all_reduce") && w.Known && w.FSDP:
+		bytes = "FSDP moves half the bytes of fp32 parameters and gradients with bf16 mixed precision (MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16); FSDP2: MixedPrecisionPolicy)."
+		snippet = "FSDP(model, mixed_precision=MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16))"
+	case coll == "all_to_all" && w.Known && w.TorchRec:
+		bytes = "TorchRec sends the pooled embeddings and their gradients in lower precision with quantized comms (QCommsConfig: fp16 forward, bf16 backward), and a sharding plan that moves less (EmbeddingShardingPlanner: table-wise against row-wise) cuts the volume."
+		snippet = "sharder = EmbeddingBagCollectionSharder(qcomm_codecs_registry=get_qcomm_codecs_registry(QCommsConfig(forward_precision=CommType.FP16, backward_precision=CommType.BF16)))"
+	default:
+		bytes = "send the tensors in a lower precision (bf16), or fewer of them."
+	}
+	if !transfer {
+		snippet = ""
+	}
+	return fix + bytes, snippet
 }
 
 // lowBusGBs: a bus bandwidth bound under this many GB/s is far below any
@@ -573,7 +725,7 @@ func commExposed(c *ctx) []evidence.Finding {
 			obs += fmt.Sprintf(" %s is %s%s.", most, dom, hintNote(cr, dom))
 			obs += unnamedNote(cr)
 		}
-		obs += c.preWindowNote(b.trace, b.rank, rr.comm)
+		obs += c.commPre(rr).preNote("communication kernel time")
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis",
 			Severity: severity(b.score, c.th["comm_critical"]),
 			Title:    "Communication is exposed: computation does not hide it",
@@ -584,10 +736,23 @@ func commExposed(c *ctx) []evidence.Finding {
 			Verify:   "Re-profile: overlap.comm_overlap_pct should rise and collectives.transfer_ns of the exposed collective fall.",
 			Refute:   "The collectives depend on the last computation (e.g. one all-reduce after the whole backward), so no overlap is possible without restructuring.",
 		}
+		bound := c.commBound(rr)
+		// Serving engines' tensor-parallel all-reduces overlap nothing:
+		// their fix stays overlapFix's.
+		boundFix := bound != "" && ri.Producer != "vllm" && ri.Producer != "sglang"
+		if boundFix {
+			f.Verify = "Re-profile: ranks.comm_ns should fall (fewer bytes, or a faster transport), and with it the communication that runs alone."
+		}
 		if cr == nil || cr.matched == 0 || cr.matchedNs <= 0 {
 			why := c.unmatchedWhy(b.trace, colls != nil)
-			f.Observation = obs + fmt.Sprintf(" How much of it is waiting for a late rank rather than transfer is unknown: %s.", why) + cr.unmatchedBandwidth()
+			f.Observation = obs + bound + fmt.Sprintf(" How much of it is waiting for a late rank rather than transfer is unknown: %s.", why) + cr.unmatchedBandwidth(c.hostLayout(b.trace, b.rank))
 			f.Scope.Capture = []string{"collectives matched across ranks (to split wait from transfer)"}
+			if boundFix {
+				f.Fix, f.Snippet = bandwidthFix(ri, w, dom, cr.groupSize(), false)
+				f.Refute = "Loaded together, every rank's trace shows most of this collective time waiting for a late rank (collectives.wait_ns), not transfer."
+				out = append(out, f)
+				continue
+			}
 			fix, _ := overlapFix(ri, w, dom, false, c.customAllReduce(b.trace, b.rank))
 			f.Fix = "First split the communication into waiting for the last rank and transfer: collect the collectives area with every rank's trace of the job loaded together (the longest collectives are often the waiters). If it is transfer: " + fix
 			out = append(out, f)
@@ -661,7 +826,12 @@ func commExposed(c *ctx) []evidence.Finding {
 			out = append(out, f)
 			continue
 		}
-		f.Observation = obs + cr.busBandwidth()
+		f.Observation = obs + cr.busBandwidth() + bound
+		if boundFix {
+			f.Fix, f.Snippet = bandwidthFix(ri, w, dom, cr.groupSize(), true)
+			out = append(out, f)
+			continue
+		}
 		f.Fix, f.Snippet = overlapFix(ri, w, dom, true, c.customAllReduce(b.trace, b.rank))
 		out = append(out, f)
 	}

@@ -47,6 +47,7 @@ var Catalogue = []Threshold{
 	{"short_kernel_share", 0.5, "share of launches that are HTA short kernels (cpu_dur <= 50 us and gpu_dur < cpu_dur) that makes a trace launch-bound"},
 	{"launch_min_count", 100, "launches with GPU work needed before a trace is judged launch-bound (our choice: a handful of launches around a graph replay says nothing)"},
 	{"launch_idle_minor", 0.2, "GPU idle share of the span needed before launch-bound is reported"},
+	{"launch_explains_min", 0.25, "share of the idle the launch calls can account for (their host time, at most the launch waits) under which launch-bound is refuted outside serving engines: the GPU waits on the host work between the launches, which host-bound names (our choice)"},
 	{"imbalance_minor", 0.10, "compute time of the slowest rank over the median rank, minus 1, that is reported as imbalance (HTA straggler analysis ranks by start time; this is its time-share counterpart)"},
 	{"imbalance_critical", 0.25, "the same ratio that makes the straggler finding critical"},
 	{"straggler_wait_minor", 0.02, "the other ranks' wait for the rank that arrives last at matched collectives, as a share of their GPU span, that is reported (HTA's straggler analysis ranks ranks by the start of their collectives; the share is our choice)"},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/device"
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // Fixes are scoped by what the trace shows: the producer (a ProfilerStep# loop, vLLM,
@@ -227,7 +228,25 @@ type HostFrame struct {
 	// Neither when the evidence does not decide.
 	Loader      string
 	NotInLoader bool
+	// PyCalls are the python events (python frames and the C calls they
+	// make) the launching thread recorded from start to end inside those
+	// Gaps, PyNs the time they cover (their own time: a call nested in
+	// another counts once), summed over the same gaps as Ns
+	// (crossview.HostStack.PyCalls). Zero without python stacks. At
+	// PyDenseNs of gap or less a call, the Python tracer's per-call cost is
+	// part of the gaps (sentence).
+	PyCalls, PyNs int64
 }
+
+// PyDenseNs is the mean gap time per recorded python call at or below
+// which a host frame's gaps are dense with traced calls: with one call
+// every 50 µs or more often, the time the Python tracer spends recording
+// each call is a visible part of the gap, and the frame's sentence says
+// so (vllm_mi300x_tp4_rank0: one call every 19 µs, whose own time is
+// about 1% of the gaps). Our choice: far below the tracer's cost per call
+// it would say nothing, and one call per 50 µs already means thousands
+// of calls in a gap of a few hundred milliseconds.
+const PyDenseNs = 50_000
 
 // IsDataLoader reports whether a frame is a DataLoader (or DataPipe)
 // iterator's: enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__.
@@ -243,8 +262,11 @@ func (h HostFrame) label() string {
 }
 
 // sentence is the observation's sentence: which gaps, the time they hold
-// and its share of the rank's GPU idle, and the frame.
-func (h HostFrame) sentence() string {
+// and its share of the rank's GPU idle, and the frame; where the
+// launching thread recorded a python call every PyDenseNs of those gaps
+// or more often, a second sentence says the tracer's per-call cost is
+// part of them, with the knob that turns stacks off (stacksOff).
+func (h HostFrame) sentence(stacksOff string) string {
 	which := fmt.Sprintf("%d of the cross-check's %d longest GPU gaps on this rank", h.Gaps, h.Of)
 	if h.Gaps == h.Of {
 		which = fmt.Sprintf("the cross-check's %d longest GPU gaps on this rank", h.Of)
@@ -253,7 +275,28 @@ func (h HostFrame) sentence() string {
 	if h.Leaf {
 		s += ", with no deeper frame open"
 	}
-	return s + "."
+	s += "."
+	if h.PyCalls > 0 && h.Ns > 0 && h.Ns <= h.PyCalls*PyDenseNs {
+		s += fmt.Sprintf(" The launching thread recorded %s python calls inside these gaps, one every %s, whose own time sums to %s: "+
+			"with python stacks on, the profiler's per-call cost is part of each gap; re-capture without stacks (%s) before reading them as the host's work.",
+			table.Int(h.PyCalls), us(h.Ns/h.PyCalls), ms(h.PyNs), stacksOff)
+	}
+	return s
+}
+
+// stacksOff names the setting that captures the rank again without
+// python stacks: vLLM's (the environment variable for a trace captured
+// before --profiler-config, as withoutStacks decides) and torch.profiler's.
+func (c *ctx) stacksOff(trace string, rank int) string {
+	const torch = "torch.profiler: with_stack=False"
+	ri := c.rankInfo(trace, rank)
+	if ri.Producer != "vllm" {
+		return torch
+	}
+	if at := ri.BaseTimeNs; at > 0 && time.Unix(0, at).Before(asyncSchedulingArrived) {
+		return "vLLM: VLLM_TORCH_PROFILER_WITH_STACK=0; " + torch
+	}
+	return `vLLM: "torch_profiler_with_stack": false in --profiler-config, VLLM_TORCH_PROFILER_WITH_STACK=0 before v0.13; ` + torch
 }
 
 // inductorCode reports whether a python frame is in the code torch.compile's
@@ -298,7 +341,7 @@ func NameHostFrame(f *evidence.Finding, ev *evidence.Evidence, th evidence.Thres
 	if fix, snippet := c.hostFix(f.Trace, f.Rank, HostFrame{}); f.Fix != fix || f.Snippet != snippet {
 		return false
 	}
-	f.Observation += " " + at.sentence()
+	f.Observation += " " + at.sentence(c.stacksOff(f.Trace, f.Rank))
 	f.Fix, f.Snippet = c.hostFix(f.Trace, f.Rank, at)
 	return true
 }

@@ -257,3 +257,52 @@ func TestHostFixDataLoaderOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestHostFrameTracerDensity: where the launching thread recorded a python
+// call every PyDenseNs of the frame's gaps or more often, the observation
+// says the tracer's per-call cost is part of them, with the numbers of
+// the evidence and the setting that turns stacks off
+// (vllm_mi300x_tp4_rank0: 13,409 calls in 10 gaps of 261 ms, one every
+// 19.4 us, covering 3.1 ms); sparser calls, or none, add nothing.
+func TestHostFrameTracerDensity(t *testing.T) {
+	fwd := findings.HostFrame{Name: "vllm/model_executor/models/llama.py(374): forward",
+		Stack: []string{"vllm/compilation/decorators.py(167): __call__", "vllm/model_executor/models/llama.py(374): forward"},
+		Leaf:  true, Gaps: 10, Of: 256, Ns: 261_000_000, IdleNs: 278_000_000}
+	const knob = "re-capture without stacks (vLLM: VLLM_TORCH_PROFILER_WITH_STACK=0; torch.profiler: with_stack=False) before reading them as the host's work."
+	for _, c := range []struct {
+		name          string
+		producer, day string
+		calls, ns     int64
+		want          string // "": no tracer sentence
+	}{
+		{"dense, vLLM before --profiler-config", "vllm", "2025-05-14", 13_409, 3_100_000,
+			"The launching thread recorded 13,409 python calls inside these gaps, one every 19.5 µs, whose own time sums to 3.1 ms: with python stacks on, the profiler's per-call cost is part of each gap; " + knob},
+		{"dense, later vLLM", "vllm", "2026-01-20", 13_409, 3_100_000,
+			`re-capture without stacks (vLLM: "torch_profiler_with_stack": false in --profiler-config, VLLM_TORCH_PROFILER_WITH_STACK=0 before v0.13; torch.profiler: with_stack=False)`},
+		{"dense, a training loop", "profiler_step", "", 13_409, 3_100_000,
+			"re-capture without stacks (torch.profiler: with_stack=False) before reading"},
+		{"one call per 50 us exactly", "vllm", "2025-05-14", 5_220, 1_000_000, "one every 50.0 µs"},
+		{"sparser than one call per 50 us", "vllm", "2025-05-14", 5_219, 1_000_000, ""},
+		{"no python calls", "vllm", "2025-05-14", 0, 0, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, ev, gate := hostBoundOn(t, c.producer, c.producer == "vllm", true, c.day)
+			at := fwd
+			at.PyCalls, at.PyNs = c.calls, c.ns
+			if !findings.NameHostFrame(&f, ev, nil, gate, at) {
+				t.Fatalf("the host fix was not rewritten: %q", f.Fix)
+			}
+			frame := "the launching thread was working in vllm/model_executor/models/llama.py(374): forward, with no deeper frame open."
+			if !strings.Contains(f.Observation, frame) {
+				t.Errorf("observation lost the frame's sentence: %q", f.Observation)
+			}
+			got := strings.Contains(f.Observation, "python calls inside these gaps")
+			switch {
+			case c.want == "" && got:
+				t.Errorf("observation adds the tracer sentence: %q", f.Observation)
+			case c.want != "" && !strings.Contains(f.Observation, c.want):
+				t.Errorf("observation %q, want %q", f.Observation, c.want)
+			}
+		})
+	}
+}

@@ -751,18 +751,18 @@ func elementwiseDominated(c *ctx) []evidence.Finding {
 		return nil
 	}
 	type acc struct {
-		l                    lever
-		eager, triton, count int64
-		top                  int
+		l      lever
+		eager  kernelTotal
+		triton int64
 	}
 	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		if rr.busy <= 0 {
 			return nil, 0, false
 		}
 		a := &acc{}
-		a.eager, a.count, a.top = c.kernelSum(k, rr, eagerElementwise)
-		a.triton, _, _ = c.kernelSum(k, rr, func(class, name string) bool { return class == "COMP" && inductorPointwise(name) })
-		share := float64(a.eager) / float64(rr.busy)
+		a.eager = c.kernelSum(k, rr, eagerElementwise)
+		a.triton = c.kernelSum(k, rr, func(class, name string) bool { return class == "COMP" && inductorPointwise(name) }).ns
+		share := float64(a.eager.ns) / float64(rr.busy)
 		if share < c.th["elementwise_share"] {
 			return nil, 0, false
 		}
@@ -776,10 +776,10 @@ func elementwiseDominated(c *ctx) []evidence.Finding {
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis", Severity: "minor",
 			Title: "Eager elementwise and reduction kernels take a large share of GPU time: a fusion lever",
 			Observation: fmt.Sprintf("PyTorch's eager elementwise and reduction kernels (at::native elementwise_kernel/reduce_kernel) took %s in %d launches, %s of GPU busy time; the GPU was busy %s of its span (%s)%s. Largest: %s (%s).",
-				ms(a.eager), a.count, pct(b.score), pct(l.busyShare()), c.where(b.trace, b.rank), others(b.n),
-				shortName(evidence.Str(k, a.top, "name")), ms(evidence.Int(k, a.top, "total_ns"))) + c.preWindowNote(b.trace, b.rank, a.eager),
+				ms(a.eager.ns), a.eager.count, pct(b.score), pct(l.busyShare()), c.where(b.trace, b.rank), others(b.n),
+				shortName(evidence.Str(k, a.eager.top, "name")), ms(evidence.Int(k, a.eager.top, "total_ns"))) + a.eager.preNote("eager elementwise and reduction time"),
 			Evidence: []evidence.Ref{ref("kernels", "rank", itoa(b.rank), "name", "at::native::*elementwise_kernel*|at::native::reduce_kernel*"), ref("ranks", "rank", itoa(b.rank))},
-			Impact:   float64(a.eager) / float64(l.span()),
+			Impact:   float64(a.eager.ns) / float64(l.span()),
 			ImpactOf: c.shareOf("the GPU span", b.trace, b.rank),
 			Scope:    evidence.Scope{Producers: []string{l.ri.Producer}, Platforms: []string{l.ri.Platform}},
 			Verify:   "Re-profile: the at::native elementwise kernels should give way to fewer fused (triton_) kernels and GPU busy time fall.",
@@ -834,21 +834,41 @@ func fusedAttention(name string) bool {
 	return false
 }
 
+// kernelTotal is what kernelSum adds up over a rank's kernels rows.
+type kernelTotal struct {
+	ns, count int64
+	pre       int64 // of ns, the work launched before the window (kernels.pre_window_ns)
+	top       int   // the row of the longest name; -1: none matched
+}
+
 // kernelSum sums the rank's rows of the kernels area whose class and name
-// match: their time and launches, and the row of the longest (-1: none).
-func (c *ctx) kernelSum(k *table.Table, rr rankRow, match func(class, name string) bool) (ns, count int64, top int) {
-	top = -1
+// match: their time and launches, the part of that time launched before
+// the window, and the row of the longest.
+func (c *ctx) kernelSum(k *table.Table, rr rankRow, match func(class, name string) bool) kernelTotal {
+	t := kernelTotal{top: -1}
 	for _, r := range c.rankRows(k, rr.trace, rr.rank) {
 		if !match(evidence.Str(k, r, "class"), evidence.Str(k, r, "name")) {
 			continue
 		}
-		ns += evidence.Int(k, r, "total_ns")
-		count += evidence.Int(k, r, "count")
-		if top < 0 || evidence.Int(k, r, "total_ns") > evidence.Int(k, top, "total_ns") {
-			top = r
+		t.ns += evidence.Int(k, r, "total_ns")
+		t.count += evidence.Int(k, r, "count")
+		t.pre += evidence.Int(k, r, "pre_window_ns")
+		if t.top < 0 || evidence.Int(k, r, "total_ns") > evidence.Int(k, t.top, "total_ns") {
+			t.top = r
 		}
 	}
-	return ns, count, top
+	return t
+}
+
+// preNote is the sentence a kernel total over the whole window (what it
+// is the time of) adds when a tenth of it or more is work launched before
+// the window (an iteration queued it before the capture began): the part
+// that was, and the window's own ("" otherwise).
+func (t kernelTotal) preNote(what string) string {
+	if t.ns <= 0 || float64(t.pre) < 0.1*float64(t.ns) {
+		return ""
+	}
+	return fmt.Sprintf(" Of the %s, %s summed over its kernels, %s is work launched before the window (queued before the capture began, see Capture quality); the window's own launches ran %s.", what, ms(t.ns), ms(t.pre), ms(t.ns-t.pre))
 }
 
 // opCalls counts the rank's calls of the operators named (the ops area).
@@ -875,20 +895,19 @@ func eagerAttention(c *ctx) []evidence.Finding {
 	}
 	type acc struct {
 		l            lever
-		soft, count  int64
-		top          int
+		soft         kernelTotal
 		bmm, softmax int64
 	}
 	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		if rr.busy <= 0 {
 			return nil, 0, false
 		}
-		if _, _, top := c.kernelSum(k, rr, func(class, name string) bool { return class == "COMP" && fusedAttention(name) }); top >= 0 {
+		if c.kernelSum(k, rr, func(class, name string) bool { return class == "COMP" && fusedAttention(name) }).top >= 0 {
 			return nil, 0, false // the model already runs a fused attention: the softmax is another's
 		}
 		a := &acc{}
-		a.soft, a.count, a.top = c.kernelSum(k, rr, eagerSoftmax)
-		share := float64(a.soft) / float64(rr.busy)
+		a.soft = c.kernelSum(k, rr, eagerSoftmax)
+		share := float64(a.soft.ns) / float64(rr.busy)
 		if share < c.th["attention_softmax_share"] {
 			return nil, 0, false
 		}
@@ -912,10 +931,10 @@ func eagerAttention(c *ctx) []evidence.Finding {
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis", Severity: "minor",
 			Title: "An unfused attention: eager softmax kernels take a large share of GPU time",
 			Observation: fmt.Sprintf("PyTorch's eager softmax kernels took %s in %d launches, %s of GPU busy time; the GPU was busy %s of its span (%s)%s. No fused attention kernel (FlashAttention, fmha, memory-efficient) ran, and the operators ran %d batched matmuls (aten::bmm, baddbmm) beside %d softmaxes (aten::_softmax): attention computed as matmul, softmax, matmul, which writes and reads the whole score matrix. Largest: %s (%s).",
-				ms(a.soft), a.count, pct(b.score), pct(l.busyShare()), c.where(b.trace, b.rank), others(b.n), a.bmm, a.softmax,
-				shortName(evidence.Str(k, a.top, "name")), ms(evidence.Int(k, a.top, "total_ns"))) + c.preWindowNote(b.trace, b.rank, a.soft),
+				ms(a.soft.ns), a.soft.count, pct(b.score), pct(l.busyShare()), c.where(b.trace, b.rank), others(b.n), a.bmm, a.softmax,
+				shortName(evidence.Str(k, a.soft.top, "name")), ms(evidence.Int(k, a.soft.top, "total_ns"))) + a.soft.preNote("softmax time"),
 			Evidence: []evidence.Ref{ref("kernels", "rank", itoa(b.rank), "name", "*cunn_SoftMax*|*softmax_warp_*"), ref("ranks", "rank", itoa(b.rank))},
-			Impact:   float64(a.soft) / float64(l.span()),
+			Impact:   float64(a.soft.ns) / float64(l.span()),
 			ImpactOf: c.shareOf("the GPU span", b.trace, b.rank),
 			Scope:    evidence.Scope{Producers: []string{l.ri.Producer}, Platforms: []string{l.ri.Platform}},
 			Verify:   "Re-profile: the softmax and batched-matmul kernels give way to one fused attention kernel per layer (flash, fmha or efficient_attention in its name), and GPU busy time falls.",

@@ -31,7 +31,7 @@ func (g rig) bundle() *evidence.Bundle {
 	b.Tables["ranks"] = &table.Table{Columns: cols("trace rank step phase events busy_ns idle_ns compute_ns comm_ns comm_comp_ns step_ns"),
 		Rows: [][]any{{"t", int64(0), int64(1), "", int64(5000), g.busy, g.idle, g.busy, int64(0), g.busy, g.busy + g.idle}}}
 	if g.kernels != nil {
-		b.Tables["kernels"] = &table.Table{Columns: cols("trace rank step phase stream name class count total_ns min_ns max_ns hist"), Rows: g.kernels}
+		b.Tables["kernels"] = &table.Table{Columns: cols("trace rank step phase stream name class count total_ns min_ns max_ns hist pre_window_ns"), Rows: g.kernels}
 	}
 	if g.features != nil {
 		w := &table.Table{Columns: cols("trace rank feature example count total_ns")}
@@ -51,7 +51,8 @@ func (g rig) bundle() *evidence.Bundle {
 }
 
 // kernelRow is one kernel name: n instances of dur ns each, plus the
-// instances of extra (duration -> count).
+// instances of extra (duration -> count), none launched before the window
+// (pre_window_ns 0: withPre sets it).
 func kernelRow(name string, n, dur int64, extra map[int64]int64) []any {
 	h := evidence.Hist{evidence.BucketOf(dur): n}
 	total, lo, hi := n*dur, dur, dur
@@ -61,7 +62,15 @@ func kernelRow(name string, n, dur int64, extra map[int64]int64) []any {
 		lo, hi = min(lo, d), max(hi, d)
 		n += c
 	}
-	return []any{"t", int64(0), int64(1), "", int64(7), name, "COMP", n, total, lo, hi, h.String()}
+	return []any{"t", int64(0), int64(1), "", int64(7), name, "COMP", n, total, lo, hi, h.String(), int64(0)}
+}
+
+// withPre is row (a kernelRow) with pre ns of its time launched before
+// the window, moved to step -1 as evidence_base_events puts such work.
+func withPre(row []any, pre int64) []any {
+	r := append([]any(nil), row...)
+	r[2], r[len(r)-1] = int64(-1), pre
+	return r
 }
 
 // only evaluates g and returns the findings of one rule.
@@ -278,6 +287,46 @@ func eagerKernels() [][]any {
 		kernelRow("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int)", 4000, 10_000, nil),
 		kernelRow("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float>, unsigned int, float, 4> >(int)", 1000, 20_000, nil),
 		kernelRow("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1", 100, 400_000, nil),
+	}
+}
+
+// TestKernelTotalsSplitPreWindow: where a tenth or more of a kernel
+// total is work launched before the window (kernels.pre_window_ns), the finding
+// gives that part and the window's own in ms, instead of a "may be".
+func TestKernelTotalsSplitPreWindow(t *testing.T) {
+	h100 := rig{producer: "profiler_step", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 5_000_000, features: []string{"cpu_ops"}}
+	tests := []struct {
+		name string
+		pre  int64 // of the first eager row's 40 ms
+		want string
+	}{
+		{"a third before the window", 20_000_000, " Of the eager elementwise and reduction time, 60.0 ms summed over its kernels, 20.0 ms is work launched before the window (queued before the capture began, see Capture quality); the window's own launches ran 40.0 ms."},
+		{"under a tenth: no note", 5_000_000, ""},
+		{"none", 0, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := h100
+			g.kernels = eagerKernels()
+			g.kernels[0] = withPre(g.kernels[0], tc.pre)
+			fs := only(g, "elementwise_dominated", nil)
+			if len(fs) != 1 {
+				t.Fatalf("findings = %q, want one elementwise_dominated", rules(fs))
+			}
+			if !strings.Contains(fs[0].Observation, "took 60.0 ms in 5000 launches") {
+				t.Errorf("the total is not the whole window's: %q", fs[0].Observation)
+			}
+			got := strings.Contains(fs[0].Observation, "launched before the window")
+			if tc.want == "" && got {
+				t.Errorf("observation splits off the pre-window part: %q", fs[0].Observation)
+			}
+			if tc.want != "" && !strings.Contains(fs[0].Observation, tc.want) {
+				t.Errorf("observation = %q, want it to contain %q", fs[0].Observation, tc.want)
+			}
+			if strings.Contains(fs[0].Observation, "may be the previous iteration's") {
+				t.Errorf("observation keeps the vague note: %q", fs[0].Observation)
+			}
+		})
 	}
 }
 

@@ -79,7 +79,7 @@ func ChartsFor(src *Source, v View) []Chart {
 
 // Charts draws the report's charts for filter f from the rolled-up evidence
 // ev and the bundle b it was rolled up from (the step chart reads b's
-// per-step rows): GPU time per rank with the median marked, GPU time by
+// per-step rows): GPU span per rank with the median marked, GPU time by
 // kernel class, the top kernels, and the step time per step of one rank.
 // A chart without data is left out; the result is never nil.
 func Charts(ev *evidence.Evidence, b *evidence.Bundle, f evidence.Filter) []Chart {
@@ -204,7 +204,7 @@ func rankChart(ev *evidence.Evidence, b *evidence.Bundle, f evidence.Filter) Cha
 		}
 		return l
 	}
-	c := chart.Bars{ID: "tb-chart-ranks", Unit: "ms", ValueAxis: "GPU time", Series: gpuSeries}
+	c := chart.Bars{ID: "tb-chart-ranks", Unit: "ms", ValueAxis: "GPU span", Series: gpuSeries}
 	computes := make([]float64, 0, shown)
 	for r := range t.Rows {
 		computes = append(computes, nsMs(evidence.Int(t, r, "compute_ns")))
@@ -222,7 +222,7 @@ func rankChart(ev *evidence.Evidence, b *evidence.Bundle, f evidence.Filter) Cha
 			alt = append(alt, full+": "+splitText(rb.vals))
 		}
 	}
-	title := "GPU time per rank: compute, exposed communication, memory copy/set only and idle (ms)"
+	title := "GPU span per rank: compute, exposed communication, memory copy/set only and idle (ms)"
 	if shown > 1 {
 		med := median(computes)
 		c.Marks = []chart.Mark{{Value: med, Label: "median compute " + chart.Format(med) + " ms"}}
@@ -407,10 +407,10 @@ func stepIdleSplit(idle, syncGap, hostWait int64) (syncNs, hostNs, otherNs int64
 	return syncNs, hostNs, idle - syncNs - hostNs
 }
 
-// stepChart: the GPU time of each step of one rank (the filter's, else the
-// first), stacked as stepSeries, from the bundle's per-step ranks, sync and
-// gaps rows; past MaxStepBars steps, evenly sampled. At least two steps are
-// needed.
+// stepChart: the GPU span of each step of one rank (the filter's, else the
+// first): its busy time by part and its idle, stacked as stepSeries, from
+// the bundle's per-step ranks, sync and gaps rows; past MaxStepBars steps,
+// evenly sampled. At least two steps are needed.
 func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 	t := b.Table("ranks")
 	if t == nil || len(t.Rows) == 0 || f.HasStep {
@@ -589,8 +589,8 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 			shown[i] = steps[i*(all-1)/(MaxStepBars-1)]
 		}
 	}
-	c := chart.Bars{ID: "tb-chart-steps", Unit: "ms", ValueAxis: "GPU time", CategoryAxis: "step", Series: series, Vertical: true,
-		Marks: []chart.Mark{{Value: med, Label: "median step GPU time " + chart.Format(med) + " ms"}}}
+	c := chart.Bars{ID: "tb-chart-steps", Unit: "ms", ValueAxis: "GPU span", CategoryAxis: "step", Series: series, Vertical: true,
+		Marks: []chart.Mark{{Value: med, Label: "median step GPU span " + chart.Format(med) + " ms"}}}
 	for _, s := range shown {
 		c.Bars = append(c.Bars, chart.Bar{Label: strconv.FormatInt(s.step, 10), Full: "step " + strconv.FormatInt(s.step, 10), Values: parts(s)})
 	}
@@ -609,7 +609,7 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 	if !split {
 		causeWords = ""
 	}
-	c.Title = "GPU time per step on " + where + ": compute, exposed communication, memory copy/set only and idle" + causeWords + " (ms), the median step marked — " +
+	c.Title = "GPU span per step on " + where + ": compute, exposed communication, memory copy/set only and idle" + causeWords + " (ms), the median step marked — " +
 		strings.Join(scope, ", ")
 	if len(shown) < all {
 		c.Title += "; " + strconv.Itoa(len(shown)) + " of " + strconv.Itoa(all) + " steps, evenly sampled"
@@ -626,7 +626,7 @@ func stepChart(b *evidence.Bundle, f evidence.Filter) Chart {
 	if empty := all - len(worked); empty > 0 {
 		head += " (" + strconv.Itoa(empty) + " without GPU work, left out of the median)"
 	}
-	alt := []string{head + "; median step GPU time " + chart.Format(med) + " ms."}
+	alt := []string{head + "; median step GPU span " + chart.Format(med) + " ms."}
 	if slowest == fastest {
 		alt = append(alt, "One step ran GPU work: step "+strconv.FormatInt(steps[slowest].step, 10)+", "+stepText(series, parts(steps[slowest]))+".")
 	} else {

@@ -6,7 +6,7 @@
 // Perfetto inspection guide, the evidence gaps and the next lever — as
 // Markdown or as HTML. Numbers and tables are written the way package
 // analysis/table writes them everywhere. Charts drawn
-// by package chart go with it (charts.go): GPU time per rank, by kernel
+// by package chart go with it (charts.go): GPU span per rank, by kernel
 // class, the top kernels, the step time per step with its idle time split
 // by cause, and beside each issue the timeline of its Perfetto window
 // (timeline.go: host thread and GPU stream lanes, the finding's intervals

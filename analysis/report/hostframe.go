@@ -73,6 +73,8 @@ func rankIdle(ev *evidence.Evidence, trace string, rank int) int64 {
 // an operator called by another such operator is part of its caller
 // (aten::slice under aten::narrow under aten::unflatten_dense_tensors
 // names the last); a step annotation (ProfilerStep#N) is no frame to name.
+// The python calls the launching thread recorded inside those gaps
+// (HostStack.PyCalls, PyNs) come with it, summed over the same gaps.
 func hostFrameOf(stacks []crossview.HostStack, trace string, rank int, idle, excluded int64) (findings.HostFrame, bool) {
 	idle -= excluded // the idle the rules judge, the host-bound finding's
 	if idle <= 0 {
@@ -93,6 +95,8 @@ func hostFrameOf(stacks []crossview.HostStack, trace string, rank int, idle, exc
 		ns   int64
 		n    int
 		leaf bool
+		// The python calls inside the same gaps (HostStack.PyCalls).
+		pyCalls, pyNs int64
 	}
 	covers := map[string]*cover{}
 	for _, s := range mine {
@@ -109,6 +113,8 @@ func hostFrameOf(stacks []crossview.HostStack, trace string, rank int, idle, exc
 			}
 			c.ns += s.Ns
 			c.n += s.Gaps
+			c.pyCalls += s.PyCalls
+			c.pyNs += s.PyNs
 			c.leaf = c.leaf && i == len(s.Host)-1
 		}
 	}
@@ -148,7 +154,7 @@ func hostFrameOf(stacks []crossview.HostStack, trace string, rank int, idle, exc
 	}
 	c := covers[best[pick]]
 	at := findings.HostFrame{Name: best[pick], Stack: append([]string(nil), best[:pick+1]...), Leaf: c.leaf,
-		Gaps: c.n, Of: of, Ns: c.ns, IdleNs: idle}
+		Gaps: c.n, Of: of, Ns: c.ns, IdleNs: idle, PyCalls: c.pyCalls, PyNs: c.pyNs}
 	// A DataLoader iterator open around the frame in every stack that
 	// holds it decides the fix's branch; the stacks are cut at 4 frames,
 	// so its absence decides nothing (loaderAround looks further).

@@ -13,7 +13,7 @@ type Doc struct {
 	// Summary is the Executive Summary: a few sentences naming the most likely bottleneck.
 	Summary []string `msgpack:"summary" json:"summary"`
 	// Charts are drawn from the evidence of the view's filter (Charts in
-	// charts.go): GPU time per rank, by kernel class, the top kernels and
+	// charts.go): GPU span per rank, by kernel class, the top kernels and
 	// per step. A chart without data is left out.
 	Charts []Chart `msgpack:"charts" json:"charts"`
 	// ChartsNote, where the capture gate finds that no timing of the

@@ -113,7 +113,7 @@ func ProseUs(ns int64) string {
 	if ns >= 1_000_000 {
 		return ProseMs(ns)
 	}
-	return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) + " us"
+	return strconv.FormatFloat(float64(ns)/1e3, 'f', 1, 64) + " µs"
 }
 
 // WindowMs formats one end of a window as the --window option takes it:
