@@ -115,6 +115,18 @@ func TestSyncGapLessHeld(t *testing.T) {
 	}
 }
 
+// backwardLaunches puts on thread th an autograd engine operator from 0 to
+// 400 µs that launches three kernels, the last ending at 70 µs, and
+// returns the operator's frame.
+func backwardLaunches(f *fixture, th int32) int64 {
+	eng := f.on(f.frame(0, "cpu_op", "", "autograd::engine::evaluate_function: MmBackward0", 0, 400), th)
+	for i := int64(0); i < 3; i++ {
+		l := f.on(f.frame(eng, "runtime", "launch", "cudaLaunchKernel", 10+20*i, 5), th)
+		f.op(l, "kernel", "bwd", 20+20*i, 10)
+	}
+	return eng
+}
+
 // A gap's host stack comes from the thread whose launch ended it, not the
 // rank's main launching thread: in training the backward's autograd thread
 // launches most kernels, and a gap in the forward is explained by the main
@@ -123,11 +135,7 @@ func TestGapHostFromEndingThread(t *testing.T) {
 	f := newFixture()
 	fwd := f.in.ThreadID("t", 0, "1/1")
 	bwd := f.in.ThreadID("t", 0, "1/2")
-	eng := f.on(f.frame(0, "cpu_op", "", "autograd::engine::evaluate_function: MmBackward0", 0, 400), bwd)
-	for i := int64(0); i < 3; i++ {
-		l := f.on(f.frame(eng, "runtime", "launch", "cudaLaunchKernel", 10+20*i, 5), bwd)
-		f.op(l, "kernel", "bwd", 20+20*i, 10) // the last ends at 70
-	}
+	backwardLaunches(f, bwd)
 	ddp := f.on(f.frame(0, "python", "", "DistributedDataParallel.forward", 80, 300), fwd)
 	f.on(f.frame(ddp, "cpu_op", "", "aten::unflatten_dense_tensors", 100, 250), fwd)
 	l := f.on(f.frame(ddp, "runtime", "launch", "cudaLaunchKernel", 360, 5), fwd)
@@ -255,11 +263,7 @@ func TestHostStacksPythonCallsOfTheEndingThread(t *testing.T) {
 	f := newFixture()
 	fwd := f.in.ThreadID("t", 0, "1/1")
 	bwd := f.in.ThreadID("t", 0, "1/2")
-	eng := f.on(f.frame(0, "cpu_op", "", "autograd::engine::evaluate_function: MmBackward0", 0, 400), bwd)
-	for i := int64(0); i < 3; i++ {
-		l := f.on(f.frame(eng, "runtime", "launch", "cudaLaunchKernel", 10+20*i, 5), bwd)
-		f.op(l, "kernel", "bwd", 20+20*i, 10) // the last ends at 70; bwd is the main launching thread
-	}
+	eng := backwardLaunches(f, bwd) // bwd is the main launching thread
 	// The main thread's calls in the gap are not the stack's thread's.
 	for i := int64(0); i < 5; i++ {
 		f.on(f.frame(eng, "python", "", "<built-in function isinstance>", 100+10*i, 1), bwd)

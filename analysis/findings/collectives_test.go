@@ -454,26 +454,7 @@ func TestCommExposedSplit(t *testing.T) {
 			if f.Title != tc.wantTitle || f.Status != tc.wantStatus || f.Rank != 0 {
 				t.Errorf("finding = rank %d %q %s, want rank 0 %q %s", f.Rank, f.Title, f.Status, tc.wantTitle, tc.wantStatus)
 			}
-			for _, s := range tc.wantIn {
-				if !strings.Contains(f.Observation, s) {
-					t.Errorf("observation lacks %q:\n%s", s, f.Observation)
-				}
-			}
-			for _, s := range tc.notIn {
-				if strings.Contains(f.Observation, s) {
-					t.Errorf("observation has %q:\n%s", s, f.Observation)
-				}
-			}
-			for _, s := range tc.wantFix {
-				if !strings.Contains(f.Fix, s) {
-					t.Errorf("fix lacks %q:\n%s", s, f.Fix)
-				}
-			}
-			for _, s := range tc.notFix {
-				if strings.Contains(f.Fix+f.Snippet, s) {
-					t.Errorf("fix mentions %q:\n%s | %s", s, f.Fix, f.Snippet)
-				}
-			}
+			checkWords(t, f, tc.wantIn, tc.notIn, tc.wantFix, tc.notFix)
 			if tc.noSnippet && f.Snippet != "" {
 				t.Errorf("snippet %q where the fix only says what to check", f.Snippet)
 			}
@@ -684,26 +665,7 @@ func TestCommOutlastsCompute(t *testing.T) {
 			if f == nil {
 				t.Fatal("no comm_not_overlapped finding")
 			}
-			for _, s := range tc.wantIn {
-				if !strings.Contains(f.Observation, s) {
-					t.Errorf("observation lacks %q:\n%s", s, f.Observation)
-				}
-			}
-			for _, s := range tc.notIn {
-				if strings.Contains(f.Observation, s) {
-					t.Errorf("observation has %q:\n%s", s, f.Observation)
-				}
-			}
-			for _, s := range tc.wantFix {
-				if !strings.Contains(f.Fix, s) {
-					t.Errorf("fix lacks %q:\n%s", s, f.Fix)
-				}
-			}
-			for _, s := range tc.notFix {
-				if strings.Contains(f.Fix+f.Snippet, s) {
-					t.Errorf("fix mentions %q:\n%s | %s", s, f.Fix, f.Snippet)
-				}
-			}
+			checkWords(t, f, tc.wantIn, tc.notIn, tc.wantFix, tc.notFix)
 			if tc.wantSnippet == "" && f.Snippet != "" && strings.Contains(f.Fix, "If it is transfer") {
 				t.Errorf("snippet %q where the split is unknown", f.Snippet)
 			}
@@ -711,5 +673,31 @@ func TestCommOutlastsCompute(t *testing.T) {
 				t.Errorf("snippet %q lacks %q", f.Snippet, tc.wantSnippet)
 			}
 		})
+	}
+}
+
+// checkWords checks a finding's observation for the phrases it must and
+// must not hold, and its fix (the snippet too, for the ones it must not).
+func checkWords(t *testing.T, f *evidence.Finding, wantIn, notIn, wantFix, notFix []string) {
+	t.Helper()
+	for _, s := range wantIn {
+		if !strings.Contains(f.Observation, s) {
+			t.Errorf("observation lacks %q:\n%s", s, f.Observation)
+		}
+	}
+	for _, s := range notIn {
+		if strings.Contains(f.Observation, s) {
+			t.Errorf("observation has %q:\n%s", s, f.Observation)
+		}
+	}
+	for _, s := range wantFix {
+		if !strings.Contains(f.Fix, s) {
+			t.Errorf("fix lacks %q:\n%s", s, f.Fix)
+		}
+	}
+	for _, s := range notFix {
+		if strings.Contains(f.Fix+f.Snippet, s) {
+			t.Errorf("fix mentions %q:\n%s | %s", s, f.Fix, f.Snippet)
+		}
 	}
 }

@@ -148,7 +148,9 @@ func (c *ctx) compileAdvice(trace string, rank int) (ok bool, why string) {
 	l := c.leverAt(trace, rank)
 	ok, upgrade, why := l.compileAdvice()
 	if upgrade {
-		return false, why + ", and torch.compile needs PyTorch 2.0 or later"
+		// The PyTorch that wrote the trace cannot run it; the user's can,
+		// after an upgrade (trace_diff_control_a100, captured 2022-08-22).
+		return false, why + ", and torch.compile needs PyTorch 2.0 or later (after an upgrade, it is one)"
 	}
 	if ok && why == "" && l.w.TorchMajor < 2 {
 		// As compileFix says it: a trace that states no PyTorch 2 is told

@@ -62,6 +62,24 @@ func TestExpectedImpactNamesEachShare(t *testing.T) {
 	}
 }
 
+// TestFollowUpImpactMeasured: without a critical issue, Expected Impact
+// gives the largest follow-up's measured share instead of promising small
+// gains (trace_diff_control_a100: 18.9% of its GPU span in exposed
+// communication, below the critical 25%).
+func TestFollowUpImpactMeasured(t *testing.T) {
+	minor := []evidence.Finding{
+		{Rule: "host_bound_idle", Title: "The GPU waits for the CPU to launch work", Impact: 0.143, ImpactOf: "the GPU span (trace t, rank 3, whole trace)"},
+		{Rule: "comm_not_overlapped", Title: "Communication is exposed: computation does not hide it", Impact: 0.189, ImpactOf: "the GPU span (trace t, rank 3, whole trace)"},
+	}
+	got := followUpImpact(minor)
+	if want := "No critical issue. The largest follow-up (Communication is exposed: computation does not hide it) accounts for up to 18.9% of the GPU span (trace t, rank 3, whole trace)."; !strings.Contains(got, want) || strings.Contains(got, "small gains") {
+		t.Errorf("follow-up impact %q, want it to contain %q", got, want)
+	}
+	if got := followUpImpact(nil); !strings.Contains(got, "no follow-up") {
+		t.Errorf("no finding: %q", got)
+	}
+}
+
 // TestReferEqualFixes: an issue whose fix is word for word a critical
 // issue's above it refers to that issue instead of repeating the fix; a
 // different fix with the same code refers to that issue for the code; a
