@@ -1032,7 +1032,7 @@ func expectedImpact(crit []evidence.Finding) string {
 // a finding the capture caps at minor can account for more).
 func followUpImpact(minor []evidence.Finding) string {
 	if len(minor) == 0 {
-		return "No critical issue, and no follow-up: the rules see nothing to gain in this slice."
+		return "No critical issue and no follow-up: no rule names a lever in this slice."
 	}
 	best := minor[0]
 	for _, f := range minor[1:] {
