@@ -872,14 +872,20 @@ func TestOpsSelfTimeAroundZeroLengthOps(t *testing.T) {
 	k.kernel(gemm, 150, 160, 300)
 	j := judge(t, k.write(t, t.TempDir(), "zerolen.json"))
 
-	ops := j.src.Bundle.Table("ops")
-	self := map[string]int64{}
-	for r := range ops.Rows {
-		self[evidence.Str(ops, r, "name")] += evidence.Int(ops, r, "self_ns")
-	}
+	self := j.opsBy("self_ns")
 	if self["forward"] != 400_000 || self["aten::conv2d"] != 500_000 || self["aten::relu"] != 100_000 {
 		t.Errorf("self times %v, want forward 400 µs, conv2d 500 µs, relu 100 µs", self)
 	}
+}
+
+// opsBy sums one column of the ops area's rows by operator name.
+func (j judged) opsBy(col string) map[string]int64 {
+	ops := j.src.Bundle.Table("ops")
+	out := map[string]int64{}
+	for r := range ops.Rows {
+		out[evidence.Str(ops, r, "name")] += evidence.Int(ops, r, col)
+	}
+	return out
 }
 
 // A call nested in a call of its own name adds nothing to the name's
@@ -897,12 +903,7 @@ func TestOpsInclusiveCountsNestedSameNameOnce(t *testing.T) {
 	k.kernel(gemm, 150, 160, 300)
 	j := judge(t, k.write(t, t.TempDir(), "nested.json"))
 
-	ops := j.src.Bundle.Table("ops")
-	incl, calls := map[string]int64{}, map[string]int64{}
-	for r := range ops.Rows {
-		incl[evidence.Str(ops, r, "name")] += evidence.Int(ops, r, "incl_ns")
-		calls[evidence.Str(ops, r, "name")] += evidence.Int(ops, r, "count")
-	}
+	incl, calls := j.opsBy("incl_ns"), j.opsBy("count")
 	if incl["aten::copy_"] != 1_300_000 || calls["aten::copy_"] != 4 || incl["aten::to"] != 200_000 {
 		t.Errorf("inclusive %v over calls %v, want aten::copy_ 1.3 ms in 4 calls (the outer two), aten::to 0.2 ms", incl, calls)
 	}
