@@ -462,7 +462,7 @@ func TestJudgementEdgeSync(t *testing.T) {
 	// sync alone).
 	c := j.crossCheck()
 	if !strings.Contains(c, "Verdict: gpu-bound (hypothesis)") || !strings.Contains(c, "1 edge sync (") ||
-		!strings.Contains(c, "blocked in sync calls or polling the device while the GPU was busy 0.0%") {
+		!strings.Contains(c, "blocked (in sync calls, polling the device or launching into a full launch queue) while the GPU was busy 0.0%") {
 		t.Errorf("the cross-check confirms gpu-bound on the stop sync, or does not say it left it out:\n%s", c)
 	}
 }
@@ -1947,5 +1947,22 @@ func TestCrossCheckWaitsThroughDDPReducer(t *testing.T) {
 	m := j.src.CrossViews[0].Check.Metrics
 	if m.HostWaitNs < 1_500_000 || m.HostWaitNs > 1_700_000 {
 		t.Errorf("host waiting %d ns; want about 1.6 ms (the main thread through the node and the reducer)", m.HostWaitNs)
+	}
+}
+
+// ns_resolution_v100 (V100, fp32 training) is busy 98.4% of its span, and
+// its launch calls wait on a full launch queue: 533 cudaLaunchKernel calls
+// of over 100 µs, each with 1,011 to 1,021 launches queued ahead of it.
+// That is the host ahead of the device, the proof the device-saturated rule
+// asks for, so the verdict and the fp32 finding it caps are confirmed.
+func TestJudgementLaunchQueueFull(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "ns_resolution_v100"))
+	cc := j.crossCheck()
+	if !strings.HasPrefix(cc, "Verdict: gpu-bound (confirmed).") ||
+		!strings.Contains(cc, "700 calls that queue GPU work, each of 100 µs or more with 512 or more launches queued ahead of it, held the host 214.908 ms") {
+		t.Errorf("cross-check:\n%s", cc)
+	}
+	if f := j.one(t, "fp32_no_tensor_cores"); f.Status != "confirmed" {
+		t.Errorf("fp32 finding %s, want confirmed: %s", f.Status, f.Caveat)
 	}
 }

@@ -262,11 +262,14 @@ type entry struct {
 	// pollCnt and pollSpan are its self time polling the device (see
 	// PollMinNs): counted and inside its rank's GPU span.
 	pollCnt, pollSpan int64
-	depth             int32
-	levels            []string // python levels from its Call stack, drawn above it
-	py                []string // the python frames drawn above it and at it
-	cnode, gnode      *bnode   // its nodes of the CPU and GPU trees, once made
-	graph             int32    // index in builder.graphs of a graph launch, -1
+	// full: a launch call a full launch queue held, or a frame inside one
+	// (queueFull): its self time is blocked.
+	full         bool
+	depth        int32
+	levels       []string // python levels from its Call stack, drawn above it
+	py           []string // the python frames drawn above it and at it
+	cnode, gnode *bnode   // its nodes of the CPU and GPU trees, once made
+	graph        int32    // index in builder.graphs of a graph launch, -1
 }
 
 // graphLaunch is a graph launch in the slice: its node, its graph id when
@@ -775,7 +778,15 @@ func (b *builder) frame(f *Frame) {
 	if e.clip > 0 {
 		b.nodeAt(th, top, b.cpu)
 	}
-	b.hang(th, top, f)
+	launched := b.hang(th, top, f)
+	if th.d != nil && e.class == clsWorking && ((up != nil && up.full) || b.queueFull(th, ts, end, launched)) {
+		th.stack[top].full = true
+		if up == nil || !up.full {
+			b.m.QueueFullCalls++
+			b.m.QueueFullNs += th.stack[top].clip
+			th.d.poll = append(th.d.poll, ival{ts, end})
+		}
+	}
 	// Sync frames appear in the GPU view with their blocked time even
 	// when they launched nothing.
 	var gn *Node
@@ -806,8 +817,8 @@ func (b *builder) frame(f *Frame) {
 
 // hang hangs from the open frame at k of th the GPU operations it launched
 // (or, as their operator, carries the External id of), and records a graph
-// launch.
-func (b *builder) hang(th *threadState, k int, f *Frame) {
+// launch. It returns how many of them the frame launched.
+func (b *builder) hang(th *threadState, k int, f *Frame) (launched int) {
 	e := &th.stack[k]
 	ops := b.hung.of(f.ID)
 	if f.GraphLaunch && (e.clip > 0 || len(ops) > 0) {
@@ -822,6 +833,7 @@ func (b *builder) hang(th *threadState, k int, f *Frame) {
 			b.leaf(p, o, false)
 			continue
 		}
+		launched++
 		if th.drainOf != f.ID {
 			th.drain, th.drainOf = 0, f.ID
 		}
@@ -838,6 +850,55 @@ func (b *builder) hang(th *threadState, k int, f *Frame) {
 		}
 		b.leaf(b.nodeAt(th, k, b.gpu), o, viaGraph)
 	}
+	return launched
+}
+
+// queueFull tells whether a launch call of th over [ts, end) that launched
+// GPU work blocked on a full launch queue: QueueFullMinNs or more, with
+// QueueFullDepth or more of its rank's launches queued ahead of it.
+func (b *builder) queueFull(th *threadState, ts, end int64, launched int) bool {
+	if launched == 0 || end-ts < QueueFullMinNs {
+		return false
+	}
+	if th.d.queue == nil {
+		th.d.queue = newLaunchQueue(b.in.Ops, th.key)
+	}
+	return th.d.queue.depth(ts) >= QueueFullDepth
+}
+
+// launchQueue is one rank's launch calls, once each, as a full launch
+// queue is measured: when each was called and when its first GPU
+// operation started, each list sorted.
+type launchQueue struct{ called, started []int64 }
+
+func newLaunchQueue(ops []Op, k rankKey) *launchQueue {
+	type launch struct{ id, called, started int64 }
+	var ls []launch
+	for i := range ops {
+		if o := &ops[i]; o.Launch != 0 && o.Trace == k.trace && o.Rank == k.rank {
+			ls = append(ls, launch{o.Launch, o.HostTsNs, o.TsNs})
+		}
+	}
+	slices.SortFunc(ls, func(p, q launch) int { return cmp.Or(cmp.Compare(p.id, q.id), cmp.Compare(p.started, q.started)) })
+	q := &launchQueue{}
+	for i, l := range ls {
+		if i == 0 || ls[i-1].id != l.id {
+			q.called = append(q.called, l.called)
+			q.started = append(q.started, l.started)
+		}
+	}
+	slices.Sort(q.called)
+	slices.Sort(q.started)
+	return q
+}
+
+// depth is how many launches were queued at t: called before t, their GPU
+// work not started by t. (GPU work stamped before its call, clock skew,
+// makes it smaller, never larger.)
+func (q *launchQueue) depth(t int64) int {
+	called, _ := slices.BinarySearch(q.called, t)
+	started, _ := slices.BinarySearch(q.started, t+1)
+	return called - started
 }
 
 // leaf adds an operation under p as a `→ kernel` leaf.
@@ -884,6 +945,10 @@ func (b *builder) pop(th *threadState) {
 	n := len(th.stack)
 	e := &th.stack[n-1]
 	b.poll(th, e, e.next, e.end) // its self time after its last child
+	if e.full {
+		// Blocked through: splitSelf caps it at the frame's self time.
+		e.pollCnt, e.pollSpan = e.cnt, e.span
+	}
 	// Its self time while the engine runs the backward it called: the
 	// part of its counted time (and span) there less its children's.
 	var engCnt, engSpan int64
@@ -915,7 +980,11 @@ func (b *builder) pop(th *threadState) {
 		_, sync, wait, polled := splitSelf(e.class, self, engCnt, e.pollCnt)
 		nd.SyncNs += sync
 		nd.WaitNs += wait
-		nd.PollNs += polled
+		if e.full {
+			nd.QueueFullNs += polled
+		} else {
+			nd.PollNs += polled
+		}
 		if e.sync {
 			nd.Sync = true
 			nd.BlockedNs += e.clip

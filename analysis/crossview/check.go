@@ -67,6 +67,18 @@ const (
 	// working as long as the device takes to drain is a rare coincidence.
 	PollMinNs   = 1_000_000
 	PollSlackNs = 100_000
+	// QueueFullMinNs and QueueFullDepth: a launch call of QueueFullMinNs
+	// or more, with QueueFullDepth or more of its rank's launches queued
+	// ahead of it (launched, their GPU work not yet started), blocked on a
+	// full launch queue: the driver holds the call until the device takes
+	// an entry, so the host is ahead of the device. Our choice, from the
+	// shared traces: the 533 launch calls of 100 µs or more in
+	// ns_resolution_v100 (V100) each had 1,011-1,021 launches queued ahead
+	// (the queue holds about 1,024), 89 of negative_queue_length_a100's 95
+	// over 969; every other trace's long launch calls had 133 or fewer
+	// queued (first-use module loads and one-off driver work).
+	QueueFullMinNs = 100_000
+	QueueFullDepth = 512
 )
 
 func always(string) func(Metrics) string { return func(Metrics) string { return "" } }
@@ -207,9 +219,12 @@ type rankData struct {
 	kept []int64
 	// edge are the capture gate's edge syncs (Input.LeftOut): the sync
 	// frames around them are left out.
-	edge   []ival
-	sync   []ival      // outermost sync frames of the launching threads, merged once the frames are in
-	poll   []ival      // the launching threads' stretches polling the device (builder.poll)
+	edge []ival
+	sync []ival // outermost sync frames of the launching threads, merged once the frames are in
+	poll []ival // the launching threads' stretches polling the device (builder.poll) or launching into a full queue (builder.queueFull)
+	// queue is its launches in launch order and their GPU work's starts
+	// in start order (queueDepth), made on the first long launch call.
+	queue  *launchQueue
 	syncFr []syncFrame // the same frames, by start
 	wait   []ival      // outermost wait frames of the launching threads
 	// frames are the outermost frames of the launching threads; silent,
@@ -903,6 +918,18 @@ func queuedSplit(m Metrics) string {
 		pct(share(short, m.IdleNs)), KernelWaitMaxNs/1000, pct(share(m.GapDeviceNs-short, m.IdleNs)))
 }
 
+// blockedIn is what blocks a launching thread on the device.
+const blockedIn = "in sync calls, polling the device or launching into a full launch queue"
+
+// queueFullNote names the launch calls a full launch queue held, when any.
+func queueFullNote(m Metrics) string {
+	if m.QueueFullCalls == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d calls that queue GPU work, each of %d µs or more with %d or more launches queued ahead of it, held the host %s ms: the device had more work queued than the launch queue holds)",
+		m.QueueFullCalls, QueueFullMinNs/1000, QueueFullDepth, ms(m.QueueFullNs))
+}
+
 // reason states the numbers behind a verdict.
 func reason(m Metrics, r Rule) string {
 	if m.GPUTimeNs == 0 {
@@ -913,10 +940,10 @@ func reason(m Metrics, r Rule) string {
 		pct(m.Busy()), ms(m.SpanNs()), m.Ranks, edgeNote(m), leftOutNote(m), ms(m.IdleNs),
 		pct(m.GapShare(CauseSync)), pct(m.GapShare(CauseWait)), pct(m.GapShare(CauseHost)), pct(m.GapShare(CauseDevice)), queuedSplit(m), pct(m.GapShare(CauseOther)),
 		pct(share(m.GapConfirmedNs, m.IdleNs)))
-	fmt.Fprintf(&sb, "; exposed communication %s of the GPU span; launching threads blocked in sync calls or polling the device while the GPU was busy %s of the GPU span", pct(m.Comm()), pct(m.Blocked()))
+	fmt.Fprintf(&sb, "; exposed communication %s of the GPU span; launching threads blocked (%s) while the GPU was busy %s of the GPU span%s", pct(m.Comm()), blockedIn, pct(m.Blocked()), queueFullNote(m))
 	if host := m.HostNs(); host > 0 {
-		fmt.Fprintf(&sb, "; launching threads' host self time inside the GPU span %s ms (%s): working %s, blocked in sync calls or polling the device %s, waiting (for work, data or the backward) %s",
-			ms(host), hostBase(m), pct(share(m.HostWorkNs, host)), pct(share(m.HostSyncNs, host)), pct(share(m.HostWaitNs, host)))
+		fmt.Fprintf(&sb, "; launching threads' host self time inside the GPU span %s ms (%s): working %s, blocked (%s) %s, waiting (for work, data or the backward) %s",
+			ms(host), hostBase(m), pct(share(m.HostWorkNs, host)), blockedIn, pct(share(m.HostSyncNs, host)), pct(share(m.HostWaitNs, host)))
 	} else if m.LaunchThreads > 0 {
 		// The launches all came before the GPU ran them (a graph queued
 		// ahead): nothing of the host overlaps the span.

@@ -528,6 +528,60 @@ func TestHostPollsTheDevice(t *testing.T) {
 	}
 }
 
+// TestLaunchQueueFull: a launch call held while the launch queue is full
+// is the host ahead of the device, blocked as in a sync call; a long
+// launch call with a short queue (a first-use module load) is the host's
+// own work.
+func TestLaunchQueueFull(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		queued   int64 // launches before the long call, one a µs
+		longDur  int64 // the long call, µs
+		wantFull bool
+	}{
+		// 600 launches by 600 µs; their 10 µs kernels run back to back
+		// from 5 µs, so 60 have started: 540 queued.
+		{name: "full", queued: 600, longDur: 200, wantFull: true},
+		// 300 launches, 30 started: 270 queued.
+		{name: "short queue", queued: 300, longDur: 200},
+		// A full queue, but a call shorter than QueueFullMinNs.
+		{name: "short call", queued: 600, longDur: 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture()
+			for k := range tc.queued {
+				l := f.frame(0, "runtime", "launch", "cudaLaunchKernel", k, 1)
+				f.op(l, "kernel", "k", 5+10*k, 10)
+			}
+			long := f.frame(0, "runtime", "launch", "cudaLaunchKernel", tc.queued, tc.longDur)
+			f.op(long, "kernel", "k", 5+10*tc.queued, 10)
+			res, err := Build(&f.in, Slice{}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := res.Check.Metrics
+			var full int64
+			for _, n := range res.CPU.Roots {
+				full += n.QueueFullNs
+			}
+			want := int64(0)
+			if tc.wantFull {
+				want = tc.longDur * u
+			}
+			if m.QueueFullNs != want || full != want || m.QueueFullCalls != min(1, want) {
+				t.Errorf("queue full: %d calls, %d ns, CPU view %d ns; want %d ns", m.QueueFullCalls, m.QueueFullNs, full, want)
+			}
+			// The GPU is busy through the call: it is blocked while busy.
+			if m.BlockedWhileBusyNs != want {
+				t.Errorf("blocked while busy %d ns, want %d", m.BlockedWhileBusyNs, want)
+			}
+			if got := strings.Contains(res.Check.Reason, "launch queue holds"); got != tc.wantFull {
+				t.Errorf("reason names the full queue: %v, want %v: %s", got, tc.wantFull, res.Check.Reason)
+			}
+		})
+	}
+}
+
 // TestLeftOut: the cross-check judges the slice the capture gate leaves to
 // the rules: the GPU idle inside a start-up interval (a 290 µs first-use
 // launch) leaves the idle time and the span, and a stop sync at the

@@ -124,7 +124,12 @@
 // (train_h800_ep64: 66 ms in dispatch(F)): it joins the sync time (⚠️
 // polling the device) and the blocked-while-busy share though no sync call
 // is in the trace; the gap causes read sync calls only, as the sync
-// evidence does. The rest is "working".
+// evidence does. So does a launch call of QueueFullMinNs or more made with
+// QueueFullDepth or more of its rank's launches queued ahead of it (called,
+// their GPU work not yet started): the driver holds a launch while its queue
+// is full, until the device takes an entry (ns_resolution_v100: 533
+// cudaLaunchKernel calls over 100 µs, each with 1,011-1,021 queued; ⚠️
+// launch queue full). The rest is "working".
 //
 // # CUDA graphs
 //

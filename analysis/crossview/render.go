@@ -114,6 +114,9 @@ func nodeFacts(n *Node, view string, total int64) string {
 	if view == "cpu" && n.PollNs > 0 {
 		fmt.Fprintf(&sb, " ⚠️ polling the device %s ms", ms(n.PollNs))
 	}
+	if view == "cpu" && n.QueueFullNs > 0 {
+		fmt.Fprintf(&sb, " ⚠️ launch queue full %s ms", ms(n.QueueFullNs))
+	}
 	if n.Sync {
 		fmt.Fprintf(&sb, " ⚠️ sync, host blocked %s ms", ms(n.BlockedNs))
 		if n.GapNs > 0 {
@@ -148,8 +151,8 @@ func writeText(w io.Writer, r *Result) error {
 		syncNs += s
 		waitNs += w
 	}
-	fmt.Fprintf(ew, "%s ms of host self time: working %s ms, blocked in sync calls or polling the device %s ms, waiting (for work, data or the backward) %s ms\n",
-		ms(host), ms(host-syncNs-waitNs), ms(syncNs), ms(waitNs))
+	fmt.Fprintf(ew, "%s ms of host self time: working %s ms, blocked (%s) %s ms, waiting (for work, data or the backward) %s ms\n",
+		ms(host), ms(host-syncNs-waitNs), blockedIn, ms(syncNs), ms(waitNs))
 	if n := stackNote(r); n != "" {
 		fmt.Fprintln(ew, n)
 	}

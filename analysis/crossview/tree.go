@@ -204,6 +204,7 @@ func finishNode(c *bnode, view string, level, depth int, minNs int64) *Node {
 		only.n.SyncNs += n.SyncNs
 		only.n.WaitNs += n.WaitNs
 		only.n.PollNs += n.PollNs
+		only.n.QueueFullNs += n.QueueFullNs
 		only.n.Ns = n.Ns
 		c, n = only, only.n
 	}

@@ -333,6 +333,10 @@ type Node struct {
 	// PollNs (CPU view) is the part of SyncNs the frame's own self time
 	// spent polling the device (see PollMinNs), not in a sync call.
 	PollNs int64 `msgpack:"poll_ns,omitempty" json:"poll_ns,omitempty"`
+	// QueueFullNs (CPU view) is the part of SyncNs the frame's own self
+	// time spent in launch calls a full launch queue held (see
+	// QueueFullMinNs).
+	QueueFullNs int64 `msgpack:"queue_full_ns,omitempty" json:"queue_full_ns,omitempty"`
 	// Graph is set on a graph launch node of the GPU view.
 	Graph *GraphReplay `msgpack:"graph,omitempty" json:"graph,omitempty"`
 	// NoCPUAttribution marks GPU leaves replayed by a graph: the kernels
@@ -474,17 +478,24 @@ type Metrics struct {
 	// Communication kernels' time not overlapped by other GPU work.
 	CommExposedNs int64 `msgpack:"comm_exposed_ns" json:"comm_exposed_ns"`
 	CommNs        int64 `msgpack:"comm_ns" json:"comm_ns"`
-	// Launching threads' time blocked in sync calls or polling the device
-	// while the device was busy (inside the GPU span, since busy time is).
+	// Launching threads' time blocked in sync calls, polling the device or
+	// in launch calls a full launch queue held, while the device was busy
+	// (inside the GPU span, since busy time is).
 	BlockedWhileBusyNs int64 `msgpack:"blocked_while_busy_ns" json:"blocked_while_busy_ns"`
+	// QueueFullCalls and QueueFullNs: the launch calls a full launch
+	// queue held (QueueFullMinNs, QueueFullDepth) and their host time in
+	// the slice.
+	QueueFullCalls int64 `msgpack:"queue_full_calls,omitempty" json:"queue_full_calls,omitempty"`
+	QueueFullNs    int64 `msgpack:"queue_full_ns,omitempty" json:"queue_full_ns,omitempty"`
 	// Launching threads' host self time by class inside their rank's GPU
 	// span, the base of the GPU-side numbers (the wall before the first
 	// GPU operation and after the last is left out, as EdgeIdleNs is): a
 	// thread's frames count once where they overlap, so each launching
 	// thread has at most the span; LaunchThreads of them share it.
-	// HostSyncNs holds the time in sync calls and polling the device
-	// (Node.PollNs); HostWaitNs the time waiting for work, data or the
-	// backward another thread runs.
+	// HostSyncNs holds the time in sync calls, polling the device
+	// (Node.PollNs) and in launch calls a full queue held
+	// (Node.QueueFullNs); HostWaitNs the time waiting for work, data or
+	// the backward another thread runs.
 	HostWorkNs int64 `msgpack:"host_work_ns" json:"host_work_ns"`
 	HostSyncNs int64 `msgpack:"host_sync_ns" json:"host_sync_ns"`
 	HostWaitNs int64 `msgpack:"host_wait_ns" json:"host_wait_ns"`

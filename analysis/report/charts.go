@@ -767,7 +767,7 @@ func AreaCharts(area string, ev *evidence.Evidence, b *evidence.Bundle, f eviden
 // a colour.
 var crossSeries = []chart.Series{
 	{Name: "GPU busy / host working", Color: chart.Blue, Short: "busy/working"},
-	{Name: "sync: GPU idle opened by a sync call / host in sync calls or polling the device", Color: chart.ReddishPurple, Short: "sync"},
+	{Name: "sync: GPU idle opened by a sync call / host in sync calls, polling the device or launching into a full queue", Color: chart.ReddishPurple, Short: "sync"},
 	{Name: "waiting: GPU idle while the host waited / host waiting", Color: chart.Orange, Short: "waiting"},
 	{Name: "GPU idle: launched late while the host worked", Color: chart.Vermillion, Short: "launched late"},
 	{Name: "GPU idle: work already queued (the device between kernels, or a dependency)", Color: chart.SkyBlue, Short: "queued"},
@@ -827,7 +827,7 @@ func CrossViewChart(r *crossview.Result) Chart {
 	alt := []string{
 		"GPU, wall " + chart.Format(nsMs(m.WallNs)) + " ms summed over " + ranks + ": " +
 			parts(gpu, []string{"busy", "idle opened by a sync call", "idle while the host waited for work", "idle, launched late while the host worked", "idle with work already queued (the device between kernels, or a dependency)", "other idle, left out (start-up, held) and outside the GPU span"}) + ".",
-		"Launching threads, inside the GPU span: " + parts(host, []string{"working", "in sync calls or polling the device", "waiting", "", "", "outside these or outside the GPU span"}) + ".",
+		"Launching threads, inside the GPU span: " + parts(host, []string{"working", "in sync calls, polling the device or launching into a full queue", "waiting", "", "", "outside these or outside the GPU span"}) + ".",
 	}
 	if m.HostNs() > m.SpanNs() {
 		alt = append(alt, "The launching threads' time adds up past the GPU span: each of the "+strconv.Itoa(m.LaunchThreads)+" launching threads counts its own time in it.")
