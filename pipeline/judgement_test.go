@@ -1966,3 +1966,17 @@ func TestJudgementLaunchQueueFull(t *testing.T) {
 		t.Errorf("fp32 finding %s, want confirmed: %s", f.Status, f.Caveat)
 	}
 }
+
+// resnet_2080ti's step 0 takes 4765 ms: first-call work and the DataLoader's
+// workers starting up. The DataLoader's share is taken over the 29 steps
+// after it (64.9%), not over all 30 (50.2%), and the worker start-up inside
+// step 0 is not left out a second time.
+func TestJudgementDataLoaderSteadyState(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "param", "resnet_2080ti"))
+	f := j.one(t, "dataloader_share")
+	if !strings.HasPrefix(f.Observation, "enumerate(DataLoader) took 6266 ms, 64.9% of the time of the 29 steps after the warm-up step 0 (") ||
+		!strings.Contains(f.Observation, "Step 0, the warm-up step (4765 ms), is left out of both (see Capture quality), its first batch's 1939 ms of worker start-up with it.") ||
+		strings.Contains(f.Observation, "less the") || strings.Contains(f.Observation, "The first batch's") {
+		t.Errorf("DataLoader finding: %s", f.Observation)
+	}
+}

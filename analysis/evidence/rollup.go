@@ -21,6 +21,9 @@ type Evidence struct {
 	Tables  Tables
 	Gaps    []Gap
 	Context map[string]string
+	// Steady holds the steady state of each rank with a warm-up step
+	// (SteadyOf).
+	Steady []Steady
 }
 
 // Table returns an area's rolled-up table, or nil.
@@ -200,6 +203,7 @@ func Rollup(b *Bundle, f Filter) *Evidence {
 	for _, name := range names {
 		ev.Tables[name] = RollupTable(name, b.Tables[name], f, ev)
 	}
+	ev.Steady = steadyStates(b, f, ev)
 	return ev
 }
 

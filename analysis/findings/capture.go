@@ -106,11 +106,12 @@ func (g *Gate) ExcludedIdle(trace string, rank int) int64 {
 
 // rankGate is what the gate decided for one rank.
 type rankGate struct {
-	span          int64 // GPU span
-	excludedIdle  int64 // GPU idle inside start-up and held intervals
-	loaderStartNs int64 // the DataLoader's first batch when its workers start up
-	preWindowN    int64 // GPU operations launched before the window
-	preWindowNs   int64 // and their GPU time
+	span          int64    // GPU span
+	excludedIdle  int64    // GPU idle inside start-up and held intervals
+	loaderStartNs int64    // the DataLoader's first batch when its workers start up
+	loaderStartAt [2]int64 // its first start and last end
+	preWindowN    int64    // GPU operations launched before the window
+	preWindowNs   int64    // and their GPU time
 	limits        []limit
 }
 
@@ -239,7 +240,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 			rg.limits = append(rg.limits, l)
 		}
 		if ls, ok := rows["loader_start"]; ok {
-			rg.loaderStartNs = ls.total
+			rg.loaderStartNs, rg.loaderStartAt = ls.total, [2]int64{ls.first, ls.last}
 		}
 		if pw, ok := rows["pre_window"]; ok {
 			rg.preWindowN, rg.preWindowNs = pw.count, pw.total
@@ -440,6 +441,13 @@ func (c *ctx) preWindow(trace string, rank int) (n, ns int64) {
 // artifact's time), which the DataLoader rule leaves out.
 func (c *ctx) loaderStart(trace string, rank int) int64 {
 	return c.rankGate(trace, rank).loaderStartNs
+}
+
+// loaderStartIn tells whether the rank's DataLoader worker start-up lies
+// inside [first, last] (from the trace's first event).
+func (c *ctx) loaderStartIn(trace string, rank int, first, last int64) bool {
+	rg := c.rankGate(trace, rank)
+	return rg.loaderStartNs > 0 && rg.loaderStartAt[0] >= first && rg.loaderStartAt[1] <= last
 }
 
 // apply caps the findings by the ranks' limits. A finding on every rank

@@ -640,8 +640,18 @@ func (c *ctx) graphRoute(trace string, rank int, graphs bool) (fix, snippet stri
 }
 
 // dataloaderShare is the time in enumerate(DataLoader) on the rank and its
-// share of the loop's time (loopTime).
+// share of the loop's time (loopTime), both less the workers' start-up
+// (loaderStartOut). On a rank with a warm-up step (evidence.Steady) both
+// are the steps' after it: the start-up step's first-call work and its
+// first batch are not the loop's share.
 func (c *ctx) dataloaderShare(trace string, rank int) (int64, float64) {
+	if s := c.ev.SteadyOf(trace, rank); s != nil {
+		start, d := c.loaderStartOut(trace, rank)
+		if base := sumBy(s.Ranks, trace, rank, "step_ns", nil) - start; base > 0 {
+			return d - start, float64(d-start) / float64(base)
+		}
+		return 0, 0
+	}
 	for _, rr := range c.ranks {
 		if rr.trace != trace || rr.rank != rank {
 			continue
@@ -656,15 +666,23 @@ func (c *ctx) dataloaderShare(trace string, rank int) (int64, float64) {
 
 // loaderStartOut returns the workers' start-up that dataloaderShare leaves
 // out of the DataLoader's time and of the loop's (at most the DataLoader's
-// time), and the DataLoader's time with it.
+// time), and the DataLoader's time with it: the steady state's (Steady),
+// which leaves a start-up inside the warm-up step out with the step.
 func (c *ctx) loaderStartOut(trace string, rank int) (start, d int64) {
 	o := c.ev.Table("ops")
+	s := c.ev.SteadyOf(trace, rank)
+	if s != nil {
+		o = s.Ops
+	}
 	if o == nil {
 		return 0, 0
 	}
 	d = sumBy(o, trace, rank, "incl_ns", func(r int) bool { return isDataLoader(evidence.Str(o, r, "name")) })
 	// The workers' start-up is the capture's (loader_start), not the
 	// steady loading: out of the DataLoader's time and of the loop's.
+	if s != nil && c.loaderStartIn(trace, rank, s.FirstNs, s.LastNs) {
+		return 0, d
+	}
 	return min(c.loaderStart(trace, rank), d), d
 }
 

@@ -985,7 +985,14 @@ func dataloader(c *ctx) []evidence.Finding {
 			Verify:   "Re-profile: the DataLoader's share of step time should fall under 5%.",
 			Refute:   "The GPU stays busy during the DataLoader time (ranks.idle_ns does not shrink when it does): the loading is already hidden.",
 		}
-		if start := c.loaderStart(b.trace, b.rank); start > 0 {
+		if st := c.ev.SteadyOf(b.trace, b.rank); st != nil {
+			f.Observation += fmt.Sprintf(" Step %d, the warm-up step (%s), is left out of both (see Capture quality)", st.Step, ms(st.LastNs-st.FirstNs))
+			if c.loaderStartIn(b.trace, b.rank, st.FirstNs, st.LastNs) {
+				f.Observation += fmt.Sprintf(", its first batch's %s of worker start-up with it", ms(c.loaderStart(b.trace, b.rank)))
+			}
+			f.Observation += "."
+		}
+		if start, _ := c.loaderStartOut(b.trace, b.rank); start > 0 {
 			f.Observation += fmt.Sprintf(" The first batch's %s, the workers starting up, is left out of both (see Capture quality).", ms(start))
 		}
 		switch w.DataLoaderWorkers {
@@ -1024,6 +1031,9 @@ func (c *ctx) loopBase(trace string, rank int) string {
 // workers' start-up where the capture holds one ("the rank's wall time
 // less the 1939 ms worker start-up").
 func (c *ctx) loaderBase(trace string, rank int) string {
+	if st := c.ev.SteadyOf(trace, rank); st != nil {
+		return fmt.Sprintf("the time of the %d steps after the warm-up step %d", st.Steps, st.Step) + c.lessStart(trace, rank)
+	}
 	return c.loopBase(trace, rank) + c.lessStart(trace, rank)
 }
 
