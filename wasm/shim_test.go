@@ -72,8 +72,8 @@ func TestModuleSize(t *testing.T) {
 	// taken most of the room left (1.652 MB with the unfused-attention
 	// lever); the page's 3 MB target is TestReportSize's. The AMD part
 	// table (device.Identify) and the TorchRec and Volta fix texts took it
-	// to 1.706 MB.
-	const limit = 1_720_000
+	// to 1.706 MB, the launch-queue and steady-state texts to 1.7195 MB.
+	const limit = 1_735_000
 	if len(mod) > limit {
 		t.Errorf("viewer module is %d bytes gzip, want at most %d (keep heavy packages out of wasm/viewer)", len(mod), limit)
 	}

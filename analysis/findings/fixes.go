@@ -486,6 +486,7 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 		return fix, load
 	}
 	parts := []string{"Shorten the CPU work between launches (the cross-view's CPU side names it)"}
+	caveat := "" // what the steps' host syncs leave of a CUDA graph by hand
 	switch {
 	case inductorCode(at.Name):
 		// Generated code: there is nothing to shorten by hand; CUDA
@@ -531,6 +532,7 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 			// (trace_diff_control_a100, captured 2022-08-22).
 			if _, before := c.leverAt(trace, rank).oldTorch(1, 10); !before {
 				parts = append(parts, "or capture the static part of the step as a CUDA graph by hand (torch.cuda.graph with static input buffers, PyTorch 1.10 or later), which replays its launches as one")
+				caveat = c.syncsBreakGraphs(trace, rank, false)
 				if snippet == "" {
 					snippet = "g = torch.cuda.CUDAGraph()  # with torch.cuda.graph(g): out = model(static_in)"
 				}
@@ -554,7 +556,7 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 			snippet = "DataLoader(ds, batch_size=B, num_workers=4, pin_memory=True)"
 		}
 	}
-	return strings.Join(parts, "; ") + ".", snippet
+	return strings.Join(parts, "; ") + "." + caveat, snippet
 }
 
 // launchFix is the fix for a launch-bound training or unknown workload:
@@ -562,14 +564,15 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 // what the steps' host syncs leave of that route.
 func (c *ctx) launchFix(trace string, rank int, graphs bool) (fix, snippet string) {
 	fix, snippet = c.graphRoute(trace, rank, graphs)
-	return fix + c.syncsBreakGraphs(trace, rank), snippet
+	return fix + c.syncsBreakGraphs(trace, rank, true), snippet
 }
 
 // syncsBreakGraphs is the caveat for a graph fix on a rank whose operators
 // block in host syncs: a CUDA graph cannot be captured across a
 // synchronisation, so only the work between the syncs can be replayed
-// (torch.compile splits its graphs there). "" when there are none.
-func (c *ctx) syncsBreakGraphs(trace string, rank int) string {
+// (torch.compile splits its graphs there, which the caveat says where the
+// fix offers torch.compile). "" when there are none.
+func (c *ctx) syncsBreakGraphs(trace string, rank int, compile bool) string {
 	t := c.ev.Table("sync")
 	var n int64
 	byOp := map[string]int64{}
@@ -604,8 +607,12 @@ func (c *ctx) syncsBreakGraphs(trace string, rank int) string {
 	if top != "" {
 		eg = fmt.Sprintf(", %d of them under %s", most, top)
 	}
-	return fmt.Sprintf(" Caveat: the operators block in %d host %s%s; a CUDA graph cannot be captured across a synchronisation, so only the work between them can be replayed (torch.compile splits its graphs there): remove the data-dependent syncs first, or expect less.",
-		n, noun(n, "sync", "syncs"), eg)
+	splits := ""
+	if compile {
+		splits = " (torch.compile splits its graphs there)"
+	}
+	return fmt.Sprintf(" Caveat: the operators block in %d host %s%s; a CUDA graph cannot be captured across a synchronisation, so only the work between them can be replayed%s: remove the data-dependent syncs first, or expect less.",
+		n, noun(n, "sync", "syncs"), eg, splits)
 }
 
 // graphRoute is the graph fix without its caveat (launchFix).
