@@ -762,7 +762,11 @@ func TestJudgementLoaderStart(t *testing.T) {
 
 	j.artifact(t, "DataLoader worker start-up", "took 500 ms")
 	f := j.one(t, "dataloader_share")
-	if !strings.Contains(f.Observation, "enumerate(DataLoader) took 232 ms") || !strings.Contains(f.Observation, "The first batch's 500 ms") {
+	// Step 1 holds the start-up and is a warm-up step: the share is the
+	// later steps', the start-up left out with the step (findings_test
+	// checks a start-up left out alone).
+	if !strings.Contains(f.Observation, "enumerate(DataLoader) took 232 ms, 80.0% of the time of the 29 steps after the warm-up step 1") ||
+		!strings.Contains(f.Observation, "its first batch's 500 ms of worker start-up with it") {
 		t.Errorf("the DataLoader finding counts the workers' start-up: %s", f.Observation)
 	}
 }
