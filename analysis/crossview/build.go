@@ -779,11 +779,18 @@ func (b *builder) frame(f *Frame) {
 		b.nodeAt(th, top, b.cpu)
 	}
 	launched := b.hang(th, top, f)
-	if th.d != nil && e.class == clsWorking && ((up != nil && up.full) || b.queueFull(th, ts, end, launched)) {
-		th.stack[top].full = true
-		if up == nil || !up.full {
-			b.m.QueueFullCalls++
-			b.m.QueueFullNs += th.stack[top].clip
+	if th.d != nil && e.class == clsWorking {
+		if up != nil && up.full {
+			th.stack[top].full = true
+		} else if depth, full := b.queueFull(th, ts, end, launched); full {
+			th.stack[top].full = true
+			m := &b.m
+			if m.QueueFullCalls == 0 || depth < m.QueueFullMinDepth {
+				m.QueueFullMinDepth = depth
+			}
+			m.QueueFullMaxDepth = max(m.QueueFullMaxDepth, depth)
+			m.QueueFullCalls++
+			m.QueueFullNs += th.stack[top].clip
 			th.d.poll = append(th.d.poll, ival{ts, end})
 		}
 	}
@@ -855,15 +862,16 @@ func (b *builder) hang(th *threadState, k int, f *Frame) (launched int) {
 
 // queueFull tells whether a launch call of th over [ts, end) that launched
 // GPU work blocked on a full launch queue: QueueFullMinNs or more, with
-// QueueFullDepth or more of its rank's launches queued ahead of it.
-func (b *builder) queueFull(th *threadState, ts, end int64, launched int) bool {
+// QueueFullDepth or more of its rank's launches queued ahead of it (depth).
+func (b *builder) queueFull(th *threadState, ts, end int64, launched int) (depth int64, full bool) {
 	if launched == 0 || end-ts < QueueFullMinNs {
-		return false
+		return 0, false
 	}
 	if th.d.queue == nil {
 		th.d.queue = newLaunchQueue(b.in.Ops, th.key)
 	}
-	return th.d.queue.depth(ts) >= QueueFullDepth
+	depth = int64(th.d.queue.depth(ts))
+	return depth, depth >= QueueFullDepth
 }
 
 // launchQueue is one rank's launch calls, once each, as a full launch

@@ -926,8 +926,12 @@ func queueFullNote(m Metrics) string {
 	if m.QueueFullCalls == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%d calls that queue GPU work, each of %d µs or more with %d or more launches queued ahead of it, held the host %s ms: the device had more work queued than the launch queue holds)",
-		m.QueueFullCalls, QueueFullMinNs/1000, QueueFullDepth, ms(m.QueueFullNs))
+	depth := table.Int(m.QueueFullMinDepth)
+	if m.QueueFullMaxDepth != m.QueueFullMinDepth {
+		depth += " to " + table.Int(m.QueueFullMaxDepth)
+	}
+	return fmt.Sprintf(" (%d calls that queue GPU work, each of %d µs or more with %s launches queued ahead of it (%d or more), held the host %s ms: the device had more work queued than the launch queue holds)",
+		m.QueueFullCalls, QueueFullMinNs/1000, depth, QueueFullDepth, ms(m.QueueFullNs))
 }
 
 // reason states the numbers behind a verdict.

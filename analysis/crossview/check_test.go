@@ -575,7 +575,7 @@ func TestLaunchQueueFull(t *testing.T) {
 			if m.BlockedWhileBusyNs != want {
 				t.Errorf("blocked while busy %d ns, want %d", m.BlockedWhileBusyNs, want)
 			}
-			if got := strings.Contains(res.Check.Reason, "launch queue holds"); got != tc.wantFull {
+			if got := strings.Contains(res.Check.Reason, "with 540 launches queued ahead of it (512 or more)"); got != tc.wantFull {
 				t.Errorf("reason names the full queue: %v, want %v: %s", got, tc.wantFull, res.Check.Reason)
 			}
 		})

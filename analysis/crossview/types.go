@@ -487,6 +487,10 @@ type Metrics struct {
 	// the slice.
 	QueueFullCalls int64 `msgpack:"queue_full_calls,omitempty" json:"queue_full_calls,omitempty"`
 	QueueFullNs    int64 `msgpack:"queue_full_ns,omitempty" json:"queue_full_ns,omitempty"`
+	// QueueFullMinDepth and QueueFullMaxDepth: the fewest and the most
+	// launches queued ahead of one of those calls.
+	QueueFullMinDepth int64 `msgpack:"queue_full_min_depth,omitempty" json:"queue_full_min_depth,omitempty"`
+	QueueFullMaxDepth int64 `msgpack:"queue_full_max_depth,omitempty" json:"queue_full_max_depth,omitempty"`
 	// Launching threads' host self time by class inside their rank's GPU
 	// span, the base of the GPU-side numbers (the wall before the first
 	// GPU operation and after the last is left out, as EdgeIdleNs is): a

@@ -299,7 +299,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 				which = fmt.Sprintf("%s in total; the longest a %s of %s", ms(es.total), es.name, ms(es.max))
 			}
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "edge_sync", Title: "Synchronisations at the window's edge",
-				Detail: fmt.Sprintf("%d sync %s (%s) after the last GPU work started, before the first launch (waiting for work launched before the window) or outside every step (%s): what they wait for lies outside the window (the profiler's start or stop synchronisation, a harness sync, or a step's wait for the previous step's work), so the sync rule leaves them out.", es.count, noun(es.count, "call", "calls"), which, where)})
+				Detail: fmt.Sprintf("%d sync %s (%s) after the last GPU work started, before the first launch or outside every step (%s): none is the loop's own wait. One after the last GPU work started drains what the window queued (the profiler's stop synchronisation, or a harness sync); one before the first launch waits for work launched before the window; one outside every step, for the step before. The sync rule leaves them out.", es.count, noun(es.count, "call", "calls"), which, where)})
 		}
 		if ls, ok := rows["late_start"]; ok {
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "late_start", Title: "The first GPU work started long after its launch (work the trace does not show, or offset clocks)",

@@ -883,6 +883,31 @@ func (c *ctx) opCalls(trace string, rank int, names ...string) int64 {
 	return n
 }
 
+// opGPU sums the GPU time the rank's operators of these names launched
+// (the ops area's gpu_ns).
+func (c *ctx) opGPU(trace string, rank int, names ...string) int64 {
+	o := c.ev.Table("ops")
+	var ns int64
+	for _, r := range c.rankRows(o, trace, rank) {
+		if slices.Contains(names, evidence.Str(o, r, "name")) {
+			ns += evidence.Int(o, r, "gpu_ns")
+		}
+	}
+	return ns
+}
+
+// bmmNote is the unfused attention's matmul time beside its softmax: a
+// fused kernel computes both matmuls and the softmax in one pass, so the
+// attention it rewrites is their sum, of which the softmax is the part it
+// removes (the finding's impact).
+func bmmNote(bmm, soft int64, l lever) string {
+	if bmm <= 0 || l.rr.busy <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" The batched matmuls' own kernels took %s more: with the softmax, %s of GPU busy time (%s) is the attention a fused kernel computes in one pass; the softmax's share is the part it removes outright.",
+		ms(bmm), pct(float64(bmm+soft)/float64(l.rr.busy)), ms(bmm+soft))
+}
+
 // eagerAttention: eager softmax kernels take a large share of GPU busy time
 // on a rank that runs no fused attention kernel and whose operators run
 // batched matmuls beside the softmax: an attention computed as matmul,
@@ -897,6 +922,7 @@ func eagerAttention(c *ctx) []evidence.Finding {
 		l            lever
 		soft         kernelTotal
 		bmm, softmax int64
+		bmmNs        int64 // the batched matmuls' GPU time
 	}
 	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		if rr.busy <= 0 {
@@ -915,6 +941,7 @@ func eagerAttention(c *ctx) []evidence.Finding {
 		// two, which are counted alone.
 		a.bmm = c.opCalls(rr.trace, rr.rank, "aten::bmm", "aten::baddbmm")
 		a.softmax = c.opCalls(rr.trace, rr.rank, "aten::_softmax")
+		a.bmmNs = c.opGPU(rr.trace, rr.rank, "aten::bmm", "aten::baddbmm")
 		if a.bmm == 0 || a.softmax == 0 {
 			return nil, 0, false // no matmul beside it: a classifier's or a router's softmax, not an attention's
 		}
@@ -932,7 +959,7 @@ func eagerAttention(c *ctx) []evidence.Finding {
 			Title: "An unfused attention: eager softmax kernels take a large share of GPU time",
 			Observation: fmt.Sprintf("PyTorch's eager softmax kernels took %s in %d launches, %s of GPU busy time; the GPU was busy %s of its span (%s)%s. No fused attention kernel (FlashAttention, fmha, memory-efficient) ran, and the operators ran %d batched matmuls (aten::bmm, baddbmm) beside %d softmaxes (aten::_softmax): attention computed as matmul, softmax, matmul, which writes and reads the whole score matrix. Largest: %s (%s).",
 				ms(a.soft.ns), a.soft.count, pct(b.score), pct(l.busyShare()), c.where(b.trace, b.rank), others(b.n), a.bmm, a.softmax,
-				shortName(evidence.Str(k, a.soft.top, "name")), ms(evidence.Int(k, a.soft.top, "total_ns"))) + a.soft.preNote("softmax time"),
+				shortName(evidence.Str(k, a.soft.top, "name")), ms(evidence.Int(k, a.soft.top, "total_ns"))) + bmmNote(a.bmmNs, a.soft.ns, l) + a.soft.preNote("softmax time"),
 			Evidence: []evidence.Ref{ref("kernels", "rank", itoa(b.rank), "name", "*cunn_SoftMax*|*softmax_warp_*"), ref("ranks", "rank", itoa(b.rank))},
 			Impact:   float64(a.soft.ns) / float64(l.span()),
 			ImpactOf: c.shareOf("the GPU span", b.trace, b.rank),

@@ -104,6 +104,10 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		}
 	} else {
 		d.Summary = append(d.Summary, noCriticalLine(d.FollowUps, gate.Inconclusive() != ""))
+		if trace, rank, ok := oneRank(ev); ok && len(stepsOf(ev, trace, rank)) == 1 {
+			// vllm_decode_full_mi300x: one decode step, read as the loop.
+			d.Summary = append(d.Summary, "The capture holds one step of rank "+strconv.Itoa(rank)+": what this report reads rests on that step alone; capture several to see whether it holds for the others.")
+		}
 	}
 	if len(d.Critical) == 0 && gate.Inconclusive() == "" {
 		if line := idleUncaused(ev, gate, found, thresholdsFor(b, v)["host_wait_minor"]); line != "" {
@@ -1134,4 +1138,18 @@ func joinAnd(words []string) string {
 		return strings.Join(words, "")
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// oneRank returns the slice's rank when the ranks area holds exactly one.
+func oneRank(ev *evidence.Evidence) (trace string, rank int, ok bool) {
+	t := ev.Table("ranks")
+	if t == nil {
+		return "", 0, false
+	}
+	seen := map[string]bool{}
+	for r := range t.Rows {
+		trace, rank = evidence.Str(t, r, "trace"), int(evidence.Int(t, r, "rank"))
+		seen[trace+"\x00"+strconv.Itoa(rank)] = true
+	}
+	return trace, rank, len(seen) == 1
 }
