@@ -2011,3 +2011,21 @@ func TestJudgementOneStepNoFinding(t *testing.T) {
 		t.Errorf("summary:\n%s", j.summary())
 	}
 }
+
+// amd_mi250_minitoy was captured with record_shapes=True: its host-bound
+// finding says part of the host time is the profiler's, and the trace's
+// capture settings name it. vllm_h100_tp4_rank0 records no shapes.
+func TestJudgementRecordShapes(t *testing.T) {
+	const note = "Shapes were recorded (record_shapes=True)"
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "amd_mi250_minitoy"))
+	if f := j.one(t, "host_bound_idle"); !strings.Contains(f.Observation, note) {
+		t.Errorf("host-bound finding: %s", f.Observation)
+	}
+	if !strings.Contains(j.md, "- Capture settings: no cuda_sync events; operator shapes (record_shapes);") {
+		t.Errorf("capture settings:\n%s", section(j.md, "## Trace Metadata", "**Capture quality**"))
+	}
+	v := judge(t, filepath.Join(testutil.SharedTraces(t), "tracemap", "vllm_h100_tp4_rank0"))
+	if strings.Contains(v.md, note) || strings.Contains(v.md, "operator shapes (record_shapes)") {
+		t.Errorf("shapes named for a trace without them")
+	}
+}

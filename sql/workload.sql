@@ -69,6 +69,13 @@
 --     (kineto up to 2021: about PyTorch 1.8-1.10).
 -- - torch_version: the version a metadata key "torch_version" states (as
 --     example; count is the files that state it, total_ns 0).
+-- - record_shapes: CPU operators that carry "Input Dims" (captured with
+--     record_shapes=True, which adds host time to every operator), among
+--     the first 200,000 events of each file: the profiler records shapes for
+--     every operator or for none, and the zone maps of tb_events' idx skip
+--     the rest of a large file. A capture setting, read whatever the
+--     window: one row per rank (example: the first such operator; count 1,
+--     total_ns 0).
 -- No trace seen states a vLLM or SGLang version (a pip list in metadata
 -- names installed packages, not the workload), so none is read.
 --
@@ -184,6 +191,19 @@ _tv AS (
   FROM traces
   WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR) AND ($2::INTEGER < 0 OR rank = $2::INTEGER)
 ),
+-- One row per rank: whether its operators carry their input shapes.
+_rs0 AS (
+  SELECT e.trace_id, e.rank, arg_min(e.name_id, e.idx) AS name_id, count(*) AS n
+  FROM tb_events e JOIN _t0 t ON t.trace_id = e.trace_id
+  WHERE e.idx < 200000 AND e.kind = 'cpu_op' AND contains(e.args, '"Input Dims"')
+    AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
+  GROUP BY e.trace_id, e.rank
+),
+_rs AS (
+  SELECT d.strings[r.trace_id + 1] AS trace, r.rank, 'record_shapes' AS feature, d.strings[r.name_id + 1] AS name,
+    CAST(NULL AS BIGINT) AS ts_ns, CAST(0 AS BIGINT) AS dur_ns
+  FROM _rs0 r, tb_dict d
+),
 _all AS MATERIALIZED (
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _hf WHERE feature IS NOT NULL
   UNION ALL
@@ -192,6 +212,8 @@ _all AS MATERIALIZED (
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _arb
   UNION ALL
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _tv WHERE name <> ''
+  UNION ALL
+  SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _rs
 ),
 -- The union of the compiled and aot_autograd features' intervals, each
 -- (what the eager-vLLM rule weighs): the end of the events before each one (max-end-so-far), so that

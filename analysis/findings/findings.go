@@ -109,6 +109,7 @@ func Judge(ev *evidence.Evidence, th evidence.Thresholds) ([]evidence.Finding, *
 			out = append(out, f)
 		}
 	}
+	c.noteShapes(out)
 	out = c.gate.apply(c.mergeWaiting(out))
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -437,4 +438,22 @@ func firstSentence(s string) string {
 		return s[:i+1]
 	}
 	return s
+}
+
+// noteShapes adds to the host-bound and launch-bound findings of a rank
+// whose operators carry their input shapes (record_shapes=True) that part
+// of the host time they rest on is the profiler's (docs/JUDGEMENT.md 3:
+// shape recording inflates host durations and weakens such verdicts). A
+// rank with python stacks is capped by the capture gate instead, for the
+// larger cost of the Python tracer.
+func (c *ctx) noteShapes(fs []evidence.Finding) {
+	for i := range fs {
+		f := &fs[i]
+		if (f.Rule != "host_bound_idle" && f.Rule != "launch_bound") || f.Rank < 0 || c.rankInfo(f.Trace, f.Rank).HasPythonStacks {
+			continue
+		}
+		if c.workload(f.Trace, f.Rank).Shapes {
+			f.Observation += " Shapes were recorded (record_shapes=True): recording each operator's input sizes adds host time to it, so part of the host time between launches is the profiler's; profile once without record_shapes to see how much remains."
+		}
+	}
 }

@@ -88,6 +88,9 @@ type Workload struct {
 	// gradients reduced from autograd hooks (DDP's reducer, or a compiled
 	// equivalent), whether or not the DDP markers are in the trace.
 	BackwardAllReduce bool
+	// Shapes: the operators carry their input shapes (record_shapes=True),
+	// which adds host time to every operator.
+	Shapes bool
 	// TorchVersion is the PyTorch version the trace's metadata states
 	// ("2.6.0+cu124"), "" when it states none.
 	TorchVersion string
@@ -181,6 +184,8 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			single = true
 		case "dataloader_workers":
 			workers = true
+		case "record_shapes":
+			w.Shapes = true
 		case "legacy_categories":
 			w.Era = "2021"
 		case "torch_version":

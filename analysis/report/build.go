@@ -498,7 +498,12 @@ func traceMetas(b *evidence.Bundle, f evidence.Filter) []TraceMeta {
 		add(boolean(col(r, "has_sync_events")), "cuda_sync events")
 		add(t.Col("has_sync_events") >= 0 && !boolean(col(r, "has_sync_events")), "no cuda_sync events")
 		add(boolean(col(r, "has_python_stacks")), "python stacks (with_stack)")
-		add(boolean(col(r, "has_graphs")), "CUDA graphs")
+		graphs := "CUDA graphs"
+		if str(col(r, "platform")) == "rocm" {
+			graphs = "HIP graphs"
+		}
+		add(boolean(col(r, "has_graphs")), graphs)
+		add(recordsShapes(b, name, int(i64(col(r, "rank")))), "operator shapes (record_shapes)")
 		add(boolean(col(r, "has_steps")), "step annotations")
 		if pl := str(col(r, "platform")); pl != "" && pl != "unknown" {
 			add(true, "platform "+pl)
@@ -1152,4 +1157,19 @@ func oneRank(ev *evidence.Evidence) (trace string, rank int, ok bool) {
 		seen[trace+"\x00"+strconv.Itoa(rank)] = true
 	}
 	return trace, rank, len(seen) == 1
+}
+
+// recordsShapes tells whether the workload area saw the rank's operators
+// carry their input shapes (its record_shapes feature).
+func recordsShapes(b *evidence.Bundle, trace string, rank int) bool {
+	t := b.Tables["workload"]
+	if t == nil {
+		return false
+	}
+	for r := range t.Rows {
+		if evidence.Str(t, r, "feature") == "record_shapes" && evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank {
+			return true
+		}
+	}
+	return false
 }
