@@ -871,29 +871,17 @@ func (t kernelTotal) preNote(what string) string {
 	return fmt.Sprintf(" Of the %s, %s summed over its kernels, %s is work launched before the window (queued before the capture began, see Capture quality); the window's own launches ran %s.", what, ms(t.ns), ms(t.pre), ms(t.ns-t.pre))
 }
 
-// opCalls counts the rank's calls of the operators named (the ops area).
-func (c *ctx) opCalls(trace string, rank int, names ...string) int64 {
+// opSum sums an ops-area column (count: calls; gpu_ns: the GPU time they
+// launched) over the rank's operators of these names.
+func (c *ctx) opSum(trace string, rank int, col string, names ...string) int64 {
 	o := c.ev.Table("ops")
 	var n int64
 	for _, r := range c.rankRows(o, trace, rank) {
 		if slices.Contains(names, evidence.Str(o, r, "name")) {
-			n += evidence.Int(o, r, "count")
+			n += evidence.Int(o, r, col)
 		}
 	}
 	return n
-}
-
-// opGPU sums the GPU time the rank's operators of these names launched
-// (the ops area's gpu_ns).
-func (c *ctx) opGPU(trace string, rank int, names ...string) int64 {
-	o := c.ev.Table("ops")
-	var ns int64
-	for _, r := range c.rankRows(o, trace, rank) {
-		if slices.Contains(names, evidence.Str(o, r, "name")) {
-			ns += evidence.Int(o, r, "gpu_ns")
-		}
-	}
-	return ns
 }
 
 // bmmNote is the unfused attention's matmul time beside its softmax: a
@@ -939,9 +927,9 @@ func eagerAttention(c *ctx) []evidence.Finding {
 		}
 		// aten::matmul of batched operands and aten::softmax call these
 		// two, which are counted alone.
-		a.bmm = c.opCalls(rr.trace, rr.rank, "aten::bmm", "aten::baddbmm")
-		a.softmax = c.opCalls(rr.trace, rr.rank, "aten::_softmax")
-		a.bmmNs = c.opGPU(rr.trace, rr.rank, "aten::bmm", "aten::baddbmm")
+		a.bmm = c.opSum(rr.trace, rr.rank, "count", "aten::bmm", "aten::baddbmm")
+		a.softmax = c.opSum(rr.trace, rr.rank, "count", "aten::_softmax")
+		a.bmmNs = c.opSum(rr.trace, rr.rank, "gpu_ns", "aten::bmm", "aten::baddbmm")
 		if a.bmm == 0 || a.softmax == 0 {
 			return nil, 0, false // no matmul beside it: a classifier's or a router's softmax, not an attention's
 		}
