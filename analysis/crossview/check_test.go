@@ -131,15 +131,26 @@ func backwardLaunches(f *fixture, th int32) int64 {
 // rank's main launching thread: in training the backward's autograd thread
 // launches most kernels, and a gap in the forward is explained by the main
 // thread's frames (nccl_data_a100: DDP's buffer broadcast).
+// forwardGap adds to thread fwd a DistributedDataParallel.forward frame
+// whose aten::unflatten_dense_tensors holds the host until its launch at
+// 360 µs: the GPU idles 70..370 (after backwardLaunches). inside, when set,
+// adds frames under the forward frame.
+func forwardGap(f *fixture, fwd int32, inside func(ddp int64)) {
+	ddp := f.on(f.frame(0, "python", "", "DistributedDataParallel.forward", 80, 300), fwd)
+	if inside != nil {
+		inside(ddp)
+	}
+	f.on(f.frame(ddp, "cpu_op", "", "aten::unflatten_dense_tensors", 100, 250), fwd)
+	l := f.on(f.frame(ddp, "runtime", "launch", "cudaLaunchKernel", 360, 5), fwd)
+	f.op(l, "kernel", "fwd", 370, 10) // gap 70..370
+}
+
 func TestGapHostFromEndingThread(t *testing.T) {
 	f := newFixture()
 	fwd := f.in.ThreadID("t", 0, "1/1")
 	bwd := f.in.ThreadID("t", 0, "1/2")
 	backwardLaunches(f, bwd)
-	ddp := f.on(f.frame(0, "python", "", "DistributedDataParallel.forward", 80, 300), fwd)
-	f.on(f.frame(ddp, "cpu_op", "", "aten::unflatten_dense_tensors", 100, 250), fwd)
-	l := f.on(f.frame(ddp, "runtime", "launch", "cudaLaunchKernel", 360, 5), fwd)
-	f.op(l, "kernel", "fwd", 370, 10) // gap 70..370
+	forwardGap(f, fwd, nil)
 	res, err := Build(&f.in, Slice{}, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -268,11 +279,9 @@ func TestHostStacksPythonCallsOfTheEndingThread(t *testing.T) {
 	for i := int64(0); i < 5; i++ {
 		f.on(f.frame(eng, "python", "", "<built-in function isinstance>", 100+10*i, 1), bwd)
 	}
-	ddp := f.on(f.frame(0, "python", "", "DistributedDataParallel.forward", 80, 300), fwd)
-	f.on(f.frame(ddp, "python", "", "<built-in method get of dict object at 0x7f>", 90, 2), fwd)
-	f.on(f.frame(ddp, "cpu_op", "", "aten::unflatten_dense_tensors", 100, 250), fwd)
-	l := f.on(f.frame(ddp, "runtime", "launch", "cudaLaunchKernel", 360, 5), fwd)
-	f.op(l, "kernel", "fwd", 370, 10) // gap 70..370
+	forwardGap(f, fwd, func(ddp int64) {
+		f.on(f.frame(ddp, "python", "", "<built-in method get of dict object at 0x7f>", 90, 2), fwd)
+	})
 	res, err := Build(&f.in, Slice{}, Options{})
 	if err != nil {
 		t.Fatal(err)
