@@ -158,7 +158,7 @@ func syncBound(c *ctx) []evidence.Finding {
 				rest = append(rest, fmt.Sprintf("%d large pageable %s (%s), which the pageable-copy finding counts", p[0], noun(p[0], "copy", "copies"), blockedGaps(p)))
 			}
 			if e := l.edge; e[0] > 0 {
-				rest = append(rest, fmt.Sprintf("%d %s at the capture's edges (%s; waiting on work outside the window)", e[0], noun(e[0], "sync", "syncs"), blockedGaps(e)))
+				rest = append(rest, fmt.Sprintf("%d %s at the capture's edges (%s; not the loop's waits: see Capture quality)", e[0], noun(e[0], "sync", "syncs"), blockedGaps(e)))
 			}
 			if l.held > 0 {
 				rest = append(rest, fmt.Sprintf("%s blocked while the GPU ran none of the trace's work (waiting for work the trace does not show; see Capture quality)", ms(l.held)))
