@@ -47,6 +47,18 @@ func (ri RankInfo) Props() device.Props {
 	return device.Props{Name: ri.GPUModel, CCMajor: ri.CCMajor, CCMinor: ri.CCMinor, NumSMs: ri.GPUNumSMs, TotalMem: ri.GPUTotalMem, Platform: ri.Platform}
 }
 
+// PlatformOf is the platform of a trace's rank in the traces table (the
+// first rank of the trace for rank -1, of any trace for trace ""); "" where
+// the table does not say.
+func PlatformOf(traces *table.Table, trace string, rank int) string {
+	for _, ri := range Ranks(traces) {
+		if (trace == "" || ri.Trace == trace) && (rank < 0 || ri.Rank == rank) {
+			return ri.Platform
+		}
+	}
+	return ""
+}
+
 // Ranks reads the traces table: one RankInfo per (trace, rank), sorted.
 // Several files of one rank merge: flags are ORed, names, the compute
 // capability and the SM count taken from the first file that has them.

@@ -257,7 +257,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 			if kind == "held" && x.steps >= RecurMinSteps && 5*x.steps >= 4*rr.steps {
 				a.Recurs, a.Steps, a.OfAll = true, x.steps, rr.steps
 				a.Title = "GPU idle with launched work waiting, step after step (a dependency, or work the trace does not show)"
-				a.Detail += fmt.Sprintf(" It recurs: %d of the rank's %d steps hold 1 ms or more of it at once, so it is the loop's own stall, not a one-off of the capture, and the trace does not show what the device waited for: %s, and profile every rank and process that shares the GPU.", x.steps, rr.steps, syncEventsAdvice(platformOf(ev, rr.trace, rr.rank)))
+				a.Detail += fmt.Sprintf(" It recurs: %d of the rank's %d steps hold 1 ms or more of it at once, so it is the loop's own stall, not a one-off of the capture, and the trace does not show what the device waited for: %s, and profile every rank and process that shares the GPU.", x.steps, rr.steps, syncEventsAdvice(evidence.PlatformOf(ev.Traces, rr.trace, rr.rank)))
 			}
 			add(a)
 		}
@@ -667,17 +667,6 @@ func overviewInt(ev *evidence.Evidence, trace string, rank int, col string) int6
 		}
 	}
 	return 0
-}
-
-// platformOf is the platform of a rank (the traces table's, "" when it
-// does not say).
-func platformOf(ev *evidence.Evidence, trace string, rank int) string {
-	for _, ri := range evidence.Ranks(ev.Traces) {
-		if ri.Trace == trace && ri.Rank == rank {
-			return ri.Platform
-		}
-	}
-	return ""
 }
 
 // syncEventsAdvice says how a capture on platform would show what the

@@ -653,16 +653,11 @@ func inspect(b *evidence.Bundle, ev *evidence.Evidence, f evidence.Finding) Insp
 // rank -1): cudaLaunchKernel on CUDA, hipLaunchKernel on ROCm; "" where
 // the traces table does not say or the platform has neither.
 func launchCallText(b *evidence.Bundle, trace string, rank int) string {
-	for _, ri := range evidence.Ranks(b.Traces) {
-		if (trace == "" || ri.Trace == trace) && (rank < 0 || ri.Rank == rank) {
-			switch ri.Platform {
-			case "cuda":
-				return " (cudaLaunchKernel)"
-			case "rocm":
-				return " (hipLaunchKernel)"
-			}
-			return ""
-		}
+	switch evidence.PlatformOf(b.Traces, trace, rank) {
+	case "cuda":
+		return " (cudaLaunchKernel)"
+	case "rocm":
+		return " (hipLaunchKernel)"
 	}
 	return ""
 }
