@@ -8,7 +8,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=wasm/viewer.wasm
-GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -buildmode=c-shared -trimpath -ldflags="-s -w" -o "$out" ./wasm/viewer
+# The flags are internal/buildtest's ViewerFlags, which say why inlining is
+# off in the packages that mostly format text.
+GOOS=wasip1 GOARCH=wasm CGO_ENABLED=0 go build -buildmode=c-shared -trimpath -ldflags="-s -w" \
+	-gcflags=github.com/tracebook/tracebook/analysis/findings=-l \
+	-gcflags=github.com/tracebook/tracebook/analysis/report=-l \
+	-gcflags=github.com/tracebook/tracebook/analysis/diff=-l \
+	-o "$out" ./wasm/viewer
 # zopfli writes gzip about 5% smaller than gzip -9 (scripts/deps.sh
 # installs it); either is read by the page's DecompressionStream.
 if command -v zopfli >/dev/null 2>&1; then
