@@ -769,6 +769,29 @@ func TestJudgementLoaderStart(t *testing.T) {
 		!strings.Contains(f.Observation, "its first batch's 500 ms of worker start-up with it") {
 		t.Errorf("the DataLoader finding counts the workers' start-up: %s", f.Observation)
 	}
+	// The GPU idles through the loading: the refutation fails, and the
+	// finding is confirmed by the idle inside the DataLoader's calls.
+	if f.Status != "confirmed" || !strings.Contains(f.Mechanism, "The GPU was idle ") || !strings.Contains(f.Mechanism, "the loop spent in enumerate(DataLoader) inside the rank's GPU span") {
+		t.Errorf("the DataLoader finding is %s: %q", f.Status, f.Mechanism)
+	}
+}
+
+// The loop waits for the DataLoader, but the GPU runs the previous batch's
+// work through every wait: the loading is hidden (its refutation holds),
+// so the finding stays a hypothesis.
+func TestJudgementDataLoaderHidden(t *testing.T) {
+	k := newJT(jH100, 0, 1)
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	const next = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
+	k.steps(1, 30, 0, 10_000, func(_ int, at float64) {
+		k.kernel(gemm, at+10, at+20, 9_900)
+		k.op("user_annotation", next, at+100, 2_000)
+	})
+	j := judge(t, k.write(t, t.TempDir(), "loaderhidden.json"))
+	f := j.one(t, "dataloader_share")
+	if f.Status != "hypothesis" || f.Mechanism != "" {
+		t.Errorf("a DataLoader the GPU's work hides is %s: %q", f.Status, f.Mechanism)
+	}
 }
 
 // Case 4g. The first aten::addmm takes 2.5 ms (later ones 20 us) around
@@ -1257,6 +1280,12 @@ func TestJudgementGraphCapture(t *testing.T) {
 	if c := j.crossCheck(); !strings.HasPrefix(c, "Verdict: inconclusive. No host/device reading: the window holds a CUDA/HIP graph capture") ||
 		!strings.Contains(c, "Rule no-steady-state") {
 		t.Errorf("the CPU cross-check reads a graph-capture window:\n%s", c)
+	}
+	// A start-up capture runs no step: the gap sends the reader to the
+	// serving loop, not to step annotations the engine would never write.
+	if g := j.gaps(); !strings.Contains(g, "a capture at start-up runs no step; profile the serving loop after start-up for its steps") ||
+		strings.Contains(g, "a vLLM build that annotates steps") {
+		t.Errorf("the steps gap of a graph-capture trace:\n%s", g)
 	}
 }
 

@@ -26,7 +26,7 @@
 -- has_python_stacks: python_function events captured. BOOL
 -- events: Events in the filter. COUNT
 -- first_ns: First event start, from the trace's first event. TIMESTAMP_NS
--- span_ns: Last end minus first start. DURATION_NS
+-- span_ns: Last end minus first start; the end leaves out Kineto's Record Window End marker, which it writes when it has processed the profiler's stop, after the recorded work (h100_qwen15_05b_chat: 14 ms after the last event; vllm_graph_capture_full_mi300x: 60 ms). DURATION_NS
 -- gpu_events: GPU operations (tb_gpu_work, views.sql): kernels, copies and memsets; device-side sync records (has_sync_events) are not counted. COUNT
 -- kernels: Kernels. COUNT
 -- devices: Distinct GPU devices. COUNT
@@ -71,7 +71,8 @@ _tr AS (
   GROUP BY ALL
 ),
 _ea AS (
-  SELECT e.trace, e.rank, count(*) AS events, min(e.ts_ns) AS first_ts, max(e.end_ns) AS last_end,
+  SELECT e.trace, e.rank, count(*) AS events, min(e.ts_ns) AS first_ts,
+    max(e.end_ns) FILTER (WHERE NOT (e.kind = 'instant' AND e.name = 'Record Window End')) AS last_end,
     count(*) FILTER (WHERE tb_gpu_work(e.kind)) AS gpu_events,
     count(*) FILTER (WHERE e.kind = 'kernel') AS kernels,
     count(DISTINCT e.device) FILTER (WHERE tb_gpu_work(e.kind)) AS devices,

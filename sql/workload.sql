@@ -65,6 +65,12 @@
 -- - dataloader_single / dataloader_workers: enumerate(DataLoader)#
 --     _SingleProcessDataLoaderIter.__next__ (num_workers=0) /
 --     _MultiProcessingDataLoaderIter.__next__ (workers).
+-- - dataloader_gpu_idle: the GPU idle time inside the enumerate(DataLoader)#
+--     calls (total_ns: each call's time inside the rank's GPU span less
+--     the rank's GPU busy time in it, evidence_base_busy; covered_ns: those
+--     calls' time inside the span; count: the calls): the DataLoader rule's
+--     mechanism, the loop waiting for batches while the GPU has nothing
+--     to run (a loading the GPU's work hides leaves the GPU busy).
 -- - legacy_categories: events whose cat is Operator, Runtime or Kernel
 --     (kineto up to 2021: about PyTorch 1.8-1.10).
 -- - torch_version: the version a metadata key "torch_version" states (as
@@ -86,7 +92,7 @@
 -- example: One event name that shows it, the first seen: an example of the feature, not the name of every event counted. TEXT
 -- count: Events that show it. COUNT
 -- total_ns: Their summed duration (nested events counted again). DURATION_NS
--- covered_ns: The length of the union of their intervals: the time during which at least one of them ran; for compiled only (NULL otherwise). DURATION_NS
+-- covered_ns: The length of the union of their intervals: the time during which at least one of them ran; for compiled and aot_autograd (dataloader_gpu_idle: the calls' time inside the GPU span; NULL otherwise). DURATION_NS
 -- KEYED: e.kind IN ('cpu_op', 'annotation', 'other', 'kernel') plus python frames and categories from events
 --
 -- PARAMS: the four of evidence_base: $1 trace (TEXT, '' = every trace), $2
@@ -204,6 +210,22 @@ _rs AS (
     CAST(NULL AS BIGINT) AS ts_ns, CAST(0 AS BIGINT) AS dur_ns
   FROM _rs0 r, tb_dict d
 ),
+-- The DataLoader's calls clipped to the rank's GPU span, and the GPU busy
+-- time inside each: a few calls a step against the busy segments. The
+-- FILTER keeps a call without any segment at 0 busy: least and greatest
+-- skip NULLs, which would count the call's whole length.
+_dl AS (
+  SELECT h.trace, h.rank, h.pid, h.tid, h.name, greatest(h.ts_ns, s.first_ns) AS ts_ns, least(h.end_ns, s.last_ns) AS end_ns
+  FROM _host h JOIN (SELECT trace, rank, min(seg_ts) AS first_ns, max(seg_end) AS last_ns FROM evidence_base_busy GROUP BY ALL) s
+    ON s.trace = h.trace AND s.rank = h.rank
+  WHERE h.kind <> 'kernel' AND starts_with(h.name, 'enumerate(DataLoader)#') AND h.end_ns > s.first_ns AND h.ts_ns < s.last_ns
+),
+_dli AS (
+  SELECT l.trace, l.rank, 'dataloader_gpu_idle' AS feature, l.name, l.ts_ns, l.end_ns - l.ts_ns AS span_ns,
+    l.end_ns - l.ts_ns - CAST(coalesce(sum(least(b.seg_end, l.end_ns) - greatest(b.seg_ts, l.ts_ns)) FILTER (WHERE b.seg_ts IS NOT NULL), 0) AS BIGINT) AS dur_ns
+  FROM _dl l LEFT JOIN evidence_base_busy b ON b.trace = l.trace AND b.rank = l.rank AND b.seg_end > l.ts_ns AND b.seg_ts < l.end_ns
+  GROUP BY l.trace, l.rank, l.pid, l.tid, l.name, l.ts_ns, l.end_ns
+),
 _all AS MATERIALIZED (
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _hf WHERE feature IS NOT NULL
   UNION ALL
@@ -214,6 +236,8 @@ _all AS MATERIALIZED (
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _tv WHERE name <> ''
   UNION ALL
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _rs
+  UNION ALL
+  SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _dli
 ),
 -- The union of the compiled and aot_autograd features' intervals, each
 -- (what the eager-vLLM rule weighs): the end of the events before each one (max-end-so-far), so that
@@ -228,6 +252,8 @@ _cu AS (
     FROM _all WHERE feature IN ('compiled', 'aot_autograd')
   )
   GROUP BY trace, rank, feature
+  UNION ALL
+  SELECT trace, rank, feature, CAST(sum(span_ns) AS BIGINT) FROM _dli GROUP BY ALL
 )
 SELECT a.trace, a.rank, a.feature,
   arg_min(a.name, (coalesce(a.ts_ns, 9223372036854775807), a.name)) AS example,

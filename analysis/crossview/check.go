@@ -138,10 +138,10 @@ var Rules = []Rule{
 
 // NoSteadyState is the verdict's rule for a window that is no run of the
 // workload (Check.Unread): the capture gate finds a graph capture over
-// most of it, or a counter capture. It is not in Rules: the metrics do
+// most of it, a counter capture, or a sampled trace. It is not in Rules: the metrics do
 // not show it.
 var NoSteadyState = Rule{Name: "no-steady-state", Verdict: VerdictInconclusive,
-	Doc:  "the capture is a graph capture or a counter capture: captured work is recorded, not executed, or the timings are synthetic",
+	Doc:  "the capture shows no run of the workload: a graph capture or a counter capture (captured work is recorded, not executed, or the timings are synthetic), or a sample of the events (most dropped, the gaps between those kept no idle time)",
 	When: func(Metrics) bool { return false }, Label: always("")}
 
 // OneStream is the verdict's rule for a slice of one GPU stream of ranks
@@ -577,6 +577,9 @@ func (b *builder) decide(c *Check) {
 	if m.GraphExpected > 0 && m.GraphCoverage() < 1 {
 		c.Notes = append(c.Notes, fmt.Sprintf("graph replays: %.1f%% of the replayed kernels were recorded", 100*m.GraphCoverage()))
 	}
+	if s := m.SerialLaunch(); s != "" {
+		c.Notes = append(c.Notes, s)
+	}
 	r, label := Decide(*m)
 	c.Verdict, c.Rule, c.Label = r.Verdict, r.Name, label
 	c.Reason = reason(*m, r)
@@ -634,6 +637,7 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 			}
 		}
 	}
+	launches := b.launchedKernels(d)
 	fr := mergeIvals(d.frames)
 	for i := 1; i < len(fr); i++ {
 		if fr[i].a-fr[i-1].b >= HeldMinNs {
@@ -702,6 +706,7 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 				label = CauseOther
 			}
 		}
+		m.IdleNoLaunchNs += mulDiv(dur-overlap(g.a, g.b, launches), kept, dur)
 		if i := b.topAt(rs.key, g.a+dur/2); i >= 0 {
 			b.top[i].gap.Cause = label
 		}
@@ -709,6 +714,27 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 			m.GapDeviceShortNs += m.GapDeviceNs - device
 		}
 	}
+}
+
+// launchedKernels adds the rank's kernels that a launch call launched to
+// LaunchedKernelNs, the part of them that ran while that call was open to
+// SyncLaunchNs, and returns those calls' intervals, merged.
+func (b *builder) launchedKernels(d *rankData) []ival {
+	m := &b.m
+	var calls []ival
+	for _, i := range d.ops {
+		o := &b.ops[i]
+		if o.host != hostLaunch {
+			continue
+		}
+		calls = append(calls, ival{o.hostTs(), o.hostEnd()})
+		if o.op.Kind != "kernel" {
+			continue
+		}
+		m.LaunchedKernelNs += o.b - o.a
+		m.SyncLaunchNs += max(0, min(o.b, o.hostEnd())-max(o.a, o.hostTs()))
+	}
+	return mergeIvals(calls)
 }
 
 // mulDiv returns a*b/c, rounded down, without overflow: a and b are at
@@ -932,6 +958,26 @@ func queueFullNote(m Metrics) string {
 	}
 	return fmt.Sprintf(" (%d calls that queue GPU work, each of %d µs or more with %s launches queued ahead of it (%d or more), held the host %s ms: the device had more work queued than the launch queue holds)",
 		m.QueueFullCalls, QueueFullMinNs/1000, depth, QueueFullDepth, ms(m.QueueFullNs))
+}
+
+// SerialLaunchShare is the share of the launched kernels' time
+// (Metrics.LaunchedKernelNs) that must run inside its own launch call for
+// SerialLaunch to read launches as returning once their work has run. Our
+// choice: a CUDA or ROCm launch returns in microseconds, before its kernel
+// starts (shared traces: under 1%); MTIA's runFunction holds 99.8%.
+const SerialLaunchShare = 0.9
+
+// SerialLaunch says, as a hypothesis, that the slice's launch calls return
+// only once their kernel has run, when SerialLaunchShare of the launched
+// kernels' time ran inside its own call and those kernels are at least
+// half the GPU time: the host cannot queue work ahead, so the device idles
+// while the host works between launch calls. "" otherwise.
+func (m Metrics) SerialLaunch() string {
+	if m.LaunchedKernelNs == 0 || 2*m.LaunchedKernelNs < m.GPUTimeNs || share(m.SyncLaunchNs, m.LaunchedKernelNs) < SerialLaunchShare || m.IdleNs <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("launch calls return only once their kernel has run: %s of the %s ms of kernels a launch call launched ran while that call was still open, so the host cannot queue work ahead and the device idles whenever the host works between launch calls; %s of the GPU idle (%s of %s ms) fell while no launch call was open, the host's own work between the calls (host and device serialised: a hypothesis)",
+		pct(share(m.SyncLaunchNs, m.LaunchedKernelNs)), ms(m.LaunchedKernelNs), pct(share(m.IdleNoLaunchNs, m.IdleNs)), ms(m.IdleNoLaunchNs), ms(m.IdleNs))
 }
 
 // reason states the numbers behind a verdict.

@@ -678,3 +678,47 @@ func TestIsWait(t *testing.T) {
 		}
 	}
 }
+
+// TestSerialLaunch: launch calls that return only once their kernel has
+// run (MTIA's runFunction) serialise host and device: the cross-check
+// measures the kernels' time inside their own call and the idle with no
+// launch call open, and says so; launches that return before their kernel
+// starts (CUDA's) say nothing.
+func TestSerialLaunch(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		callDur          int64 // each launch call, µs
+		wantSync, wantNo int64 // µs
+		wantNote         bool
+	}{
+		// Ten 60 µs calls at 0, 100, ..., each kernel 10..50 µs into its
+		// call; nine 60 µs gaps, 10 µs at each end inside a call.
+		{name: "serial", callDur: 60, wantSync: 400, wantNo: 360, wantNote: true},
+		// 5 µs calls: every kernel starts after its call returned; 5 µs of
+		// each gap is inside the next call.
+		{name: "async", callDur: 5, wantSync: 0, wantNo: 495},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture()
+			root := f.frame(0, "python", "", "loop", 0, 1000)
+			for k := range int64(10) {
+				l := f.frame(root, "runtime", "launch", "runFunction", 100*k, tc.callDur)
+				f.op(l, "kernel", "k", 100*k+10, 40)
+			}
+			res, err := Build(&f.in, Slice{}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := res.Check.Metrics
+			if m.LaunchedKernelNs != 400*u || m.SyncLaunchNs != tc.wantSync*u || m.IdleNoLaunchNs != tc.wantNo*u {
+				t.Errorf("launched %d, inside their call %d, idle with no call open %d ns; want %d, %d, %d",
+					m.LaunchedKernelNs, m.SyncLaunchNs, m.IdleNoLaunchNs, 400*u, tc.wantSync*u, tc.wantNo*u)
+			}
+			note := strings.Join(res.Check.Notes, "; ")
+			if got := strings.Contains(note, "100.0% of the 0.400 ms of kernels a launch call launched ran while that call was still open") &&
+				strings.Contains(note, "66.7% of the GPU idle (0.360 of 0.540 ms)"); got != tc.wantNote {
+				t.Errorf("serial note %v, want %v: %q", got, tc.wantNote, note)
+			}
+		})
+	}
+}

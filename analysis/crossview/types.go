@@ -491,6 +491,15 @@ type Metrics struct {
 	// launches queued ahead of one of those calls.
 	QueueFullMinDepth int64 `msgpack:"queue_full_min_depth,omitempty" json:"queue_full_min_depth,omitempty"`
 	QueueFullMaxDepth int64 `msgpack:"queue_full_max_depth,omitempty" json:"queue_full_max_depth,omitempty"`
+	// SyncLaunchNs is the part of LaunchedKernelNs, the kernels' time in
+	// the slice where a launch call of the trace launched them, that ran
+	// while that call was still open: a launch that returns only once its
+	// kernel has run, so the host cannot queue work ahead (MTIA's
+	// runFunction). IdleNoLaunchNs is the part of IdleNs in which no
+	// launch call of the rank that launched work was open.
+	LaunchedKernelNs int64 `msgpack:"launched_kernel_ns,omitempty" json:"launched_kernel_ns,omitempty"`
+	SyncLaunchNs     int64 `msgpack:"sync_launch_ns,omitempty" json:"sync_launch_ns,omitempty"`
+	IdleNoLaunchNs   int64 `msgpack:"idle_no_launch_ns,omitempty" json:"idle_no_launch_ns,omitempty"`
 	// Launching threads' host self time by class inside their rank's GPU
 	// span, the base of the GPU-side numbers (the wall before the first
 	// GPU operation and after the last is left out, as EdgeIdleNs is): a

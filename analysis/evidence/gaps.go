@@ -186,10 +186,11 @@ func DetectGaps(b *Bundle) {
 		add(GapNoGPUEvents, "GPU time, idle time and every kernel-level number",
 			"the trace holds no kernels: a CUPTI counter capture (cuda_profiler_range events) records counter ranges, not kernel activities",
 			func(ri RankInfo) bool { return noGPU(ri) && counters(ri) })
-		// The legacy autograd profiler (a PyTorch built without Kineto)
-		// exports operators, and with its use_cuda option on a CUDA build each
-		// operator's CUDA time: only a Kineto build's torch.profiler
-		// records kernels as they ran, stacks and memory.
+		// The legacy autograd profiler (use_kineto=False, or a PyTorch
+		// built without Kineto) exports operators, and with its use_cuda
+		// option on a CUDA build each operator's CUDA time: only
+		// torch.profiler on a Kineto build records kernels as they ran,
+		// stacks and memory.
 		legacy := func(ri RankInfo) bool { return ri.Format == "legacy" }
 		// The legacy profiler's trace of a run on the CPU looks the same
 		// (torch1.13.1_legacy_smallnet: aten::mkldnn_convolution): say both.
@@ -272,6 +273,11 @@ func DetectGaps(b *Bundle) {
 		for _, ri := range ranks {
 			k := fmt.Sprintf("%s\x00%d", ri.Trace, ri.Rank)
 			switch {
+			case !has[k] && hasCaptureKind(b, ri.Trace, ri.Rank, "graph_capture"):
+				// vllm_graph_capture_full_mi300x: the engine's start-up
+				// capture of its CUDA/HIP graphs, which runs no step.
+				b.AddGap(Gap{Kind: GapNoSteps, Trace: ri.Trace, Rank: ri.Rank, What: "per-step and per-phase evidence (step time, prefill vs decode)",
+					Why: "no ProfilerStep#, vLLM execute_* or SGLang step[ annotation, and the trace captures graphs (stream capture calls or capture_* ranges): a capture at start-up runs no step; profile the serving loop after start-up for its steps"})
 			case !has[k]:
 				b.AddGap(Gap{Kind: GapNoSteps, Trace: ri.Trace, Rank: ri.Rank, What: "per-step and per-phase evidence (step time, prefill vs decode)",
 					Why: "no ProfilerStep#, vLLM execute_* or SGLang step[ annotation; use a profiler schedule (prof.step()) or a vLLM build that annotates steps"})
@@ -364,7 +370,7 @@ func DetectGaps(b *Bundle) {
 
 // legacyProfiler is why a trace the legacy autograd profiler wrote (format
 // legacy) lacks kernels, stacks or memory events.
-const legacyProfiler = "the legacy autograd profiler wrote this trace (a PyTorch built without Kineto), and this one holds operators only: on a CUDA build its use_cuda option adds each operator's CUDA time as a device range, but no option of it records kernels as the GPU ran them, python stacks or memory events; profile with a PyTorch build that has Kineto (torch.profiler)"
+const legacyProfiler = "the legacy autograd profiler wrote this trace (torch.autograd.profiler.profile with use_kineto=False, or a PyTorch built without Kineto), and this one holds operators only: on a CUDA build its use_cuda option adds each operator's CUDA time as a device range, but no option of it records kernels as the GPU ran them, python stacks or memory events; profile with torch.profiler on a PyTorch build that has Kineto"
 
 // legacyTrace says whether every rank of a trace was written by the
 // legacy autograd profiler.

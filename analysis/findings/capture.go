@@ -66,6 +66,11 @@ const (
 	// show, begun this close to the trace's first event, waited for work
 	// launched before the capture began (most likely).
 	HeldAtStartNs = 1_000_000
+	// HeldStepsMax: such a wait longer than this many times the GPU busy
+	// time of the rank's longest step is more than the rest of one clipped
+	// step (our choice: a step's GPU work, at most its busy time, and as
+	// much again for a step launched behind it).
+	HeldStepsMax = 2
 )
 
 // Artifact is one capture artifact of one rank.
@@ -285,7 +290,13 @@ func Assess(ev *evidence.Evidence) *Gate {
 			a := Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "held_wait", Title: "Host calls that waited for work the trace does not show",
 				Detail: fmt.Sprintf("%d blocking %s waited %s in all through GPU idle gaps of 1 ms or more, the rank's GPU running none of the trace's work (the longest such wait, %s, in %s; %s): the host waited for a dependency (an event on another stream, a peer), work launched before the window, another process or graph replays the trace did not record, not for the queue the trace shows. The sync and copy rules leave that time out.",
 					hw.count, noun(hw.count, "call", "calls"), ms(hw.total), ms(hw.max), hw.name, where)}
-			if hw.first < HeldAtStartNs {
+			if step := maxStepBusy(ev, rr.trace, rr.rank); hw.first < HeldAtStartNs && step > 0 && hw.max > HeldStepsMax*step {
+				// sglang_qwen3_decode_mi300x: a 463 ms wait before a decode
+				// step whose GPU work is busy 9.8 ms; SGLang keeps one batch
+				// in flight.
+				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event and waited %s, more than %d times the GPU busy time of the rank's longest step (%s): longer than the rest of one step the capture clipped could run, so the trace does not show what held the device (another process on the GPU, the profiler's start-up, or work queued over several steps before the window; a hypothesis). Start the capture between steps, or leave its first step out.",
+					ms(hw.first), ms(hw.max), HeldStepsMax, ms(step))
+			} else if hw.first < HeldAtStartNs {
 				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event: the device was most likely still running work launched before the capture began, the rest of a step it clipped (a hypothesis: another process on the GPU reads the same). Start the capture between steps, or leave its first step out.",
 					ms(hw.first))
 			}
@@ -299,7 +310,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 				which = fmt.Sprintf("%s in total; the longest a %s of %s", ms(es.total), es.name, ms(es.max))
 			}
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "edge_sync", Title: "Synchronisations at the window's edge",
-				Detail: fmt.Sprintf("%d sync %s (%s) after the last GPU work started, before the first launch or outside every step (%s): none is the loop's own wait. One after the last GPU work started drains what the window queued (the profiler's stop synchronisation, or a harness sync); one before the first launch waits for work launched before the window; one outside every step, for the step before. The sync rule leaves them out.", es.count, noun(es.count, "call", "calls"), which, where)})
+				Detail: fmt.Sprintf("%d sync %s (%s) after the last GPU work started, before the first launch or outside every step (%s): none is the loop's own wait: a sync after the last GPU work started drains what the window queued (the profiler's stop synchronisation, or a harness sync), a sync before the first launch waits for work launched before the window, and a sync outside every step for the step before. The sync rule leaves them out.", es.count, noun(es.count, "call", "calls"), which, where)})
 		}
 		if ls, ok := rows["late_start"]; ok {
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "late_start", Title: "The first GPU work started long after its launch (work the trace does not show, or offset clocks)",
@@ -681,4 +692,20 @@ func syncEventsAdvice(platform string) string {
 		return "the profiler records no device-side sync events on MTIA: read the host's wait calls around the stall"
 	}
 	return "capture with CUDA sync events (torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)), which record a stream's wait on another"
+}
+
+// maxStepBusy is the GPU busy time of a rank's busiest step (the steps
+// table's gpu_busy_ns), 0 when the rank has no step with GPU work.
+func maxStepBusy(ev *evidence.Evidence, trace string, rank int) int64 {
+	t := ev.Table("steps")
+	if t == nil {
+		return 0
+	}
+	var most int64
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank {
+			most = max(most, evidence.Int(t, r, "gpu_busy_ns"))
+		}
+	}
+	return most
 }

@@ -173,22 +173,33 @@ func TestProfilerOverheadNamesTheOperator(t *testing.T) {
 // A host call that waited for work the trace does not show, begun at the
 // trace's start, waited for work launched before the capture
 // (sglang_qwen3_prefilldecode_mi300x: a 493 ms hipMemcpyWithStream begun
-// 0.17 ms in); begun later, it is not read that way.
+// 0.17 ms in, before a prefill step busy 493 ms); begun later, it is not
+// read that way, nor as the rest of one clipped step when it lasts more
+// than twice the busiest step's GPU time (sglang_qwen3_decode_mi300x: 463
+// ms before a decode step busy 9.8 ms).
 func TestHeldWaitAtCaptureStart(t *testing.T) {
 	for _, c := range []struct {
-		first int64
-		want  bool
-	}{{170_000, true}, {5_000_000, false}} {
+		first, stepBusy int64
+		want, longer    bool
+	}{{170_000, 0, true, false}, {170_000, 493_000_000, true, false}, {170_000, 9_800_000, false, true}, {5_000_000, 9_800_000, false, false}} {
 		capture := captureTable(capRow("held_wait", "hipMemcpyWithStream", 1, 493_000_000, 493_000_000, 493_000_000, 493_000_000))
 		capture.Rows[0][capture.Col("first_ns")] = c.first
-		b := withEvents(bundle("profiler_step", "rocm", "AMD Instinct MI300X", 40_000_000, 60_000_000, map[string]*table.Table{"capture": capture}), 1000)
+		tabs := map[string]*table.Table{"capture": capture}
+		if c.stepBusy > 0 {
+			tabs["steps"] = &table.Table{Columns: cols("trace rank step phase source hypothesis name gpu_busy_ns"),
+				Rows: [][]any{{"t", int64(0), int64(0), "decode", "sglang", false, "step[DECODE bs=32]", c.stepBusy}}}
+		}
+		b := withEvents(bundle("profiler_step", "rocm", "AMD Instinct MI300X", 40_000_000, 60_000_000, tabs), 1000)
 		detail := artifactDetail(findings.Assess(evidence.Rollup(b, evidence.Filter{})), "held_wait")
 		if detail == "" {
 			t.Fatalf("first at %d ns: no held_wait artifact", c.first)
 		}
 		got := strings.Contains(detail, "launched before the capture began")
 		if got != c.want || (c.want && !strings.Contains(detail, "The first began 0.170 ms after the trace's first event")) {
-			t.Errorf("first at %d ns: %q", c.first, detail)
+			t.Errorf("first at %d ns, step busy %d ns: %q", c.first, c.stepBusy, detail)
+		}
+		if longer := strings.Contains(detail, "more than 2 times the GPU busy time of the rank's longest step (9.8 ms): longer than the rest of one step the capture clipped could run"); longer != c.longer {
+			t.Errorf("first at %d ns, step busy %d ns: longer than a step %v, want %v: %q", c.first, c.stepBusy, longer, c.longer, detail)
 		}
 	}
 }

@@ -505,7 +505,11 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 		if why != "" {
 			why = " (" + why + ")"
 		}
-		parts = append(parts, "fuse the small operations with torch.compile"+why)
+		lead := "fuse the small operations with torch.compile"
+		if l.aotWithoutInductor() {
+			lead = "fuse the small operations by compiling the model's CompiledFunction region with Inductor instead"
+		}
+		parts = append(parts, lead+why)
 		if n := l.compileNotes(); n != "" {
 			parts = append(parts, n)
 		}

@@ -951,6 +951,11 @@ func (c *ctx) hostCopiesPinned(trace string, rank int) bool {
 	return all > 0 && 2*pinned > all
 }
 
+// LoaderIdleConfirm is the share of the DataLoader's time (inside the GPU
+// span) the GPU must idle for its finding to be confirmed: the refutation,
+// a GPU busy through the loading, then fails (our choice: most of it).
+const LoaderIdleConfirm = 0.5
+
 func dataloader(c *ctx) []evidence.Finding {
 	o := c.ev.Table("ops")
 	if o == nil {
@@ -1000,6 +1005,11 @@ func dataloader(c *ctx) []evidence.Finding {
 			f.Observation += " The iterator is _SingleProcessDataLoaderIter: the batches are loaded and collated on the loop's own thread (num_workers=0)."
 		case 1:
 			f.Observation += " The iterator is _MultiProcessingDataLoaderIter: the loop waits for workers that do not keep up."
+		}
+		if w.LoaderSpanNs > 0 && float64(w.LoaderIdleNs) >= LoaderIdleConfirm*float64(w.LoaderSpanNs) {
+			f.Status = "confirmed"
+			f.Mechanism = fmt.Sprintf("The GPU was idle %s of the %s the loop spent in enumerate(DataLoader) inside the rank's GPU span (%s): it had nothing to run while the batches loaded, so the loading is not hidden behind GPU work.",
+				ms(w.LoaderIdleNs), ms(w.LoaderSpanNs), pct(float64(w.LoaderIdleNs)/float64(w.LoaderSpanNs)))
 		}
 		f.Fix, f.Snippet = dataloaderFix(w, c.hostCopiesPinned(b.trace, b.rank))
 		out = append(out, f)

@@ -26,6 +26,7 @@ import (
 //	sglang_overlap            SGLangOverlap
 //	dataloader_single         DataLoaderWorkers 0
 //	dataloader_workers        DataLoaderWorkers 1
+//	dataloader_gpu_idle       LoaderIdleNs, LoaderSpanNs
 //	legacy_categories         Era "2021"
 //	torch_version             TorchVersion, TorchMajor
 type Workload struct {
@@ -66,6 +67,10 @@ type Workload struct {
 	// DataLoaderWorkers: 0 for _SingleProcessDataLoaderIter, 1 for
 	// _MultiProcessingDataLoaderIter (workers, count unknown), -1 unknown.
 	DataLoaderWorkers int
+	// LoaderIdleNs is the GPU idle time inside the DataLoader's calls,
+	// LoaderSpanNs those calls' time inside the rank's GPU span (both 0
+	// when the trace has no such call there).
+	LoaderIdleNs, LoaderSpanNs int64
 	// Era is the trace-format era when the categories date it
 	// ("2021": Operator/Runtime/Kernel categories, about PyTorch 1.8-1.10),
 	// "" when they do not.
@@ -184,6 +189,8 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			single = true
 		case "dataloader_workers":
 			workers = true
+		case "dataloader_gpu_idle":
+			w.LoaderIdleNs, w.LoaderSpanNs = evidence.Int(t, r, "total_ns"), evidence.Int(t, r, "covered_ns")
 		case "record_shapes":
 			w.Shapes = true
 		case "legacy_categories":

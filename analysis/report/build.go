@@ -1050,6 +1050,9 @@ func followUpImpact(minor []evidence.Finding) string {
 	return "No critical issue; the follow-ups' shares of time are not measured."
 }
 
+// idleUncausedPrefix begins idleUncaused's line.
+const idleUncausedPrefix = "The GPU was idle "
+
 // idleRules are the rules whose findings name a cause of GPU idle time.
 var idleRules = map[string]bool{"host_bound_idle": true, "launch_bound": true, "sync_bound_loop": true, "pageable_copies": true,
 	"comm_not_overlapped": true, "rank_straggler": true, "dataloader_share": true}
@@ -1089,7 +1092,7 @@ func idleUncaused(ev *evidence.Evidence, gate *findings.Gate, found []evidence.F
 	idle := evidence.Int(t, best, "idle_ns") - gate.ExcludedIdle(tr, rk)
 	span := evidence.Int(t, best, "busy_ns") + idle
 	hw := min(evidence.Int(t, best, "host_wait_ns"), idle)
-	return "The GPU was idle " + fmtMs(idle) + ", " + fmtPct(share) + " of the " + fmtMs(span) + " span the rules judge (rank " + strconv.Itoa(rk) +
+	return idleUncausedPrefix + fmtMs(idle) + ", " + fmtPct(share) + " of the " + fmtMs(span) + " span the rules judge (rank " + strconv.Itoa(rk) +
 		" of " + name(tr) + "), and no rule names the cause: host waits (launch calls that started after the GPU went idle) are " +
 		fmtPct(shareOf(hw, idle)) + " of it; the rest waited on other streams, on dependencies or on work whose launching call the trace does not show. The CPU cross-check and the Idle gaps row split it further."
 }

@@ -136,6 +136,16 @@ func reconcile(d *Doc, cv *crossview.Result, label, capped string, crit []eviden
 			}
 		}
 	}
+	if s := cv.Check.Metrics.SerialLaunch(); s != "" && len(crit) == 0 {
+		// mtia_single_rank: no rule names the cause of its idle, and the
+		// runtime's launch call holds the host until its work has run.
+		// Said next to the summary's line on that idle, when it has one.
+		if at := slices.IndexFunc(d.Summary, func(l string) bool { return strings.HasPrefix(l, idleUncausedPrefix) }); at >= 0 {
+			d.Summary = slices.Insert(d.Summary, at+1, "The CPU cross-check reads that idle further: "+s+".")
+		} else {
+			d.Summary = append(d.Summary, "The CPU cross-check reads the GPU idle: "+s+".")
+		}
+	}
 	if cv.Check.Verdict == crossview.VerdictInconclusive {
 		return
 	}

@@ -589,3 +589,27 @@ func containsAll(t *testing.T, got string, want, not []string) {
 		}
 	}
 }
+
+// With no critical issue, launch calls that hold the host until their
+// kernel has run (mtia_single_rank) explain the idle the summary's line
+// leaves uncaused: the cross-check's reading follows that line, and an
+// inconclusive verdict does not silence it; a critical issue does.
+func TestReconcileSerialLaunch(t *testing.T) {
+	m := crossview.Metrics{GPUTimeNs: 10, WallNs: 100, BusyNs: 50, IdleNs: 50, LaunchedKernelNs: 10, SyncLaunchNs: 10, IdleNoLaunchNs: 40}
+	for _, c := range []struct {
+		crit []evidence.Finding
+		want bool
+	}{
+		{nil, true},
+		{[]evidence.Finding{{Rule: "host_bound_idle", Status: "hypothesis", Severity: "critical"}}, false},
+	} {
+		cv := &crossview.Result{Check: crossview.Check{Verdict: crossview.VerdictInconclusive, Metrics: m}}
+		d := &Doc{Summary: []string{"No rule flagged this slice.", idleUncausedPrefix + "50 ms.", "2 capture artifact(s) found."}}
+		reconcile(d, cv, "", "", c.crit)
+		got := len(d.Summary) == 4 && strings.HasPrefix(d.Summary[2], "The CPU cross-check reads that idle further: launch calls return only once their kernel has run: 100.0%") &&
+			strings.Contains(d.Summary[2], "80.0% of the GPU idle")
+		if got != c.want {
+			t.Errorf("%d critical: summary %q", len(c.crit), d.Summary)
+		}
+	}
+}
