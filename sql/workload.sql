@@ -71,6 +71,10 @@
 --     calls' time inside the span; count: the calls): the DataLoader rule's
 --     mechanism, the loop waiting for batches while the GPU has nothing
 --     to run (a loading the GPU's work hides leaves the GPU busy).
+-- - zero_grad_gpu_idle: the same for the Optimizer.zero_grad#... ranges:
+--     zeroing every gradient launches a kernel per parameter, with the GPU
+--     idle when the host is behind (resnet50_num_workers_4: 38 ms of its
+--     187 ms of GPU idle).
 -- - legacy_categories: events whose cat is Operator, Runtime or Kernel
 --     (kineto up to 2021: about PyTorch 1.8-1.10).
 -- - torch_version: the version a metadata key "torch_version" states (as
@@ -92,7 +96,7 @@
 -- example: One event name that shows it, the first seen: an example of the feature, not the name of every event counted. TEXT
 -- count: Events that show it. COUNT
 -- total_ns: Their summed duration (nested events counted again). DURATION_NS
--- covered_ns: The length of the union of their intervals: the time during which at least one of them ran; for compiled and aot_autograd (dataloader_gpu_idle: the calls' time inside the GPU span; NULL otherwise). DURATION_NS
+-- covered_ns: The length of the union of their intervals: the time during which at least one of them ran; for compiled and aot_autograd (dataloader_gpu_idle, zero_grad_gpu_idle: the calls' time inside the GPU span; NULL otherwise). DURATION_NS
 -- KEYED: e.kind IN ('cpu_op', 'annotation', 'other', 'kernel') plus python frames and categories from events
 --
 -- PARAMS: the four of evidence_base: $1 trace (TEXT, '' = every trace), $2
@@ -210,21 +214,24 @@ _rs AS (
     CAST(NULL AS BIGINT) AS ts_ns, CAST(0 AS BIGINT) AS dur_ns
   FROM _rs0 r, tb_dict d
 ),
--- The DataLoader's calls clipped to the rank's GPU span, and the GPU busy
--- time inside each: a few calls a step against the busy segments. The
+-- The DataLoader's calls and the optimizer's zero_grad ranges clipped to
+-- the rank's GPU span, and the GPU busy time inside each: a few calls a
+-- step against the busy segments. The
 -- FILTER keeps a call without any segment at 0 busy: least and greatest
 -- skip NULLs, which would count the call's whole length.
 _dl AS (
-  SELECT h.trace, h.rank, h.pid, h.tid, h.name, greatest(h.ts_ns, s.first_ns) AS ts_ns, least(h.end_ns, s.last_ns) AS end_ns
+  SELECT h.trace, h.rank, h.pid, h.tid, h.name, greatest(h.ts_ns, s.first_ns) AS ts_ns, least(h.end_ns, s.last_ns) AS end_ns,
+    CASE WHEN starts_with(h.name, 'enumerate(DataLoader)#') THEN 'dataloader_gpu_idle' ELSE 'zero_grad_gpu_idle' END AS feature
   FROM _host h JOIN (SELECT trace, rank, min(seg_ts) AS first_ns, max(seg_end) AS last_ns FROM evidence_base_busy GROUP BY ALL) s
     ON s.trace = h.trace AND s.rank = h.rank
-  WHERE h.kind <> 'kernel' AND starts_with(h.name, 'enumerate(DataLoader)#') AND h.end_ns > s.first_ns AND h.ts_ns < s.last_ns
+  WHERE h.kind <> 'kernel' AND (starts_with(h.name, 'enumerate(DataLoader)#') OR starts_with(h.name, 'Optimizer.zero_grad#'))
+    AND h.end_ns > s.first_ns AND h.ts_ns < s.last_ns
 ),
 _dli AS (
-  SELECT l.trace, l.rank, 'dataloader_gpu_idle' AS feature, l.name, l.ts_ns, l.end_ns - l.ts_ns AS span_ns,
+  SELECT l.trace, l.rank, l.feature, l.name, l.ts_ns, l.end_ns - l.ts_ns AS span_ns,
     l.end_ns - l.ts_ns - CAST(coalesce(sum(least(b.seg_end, l.end_ns) - greatest(b.seg_ts, l.ts_ns)) FILTER (WHERE b.seg_ts IS NOT NULL), 0) AS BIGINT) AS dur_ns
   FROM _dl l LEFT JOIN evidence_base_busy b ON b.trace = l.trace AND b.rank = l.rank AND b.seg_end > l.ts_ns AND b.seg_ts < l.end_ns
-  GROUP BY l.trace, l.rank, l.pid, l.tid, l.name, l.ts_ns, l.end_ns
+  GROUP BY l.trace, l.rank, l.pid, l.tid, l.feature, l.name, l.ts_ns, l.end_ns
 ),
 _all AS MATERIALIZED (
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _hf WHERE feature IS NOT NULL

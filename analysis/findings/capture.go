@@ -294,7 +294,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 				// sglang_qwen3_decode_mi300x: a 463 ms wait before a decode
 				// step whose GPU work is busy 9.8 ms; SGLang keeps one batch
 				// in flight.
-				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event and waited %s, more than %d times the GPU busy time of the rank's longest step (%s): longer than the rest of one step the capture clipped could run, so the trace does not show what held the device (another process on the GPU, the profiler's start-up, or work queued over several steps before the window; a hypothesis). Start the capture between steps, or leave its first step out.",
+				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event, and the longest waited %s, more than %d times the GPU busy time of the rank's longest step (%s): longer than the rest of one step the capture clipped could run, so the trace does not show what held the device (another process on the GPU, the profiler's start-up, or work queued over several steps before the window; a hypothesis). Start the capture between steps, or leave its first step out.",
 					ms(hw.first), ms(hw.max), HeldStepsMax, ms(step))
 			} else if hw.first < HeldAtStartNs {
 				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event: the device was most likely still running work launched before the capture began, the rest of a step it clipped (a hypothesis: another process on the GPU reads the same). Start the capture between steps, or leave its first step out.",

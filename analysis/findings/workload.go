@@ -27,6 +27,7 @@ import (
 //	dataloader_single         DataLoaderWorkers 0
 //	dataloader_workers        DataLoaderWorkers 1
 //	dataloader_gpu_idle       LoaderIdleNs, LoaderSpanNs
+//	zero_grad_gpu_idle        ZeroGradIdleNs, ZeroGradSpanNs
 //	legacy_categories         Era "2021"
 //	torch_version             TorchVersion, TorchMajor
 type Workload struct {
@@ -71,6 +72,9 @@ type Workload struct {
 	// LoaderSpanNs those calls' time inside the rank's GPU span (both 0
 	// when the trace has no such call there).
 	LoaderIdleNs, LoaderSpanNs int64
+	// ZeroGradIdleNs and ZeroGradSpanNs: the same for the optimizer's
+	// Optimizer.zero_grad#... ranges.
+	ZeroGradIdleNs, ZeroGradSpanNs int64
 	// Era is the trace-format era when the categories date it
 	// ("2021": Operator/Runtime/Kernel categories, about PyTorch 1.8-1.10),
 	// "" when they do not.
@@ -191,6 +195,8 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			workers = true
 		case "dataloader_gpu_idle":
 			w.LoaderIdleNs, w.LoaderSpanNs = evidence.Int(t, r, "total_ns"), evidence.Int(t, r, "covered_ns")
+		case "zero_grad_gpu_idle":
+			w.ZeroGradIdleNs, w.ZeroGradSpanNs = evidence.Int(t, r, "total_ns"), evidence.Int(t, r, "covered_ns")
 		case "record_shapes":
 			w.Shapes = true
 		case "legacy_categories":
