@@ -33,14 +33,15 @@ func workloadOf(t *testing.T, dir string, f evidence.Filter) *evidence.Evidence 
 }
 
 // features lists the features the rank shows, sorted.
-// features lists the features a rank shows, but dataloader_gpu_idle and
-// zero_grad_gpu_idle: measurements of calls inside the GPU span, which
-// some ranks of a job have and others not (dlrm_8rank), not traits of the
-// framework (TestJudgementLoaderStart and the findings' tests check them).
+// features lists the features a rank shows, but dataloader_gpu_idle,
+// zero_grad_gpu_idle and compiled_gpu_idle: measurements of calls inside
+// the GPU span, which some ranks of a job have and others not
+// (dlrm_8rank), not traits of the framework (TestJudgementLoaderStart and
+// the findings' tests check them).
 func features(w findings.Workload) []string {
 	var out []string
 	for f := range w.Examples {
-		if f != "dataloader_gpu_idle" && f != "zero_grad_gpu_idle" {
+		if f != "dataloader_gpu_idle" && f != "zero_grad_gpu_idle" && f != "compiled_gpu_idle" {
 			out = append(out, f)
 		}
 	}

@@ -75,6 +75,10 @@
 --     zeroing every gradient launches a kernel per parameter, with the GPU
 --     idle when the host is behind (resnet50_num_workers_4: 38 ms of its
 --     187 ms of GPU idle).
+-- - compiled_gpu_idle: the same for the outermost Torch-Compiled Region
+--     ranges (none of its thread around them): the idle a CUDA-graph replay
+--     of the compiled model can reach (xdit_sd35_mi300x: 370 ms of its 459
+--     ms; the eager text encoders hold most of the rest).
 -- - legacy_categories: events whose cat is Operator, Runtime or Kernel
 --     (kineto up to 2021: about PyTorch 1.8-1.10).
 -- - torch_version: the version a metadata key "torch_version" states (as
@@ -96,7 +100,7 @@
 -- example: One event name that shows it, the first seen: an example of the feature, not the name of every event counted. TEXT
 -- count: Events that show it. COUNT
 -- total_ns: Their summed duration (nested events counted again). DURATION_NS
--- covered_ns: The length of the union of their intervals: the time during which at least one of them ran; for compiled and aot_autograd (dataloader_gpu_idle, zero_grad_gpu_idle: the calls' time inside the GPU span; NULL otherwise). DURATION_NS
+-- covered_ns: The length of the union of their intervals: the time during which at least one of them ran; for compiled and aot_autograd (dataloader_gpu_idle, zero_grad_gpu_idle, compiled_gpu_idle: the calls' time inside the GPU span; NULL otherwise). DURATION_NS
 -- KEYED: e.kind IN ('cpu_op', 'annotation', 'other', 'kernel') plus python frames and categories from events
 --
 -- PARAMS: the four of evidence_base: $1 trace (TEXT, '' = every trace), $2
@@ -221,10 +225,15 @@ _rs AS (
 -- skip NULLs, which would count the call's whole length.
 _dl AS (
   SELECT h.trace, h.rank, h.pid, h.tid, h.name, greatest(h.ts_ns, s.first_ns) AS ts_ns, least(h.end_ns, s.last_ns) AS end_ns,
-    CASE WHEN starts_with(h.name, 'enumerate(DataLoader)#') THEN 'dataloader_gpu_idle' ELSE 'zero_grad_gpu_idle' END AS feature
+    CASE WHEN starts_with(h.name, 'enumerate(DataLoader)#') THEN 'dataloader_gpu_idle'
+      WHEN starts_with(h.name, 'Optimizer.zero_grad#') THEN 'zero_grad_gpu_idle' ELSE 'compiled_gpu_idle' END AS feature
   FROM _host h JOIN (SELECT trace, rank, min(seg_ts) AS first_ns, max(seg_end) AS last_ns FROM evidence_base_busy GROUP BY ALL) s
     ON s.trace = h.trace AND s.rank = h.rank
-  WHERE h.kind <> 'kernel' AND (starts_with(h.name, 'enumerate(DataLoader)#') OR starts_with(h.name, 'Optimizer.zero_grad#'))
+  WHERE h.kind <> 'kernel' AND (starts_with(h.name, 'enumerate(DataLoader)#') OR starts_with(h.name, 'Optimizer.zero_grad#')
+      OR (starts_with(h.name, 'Torch-Compiled Region') AND NOT EXISTS (SELECT 1 FROM _host o
+        WHERE o.trace = h.trace AND o.rank = h.rank AND o.pid IS NOT DISTINCT FROM h.pid AND o.tid IS NOT DISTINCT FROM h.tid
+          AND starts_with(o.name, 'Torch-Compiled Region') AND o.ts_ns <= h.ts_ns AND o.end_ns >= h.end_ns
+          AND (o.ts_ns, -o.end_ns) < (h.ts_ns, -h.end_ns))))
     AND h.end_ns > s.first_ns AND h.ts_ns < s.last_ns
 ),
 _dli AS (

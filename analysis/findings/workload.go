@@ -28,6 +28,7 @@ import (
 //	dataloader_workers        DataLoaderWorkers 1
 //	dataloader_gpu_idle       LoaderIdleNs, LoaderSpanNs
 //	zero_grad_gpu_idle        ZeroGradIdleNs, ZeroGradSpanNs
+//	compiled_gpu_idle         CompiledIdleNs
 //	legacy_categories         Era "2021"
 //	torch_version             TorchVersion, TorchMajor
 type Workload struct {
@@ -75,6 +76,10 @@ type Workload struct {
 	// ZeroGradIdleNs and ZeroGradSpanNs: the same for the optimizer's
 	// Optimizer.zero_grad#... ranges.
 	ZeroGradIdleNs, ZeroGradSpanNs int64
+	// CompiledIdleNs is the GPU idle time inside the outermost
+	// Torch-Compiled Region ranges: what a CUDA-graph replay of the
+	// compiled model can reach.
+	CompiledIdleNs int64
 	// Era is the trace-format era when the categories date it
 	// ("2021": Operator/Runtime/Kernel categories, about PyTorch 1.8-1.10),
 	// "" when they do not.
@@ -197,6 +202,8 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			w.LoaderIdleNs, w.LoaderSpanNs = evidence.Int(t, r, "total_ns"), evidence.Int(t, r, "covered_ns")
 		case "zero_grad_gpu_idle":
 			w.ZeroGradIdleNs, w.ZeroGradSpanNs = evidence.Int(t, r, "total_ns"), evidence.Int(t, r, "covered_ns")
+		case "compiled_gpu_idle":
+			w.CompiledIdleNs = evidence.Int(t, r, "total_ns")
 		case "record_shapes":
 			w.Shapes = true
 		case "legacy_categories":
