@@ -8,7 +8,10 @@
 //   - running the presets in order over an Engine: sql/evidence_base.sql for
 //     the filter first, then each evidence area's preset, kept as the table
 //     evidence_<area> and returned with its header's units, then the findings
-//     for the filter (CollectEvidence, BuildEvidenceBase, Params);
+//     for the filter (CollectEvidence, BuildEvidenceBase, Params); an area
+//     that analysis/pass computes in Go reads its preset's PASS input
+//     instead and is stored through the engine (TableWriter), where the
+//     slice fits the pass's bound;
 //   - the cross-views: the crossview preset's rows, the host frames streamed
 //     through once where the engine can (RowStreamer), and the steps when a
 //     slice names a phase or a step (CrossViews, CrossView, CrossViewInput,
@@ -33,6 +36,7 @@
 //   - engine.go: Engine.
 //   - evidence.go: CollectEvidence, BuildEvidenceBase, Params, and the
 //     splitting of a SQL module into statements.
+//   - pass.go: runPass, TableWriter.
 //   - crossview.go: CrossViews, CrossView, CrossViewInput, RowStreamer, SliceOf.
 //   - report.go: CollectReport.
 //   - perfetto.go: PerfettoWindows, AddPerfetto, AddTimelines,

@@ -344,13 +344,18 @@ func splitIntervals(t *table.Table) (*table.Table, []crossview.LeftOut) {
 // the units and docs of the preset's header.
 func runPreset(ctx context.Context, eng Engine, area string, args []any) (*table.Table, error) {
 	p, _ := sql.Lookup(area)
-	body := strings.TrimRight(strings.TrimSpace(p.SQL), ";")
-	if _, err := eng.Query(ctx, "CREATE OR REPLACE TABLE evidence_"+area+" AS "+body, 0, args[:paramCount(body)]...); err != nil {
-		return nil, fmt.Errorf("evidence %s: %w", area, err)
-	}
-	t, err := eng.Query(ctx, "SELECT * FROM evidence_"+area, 0)
+	t, ok, err := runPass(ctx, eng, p, args)
 	if err != nil {
-		return nil, fmt.Errorf("evidence %s: %w", area, err)
+		return nil, err
+	}
+	if !ok {
+		body := strings.TrimRight(strings.TrimSpace(p.SQL), ";")
+		if _, err := eng.Query(ctx, "CREATE OR REPLACE TABLE evidence_"+area+" AS "+body, 0, args[:paramCount(body)]...); err != nil {
+			return nil, fmt.Errorf("evidence %s: %w", area, err)
+		}
+		if t, err = eng.Query(ctx, "SELECT * FROM evidence_"+area, 0); err != nil {
+			return nil, fmt.Errorf("evidence %s: %w", area, err)
+		}
 	}
 	t.Name = area
 	docs := map[string]sql.ColumnDoc{}

@@ -276,8 +276,8 @@ func TestCollectReportSlots(t *testing.T) {
 	}
 }
 
-// slotsDB holds the cross-view's first query until three evidence
-// presets have run, and records how many presets run at once until its
+// slotsDB holds the cross-view's first query (the one QueryEach that
+// reads row_kind) until three evidence presets have run, and records how many presets run at once until its
 // queries are done and after.
 type slotsDB struct {
 	*duck.DB
@@ -291,6 +291,10 @@ type slotsDB struct {
 }
 
 func (d *slotsDB) QueryEach(ctx context.Context, query string, start func([]string) error, each func(table.Cells) error, args ...any) error {
+	if !strings.Contains(query, "row_kind") {
+		// An area's pass input (analysis/pass), not the cross-view.
+		return d.DB.QueryEach(ctx, query, start, each, args...)
+	}
 	d.held.Do(func() {
 		for range 3 {
 			select {

@@ -37,19 +37,40 @@
 -- evidence_base_events (sql/evidence_base.sql, which documents how steps are
 -- found). %evidence builds that table for the filter before it runs this
 -- file; to run this file by hand, run sql/evidence_base.sql first.
+--
+-- analysis/pass computes the same rows in Go from the rows of _calls (the
+-- query up to its PASS line), where a slice's operators fit its bound:
+-- the rest of this file is the definition it follows, and a test holds the
+-- two equal on every shared trace.
 WITH
-_keyed AS NOT MATERIALIZED (
-  SELECT trace, rank, pid, tid, kind, api, name, ts_ns, dur_ns, end_ns,
-    correlation, external_id, stream, device, bytes, graph_id,
-    host_ts, step, phase
-  FROM evidence_base_events
-  WHERE kind IN ('cpu_op', 'annotation')
+_gpu AS (
+  SELECT trace, rank, correlation, count(*) AS n, sum(dur_ns) AS d
+  FROM evidence_base_events WHERE tb_gpu_work(kind) AND correlation IS NOT NULL GROUP BY ALL
 ),
+_l AS (
+  SELECT r.trace, r.rank, r.external_id, count(*) AS launches, sum(coalesce(g.n, 0)) AS n, sum(coalesce(g.d, 0)) AS d
+  FROM evidence_base_events r LEFT JOIN _gpu g ON g.trace = r.trace AND g.rank = r.rank AND g.correlation = r.correlation
+  WHERE r.kind IN ('runtime', 'driver') AND r.external_id IS NOT NULL
+    AND (r.api IN ('launch', 'graph_launch', 'memcpy', 'memset') OR g.n IS NOT NULL)
+  GROUP BY ALL
+),
+-- The operator calls, each with the launches its External id links and
+-- the GPU work those produced.
+_calls AS NOT MATERIALIZED (
+  SELECT k.trace, k.rank, k.pid, k.tid, k.kind, k.name, k.ts_ns, k.end_ns, k.dur_ns, k.step, k.phase,
+    coalesce(l.launches, 0) AS launches, CAST(coalesce(l.n, 0) AS BIGINT) AS gpu_events,
+    CAST(coalesce(l.d, 0) AS BIGINT) AS gpu_ns
+  FROM evidence_base_events k
+  LEFT JOIN _l l ON l.trace = k.trace AND l.rank = k.rank AND l.external_id = k.external_id
+  WHERE k.kind IN ('cpu_op', 'annotation')
+),
+-- PASS: _calls
 _o AS (
-  SELECT k.trace, k.rank, k.step, k.phase, k.name, k.kind, k.ts_ns, k.end_ns, k.dur_ns, k.external_id,
+  SELECT k.trace, k.rank, k.step, k.phase, k.name, k.kind, k.ts_ns, k.end_ns, k.dur_ns,
+    k.launches, k.gpu_events, k.gpu_ns,
     row_number() OVER (ORDER BY k.trace, k.rank, k.pid, k.tid, k.ts_ns, k.end_ns DESC, k.name) AS id,
     dense_rank() OVER (ORDER BY k.trace, k.rank, k.pid, k.tid) AS th
-  FROM _keyed k
+  FROM _calls k
 ),
 -- At equal times ends come first (typ 0: an operator that ends where the
 -- next starts is its sibling), except a zero-length operator's own end
@@ -78,29 +99,17 @@ _anc AS (
 ),
 _child AS (
   SELECT a.pid AS id, sum(o.dur_ns) AS child_ns FROM _anc a JOIN _o o ON o.id = a.cid GROUP BY a.pid
-),
-_gpu AS (
-  SELECT trace, rank, correlation, count(*) AS n, sum(dur_ns) AS d
-  FROM evidence_base_events WHERE tb_gpu_work(kind) AND correlation IS NOT NULL GROUP BY ALL
-),
-_l AS (
-  SELECT r.trace, r.rank, r.external_id, count(*) AS launches, sum(coalesce(g.n, 0)) AS n, sum(coalesce(g.d, 0)) AS d
-  FROM evidence_base_events r LEFT JOIN _gpu g ON g.trace = r.trace AND g.rank = r.rank AND g.correlation = r.correlation
-  WHERE r.kind IN ('runtime', 'driver') AND r.external_id IS NOT NULL
-    AND (r.api IN ('launch', 'graph_launch', 'memcpy', 'memset') OR g.n IS NOT NULL)
-  GROUP BY ALL
 )
 SELECT o.trace, o.rank, o.step, o.phase, o.name,
   count(*) AS count,
   CAST(coalesce(sum(o.dur_ns) FILTER (WHERE u.outer_call), 0) AS BIGINT) AS incl_ns,
   CAST(sum(greatest(0, o.dur_ns - coalesce(c.child_ns, 0))) AS BIGINT) AS self_ns,
   max(o.dur_ns) AS max_ns,
-  CAST(coalesce(sum(l.launches), 0) AS BIGINT) AS launches,
-  CAST(coalesce(sum(l.n), 0) AS BIGINT) AS gpu_events,
-  CAST(coalesce(sum(l.d), 0) AS BIGINT) AS gpu_ns,
+  CAST(sum(o.launches) AS BIGINT) AS launches,
+  CAST(sum(o.gpu_events) AS BIGINT) AS gpu_events,
+  CAST(sum(o.gpu_ns) AS BIGINT) AS gpu_ns,
   o.kind = 'annotation' AS annotation
 FROM _o o JOIN _outer u ON u.id = o.id
 LEFT JOIN _child c ON c.id = o.id
-LEFT JOIN _l l ON l.trace = o.trace AND l.rank = o.rank AND l.external_id = o.external_id
 GROUP BY ALL
 ORDER BY trace, rank, step, phase, self_ns DESC, name

@@ -381,3 +381,21 @@ func columnDoc(name, d string) ColumnDoc {
 	}
 	return c
 }
+
+// PassInput is the query whose rows a Go pass reads in place of the
+// preset's SQL (analysis/pass): the preset's query up to its `-- PASS:
+// cte` line, ending in `SELECT * FROM cte`. false when the preset has no
+// PASS line.
+func (p Preset) PassInput() (string, bool) {
+	lines := strings.Split(p.SQL, "\n")
+	for i, l := range lines {
+		cte, ok := strings.CutPrefix(strings.TrimSpace(l), "-- PASS:")
+		if !ok {
+			continue
+		}
+		head := strings.TrimRight(strings.Join(lines[:i], "\n"), " \t\n")
+		head = strings.TrimSuffix(head, ",")
+		return head + "\nSELECT * FROM " + strings.TrimSpace(cte), true
+	}
+	return "", false
+}

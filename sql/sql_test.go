@@ -157,3 +157,19 @@ func TestLookup(t *testing.T) {
 		}
 	}
 }
+
+func TestPassInput(t *testing.T) {
+	p := Parse("x", "-- x: y.\nWITH\n_a AS (SELECT 1 AS v),\n_b AS (SELECT v FROM _a),\n-- PASS: _b\n_c AS (SELECT v FROM _b)\nSELECT * FROM _c")
+	got, ok := p.PassInput()
+	want := "-- x: y.\nWITH\n_a AS (SELECT 1 AS v),\n_b AS (SELECT v FROM _a)\nSELECT * FROM _b"
+	if !ok || got != want {
+		t.Errorf("PassInput = %q, %v; want %q", got, ok, want)
+	}
+	if _, ok := Parse("y", "-- y: z.\nSELECT 1").PassInput(); ok {
+		t.Error("a preset without a PASS line has a pass input")
+	}
+	ops, _ := Lookup("ops")
+	if q, ok := ops.PassInput(); !ok || !strings.HasSuffix(q, "SELECT * FROM _calls") {
+		t.Errorf("ops: PassInput = %q, %v", q, ok)
+	}
+}

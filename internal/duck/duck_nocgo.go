@@ -51,3 +51,6 @@ func (d *DB) Load(ctx context.Context, paths []string, opts trace.LoadOptions, p
 }
 
 func (d *DB) ExportDataset(ctx context.Context, dir, trace string) error { return ErrNoCgo }
+
+// WriteTable returns ErrNoCgo.
+func (d *DB) WriteTable(ctx context.Context, name string, t *table.Table) error { return ErrNoCgo }
