@@ -153,6 +153,12 @@ type Finding struct {
 	// Impact only orders the finding among the others and is no share of a
 	// measured time.
 	ImpactOf string `msgpack:"impact_of,omitempty" json:"impact_of,omitempty"`
+	// FixReach is the share of ImpactOf that the fix offered reaches,
+	// where the fix says it reaches less than the finding accounts for
+	// (a graph replay of the compiled regions, not the eager code beside
+	// them); 0 when it does not say. FixReachOf names that time.
+	FixReach   float64 `msgpack:"fix_reach,omitempty" json:"fix_reach,omitempty"`
+	FixReachOf string  `msgpack:"fix_reach_of,omitempty" json:"fix_reach_of,omitempty"`
 	// Wait, on an exposed-communication finding whose matched collectives
 	// are mostly waiting for late ranks, states that wait with its base:
 	// "of rank 1's 11.3 ms of matched collective time, 11.1 ms (98.1%) was

@@ -1,6 +1,7 @@
 package findings_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -868,10 +869,16 @@ func TestHostFixCompiledIdle(t *testing.T) {
 		fs := eval(bundle("profiler_step", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000,
 			map[string]*table.Table{"gaps": gapsTable(55_000_000), "workload": work, "ops": ops}), nil)
 		var fix string
+		var reach float64
 		for _, f := range fs {
 			if f.Rule == "host_bound_idle" {
-				fix = f.Fix
+				fix, reach = f.Fix, f.FixReach
 			}
+		}
+		// The reach as a share of the span the finding's impact is of:
+		// 30 ms of 100 ms (busy 40, idle 60).
+		if want := map[bool]float64{true: 0.3, false: 0}[c.want]; math.Abs(reach-want) > 1e-9 {
+			t.Errorf("inside %d ns: FixReach %v, want %v", c.inside, reach, want)
 		}
 		if !strings.Contains(fix, "the model is already compiled, as one graph") {
 			t.Fatalf("inside %d ns: no compiled-model host fix: %s %q", c.inside, rules(fs), fix)

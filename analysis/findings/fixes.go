@@ -345,6 +345,7 @@ func NameHostFrame(f *evidence.Finding, ev *evidence.Evidence, th evidence.Thres
 	}
 	f.Observation += " " + at.sentence(c.stacksOff(f.Trace, f.Rank))
 	f.Fix, f.Snippet = c.hostFix(f.Trace, f.Rank, at)
+	c.setFixReach(f)
 	return true
 }
 
@@ -528,12 +529,12 @@ func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string
 			parts = append(parts, "the model is already compiled: replay it as "+graphs+" with mode=\"reduce-overhead\" and look for graph breaks")
 			snippet = "TORCH_LOGS=graph_breaks python your_script.py"
 		}
-		if idle, _ := c.steady(trace, rank); w.CompiledIdleNs > 0 && idle > 0 && float64(w.CompiledIdleNs) < CompiledIdleMost*float64(idle) {
+		if reach, idle, _ := c.compiledReach(trace, rank); reach > 0 {
 			// xdit_sd35_mi300x: 365 ms of its 459 ms of idle inside the
 			// four transformer calls; the eager text encoders hold most
 			// of the rest.
-			parts = append(parts, fmt.Sprintf("the replay reaches the GPU idle inside the compiled regions, %s of the %s (%s); the rest lies outside them, in code the compiled model does not run",
-				ms(w.CompiledIdleNs), ms(idle), pct(float64(w.CompiledIdleNs)/float64(idle))))
+			parts = append(parts, fmt.Sprintf(replayReaches+", %s of the %s (%s); the rest lies outside them, in code the compiled model does not run",
+				ms(reach), ms(idle), pct(float64(reach)/float64(idle))))
 		}
 	case why != "":
 		parts = append(parts, "batch more work per launch (larger batches, fewer small operations); torch.compile is not an option here: "+why)
@@ -582,6 +583,33 @@ func (c *ctx) launchFix(trace string, rank int, graphs bool) (fix, snippet strin
 		fix += " " + upperFirst(z) + "."
 	}
 	return fix + c.syncsBreakGraphs(trace, rank, true), snippet
+}
+
+// replayReaches begins the host fix's clause on how much GPU idle a graph
+// replay of the compiled regions reaches (compiledReach).
+const replayReaches = "the replay reaches the GPU idle inside the compiled regions"
+
+// compiledReach is the GPU idle inside a rank's compiled regions where it
+// is under CompiledIdleMost of the idle the rules judge (0 otherwise), with
+// that idle and span.
+func (c *ctx) compiledReach(trace string, rank int) (reach, idle, span int64) {
+	w := c.workload(trace, rank)
+	idle, span = c.steady(trace, rank)
+	if w.CompiledIdleNs > 0 && idle > 0 && float64(w.CompiledIdleNs) < CompiledIdleMost*float64(idle) {
+		reach = w.CompiledIdleNs
+	}
+	return reach, idle, span
+}
+
+// setFixReach gives a host-bound finding whose fix says how much GPU idle
+// the replay reaches (replayReaches) that idle as a share of its span:
+// Expected Impact states it beside the finding's own share.
+func (c *ctx) setFixReach(f *evidence.Finding) {
+	f.FixReach, f.FixReachOf = 0, ""
+	if reach, _, span := c.compiledReach(f.Trace, f.Rank); reach > 0 && span > 0 && strings.Contains(f.Fix, replayReaches) {
+		f.FixReach = float64(reach) / float64(span)
+		f.FixReachOf = "the GPU idle inside the compiled regions, which a graph replay reaches"
+	}
 }
 
 // CompiledIdleMost: under this share of a rank's GPU idle inside its

@@ -670,6 +670,7 @@ func hostBound(c *ctx) []evidence.Finding {
 			Refute:    "The CPU side of the cross-view shows the host idle too during those gaps (then something else, e.g. a remote dependency, delays both).",
 		}
 		f.Fix, f.Snippet = c.hostFix(b.trace, b.rank, HostFrame{})
+		c.setFixReach(&f)
 		out = append(out, f)
 	}
 	return out

@@ -58,6 +58,7 @@ type areaSlice struct {
 	gaps  []evidence.Gap
 	where string // "rank 3", "8 ranks, summed"
 	spans rankSpans
+	void  string // evidenceRows' void
 }
 
 // rankSpans are the GPU busy, idle and span times of the slice's ranks,
@@ -69,8 +70,10 @@ type rankSpans struct {
 }
 
 // evidenceRows fills the summary table of the Evidence section.
-func evidenceRows(ev *evidence.Evidence, found []evidence.Finding) []EvidenceRow {
-	s := &areaSlice{ev: ev}
+// void is the capture gate's reason that no time in the slice is the
+// workload's (findings.Gate.Void: a sampled trace), "" when it has none.
+func evidenceRows(ev *evidence.Evidence, found []evidence.Finding, void string) []EvidenceRow {
+	s := &areaSlice{ev: ev, void: void}
 	f := ev.Filter
 	for _, g := range ev.Gaps {
 		if (f.Trace == "" || g.Trace == "" || g.Trace == f.Trace) && (!f.HasRank || g.Rank < 0 || g.Rank == f.Rank) {
@@ -465,6 +468,20 @@ func singleRankJob(ev *evidence.Evidence) bool {
 	return len(ris) > 0
 }
 
+// rankCount is how many ranks the slice's trace holds and the largest
+// world size its distributed info gives (0 when none gives one, or when
+// the slice holds several traces).
+func rankCount(ev *evidence.Evidence) (n, world int) {
+	ris := evidence.Ranks(ev.Traces)
+	for _, ri := range ris {
+		if ri.Trace != ris[0].Trace {
+			return len(ris), 0
+		}
+		world = max(world, ri.WorldSize)
+	}
+	return len(ris), world
+}
+
 func rankEvidence(s *areaSlice) (string, *evidence.Gap) {
 	t := s.ev.Table("ranks")
 	if t == nil {
@@ -509,6 +526,13 @@ func rankEvidence(s *areaSlice) (string, *evidence.Gap) {
 	}
 	text += "); GPU busy time from " + fmtMs(evidence.Int(t, loB, "busy_ns")) + " (" + label(loB) + ") to " +
 		fmtMs(evidence.Int(t, hiB, "busy_ns")) + " (" + label(hiB) + ")."
+	if n, world := rankCount(s.ev); world > n {
+		// sampled_2of128: 2 of 128 ranks, each a sample of its events.
+		text += " These are " + strconv.Itoa(n) + " of the job's " + strconv.Itoa(world) + " ranks (world size in the trace's distributed info): the others are not in the trace, and a straggler among them cannot show."
+	}
+	if s.void != "" {
+		text += " Read with care: " + s.void + ", so these times are those of the events kept and the difference between ranks may be the sampling's."
+	}
 	return text, nil
 }
 

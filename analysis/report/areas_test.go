@@ -6,6 +6,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/table"
+	"github.com/tracebook/tracebook/internal/testutil"
 )
 
 func col(name, typ, unit string) table.Column { return table.Column{Name: name, Type: typ, Unit: unit} }
@@ -44,7 +45,7 @@ func areaEvidence() *evidence.Evidence {
 func TestEvidenceRows(t *testing.T) {
 	found := []evidence.Finding{{Rule: "sync_bound_loop", Title: "Host syncs stall the GPU", Severity: "critical", Status: "confirmed",
 		Evidence: []evidence.Ref{{Preset: "sync"}}}}
-	rows := evidenceRows(areaEvidence(), found)
+	rows := evidenceRows(areaEvidence(), found, "")
 	var areas []string
 	byArea := map[string]EvidenceRow{}
 	for _, r := range rows {
@@ -94,7 +95,7 @@ func TestEvidenceRows(t *testing.T) {
 // sub-heading in Markdown.
 func TestEvidenceSectionEscapes(t *testing.T) {
 	ev := areaEvidence()
-	d := &Doc{Evidence: evidenceRows(ev, nil), Tables: []table.Table{*ev.Tables["sync"]}, OneTrace: true}
+	d := &Doc{Evidence: evidenceRows(ev, nil, ""), Tables: []table.Table{*ev.Tables["sync"]}, OneTrace: true}
 	var h, md strings.Builder
 	if err := printHTML(&h, d); err != nil {
 		t.Fatal(err)
@@ -185,7 +186,7 @@ func TestMemcpyBytesUnknown(t *testing.T) {
 			ev := areaEvidence()
 			ev.Tables["memcpy"] = c.t
 			var row EvidenceRow
-			for _, r := range evidenceRows(ev, nil) {
+			for _, r := range evidenceRows(ev, nil, "") {
 				if r.Area == "Memory copies" {
 					row = r
 				}
@@ -239,7 +240,7 @@ func TestStepsRowPhaseIsThePresets(t *testing.T) {
 			ev.Tables["workload"] = wl
 			ev.Gaps = nil
 			got := ""
-			for _, r := range evidenceRows(ev, nil) {
+			for _, r := range evidenceRows(ev, nil, "") {
 				if r.Area == "Prefill/decode and steps" {
 					got = r.Evidence
 				}
@@ -447,7 +448,7 @@ func TestOpsRowNamesFirstUse(t *testing.T) {
 
 // evidenceOf is the Evidence text of the row of one area.
 func evidenceOf(ev *evidence.Evidence, area string) string {
-	for _, r := range evidenceRows(ev, nil) {
+	for _, r := range evidenceRows(ev, nil, "") {
 		if r.Area == area {
 			return r.Evidence
 		}
@@ -465,7 +466,7 @@ func TestCounterCaptureHostRows(t *testing.T) {
 		Rows: [][]any{{"job", int64(0), "aten::cudnn_convolution", int64(4_917_000_000)}}}
 	ev.Tables["capture"] = &table.Table{Name: "capture", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
 		col("kind", "VARCHAR", "TEXT"), col("count", "BIGINT", "COUNT")}, Rows: [][]any{{"job", int64(0), "counter_range", int64(77)}}}
-	for _, r := range evidenceRows(ev, nil) {
+	for _, r := range evidenceRows(ev, nil, "") {
 		limited := strings.Contains(r.Interpretation, "these host times are the replay's")
 		host := r.Area == "CPU operator hotspots" || r.Area == "Kernel launches" || r.Area == "Synchronization waits" || r.Area == "Memory copies"
 		if limited != (host && !r.Gap) {
@@ -523,5 +524,42 @@ func TestStepsRowMedianBusy(t *testing.T) {
 		if strings.Contains(got, "median GPU busy "+fmtMs(c.busy)) != c.want {
 			t.Errorf("wall %d, busy %d ns: steps row %q", c.wall, c.busy, got)
 		}
+	}
+}
+
+// The rank comparison says when the trace holds only some of the job's
+// ranks, and when its events are a sample (sampled_2of128: 2 of 128
+// ranks, about one event in 73 kept).
+func TestRankEvidenceCaveats(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		world     int64
+		void      string
+		want, not []string
+	}{
+		{"whole job", 2, "", nil, []string{"of the job's", "Read with care"}},
+		{"some ranks", 128, "", []string{"These are 2 of the job's 128 ranks"}, []string{"Read with care"}},
+		{"sampled", 0, "the trace holds about one in 73 of the rank's events", []string{"Read with care: the trace holds about one in 73 of the rank's events, so these times are those of the events kept"}, []string{"of the job's"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ev := areaEvidence()
+			ev.Gaps = nil
+			ranks := ev.Tables["ranks"]
+			ranks.Rows = append(ranks.Rows, []any{"job", int64(1), int64(7_000_000), int64(3_000_000), int64(6_000_000)})
+			ev.Traces = &table.Table{Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"), col("world_size", "BIGINT", "INT")},
+				Rows: [][]any{{"job", int64(0), c.world}, {"job", int64(1), c.world}}}
+			var row EvidenceRow
+			for _, r := range evidenceRows(ev, nil, c.void) {
+				if r.Area == "Rank imbalance" {
+					row = r
+				}
+			}
+			testutil.Contains(t, c.name, row.Evidence, append([]string{"Across 2 ranks"}, c.want...)...)
+			for _, n := range c.not {
+				if strings.Contains(row.Evidence, n) {
+					t.Errorf("says %q: %s", n, row.Evidence)
+				}
+			}
+		})
 	}
 }

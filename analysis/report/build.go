@@ -231,7 +231,8 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 
 	// The Evidence summary, then the tables, in the areas' order, without
 	// histogram columns.
-	d.Evidence = evidenceRows(ev, found)
+	void, _ := gate.Void()
+	d.Evidence = evidenceRows(ev, found, void)
 	d.OneTrace = len(d.Traces) <= 1 || ev.Filter.Trace != ""
 	for _, area := range evidence.Areas {
 		t := ev.Tables[area]
@@ -1013,6 +1014,9 @@ func expectedImpact(crit []evidence.Finding) string {
 			idle = i
 		}
 		if t := f.ImpactText(); t != "" {
+			if reaches(f) {
+				t += ", its fix at most " + table.Pct(f.FixReach) + " (" + f.FixReachOf + ")"
+			}
 			parts = append(parts, n+" up to "+t)
 		} else {
 			parts = append(parts, n+": its share of time is not measured")
@@ -1023,10 +1027,20 @@ func expectedImpact(crit []evidence.Finding) string {
 		if t == "" {
 			return "The critical issue's share of time is not measured; fixing it should move the constraint to the next lever below."
 		}
+		if f := crit[0]; reaches(f) {
+			return "The critical issue accounts for up to " + t + "; the fix offered reaches " + table.Pct(f.FixReach) + " of it at most (" + f.FixReachOf +
+				"), so applying it should shorten that time by at most " + table.Pct(f.FixReach) + "; the rest needs a lever of its own."
+		}
 		return "The critical issue accounts for up to " + t + "; fixing it should shorten that time by at most that share and move the constraint to the next lever below."
 	}
 	return "What each critical issue accounts for: " + strings.Join(parts, "; ") +
 		". They overlap in time and are shares of different times, so they do not add up; fixing issue 1 should shorten its time by at most its share and move the constraint to the next lever below."
+}
+
+// reaches says whether a finding's fix states that it reaches less of the
+// time than the finding accounts for (Finding.FixReach).
+func reaches(f evidence.Finding) bool {
+	return f.FixReach > 0 && f.FixReach < f.Impact && f.FixReachOf != ""
 }
 
 // followUpImpact is Expected Impact without a critical issue: what the

@@ -60,6 +60,19 @@ func TestExpectedImpactNamesEachShare(t *testing.T) {
 	if want := "The critical issue accounts for up to 59.0% of the GPU span (trace t, rank 1, whole trace)"; !strings.HasPrefix(one, want) {
 		t.Errorf("one issue: %q, want prefix %q", one, want)
 	}
+	// A fix that reaches less than the finding accounts for says so, and
+	// bounds the gain by its reach (xdit_sd35_mi300x: a replay of the
+	// compiled regions, not the eager text encoders).
+	reached := crit[0]
+	reached.FixReach, reached.FixReachOf = 0.312, "the GPU idle inside the compiled regions"
+	testutil.Contains(t, "fix reach", expectedImpact([]evidence.Finding{reached}),
+		"up to 59.0% of the GPU span (trace t, rank 1, whole trace); the fix offered reaches 31.2% of it at most (the GPU idle inside the compiled regions), so applying it should shorten that time by at most 31.2%")
+	testutil.Contains(t, "fix reach of issue 1", expectedImpact([]evidence.Finding{reached, crit[1]}),
+		"issue 1 up to 59.0% of the GPU span (trace t, rank 1, whole trace), its fix at most 31.2% (the GPU idle inside the compiled regions)")
+	reached.FixReach = 0.7 // more than the finding's share: nothing to say
+	if got := expectedImpact([]evidence.Finding{reached}); strings.Contains(got, "fix offered reaches") {
+		t.Errorf("a reach above the impact is stated: %q", got)
+	}
 }
 
 // TestFollowUpImpactMeasured: without a critical issue, Expected Impact
