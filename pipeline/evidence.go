@@ -76,10 +76,17 @@ func collectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 	// version and the memory names an AMD part the trace leaves unnamed
 	// (evidence.RankInfo.GPUNumSMs, device.Identify), and how many devices
 	// deviceProperties lists, the GPUs the process saw (gpu_count: a world
-	// size that fits in it is one node, findings' hostLayout).
+	// size that fits in it is one node, findings' hostLayout), and two of
+	// the record counts Kineto logs in the trace's INFO lines: the
+	// activity records it left out as outside the capture window
+	// (kineto_out_of_range), and whether CUPTI stopped collecting early,
+	// its buffers full (cupti_stopped_early; NULL where the trace has no
+	// such line).
 	tr, err := eng.Query(ctx, `SELECT * EXCLUDE (metadata), TRY_CAST(metadata->>'profile_memory' AS BOOLEAN) AS profile_memory,
 			TRY_CAST(metadata->'deviceProperties'->0->>'numSms' AS INTEGER) AS gpu_num_sms,
-			CAST(json_array_length(metadata->'deviceProperties') AS INTEGER) AS gpu_count
+			CAST(json_array_length(metadata->'deviceProperties') AS INTEGER) AS gpu_count,
+			TRY_CAST(regexp_extract(CAST(metadata->'INFO' AS VARCHAR), 'Out-of-range = (\d+)', 1) AS BIGINT) AS kineto_out_of_range,
+			TRY_CAST(regexp_extract(CAST(metadata->'INFO' AS VARCHAR), 'CUPTI stopped early\? = (\d+)', 1) AS INTEGER) AS cupti_stopped_early
 		FROM traces WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR) ORDER BY trace, file_id, rank`, 0, f.Trace)
 	if err != nil {
 		return nil, fmt.Errorf("evidence: reading the traces table: %w", err)

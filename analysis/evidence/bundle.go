@@ -97,6 +97,7 @@ const (
 	GapNoPythonStacks   GapKind = "no_python_stacks"    // no python_function events: no python frames
 	GapGraphsHideKernel GapKind = "graphs_hide_kernels" // CUDA graphs: replayed kernels have no CPU operator
 	GapGraphUnderRecord GapKind = "graph_under_recording"
+	GapGPURecordsLost   GapKind = "gpu_records_lost" // CUPTI stopped early: GPU activity records are missing
 	GapSingleRank       GapKind = "single_rank"      // one rank only: no imbalance or straggler evidence
 	GapRankDefaulted    GapKind = "rank_defaulted"   // the rank was not found in the trace and defaulted to 0
 	GapNoSteps          GapKind = "no_steps"         // no ProfilerStep# and no execute_*/step[ annotations

@@ -40,6 +40,13 @@ type RankInfo struct {
 	// above (a trace captured before a release cannot run it). 0 when the
 	// trace gives neither.
 	BaseTimeNs int64
+	// OutOfRange is how many activity records Kineto left out as outside
+	// the capture window (its log's Record counts, kineto_out_of_range);
+	// CuptiStoppedEarly says that CUPTI stopped collecting before the
+	// window's end, its buffers full (cupti_stopped_early): GPU records
+	// are missing. 0 and false where the trace logs no record counts.
+	OutOfRange        int64
+	CuptiStoppedEarly bool
 }
 
 // Props is what the rank's deviceProperties say, for device.Identify.
@@ -92,6 +99,10 @@ func Ranks(traces *table.Table) []RankInfo {
 		}
 		if m := Int(traces, r, "gpu_total_mem"); m > ri.GPUTotalMem {
 			ri.GPUTotalMem = m
+		}
+		ri.OutOfRange += Int(traces, r, "kineto_out_of_range")
+		if Int(traces, r, "cupti_stopped_early") > 0 {
+			ri.CuptiStoppedEarly = true
 		}
 		if n := int(Int(traces, r, "gpu_num_sms")); ri.GPUNumSMs == 0 && n > 0 {
 			ri.GPUNumSMs = n
@@ -224,6 +235,13 @@ func DetectGaps(b *Bundle) {
 			"captured before the profiler recorded cuda_sync events (Kineto records them since 2023-06; "+
 				"this trace's format or capture date is older): on a current PyTorch, collect with torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)",
 			func(ri RankInfo) bool { return !ri.HasSyncEvents && !noGPU(ri) && predatesSyncEvents(ri) && cupti(ri) })
+		// Kineto logs "CUPTI stopped early? = 1" when it ended the
+		// collection because its GPU activity buffers were full
+		// (CuptiActivityProfiler: cupti_.stopCollection): GPU records may
+		// be missing, and the gaps they leave are no idle time.
+		add(GapGPURecordsLost, "GPU idle time and utilisation",
+			"the profiler's log in the trace says CUPTI stopped early (Record counts: CUPTI stopped early? = 1): Kineto ended the collection once its GPU activity buffers were full, so GPU records may be missing and idle time inflated; profile fewer steps (a shorter active window in the profiler's schedule)",
+			func(ri RankInfo) bool { return ri.CuptiStoppedEarly })
 		add(GapNoPythonStacks, "python frames above the operators (which line issued a sync or a copy)",
 			"captured without python stacks; collect with with_stack=True",
 			func(ri RankInfo) bool { return !ri.HasPythonStacks && ri.Format != "kineto_2021" && !legacy(ri) })

@@ -217,3 +217,37 @@ func TestGapSingleRankOfAJob(t *testing.T) {
 		}
 	}
 }
+
+// TestKinetoRecordCounts: RankInfo sums the out-of-range records over a
+// rank's files and reads CUPTI stopped early from any of them; a rank whose
+// collection stopped early has the gpu_records_lost gap, the others none.
+func TestKinetoRecordCounts(t *testing.T) {
+	tb := &table.Table{Name: "traces", Columns: cols("trace", "rank", "gpu_model", "kineto_out_of_range", "cupti_stopped_early"), Rows: [][]any{
+		{"a", int64(0), "NVIDIA H100 80GB HBM3", int64(3829), int64(0)},
+		{"a", int64(1), "NVIDIA H100 80GB HBM3", int64(10), nil},
+		{"a", int64(1), "NVIDIA H100 80GB HBM3", int64(5), int64(1)},
+		{"a", int64(2), "NVIDIA H100 80GB HBM3", nil, nil},
+	}}
+	got := map[int]string{}
+	for _, ri := range evidence.Ranks(tb) {
+		got[ri.Rank] = fmt.Sprint(ri.OutOfRange, ri.CuptiStoppedEarly)
+	}
+	if want := map[int]string{0: "3829 false", 1: "15 true", 2: "0 false"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("record counts %v, want %v", got, want)
+	}
+	b := evidence.NewBundle()
+	b.Traces = tb
+	evidence.DetectGaps(b)
+	var lost []string
+	for _, g := range b.Gaps {
+		if g.Kind == evidence.GapGPURecordsLost {
+			lost = append(lost, fmt.Sprintf("%s/%d", g.Trace, g.Rank))
+			if !strings.Contains(g.Why, "CUPTI stopped early") {
+				t.Errorf("gap says %q", g.Why)
+			}
+		}
+	}
+	if fmt.Sprint(lost) != "[a/1]" {
+		t.Errorf("gpu_records_lost gaps %v, want [a/1]", lost)
+	}
+}

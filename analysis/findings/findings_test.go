@@ -123,6 +123,25 @@ func TestHostBoundAndGraphUnderRecording(t *testing.T) {
 	}
 }
 
+// A rank whose Kineto log says CUPTI stopped early (its GPU activity
+// buffers full) may miss GPU records: no idle finding is made on it.
+func TestHostBoundRecordsLost(t *testing.T) {
+	b := bundle("profiler_step", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)})
+	if fs := eval(b, nil); !strings.Contains(rules(fs), "host_bound_idle") {
+		t.Fatalf("host bound: %s", rules(fs))
+	}
+	tr := b.Traces
+	tr.Columns = append(tr.Columns, table.Column{Name: "cupti_stopped_early", Type: "INTEGER"})
+	for i := range tr.Rows {
+		tr.Rows[i] = append(tr.Rows[i], int64(1))
+	}
+	b.Gaps = nil
+	evidence.DetectGaps(b)
+	if fs := eval(b, nil); strings.Contains(rules(fs), "host_bound_idle") {
+		t.Errorf("idle finding with GPU records lost: %s", rules(fs))
+	}
+}
+
 func kernelsTable(name string, total int64) *table.Table {
 	return &table.Table{Columns: cols("trace rank step phase stream name class count total_ns min_ns max_ns hist"),
 		Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), name, "COMP", int64(10), total, total / 10, total / 10, ""}}}

@@ -588,9 +588,10 @@ func firstUseLeftOut(ns int64) string {
 }
 
 // idleUnreliable: idle findings are never made where graph replay was
-// under-recorded or no GPU events exist.
+// under-recorded, GPU records were lost or no GPU events exist.
 func (c *ctx) idleUnreliable(trace string, rank int) bool {
-	return c.hasGap(trace, rank, evidence.GapGraphUnderRecord) || c.hasGap(trace, rank, evidence.GapNoGPUEvents)
+	return c.hasGap(trace, rank, evidence.GapGraphUnderRecord) || c.hasGap(trace, rank, evidence.GapGPURecordsLost) ||
+		c.hasGap(trace, rank, evidence.GapNoGPUEvents)
 }
 
 // hostBound: HTA's host-wait idle, judged on the steady slice (the idle

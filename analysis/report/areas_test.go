@@ -563,3 +563,24 @@ func TestRankEvidenceCaveats(t *testing.T) {
 		})
 	}
 }
+
+// Trace Metadata's capture line gives the records Kineto left out as
+// outside the capture window, summed over the trace's files
+// (ns_resolution_v100: 3,829); none when the log gives none.
+func TestTraceMetaOutOfRange(t *testing.T) {
+	b := evidence.NewBundle()
+	b.Traces = &table.Table{Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"), col("path", "VARCHAR", "TEXT"),
+		col("kineto_out_of_range", "BIGINT", "COUNT")},
+		Rows: [][]any{{"a", int64(0), "a0.json", int64(3000)}, {"a", int64(1), "a1.json", int64(829)}, {"b", int64(0), "b.json", nil}}}
+	metas := traceMetas(b, evidence.Filter{})
+	if len(metas) != 2 {
+		t.Fatalf("%d traces", len(metas))
+	}
+	want := "Kineto left out 3,829 activity records that began before the capture window or ended after it"
+	if got := strings.Join(metas[0].Capture, "; "); !strings.Contains(got, want) {
+		t.Errorf("trace a: %q, want %q", got, want)
+	}
+	if got := strings.Join(metas[1].Capture, "; "); strings.Contains(got, "Kineto left out") {
+		t.Errorf("trace b: %q", got)
+	}
+}

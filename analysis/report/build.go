@@ -455,6 +455,7 @@ func traceMetas(b *evidence.Bundle, f evidence.Filter) []TraceMeta {
 	type span struct{ first, last int64 }
 	spans := map[string]*span{}
 	paths := map[string]map[string]int{}
+	outOfRange := map[string]int64{} // kineto_out_of_range summed over the trace's files
 	for _, r := range t.Rows {
 		name := str(col(r, "trace"))
 		if f.HasRank && int(i64(col(r, "rank"))) != f.Rank {
@@ -512,9 +513,15 @@ func traceMetas(b *evidence.Bundle, f evidence.Filter) []TraceMeta {
 		if s := str(col(r, "slice")); s != "" {
 			add(true, "partial load: "+s)
 		}
+		outOfRange[name] += i64(col(r, "kineto_out_of_range"))
 	}
 	for _, name := range order {
 		m := byName[name]
+		if n := outOfRange[name]; n > 0 {
+			// ns_resolution_v100: 3,829 (Kineto's GenericActivityProfiler
+			// drops a record that starts before the window or ends after it).
+			m.Capture = append(m.Capture, "Kineto left out "+table.Int(n)+" activity records that began before the capture window or ended after it (Out-of-range in its log): a launch near the window's edges may have no GPU work in the trace")
+		}
 		sort.Ints(m.Ranks)
 		m.Ranks = uniqInts(m.Ranks)
 		var files []string
