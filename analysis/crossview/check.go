@@ -359,6 +359,13 @@ func (b *builder) device() {
 			b.m.IdleNs += kept
 			b.m.LeftOutIdleNs += g.b - g.a - kept
 		}
+		// Each launching thread's share of the base of the host time: its
+		// rank's span (busy and the idle kept).
+		spanR := ivalsLen(d.busy)
+		for _, k := range d.kept {
+			spanR += k
+		}
+		b.m.LaunchSpanNs += int64(len(d.threads)) * spanR
 		// The launching threads' host time is measured in the same slice:
 		// the GPU span less the idle left out, and less the edge syncs.
 		if len(out.idle) > 0 || len(out.edge) > 0 {
@@ -919,13 +926,17 @@ func leftOutNote(m Metrics) string {
 }
 
 // hostBase says what the launching threads' host time is a share of: the
-// GPU span, once per launching thread.
+// GPU span, once per launching thread; over several ranks, each thread
+// its own rank's span (LaunchSpanNs: dlrm_8rank's 16 threads over 8 ranks
+// share 2 × the summed span, not 16 ×).
 func hostBase(m Metrics) string {
-	switch n := m.LaunchThreads; n {
-	case 0: // a Result from before LaunchThreads
+	switch n := m.LaunchThreads; {
+	case n == 0: // a Result from before LaunchThreads
 		return pct(share(m.HostNs(), m.SpanNs())) + " of it"
-	case 1:
+	case n == 1:
 		return pct(share(m.HostNs(), m.SpanNs())) + " of it, 1 launching thread"
+	case m.Ranks > 1 && m.LaunchSpanNs > 0:
+		return fmt.Sprintf("%s of the %d launching threads' spans, each its rank's GPU span", pct(share(m.HostNs(), m.LaunchSpanNs)), n)
 	default:
 		return fmt.Sprintf("%s of %d × the span, %d launching threads", pct(share(m.HostNs(), int64(n)*m.SpanNs())), n, n)
 	}

@@ -722,3 +722,17 @@ func TestSerialLaunch(t *testing.T) {
 		})
 	}
 }
+
+// The launching threads' host time over several ranks is a share of each
+// thread's own rank span (dlrm_8rank: 16 threads over 8 ranks, 63.7%, not
+// 8.0% of 16 × the summed span).
+func TestHostBaseRanks(t *testing.T) {
+	m := Metrics{Ranks: 8, WallNs: 117_319_000, LaunchThreads: 16, LaunchSpanNs: 2 * 117_319_000, HostWorkNs: 149_569_000}
+	if got, want := hostBase(m), "63.7% of the 16 launching threads' spans, each its rank's GPU span"; got != want {
+		t.Errorf("hostBase = %q, want %q", got, want)
+	}
+	m.Ranks, m.LaunchSpanNs = 1, 0
+	if got := hostBase(m); !strings.Contains(got, "× the span, 16 launching threads") {
+		t.Errorf("one rank: %q", got)
+	}
+}

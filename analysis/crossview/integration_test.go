@@ -132,6 +132,11 @@ func TestEveryTraceAccountsForAllGPUTime(t *testing.T) {
 			if m := res.Check.Metrics; m.HostNs() > int64(m.LaunchThreads)*m.SpanNs() {
 				t.Errorf("launching threads' host time %d ns exceeds %d launching thread(s) × the %d ns GPU span", m.HostNs(), m.LaunchThreads, m.SpanNs())
 			}
+			// Each launching thread's base is its own rank's span.
+			if m := res.Check.Metrics; m.LaunchThreads > 0 && (m.HostNs() > m.LaunchSpanNs || m.LaunchSpanNs > int64(m.LaunchThreads)*m.SpanNs()) {
+				t.Errorf("host time %d ns, launching threads' spans %d ns, %d threads × span %d ns: want host <= spans <= threads × span",
+					m.HostNs(), m.LaunchSpanNs, m.LaunchThreads, m.SpanNs())
+			}
 			var noLaunch int64
 			for _, r := range res.GPU.Roots {
 				if r.Name == crossview.NoLaunchBucket {

@@ -515,6 +515,10 @@ type Metrics struct {
 	// LaunchThreads is the number of launching threads, summed over ranks:
 	// the threads that launched the slice's GPU operations.
 	LaunchThreads int `msgpack:"launch_threads,omitempty" json:"launch_threads,omitempty"`
+	// LaunchSpanNs is the base of the launching threads' host time: each
+	// launching thread's rank span (the rank's busy and kept idle time),
+	// summed; over one rank, LaunchThreads × SpanNs.
+	LaunchSpanNs int64 `msgpack:"launch_span_ns,omitempty" json:"launch_span_ns,omitempty"`
 	// Python frames in the slice's ranks (stack capture on when > 0).
 	PythonFrames int64 `msgpack:"python_frames" json:"python_frames"`
 	// Operators in the slice's ranks whose "Call stack" arg gives the python
