@@ -91,6 +91,7 @@
 -- sized: Instances whose bytes are known. COUNT
 -- sized_bytes: Bytes of the matched instances whose bytes are known. BYTES
 -- sized_transfer_ns: This rank's transfer time in those instances. DURATION_NS
+-- max_elem_bytes: The largest element size, in bytes, of the instances whose args give a dtype (2: bf16 or fp16, 4: fp32); NULL when none does. BYTES
 -- KEYED: e.kind = 'kernel' AND tb_comm_kernel(e.name)
 --
 -- PARAMS: $1 trace (TEXT, '' = every trace), the first of evidence_base's:
@@ -207,6 +208,13 @@ _best AS (
 ),
 _m AS (
   SELECT n.*,
+    CASE
+      WHEN n.a_dtype IN ('byte', 'char', 'bool', 'qint8', 'quint8', 'quint4x2', 'quint2x4') OR starts_with(n.a_dtype, 'float8') THEN 1
+      WHEN n.a_dtype IN ('short', 'half', 'bfloat16', 'uint16', 'int16') THEN 2
+      WHEN n.a_dtype IN ('int', 'float', 'qint32', 'uint32', 'int32', 'complexhalf') THEN 4
+      WHEN n.a_dtype IN ('long', 'double', 'complexfloat', 'uint64', 'int64') THEN 8
+      WHEN n.a_dtype = 'complexdouble' THEN 16
+    END AS esz,
     CASE WHEN n.a_seq IS NOT NULL THEN 's' || n.a_seq ELSE 'o' || (o.ord + coalesce(b.d, 0)) END AS inst
   FROM _n n
   LEFT JOIN _o o ON o.trace = n.trace AND o.file_id = n.file_id AND o.idx = n.idx AND o.rank = n.rank
@@ -215,14 +223,8 @@ _m AS (
 _ri AS (
   SELECT trace, g, inst, rank, min(ts_ns) AS s, max(end_ns) AS e, min(coll) AS coll, max(a_gs) AS gs,
     arg_min(CASE WHEN a_dtype IS NULL THEN NULL
-      ELSE CASE WHEN coll = 'all_gather' THEN a_out ELSE a_in END *
-        CASE
-          WHEN a_dtype IN ('byte', 'char', 'bool', 'qint8', 'quint8', 'quint4x2', 'quint2x4') OR starts_with(a_dtype, 'float8') THEN 1
-          WHEN a_dtype IN ('short', 'half', 'bfloat16', 'uint16', 'int16') THEN 2
-          WHEN a_dtype IN ('int', 'float', 'qint32', 'uint32', 'int32', 'complexhalf') THEN 4
-          WHEN a_dtype IN ('long', 'double', 'complexfloat', 'uint64', 'int64') THEN 8
-          WHEN a_dtype = 'complexdouble' THEN 16
-        END END, (ts_ns, idx)) AS b,
+      ELSE CASE WHEN coll = 'all_gather' THEN a_out ELSE a_in END * esz END, (ts_ns, idx)) AS b,
+    arg_min(esz, (ts_ns, idx)) AS esz,
     arg_min(idx, (ts_ns, idx)) AS first_idx, arg_min(file_id, (ts_ns, idx)) AS first_file
   FROM _m GROUP BY ALL
 ),
@@ -260,7 +262,7 @@ _kw AS (
     CASE WHEN i.ok THEN greatest(0, m.end_ns - greatest(m.ts_ns, i.lst)) ELSE 0 END AS xfer,
     CASE WHEN i.late_rank = m.rank THEN i.lst - i.l2 ELSE 0 END AS lag,
     CASE WHEN i.late_rank = m.rank THEN CAST(i.nr AS HUGEINT) * i.lst - i.ssum ELSE 0 END AS caused,
-    ri.b, m.g, m.ts_ns, eb.step
+    ri.b, ri.esz, m.g, m.ts_ns, eb.step
   FROM _m m
   JOIN _ri ri ON ri.trace = m.trace AND ri.g = m.g AND ri.inst = m.inst AND ri.rank = m.rank
   JOIN _iw i ON i.trace = m.trace AND i.g = m.g AND i.inst = m.inst
@@ -276,6 +278,7 @@ _ki AS (
     w.first AND w.ok AND w.late_rank = w.rank AS is_late,
     CASE WHEN w.first AND w.ok AND w.late_rank <> w.rank THEN w.late_rank END AS peer,
     CASE WHEN w.first THEN w.b END AS fb,
+    CASE WHEN w.first THEN w.esz END AS fesz,
     CASE WHEN n.i IS NOT NULL THEN w.wait ELSE 0 END AS entry
   FROM _kw w LEFT JOIN _ent n ON n.trace = w.trace AND n.rank = w.rank AND n.g = w.g AND n.step = w.step AND n.f = w.file_id AND n.i = w.idx
 ),
@@ -303,7 +306,8 @@ SELECT k.trace, k.rank, k.coll AS collective, k.pg,
   CAST(coalesce(sum(k.fb), 0) AS BIGINT) AS bytes,
   count(k.fb) AS sized,
   CAST(coalesce(sum(k.fb) FILTER (WHERE k.ok), 0) AS BIGINT) AS sized_bytes,
-  CAST(coalesce(sum(k.xfer) FILTER (WHERE k.ok AND k.b IS NOT NULL), 0) AS BIGINT) AS sized_transfer_ns
+  CAST(coalesce(sum(k.xfer) FILTER (WHERE k.ok AND k.b IS NOT NULL), 0) AS BIGINT) AS sized_transfer_ns,
+  CAST(max(k.fesz) AS BIGINT) AS max_elem_bytes
 FROM _ki k LEFT JOIN _peer p ON p.trace = k.trace AND p.rank = k.rank AND p.coll = k.coll AND p.pg = k.pg
 GROUP BY k.trace, k.rank, k.coll, k.pg
 ORDER BY trace, rank, collective, pg

@@ -290,5 +290,6 @@ var presetHeaders = []presetHeader{
 			"sized", "COUNT",
 			"sized_bytes", "BYTES",
 			"sized_transfer_ns", "DURATION_NS",
+			"max_elem_bytes", "BYTES",
 		}},
 }

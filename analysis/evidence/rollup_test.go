@@ -44,7 +44,7 @@ func TestMergeSpec(t *testing.T) {
 		"workload": "trace=key rank=key feature=key example=key count=sum total_ns=sum covered_ns=sum",
 		"collectives": "trace=key rank=key collective=key pg=key count=sum total_ns=sum name_hint=sum instances=sum matched=sum matched_ns=sum " +
 			"wait_ns=sum transfer_ns=sum late=sum lag_ns=sum caused_ns=sum entry_wait_ns=sum late_peer=argmax(late_peer_n) late_peer_n=max group_size=max " +
-			"bytes=sum sized=sum sized_bytes=sum sized_transfer_ns=sum",
+			"bytes=sum sized=sum sized_bytes=sum sized_transfer_ns=sum max_elem_bytes=max",
 	}
 	for _, area := range evidence.Areas {
 		p, ok := sql.Lookup(area)

@@ -29,6 +29,7 @@ type collRow struct {
 	late, lag, caused, entry                                      int64
 	peer                                                          int // -1: none
 	peerN, groupSize, bytes, sized, sizedBytes, sizedXfer         int64
+	maxElem                                                       int64 // max_elem_bytes; 0 when no dtype is known
 }
 
 // collRank sums a rank's collective rows.
@@ -64,7 +65,8 @@ func (c *ctx) collectives() map[string]*collRank {
 			entry: evidence.Int(t, r, "entry_wait_ns"),
 			peer:  -1, peerN: evidence.Int(t, r, "late_peer_n"), groupSize: evidence.Int(t, r, "group_size"),
 			bytes: evidence.Int(t, r, "bytes"), sized: evidence.Int(t, r, "sized"),
-			sizedBytes: evidence.Int(t, r, "sized_bytes"), sizedXfer: evidence.Int(t, r, "sized_transfer_ns")}
+			sizedBytes: evidence.Int(t, r, "sized_bytes"), sizedXfer: evidence.Int(t, r, "sized_transfer_ns"),
+			maxElem: evidence.Int(t, r, "max_elem_bytes")}
 		if evidence.Cell(t, r, "late_peer") != nil && row.peerN > 0 {
 			row.peer = int(evidence.Int(t, r, "late_peer"))
 			cr.peers[row.peer] += row.peerN
@@ -147,6 +149,20 @@ func (cr *collRank) dominant() (coll string, share float64) {
 		share = float64(byColl[best]) / float64(all)
 	}
 	return best, share
+}
+
+// elemBytes is the largest element size of cr's rows of collective coll
+// whose args give a dtype; 0 when none does.
+func (cr *collRank) elemBytes(coll string) int64 {
+	var n int64
+	if cr != nil {
+		for _, r := range cr.rows {
+			if r.coll == coll {
+				n = max(n, r.maxElem)
+			}
+		}
+	}
+	return n
 }
 
 // groupSize is the largest group of cr's rows (the "Group size" arg, or
@@ -403,7 +419,12 @@ func perfBinary(coll string) string {
 // (as overlapFix: no knob that only shortens transfer is prescribed
 // outright). Serving engines' tensor-parallel all-reduces keep
 // overlapFix's fix: they overlap nothing.
-func bandwidthFix(ri evidence.RankInfo, w Workload, coll string, n int64, transfer bool) (fix, snippet string) {
+//
+// elem is the largest element size the collective's args give (0 when
+// none): where it is 2 bytes or less the tensors already travel in half
+// precision, and no fix offers to halve them again
+// (mi300x_resnet_act_checkpoint: DDP's all-reduces carry bf16).
+func bandwidthFix(ri evidence.RankInfo, w Workload, coll string, n, elem int64, transfer bool) (fix, snippet string) {
 	lib, tests := "NCCL", "nccl-tests"
 	if ri.Platform == "rocm" {
 		lib, tests = "RCCL", "rccl-tests"
@@ -427,7 +448,13 @@ func bandwidthFix(ri evidence.RankInfo, w Workload, coll string, n int64, transf
 		fix += " How much of the time is transfer rather than waiting for the last rank is unknown here: collect the collectives area with every rank's trace of the job loaded together (a late rank, not the link, sets the waiting part). If it is transfer, fewer bytes help: "
 	}
 	var bytes string
+	half := elem > 0 && elem <= 2
 	switch {
+	case half && coll == "all_reduce" && w.Known && w.DDP:
+		bytes = "DDP's gradients already travel as 2-byte elements (the all-reduces' args give bf16 or fp16), so a bf16 or fp16 compression hook halves nothing; powerSGD_hook compresses them further, at some cost in accuracy."
+		snippet = ""
+	case half:
+		bytes = "the tensors already travel as 2-byte elements (the collectives' args give bf16 or fp16): send fewer of them."
 	case coll == "all_reduce" && w.Known && w.DDP:
 		bytes = "DDP can send its gradients in half the bytes with a compression hook (default_hooks.bf16_compress_hook or fp16_compress_hook for fp32 gradients; powerSGD_hook cuts more, at some cost in accuracy), or with bf16 gradients."
 		snippet = "from torch.distributed.algorithms.ddp_comm_hooks import default_hooks; model.register_comm_hook(None, default_hooks.bf16_compress_hook)"
@@ -748,7 +775,7 @@ func commExposed(c *ctx) []evidence.Finding {
 			f.Observation = obs + bound + fmt.Sprintf(" How much of it is waiting for a late rank rather than transfer is unknown: %s.", why) + cr.unmatchedBandwidth(c.hostLayout(b.trace, b.rank))
 			f.Scope.Capture = []string{"collectives matched across ranks (to split wait from transfer)"}
 			if boundFix {
-				f.Fix, f.Snippet = bandwidthFix(ri, w, dom, cr.groupSize(), false)
+				f.Fix, f.Snippet = bandwidthFix(ri, w, dom, cr.groupSize(), cr.elemBytes(dom), false)
 				f.Refute = "Loaded together, every rank's trace shows most of this collective time waiting for a late rank (collectives.wait_ns), not transfer."
 				out = append(out, f)
 				continue
@@ -828,7 +855,7 @@ func commExposed(c *ctx) []evidence.Finding {
 		}
 		f.Observation = obs + cr.busBandwidth() + bound
 		if boundFix {
-			f.Fix, f.Snippet = bandwidthFix(ri, w, dom, cr.groupSize(), true)
+			f.Fix, f.Snippet = bandwidthFix(ri, w, dom, cr.groupSize(), cr.elemBytes(dom), true)
 			out = append(out, f)
 			continue
 		}

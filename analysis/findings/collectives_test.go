@@ -633,6 +633,21 @@ func TestCommOutlastsCompute(t *testing.T) {
 			wantSnippet: "default_hooks.bf16_compress_hook",
 		},
 		{
+			// mi300x_resnet_act_checkpoint: DDP's all-reduces already carry bf16.
+			name: "matched DDP transfer already in bf16: no hook that halves the bytes",
+			b: func() *evidence.Bundle {
+				b := matched(20_000_000, "all_reduce", "backward", "ddp")
+				t := b.Tables["collectives"]
+				t.Columns = append(t.Columns, table.Column{Name: "max_elem_bytes", Type: "BIGINT", Unit: "BYTES"})
+				for i := range t.Rows {
+					t.Rows[i] = append(t.Rows[i], int64(2))
+				}
+				return b
+			}(),
+			wantFix: []string{"shorten the collectives themselves", "DDP's gradients already travel as 2-byte elements", "powerSGD_hook"},
+			notFix:  []string{"in half the bytes", "register_comm_hook"},
+		},
+		{
 			name:        "matched FSDP all-gather transfer: mixed precision, not prefetch",
 			b:           matched(20_000_000, "all_gather", "backward", "fsdp"),
 			wantIn:      []string{bound},
