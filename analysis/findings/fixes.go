@@ -287,19 +287,31 @@ func (h HostFrame) sentence(stacksOff string) string {
 }
 
 // stacksOff names the setting that captures the rank again without
-// python stacks: vLLM's (the environment variable for a trace captured
-// before --profiler-config, as withoutStacks decides) and torch.profiler's.
+// python stacks: vLLM's (its worker's own call for a trace captured
+// before VLLM_TORCH_PROFILER_WITH_STACK, as withoutStacks decides) and
+// torch.profiler's.
 func (c *ctx) stacksOff(trace string, rank int) string {
 	const torch = "torch.profiler: with_stack=False"
 	ri := c.rankInfo(trace, rank)
 	if ri.Producer != "vllm" {
 		return torch
 	}
-	if at := ri.BaseTimeNs; at > 0 && time.Unix(0, at).Before(asyncSchedulingArrived) {
-		return "vLLM: VLLM_TORCH_PROFILER_WITH_STACK=0; " + torch
+	if at := ri.BaseTimeNs; at > 0 && time.Unix(0, at).Before(stackSwitchArrived) {
+		return "vLLM: " + stacksHardCoded + "; " + torch
 	}
 	return `vLLM: "torch_profiler_with_stack": false in --profiler-config, VLLM_TORCH_PROFILER_WITH_STACK=0 before v0.13; ` + torch
 }
+
+// stackSwitchArrived is the day vLLM's VLLM_TORCH_PROFILER_WITH_STACK was
+// proposed: its pull request (vLLM #21803, in v0.10.1) was under review on
+// 2025-07-29. Before it, vLLM's worker started torch.profiler with
+// with_stack=True written into the call, and no setting turned stacks off
+// (vllm_mi300x_tp4_rank0, captured on 2025-05-14).
+var stackSwitchArrived = time.Date(2025, 7, 29, 0, 0, 0, 0, time.UTC)
+
+// stacksHardCoded says how a vLLM from before stackSwitchArrived captures
+// without stacks.
+const stacksHardCoded = "this trace's vLLM predates VLLM_TORCH_PROFILER_WITH_STACK (vLLM #21803, v0.10.1) and starts torch.profiler with with_stack=True written into its GPU worker (vllm/v1/worker/gpu_worker.py): set with_stack=False there, or profile on v0.10.1 or later with VLLM_TORCH_PROFILER_WITH_STACK=0"
 
 // inductorCode reports whether a python frame is in the code torch.compile's
 // Inductor generates (its cache is /tmp/torchinductor_<user> unless
@@ -364,14 +376,14 @@ func vllmCompiledEntry(stack []string) bool {
 }
 
 // withoutStacks is the snippet that re-profiles the rank's vLLM server
-// without Python stacks: the --profiler-config of vLLM v0.13 and later,
-// or, for a trace captured before vLLM had async scheduling (so on v0.10
-// or older: the flag is in v0.11's SchedulerConfig, docs/JUDGEMENT.md
-// §5.1), the environment variables of the vLLM it ran (ANCHORS.md §7.1;
-// vllm_mi300x_tp4_rank0, captured on 2025-05-14).
+// without Python stacks: the --profiler-config of vLLM v0.13 and later
+// (the environment variable before it, ANCHORS.md §7.1), or, for a trace
+// captured before vLLM had that variable (stackSwitchArrived), the
+// with_stack argument its GPU worker wrote into the profiler's call
+// (vllm_mi300x_tp4_rank0, captured on 2025-05-14).
 func (c *ctx) withoutStacks(trace string, rank int) string {
-	if at := c.rankInfo(trace, rank).BaseTimeNs; at > 0 && time.Unix(0, at).Before(asyncSchedulingArrived) {
-		return "VLLM_TORCH_PROFILER_DIR=DIR VLLM_TORCH_PROFILER_WITH_STACK=0 vllm serve MODEL  # this trace's vLLM predates --profiler-config (v0.13)"
+	if at := c.rankInfo(trace, rank).BaseTimeNs; at > 0 && time.Unix(0, at).Before(stackSwitchArrived) {
+		return "profiler = torch.profiler.profile(..., with_stack=False)  # in vllm/v1/worker/gpu_worker.py: this trace's vLLM predates VLLM_TORCH_PROFILER_WITH_STACK (v0.10.1)"
 	}
 	return `vllm serve MODEL --profiler-config '{"profiler": "torch", "torch_profiler_dir": "DIR", "torch_profiler_with_stack": false}'  # before v0.13: VLLM_TORCH_PROFILER_WITH_STACK=0`
 }

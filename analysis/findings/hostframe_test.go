@@ -74,12 +74,14 @@ func TestNameHostFrameVLLM(t *testing.T) {
 		t.Errorf("observation does not name the frame with its base: %q", f.Observation)
 	}
 
-	// A trace captured before vLLM had async scheduling ran a vLLM older
-	// than --profiler-config (v0.13): its re-profile is by the environment
-	// variables (vllm_mi300x_tp4_rank0, captured on 2025-05-14); a later
-	// one gets the flag first.
+	// A trace captured before vLLM had VLLM_TORCH_PROFILER_WITH_STACK
+	// (vLLM #21803) ran a worker that wrote with_stack=True into its
+	// profiler call: its re-profile edits that call
+	// (vllm_mi300x_tp4_rank0, captured on 2025-05-14); a later one gets
+	// --profiler-config first, the environment variable before v0.13.
 	for _, c := range []struct{ day, want, not string }{
-		{"2025-05-14", "VLLM_TORCH_PROFILER_WITH_STACK=0 vllm serve MODEL", "--profiler-config '"},
+		{"2025-05-14", "torch.profiler.profile(..., with_stack=False)  # in vllm/v1/worker/gpu_worker.py", "--profiler-config '"},
+		{"2025-09-01", "vllm serve MODEL --profiler-config '", "gpu_worker.py"},
 		{"2026-01-20", "vllm serve MODEL --profiler-config '", "VLLM_TORCH_PROFILER_DIR=DIR"},
 	} {
 		f, ev, gate := hostBoundOn(t, "vllm", true, true, c.day)
@@ -268,14 +270,16 @@ func TestHostFrameTracerDensity(t *testing.T) {
 	fwd := findings.HostFrame{Name: "vllm/model_executor/models/llama.py(374): forward",
 		Stack: []string{"vllm/compilation/decorators.py(167): __call__", "vllm/model_executor/models/llama.py(374): forward"},
 		Leaf:  true, Gaps: 10, Of: 256, Ns: 261_000_000, IdleNs: 278_000_000}
-	const knob = "re-capture without stacks (vLLM: VLLM_TORCH_PROFILER_WITH_STACK=0; torch.profiler: with_stack=False) before reading them as the host's work."
+	// vLLM before VLLM_TORCH_PROFILER_WITH_STACK (vLLM #21803): its
+	// worker wrote with_stack=True into the profiler's call.
+	const knob = "re-capture without stacks (vLLM: this trace's vLLM predates VLLM_TORCH_PROFILER_WITH_STACK (vLLM #21803, v0.10.1) and starts torch.profiler with with_stack=True written into its GPU worker (vllm/v1/worker/gpu_worker.py): set with_stack=False there, or profile on v0.10.1 or later with VLLM_TORCH_PROFILER_WITH_STACK=0; torch.profiler: with_stack=False) before reading them as the host's work."
 	for _, c := range []struct {
 		name          string
 		producer, day string
 		calls, ns     int64
 		want          string // "": no tracer sentence
 	}{
-		{"dense, vLLM before --profiler-config", "vllm", "2025-05-14", 13_409, 3_100_000,
+		{"dense, vLLM before its stack switch", "vllm", "2025-05-14", 13_409, 3_100_000,
 			"The launching thread recorded 13,409 python calls inside these gaps, one every 19.5 µs, whose own time sums to 3.1 ms: with python stacks on, the profiler's per-call cost is part of each gap; " + knob},
 		{"dense, later vLLM", "vllm", "2026-01-20", 13_409, 3_100_000,
 			`re-capture without stacks (vLLM: "torch_profiler_with_stack": false in --profiler-config, VLLM_TORCH_PROFILER_WITH_STACK=0 before v0.13; torch.profiler: with_stack=False)`},
