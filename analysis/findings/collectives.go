@@ -620,7 +620,50 @@ func arrivalStraggler(c *ctx, tr string, rs []*collRank) (evidence.Finding, bool
 		Refute:      "The late rank changes from step to step (a one-off), or the ranks run on hosts whose clocks are not aligned (the start differences are then clock offsets, not arrivals).",
 	}
 	f.Fix, f.Snippet = lateFix(ri, w, top.rank, top.lateColl(), true)
+	if own, med, ok := c.computeVsMedian(tr, top.rank); ok && ri.Producer != "vllm" && ri.Producer != "sglang" && 2*(own-int64(med)) < top.lag {
+		// dlrm_8rank: rank 7 arrives last with its computation 0.4% under
+		// the median rank's; it began step 10 about 7.5 ms after rank 1.
+		// Its computation beyond the median explains under half of its
+		// lead, so balancing that work is not the fix. (Serving engines'
+		// fix already looks outside the kernels.)
+		than := ms(own-int64(med)) + " longer than"
+		if own < int64(med) {
+			than = ms(int64(med)-own) + " shorter than"
+		}
+		f.Fix = fmt.Sprintf("Rank %d arrives last, but its computation explains little of that: it is %s the median rank's (%s), where its lead over the next-latest rank sums to %s, so balancing its GPU work before the collectives is not the fix. "+
+			"Look instead at when it began the step (the wait at each step's first collective, the collectives area's entry_wait_ns, carries every difference in when the ranks began it: the previous step's tail, or each rank's profiler start in the capture's first step) and at its host time before the launches. "+
+			"Capture several consecutive steps on every rank and compare rank %d's host time before each collective with the other ranks' (the ops area per rank).",
+			top.rank, than, signed(float64(own)/med-1), ms(top.lag), top.rank)
+		f.Snippet = ""
+	}
 	return f, true
+}
+
+// computeVsMedian is a rank's computation and the median rank's of its
+// trace (evidence.ComputeMedian, as the ranks area's
+// compute_vs_median_pct); false when the median is unknown.
+func (c *ctx) computeVsMedian(tr string, rank int) (own int64, median float64, ok bool) {
+	var comp, busy []int64
+	own = -1
+	for _, r := range c.ranks {
+		if r.trace != tr {
+			continue
+		}
+		comp, busy = append(comp, r.compute), append(busy, r.busy)
+		if r.rank == rank {
+			own = r.compute
+		}
+	}
+	m, _ := evidence.ComputeMedian(comp, busy)
+	return own, m, own >= 0 && m > 0
+}
+
+// signed is a share with its sign: "+12.3%", "-0.4%".
+func signed(x float64) string {
+	if x > 0 {
+		return "+" + pct(x)
+	}
+	return pct(x)
 }
 
 func computeStraggler(c *ctx, tr string, rs []rankRow, why string) (evidence.Finding, bool) {

@@ -86,7 +86,7 @@ func lateRank3(coll string, producer string, features []string) *evidence.Bundle
 	r0.compute = 30_000_000
 	return multiBundle(producer, features, true,
 		r0, waiter(20_000_000), waiter(25_000_000),
-		rk{compute: 22_000_000, comm: 2_100_000, colls: []cr{{coll: coll, total: 2_100_000, matched: 10, wait: 100_000, xfer: 2_000_000, late: 8, lag: 25_000_000, caused: 75_000_000, peer: nil, groupSize: 4}}})
+		rk{compute: 45_000_000, comm: 2_100_000, colls: []cr{{coll: coll, total: 2_100_000, matched: 10, wait: 100_000, xfer: 2_000_000, late: 8, lag: 25_000_000, caused: 75_000_000, peer: nil, groupSize: 4}}})
 }
 
 // A straggler's impact is only its own lead over the next-latest rank, once
@@ -156,12 +156,30 @@ func TestStragglerIsTheLateArriver(t *testing.T) {
 		wantInFix    []string
 	}{
 		{
-			name:     "torchrec all-to-all: the late rank, not the longest waiter, not the most compute",
+			name:     "torchrec all-to-all: the late rank, not the longest waiter",
 			b:        lateRank3("all_to_all", "profiler_step", []string{"backward", "torchrec", "ddp"}),
 			wantRank: 3, wantStatus: "confirmed",
 			wantInObs:    []string{"Rank 3 was the last of 4 ranks to arrive in 8 of 10 matched collective instances (all_to_all 8)", "by 25.0 ms", "waited 75.0 ms", "Rank 0 has the longest collective kernels", "trace t"},
 			wantInFix:    []string{"Rank 3 arrives last", "sharding plan"},
 			wantNotInFix: []string{"DDP", "bucket_cap_mb"},
+		},
+		{
+			// dlrm_8rank: rank 7 arrives last with its computation 0.4%
+			// under the median rank's.
+			name: "late with no more computation than the median: not the work before the collective",
+			b: func() *evidence.Bundle {
+				b := lateRank3("all_to_all", "profiler_step", []string{"backward", "torchrec"})
+				r := b.Tables["ranks"]
+				for _, row := range r.Rows {
+					if row[r.Col("rank")] == int64(3) {
+						row[r.Col("compute_ns")] = int64(24_000_000)
+					}
+				}
+				return b
+			}(),
+			wantRank: 3, wantStatus: "confirmed",
+			wantInFix:    []string{"Rank 3 arrives last, but its computation explains little of that: it is 2.0 ms longer than the median rank's (+9.1%), where its lead over the next-latest rank sums to 25.0 ms", "entry_wait_ns"},
+			wantNotInFix: []string{"sharding plan"},
 		},
 		{
 			name:     "ddp all-reduce: even out the work, no bucket advice",
