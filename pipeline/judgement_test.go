@@ -771,6 +771,11 @@ func TestJudgementLoaderStart(t *testing.T) {
 	}
 	// The GPU idles through the loading: the refutation fails, and the
 	// finding is confirmed by the idle inside the DataLoader's calls.
+	// Workers slower than the loop: more of them or cheaper samples, not
+	// more prefetching.
+	if !strings.Contains(f.Fix, "a larger prefetch_factor only absorbs uneven batches") || strings.Contains(f.Snippet, "prefetch_factor") {
+		t.Errorf("the DataLoader fix offers prefetching for a steady shortfall: %q | %q", f.Fix, f.Snippet)
+	}
 	// Its base covers every call, the warm-up step's too, and says so.
 	if f.Status != "confirmed" || !strings.Contains(f.Mechanism, "The GPU was idle ") ||
 		!strings.Contains(f.Mechanism, "the loop spent in enumerate(DataLoader) inside the rank's GPU span, the warm-up step included (") {
