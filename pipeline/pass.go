@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/tracebook/tracebook/analysis/pass"
 	"github.com/tracebook/tracebook/analysis/table"
@@ -60,5 +61,6 @@ func runPass(ctx context.Context, eng Engine, p sql.Preset, args []any) (t *tabl
 	return t, true, nil
 }
 
-// disablePass leaves every area to its SQL (the parity test sets it).
-var disablePass bool
+// disablePass leaves every area to its SQL: $TRACEBOOK_NO_PASS set, to time
+// a report with and without the passes side by side.
+var disablePass = os.Getenv("TRACEBOOK_NO_PASS") != ""

@@ -23,7 +23,7 @@ func (d *DB) WriteTable(ctx context.Context, name string, t *table.Table) (err e
 	cols := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
 		if c.Type == "" || strings.ContainsAny(c.Type, ";\"'") {
-			return fmt.Errorf("write %s: column %s has no type", name, c.Name)
+			return fmt.Errorf("write %s: column %s has no usable type (%q)", name, c.Name, c.Type)
 		}
 		cols[i] = quoteIdent(c.Name) + " " + c.Type
 	}
