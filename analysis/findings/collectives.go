@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // The collective rules: who makes the others wait (rank_straggler) and
@@ -633,46 +634,41 @@ func arrivalStraggler(c *ctx, tr string, rs []*collRank) (evidence.Finding, bool
 		f.Fix = fmt.Sprintf("Rank %d arrives last, but its computation explains little of that: it is %s the median rank's (%s), where its lead over the next-latest rank sums to %s, so balancing its GPU work before the collectives is not the fix. "+
 			"Look instead at when it began the step (the wait at each step's first collective, the collectives area's entry_wait_ns, carries every difference in when the ranks began it: the previous step's tail, or each rank's profiler start in the capture's first step) and at its host time before the launches. "+
 			"Capture several consecutive steps on every rank and compare rank %d's host time before each collective with the other ranks' (the ops area per rank).",
-			top.rank, than, signed(float64(own)/med-1), ms(top.lag), top.rank)
+			top.rank, than, table.SignedPct(float64(own)/med-1), ms(top.lag), top.rank)
 		f.Snippet = ""
 	}
 	return f, true
 }
 
-// computeVsMedian is a rank's computation and the median rank's of its
-// trace (evidence.ComputeMedian, as the ranks area's
-// compute_vs_median_pct); false when the median is unknown.
-func (c *ctx) computeVsMedian(tr string, rank int) (own int64, median float64, ok bool) {
+// medianCompute is the median rank's computation in trace tr
+// (evidence.ComputeMedian: the ranks with GPU work, as the ranks area's
+// compute_vs_median_pct); 0 when none has any.
+func (c *ctx) medianCompute(tr string) float64 {
 	var comp, busy []int64
+	for _, r := range c.ranks {
+		if r.trace == tr {
+			comp, busy = append(comp, r.compute), append(busy, r.busy)
+		}
+	}
+	m, _ := evidence.ComputeMedian(comp, busy)
+	return m
+}
+
+// computeVsMedian is a rank's computation and the median rank's of its
+// trace (medianCompute); false when either is unknown.
+func (c *ctx) computeVsMedian(tr string, rank int) (own int64, median float64, ok bool) {
 	own = -1
 	for _, r := range c.ranks {
-		if r.trace != tr {
-			continue
-		}
-		comp, busy = append(comp, r.compute), append(busy, r.busy)
-		if r.rank == rank {
+		if r.trace == tr && r.rank == rank {
 			own = r.compute
 		}
 	}
-	m, _ := evidence.ComputeMedian(comp, busy)
-	return own, m, own >= 0 && m > 0
-}
-
-// signed is a share with its sign: "+12.3%", "-0.4%".
-func signed(x float64) string {
-	if x > 0 {
-		return "+" + pct(x)
-	}
-	return pct(x)
+	median = c.medianCompute(tr)
+	return own, median, own >= 0 && median > 0
 }
 
 func computeStraggler(c *ctx, tr string, rs []rankRow, why string) (evidence.Finding, bool) {
-	comp, busy := make([]int64, len(rs)), make([]int64, len(rs))
-	for i, r := range rs {
-		comp[i], busy[i] = r.compute, r.busy
-	}
-	m, _ := evidence.ComputeMedian(comp, busy)
-	med := int64(m)
+	med := int64(c.medianCompute(tr))
 	top := rs[0]
 	for _, r := range rs {
 		if r.compute > top.compute || (r.compute == top.compute && r.rank < top.rank) {

@@ -522,7 +522,7 @@ func rankEvidence(s *areaSlice) (string, *evidence.Gap) {
 	text := "Across " + strconv.Itoa(len(t.Rows)) + " ranks, compute time runs from " + fmtMs(evidence.Int(t, loC, "compute_ns")) + " (" + label(loC) + ") to " +
 		fmtMs(evidence.Int(t, hiC, "compute_ns")) + " (" + label(hiC)
 	if evidence.Cell(t, hiC, "compute_vs_median_pct") != nil {
-		text += ", " + signedPct(evidence.Float(t, hiC, "compute_vs_median_pct")) + " against the median rank of its trace"
+		text += ", " + table.SignedPct(evidence.Float(t, hiC, "compute_vs_median_pct")/100) + " against the median rank of its trace"
 	}
 	text += "); GPU busy time from " + fmtMs(evidence.Int(t, loB, "busy_ns")) + " (" + label(loB) + ") to " +
 		fmtMs(evidence.Int(t, hiB, "busy_ns")) + " (" + label(hiB) + ")."
@@ -534,15 +534,6 @@ func rankEvidence(s *areaSlice) (string, *evidence.Gap) {
 		text += " Read with care: " + s.void + ", so these times are those of the events kept and the difference between ranks may be the sampling's."
 	}
 	return text, nil
-}
-
-// signedPct writes a percentage in 0..100 units with its sign: "+12.3%".
-func signedPct(p float64) string {
-	s := table.Decimal(p, 1) + "%"
-	if p > 0 {
-		s = "+" + s
-	}
-	return s
 }
 
 func memcpyEvidence(s *areaSlice) (string, *evidence.Gap) {

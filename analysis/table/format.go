@@ -157,6 +157,15 @@ func Runs(vs []int, max int) string {
 // Pct formats a share 0..1 as a percentage with one decimal: "12.3%".
 func Pct(share float64) string { return Decimal(share*100, 1) + "%" }
 
+// SignedPct formats a difference 0..1 as a percentage with its sign:
+// "+12.3%", "-0.4%".
+func SignedPct(share float64) string {
+	if share > 0 {
+		return "+" + Pct(share)
+	}
+	return Pct(share)
+}
+
 // Int formats an integer with grouped thousands: "1,234,567".
 func Int(n int64) string {
 	s := strconv.FormatInt(n, 10)

@@ -350,3 +350,11 @@ func TestShortenDistinctWithinLimit(t *testing.T) {
 		}
 	}
 }
+
+func TestSignedPct(t *testing.T) {
+	for in, want := range map[float64]string{0.123: "+12.3%", -0.004: "-0.4%", 0: "0.0%"} {
+		if got := SignedPct(in); got != want {
+			t.Errorf("SignedPct(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
