@@ -79,6 +79,12 @@
 --     ranges (none of its thread around them): the idle a CUDA-graph replay
 --     of the compiled model can reach (xdit_sd35_mi300x: 370 ms of its 459
 --     ms; the eager text encoders hold most of the rest).
+-- - view_ops: the aten::view and aten::as_strided operators, which make a
+--     view of a tensor without allocating or launching anything: their
+--     mean time (total_ns / count) is what the host takes per operator
+--     call, profiler included (0.3-5 us in the captures of current hosts
+--     tracebook was checked on; 24.6 us on nccl_data_a100, whose host-bound
+--     finding then says to check the host first).
 -- - legacy_categories: events whose cat is Operator, Runtime or Kernel
 --     (kineto up to 2021: about PyTorch 1.8-1.10).
 -- - torch_version: the version a metadata key "torch_version" states (as
@@ -138,7 +144,8 @@ _hfn AS (
       OR regexp_matches(name, '^## (wait_)?sparse_data_dist')) THEN 'torchrec' END,
     CASE WHEN kind <> 'kernel' AND regexp_matches(name, '^## (wait_)?sparse_data_dist') THEN 'torchrec_pipeline' END,
     CASE WHEN kind <> 'kernel' AND starts_with(name, 'enumerate(DataLoader)#_SingleProcessDataLoaderIter') THEN 'dataloader_single' END,
-    CASE WHEN kind <> 'kernel' AND starts_with(name, 'enumerate(DataLoader)#_MultiProcessingDataLoaderIter') THEN 'dataloader_workers' END
+    CASE WHEN kind <> 'kernel' AND starts_with(name, 'enumerate(DataLoader)#_MultiProcessingDataLoaderIter') THEN 'dataloader_workers' END,
+    CASE WHEN kind = 'cpu_op' AND name IN ('aten::view', 'aten::as_strided') THEN 'view_ops' END
   ]) AS feature
   FROM (SELECT DISTINCT kind, name FROM _host)
 ),

@@ -908,3 +908,61 @@ func TestHostFixCompiledIdle(t *testing.T) {
 		}
 	}
 }
+
+// A host whose view operators take SlowViewOpNs or more on average, over
+// SlowViewOpCalls or more calls, runs every operator slowly (nccl_data_a100:
+// 24.6 µs over 2,265 calls): the host-bound finding says so with the
+// figures and its fix opens by checking the host; fewer calls, a faster
+// mean, or python stacks (whose fix re-profiles without them first) add
+// nothing.
+func TestHostFixSlowViews(t *testing.T) {
+	const check = "Check the host before the code: its view operators took "
+	for _, c := range []struct {
+		name          string
+		calls, meanNs int64
+		stacks        bool
+		want          string // "" = no slow-host sentence
+	}{
+		{"nccl_data_a100", 2_265, 24_600, false, "took 24.6 µs on average over 2,265 calls"},
+		{"at the threshold", findings.SlowViewOpCalls, findings.SlowViewOpNs, false, "took 10.0 µs on average over 200 calls"},
+		{"one call too few", findings.SlowViewOpCalls - 1, 30_000, false, ""},
+		{"a nanosecond fast", 5_000, findings.SlowViewOpNs - 1, false, ""},
+		{"python stacks", 2_265, 24_600, true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			work := &table.Table{Columns: cols("trace rank feature example count total_ns covered_ns"),
+				Rows: [][]any{
+					{"t", int64(0), "cpu_ops", "aten::conv2d", int64(900), int64(6_000_000), nil},
+					{"t", int64(0), "view_ops", "aten::view", c.calls, c.calls * c.meanNs, nil},
+				}}
+			b := bundle("profiler_step", "cuda", "NVIDIA A100-SXM4-40GB", 40_000_000, 60_000_000,
+				map[string]*table.Table{"gaps": gapsTable(55_000_000), "workload": work})
+			b.Traces.Rows[0][8] = c.stacks
+			var f *evidence.Finding
+			fs := eval(b, nil)
+			for i := range fs {
+				if fs[i].Rule == "host_bound_idle" {
+					f = &fs[i]
+				}
+			}
+			if f == nil {
+				t.Fatalf("no host-bound finding: %s", rules(fs))
+			}
+			named := strings.Contains(f.Observation, "The host ran operators slowly: aten::view and aten::as_strided")
+			checks := strings.HasPrefix(f.Fix, check)
+			cites := false
+			for _, r := range f.Evidence {
+				cites = cites || (r.Preset == "workload" && r.Where["feature"] == "view_ops")
+			}
+			if c.want == "" {
+				if named || checks || cites {
+					t.Errorf("slow host named %v, fix checks the host %v, cites view_ops %v:\n%s\n%s", named, checks, cites, f.Observation, f.Fix)
+				}
+				return
+			}
+			if !named || !strings.Contains(f.Observation, c.want) || !checks || !cites {
+				t.Errorf("want %q in the observation, the fix opening with the check and the view_ops row cited (%v):\n%s\n%s", c.want, cites, f.Observation, f.Fix)
+			}
+		})
+	}
+}

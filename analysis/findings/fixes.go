@@ -421,8 +421,14 @@ func (c *ctx) forwardFix(trace string, rank int, at HostFrame, hides string) (fi
 // hostFix is the fix for a host-bound GPU: what keeps the launching thread
 // from feeding the GPU, in the producer's terms; at, when it names a
 // frame, is where the rank's longest late-launch gaps sit, and picks the
-// branch.
+// branch. On a slow host it first says to check the host (checkHostFirst).
 func (c *ctx) hostFix(trace string, rank int, at HostFrame) (fix, snippet string) {
+	fix, snippet = c.hostLever(trace, rank, at)
+	return c.checkHostFirst(trace, rank) + fix, snippet
+}
+
+// hostLever is hostFix's lever in the code.
+func (c *ctx) hostLever(trace string, rank int, at HostFrame) (fix, snippet string) {
 	ri := c.rankInfo(trace, rank)
 	w := c.workload(trace, rank)
 	side := ""
@@ -594,7 +600,7 @@ func (c *ctx) launchFix(trace string, rank int, graphs bool) (fix, snippet strin
 	if z := c.zeroGradAside(trace, rank, c.workload(trace, rank)); z != "" {
 		fix += " " + upperFirst(z) + "."
 	}
-	return fix + c.syncsBreakGraphs(trace, rank, true), snippet
+	return c.checkHostFirst(trace, rank) + fix + c.syncsBreakGraphs(trace, rank, true), snippet
 }
 
 // replayReaches begins the host fix's clause on how much GPU idle a graph

@@ -31,6 +31,7 @@ import (
 //	compiled_gpu_idle         CompiledIdleNs
 //	legacy_categories         Era "2021"
 //	torch_version             TorchVersion, TorchMajor
+//	view_ops                  ViewOps, ViewOpsNs
 type Workload struct {
 	// Known is false when the workload area is missing (an older bundle):
 	// every field is then unknown, not false.
@@ -105,6 +106,10 @@ type Workload struct {
 	// Shapes: the operators carry their input shapes (record_shapes=True),
 	// which adds host time to every operator.
 	Shapes bool
+	// ViewOps and ViewOpsNs: the aten::view and aten::as_strided calls and
+	// their summed time (the view_ops feature): their mean is the host's
+	// cost per operator call, profiler included.
+	ViewOps, ViewOpsNs int64
 	// TorchVersion is the PyTorch version the trace's metadata states
 	// ("2.6.0+cu124"), "" when it states none.
 	TorchVersion string
@@ -206,6 +211,9 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			w.CompiledIdleNs = evidence.Int(t, r, "total_ns")
 		case "record_shapes":
 			w.Shapes = true
+		case "view_ops":
+			w.ViewOps += evidence.Int(t, r, "count")
+			w.ViewOpsNs += evidence.Int(t, r, "total_ns")
 		case "legacy_categories":
 			w.Era = "2021"
 		case "torch_version":
