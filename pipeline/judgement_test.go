@@ -2085,3 +2085,20 @@ func TestJudgementSlowHost(t *testing.T) {
 		t.Errorf("dlrm_8rank names a slow host")
 	}
 }
+
+// dlrm_8rank's dense Adagrad runs its for-loop implementation (64 launches
+// for 16 parameters, no _foreach_ operator): rank 7's host fix names
+// foreach=True with the step's 0.567 ms of the rank's 8.3 ms of GPU idle.
+// nccl_data_a100's SGD already runs _foreach_ operators: its fix does not.
+func TestJudgementForeachOptimizer(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "param", "dlrm_8rank"))
+	f := j.one(t, "host_bound_idle")
+	if !strings.Contains(f.Fix, "the optimizer's step (Optimizer.step#Adagrad.step) holds 0.567 ms of the GPU idle (6.8% of 8.3 ms)") ||
+		!strings.Contains(f.Fix, "Adagrad(..., foreach=True)") {
+		t.Errorf("host-bound fix: %s", f.Fix)
+	}
+	n := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "nccl_data_a100"))
+	if strings.Contains(n.md, "foreach=True") {
+		t.Errorf("nccl_data_a100 is told to use foreach, which its SGD already does")
+	}
+}

@@ -71,11 +71,11 @@ func TestWorkloadRealTraces(t *testing.T) {
 	}{
 		{"kineto/resnet50_num_workers_0", false, []int{0}, want{
 			phase: "training (backward operators present)", workers: 0, era: "2021", slowViews: true,
-			features: []string{"backward", "cpu_ops", "dataloader_single", "legacy_categories", "optimizer", "record_shapes", "view_ops"}},
+			features: []string{"backward", "cpu_ops", "dataloader_single", "legacy_categories", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"}},
 			[2]string{"dataloader_single", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"}},
 		{"param/dlrm_8rank", false, []int{0}, want{
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, torchrec: true, workers: 0,
-			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_single", "ddp", "optimizer", "record_shapes", "torchrec", "torchrec_pipeline", "view_ops"}},
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_single", "ddp", "optimizer", "optimizer_gpu_idle", "record_shapes", "torchrec", "torchrec_pipeline", "view_ops"}},
 			[2]string{"ddp", "DistributedDataParallel.forward"}},
 		{"hta/triton_example", false, []int{0}, want{
 			phase: "inference (no backward operator)", compiled: true, inductor: true, workers: -1, torchMajor: 2,
@@ -90,35 +90,35 @@ func TestWorkloadRealTraces(t *testing.T) {
 			features: []string{"compiled", "cpu_ops", "dynamo_frames", "inductor_kernels", "record_shapes", "view_ops"}}, [2]string{}},
 		{"kineto/resnet50_num_workers_4", true, []int{0}, want{
 			phase: "training (backward operators present)", workers: 1, era: "2021", slowViews: true,
-			features: []string{"backward", "cpu_ops", "dataloader_workers", "legacy_categories", "optimizer", "record_shapes", "view_ops"}}, [2]string{}},
+			features: []string{"backward", "cpu_ops", "dataloader_workers", "legacy_categories", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"}}, [2]string{}},
 		{"param/dlrm_8rank", true, []int{0, 1, 2, 3, 4, 5, 6, 7}, want{
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, torchrec: true, workers: 0,
-			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_single", "ddp", "optimizer", "record_shapes", "torchrec", "torchrec_pipeline", "view_ops"}}, [2]string{}},
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_single", "ddp", "optimizer", "optimizer_gpu_idle", "record_shapes", "torchrec", "torchrec_pipeline", "view_ops"}}, [2]string{}},
 		{"tracemap/vllm_h100_tp4_rank0", true, []int{0}, want{
 			phase: "inference (no backward operator)", compiled: true, inductor: true, workers: -1, torchMajor: 2,
 			features: []string{"compiled", "cpu_ops", "dynamo_frames", "inductor_kernels", "view_ops"}}, [2]string{}},
 		{"hta/nccl_data_a100", true, []int{0}, want{
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, workers: -1, slowViews: true,
-			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "ddp", "optimizer", "view_ops"}}, [2]string{}},
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "ddp", "foreach_ops", "optimizer", "optimizer_gpu_idle", "view_ops"}}, [2]string{}},
 		{"hta/negative_queue_length_a100", true, []int{0}, want{
 			// AOTAutograd's CompiledFunction (PyTorch 2.0-era Inductor kernels
 			// named triton__0d1d...) under DDP, with TorchRec's pipeline.
 			phase: "training (backward operators present)", compiled: true, inductor: true, ddp: true, allreduceBwd: true,
 			torchrec: true, workers: -1, torchMajor: 2,
-			features: []string{"allreduce_in_backward", "aot_autograd", "backward", "cpu_ops", "ddp", "inductor_kernels", "optimizer", "record_shapes", "torchrec", "torchrec_pipeline", "view_ops"}}, [2]string{}},
+			features: []string{"allreduce_in_backward", "aot_autograd", "backward", "cpu_ops", "ddp", "inductor_kernels", "optimizer", "optimizer_gpu_idle", "record_shapes", "torchrec", "torchrec_pipeline", "view_ops"}}, [2]string{}},
 		{"hta/df_index_resolver_v100", true, []int{1}, want{
 			// AOTAutograd's CompiledFunction with eager kernels only, captured
 			// in November 2022: functorch's aot_function, not torch.compile.
 			phase: "training (backward operators present)", allreduceBwd: true, workers: -1,
-			features: []string{"allreduce_in_backward", "aot_autograd", "backward", "cpu_ops", "optimizer", "view_ops"}}, [2]string{"aot_autograd", "CompiledFunction"}},
+			features: []string{"allreduce_in_backward", "aot_autograd", "backward", "cpu_ops", "optimizer", "optimizer_gpu_idle", "view_ops"}}, [2]string{"aot_autograd", "CompiledFunction"}},
 		{"hta/trace_diff_control_a100", true, []int{3}, want{
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, torchrec: true, workers: 1,
-			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_workers", "ddp", "optimizer", "record_shapes", "torchrec", "torchrec_pipeline", "view_ops"}}, [2]string{}},
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_workers", "ddp", "optimizer", "optimizer_gpu_idle", "record_shapes", "torchrec", "torchrec_pipeline", "view_ops"}}, [2]string{}},
 		{"tracelens/mi300x_resnet_act_checkpoint", true, []int{0}, want{
 			// Dynamo frames from activation checkpointing's
 			// torch._disable_dynamo: PyTorch 2, not compiled.
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, workers: -1, torchMajor: 2,
-			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "ddp", "dynamo_frames", "optimizer", "record_shapes", "view_ops"}}, [2]string{}},
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "ddp", "dynamo_frames", "foreach_ops", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"}}, [2]string{}},
 		{"tracelens/h100_qwen15_05b_chat", true, []int{0}, want{
 			phase: "inference (no backward operator)", workers: -1, torchMajor: 2, torchVersion: "2.6.0+cu124",
 			features: []string{"cpu_ops", "record_shapes", "torch_version", "view_ops"}}, [2]string{}},

@@ -75,6 +75,13 @@
 --     zeroing every gradient launches a kernel per parameter, with the GPU
 --     idle when the host is behind (resnet50_num_workers_4: 38 ms of its
 --     187 ms of GPU idle).
+-- - optimizer_gpu_idle: the same for the optimizer's Optimizer.step#...
+--     ranges: its for-loop implementation launches a few kernels per
+--     parameter (dlrm_8rank's Adagrad: 64 launches for 16 dense parameters,
+--     0.57 ms of rank 7's 8.3 ms of GPU idle).
+-- - foreach_ops: multi-tensor operators, aten::_foreach_* and
+--     aten::_fused_*: an optimizer's foreach or fused implementation (or
+--     other code) updates a list of tensors in a few launches.
 -- - compiled_gpu_idle: the same for the outermost Torch-Compiled Region
 --     ranges (none of its thread around them): the idle a CUDA-graph replay
 --     of the compiled model can reach (xdit_sd35_mi300x: 370 ms of its 459
@@ -106,7 +113,7 @@
 -- example: One event name that shows it, the first seen: an example of the feature, not the name of every event counted. TEXT
 -- count: Events that show it. COUNT
 -- total_ns: Their summed duration (nested events counted again). DURATION_NS
--- covered_ns: The length of the union of their intervals: the time during which at least one of them ran; for compiled and aot_autograd (dataloader_gpu_idle, zero_grad_gpu_idle, compiled_gpu_idle: the calls' time inside the GPU span; NULL otherwise). DURATION_NS
+-- covered_ns: The length of the union of their intervals: the time during which at least one of them ran; for compiled and aot_autograd (dataloader_gpu_idle, zero_grad_gpu_idle, optimizer_gpu_idle, compiled_gpu_idle: the calls' time inside the GPU span; NULL otherwise). DURATION_NS
 -- KEYED: e.kind IN ('cpu_op', 'annotation', 'other', 'kernel') plus python frames and categories from events
 --
 -- PARAMS: the four of evidence_base: $1 trace (TEXT, '' = every trace), $2
@@ -145,7 +152,8 @@ _hfn AS (
     CASE WHEN kind <> 'kernel' AND regexp_matches(name, '^## (wait_)?sparse_data_dist') THEN 'torchrec_pipeline' END,
     CASE WHEN kind <> 'kernel' AND starts_with(name, 'enumerate(DataLoader)#_SingleProcessDataLoaderIter') THEN 'dataloader_single' END,
     CASE WHEN kind <> 'kernel' AND starts_with(name, 'enumerate(DataLoader)#_MultiProcessingDataLoaderIter') THEN 'dataloader_workers' END,
-    CASE WHEN kind = 'cpu_op' AND name IN ('aten::view', 'aten::as_strided') THEN 'view_ops' END
+    CASE WHEN kind = 'cpu_op' AND name IN ('aten::view', 'aten::as_strided') THEN 'view_ops' END,
+    CASE WHEN kind = 'cpu_op' AND (starts_with(name, 'aten::_foreach_') OR starts_with(name, 'aten::_fused_')) THEN 'foreach_ops' END
   ]) AS feature
   FROM (SELECT DISTINCT kind, name FROM _host)
 ),
@@ -233,10 +241,12 @@ _rs AS (
 _dl AS (
   SELECT h.trace, h.rank, h.pid, h.tid, h.name, greatest(h.ts_ns, s.first_ns) AS ts_ns, least(h.end_ns, s.last_ns) AS end_ns,
     CASE WHEN starts_with(h.name, 'enumerate(DataLoader)#') THEN 'dataloader_gpu_idle'
-      WHEN starts_with(h.name, 'Optimizer.zero_grad#') THEN 'zero_grad_gpu_idle' ELSE 'compiled_gpu_idle' END AS feature
+      WHEN starts_with(h.name, 'Optimizer.zero_grad#') THEN 'zero_grad_gpu_idle'
+      WHEN starts_with(h.name, 'Optimizer.step#') THEN 'optimizer_gpu_idle' ELSE 'compiled_gpu_idle' END AS feature
   FROM _host h JOIN (SELECT trace, rank, min(seg_ts) AS first_ns, max(seg_end) AS last_ns FROM evidence_base_busy GROUP BY ALL) s
     ON s.trace = h.trace AND s.rank = h.rank
   WHERE h.kind <> 'kernel' AND (starts_with(h.name, 'enumerate(DataLoader)#') OR starts_with(h.name, 'Optimizer.zero_grad#')
+      OR starts_with(h.name, 'Optimizer.step#')
       OR (starts_with(h.name, 'Torch-Compiled Region') AND NOT EXISTS (SELECT 1 FROM _host o
         WHERE o.trace = h.trace AND o.rank = h.rank AND o.pid IS NOT DISTINCT FROM h.pid AND o.tid IS NOT DISTINCT FROM h.tid
           AND starts_with(o.name, 'Torch-Compiled Region') AND o.ts_ns <= h.ts_ns AND o.end_ns >= h.end_ns

@@ -966,3 +966,53 @@ func TestHostFixSlowViews(t *testing.T) {
 		})
 	}
 }
+
+// A torch.optim optimizer whose step holds OptimizerIdleShare or more of
+// the GPU idle, on a rank with no multi-tensor operator, runs its for-loop
+// implementation (dlrm_8rank's Adagrad: 64 launches for 16 dense
+// parameters, 6.8% of rank 7's GPU idle): the host fix names foreach=True.
+// Under the share, beside _foreach_ or _fused_ operators, or for an
+// optimizer outside torch.optim (apex's FusedAdam) it says nothing.
+func TestHostFixForeachOptimizer(t *testing.T) {
+	const named = "the optimizer's step (Optimizer.step#Adagrad.step) holds 3.0 ms of the GPU idle (5.0% of 60.0 ms) and updates the parameters one at a time"
+	for _, c := range []struct {
+		name    string
+		step    string
+		idle    int64
+		foreach bool
+		want    string // "" = no optimizer clause
+	}{
+		{"at the share", "Optimizer.step#Adagrad.step", 3_000_000, false, named},
+		{"under the share", "Optimizer.step#Adagrad.step", 2_999_999, false, ""},
+		{"foreach operators ran", "Optimizer.step#Adagrad.step", 12_000_000, true, ""},
+		{"not a torch.optim class", "Optimizer.step#FusedAdam.step", 12_000_000, false, ""},
+		{"SGD", "Optimizer.step#SGD.step", 12_000_000, false, "SGD(..., foreach=True), the default on CUDA from PyTorch 2.0 when foreach is not set"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rows := [][]any{
+				{"t", int64(0), "cpu_ops", "aten::mm", int64(900), int64(6_000_000), nil},
+				{"t", int64(0), "backward", "MmBackward0", int64(300), int64(3_000_000), nil},
+				{"t", int64(0), "optimizer_gpu_idle", c.step, int64(1), c.idle, c.idle + 1_000_000},
+			}
+			if c.foreach {
+				rows = append(rows, []any{"t", int64(0), "foreach_ops", "aten::_foreach_add_", int64(4), int64(400_000), nil})
+			}
+			work := &table.Table{Columns: cols("trace rank feature example count total_ns covered_ns"), Rows: rows}
+			fs := eval(bundle("profiler_step", "cuda", "NVIDIA A100-SXM4-40GB", 40_000_000, 60_000_000,
+				map[string]*table.Table{"gaps": gapsTable(55_000_000), "workload": work}), nil)
+			var fix string
+			for _, f := range fs {
+				if f.Rule == "host_bound_idle" {
+					fix = f.Fix
+				}
+			}
+			if fix == "" {
+				t.Fatalf("no host-bound finding: %s", rules(fs))
+			}
+			got := strings.Contains(fix, "the optimizer's step")
+			if (c.want == "") == got || (c.want != "" && !strings.Contains(fix, c.want)) {
+				t.Errorf("want %q, fix: %s", c.want, fix)
+			}
+		})
+	}
+}

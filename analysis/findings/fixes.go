@@ -572,6 +572,9 @@ func (c *ctx) hostLever(trace string, rank int, at HostFrame) (fix, snippet stri
 	if z := c.zeroGradAside(trace, rank, w); z != "" {
 		parts = append(parts, z)
 	}
+	if o := c.optimizerAside(trace, rank, w); o != "" {
+		parts = append(parts, o)
+	}
 	onThread := w.Training && w.DataLoaderWorkers == 0
 	switch {
 	case share >= c.th["dataloader_share"]:
@@ -597,8 +600,12 @@ func (c *ctx) hostLever(trace string, rank int, at HostFrame) (fix, snippet stri
 // what the steps' host syncs leave of that route.
 func (c *ctx) launchFix(trace string, rank int, graphs bool) (fix, snippet string) {
 	fix, snippet = c.graphRoute(trace, rank, graphs)
-	if z := c.zeroGradAside(trace, rank, c.workload(trace, rank)); z != "" {
+	w := c.workload(trace, rank)
+	if z := c.zeroGradAside(trace, rank, w); z != "" {
 		fix += " " + upperFirst(z) + "."
+	}
+	if o := c.optimizerAside(trace, rank, w); o != "" {
+		fix += " " + upperFirst(o) + "."
 	}
 	return c.checkHostFirst(trace, rank) + fix + c.syncsBreakGraphs(trace, rank, true), snippet
 }
@@ -655,6 +662,38 @@ func (c *ctx) zeroGradAside(trace string, rank int, w Workload) string {
 	}
 	return fmt.Sprintf("the optimizer's zero_grad holds %s of the GPU idle (%s of %s): zeroing each gradient launches a kernel per parameter; optimizer.zero_grad(set_to_none=True) (PyTorch 1.7 or later, the default from 2.0) sets them to None instead, with no kernel (code that reads .grad before the backward then finds None)",
 		ms(w.ZeroGradIdleNs), pct(float64(w.ZeroGradIdleNs)/float64(idle)), ms(idle))
+}
+
+// OptimizerIdleShare is the share of a rank's GPU idle that must fall
+// inside the optimizer's step for the host fixes to name its foreach
+// implementation (our choice: half of ZeroGradIdleShare, as the step
+// does work of its own beside its launches; dlrm_8rank's Adagrad holds
+// 6.8% of rank 7's GPU idle).
+const OptimizerIdleShare = 0.05
+
+// foreachOptimizers are the torch.optim classes with a foreach
+// implementation (their foreach argument), by the name their step range
+// carries (Optimizer.step#Adagrad.step).
+var foreachOptimizers = map[string]bool{"SGD": true, "Adam": true, "AdamW": true, "Adagrad": true, "Adadelta": true,
+	"Adamax": true, "NAdam": true, "RAdam": true, "RMSprop": true, "Rprop": true, "ASGD": true}
+
+// optimizerAside names the foreach implementation of a torch.optim
+// optimizer whose step holds OptimizerIdleShare or more of the rank's GPU
+// idle (and 0.5 ms or more) on a rank with no multi-tensor operator: its
+// for-loop implementation updates the parameters one at a time, a few
+// launches each, and the foreach one updates them all in a few. PyTorch
+// 2.0 and later pick foreach by default on CUDA when the argument is not
+// set (pytorch/pytorch#95241), so such a trace runs an older PyTorch, a
+// device or tensor type outside that default, or foreach=False.
+func (c *ctx) optimizerAside(trace string, rank int, w Workload) string {
+	idle, _ := c.steady(trace, rank)
+	cls := strings.TrimSuffix(strings.TrimPrefix(w.OptimizerStep, "Optimizer.step#"), ".step")
+	if idle <= 0 || w.Foreach || !foreachOptimizers[cls] || w.OptimizerIdleNs < 500_000 ||
+		float64(w.OptimizerIdleNs) < OptimizerIdleShare*float64(idle) {
+		return ""
+	}
+	return fmt.Sprintf("the optimizer's step (%s) holds %s of the GPU idle (%s of %s) and updates the parameters one at a time, a few kernels each (the rank runs no multi-tensor _foreach_ or _fused_ operator); its foreach implementation updates them all in a few launches: %s(..., foreach=True), the default on CUDA from PyTorch 2.0 when foreach is not set",
+		w.OptimizerStep, ms(w.OptimizerIdleNs), pct(float64(w.OptimizerIdleNs)/float64(idle)), ms(idle), cls)
 }
 
 // syncsBreakGraphs is the caveat for a graph fix on a rank whose operators

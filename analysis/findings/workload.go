@@ -28,6 +28,8 @@ import (
 //	dataloader_workers        DataLoaderWorkers 1
 //	dataloader_gpu_idle       LoaderIdleNs, LoaderSpanNs
 //	zero_grad_gpu_idle        ZeroGradIdleNs, ZeroGradSpanNs
+//	optimizer_gpu_idle        OptimizerIdleNs, OptimizerSpanNs, OptimizerStep
+//	foreach_ops               Foreach
 //	compiled_gpu_idle         CompiledIdleNs
 //	legacy_categories         Era "2021"
 //	torch_version             TorchVersion, TorchMajor
@@ -106,6 +108,16 @@ type Workload struct {
 	// Shapes: the operators carry their input shapes (record_shapes=True),
 	// which adds host time to every operator.
 	Shapes bool
+	// OptimizerIdleNs and OptimizerSpanNs: the GPU idle inside the
+	// optimizer's Optimizer.step#... ranges and their time inside the GPU
+	// span (the optimizer_gpu_idle feature); OptimizerStep is the first
+	// range's name ("Optimizer.step#Adagrad.step").
+	OptimizerIdleNs, OptimizerSpanNs int64
+	OptimizerStep                    string
+	// Foreach: the rank ran multi-tensor operators (aten::_foreach_*,
+	// aten::_fused_*, the foreach_ops feature): some optimizer, or other
+	// code, updates its tensors in a few launches, not one at a time.
+	Foreach bool
 	// ViewOps and ViewOpsNs: the aten::view and aten::as_strided calls and
 	// their summed time (the view_ops feature): their mean is the host's
 	// cost per operator call, profiler included.
@@ -211,6 +223,10 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			w.CompiledIdleNs = evidence.Int(t, r, "total_ns")
 		case "record_shapes":
 			w.Shapes = true
+		case "optimizer_gpu_idle":
+			w.OptimizerIdleNs, w.OptimizerSpanNs, w.OptimizerStep = evidence.Int(t, r, "total_ns"), evidence.Int(t, r, "covered_ns"), name
+		case "foreach_ops":
+			w.Foreach = true
 		case "view_ops":
 			w.ViewOps += evidence.Int(t, r, "count")
 			w.ViewOpsNs += evidence.Int(t, r, "total_ns")
