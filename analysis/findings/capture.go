@@ -296,6 +296,12 @@ func Assess(ev *evidence.Evidence) *Gate {
 				// in flight.
 				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event, and the longest waited %s, more than %d times the GPU busy time of the rank's longest step (%s): longer than the rest of one step the capture clipped could run, so the trace does not show what held the device (another process on the GPU, the profiler's start-up, or work queued over several steps before the window; a hypothesis). Start the capture between steps, or leave its first step out.",
 					ms(hw.first), ms(hw.max), HeldStepsMax, ms(step))
+			} else if hw.first < HeldAtStartNs && ri.Producer == "sglang" && readWorkload(ev, rr.trace, rr.rank).SGLangOverlap {
+				// sglang_qwen3_prefilldecode_mi300x: a 493 ms blocking copy
+				// in ForwardBatch.init_new, inside the first step, that
+				// waits on the stream for the previous batch's forward.
+				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event. SGLang's overlap scheduler is on (the trace runs its overlap_utils frames): the GPU runs the previous batch while the host prepares the next one, so a blocking call at the capture's start most likely waited for the previous batch's GPU work, launched before the capture began (a hypothesis: another process on the GPU reads the same). Leave the first step out of steady-state reads: with a batch always in flight, starting the capture between steps does not avoid this.",
+					ms(hw.first))
 			} else if hw.first < HeldAtStartNs {
 				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event: the device was most likely still running work launched before the capture began, the rest of a step it clipped (a hypothesis: another process on the GPU reads the same). Start the capture between steps, or leave its first step out.",
 					ms(hw.first))

@@ -176,12 +176,16 @@ func TestProfilerOverheadNamesTheOperator(t *testing.T) {
 // 0.17 ms in, before a prefill step busy 493 ms); begun later, it is not
 // read that way, nor as the rest of one clipped step when it lasts more
 // than twice the busiest step's GPU time (sglang_qwen3_decode_mi300x: 463
-// ms before a decode step busy 9.8 ms).
+// ms before a decode step busy 9.8 ms). With SGLang's overlap scheduler
+// on, it most likely waited for the previous batch, which the scheduler
+// keeps in flight, so no capture start avoids it.
 func TestHeldWaitAtCaptureStart(t *testing.T) {
 	for _, c := range []struct {
 		first, stepBusy int64
+		overlap         bool // SGLang with its overlap scheduler's frames
 		want, longer    bool
-	}{{170_000, 0, true, false}, {170_000, 493_000_000, true, false}, {170_000, 9_800_000, false, true}, {5_000_000, 9_800_000, false, false}} {
+	}{{170_000, 0, false, true, false}, {170_000, 493_000_000, false, true, false}, {170_000, 9_800_000, false, false, true},
+		{5_000_000, 9_800_000, false, false, false}, {170_000, 493_000_000, true, true, false}} {
 		capture := captureTable(capRow("held_wait", "hipMemcpyWithStream", 1, 493_000_000, 493_000_000, 493_000_000, 493_000_000))
 		capture.Rows[0][capture.Col("first_ns")] = c.first
 		tabs := map[string]*table.Table{"capture": capture}
@@ -189,7 +193,13 @@ func TestHeldWaitAtCaptureStart(t *testing.T) {
 			tabs["steps"] = &table.Table{Columns: cols("trace rank step phase source hypothesis name gpu_busy_ns"),
 				Rows: [][]any{{"t", int64(0), int64(0), "decode", "sglang", false, "step[DECODE bs=32]", c.stepBusy}}}
 		}
-		b := withEvents(bundle("profiler_step", "rocm", "AMD Instinct MI300X", 40_000_000, 60_000_000, tabs), 1000)
+		producer := "profiler_step"
+		if c.overlap {
+			producer = "sglang"
+			tabs["workload"] = &table.Table{Columns: cols("trace rank feature example count total_ns covered_ns"),
+				Rows: [][]any{{"t", int64(0), "sglang_overlap", "sglang/srt/managers/overlap_utils.py(121): alloc_future_indices", int64(1), int64(10_000), nil}}}
+		}
+		b := withEvents(bundle(producer, "rocm", "AMD Instinct MI300X", 40_000_000, 60_000_000, tabs), 1000)
 		detail := artifactDetail(findings.Assess(evidence.Rollup(b, evidence.Filter{})), "held_wait")
 		if detail == "" {
 			t.Fatalf("first at %d ns: no held_wait artifact", c.first)
@@ -200,6 +210,12 @@ func TestHeldWaitAtCaptureStart(t *testing.T) {
 		}
 		if longer := strings.Contains(detail, "more than 2 times the GPU busy time of the rank's longest step (9.8 ms): longer than the rest of one step the capture clipped could run"); longer != c.longer {
 			t.Errorf("first at %d ns, step busy %d ns: longer than a step %v, want %v: %q", c.first, c.stepBusy, longer, c.longer, detail)
+		}
+		// The overlap scheduler keeps a batch in flight: the wait is the
+		// previous batch's, and no capture start avoids it.
+		overlap := strings.Contains(detail, "waited for the previous batch's GPU work") && strings.Contains(detail, "starting the capture between steps does not avoid this")
+		if overlap != c.overlap || (c.overlap && strings.Contains(detail, "the rest of a step it clipped")) {
+			t.Errorf("first at %d ns, overlap scheduler %v: %q", c.first, c.overlap, detail)
 		}
 	}
 }
