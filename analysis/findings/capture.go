@@ -324,7 +324,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 		}
 		if ri.HasPythonStacks {
 			rg.limits = append(rg.limits, limit{rules: map[string]bool{"host_bound_idle": true, "launch_bound": true},
-				why: "python stacks were captured (with_stack=True): the Python tracer inflates host time, so host-bound is at most a hypothesis"})
+				why: tracerLimit})
 		}
 	}
 	g.Artifacts = groupRanks(g.Artifacts)
@@ -714,4 +714,20 @@ func maxStepBusy(ev *evidence.Evidence, trace string, rank int) int64 {
 		}
 	}
 	return most
+}
+
+// tracerLimit is the capture gate's cap on a host-bound or launch-bound
+// finding of a rank with python stacks.
+const tracerLimit = "python stacks were captured (with_stack=True): the Python tracer " + StackCapLimit
+
+// StackCapLimit is what a caveat says where python stacks capped a
+// finding: the capture gate's tracerLimit for python_function events, and
+// the report's for a 2021 capture's Call stack args.
+const StackCapLimit = "inflates host time, so host-bound is at most a hypothesis"
+
+// TracerInflated says whether f was capped for the cost of capturing
+// python stacks (StackCapLimit): the host time its share rests on includes
+// that cost, so the share overstates what a change to the code gains.
+func TracerInflated(f evidence.Finding) bool {
+	return strings.Contains(f.Caveat, StackCapLimit)
 }

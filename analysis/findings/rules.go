@@ -691,6 +691,11 @@ func untracedLeftOut(ns int64) string {
 // capture, which the capture gate's own "None from this capture" keeps.
 const noFixPrefix = "None from this capture: "
 
+// NoFix says whether a finding's fix is another capture, not a change to
+// the workload: the rule's own (noFixPrefix) or the capture gate's, which
+// both open with "None from this capture".
+func NoFix(f evidence.Finding) bool { return strings.HasPrefix(f.Fix, "None from this capture") }
+
 // untracedHost is the host-wait rule's finding where most host-wait time
 // falls in silences of the launching threads: HTA's test holds, but the
 // refutation it names (the host idle too) is met, so it does not claim the

@@ -103,7 +103,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 			d.Summary = append(d.Summary, "The capture holds one step of rank "+strconv.Itoa(f.Rank)+": the verdict rests on that step alone; capture several to see whether it recurs.")
 		}
 	} else {
-		d.Summary = append(d.Summary, noCriticalLine(d.FollowUps, gate.Inconclusive() != ""))
+		d.Summary = append(d.Summary, noCriticalLine(d.FollowUps, gate.Inconclusive() != "", noGPUWork(ev)))
 		if trace, rank, ok := oneRank(ev); ok && len(stepsOf(ev, trace, rank)) == 1 {
 			// vllm_decode_full_mi300x: one decode step, read as the loop.
 			d.Summary = append(d.Summary, "The capture holds one step of rank "+strconv.Itoa(rank)+": what this report reads rests on that step alone; capture several to see whether it holds for the others.")
@@ -1020,7 +1020,7 @@ func expectedImpact(crit []evidence.Finding) string {
 			}
 			idle = i
 		}
-		if t := f.ImpactText(); t != "" {
+		if t := impactText(f); t != "" {
 			if reaches(f) {
 				t += ", its fix at most " + table.Pct(f.FixReach) + " (" + f.FixReachOf + ")"
 			}
@@ -1030,7 +1030,7 @@ func expectedImpact(crit []evidence.Finding) string {
 		}
 	}
 	if len(crit) == 1 {
-		t := crit[0].ImpactText()
+		t := impactText(crit[0])
 		if t == "" {
 			return "The critical issue's share of time is not measured; fixing it should move the constraint to the next lever below."
 		}
@@ -1044,6 +1044,18 @@ func expectedImpact(crit []evidence.Finding) string {
 		". They overlap in time and are shares of different times, so they do not add up; fixing issue 1 should shorten its time by at most its share and move the constraint to the next lever below."
 }
 
+// impactText is the finding's share with its base (Finding.ImpactText),
+// and where the capture gate capped it for the Python tracer's cost
+// (findings.TracerInflated), that the share includes that cost (b200_eager:
+// 84.6% of its GPU span in host waits, captured with_stack=True).
+func impactText(f evidence.Finding) string {
+	t := f.ImpactText()
+	if t != "" && findings.TracerInflated(f) {
+		t += ", measured with Python stacks on, whose tracer inflates the host time it rests on: less without them"
+	}
+	return t
+}
+
 // reaches says whether a finding's fix states that it reaches less of the
 // time than the finding accounts for (Finding.FixReach).
 func reaches(f evidence.Finding) bool {
@@ -1055,17 +1067,25 @@ func reaches(f evidence.Finding) bool {
 // small gains (trace_diff_control_a100: exposed communication 18.9% of
 // its GPU span, host waits 14.3%, both below their critical thresholds;
 // a finding the capture caps at minor can account for more).
+//
+// A follow-up whose fix is another capture (findings.NoFix) names no lever:
+// its share is what this window shows, not a gain (event_sync_multi_stream:
+// 94.6% of a 19.5 ms span of 6 GPU events), so the largest follow-up with
+// a fix is named, or none.
 func followUpImpact(minor []evidence.Finding) string {
 	if len(minor) == 0 {
 		return "No critical issue and no follow-up: no rule names a lever in this slice."
 	}
-	best := minor[0]
-	for _, f := range minor[1:] {
-		if f.Impact > best.Impact {
-			best = f
+	best, found := evidence.Finding{}, false
+	for _, f := range minor {
+		if !findings.NoFix(f) && (!found || f.Impact > best.Impact) {
+			best, found = f, true
 		}
 	}
-	if t := best.ImpactText(); t != "" {
+	if !found {
+		return "No critical issue, and no lever from this capture: each follow-up's fix is another capture, so their shares describe this window, not what a change would gain."
+	}
+	if t := impactText(best); t != "" {
 		return "No critical issue. The largest follow-up (" + best.Title + ") accounts for up to " + t + "."
 	}
 	return "No critical issue; the follow-ups' shares of time are not measured."
@@ -1136,14 +1156,35 @@ func recurringHold(gate *findings.Gate) (findings.Artifact, bool) {
 // findings were capped, not judged minor: the sentence says so rather than
 // call the first follow-up the largest minor issue (amd_mi250_minitoy's 16
 // GPU events, critical_path_alexnet's 168 ms judged of a 12.9 s span).
-func noCriticalLine(followUps []Issue, inconclusive bool) string {
+//
+// A slice without GPU work (a CPU-only capture: torch1.13.1_legacy_smallnet)
+// is not one the rules found healthy: they judge the GPU's time, so none
+// could apply, and the sentence says so.
+func noCriticalLine(followUps []Issue, inconclusive, noGPU bool) string {
 	switch {
 	case len(followUps) > 0 && inconclusive:
 		return "What the rules flagged is under To consider, each capped to a hypothesis by the capture; the first: " + followUps[0].Title + "."
 	case len(followUps) > 0:
 		return "No critical bottleneck in this slice; the largest minor issue: " + followUps[0].Title + "."
+	case noGPU:
+		return "No rule could judge this slice: it holds no GPU work, and the rules judge the GPU's time (see Evidence Gaps); Next lever reads the CPU operators instead."
 	}
 	return "No rule flagged this slice: nothing crosses a threshold with the evidence the trace can show."
+}
+
+// noGPUWork says whether the overview area counts no GPU operation in the
+// slice (false where the area is missing).
+func noGPUWork(ev *evidence.Evidence) bool {
+	t := ev.Table("overview")
+	if t == nil || t.Col("gpu_events") < 0 {
+		return false
+	}
+	for r := range t.Rows {
+		if evidence.Int(t, r, "gpu_events") > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // moreIssuesLine is the summary's count of the critical issues after the

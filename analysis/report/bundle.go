@@ -149,7 +149,7 @@ func capCallStacks(found []evidence.Finding, cv *crossview.Result) []evidence.Fi
 	if cv == nil || cv.Check.Metrics.CallStackOps == 0 || cv.Check.Metrics.PythonFrames > 0 {
 		return found
 	}
-	why := fmt.Sprintf("Python stacks were captured as the Call stack args of %d operators (with_stack=True): stack capture inflates host time, so host-bound is at most a hypothesis.", cv.Check.Metrics.CallStackOps)
+	why := fmt.Sprintf("Python stacks were captured as the Call stack args of %d operators (with_stack=True): stack capture %s.", cv.Check.Metrics.CallStackOps, findings.StackCapLimit)
 	for i := range found {
 		f := &found[i]
 		if (f.Rule == "host_bound_idle" || f.Rule == "launch_bound") && f.Status == "confirmed" {
