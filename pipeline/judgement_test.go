@@ -2102,3 +2102,22 @@ func TestJudgementForeachOptimizer(t *testing.T) {
 		t.Errorf("nccl_data_a100 is told to use foreach, which its SGD already does")
 	}
 }
+
+// h100_owlv2's bfloat16 GEMMs run CUTLASS align1 kernels of the Turing
+// era on its H100 (a 5,185-token sequence): the misaligned-GEMM finding
+// names them and the Hopper fallback. vllm_h100_tp4_rank0's GEMMs run
+// aligned Hopper kernels: no such finding.
+func TestJudgementMisalignedGEMM(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "h100_owlv2"))
+	f := j.one(t, "misaligned_gemm")
+	if !strings.Contains(f.Observation, "took 230 ms in 360 launches") ||
+		!strings.Contains(f.Observation, "230 ms of them are Turing- and Ampere-era kernels (cutlass_75_, cutlass_80_) on this Hopper GPU") {
+		t.Errorf("observation: %s", f.Observation)
+	}
+	v := judge(t, filepath.Join(testutil.SharedTraces(t), "tracemap", "vllm_h100_tp4_rank0"))
+	for _, f := range v.src.Bundle.Findings {
+		if f.Rule == "misaligned_gemm" {
+			t.Errorf("vllm_h100_tp4_rank0: %s", f.Observation)
+		}
+	}
+}

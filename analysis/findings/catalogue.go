@@ -21,7 +21,7 @@ import (
 // its evaluation.
 //
 // Where a rule reads a class of rows or events, the row and the rule share
-// one named predicate (IsFP32SIMT, isHostWait, isLaunchWait, isDataLoader,
+// one named predicate (IsFP32SIMT, IsAlign1GEMM, isHostWait, isLaunchWait, isDataLoader,
 // pageableCopy, isComm, SyncBlocking, eagerElementwise, tinyKernel,
 // slowInstance): the events flagged in Perfetto are the ones the rule
 // counted, and the worst step is where it counted most (catalogue_test.go
@@ -176,7 +176,7 @@ var AnchorWords = map[string]string{
 	"host_wait": "longest host-wait GPU gap", "dataloader": "longest DataLoader call", "comm": "longest communication kernel",
 	"kernel": "longest kernel", "elementwise": "longest eager elementwise or reduction kernel",
 	"memory": "allocator peak", "fp32": "longest fp32 SIMT GEMM or convolution", "slow": "longest slow instance of the finding's kernel",
-	"tiny": "longest tiny kernel", "softmax": "longest eager softmax kernel",
+	"tiny": "longest tiny kernel", "softmax": "longest eager softmax kernel", "align1": "longest align1 GEMM kernel",
 }
 
 // MarkedAnchors are the anchor kinds that are no row of
@@ -184,7 +184,7 @@ var AnchorWords = map[string]string{
 // rule's marks flag among the preset's kernel_name and host_name rows
 // (report.PlaceAnchor), so that the names are judged by the rule's own
 // predicate only.
-var MarkedAnchors = map[string]bool{"dataloader": true, "elementwise": true, "fp32": true, "slow": true, "tiny": true, "softmax": true}
+var MarkedAnchors = map[string]bool{"dataloader": true, "elementwise": true, "fp32": true, "slow": true, "tiny": true, "softmax": true, "align1": true}
 
 // gpuIdle is what a flagged GPU idle gap is.
 const gpuIdle = "GPU idle: no kernel, copy or memset ran on this rank"
@@ -279,6 +279,14 @@ var Rules = []Rule{
 		Marks: &Marks{Event: func(e Event, _ Subject) bool { return e.Kind == "kernel" && eagerSoftmax(e.Class, e.Name) },
 			Named: MarkText{Prefix: "eager softmax: ", What: "an eager softmax kernel, which a fused attention kernel would not run"}},
 		Anchor: "softmax", Constraint: crossview.VerdictGPU},
+	{ID: "misaligned_gemm", Doc: "CUTLASS GEMM kernels built for 1-element alignment (align1) take a share of GPU busy time: a GEMM dimension or leading dimension is not a multiple of 16 bytes, so each load moves one element and the wider kernels are ruled out",
+		Thresholds: []string{"align1_gemm_share", "align1_gemm_critical", "gpu_busy_critical"}, eval: misalignedGEMM,
+		Step: &StepMeasure{What: "GPU time in align1 GEMM kernels", Values: func(b *evidence.Bundle, tr string, rk int, _ Subject) map[int]int64 {
+			return sumSteps(b.Table("kernels"), tr, rk, "total_ns", func(t *table.Table, r int) bool { return IsAlign1GEMM(evidence.Str(t, r, "name")) })
+		}},
+		Marks: &Marks{Event: func(e Event, _ Subject) bool { return e.Kind == "kernel" && IsAlign1GEMM(e.Name) },
+			Named: MarkText{Prefix: "align1 GEMM: ", What: "a CUTLASS GEMM kernel built for 1-element alignment: a dimension or leading dimension not a multiple of 16 bytes"}},
+		Anchor: "align1", Constraint: crossview.VerdictGPU},
 	{ID: "kernel_slow_instances", Doc: "a kernel's slowest instances run far above its median and add up to a share of busy time (shape, clocks or contention)",
 		Thresholds: []string{"slow_instance_ratio", "slow_instance_share", "slow_instance_min_count", "slow_instance_tail"}, eval: slowInstances,
 		Subject: slowSubject,

@@ -147,11 +147,15 @@ func TestMeasureAndMarksAgree(t *testing.T) {
 		"volta_h884gemm_64x64_ldg8_nn", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
 		"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, at::native::FillFunctor<float>)",
 	}
-	for _, n := range kernelNames {
-		counted := stepOf(t, "fp32_no_tensor_cores", findings.Subject{}, "kernels", "name total_ns", n, int64(1000))
-		flagged := flags("fp32_no_tensor_cores", findings.Event{Kind: "kernel", Name: n, Class: "COMP"}, findings.Subject{})
-		if counted != flagged {
-			t.Errorf("fp32_no_tensor_cores: %q counted by the measure %v, flagged %v", n, counted, flagged)
+	kernelNames = append(kernelNames, "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_tn_align1>(Params)",
+		"void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_tn_align1>(Params)", "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_tn_align4>(Params)")
+	for _, rule := range []string{"fp32_no_tensor_cores", "misaligned_gemm"} {
+		for _, n := range kernelNames {
+			counted := stepOf(t, rule, findings.Subject{}, "kernels", "name total_ns", n, int64(1000))
+			flagged := flags(rule, findings.Event{Kind: "kernel", Name: n, Class: "COMP"}, findings.Subject{})
+			if counted != flagged {
+				t.Errorf("%s: %q counted by the measure %v, flagged %v", rule, n, counted, flagged)
+			}
 		}
 	}
 	// The memcpy area's src and dst are what tb_copy_src and tb_copy_dst

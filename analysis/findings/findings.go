@@ -63,6 +63,8 @@ var Catalogue = []Threshold{
 	{"gpu_busy_critical", 0.50, "GPU busy share of the span from which a kernel-side lever (precision, fusion) can be critical: the kernels are most of the time (tb_plugin treats GPU utilization < 50% as low; its converse)"},
 	{"elementwise_share", 0.40, "share of GPU busy time in PyTorch's eager elementwise and reduction kernels that is reported as a fusion lever; critical with the GPU busy at least gpu_busy_critical (our choice)"},
 	{"attention_softmax_share", 0.15, "share of GPU busy time in PyTorch's eager softmax kernels, with no fused attention kernel on the rank and batched matmuls among its operators, that is reported as an unfused attention; critical with the GPU busy at least gpu_busy_critical (our choice)"},
+	{"align1_gemm_share", 0.10, "share of GPU busy time in CUTLASS GEMM kernels built for 1-element alignment (align1: a dimension or leading dimension not a multiple of 16 bytes) that is reported; critical at align1_gemm_critical with the GPU busy at least gpu_busy_critical (our choice)"},
+	{"align1_gemm_critical", 0.30, "the same share that makes the finding critical (our choice, as fp32_simt_critical)"},
 	{"slow_instance_ratio", 2, "a kernel instance at least this many times its name's median duration is slow (our choice)"},
 	{"slow_instance_share", 0.05, "time the slow instances take beyond the median, as a share of GPU busy time, that is reported (our choice)"},
 	{"slow_instance_min_count", 10, "instances of a kernel name needed before its median is trusted (our choice)"},

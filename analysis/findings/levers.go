@@ -985,6 +985,93 @@ func eagerAttention(c *ctx) []evidence.Finding {
 	return out
 }
 
+// --- misaligned_gemm --------------------------------------------------------
+
+// IsAlign1GEMM says whether a kernel is a CUTLASS GEMM built for 1-element
+// alignment: its name carries "gemm" and an "_align1" not followed by a
+// digit (cutlass_80_tensorop_s1688gemm_256x64_16x4_tn_align1). cuBLAS picks
+// such a kernel where a matrix's leading dimension or start is not a
+// multiple of its vector width (16 bytes: 8 half-precision or 4
+// single-precision elements), and each thread then loads one element at a
+// time (h100_owlv2: 230 ms of align1 bfloat16 GEMMs on a sequence of 5,185
+// tokens; negative_queue_length_a100: 119 ms of align1 TF32 GEMMs). An
+// fp32 GEMM on the SIMT path (cutlass_80_simt_sgemm_..._align1) is
+// fp32_no_tensor_cores's, whose fix comes first: it is left out.
+func IsAlign1GEMM(name string) bool {
+	if !strings.Contains(name, "cutlass") || !strings.Contains(name, "gemm") || IsFP32SIMT(name) {
+		return false
+	}
+	for rest := name; ; {
+		i := strings.Index(rest, "_align1")
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len("_align1"):]
+		if rest == "" || rest[0] < '0' || rest[0] > '9' {
+			return true
+		}
+	}
+}
+
+// misalignedGEMM reports a rank whose align1 GEMM kernels (IsAlign1GEMM)
+// take align1_gemm_share or more of its GPU busy time.
+func misalignedGEMM(c *ctx) []evidence.Finding {
+	k := c.ev.Table("kernels")
+	if k == nil {
+		return nil
+	}
+	type acc struct {
+		l     lever
+		align kernelTotal
+		old   int64 // of it, Turing- and Ampere-era kernels (cutlass_75_, cutlass_80_)
+	}
+	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
+		if rr.busy <= 0 {
+			return nil, 0, false
+		}
+		a := &acc{align: c.kernelSum(k, rr, func(class, name string) bool { return class == "COMP" && IsAlign1GEMM(name) })}
+		share := float64(a.align.ns) / float64(rr.busy)
+		if share < c.th["align1_gemm_share"] {
+			return nil, 0, false
+		}
+		a.old = c.kernelSum(k, rr, func(class, name string) bool {
+			return class == "COMP" && IsAlign1GEMM(name) && (strings.Contains(name, "cutlass_75_") || strings.Contains(name, "cutlass_80_"))
+		}).ns
+		a.l = c.leverOf(rr)
+		return a, share, true
+	})
+	var out []evidence.Finding
+	for _, b := range picks {
+		a := b.acc.(*acc)
+		l := a.l
+		obs := fmt.Sprintf("CUTLASS GEMM kernels built for 1-element alignment (align1) took %s in %d launches, %s of GPU busy time; the GPU was busy %s of its span (%s)%s. Largest: %s (%s).",
+			ms(a.align.ns), a.align.count, pct(b.score), pct(l.busyShare()), c.where(b.trace, b.rank), others(b.n),
+			shortName(evidence.Str(k, a.align.top, "name")), ms(evidence.Int(k, a.align.top, "total_ns")))
+		if strings.HasPrefix(l.caps.Family, "Hopper") && a.old > 0 {
+			obs += fmt.Sprintf(" %s of them are Turing- and Ampere-era kernels (cutlass_75_, cutlass_80_) on this Hopper GPU: its own kernels load through TMA, which needs 16-byte-aligned rows, so cuBLAS fell back to older ones.", ms(a.old))
+		}
+		obs += a.align.preNote("align1 GEMM time")
+		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis", Severity: "minor",
+			Title:       "GEMMs on misaligned shapes: cuBLAS runs kernels built for 1-element alignment",
+			Observation: obs,
+			Mechanism:   "A CUTLASS kernel's alignN is the vector width its loads assume, in elements; cuBLAS picks an align1 kernel where a matrix's leading dimension (or its start) is not a multiple of 16 bytes, 8 half-precision or 4 single-precision elements: each thread then loads one element at a time, and the wider, faster kernels are ruled out.",
+			Evidence:    []evidence.Ref{ref("kernels", "rank", itoa(b.rank), "name", "*cutlass*gemm*_align1*"), ref("ranks", "rank", itoa(b.rank))},
+			Impact:      float64(a.align.ns) / float64(l.span()),
+			ImpactOf:    c.shareOf("the GPU span", b.trace, b.rank),
+			Scope:       evidence.Scope{Platforms: []string{"cuda"}},
+			Fix:         "Make the GEMMs' dimensions multiples of 8 (16-bit types; 4 for fp32 and TF32): pad the odd one (a sequence length, hidden, head or vocabulary size, or batch times tokens), or make a sliced or transposed operand contiguous so that its rows start on a 16-byte boundary. With record_shapes=True the operators' Input Dims name the shapes.",
+			Snippet:     "x = torch.nn.functional.pad(x, (0, (-x.shape[-1]) % 8))  # last dimension to a multiple of 8; pad the weights' matching dimension alike",
+			Verify:      "Re-profile: the GEMM kernels' names carry align8 (align4 for fp32), or the GPU's own kernels (sm90 on Hopper), and their time falls.",
+			Refute:      "The kernels stay align1 with every dimension a multiple of 8 and contiguous operands (then another constraint, such as a tiny dimension, picked them), or their time does not fall.",
+		}
+		if b.score >= c.th["align1_gemm_critical"] && l.busyShare() >= c.th["gpu_busy_critical"] {
+			f.Severity = "critical"
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 // --- kernel_slow_instances --------------------------------------------------
 
 // slowFloor is the shortest slow instance of a kernel whose median is p50:

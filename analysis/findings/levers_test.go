@@ -584,3 +584,66 @@ func TestKernelFamily(t *testing.T) {
 		}
 	}
 }
+
+// TestIsAlign1GEMM: a CUTLASS tensor-core GEMM built for 1-element
+// alignment, not one built for 2, 4 or 8, not a convolution or another
+// library's kernel, and not an fp32 SIMT GEMM (fp32_no_tensor_cores's).
+func TestIsAlign1GEMM(t *testing.T) {
+	for name, want := range map[string]bool{
+		"void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_tn_align1>(cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_tn_align1::Params)": true,
+		"void cutlass::Kernel2<cutlass_75_wmma_tensorop_bf16_s161616gemm_bf16_32x32_32x1_nn_align1>(Params)":                                                  true,
+		"void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_tn_align1>(cutlass_80_tensorop_s1688gemm_256x64_16x4_tn_align1::Params)":              true,
+		"cutlass_80_tensorop_s1688gemm_64x64_32x4_nn_align1":                                                                                                  true,
+		"void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_tn_align4>(Params)":                                                                   false,
+		"void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>(Params)":                                                   false,
+		"void cutlass::Kernel<cutlass_80_simt_sgemm_128x64_8x5_nn_align1>(Params)":                                                                            false,
+		"cutlass_80_tensorop_s1688gemm_64x64_32x4_nn_align16":                                                                                                 false,
+		"void cutlass::Kernel<cutlass_80_tensorop_f16_s16816fprop_optimized_f16_128x128_align1>(Params)":                                                      false,
+		"ampere_sgemm_128x64_nn": false,
+	} {
+		if got := findings.IsAlign1GEMM(name); got != want {
+			t.Errorf("IsAlign1GEMM(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestMisalignedGEMM: align1 GEMMs at align1_gemm_share of GPU busy time
+// are reported, critical at align1_gemm_critical with the GPU busy at
+// least gpu_busy_critical; on a Hopper GPU the Turing- and Ampere-era
+// kernels among them are named (h100_owlv2: cutlass_75_ kernels on H100).
+func TestMisalignedGEMM(t *testing.T) {
+	const old = "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_tn_align1>(Params)"
+	const hopper = "of them are Turing- and Ampere-era kernels (cutlass_75_, cutlass_80_) on this Hopper GPU"
+	for _, c := range []struct {
+		name      string
+		gpu       string
+		busy, ns  int64
+		want, say string // want: rules(fs); say: in the observation
+	}{
+		{"at the share", "NVIDIA A100-SXM4-40GB", 60_000_000, 6_000_000, "misaligned_gemm:minor:hypothesis", "10.0% of GPU busy time"},
+		{"under the share", "NVIDIA A100-SXM4-40GB", 60_000_000, 5_999_999, "", ""},
+		{"critical", "NVIDIA A100-SXM4-40GB", 60_000_000, 18_000_000, "misaligned_gemm:critical:hypothesis", "30.0% of GPU busy time"},
+		{"critical share, idle GPU", "NVIDIA A100-SXM4-40GB", 40_000_000, 12_000_000, "misaligned_gemm:minor:hypothesis", ""},
+		{"Hopper", "NVIDIA H100 80GB HBM3", 60_000_000, 18_000_000, "misaligned_gemm:critical:hypothesis", hopper},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k := map[string]*table.Table{"kernels": kernelsTable(old, c.ns)}
+			fs := eval(bundle("profiler_step", "cuda", c.gpu, c.busy, 100_000_000-c.busy, k), nil)
+			var got []evidence.Finding
+			for _, f := range fs {
+				if f.Rule == "misaligned_gemm" {
+					got = append(got, f)
+				}
+			}
+			if rules(got) != c.want {
+				t.Fatalf("findings %q, want %q", rules(got), c.want)
+			}
+			if c.want == "" {
+				return
+			}
+			if !strings.Contains(got[0].Observation, c.say) || strings.Contains(got[0].Observation, hopper) != (c.say == hopper) {
+				t.Errorf("observation %q, want %q", got[0].Observation, c.say)
+			}
+		})
+	}
+}
