@@ -2105,14 +2105,24 @@ func TestJudgementForeachOptimizer(t *testing.T) {
 
 // h100_owlv2's bfloat16 GEMMs run CUTLASS align1 kernels of the Turing
 // era on its H100 (a 5,185-token sequence): the misaligned-GEMM finding
-// names them and the Hopper fallback. vllm_h100_tp4_rank0's GEMMs run
+// names them and the Hopper fallback, and its fix the attention they
+// belong to. vllm_h100_tp4_rank0's GEMMs run
 // aligned Hopper kernels: no such finding.
 func TestJudgementMisalignedGEMM(t *testing.T) {
 	j := judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "h100_owlv2"))
 	f := j.one(t, "misaligned_gemm")
 	if !strings.Contains(f.Observation, "took 230 ms in 360 launches") ||
-		!strings.Contains(f.Observation, "230 ms of them are Turing- and Ampere-era kernels (cutlass_75_, cutlass_80_) on this Hopper GPU") {
+		!strings.Contains(f.Observation, "230 ms of them are Turing-era (cutlass_75_) kernels on this Hopper GPU") {
 		t.Errorf("observation: %s", f.Observation)
+	}
+	// They are its eager attention's QK^T and PV: fusing it is the fix.
+	if !strings.HasPrefix(f.Fix, "These are most likely the batched matmuls of the unfused attention (aten::bmm and baddbmm ran 230 ms of GPU work") {
+		t.Errorf("fix: %s", f.Fix)
+	}
+	// negative_queue_length_a100's align1 TF32 GEMMs are no attention's.
+	n := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "negative_queue_length_a100"))
+	if g := n.one(t, "misaligned_gemm"); !strings.HasPrefix(g.Fix, "Make the GEMMs' dimensions multiples of 8") {
+		t.Errorf("negative_queue_length_a100 fix: %s", g.Fix)
 	}
 	v := judge(t, filepath.Join(testutil.SharedTraces(t), "tracemap", "vllm_h100_tp4_rank0"))
 	for _, f := range v.src.Bundle.Findings {

@@ -70,7 +70,7 @@ func TestWorkloadRealTraces(t *testing.T) {
 		example [2]string // a feature and the name it must quote, when set
 	}{
 		{"kineto/resnet50_num_workers_0", false, []int{0}, want{
-			phase: "training (backward operators present)", workers: 0, era: "2021", slowViews: true,
+			phase: "training (backward operators present)", workers: 0, era: "2021",
 			features: []string{"backward", "cpu_ops", "dataloader_single", "legacy_categories", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"}},
 			[2]string{"dataloader_single", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"}},
 		{"param/dlrm_8rank", false, []int{0}, want{
@@ -89,7 +89,7 @@ func TestWorkloadRealTraces(t *testing.T) {
 			phase: "inference (no backward operator)", compiled: true, inductor: true, workers: -1, torchMajor: 2,
 			features: []string{"compiled", "cpu_ops", "dynamo_frames", "inductor_kernels", "record_shapes", "view_ops"}}, [2]string{}},
 		{"kineto/resnet50_num_workers_4", true, []int{0}, want{
-			phase: "training (backward operators present)", workers: 1, era: "2021", slowViews: true,
+			phase: "training (backward operators present)", workers: 1, era: "2021",
 			features: []string{"backward", "cpu_ops", "dataloader_workers", "legacy_categories", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"}}, [2]string{}},
 		{"param/dlrm_8rank", true, []int{0, 1, 2, 3, 4, 5, 6, 7}, want{
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, torchrec: true, workers: 0,
@@ -113,7 +113,7 @@ func TestWorkloadRealTraces(t *testing.T) {
 			features: []string{"allreduce_in_backward", "aot_autograd", "backward", "cpu_ops", "optimizer", "optimizer_gpu_idle", "view_ops"}}, [2]string{"aot_autograd", "CompiledFunction"}},
 		{"hta/trace_diff_control_a100", true, []int{3}, want{
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, torchrec: true, workers: 1,
-			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_workers", "ddp", "optimizer", "optimizer_gpu_idle", "record_shapes", "torchrec", "torchrec_pipeline", "view_ops"}}, [2]string{}},
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_workers", "ddp", "optimizer", "optimizer_gpu_idle", "record_shapes", "torchrec", "torchrec_pipeline"}}, [2]string{}},
 		{"tracelens/mi300x_resnet_act_checkpoint", true, []int{0}, want{
 			// Dynamo frames from activation checkpointing's
 			// torch._disable_dynamo: PyTorch 2, not compiled.

@@ -87,11 +87,13 @@
 --     of the compiled model can reach (xdit_sd35_mi300x: 370 ms of its 459
 --     ms; the eager text encoders hold most of the rest).
 -- - view_ops: the aten::view and aten::as_strided operators, which make a
---     view of a tensor without allocating or launching anything: their
---     mean time (total_ns / count) is what the host takes per operator
---     call, profiler included (0.3-5 us in the captures of current hosts
---     tracebook was checked on; 24.6 us on nccl_data_a100, whose host-bound
---     finding then says to check the host first).
+--     view of a tensor without allocating or launching anything, and which
+--     recorded no "Call stack" (a 2021 capture with with_stack=True walks
+--     the stack for each operator of the Python thread): their mean time
+--     (total_ns / count) is what the host and the profiler's recording take
+--     per operator call (0.3-5 us in the captures of current hosts tracebook
+--     was checked on; 24.6 us on nccl_data_a100, whose host-bound finding is
+--     then capped and its fix checks the host first).
 -- - legacy_categories: events whose cat is Operator, Runtime or Kernel
 --     (kineto up to 2021: about PyTorch 1.8-1.10).
 -- - torch_version: the version a metadata key "torch_version" states (as
@@ -152,7 +154,6 @@ _hfn AS (
     CASE WHEN kind <> 'kernel' AND regexp_matches(name, '^## (wait_)?sparse_data_dist') THEN 'torchrec_pipeline' END,
     CASE WHEN kind <> 'kernel' AND starts_with(name, 'enumerate(DataLoader)#_SingleProcessDataLoaderIter') THEN 'dataloader_single' END,
     CASE WHEN kind <> 'kernel' AND starts_with(name, 'enumerate(DataLoader)#_MultiProcessingDataLoaderIter') THEN 'dataloader_workers' END,
-    CASE WHEN kind = 'cpu_op' AND name IN ('aten::view', 'aten::as_strided') THEN 'view_ops' END,
     CASE WHEN kind = 'cpu_op' AND (starts_with(name, 'aten::_foreach_') OR starts_with(name, 'aten::_fused_')) THEN 'foreach_ops' END
   ]) AS feature
   FROM (SELECT DISTINCT kind, name FROM _host)
@@ -233,6 +234,23 @@ _rs AS (
     CAST(NULL AS BIGINT) AS ts_ns, CAST(0 AS BIGINT) AS dur_ns
   FROM _rs0 r, tb_dict d
 ),
+-- The view operators that recorded no stack: a 2021 capture with
+-- with_stack=True writes a "Call stack" arg on the operators of the thread
+-- that ran Python, and walking it is part of their time (resnet50_num_workers_0:
+-- 19 µs on the main thread, 4 µs on the autograd thread).
+_vo0 AS MATERIALIZED (
+  SELECT e.trace_id, e.rank, e.name_id, e.ts_ns, e.dur_ns
+  FROM tb_events e JOIN _t0 t ON t.trace_id = e.trace_id
+  WHERE e.kind = 'cpu_op' AND e.name_id IN (SELECT id FROM tb_strings WHERE s IN ('aten::view', 'aten::as_strided'))
+    AND (e.args IS NULL OR NOT contains(e.args, '"Call stack"'))
+    AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
+    AND ($3::BIGINT <= 0 OR e.ts_ns - t.t0 >= $3::BIGINT)
+    AND ($4::BIGINT <= 0 OR e.ts_ns - t.t0 < $4::BIGINT)
+),
+_vo AS (
+  SELECT d.strings[v.trace_id + 1] AS trace, v.rank, 'view_ops' AS feature, d.strings[v.name_id + 1] AS name, v.ts_ns, v.dur_ns
+  FROM _vo0 v, tb_dict d
+),
 -- The DataLoader's calls and the optimizer's zero_grad ranges clipped to
 -- the rank's GPU span, and the GPU busy time inside each: a few calls a
 -- step against the busy segments. The
@@ -271,6 +289,8 @@ _all AS MATERIALIZED (
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _rs
   UNION ALL
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _dli
+  UNION ALL
+  SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _vo
 ),
 -- The union of the compiled and aot_autograd features' intervals, each
 -- (what the eager-vLLM rule weighs): the end of the events before each one (max-end-so-far), so that

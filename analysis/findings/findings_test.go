@@ -912,7 +912,8 @@ func TestHostFixCompiledIdle(t *testing.T) {
 // A host whose view operators take SlowViewOpNs or more on average, over
 // SlowViewOpCalls or more calls, runs every operator slowly (nccl_data_a100:
 // 24.6 µs over 2,265 calls): the host-bound finding says so with the
-// figures and its fix opens by checking the host; fewer calls, a faster
+// figures, is capped at a hypothesis, and its fix opens by checking the
+// host; fewer calls, a faster
 // mean, or python stacks (whose fix re-profiles without them first) add
 // nothing.
 func TestHostFixSlowViews(t *testing.T) {
@@ -962,6 +963,9 @@ func TestHostFixSlowViews(t *testing.T) {
 			}
 			if !named || !strings.Contains(f.Observation, c.want) || !checks || !cites {
 				t.Errorf("want %q in the observation, the fix opening with the check and the view_ops row cited (%v):\n%s\n%s", c.want, cites, f.Observation, f.Fix)
+			}
+			if f.Status != "hypothesis" || !strings.Contains(f.Caveat, "the host time the verdict rests on is inflated, by the profiler or a slow host") {
+				t.Errorf("status %q, caveat %q: want a hypothesis capped for the slow host", f.Status, f.Caveat)
 			}
 		})
 	}

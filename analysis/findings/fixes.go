@@ -680,8 +680,8 @@ var foreachOptimizers = map[string]bool{"SGD": true, "Adam": true, "AdamW": true
 // optimizerAside names the foreach implementation of a torch.optim
 // optimizer whose step holds OptimizerIdleShare or more of the rank's GPU
 // idle (and 0.5 ms or more) on a rank with no multi-tensor operator: its
-// for-loop implementation updates the parameters one at a time, a few
-// launches each, and the foreach one updates them all in a few. PyTorch
+// for-loop implementation updates the parameters one at a time, a kernel
+// or more each, and the foreach one updates them all in a few. PyTorch
 // 2.0 and later pick foreach by default on CUDA when the argument is not
 // set (pytorch/pytorch#95241), so such a trace runs an older PyTorch, a
 // device or tensor type outside that default, or foreach=False.
@@ -692,7 +692,7 @@ func (c *ctx) optimizerAside(trace string, rank int, w Workload) string {
 		float64(w.OptimizerIdleNs) < OptimizerIdleShare*float64(idle) {
 		return ""
 	}
-	return fmt.Sprintf("the optimizer's step (%s) holds %s of the GPU idle (%s of %s) and updates the parameters one at a time, a few kernels each (the rank runs no multi-tensor _foreach_ or _fused_ operator); its foreach implementation updates them all in a few launches: %s(..., foreach=True), the default on CUDA from PyTorch 2.0 when foreach is not set",
+	return fmt.Sprintf("the optimizer's step (%s) holds %s of the GPU idle (%s of %s) and updates the parameters one at a time, a kernel or more each (the rank runs no multi-tensor _foreach_ or _fused_ operator); its foreach implementation updates them all in a few launches: %s(..., foreach=True), the default on CUDA from PyTorch 2.0 when foreach is not set",
 		w.OptimizerStep, ms(w.OptimizerIdleNs), pct(float64(w.OptimizerIdleNs)/float64(idle)), ms(idle), cls)
 }
 

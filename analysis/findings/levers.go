@@ -1021,9 +1021,10 @@ func misalignedGEMM(c *ctx) []evidence.Finding {
 		return nil
 	}
 	type acc struct {
-		l     lever
-		align kernelTotal
-		old   int64 // of it, Turing- and Ampere-era kernels (cutlass_75_, cutlass_80_)
+		l          lever
+		align      kernelTotal
+		sm75, sm80 int64 // of it, Turing- and Ampere-era kernels (cutlass_75_, cutlass_80_)
+		bmmNs      int64 // the GPU time of aten::bmm and baddbmm beside an eager softmax
 	}
 	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		if rr.busy <= 0 {
@@ -1034,9 +1035,15 @@ func misalignedGEMM(c *ctx) []evidence.Finding {
 		if share < c.th["align1_gemm_share"] {
 			return nil, 0, false
 		}
-		a.old = c.kernelSum(k, rr, func(class, name string) bool {
-			return class == "COMP" && IsAlign1GEMM(name) && (strings.Contains(name, "cutlass_75_") || strings.Contains(name, "cutlass_80_"))
-		}).ns
+		era := func(prefix string) int64 {
+			return c.kernelSum(k, rr, func(class, name string) bool {
+				return class == "COMP" && IsAlign1GEMM(name) && strings.Contains(name, prefix)
+			}).ns
+		}
+		a.sm75, a.sm80 = era("cutlass_75_"), era("cutlass_80_")
+		if c.kernelSum(k, rr, eagerSoftmax).ns > 0 && c.kernelSum(k, rr, func(class, name string) bool { return class == "COMP" && fusedAttention(name) }).top < 0 {
+			a.bmmNs = c.opSum(rr.trace, rr.rank, "gpu_ns", "aten::bmm", "aten::baddbmm")
+		}
 		a.l = c.leverOf(rr)
 		return a, share, true
 	})
@@ -1047,8 +1054,15 @@ func misalignedGEMM(c *ctx) []evidence.Finding {
 		obs := fmt.Sprintf("CUTLASS GEMM kernels built for 1-element alignment (align1) took %s in %d launches, %s of GPU busy time; the GPU was busy %s of its span (%s)%s. Largest: %s (%s).",
 			ms(a.align.ns), a.align.count, pct(b.score), pct(l.busyShare()), c.where(b.trace, b.rank), others(b.n),
 			shortName(evidence.Str(k, a.align.top, "name")), ms(evidence.Int(k, a.align.top, "total_ns")))
-		if strings.HasPrefix(l.caps.Family, "Hopper") && a.old > 0 {
-			obs += fmt.Sprintf(" %s of them are Turing- and Ampere-era kernels (cutlass_75_, cutlass_80_) on this Hopper GPU: its own kernels load through TMA, which needs 16-byte-aligned rows, so cuBLAS fell back to older ones.", ms(a.old))
+		if old := a.sm75 + a.sm80; strings.HasPrefix(l.caps.Family, "Hopper") && old > 0 {
+			var eras []string
+			if a.sm75 > 0 {
+				eras = append(eras, "Turing-era (cutlass_75_)")
+			}
+			if a.sm80 > 0 {
+				eras = append(eras, "Ampere-era (cutlass_80_)")
+			}
+			obs += fmt.Sprintf(" %s of them are %s kernels on this Hopper GPU: its own kernels load through TMA, which needs 16-byte-aligned rows, so cuBLAS fell back to older ones.", ms(old), strings.Join(eras, " and "))
 		}
 		obs += a.align.preNote("align1 GEMM time")
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis", Severity: "minor",
@@ -1059,10 +1073,15 @@ func misalignedGEMM(c *ctx) []evidence.Finding {
 			Impact:      float64(a.align.ns) / float64(l.span()),
 			ImpactOf:    c.shareOf("the GPU span", b.trace, b.rank),
 			Scope:       evidence.Scope{Platforms: []string{"cuda"}},
-			Fix:         "Make the GEMMs' dimensions multiples of 8 (16-bit types; 4 for fp32 and TF32): pad the odd one (a sequence length, hidden, head or vocabulary size, or batch times tokens), or make a sliced or transposed operand contiguous so that its rows start on a 16-byte boundary. With record_shapes=True the operators' Input Dims name the shapes.",
+			Fix:         "Make the GEMMs' dimensions multiples of 8 (16-bit types; 4 for fp32 and TF32): pad the odd one (a sequence length, hidden, head or vocabulary size, or batch times tokens), or make a sliced or transposed operand contiguous so that its rows start on a 16-byte boundary. With record_shapes=True the operators' Input Dims name the shapes (not those of kernels a CUDA graph replays).",
 			Snippet:     "x = torch.nn.functional.pad(x, (0, (-x.shape[-1]) % 8))  # last dimension to a multiple of 8; pad the weights' matching dimension alike",
 			Verify:      "Re-profile: the GEMM kernels' names carry align8 (align4 for fp32), or the GPU's own kernels (sm90 on Hopper), and their time falls.",
 			Refute:      "The kernels stay align1 with every dimension a multiple of 8 and contiguous operands (then another constraint, such as a tiny dimension, picked them), or their time does not fall.",
+		}
+		if 2*a.bmmNs >= a.align.ns {
+			// h100_owlv2: the align1 kernels are its eager attention's
+			// QK^T and PV batched matmuls over a 5,185-token sequence.
+			f.Fix = fmt.Sprintf("These are most likely the batched matmuls of the unfused attention (aten::bmm and baddbmm ran %s of GPU work beside eager softmax kernels): fusing the attention (see the unfused-attention issue) replaces them with one kernel per layer that never stores the score matrix, whatever the sequence length. Elsewhere, ", ms(a.bmmNs)) + lowerFirst(f.Fix)
 		}
 		if b.score >= c.th["align1_gemm_critical"] && l.busyShare() >= c.th["gpu_busy_critical"] {
 			f.Severity = "critical"

@@ -1159,14 +1159,16 @@ func recurringHold(gate *findings.Gate) (findings.Artifact, bool) {
 //
 // A slice without GPU work (a CPU-only capture: torch1.13.1_legacy_smallnet)
 // is not one the rules found healthy: they judge the GPU's time, so none
-// could apply, and the sentence says so.
+// could apply, and the sentence says so (unless the capture gate found the
+// capture inconclusive, which the summary's first line says: a CUPTI
+// counter capture's kernels are range records, not GPU operations).
 func noCriticalLine(followUps []Issue, inconclusive, noGPU bool) string {
 	switch {
 	case len(followUps) > 0 && inconclusive:
 		return "What the rules flagged is under To consider, each capped to a hypothesis by the capture; the first: " + followUps[0].Title + "."
 	case len(followUps) > 0:
 		return "No critical bottleneck in this slice; the largest minor issue: " + followUps[0].Title + "."
-	case noGPU:
+	case noGPU && !inconclusive:
 		return "No rule could judge this slice: it holds no GPU work, and the rules judge the GPU's time (see Evidence Gaps); Next lever reads the CPU operators instead."
 	}
 	return "No rule flagged this slice: nothing crosses a threshold with the evidence the trace can show."

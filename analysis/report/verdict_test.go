@@ -555,6 +555,9 @@ func TestNoCriticalLine(t *testing.T) {
 		{"nothing flagged, inconclusive capture", nil, true, false, "No rule flagged this slice: nothing crosses a threshold with the evidence the trace can show."},
 		// torch1.13.1_legacy_smallnet: a CPU-only run, which no rule judges.
 		{"no GPU work", nil, false, true, "No rule could judge this slice: it holds no GPU work, and the rules judge the GPU's time (see Evidence Gaps); Next lever reads the CPU operators instead."},
+		// cupti_profiler: a counter capture, inconclusive, whose kernels are
+		// range records: the first line says why nothing is read.
+		{"no GPU work, inconclusive capture", nil, true, true, "No rule flagged this slice: nothing crosses a threshold with the evidence the trace can show."},
 	} {
 		if got := noCriticalLine(c.followUps, c.inconclusive, c.noGPU); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
