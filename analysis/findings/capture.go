@@ -259,6 +259,14 @@ func Assess(ev *evidence.Evidence) *Gate {
 				continue // the profiler's buffer flushes while the GPU ran: nothing to leave out
 			}
 			a := artifactOf(rr.trace, rr.rank, where, x.count, x.total, x.max, x.idle, x.name, kind)
+			if step := maxStepBusy(ev, rr.trace, rr.rank); kind == "held" && x.first < HeldAtStartNs && sglangOverlap(ev, ri, rr.trace, rr.rank) &&
+				(step <= 0 || x.max <= HeldStepsMax*step) {
+				// sglang_qwen3_prefilldecode_mi300x: the 493 ms before the
+				// first step's own work is the previous batch's (held_wait
+				// below reads the same); a hold longer than HeldStepsMax
+				// steps is not one batch (sglang_qwen3_decode_mi300x).
+				a.Detail += " SGLang's overlap scheduler is on and the first such interval begins at the capture's start: the device was most likely running the previous batch, launched before the capture on the same stream, which the trace does not show; that time is not idle in the run."
+			}
 			if kind == "held" && x.steps >= RecurMinSteps && 5*x.steps >= 4*rr.steps {
 				a.Recurs, a.Steps, a.OfAll = true, x.steps, rr.steps
 				a.Title = "GPU idle with launched work waiting, step after step (a dependency, or work the trace does not show)"
@@ -296,7 +304,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 				// in flight.
 				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event, and the longest waited %s, more than %d times the GPU busy time of the rank's longest step (%s): longer than the rest of one step the capture clipped could run, so the trace does not show what held the device (another process on the GPU, the profiler's start-up, or work queued over several steps before the window; a hypothesis). Start the capture between steps, or leave its first step out.",
 					ms(hw.first), ms(hw.max), HeldStepsMax, ms(step))
-			} else if hw.first < HeldAtStartNs && ri.Producer == "sglang" && readWorkload(ev, rr.trace, rr.rank).SGLangOverlap {
+			} else if hw.first < HeldAtStartNs && sglangOverlap(ev, ri, rr.trace, rr.rank) {
 				// sglang_qwen3_prefilldecode_mi300x: a 493 ms blocking copy
 				// in ForwardBatch.init_new, inside the first step, that
 				// waits on the stream for the previous batch's forward.
@@ -730,4 +738,11 @@ const StackCapLimit = "inflates host time, so host-bound is at most a hypothesis
 // that cost, so the share overstates what a change to the code gains.
 func TracerInflated(f evidence.Finding) bool {
 	return strings.Contains(f.Caveat, StackCapLimit)
+}
+
+// sglangOverlap says whether a rank is SGLang's with its overlap scheduler
+// on (the trace runs its overlap_utils frames): the GPU runs the previous
+// batch while the host prepares the next, so a batch is always in flight.
+func sglangOverlap(ev *evidence.Evidence, ri evidence.RankInfo, trace string, rank int) bool {
+	return ri.Producer == "sglang" && readWorkload(ev, trace, rank).SGLangOverlap
 }
