@@ -2131,3 +2131,16 @@ func TestJudgementMisalignedGEMM(t *testing.T) {
 		}
 	}
 }
+
+// b200_eager's one prefill step loaded kernels on their first launch (9
+// Lazy Function Loading events): the summary calls it cold.
+// vllm_decode_full_mi300x's one decode step loaded none.
+func TestJudgementColdStep(t *testing.T) {
+	const cold = "It is a cold step too: kernels were loaded on their first launch inside it (Lazy Function Loading)"
+	if j := judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "b200_eager")); !strings.Contains(j.summary(), cold) {
+		t.Errorf("b200_eager summary:\n%s", j.summary())
+	}
+	if j := judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "vllm_decode_full_mi300x")); strings.Contains(j.summary(), cold) {
+		t.Errorf("vllm_decode_full_mi300x summary:\n%s", j.summary())
+	}
+}

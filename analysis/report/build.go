@@ -100,13 +100,13 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 			d.Summary = append(d.Summary, moreIssuesLine(len(d.Critical)-1, len(d.FollowUps)))
 		}
 		if f := crit[0]; f.Rank >= 0 && len(stepsOf(ev, f.Trace, f.Rank)) == 1 {
-			d.Summary = append(d.Summary, "The capture holds one step of rank "+strconv.Itoa(f.Rank)+": the verdict rests on that step alone; capture several to see whether it recurs.")
+			d.Summary = append(d.Summary, "The capture holds one step of rank "+strconv.Itoa(f.Rank)+": the verdict rests on that step alone; capture several to see whether it recurs."+coldStep(ev, f.Trace, f.Rank))
 		}
 	} else {
 		d.Summary = append(d.Summary, noCriticalLine(d.FollowUps, gate.Inconclusive() != "", noGPUWork(ev)))
 		if trace, rank, ok := oneRank(ev); ok && len(stepsOf(ev, trace, rank)) == 1 {
 			// vllm_decode_full_mi300x: one decode step, read as the loop.
-			d.Summary = append(d.Summary, "The capture holds one step of rank "+strconv.Itoa(rank)+": what this report reads rests on that step alone; capture several to see whether it holds for the others.")
+			d.Summary = append(d.Summary, "The capture holds one step of rank "+strconv.Itoa(rank)+": what this report reads rests on that step alone; capture several to see whether it holds for the others."+coldStep(ev, trace, rank))
 		}
 	}
 	if len(d.Critical) == 0 && gate.Inconclusive() == "" {
@@ -1187,6 +1187,24 @@ func noGPUWork(ev *evidence.Evidence) bool {
 		}
 	}
 	return true
+}
+
+// coldStep is the sentence that calls a rank's only step cold where the
+// capture area's longest profiler-overhead event on the rank is a Lazy
+// Function Loading (a kernel's module loaded on its first launch: b200_eager,
+// 9 of them inside its one prefill step); "" otherwise.
+func coldStep(ev *evidence.Evidence, trace string, rank int) string {
+	t := ev.Table("capture")
+	if t == nil {
+		return ""
+	}
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank &&
+			evidence.Str(t, r, "kind") == "profiler_overhead" && strings.HasPrefix(evidence.Str(t, r, "name"), "Lazy Function Loading") {
+			return " It is a cold step too: kernels were loaded on their first launch inside it (Lazy Function Loading), so the steps to capture are those after warm-up."
+		}
+	}
+	return ""
 }
 
 // moreIssuesLine is the summary's count of the critical issues after the

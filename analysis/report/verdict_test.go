@@ -657,3 +657,28 @@ func TestImpactTracerInflated(t *testing.T) {
 		t.Errorf("another cap names the Python stacks: %q", got)
 	}
 }
+
+// A rank's only step in which kernels were loaded on their first launch
+// (b200_eager: 9 Lazy Function Loading events in its one prefill) is
+// called cold; other profiler overhead, another rank's, or none is not.
+func TestColdStep(t *testing.T) {
+	capture := func(trace string, rank int64, kind, name string) *evidence.Evidence {
+		return &evidence.Evidence{Tables: evidence.Tables{"capture": &table.Table{Columns: testutil.Columns("trace rank kind name"),
+			Rows: [][]any{{trace, rank, kind, name}}}}}
+	}
+	for _, c := range []struct {
+		name string
+		ev   *evidence.Evidence
+		want bool
+	}{
+		{"lazy loading", capture("t", 0, "profiler_overhead", "Lazy Function Loading in aten::addmm"), true},
+		{"buffer flush", capture("t", 0, "profiler_overhead", "Buffer Flush in aten::mm"), false},
+		{"another rank", capture("t", 1, "profiler_overhead", "Lazy Function Loading in aten::addmm"), false},
+		{"another kind", capture("t", 0, "first_use", "Lazy Function Loading"), false},
+		{"no capture area", &evidence.Evidence{}, false},
+	} {
+		if got := coldStep(c.ev, "t", 0) != ""; got != c.want {
+			t.Errorf("%s: cold %v, want %v", c.name, got, c.want)
+		}
+	}
+}
