@@ -198,8 +198,7 @@ func TestHeldWaitAtCaptureStart(t *testing.T) {
 		producer := "profiler_step"
 		if c.overlap {
 			producer = "sglang"
-			tabs["workload"] = &table.Table{Columns: cols("trace rank feature example count total_ns covered_ns"),
-				Rows: [][]any{{"t", int64(0), "sglang_overlap", "sglang/srt/managers/overlap_utils.py(121): alloc_future_indices", int64(1), int64(10_000), nil}}}
+			tabs["workload"] = workloadTable([][]any{{"t", int64(0), "sglang_overlap", "sglang/srt/managers/overlap_utils.py(121): alloc_future_indices", int64(1), int64(10_000), nil}})
 		}
 		b := withEvents(bundle(producer, "rocm", "AMD Instinct MI300X", 40_000_000, 60_000_000, tabs), 1000)
 		detail := artifactDetail(findings.Assess(evidence.Rollup(b, evidence.Filter{})), "held_wait")

@@ -142,6 +142,12 @@ func TestHostBoundRecordsLost(t *testing.T) {
 	}
 }
 
+// workloadTable is a workload area of rows (trace, rank, feature,
+// example, count, total_ns, covered_ns).
+func workloadTable(rows [][]any) *table.Table {
+	return &table.Table{Columns: cols("trace rank feature example count total_ns covered_ns"), Rows: rows}
+}
+
 func kernelsTable(name string, total int64) *table.Table {
 	return &table.Table{Columns: cols("trace rank step phase stream name class count total_ns min_ns max_ns hist"),
 		Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), name, "COMP", int64(10), total, total / 10, total / 10, ""}}}
@@ -287,11 +293,10 @@ func TestLaunchBoundEagerVLLM(t *testing.T) {
 		// Nested compiled events sum to five times the time they cover:
 		// the union is the compiled time (b200_eager: 2.8 ms summed, 0.63
 		// ms covered).
-		work := &table.Table{Columns: cols("trace rank feature example count total_ns covered_ns"),
-			Rows: [][]any{
-				{"t", int64(0), "cpu_ops", "aten::addmm", int64(900), int64(6_000_000), nil},
-				{"t", int64(0), "compiled", "## Call CompiledFxGraph ##", int64(2), 5 * c.compiled, c.compiled},
-			}}
+		work := workloadTable([][]any{
+			{"t", int64(0), "cpu_ops", "aten::addmm", int64(900), int64(6_000_000), nil},
+			{"t", int64(0), "compiled", "## Call CompiledFxGraph ##", int64(2), 5 * c.compiled, c.compiled},
+		})
 		ts := map[string]*table.Table{"launch": launch, "gaps": gaps, "steps": wall, "workload": work}
 		fs = eval(bundle("vllm", "cuda", "H100", 6_000_000, 4_000_000, ts), nil)
 		eager := len(fs) == 1 && strings.Contains(fs[0].Title, "uncompiled") && strings.Contains(fs[0].Fix, "--enforce-eager") &&
@@ -843,12 +848,11 @@ func TestHostFixZeroGrad(t *testing.T) {
 		idle int64
 		want bool
 	}{{12_000_000, true}, {3_000_000, false}} {
-		work := &table.Table{Columns: cols("trace rank feature example count total_ns covered_ns"),
-			Rows: [][]any{
-				{"t", int64(0), "cpu_ops", "aten::conv2d", int64(900), int64(6_000_000), nil},
-				{"t", int64(0), "backward", "ConvolutionBackward0", int64(300), int64(3_000_000), nil},
-				{"t", int64(0), "zero_grad_gpu_idle", "Optimizer.zero_grad#SGD.zero_grad", int64(6), c.idle, c.idle + 1_000_000},
-			}}
+		work := workloadTable([][]any{
+			{"t", int64(0), "cpu_ops", "aten::conv2d", int64(900), int64(6_000_000), nil},
+			{"t", int64(0), "backward", "ConvolutionBackward0", int64(300), int64(3_000_000), nil},
+			{"t", int64(0), "zero_grad_gpu_idle", "Optimizer.zero_grad#SGD.zero_grad", int64(6), c.idle, c.idle + 1_000_000},
+		})
 		fs := eval(bundle("profiler_step", "cuda", "Tesla V100-SXM2-16GB", 40_000_000, 60_000_000,
 			map[string]*table.Table{"gaps": gapsTable(55_000_000), "workload": work}), nil)
 		var fix string
@@ -877,12 +881,11 @@ func TestHostFixCompiledIdle(t *testing.T) {
 		inside int64
 		want   bool
 	}{{30_000_000, true}, {58_000_000, false}} {
-		work := &table.Table{Columns: cols("trace rank feature example count total_ns covered_ns"),
-			Rows: [][]any{
-				{"t", int64(0), "cpu_ops", "aten::mm", int64(900), int64(6_000_000), nil},
-				{"t", int64(0), "compiled", "Torch-Compiled Region: 0/0", int64(4), int64(90_000_000), int64(90_000_000)},
-				{"t", int64(0), "compiled_gpu_idle", "Torch-Compiled Region: 0/0", int64(4), c.inside, int64(90_000_000)},
-			}}
+		work := workloadTable([][]any{
+			{"t", int64(0), "cpu_ops", "aten::mm", int64(900), int64(6_000_000), nil},
+			{"t", int64(0), "compiled", "Torch-Compiled Region: 0/0", int64(4), int64(90_000_000), int64(90_000_000)},
+			{"t", int64(0), "compiled_gpu_idle", "Torch-Compiled Region: 0/0", int64(4), c.inside, int64(90_000_000)},
+		})
 		ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns"),
 			Rows: [][]any{{"t", int64(0), int64(1), "", "Torch-Compiled Region: 0/0", int64(4), int64(90_000_000), int64(1_000_000)}}}
 		fs := eval(bundle("profiler_step", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000,
@@ -931,11 +934,10 @@ func TestHostFixSlowViews(t *testing.T) {
 		{"python stacks", 2_265, 24_600, true, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			work := &table.Table{Columns: cols("trace rank feature example count total_ns covered_ns"),
-				Rows: [][]any{
-					{"t", int64(0), "cpu_ops", "aten::conv2d", int64(900), int64(6_000_000), nil},
-					{"t", int64(0), "view_ops", "aten::view", c.calls, c.calls * c.meanNs, nil},
-				}}
+			work := workloadTable([][]any{
+				{"t", int64(0), "cpu_ops", "aten::conv2d", int64(900), int64(6_000_000), nil},
+				{"t", int64(0), "view_ops", "aten::view", c.calls, c.calls * c.meanNs, nil},
+			})
 			b := bundle("profiler_step", "cuda", "NVIDIA A100-SXM4-40GB", 40_000_000, 60_000_000,
 				map[string]*table.Table{"gaps": gapsTable(55_000_000), "workload": work})
 			b.Traces.Rows[0][8] = c.stacks
@@ -1001,7 +1003,7 @@ func TestHostFixForeachOptimizer(t *testing.T) {
 			if c.foreach {
 				rows = append(rows, []any{"t", int64(0), "foreach_ops", "aten::_foreach_add_", int64(4), int64(400_000), nil})
 			}
-			work := &table.Table{Columns: cols("trace rank feature example count total_ns covered_ns"), Rows: rows}
+			work := workloadTable(rows)
 			fs := eval(bundle("profiler_step", "cuda", "NVIDIA A100-SXM4-40GB", 40_000_000, 60_000_000,
 				map[string]*table.Table{"gaps": gapsTable(55_000_000), "workload": work}), nil)
 			var fix string
