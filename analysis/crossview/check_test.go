@@ -20,6 +20,8 @@ func TestDecide(t *testing.T) {
 		{"exposed comm", Metrics{WallNs: wall, GPUTimeNs: 600, BusyNs: 600, IdleNs: 400, CommExposedNs: 300}, "comm-exposed", Hypothesis},
 		{"busy, host ahead", Metrics{WallNs: wall, GPUTimeNs: 950, BusyNs: 900, IdleNs: 100, BlockedWhileBusyNs: 100}, "device-saturated", Confirmed},
 		{"busy, no blocking", Metrics{WallNs: wall, GPUTimeNs: 950, BusyNs: 900, IdleNs: 100}, "device-saturated", Hypothesis},
+		{"busy, queue kept filled", Metrics{WallNs: wall, GPUTimeNs: 950, BusyNs: 900, IdleNs: 100, QueuedWhileBusyNs: 750}, "device-saturated", Confirmed},
+		{"busy, queue shallow", Metrics{WallNs: wall, GPUTimeNs: 950, BusyNs: 900, IdleNs: 100, QueuedWhileBusyNs: 749}, "device-saturated", Hypothesis},
 		{"waiting, linked", Metrics{WallNs: wall, GPUTimeNs: 500, BusyNs: 500, IdleNs: 500, GapWaitNs: 300, GapWaitConfirmedNs: 200}, "waiting", Confirmed},
 		{"waiting, not linked", Metrics{WallNs: wall, GPUTimeNs: 500, BusyNs: 500, IdleNs: 500, GapWaitNs: 300}, "waiting", Hypothesis},
 		{"sync gaps", Metrics{WallNs: wall, GPUTimeNs: 500, BusyNs: 500, IdleNs: 500, GapSyncNs: 250, GapSyncConfirmedNs: 250}, "sync-gaps", Confirmed},
@@ -85,6 +87,50 @@ func TestGapCauses(t *testing.T) {
 	}
 	if m.BlockedWhileBusyNs != 50*u {
 		t.Errorf("blocked while busy = %d, want 50 µs (50..100)", m.BlockedWhileBusyNs)
+	}
+}
+
+// TestQueuedAhead: a host that launched its kernels long before the device
+// ran them kept the queue filled, which confirms a busy device as the
+// constraint; a queue that runs dry for over a quarter of the span does
+// not. Queued time counts from a launch call's return to its kernel's
+// start, while the device is busy, once where launches overlap.
+func TestQueuedAhead(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		kernels int
+		queued  int64 // µs
+		span    int64 // µs
+		label   string
+	}{
+		// k2 waits 15..310, k3 25..610: 595 of the 900 µs span, 66%.
+		{"three kernels", 3, 595, 900, Hypothesis},
+		// k4 waits 35..910 too: 895 of 990 µs, 90%.
+		{"four kernels", 4, 895, 990, Confirmed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture()
+			root := f.frame(0, "python", "", "loop", 0, 1000)
+			for i := range tc.kernels {
+				l := f.frame(root, "runtime", "launch", "cudaLaunchKernel", int64(10*i), 5)
+				d := int64(300)
+				if i == 3 {
+					d = 90
+				}
+				f.op(l, "kernel", "k", 10+int64(300*i), d)
+			}
+			res, err := Build(&f.in, Slice{}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := res.Check.Metrics
+			if m.QueuedWhileBusyNs != tc.queued*u || m.SpanNs() != tc.span*u || m.BlockedWhileBusyNs != 0 {
+				t.Errorf("queued %d ns of a %d ns span, blocked %d; want %d µs of %d µs, 0", m.QueuedWhileBusyNs, m.SpanNs(), m.BlockedWhileBusyNs, tc.queued, tc.span)
+			}
+			if res.Check.Rule != "device-saturated" || res.Check.Label != tc.label {
+				t.Errorf("verdict %s (%s), want device-saturated (%s): %s", res.Check.Rule, res.Check.Label, tc.label, res.Check.Reason)
+			}
+		})
 	}
 }
 

@@ -177,12 +177,14 @@
 //	blocked   launching threads' time blocked in sync calls or polling the
 //	          device while it was busy (the host ahead, waiting on the
 //	          device) / span
+//	queued    time the device was busy while work whose launch call had
+//	          returned waited to start (the host kept the queue filled) / span
 //
 //	rule               verdict             condition                                        label
 //	no-gpu-work        inconclusive        no GPU operation in the slice                    -
 //	graph-undercount   inconclusive        graph replays recorded < 50% of their kernels    -
 //	comm-exposed       communication-bound comm >= 0.20                                     hypothesis
-//	device-saturated   gpu-bound           busy >= 0.85                                     confirmed when blocked >= 0.05
+//	device-saturated   gpu-bound           busy >= 0.85                                     confirmed when blocked >= 0.05 or queued >= 0.75
 //	waiting            waiting-for-work    idle >= 0.15 and wait >= 0.40                    linked
 //	sync-gaps          sync-bound          idle >= 0.15 and sync >= 0.40                    linked
 //	host-gaps          host/launch-bound   idle >= 0.15 and host >= 0.50                    linked; hypothesis with python stacks
@@ -207,7 +209,8 @@
 // A verdict is "confirmed" only when a mechanism links cause and effect in
 // the same rank: a sync call and the device gap it opens, a launch issued
 // after the device went idle, a wait frame that held the launching thread
-// while the device was idle. Overlap in time alone gives "hypothesis". When
+// while the device was idle, the host blocked on the busy device or its
+// launched work queued behind it for most of the span. Overlap in time alone gives "hypothesis". When
 // python stacks were captured, the cross-check says that stack capture
 // inflates host time before it calls anything host-bound, and a host-bound
 // verdict is never better than a hypothesis; so does an operator's Call

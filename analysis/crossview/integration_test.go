@@ -220,6 +220,9 @@ func TestHostTimeInGPUSpanOnSharedTraces(t *testing.T) {
 			if m.BlockedWhileBusyNs > m.BusyNs {
 				t.Errorf("blocked while busy %d ns exceeds busy %d ns", m.BlockedWhileBusyNs, m.BusyNs)
 			}
+			if m.QueuedWhileBusyNs > m.BusyNs {
+				t.Errorf("queued while busy %d ns exceeds busy %d ns", m.QueuedWhileBusyNs, m.BusyNs)
+			}
 			if res.CPU.TotalNs > m.WallNs {
 				t.Errorf("the CPU view's %d ns of one thread's self time exceed the %d ns wall", res.CPU.TotalNs, m.WallNs)
 			}

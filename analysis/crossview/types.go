@@ -482,6 +482,11 @@ type Metrics struct {
 	// in launch calls a full launch queue held, while the device was busy
 	// (inside the GPU span, since busy time is).
 	BlockedWhileBusyNs int64 `msgpack:"blocked_while_busy_ns" json:"blocked_while_busy_ns"`
+	// QueuedWhileBusyNs is the time inside the GPU span in which the
+	// device was busy while GPU work whose launch call had returned waited
+	// to start (from the call's return to the work's start): the host had
+	// queued its next work ahead of the device.
+	QueuedWhileBusyNs int64 `msgpack:"queued_while_busy_ns,omitempty" json:"queued_while_busy_ns,omitempty"`
 	// QueueFullCalls and QueueFullNs: the launch calls a full launch
 	// queue held (QueueFullMinNs, QueueFullDepth) and their host time in
 	// the slice.
@@ -555,6 +560,10 @@ func (m Metrics) Comm() float64 { return share(m.CommExposedNs, m.SpanNs()) }
 // Blocked is the share of the GPU span the launching threads spent blocked
 // in sync calls while the device was busy.
 func (m Metrics) Blocked() float64 { return share(m.BlockedWhileBusyNs, m.SpanNs()) }
+
+// Queued is the share of the GPU span in which the device was busy with
+// launched work waiting behind it (QueuedWhileBusyNs).
+func (m Metrics) Queued() float64 { return share(m.QueuedWhileBusyNs, m.SpanNs()) }
 
 // HostNs is the launching threads' host self time inside the GPU span.
 func (m Metrics) HostNs() int64 { return m.HostWorkNs + m.HostSyncNs + m.HostWaitNs }

@@ -462,6 +462,10 @@ func (c *ctx) noteHostCost(fs []evidence.Finding) {
 		if mean, ok := w.SlowViews(); ok {
 			f.Observation += fmt.Sprintf(" The host ran operators slowly: aten::view and aten::as_strided, which make a view of a tensor without allocating or launching anything, took %s on average over %s calls, where they commonly take %s with the profiler on: the host time of every operator here is inflated, by the profiler's recording of each operator, CPU contention (other processes, or more threads than cores: OMP_NUM_THREADS, DataLoader workers) or a slow or throttled CPU; a few steps timed without the profiler tell which.",
 				us(int64(mean)), table.Int(w.ViewOps), usualViewOp)
+			if ns, n := c.launchCallMean(f.Trace, f.Rank); n >= SlowViewOpCalls && ns <= UsualLaunchCallNs {
+				f.Observation += fmt.Sprintf(" Its kernel launch calls, which CUPTI times apart from the operators, took %s on average over %s calls, no slower than on other hosts (%s): the CPU is not slow across the board, so the likelier cost is in the operators' own path, per-operator hooks (the profiler's recording of each operator, other RecordFunction observers, autograd anomaly detection), over contention or a slow CPU (a hypothesis).",
+					us(int64(ns)), table.Int(n), usualLaunchCall)
+			}
 			f.Evidence = append(f.Evidence, ref("workload", "rank", itoa(f.Rank), "feature", "view_ops"))
 			// Inflated host time weakens a host-side verdict as the Python
 			// tracer's does (docs/JUDGEMENT.md 3).
@@ -497,6 +501,38 @@ const (
 // usualViewOp is what a view operator commonly takes with the profiler on.
 const usualViewOp = "0.3–5 µs"
 
+// UsualLaunchCallNs: a rank whose kernel launch calls (cudaLaunchKernel,
+// hipLaunchKernel) take this long or less on average launches at the
+// speed of other hosts (our choice, from the shared traces with 200 or
+// more launches: 3–12 µs on average; nccl_data_a100, whose view
+// operators take 24.6 µs, 9.6 µs). A CPU that runs everything slowly
+// (contention, throttling) slows those calls too.
+const UsualLaunchCallNs = 12_000
+
+// usualLaunchCall is what a kernel launch call commonly takes.
+const usualLaunchCall = "3–12 µs"
+
+// launchCallMean is the mean time of the rank's kernel launch calls
+// (cudaLaunchKernel, hipLaunchKernel: the launch area's rows), and how
+// many there were.
+func (c *ctx) launchCallMean(trace string, rank int) (meanNs float64, n int64) {
+	l := c.ev.Table("launch")
+	if l == nil {
+		return 0, 0
+	}
+	var ns int64
+	for _, r := range c.rankRows(l, trace, rank) {
+		if call := evidence.Str(l, r, "call"); call == "cudaLaunchKernel" || call == "hipLaunchKernel" {
+			n += evidence.Int(l, r, "launches")
+			ns += evidence.Int(l, r, "cpu_ns")
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return float64(ns) / float64(n), n
+}
+
 // SlowViews is the mean time of the rank's view operators, and whether it
 // is slow (SlowViewOpNs or more, over SlowViewOpCalls or more calls).
 func (w Workload) SlowViews() (meanNs float64, ok bool) {
@@ -509,13 +545,17 @@ func (w Workload) SlowViews() (meanNs float64, ok bool) {
 
 // checkHostFirst opens the host and launch fixes of a rank whose view
 // operators are slow (Workload.SlowViews): the host's speed is checked before the
-// code is changed. "" otherwise, and on a rank with python stacks, whose
+// code is changed, the per-operator hooks first where its launch calls
+// are as fast as usual (UsualLaunchCallNs). "" otherwise, and on a rank with python stacks, whose
 // fixes already say to profile again without them first.
 func (c *ctx) checkHostFirst(trace string, rank int) string {
 	w := c.workload(trace, rank)
 	mean, ok := w.SlowViews()
 	if !ok || c.rankInfo(trace, rank).HasPythonStacks {
 		return ""
+	}
+	if ns, n := c.launchCallMean(trace, rank); n >= SlowViewOpCalls && ns <= UsualLaunchCallNs {
+		return fmt.Sprintf("Check the host before the code: its view operators took %s each on average while its launch calls ran at the usual speed (see the observation), so time a few steps without the profiler and with no other per-operator hook first; what the gaps keep after that is the code's. ", us(int64(mean)))
 	}
 	return fmt.Sprintf("Check the host before the code: its view operators took %s each on average (see the observation), so time a few steps without the profiler and look at the rank's CPU load and thread counts first; what the gaps keep after that is the code's. ", us(int64(mean)))
 }

@@ -925,21 +925,29 @@ func TestHostFixSlowViews(t *testing.T) {
 		name          string
 		calls, meanNs int64
 		stacks        bool
+		launchNs      int64  // mean kernel launch call over 2,550 calls; 0 = no launch area
 		want          string // "" = no slow-host sentence
+		fastLaunches  bool   // the launch calls' speed is said to clear the CPU
 	}{
-		{"nccl_data_a100", 2_265, 24_600, false, "took 24.6 µs on average over 2,265 calls"},
-		{"at the threshold", findings.SlowViewOpCalls, findings.SlowViewOpNs, false, "took 10.0 µs on average over 200 calls"},
-		{"one call too few", findings.SlowViewOpCalls - 1, 30_000, false, ""},
-		{"a nanosecond fast", 5_000, findings.SlowViewOpNs - 1, false, ""},
-		{"python stacks", 2_265, 24_600, true, ""},
+		{"nccl_data_a100", 2_265, 24_600, false, 9_600, "took 24.6 µs on average over 2,265 calls", true},
+		{"launch calls slow too", 2_265, 24_600, false, findings.UsualLaunchCallNs + 1, "took 24.6 µs on average over 2,265 calls", false},
+		{"no launch area", 2_265, 24_600, false, 0, "took 24.6 µs on average over 2,265 calls", false},
+		{"at the threshold", findings.SlowViewOpCalls, findings.SlowViewOpNs, false, findings.UsualLaunchCallNs, "took 10.0 µs on average over 200 calls", true},
+		{"one call too few", findings.SlowViewOpCalls - 1, 30_000, false, 9_600, "", false},
+		{"a nanosecond fast", 5_000, findings.SlowViewOpNs - 1, false, 9_600, "", false},
+		{"python stacks", 2_265, 24_600, true, 9_600, "", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			work := workloadTable([][]any{
 				{"t", int64(0), "cpu_ops", "aten::conv2d", int64(900), int64(6_000_000), nil},
 				{"t", int64(0), "view_ops", "aten::view", c.calls, c.calls * c.meanNs, nil},
 			})
-			b := bundle("profiler_step", "cuda", "NVIDIA A100-SXM4-40GB", 40_000_000, 60_000_000,
-				map[string]*table.Table{"gaps": gapsTable(55_000_000), "workload": work})
+			tabs := map[string]*table.Table{"gaps": gapsTable(55_000_000), "workload": work}
+			if c.launchNs > 0 {
+				tabs["launch"] = &table.Table{Columns: cols("trace rank step phase stream call launches with_gpu cpu_ns"),
+					Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), "cudaLaunchKernel", int64(2_550), int64(2_550), 2_550 * c.launchNs}}}
+			}
+			b := bundle("profiler_step", "cuda", "NVIDIA A100-SXM4-40GB", 40_000_000, 60_000_000, tabs)
 			b.Traces.Rows[0][8] = c.stacks
 			var f *evidence.Finding
 			fs := eval(b, nil)
@@ -965,6 +973,9 @@ func TestHostFixSlowViews(t *testing.T) {
 			}
 			if !named || !strings.Contains(f.Observation, c.want) || !checks || !cites {
 				t.Errorf("want %q in the observation, the fix opening with the check and the view_ops row cited (%v):\n%s\n%s", c.want, cites, f.Observation, f.Fix)
+			}
+			if fast := strings.Contains(f.Observation, "the CPU is not slow across the board, so the likelier cost is in the operators' own path"); fast != c.fastLaunches {
+				t.Errorf("launch calls clear the CPU %v, want %v:\n%s", fast, c.fastLaunches, f.Observation)
 			}
 			if f.Status != "hypothesis" || !strings.Contains(f.Caveat, "the host time the verdict rests on is inflated, by the profiler or a slow host") {
 				t.Errorf("status %q, caveat %q: want a hypothesis capped for the slow host", f.Status, f.Caveat)

@@ -209,14 +209,22 @@ func reconcile(d *Doc, cv *crossview.Result, label, capped string, crit []eviden
 }
 
 // busyShare is what a gpu-bound reading rests on, for the summary: ": the
-// GPU was busy 99.7% of the 494.050 ms GPU span the cross-check judges";
+// GPU was busy 99.7% of the 494.050 ms GPU span the cross-check judges",
+// and where the reading is confirmed, how the host was ahead of the GPU;
 // "" for the other verdicts, whose numbers the cross-check gives.
 func busyShare(cv *crossview.Result) string {
 	if cv.Check.Verdict != crossview.VerdictGPU {
 		return ""
 	}
 	m := cv.Check.Metrics
-	return ": the GPU was busy " + share(m.BusyNs, m.SpanNs(), "GPU span the cross-check judges")
+	s := ": the GPU was busy " + share(m.BusyNs, m.SpanNs(), "GPU span the cross-check judges")
+	if cv.Check.Label != crossview.Confirmed {
+		return s
+	}
+	if m.Queued() >= crossview.QueuedAhead {
+		return s + ", with work the host had launched waiting behind it for " + fmtPct(m.Queued()) + " of that span (the host ahead of it)"
+	}
+	return s + ", with its launching threads blocked on it for " + fmtPct(m.Blocked()) + " of that span (the host ahead of it)"
 }
 
 // demote moves the claim titled title from Confirmed evidence to the

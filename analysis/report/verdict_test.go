@@ -520,18 +520,26 @@ func TestKernelFamiliesLine(t *testing.T) {
 // With no critical issue, a gpu-bound reading the cross-check rates a
 // hypothesis is named in the summary with the busy share it rests on
 // (sglang_qwen3_prefilldecode_mi300x: 99.7% of the span it judges), as a
-// confirmed one is; one the capture gate capped is not (the summary says
+// confirmed one is, with how the host was ahead of the GPU (its work
+// queued behind the GPU, or its threads blocked on it); one the capture
+// gate capped is not (the summary says
 // the capture is inconclusive).
 func TestReconcileNoCriticalIssue(t *testing.T) {
 	m := crossview.Metrics{GPUTimeNs: 1, WallNs: 500_000_000, BusyNs: 498_500_000}
+	queued, blocked := m, m
+	queued.QueuedWhileBusyNs = 497_000_000
+	blocked.BlockedWhileBusyNs = 50_000_000
 	for _, c := range []struct {
-		label, capped, want string
+		label, capped string
+		m             crossview.Metrics
+		want          string
 	}{
-		{crossview.Hypothesis, "", "The CPU cross-check reads this slice as gpu-bound (hypothesis): the GPU was busy 99.7% of the 500.000 ms GPU span the cross-check judges, and no rule's finding crosses its critical threshold"},
-		{crossview.Confirmed, "", "The CPU cross-check reads this slice as gpu-bound (confirmed): the GPU was busy 99.7% of the 500.000 ms GPU span the cross-check judges, but no rule's finding crosses its critical threshold"},
-		{crossview.Hypothesis, "only 3 GPU events", ""},
+		{crossview.Hypothesis, "", m, "The CPU cross-check reads this slice as gpu-bound (hypothesis): the GPU was busy 99.7% of the 500.000 ms GPU span the cross-check judges, and no rule's finding crosses its critical threshold"},
+		{crossview.Confirmed, "", queued, "The CPU cross-check reads this slice as gpu-bound (confirmed): the GPU was busy 99.7% of the 500.000 ms GPU span the cross-check judges, with work the host had launched waiting behind it for 99.4% of that span (the host ahead of it), but no rule's finding crosses its critical threshold"},
+		{crossview.Confirmed, "", blocked, "The CPU cross-check reads this slice as gpu-bound (confirmed): the GPU was busy 99.7% of the 500.000 ms GPU span the cross-check judges, with its launching threads blocked on it for 10.0% of that span (the host ahead of it), but no rule's finding"},
+		{crossview.Hypothesis, "only 3 GPU events", m, ""},
 	} {
-		cv := &crossview.Result{Check: crossview.Check{Verdict: crossview.VerdictGPU, Label: c.label, Metrics: m}}
+		cv := &crossview.Result{Check: crossview.Check{Verdict: crossview.VerdictGPU, Label: c.label, Metrics: c.m}}
 		d := &Doc{}
 		reconcile(d, cv, c.label, c.capped, nil)
 		got := strings.Join(d.Summary, "\n")
