@@ -61,6 +61,7 @@ func TestWorkloadRealTraces(t *testing.T) {
 		era, torchVersion           string
 		slowViews                   bool // Workload.SlowViews
 		features                    []string
+		gemm                        findings.GEMMWork
 	}
 	tests := []struct {
 		set     string // under testdata, or under the shared traces when shared
@@ -86,8 +87,11 @@ func TestWorkloadRealTraces(t *testing.T) {
 			features: []string{"legacy_categories"}}, [2]string{}},
 		{"tracelens/vllm_prefilldecode_piecewise_mi300x", false, []int{0}, want{
 			// Compiled from python frames only (vLLM's compiled dispatch).
+			// Its one bf16 GEMM with shapes is the LM head: [46, 2880] by
+			// [2880, 201088].
 			phase: "inference (no backward operator)", compiled: true, inductor: true, workers: -1, torchMajor: 2,
-			features: []string{"compiled", "cpu_ops", "dynamo_frames", "inductor_kernels", "record_shapes", "view_ops"}}, [2]string{}},
+			features: []string{"compiled", "cpu_ops", "dynamo_frames", "gemm_shapes", "inductor_kernels", "record_shapes", "view_ops"},
+			gemm:     findings.GEMMWork{Calls: 1, GPUNs: 346_637, FLOPs: 2 * 46 * 2880 * 201088, Bytes: 2 * (46*2880 + 2880*201088 + 46*201088)}}, [2]string{}},
 		{"kineto/resnet50_num_workers_4", true, []int{0}, want{
 			phase: "training (backward operators present)", workers: 1, era: "2021",
 			features: []string{"backward", "cpu_ops", "dataloader_workers", "legacy_categories", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"}}, [2]string{}},
@@ -118,10 +122,12 @@ func TestWorkloadRealTraces(t *testing.T) {
 			// Dynamo frames from activation checkpointing's
 			// torch._disable_dynamo: PyTorch 2, not compiled.
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, workers: -1, torchMajor: 2,
-			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "ddp", "dynamo_frames", "foreach_ops", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"}}, [2]string{}},
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "ddp", "dynamo_frames", "foreach_ops", "gemm_shapes", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"},
+			gemm:     findings.GEMMWork{Calls: 9, GPUNs: 61_071, FLOPs: 92_160_000, Bytes: 9_488_160}}, [2]string{}},
 		{"tracelens/h100_qwen15_05b_chat", true, []int{0}, want{
 			phase: "inference (no backward operator)", workers: -1, torchMajor: 2, torchVersion: "2.6.0+cu124",
-			features: []string{"cpu_ops", "record_shapes", "torch_version", "view_ops"}}, [2]string{}},
+			features: []string{"cpu_ops", "gemm_shapes", "record_shapes", "torch_version", "view_ops"},
+			gemm:     findings.GEMMWork{Calls: 168, GPUNs: 8_997_754, FLOPs: 5_514_536_681_472, Bytes: 9_079_160_832}}, [2]string{}},
 	}
 	for _, tc := range tests {
 		name := tc.set
@@ -143,7 +149,7 @@ func TestWorkloadRealTraces(t *testing.T) {
 				w := findings.ReadWorkload(ev, "t", rank)
 				got := want{phase: w.Phase(), compiled: w.Compiled, inductor: w.InductorKernels, ddp: w.DDP,
 					allreduceBwd: w.BackwardAllReduce, torchrec: w.TorchRec, workers: w.DataLoaderWorkers,
-					torchMajor: w.TorchMajor, era: w.Era, torchVersion: w.TorchVersion, features: features(w)}
+					torchMajor: w.TorchMajor, era: w.Era, torchVersion: w.TorchVersion, features: features(w), gemm: w.GEMM}
 				_, got.slowViews = w.SlowViews()
 				exp := tc.want
 				if f := tc.example[0]; f != "" && w.Examples[f] != tc.example[1] {

@@ -105,6 +105,17 @@
 --     the rest of a large file. A capture setting, read whatever the
 --     window: one row per rank (example: the first such operator; count 1,
 --     total_ns 0).
+-- - gemm_shapes: the matrix products whose shapes and bf16 or fp16 operands
+--     the operators recorded (aten::mm, addmm, bmm and baddbmm with "Input
+--     Dims" and "Input type", captured with record_shapes=True), and that
+--     launched GPU work the trace holds: count is the calls, total_ns the
+--     GPU time of the work their launches produced (linked by External id
+--     and correlation, as the ops area's gpu_ns), gemm_flops and gemm_bytes
+--     what their shapes make them compute and move at the least. The
+--     report sets these against the device's peaks (analysis/device): a
+--     GEMM's roofline. Other operand types (fp32, whose peak depends on
+--     TF32 settings the trace does not record; fp8) and the GEMMs of
+--     vendor or custom operators are not read.
 -- No trace seen states a vLLM or SGLang version (a pip list in metadata
 -- names installed packages, not the workload), so none is read.
 --
@@ -116,6 +127,8 @@
 -- count: Events that show it. COUNT
 -- total_ns: Their summed duration (nested events counted again). DURATION_NS
 -- covered_ns: The length of the union of their intervals: the time during which at least one of them ran; for compiled and aot_autograd (dataloader_gpu_idle, zero_grad_gpu_idle, optimizer_gpu_idle, compiled_gpu_idle: the calls' time inside the GPU span; NULL otherwise). DURATION_NS
+-- gemm_flops: gemm_shapes only: the floating-point operations of the calls' matrix products, 2 x batch x M x K x N each; NULL for the other features. COUNT
+-- gemm_bytes: gemm_shapes only: the least bytes those calls move, each operand read and the result written once at 2 bytes an element; NULL for the other features. BYTES
 -- KEYED: e.kind IN ('cpu_op', 'annotation', 'other', 'kernel') plus python frames and categories from events
 --
 -- PARAMS: the four of evidence_base: $1 trace (TEXT, '' = every trace), $2
@@ -251,6 +264,71 @@ _vo AS (
   SELECT d.strings[v.trace_id + 1] AS trace, v.rank, 'view_ops' AS feature, d.strings[v.name_id + 1] AS name, v.ts_ns, v.dur_ns
   FROM _vo0 v, tb_dict d
 ),
+-- The GEMM operators with their shapes, read from tb_events by ids (the
+-- args are not in evidence_base_events; the name strings are not looked
+-- up: a join with tb_dict carries its list through every row): the
+-- operand dimensions and types of the two matrices (the first two inputs
+-- of mm and bmm, the second and third of addmm and baddbmm, after the
+-- bias), both read in one parse of the args, for the calls whose args
+-- name a 16-bit type (the others are not parsed).
+_gm0 AS (
+  SELECT e.trace_id, e.rank, e.name_id, e.ts_ns, e.external_id,
+    CASE WHEN e.name_id IN (SELECT id FROM tb_strings WHERE s IN ('aten::mm', 'aten::bmm')) THEN 1 ELSE 2 END AS o,
+    json_extract(e.args, ['$."Input Dims"', '$."Input type"']) AS j
+  FROM tb_events e JOIN _t0 t ON t.trace_id = e.trace_id
+  WHERE e.kind = 'cpu_op' AND e.name_id IN (SELECT id FROM tb_strings WHERE s IN ('aten::mm', 'aten::addmm', 'aten::bmm', 'aten::baddbmm'))
+    AND e.external_id IS NOT NULL AND contains(e.args, '"Input Dims"')
+    AND (contains(e.args, 'c10::BFloat16') OR contains(e.args, 'c10::Half'))
+    AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
+    AND ($3::BIGINT <= 0 OR e.ts_ns - t.t0 >= $3::BIGINT)
+    AND ($4::BIGINT <= 0 OR e.ts_ns - t.t0 < $4::BIGINT)
+),
+-- Cast once and kept, so that no filter below casts again.
+_gm1 AS MATERIALIZED (
+  SELECT trace_id, rank, name_id, ts_ns, external_id, d[o] AS a, d[o + 1] AS b, ty[o] AS ta, ty[o + 1] AS tb
+  FROM (SELECT *, TRY_CAST(j[1] AS BIGINT[][]) AS d, TRY_CAST(j[2] AS VARCHAR[]) AS ty FROM _gm0)
+),
+-- batch, M, K and N of each call whose operands are both bf16 or both
+-- fp16 and whose shapes multiply ([M, K] by [K, N]; [B, M, K] by [B, K, N]).
+_gm2 AS (
+  SELECT *,
+    CASE WHEN len(a) = 2 AND len(b) = 2 AND a[2] = b[1] THEN 1
+      WHEN len(a) = 3 AND len(b) = 3 AND a[1] = b[1] AND a[3] = b[2] THEN a[1] END AS bt
+  FROM _gm1
+  WHERE ta IN ('c10::BFloat16', 'c10::Half') AND tb = ta
+),
+_gmc AS MATERIALIZED (
+  SELECT trace_id, rank, name_id, ts_ns, external_id,
+    2 * bt * a[len(a) - 1] * a[len(a)] * b[len(b)] AS flops,
+    2 * bt * (a[len(a) - 1] * a[len(a)] + a[len(a)] * b[len(b)] + a[len(a) - 1] * b[len(b)]) AS bytes
+  FROM _gm2
+  WHERE bt IS NOT NULL
+),
+-- The GPU time of the work each call's launches produced: its runtime
+-- calls by External id, their GPU work by correlation (as the ops area's
+-- gpu_ns links them), on ids. The work is counted whole, where the window
+-- cuts it too.
+_gmr AS MATERIALIZED (
+  SELECT e.trace_id, e.rank, e.external_id, e.correlation
+  FROM tb_events e
+  WHERE e.kind IN ('runtime', 'driver') AND e.correlation IS NOT NULL
+    AND e.external_id IN (SELECT external_id FROM _gmc)
+),
+_gmk AS (
+  SELECT r.trace_id, r.rank, r.external_id, sum(g.dur_ns) AS ns
+  FROM _gmr r JOIN tb_events g ON g.trace_id = r.trace_id AND g.rank = r.rank AND g.correlation = r.correlation
+  WHERE tb_gpu_work(g.kind) AND g.correlation IN (SELECT correlation FROM _gmr)
+  GROUP BY ALL
+),
+_gm AS (
+  SELECT d.strings[c.trace_id + 1] AS trace, c.rank, 'gemm_shapes' AS feature, d.strings[c.name_id + 1] AS name, c.ts_ns,
+    CAST(c.ns AS BIGINT) AS dur_ns, c.flops, c.bytes
+  FROM (SELECT c.*, k.ns FROM _gmc c JOIN _gmk k ON k.trace_id = c.trace_id AND k.rank = c.rank AND k.external_id = c.external_id
+        WHERE k.ns > 0) c, tb_dict d
+),
+_gms AS (
+  SELECT trace, rank, feature, CAST(sum(flops) AS BIGINT) AS flops, CAST(sum(bytes) AS BIGINT) AS bytes FROM _gm GROUP BY ALL
+),
 -- The DataLoader's calls and the optimizer's zero_grad ranges clipped to
 -- the rank's GPU span, and the GPU busy time inside each: a few calls a
 -- step against the busy segments. The
@@ -291,6 +369,8 @@ _all AS MATERIALIZED (
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _dli
   UNION ALL
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _vo
+  UNION ALL
+  SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _gm
 ),
 -- The union of the compiled and aot_autograd features' intervals, each
 -- (what the eager-vLLM rule weighs): the end of the events before each one (max-end-so-far), so that
@@ -312,7 +392,10 @@ SELECT a.trace, a.rank, a.feature,
   arg_min(a.name, (coalesce(a.ts_ns, 9223372036854775807), a.name)) AS example,
   count(*) AS count,
   CAST(coalesce(sum(a.dur_ns), 0) AS BIGINT) AS total_ns,
-  any_value(c.covered_ns) AS covered_ns
+  any_value(c.covered_ns) AS covered_ns,
+  any_value(g.flops) AS gemm_flops,
+  any_value(g.bytes) AS gemm_bytes
 FROM _all a LEFT JOIN _cu c ON c.trace = a.trace AND c.rank = a.rank AND c.feature = a.feature
+LEFT JOIN _gms g ON g.trace = a.trace AND g.rank = a.rank AND g.feature = a.feature
 GROUP BY a.trace, a.rank, a.feature
 ORDER BY a.trace, a.rank, a.feature

@@ -263,6 +263,8 @@ var presetHeaders = []presetHeader{
 			"count", "COUNT",
 			"total_ns", "DURATION_NS",
 			"covered_ns", "DURATION_NS",
+			"gemm_flops", "COUNT",
+			"gemm_bytes", "BYTES",
 		}},
 	{area: "collectives",
 		rules: []string{"group_size", "max", "late_peer", "argmax(late_peer_n)", "late_peer_n", "max"},

@@ -41,7 +41,7 @@ func TestMergeSpec(t *testing.T) {
 		"memory": "trace=key rank=key step=slice phase=slice device=key allocs=sum frees=sum alloc_bytes=sum freed_bytes=sum peak_allocated=max " +
 			"peak_reserved=max total_mem=max free_calls=sum free_ns=sum",
 		"capture":  "trace=key rank=key kind=key name=key count=sum total_ns=sum max_ns=max idle_ns=sum span_ns=sum first_ns=min last_ns=max steps=sum",
-		"workload": "trace=key rank=key feature=key example=key count=sum total_ns=sum covered_ns=sum",
+		"workload": "trace=key rank=key feature=key example=key count=sum total_ns=sum covered_ns=sum gemm_flops=sum gemm_bytes=sum",
 		"collectives": "trace=key rank=key collective=key pg=key count=sum total_ns=sum name_hint=sum instances=sum matched=sum matched_ns=sum " +
 			"wait_ns=sum transfer_ns=sum late=sum lag_ns=sum caused_ns=sum entry_wait_ns=sum late_peer=argmax(late_peer_n) late_peer_n=max group_size=max " +
 			"bytes=sum sized=sum sized_bytes=sum sized_transfer_ns=sum max_elem_bytes=max",

@@ -34,6 +34,7 @@ import (
 //	legacy_categories         Era "2021"
 //	torch_version             TorchVersion, TorchMajor
 //	view_ops                  ViewOps, ViewOpsNs
+//	gemm_shapes               GEMM
 type Workload struct {
 	// Known is false when the workload area is missing (an older bundle):
 	// every field is then unknown, not false.
@@ -122,6 +123,9 @@ type Workload struct {
 	// their summed time (the view_ops feature): their mean is the host's
 	// cost per operator call, profiler included.
 	ViewOps, ViewOpsNs int64
+	// GEMM: the bf16 and fp16 matrix products whose shapes were recorded
+	// (the gemm_shapes feature), summed.
+	GEMM GEMMWork
 	// TorchVersion is the PyTorch version the trace's metadata states
 	// ("2.6.0+cu124"), "" when it states none.
 	TorchVersion string
@@ -230,6 +234,9 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 		case "view_ops":
 			w.ViewOps += evidence.Int(t, r, "count")
 			w.ViewOpsNs += evidence.Int(t, r, "total_ns")
+		case "gemm_shapes":
+			w.GEMM.Add(GEMMWork{Calls: evidence.Int(t, r, "count"), GPUNs: evidence.Int(t, r, "total_ns"),
+				FLOPs: evidence.Int(t, r, "gemm_flops"), Bytes: evidence.Int(t, r, "gemm_bytes")})
 		case "legacy_categories":
 			w.Era = "2021"
 		case "torch_version":
@@ -299,4 +306,38 @@ func pipelineModule(frame string) string {
 	}
 	mod, _, _ := strings.Cut(rest, ".py")
 	return mod
+}
+
+// GEMMWork is what the workload area's gemm_shapes feature shows: the bf16
+// and fp16 matrix products whose operators recorded their shapes, the GPU
+// time of the work they launched, and what their shapes make them compute
+// and move at the least.
+type GEMMWork struct {
+	Calls, GPUNs, FLOPs, Bytes int64
+}
+
+// Add sums o into g.
+func (g *GEMMWork) Add(o GEMMWork) {
+	g.Calls += o.Calls
+	g.GPUNs += o.GPUNs
+	g.FLOPs += o.FLOPs
+	g.Bytes += o.Bytes
+}
+
+// Roofline is the share of the device's roofline the GEMMs reach at the
+// least: their FLOPs at the dense BF16/FP16 peak (TFLOP/s) and their bytes
+// at the memory bandwidth (TB/s) take at least max(FLOPs/peak,
+// bytes/bandwidth) of the time, a bound from the sums (each call's own
+// bound, summed, can only be larger), so the share of their GPU time that
+// bound takes is a floor on how close to the roofline they ran. compute
+// and memory are the two shares apart; ok is false without GPU time or
+// with a peak unknown.
+func (g GEMMWork) Roofline(peakTFLOPs, memTBs float64) (bound, compute, memory float64, ok bool) {
+	if g.GPUNs <= 0 || peakTFLOPs <= 0 || memTBs <= 0 {
+		return 0, 0, 0, false
+	}
+	// TFLOP/s is 1e3 FLOP per ns; TB/s is 1e3 bytes per ns.
+	compute = float64(g.FLOPs) / (peakTFLOPs * 1e3) / float64(g.GPUNs)
+	memory = float64(g.Bytes) / (memTBs * 1e3) / float64(g.GPUNs)
+	return max(compute, memory), compute, memory, true
 }

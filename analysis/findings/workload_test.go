@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"math"
 	"reflect"
 	"testing"
 
@@ -126,5 +127,32 @@ func TestTorchMajor(t *testing.T) {
 		if got := torchMajor(v); got != want {
 			t.Errorf("torchMajor(%q) = %d, want %d", v, got, want)
 		}
+	}
+}
+
+// GEMMWork.Roofline: the floor is the larger of the compute and memory
+// shares, each the time the sums take at the peak over the GPU time.
+func TestGEMMWorkRoofline(t *testing.T) {
+	for _, c := range []struct {
+		name                   string
+		g                      GEMMWork
+		peak, mem              float64
+		bound, compute, memory float64
+		ok                     bool
+	}{
+		// 1 TFLOP in 10 ms at 1,000 TFLOP/s takes 1 ms; 1 GB at 2 TB/s 0.5 ms.
+		{"compute-bound", GEMMWork{GPUNs: 10_000_000, FLOPs: 1e12, Bytes: 1e9}, 1000, 2, 0.1, 0.1, 0.05, true},
+		// 30 GB at 3 TB/s takes 10 ms: at the memory roof.
+		{"memory-bound", GEMMWork{GPUNs: 10_000_000, FLOPs: 1e11, Bytes: 3e10}, 1000, 3, 1, 0.01, 1, true},
+		{"no peak", GEMMWork{GPUNs: 10_000_000, FLOPs: 1e12, Bytes: 1e9}, 0, 2, 0, 0, 0, false},
+		{"no GPU time", GEMMWork{FLOPs: 1e12, Bytes: 1e9}, 1000, 2, 0, 0, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			bound, compute, memory, ok := c.g.Roofline(c.peak, c.mem)
+			near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+			if ok != c.ok || !near(bound, c.bound) || !near(compute, c.compute) || !near(memory, c.memory) {
+				t.Errorf("Roofline = %g, %g, %g, %v; want %g, %g, %g, %v", bound, compute, memory, ok, c.bound, c.compute, c.memory, c.ok)
+			}
+		})
 	}
 }

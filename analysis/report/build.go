@@ -177,6 +177,9 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 	if fam := kernelFamilies(ev); fam != "" {
 		d.KeyFindings = append(d.KeyFindings, fam)
 	}
+	if g := gemmRoofline(ev, d.Traces); g != "" {
+		d.KeyFindings = append(d.KeyFindings, g)
+	}
 
 	// Expected impact: what the critical issues account for, qualitatively.
 	if len(crit) > 0 {
@@ -870,6 +873,78 @@ func kernelFamilies(ev *evidence.Evidence) string {
 	}
 	return "Where the kernel time goes (families read from the kernel names): " + strings.Join(parts, ", ") +
 		" of the " + fmtMs(total) + " summed kernel time (streams counted apart)."
+}
+
+// NearRoof: GEMMs at this share of the roofline or more (a floor,
+// findings.GEMMWork.Roofline) leave a kernel-level lever little to give.
+// Our choice: tuned vendor GEMMs reach about 60-80% of a dense peak on
+// large shapes.
+const NearRoof = 0.6
+
+// gemmRoofline sets the slice's bf16 and fp16 GEMMs whose shapes were
+// recorded (the workload area's gemm_shapes) against the device's dense
+// BF16/FP16 peak and memory bandwidth (analysis/device): their throughput,
+// and the floor on how close to the roofline they ran. The shares are said
+// only where every rank's device is one part with known peaks; "" under
+// leverMinNs of their GPU time.
+func gemmRoofline(ev *evidence.Evidence, traces []TraceMeta) string {
+	var g findings.GEMMWork
+	var peak, mem float64
+	part, same := "", true
+	infos := evidence.Ranks(ev.Traces)
+	for _, t := range traces {
+		for _, r := range t.Ranks {
+			w := findings.ReadWorkload(ev, t.Name, r)
+			if w.GEMM.Calls == 0 {
+				continue
+			}
+			g.Add(w.GEMM)
+			for _, ri := range infos {
+				if ri.Trace != t.Name || ri.Rank != r {
+					continue
+				}
+				c := device.Identify(ri.Props())
+				name := c.Model
+				if name == "" {
+					name = ri.GPUModel
+				}
+				if part == "" && peak == 0 {
+					part, peak, mem = name, c.PeakTFLOPs, c.MemTBs
+				} else if name != part || c.PeakTFLOPs != peak || c.MemTBs != mem {
+					same = false
+				}
+			}
+		}
+	}
+	if g.GPUNs < leverMinNs {
+		return ""
+	}
+	var kernelNs int64
+	if t := ev.Table("kernels"); t != nil {
+		for r := range t.Rows {
+			kernelNs += evidence.Int(t, r, "total_ns")
+		}
+	}
+	ns := float64(g.GPUNs)
+	s := "GEMMs against the roofline (the bf16 and fp16 aten::mm, addmm, bmm and baddbmm calls whose shapes were recorded: " +
+		fmtInt(g.Calls) + " calls, " + fmtMs(g.GPUNs) + " of their GPU work"
+	if kernelNs > 0 {
+		s += ", " + fmtPct(shareOf(g.GPUNs, kernelNs)) + " of the summed kernel time"
+	}
+	s += fmt.Sprintf("): %.1f TFLOP at %.1f TFLOP/s", float64(g.FLOPs)/1e12, float64(g.FLOPs)/ns/1e3)
+	bound, compute, memory, ok := g.Roofline(peak, mem)
+	if !ok || !same {
+		return s + fmt.Sprintf(", and at least %.1f GB moved at %.2f TB/s; the device's peaks are not known here, so no share of them is given.", float64(g.Bytes)/1e9, float64(g.Bytes)/ns/1e3)
+	}
+	if part != "" {
+		part = " (" + part + ")"
+	}
+	s += fmt.Sprintf(", %s of the GPU's dense BF16/FP16 peak of %s TFLOP/s%s, and at least %.1f GB moved at %.2f TB/s, %s of its %g TB/s: so they ran at no less than %s of the roofline their shapes allow (a floor from the sums; a kernel profiler gives each kernel's own).",
+		fmtPct(compute), fmtInt(int64(peak)), part, float64(g.Bytes)/1e9, float64(g.Bytes)/ns/1e3, fmtPct(memory), mem, fmtPct(bound))
+	if bound >= NearRoof {
+		s += " That close to a roof, a kernel-level lever on these GEMMs has little to give: fewer FLOPs or bytes (a precision the GPU runs faster, a smaller model) are the lever."
+	}
+	return s
 }
 
 // kernelProfileCmd is the Nsight Compute command that profiles the kernel

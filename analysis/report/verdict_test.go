@@ -690,3 +690,65 @@ func TestColdStep(t *testing.T) {
 		}
 	}
 }
+
+// The Key Findings line that sets the slice's bf16 and fp16 GEMMs against
+// the device's roofline: their throughput and peak shares on a part whose
+// peaks are known (an H100 SXM: 989 TFLOP/s, 3.35 TB/s), the near-roof
+// sentence at NearRoof of it, no shares where the part is unknown or the
+// ranks' parts differ, nothing under a millisecond of GEMM work.
+func TestGEMMRoofline(t *testing.T) {
+	h100 := []any{"NVIDIA H100 80GB HBM3", int64(9), int64(0), "cuda"}
+	unknown := []any{"", nil, nil, "cuda"}
+	for _, c := range []struct {
+		name    string
+		devices [][]any    // per rank
+		gemm    [][2]int64 // per rank: GPU ns, FLOPs (bytes: FLOPs/1000)
+		want    []string   // "" alone: no line
+		notWant []string
+	}{
+		{"compute-bound, far from the roof", [][]any{h100}, [][2]int64{{10_000_000, 2_967_000_000_000}},
+			[]string{"GEMMs against the roofline (the bf16 and fp16 aten::mm, addmm, bmm and baddbmm calls whose shapes were recorded: 3 calls, 10.000 ms of their GPU work, 50.0% of the summed kernel time): 3.0 TFLOP at 296.7 TFLOP/s, 30.0% of the GPU's dense BF16/FP16 peak of 989 TFLOP/s (NVIDIA H100 80GB HBM3), and at least 3.0 GB moved at 0.30 TB/s, 8.9% of its 3.35 TB/s: so they ran at no less than 30.0% of the roofline"},
+			[]string{"little to give"}},
+		{"at the roof's share", [][]any{h100}, [][2]int64{{10_000_000, 5_934_000_000_000}},
+			[]string{"no less than 60.0% of the roofline", "a kernel-level lever on these GEMMs has little to give"}, nil},
+		{"two ranks, one part: summed", [][]any{h100, h100}, [][2]int64{{5_000_000, 1_483_500_000_000}, {5_000_000, 1_483_500_000_000}},
+			[]string{"6 calls, 10.000 ms", "30.0% of the GPU's dense BF16/FP16 peak"}, nil},
+		{"unknown part: no shares", [][]any{unknown}, [][2]int64{{10_000_000, 2_967_000_000_000}},
+			[]string{"296.7 TFLOP/s", "the device's peaks are not known here"}, []string{"roofline their shapes allow"}},
+		{"parts differ: no shares", [][]any{h100, unknown}, [][2]int64{{5_000_000, 1_483_500_000_000}, {5_000_000, 1_483_500_000_000}},
+			[]string{"the device's peaks are not known here"}, nil},
+		{"under a millisecond", [][]any{h100}, [][2]int64{{999_999, 296_700_000_000}}, []string{""}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			traces := &table.Table{Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+				col("gpu_model", "VARCHAR", "TEXT"), col("gpu_cc_major", "BIGINT", "INT"), col("gpu_cc_minor", "BIGINT", "INT"), col("platform", "VARCHAR", "TEXT")}}
+			work := &table.Table{Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"), col("feature", "VARCHAR", "TEXT"),
+				col("example", "VARCHAR", "TEXT"), col("count", "BIGINT", "COUNT"), col("total_ns", "BIGINT", "DURATION_NS"),
+				col("gemm_flops", "BIGINT", "COUNT"), col("gemm_bytes", "BIGINT", "BYTES")}}
+			var ranks []int
+			var gpuNs int64
+			for r, d := range c.devices {
+				traces.Rows = append(traces.Rows, append([]any{"t", int64(r)}, d...))
+				g := c.gemm[r]
+				work.Rows = append(work.Rows, []any{"t", int64(r), "gemm_shapes", "aten::mm", int64(3), g[0], g[1], g[1] / 1000})
+				ranks = append(ranks, r)
+				gpuNs += g[0]
+			}
+			kernels := &table.Table{Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"), col("name", "VARCHAR", "TEXT"),
+				col("class", "VARCHAR", "TEXT"), col("total_ns", "BIGINT", "DURATION_NS")},
+				Rows: [][]any{{"t", int64(0), "gemm", "COMP", 2 * gpuNs}}}
+			ev := &evidence.Evidence{Traces: traces, Tables: evidence.Tables{"workload": work, "kernels": kernels}}
+			got := gemmRoofline(ev, []TraceMeta{{Name: "t", Ranks: ranks}})
+			for _, w := range c.want {
+				if w == "" && got != "" || !strings.Contains(got, w) {
+					t.Errorf("line %q, want %q", got, w)
+				}
+			}
+			for _, w := range c.notWant {
+				if strings.Contains(got, w) {
+					t.Errorf("line %q has %q", got, w)
+				}
+			}
+		})
+	}
+}
