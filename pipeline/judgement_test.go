@@ -2119,12 +2119,16 @@ func TestJudgementMisalignedGEMM(t *testing.T) {
 		t.Errorf("observation: %s", f.Observation)
 	}
 	// They are its eager attention's QK^T and PV: fusing it is the fix.
-	if !strings.HasPrefix(f.Fix, "These are most likely the batched matmuls of the unfused attention (aten::bmm and baddbmm ran 230 ms of GPU work") {
+	// The recorded shapes name the sequence length, 5,185.
+	if !strings.HasPrefix(f.Fix, "These are most likely the batched matmuls of the unfused attention (aten::bmm and baddbmm ran 230 ms of GPU work") ||
+		!strings.Contains(f.Fix, "the heaviest aten::bmm [16, 5185, 64] by [16, 64, 5185] in bf16, whose N of 5,185 would be 5,192 padded") {
 		t.Errorf("fix: %s", f.Fix)
 	}
-	// negative_queue_length_a100's align1 TF32 GEMMs are no attention's.
+	// negative_queue_length_a100's align1 TF32 GEMMs are no attention's;
+	// its shapes name K 2,798, recorded when its CUDA graph was captured.
 	n := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "negative_queue_length_a100"))
-	if g := n.one(t, "misaligned_gemm"); !strings.HasPrefix(g.Fix, "Make the GEMMs' dimensions multiples of 8") {
+	if g := n.one(t, "misaligned_gemm"); !strings.HasPrefix(g.Fix, "Make the GEMMs' dimensions multiples of 8") ||
+		!strings.Contains(g.Fix, "among them aten::addmm [4096, 2798] by [2798, 64] in fp32, whose K of 2,798 would be 2,800 padded") {
 		t.Errorf("negative_queue_length_a100 fix: %s", g.Fix)
 	}
 	v := judge(t, filepath.Join(testutil.SharedTraces(t), "tracemap", "vllm_h100_tp4_rank0"))

@@ -109,7 +109,7 @@ func TestWorkloadRealTraces(t *testing.T) {
 			// named triton__0d1d...) under DDP, with TorchRec's pipeline.
 			phase: "training (backward operators present)", compiled: true, inductor: true, ddp: true, allreduceBwd: true,
 			torchrec: true, workers: -1, torchMajor: 2,
-			features: []string{"allreduce_in_backward", "aot_autograd", "backward", "cpu_ops", "ddp", "inductor_kernels", "optimizer", "optimizer_gpu_idle", "record_shapes", "torchrec", "torchrec_pipeline", "view_ops"}}, [2]string{}},
+			features: []string{"allreduce_in_backward", "aot_autograd", "backward", "cpu_ops", "ddp", "gemm_misaligned", "inductor_kernels", "optimizer", "optimizer_gpu_idle", "record_shapes", "torchrec", "torchrec_pipeline", "view_ops"}}, [2]string{}},
 		{"hta/df_index_resolver_v100", true, []int{1}, want{
 			// AOTAutograd's CompiledFunction with eager kernels only, captured
 			// in November 2022: functorch's aot_function, not torch.compile.
@@ -117,16 +117,16 @@ func TestWorkloadRealTraces(t *testing.T) {
 			features: []string{"allreduce_in_backward", "aot_autograd", "backward", "cpu_ops", "optimizer", "optimizer_gpu_idle", "view_ops"}}, [2]string{"aot_autograd", "CompiledFunction"}},
 		{"hta/trace_diff_control_a100", true, []int{3}, want{
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, torchrec: true, workers: 1,
-			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_workers", "ddp", "optimizer", "optimizer_gpu_idle", "record_shapes", "torchrec", "torchrec_pipeline"}}, [2]string{}},
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_workers", "ddp", "gemm_misaligned", "optimizer", "optimizer_gpu_idle", "record_shapes", "torchrec", "torchrec_pipeline"}}, [2]string{}},
 		{"tracelens/mi300x_resnet_act_checkpoint", true, []int{0}, want{
 			// Dynamo frames from activation checkpointing's
 			// torch._disable_dynamo: PyTorch 2, not compiled.
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, workers: -1, torchMajor: 2,
-			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "ddp", "dynamo_frames", "foreach_ops", "gemm_shapes", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"},
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "ddp", "dynamo_frames", "foreach_ops", "gemm_misaligned", "gemm_shapes", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"},
 			gemm:     findings.GEMMWork{Calls: 9, GPUNs: 61_071, FLOPs: 92_160_000, Bytes: 9_488_160}}, [2]string{}},
 		{"tracelens/h100_qwen15_05b_chat", true, []int{0}, want{
 			phase: "inference (no backward operator)", workers: -1, torchMajor: 2, torchVersion: "2.6.0+cu124",
-			features: []string{"cpu_ops", "gemm_shapes", "record_shapes", "torch_version", "view_ops"},
+			features: []string{"cpu_ops", "gemm_misaligned", "gemm_shapes", "record_shapes", "torch_version", "view_ops"},
 			gemm:     findings.GEMMWork{Calls: 168, GPUNs: 8_997_754, FLOPs: 5_514_536_681_472, Bytes: 9_079_160_832}}, [2]string{}},
 	}
 	for _, tc := range tests {

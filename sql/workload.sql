@@ -116,6 +116,13 @@
 --     GEMM's roofline. Other operand types (fp32, whose peak depends on
 --     TF32 settings the trace does not record; fp8) and the GEMMs of
 --     vendor or custom operators are not read.
+-- - gemm_misaligned: the calls among those (bf16 or fp16 operands, and
+--     fp32 on ranks that ran align1 kernels) whose K or N is not a multiple of 16 bytes (8 elements of
+--     bf16 or fp16, 4 of fp32), which rules out cuBLAS's wider kernels;
+--     total_ns is their GPU time (calls that launched none count too: a
+--     CUDA graph's replays run no operator, and its capture recorded the
+--     shapes), and the example the shape with the most of it: "aten::bmm
+--     [16, 5185, 64] by [16, 64, 5185] c10::BFloat16 N=5185".
 -- No trace seen states a vLLM or SGLang version (a pip list in metadata
 -- names installed packages, not the workload), so none is read.
 --
@@ -270,7 +277,14 @@ _vo AS (
 -- operand dimensions and types of the two matrices (the first two inputs
 -- of mm and bmm, the second and third of addmm and baddbmm, after the
 -- bias), both read in one parse of the args, for the calls whose args
--- name a 16-bit type (the others are not parsed).
+-- name a type read here (the others are not parsed): bf16 and fp16, and
+-- fp32 only on ranks that ran align1 kernels (_al1), where its shapes
+-- can name a misaligned dimension (parsing every fp32 GEMM's args cost
+-- trace_diff_control_a100's preset a third more time).
+_al1 AS (
+  SELECT DISTINCT trace_id, rank FROM tb_events
+  WHERE kind = 'kernel' AND name_id IN (SELECT id FROM tb_strings WHERE contains(s, 'align1'))
+),
 _gm0 AS (
   SELECT e.trace_id, e.rank, e.name_id, e.ts_ns, e.external_id,
     CASE WHEN e.name_id IN (SELECT id FROM tb_strings WHERE s IN ('aten::mm', 'aten::bmm')) THEN 1 ELSE 2 END AS o,
@@ -278,7 +292,8 @@ _gm0 AS (
   FROM tb_events e JOIN _t0 t ON t.trace_id = e.trace_id
   WHERE e.kind = 'cpu_op' AND e.name_id IN (SELECT id FROM tb_strings WHERE s IN ('aten::mm', 'aten::addmm', 'aten::bmm', 'aten::baddbmm'))
     AND e.external_id IS NOT NULL AND contains(e.args, '"Input Dims"')
-    AND (contains(e.args, 'c10::BFloat16') OR contains(e.args, 'c10::Half'))
+    AND (contains(e.args, 'c10::BFloat16') OR contains(e.args, 'c10::Half')
+      OR (contains(e.args, '"float"') AND (e.trace_id, e.rank) IN (SELECT (trace_id, rank) FROM _al1)))
     AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
     AND ($3::BIGINT <= 0 OR e.ts_ns - t.t0 >= $3::BIGINT)
     AND ($4::BIGINT <= 0 OR e.ts_ns - t.t0 < $4::BIGINT)
@@ -288,21 +303,32 @@ _gm1 AS MATERIALIZED (
   SELECT trace_id, rank, name_id, ts_ns, external_id, d[o] AS a, d[o + 1] AS b, ty[o] AS ta, ty[o + 1] AS tb
   FROM (SELECT *, TRY_CAST(j[1] AS BIGINT[][]) AS d, TRY_CAST(j[2] AS VARCHAR[]) AS ty FROM _gm0)
 ),
--- batch, M, K and N of each call whose operands are both bf16 or both
--- fp16 and whose shapes multiply ([M, K] by [K, N]; [B, M, K] by [B, K, N]).
+-- batch, M, K and N of each call whose operands are both bf16, both fp16
+-- or both fp32 (esz: bytes an element) and whose shapes multiply ([M, K]
+-- by [K, N]; [B, M, K] by [B, K, N]); mis: K or N where it is not a
+-- multiple of 16 bytes, the alignment cuBLAS's wider kernels need of a
+-- matrix's rows (K: the rows of the first operand; N: of the second and
+-- of the result; M only where an operand is transposed, which the
+-- shapes do not say).
 _gm2 AS (
   SELECT *,
-    CASE WHEN len(a) = 2 AND len(b) = 2 AND a[2] = b[1] THEN 1
-      WHEN len(a) = 3 AND len(b) = 3 AND a[1] = b[1] AND a[3] = b[2] THEN a[1] END AS bt
-  FROM _gm1
-  WHERE ta IN ('c10::BFloat16', 'c10::Half') AND tb = ta
+    CASE WHEN a[len(a)] % (16 // esz) <> 0 THEN 'K=' || a[len(a)]
+      WHEN b[len(b)] % (16 // esz) <> 0 THEN 'N=' || b[len(b)] END AS mis
+  FROM (
+    SELECT *, CASE WHEN ta = 'float' THEN 4 ELSE 2 END AS esz,
+      CASE WHEN len(a) = 2 AND len(b) = 2 AND a[2] = b[1] THEN 1
+        WHEN len(a) = 3 AND len(b) = 3 AND a[1] = b[1] AND a[3] = b[2] THEN a[1] END AS bt
+    FROM _gm1
+    WHERE ta IN ('c10::BFloat16', 'c10::Half', 'float') AND tb = ta
+  )
+  WHERE bt IS NOT NULL
 ),
 _gmc AS MATERIALIZED (
-  SELECT trace_id, rank, name_id, ts_ns, external_id,
+  SELECT trace_id, rank, name_id, ts_ns, external_id, esz, mis, a, b, ta,
     2 * bt * a[len(a) - 1] * a[len(a)] * b[len(b)] AS flops,
     2 * bt * (a[len(a) - 1] * a[len(a)] + a[len(a)] * b[len(b)] + a[len(a) - 1] * b[len(b)]) AS bytes
   FROM _gm2
-  WHERE bt IS NOT NULL
+  WHERE esz = 2 OR mis IS NOT NULL
 ),
 -- The GPU time of the work each call's launches produced: its runtime
 -- calls by External id, their GPU work by correlation (as the ops area's
@@ -320,14 +346,29 @@ _gmk AS (
   WHERE tb_gpu_work(g.kind) AND g.correlation IN (SELECT correlation FROM _gmr)
   GROUP BY ALL
 ),
+-- ns: 0 for a call that launched no GPU work the trace holds (a GEMM a
+-- CUDA graph replays runs no operator: the operators recorded when it
+-- was captured name its shapes).
+_gmj AS MATERIALIZED (
+  SELECT d.strings[c.trace_id + 1] AS trace, c.rank, d.strings[c.name_id + 1] AS name, c.ts_ns,
+    CAST(c.ns AS BIGINT) AS dur_ns, c.flops, c.bytes, c.esz, c.mis, c.a, c.b, c.ta
+  FROM (SELECT c.*, coalesce(k.ns, 0) AS ns FROM _gmc c
+        LEFT JOIN _gmk k ON k.trace_id = c.trace_id AND k.rank = c.rank AND k.external_id = c.external_id) c, tb_dict d
+),
 _gm AS (
-  SELECT d.strings[c.trace_id + 1] AS trace, c.rank, 'gemm_shapes' AS feature, d.strings[c.name_id + 1] AS name, c.ts_ns,
-    CAST(c.ns AS BIGINT) AS dur_ns, c.flops, c.bytes
-  FROM (SELECT c.*, k.ns FROM _gmc c JOIN _gmk k ON k.trace_id = c.trace_id AND k.rank = c.rank AND k.external_id = c.external_id
-        WHERE k.ns > 0) c, tb_dict d
+  SELECT trace, rank, 'gemm_shapes' AS feature, name, ts_ns, dur_ns, flops, bytes FROM _gmj WHERE esz = 2 AND dur_ns > 0
 ),
 _gms AS (
   SELECT trace, rank, feature, CAST(sum(flops) AS BIGINT) AS flops, CAST(sum(bytes) AS BIGINT) AS bytes FROM _gm GROUP BY ALL
+),
+-- The misaligned calls, named by their shape ("aten::bmm [16, 5185, 64]
+-- by [16, 64, 5185] c10::BFloat16 N=5185"); ts_ns orders the shapes by
+-- their GPU time, the most first, so that the example is the heaviest.
+_gmx AS (
+  SELECT trace, rank, 'gemm_misaligned' AS feature, shape AS name,
+    -sum(dur_ns) OVER (PARTITION BY trace, rank, shape) AS ts_ns, dur_ns
+  FROM (SELECT *, name || ' ' || CAST(a AS VARCHAR) || ' by ' || CAST(b AS VARCHAR) || ' ' || ta || ' ' || mis AS shape
+        FROM _gmj WHERE mis IS NOT NULL)
 ),
 -- The DataLoader's calls and the optimizer's zero_grad ranges clipped to
 -- the rank's GPU span, and the GPU busy time inside each: a few calls a
@@ -371,6 +412,8 @@ _all AS MATERIALIZED (
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _vo
   UNION ALL
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _gm
+  UNION ALL
+  SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _gmx
 ),
 -- The union of the compiled and aot_autograd features' intervals, each
 -- (what the eager-vLLM rule weighs): the end of the events before each one (max-end-so-far), so that

@@ -77,8 +77,9 @@ func TestModuleSize(t *testing.T) {
 	// to 1.706 MB, the launch-queue and steady-state texts to 1.7195 MB.
 	// Inlining off in the text packages (buildtest.ViewerFlags) took 89 KB
 	// off: 1.637 MB. The slow-host, foreach-optimizer and align1-GEMM rules
-	// took it to 1.651 MB.
-	const limit = 1_660_000
+	// took it to 1.651 MB; the queued-ahead verdict, the GEMM roofline and
+	// the misaligned-shape texts to 1.661 MB.
+	const limit = 1_670_000
 	if len(mod) > limit {
 		t.Errorf("viewer module is %d bytes gzip, want at most %d (keep heavy packages out of wasm/viewer)", len(mod), limit)
 	}

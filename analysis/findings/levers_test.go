@@ -647,3 +647,46 @@ func TestMisalignedGEMM(t *testing.T) {
 		})
 	}
 }
+
+// The misaligned-GEMM fix names the heaviest recorded shape whose K or N
+// is not a multiple of 16 bytes (the workload area's gemm_misaligned
+// example) with that dimension padded; calls that linked no GPU work are
+// said so; without a readable example it says how to record the shapes.
+func TestMisalignedGEMMShapes(t *testing.T) {
+	const old = "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_tn_align1>(Params)"
+	const record = "With record_shapes=True the operators' Input Dims name the shapes"
+	for _, c := range []struct {
+		name, example string
+		calls, gpuNs  int64
+		want          string
+	}{
+		{"h100_owlv2", "aten::bmm [16, 5185, 64] by [16, 64, 5185] c10::BFloat16 N=5185", 390, 229_901_991,
+			"The operators' recorded shapes name one: 390 GEMM calls (230 ms of their GPU work) have a K or N that is not a multiple of 16 bytes, the heaviest aten::bmm [16, 5185, 64] by [16, 64, 5185] in bf16, whose N of 5,185 would be 5,192 padded."},
+		{"negative_queue_length_a100", "aten::addmm [4096, 2798] by [2798, 64] float K=2798", 15, 0,
+			"15 GEMM calls (no GPU work linked to them: a CUDA graph replays them, or no launch carries their External id) have a K or N that is not a multiple of 16 bytes, among them aten::addmm [4096, 2798] by [2798, 64] in fp32, whose K of 2,798 would be 2,800 padded."},
+		{"fp16", "aten::mm [7, 100] by [100, 30] c10::Half N=30", 1, 1, "in fp16, whose N of 30 would be 32 padded."},
+		{"no shapes", "", 0, 0, record},
+		{"unread type", "aten::mm [7, 100] by [100, 30] c10::Float8 N=30", 1, 1, record},
+		{"unread dimension", "aten::mm [7, 100] by [100, 30] float M=7", 1, 1, record},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tabs := map[string]*table.Table{"kernels": kernelsTable(old, 18_000_000)}
+			if c.example != "" {
+				tabs["workload"] = workloadTable([][]any{{"t", int64(0), "gemm_misaligned", c.example, c.calls, c.gpuNs, nil}})
+			}
+			var f *evidence.Finding
+			fs := eval(bundle("profiler_step", "cuda", "NVIDIA A100-SXM4-40GB", 60_000_000, 40_000_000, tabs), nil)
+			for i := range fs {
+				if fs[i].Rule == "misaligned_gemm" {
+					f = &fs[i]
+				}
+			}
+			if f == nil {
+				t.Fatalf("no misaligned_gemm finding: %s", rules(fs))
+			}
+			if !strings.Contains(f.Fix, c.want) || strings.Contains(f.Fix, record) != (c.want == record) {
+				t.Errorf("fix %q, want %q", f.Fix, c.want)
+			}
+		})
+	}
+}

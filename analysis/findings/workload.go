@@ -35,6 +35,7 @@ import (
 //	torch_version             TorchVersion, TorchMajor
 //	view_ops                  ViewOps, ViewOpsNs
 //	gemm_shapes               GEMM
+//	gemm_misaligned           Misaligned
 type Workload struct {
 	// Known is false when the workload area is missing (an older bundle):
 	// every field is then unknown, not false.
@@ -126,6 +127,10 @@ type Workload struct {
 	// GEMM: the bf16 and fp16 matrix products whose shapes were recorded
 	// (the gemm_shapes feature), summed.
 	GEMM GEMMWork
+	// Misaligned: the GEMM calls whose recorded shapes have a K or N that
+	// is not a multiple of 16 bytes (the gemm_misaligned feature), the
+	// heaviest shape in Examples.
+	Misaligned struct{ Calls, GPUNs int64 }
 	// TorchVersion is the PyTorch version the trace's metadata states
 	// ("2.6.0+cu124"), "" when it states none.
 	TorchVersion string
@@ -234,6 +239,9 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 		case "view_ops":
 			w.ViewOps += evidence.Int(t, r, "count")
 			w.ViewOpsNs += evidence.Int(t, r, "total_ns")
+		case "gemm_misaligned":
+			w.Misaligned.Calls += evidence.Int(t, r, "count")
+			w.Misaligned.GPUNs += evidence.Int(t, r, "total_ns")
 		case "gemm_shapes":
 			w.GEMM.Add(GEMMWork{Calls: evidence.Int(t, r, "count"), GPUNs: evidence.Int(t, r, "total_ns"),
 				FLOPs: evidence.Int(t, r, "gemm_flops"), Bytes: evidence.Int(t, r, "gemm_bytes")})
@@ -340,4 +348,34 @@ func (g GEMMWork) Roofline(peakTFLOPs, memTBs float64) (bound, compute, memory f
 	compute = float64(g.FLOPs) / (peakTFLOPs * 1e3) / float64(g.GPUNs)
 	memory = float64(g.Bytes) / (memTBs * 1e3) / float64(g.GPUNs)
 	return max(compute, memory), compute, memory, true
+}
+
+// MisalignedShape reads the gemm_misaligned feature's example ("aten::bmm
+// [16, 5185, 64] by [16, 64, 5185] c10::BFloat16 N=5185"): the operator
+// and its operands' shapes, their type as the report names it (bf16,
+// fp16, fp32), the dimension (K or N), its size, and that size padded to
+// a multiple of 16 bytes. ok is false where the example does not read so.
+func (w Workload) MisalignedShape() (shape, dtype, dim string, size, padded int64, ok bool) {
+	ex := strings.Fields(w.Examples["gemm_misaligned"])
+	if len(ex) < 3 {
+		return "", "", "", 0, 0, false
+	}
+	last, ty := ex[len(ex)-1], ex[len(ex)-2]
+	d, v, found := strings.Cut(last, "=")
+	n, err := strconv.ParseInt(v, 10, 64)
+	if !found || err != nil || n <= 0 || (d != "K" && d != "N") {
+		return "", "", "", 0, 0, false
+	}
+	elems := int64(8)
+	switch ty {
+	case "c10::BFloat16":
+		dtype = "bf16"
+	case "c10::Half":
+		dtype = "fp16"
+	case "float":
+		dtype, elems = "fp32", 4
+	default:
+		return "", "", "", 0, 0, false
+	}
+	return strings.Join(ex[:len(ex)-2], " "), dtype, d, n, (n + elems - 1) / elems * elems, true
 }
