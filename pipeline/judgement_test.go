@@ -1716,15 +1716,16 @@ func TestJudgementOneCompiledRegion(t *testing.T) {
 
 // mi300x_resnet_act_checkpoint holds one rank of eight: its all-reduces
 // cannot be matched, but their args give 70.1 MB in 47.1 ms of kernel
-// time, 2.6 GB/s of bus bandwidth at most. Its world size, 8, fits on the
-// 8 MI300X its deviceProperties list: one node, so no network between
-// hosts is offered as the reason; waiting and a slow path stay two
-// hypotheses. Its communication (71.5 ms) outlasts its computation
-// (25.7 ms): the fix measures the link (rccl-tests), not DDP's buckets.
+// time, 2.6 GB/s of bus bandwidth over that whole time (a floor for the
+// transfer). Its world size, 8, fits on the 8 MI300X its
+// deviceProperties list: one node, so no network between hosts is offered
+// as the reason; waiting and a slow path stay two hypotheses. Its
+// communication (71.5 ms) outlasts its computation (25.7 ms): the fix
+// measures the link (rccl-tests), not DDP's buckets.
 func TestJudgementUnmatchedBandwidthBound(t *testing.T) {
 	j := judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "mi300x_resnet_act_checkpoint"))
 	f := j.one(t, "comm_not_overlapped")
-	if !strings.Contains(f.Observation, "all_reduce moved 70.1 MB in 47.1 ms of kernel time, 2.6 GB/s of bus bandwidth at most") ||
+	if !strings.Contains(f.Observation, "all_reduce moved 70.1 MB in 47.1 ms of kernel time, 2.6 GB/s of bus bandwidth over that whole time") ||
 		!strings.Contains(f.Observation, "the job is on one node (its world size, 8, fits on the 8 GPUs its process sees)") ||
 		strings.Contains(f.Observation, "spanning hosts") || strings.Contains(f.Observation, "broadcast moved") ||
 		!strings.Contains(f.Observation, "Communication (71.5 ms) outlasts computation (25.7 ms)") {
@@ -2083,6 +2084,11 @@ func TestJudgementSlowHost(t *testing.T) {
 		!strings.Contains(f.Fix, "Shorten the CPU work between launches") {
 		t.Errorf("host-bound fix: %s", f.Fix)
 	}
+	// The cross-check's host-side reading rests on the same inflated host
+	// time: capped alike, not confirmed beside a capped finding.
+	if !strings.Contains(j.md, "Cross-view verdict: host/launch-bound (hypothesis)") || strings.Contains(j.md, "host/launch-bound (confirmed)") {
+		t.Errorf("nccl_data_a100's cross-check is not capped for the slow host")
+	}
 	d := judge(t, filepath.Join(testutil.SharedTraces(t), "param", "dlrm_8rank"))
 	if strings.Contains(d.md, "The host ran operators slowly") || strings.Contains(d.md, "Check the host before the code") {
 		t.Errorf("dlrm_8rank names a slow host")
@@ -2097,7 +2103,8 @@ func TestJudgementForeachOptimizer(t *testing.T) {
 	j := judge(t, filepath.Join(testutil.SharedTraces(t), "param", "dlrm_8rank"))
 	f := j.one(t, "host_bound_idle")
 	if !strings.Contains(f.Fix, "the optimizer's step (Optimizer.step#Adagrad.step) holds 0.567 ms of the GPU idle (6.8% of 8.3 ms)") ||
-		!strings.Contains(f.Fix, "Adagrad(..., foreach=True)") {
+		!strings.Contains(f.Fix, "Adagrad(..., foreach=True)") ||
+		!strings.Contains(f.Fix, "(this trace was captured on 2023-09-07, after PyTorch 2.0 was released: where its PyTorch is 2.0 or later, the default was turned off") {
 		t.Errorf("host-bound fix: %s", f.Fix)
 	}
 	n := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "nccl_data_a100"))
@@ -2125,10 +2132,11 @@ func TestJudgementMisalignedGEMM(t *testing.T) {
 		t.Errorf("fix: %s", f.Fix)
 	}
 	// negative_queue_length_a100's align1 TF32 GEMMs are no attention's;
-	// its shapes name K 2,798, recorded when its CUDA graph was captured.
+	// its eager calls' shapes name K 2,798, but no launch carries an
+	// External id, and most of its align1 time is CUDA graph replays.
 	n := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "negative_queue_length_a100"))
 	if g := n.one(t, "misaligned_gemm"); !strings.HasPrefix(g.Fix, "Make the GEMMs' dimensions multiples of 8") ||
-		!strings.Contains(g.Fix, "among them aten::addmm [4096, 2798] by [2798, 64] in fp32, whose K of 2,798 would be 2,800 padded") {
+		!strings.Contains(g.Fix, "among them aten::addmm [4096, 2798] by [2798, 64] in fp32, whose K of 2,798 would be 2,800 padded. No GPU work is linked to them") {
 		t.Errorf("negative_queue_length_a100 fix: %s", g.Fix)
 	}
 	v := judge(t, filepath.Join(testutil.SharedTraces(t), "tracemap", "vllm_h100_tp4_rank0"))

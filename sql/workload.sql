@@ -117,12 +117,12 @@
 --     TF32 settings the trace does not record; fp8) and the GEMMs of
 --     vendor or custom operators are not read.
 -- - gemm_misaligned: the calls among those (bf16 or fp16 operands, and
---     fp32 on ranks that ran align1 kernels) whose K or N is not a multiple of 16 bytes (8 elements of
---     bf16 or fp16, 4 of fp32), which rules out cuBLAS's wider kernels;
---     total_ns is their GPU time (calls that launched none count too: a
---     CUDA graph's replays run no operator, and its capture recorded the
---     shapes), and the example the shape with the most of it: "aten::bmm
---     [16, 5185, 64] by [16, 64, 5185] c10::BFloat16 N=5185".
+--     fp32 on ranks that ran align1 kernels) whose K or N is not a
+--     multiple of 16 bytes (8 elements of bf16 or fp16, 4 of fp32), which
+--     rules out cuBLAS's wider kernels; total_ns is their GPU time (calls
+--     whose GPU work is not linked count too, with none), and the example
+--     the shape with the most of it: "aten::bmm [16, 5185, 64] by
+--     [16, 64, 5185] c10::BFloat16 N=5185".
 -- No trace seen states a vLLM or SGLang version (a pip list in metadata
 -- names installed packages, not the workload), so none is read.
 --
@@ -346,9 +346,9 @@ _gmk AS (
   WHERE tb_gpu_work(g.kind) AND g.correlation IN (SELECT correlation FROM _gmr)
   GROUP BY ALL
 ),
--- ns: 0 for a call that launched no GPU work the trace holds (a GEMM a
--- CUDA graph replays runs no operator: the operators recorded when it
--- was captured name its shapes).
+-- ns: 0 for a call whose GPU work the trace does not link (no launch
+-- carries its External id: negative_queue_length_a100's runtime calls
+-- carry none).
 _gmj AS MATERIALIZED (
   SELECT d.strings[c.trace_id + 1] AS trace, c.rank, d.strings[c.name_id + 1] AS name, c.ts_ns,
     CAST(c.ns AS BIGINT) AS dur_ns, c.flops, c.bytes, c.esz, c.mis, c.a, c.b, c.ta

@@ -2,6 +2,7 @@ package crossview
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"sort"
@@ -736,16 +737,24 @@ func (b *builder) rankCheck(rs *rankSlice, d *rankData) {
 // LaunchedKernelNs, the part of them that ran while that call was open to
 // SyncLaunchNs, and returns those calls' intervals and the intervals in
 // which their operations waited, launched, to start (from the call's
-// return to the operation's start), each merged.
+// return to the operation's start), each merged. Only calls that returned
+// inside the rank's GPU span count as queued: work launched before the GPU
+// began the span waited behind nothing the trace shows, or the clocks are
+// offset (vllm_decode_full_mi300x: the whole step launched by 2.4 ms, its
+// first kernel at 8.4 ms), and would read as queued by construction.
 func (b *builder) launchedKernels(d *rankData) (calls, queued []ival) {
 	m := &b.m
+	first := int64(math.MaxInt64)
+	if len(d.busy) > 0 {
+		first = d.busy[0].a
+	}
 	for _, i := range d.ops {
 		o := &b.ops[i]
 		if o.host != hostLaunch {
 			continue
 		}
 		calls = append(calls, ival{o.hostTs(), o.hostEnd()})
-		if o.a > o.hostEnd() {
+		if o.a > o.hostEnd() && o.hostEnd() >= first {
 			queued = append(queued, ival{o.hostEnd(), o.a})
 		}
 		if o.op.Kind != "kernel" {

@@ -333,6 +333,12 @@ func Assess(ev *evidence.Evidence) *Gate {
 		if ri.HasPythonStacks {
 			rg.limits = append(rg.limits, limit{rules: map[string]bool{"host_bound_idle": true, "launch_bound": true},
 				why: tracerLimit})
+		} else if mean, ok := c.workload(rr.trace, rr.rank).SlowViews(); ok {
+			// Inflated host time weakens a host-side verdict as the
+			// Python tracer's does (docs/JUDGEMENT.md 3), the findings'
+			// and the CPU cross-check's alike (noteHostCost names why).
+			rg.limits = append(rg.limits, limit{rules: map[string]bool{"host_bound_idle": true, "launch_bound": true},
+				why: fmt.Sprintf("the host's view operators took %s each, where %s is usual: the host time the verdict rests on is inflated, by the profiler or a slow host", us(int64(mean)), usualViewOp)})
 		}
 	}
 	g.Artifacts = groupRanks(g.Artifacts)

@@ -316,7 +316,7 @@ func (cr *collRank) unmatchedBandwidth(hl hostLayout) string {
 		if busbw >= lowBusGBs {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s moved %.1f MB in %s of kernel time, %.1f GB/s of bus bandwidth at most (times %s with n = %d)",
+		parts = append(parts, fmt.Sprintf("%s moved %.1f MB in %s of kernel time, %.1f GB/s of bus bandwidth over that whole time, which includes any waiting: the transfer's own rate is at least that (times %s with n = %d)",
 			r.coll, float64(r.bytes)/1e6, ms(r.total), busbw, factorText(r.coll), r.groupSize))
 	}
 	if len(parts) == 0 {
@@ -477,13 +477,14 @@ func bandwidthFix(ri evidence.RankInfo, w Workload, coll string, n, elem int64, 
 	return fix + bytes, snippet
 }
 
-// ddpFewerAllReduces is the lever on DDP's all-reduces that holds whether
-// their time is transfer or waiting: the gradients' bytes, and the
-// collectives, come once per backward pass whatever the batch, so more
-// computation per backward spreads them over more samples
+// ddpFewerAllReduces is the lever on DDP's all-reduces that holds for
+// transfer, per-call cost and varying skew alike (not for a rank that is
+// always slower): the gradients' bytes, and the collectives, come once
+// per backward pass whatever the batch, so more computation per backward
+// spreads them over more samples
 // (mi300x_resnet_act_checkpoint: 70.1 MB all-reduced against 25.7 ms of
 // computation).
-const ddpFewerAllReduces = " Whatever the split, fewer all-reduces per sample help: DDP all-reduces the same gradient bytes once per backward pass whatever the batch, so a larger per-GPU batch, or gradients accumulated over k micro-batches with the first k-1 backward passes under model.no_sync(), spreads one all-reduce over k times the computation (the effective batch grows k times: keep the learning rate in step with it)."
+const ddpFewerAllReduces = " Fewer all-reduces per sample help with the transfer, with each call's fixed cost and with skew that varies from step to step (not with a rank that is always slower, whose lag grows with the work between collectives): DDP all-reduces the same gradient bytes once per backward pass whatever the batch, so a larger per-GPU batch, or gradients accumulated over k micro-batches with the first k-1 backward passes under model.no_sync(), spreads one all-reduce over k times the computation (the effective batch grows k times: keep the learning rate in step with it)."
 
 // lowBusGBs: a bus bandwidth bound under this many GB/s is far below any
 // GPU interconnect within a node (PCIe 3.0 x16 carries about 12).

@@ -444,9 +444,9 @@ func firstSentence(s string) string {
 
 // noteHostCost adds to the host-bound and launch-bound findings what the
 // trace shows of the host's own speed: a rank whose view operators are
-// slow (Workload.SlowViews) is named with their figures and the finding
-// capped at a hypothesis (after the capture gate, whose caveat it
-// extends), and one whose operators
+// slow (Workload.SlowViews) is named with their figures (the capture gate,
+// Assess, caps such a finding, and the cross-check's host-side reading, at
+// a hypothesis), and one whose operators
 // carry their input shapes (record_shapes=True) is told that part of the
 // host time the verdict rests on is the profiler's (docs/JUDGEMENT.md 3:
 // shape recording inflates host durations and weakens such verdicts). A
@@ -463,27 +463,19 @@ func (c *ctx) noteHostCost(fs []evidence.Finding) {
 			f.Observation += fmt.Sprintf(" The host ran operators slowly: aten::view and aten::as_strided, which make a view of a tensor without allocating or launching anything, took %s on average over %s calls, where they commonly take %s with the profiler on: the host time of every operator here is inflated, by the profiler's recording of each operator, CPU contention (other processes, or more threads than cores: OMP_NUM_THREADS, DataLoader workers) or a slow or throttled CPU; a few steps timed without the profiler tell which.",
 				us(int64(mean)), table.Int(w.ViewOps), usualViewOp)
 			if ns, n := c.launchCallMean(f.Trace, f.Rank); n >= SlowViewOpCalls && ns <= UsualLaunchCallNs {
-				f.Observation += fmt.Sprintf(" Its kernel launch calls, which CUPTI times apart from the operators, took %s on average over %s calls, no slower than on other hosts (%s): the CPU is not slow across the board, so the likelier cost is in the operators' own path, per-operator hooks (the profiler's recording of each operator, other RecordFunction observers, autograd anomaly detection), over contention or a slow CPU (a hypothesis).",
-					us(int64(ns)), table.Int(n), usualLaunchCall)
+				hooks := "per-operator hooks (RecordFunction observers that a framework or a monitoring tool registers, autograd anomaly detection; the profiler recorded no shapes or stacks here, which keeps its own cost per operator small)"
+				if w.Shapes {
+					hooks = "per-operator hooks (the profiler's shape recording, other RecordFunction observers, autograd anomaly detection)"
+				}
+				f.Observation += fmt.Sprintf(" Its kernel launch calls, which CUPTI times apart from the operators, took %s on average over %s calls, within what other hosts take (%s), while its view operators took %.0f to %.0f times the usual: a CPU slow across the board would slow both alike, so the likelier cost is in the operators' own path, %s, over contention or a slow CPU (a hypothesis).",
+					us(int64(ns)), table.Int(n), usualLaunchCall, mean/usualViewOpMaxNs, mean/usualViewOpMinNs, hooks)
 			}
 			f.Evidence = append(f.Evidence, ref("workload", "rank", itoa(f.Rank), "feature", "view_ops"))
-			// Inflated host time weakens a host-side verdict as the Python
-			// tracer's does (docs/JUDGEMENT.md 3).
-			f.Status = "hypothesis"
-			f.Caveat = addCaveat(f.Caveat, fmt.Sprintf("the host's view operators took %s each, where %s is usual: the host time the verdict rests on is inflated, by the profiler or a slow host", us(int64(mean)), usualViewOp))
 		}
 		if w.Shapes {
 			f.Observation += " Shapes were recorded (record_shapes=True): recording each operator's input sizes adds host time to it, so part of the host time between launches is the profiler's; profile once without record_shapes to see how much remains."
 		}
 	}
-}
-
-// addCaveat appends why to a finding's caveat (a sentence, or "").
-func addCaveat(caveat, why string) string {
-	if caveat == "" {
-		return capFirst(why) + "."
-	}
-	return strings.TrimSuffix(caveat, ".") + "; " + why + "."
 }
 
 // SlowViewOpNs and SlowViewOpCalls: a rank whose aten::view and
@@ -498,8 +490,13 @@ const (
 	SlowViewOpCalls = 200
 )
 
-// usualViewOp is what a view operator commonly takes with the profiler on.
-const usualViewOp = "0.3–5 µs"
+// usualViewOp is what a view operator commonly takes with the profiler
+// on, usualViewOpMinNs to usualViewOpMaxNs.
+const (
+	usualViewOp      = "0.3–5 µs"
+	usualViewOpMinNs = 300
+	usualViewOpMaxNs = 5_000
+)
 
 // UsualLaunchCallNs: a rank whose kernel launch calls (cudaLaunchKernel,
 // hipLaunchKernel) take this long or less on average launches at the

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/findings"
@@ -974,7 +975,7 @@ func TestHostFixSlowViews(t *testing.T) {
 			if !named || !strings.Contains(f.Observation, c.want) || !checks || !cites {
 				t.Errorf("want %q in the observation, the fix opening with the check and the view_ops row cited (%v):\n%s\n%s", c.want, cites, f.Observation, f.Fix)
 			}
-			if fast := strings.Contains(f.Observation, "the CPU is not slow across the board, so the likelier cost is in the operators' own path"); fast != c.fastLaunches {
+			if fast := strings.Contains(f.Observation, "a CPU slow across the board would slow both alike, so the likelier cost is in the operators' own path"); fast != c.fastLaunches {
 				t.Errorf("launch calls clear the CPU %v, want %v:\n%s", fast, c.fastLaunches, f.Observation)
 			}
 			if f.Status != "hypothesis" || !strings.Contains(f.Caveat, "the host time the verdict rests on is inflated, by the profiler or a slow host") {
@@ -998,12 +999,16 @@ func TestHostFixForeachOptimizer(t *testing.T) {
 		idle    int64
 		foreach bool
 		want    string // "" = no optimizer clause
+		day     string // the capture's date, "" = none in the trace
 	}{
-		{"at the share", "Optimizer.step#Adagrad.step", 3_000_000, false, named},
-		{"under the share", "Optimizer.step#Adagrad.step", 2_999_999, false, ""},
-		{"foreach operators ran", "Optimizer.step#Adagrad.step", 12_000_000, true, ""},
-		{"not a torch.optim class", "Optimizer.step#FusedAdam.step", 12_000_000, false, ""},
-		{"SGD", "Optimizer.step#SGD.step", 12_000_000, false, "SGD(..., foreach=True), the default on CUDA from PyTorch 2.0 when foreach is not set"},
+		{"at the share", "Optimizer.step#Adagrad.step", 3_000_000, false, named, ""},
+		{"under the share", "Optimizer.step#Adagrad.step", 2_999_999, false, "", ""},
+		{"foreach operators ran", "Optimizer.step#Adagrad.step", 12_000_000, true, "", ""},
+		{"not a torch.optim class", "Optimizer.step#FusedAdam.step", 12_000_000, false, "", ""},
+		{"SGD", "Optimizer.step#SGD.step", 12_000_000, false, "SGD(..., foreach=True), the default on CUDA from PyTorch 2.0 when foreach is not set.", ""},
+		// The capture's date says which PyTorch could have run it.
+		{"captured before 2.0", "Optimizer.step#SGD.step", 12_000_000, false, "foreach is not set (this trace was captured on 2022-11-02, before PyTorch 2.0 was released (2023-03-15): set it explicitly)", "2022-11-02"},
+		{"captured after 2.0 (dlrm_8rank)", "Optimizer.step#Adagrad.step", 12_000_000, false, "(this trace was captured on 2023-09-07, after PyTorch 2.0 was released: where its PyTorch is 2.0 or later, the default was turned off, by foreach=False in the code", "2023-09-07"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rows := [][]any{
@@ -1015,8 +1020,17 @@ func TestHostFixForeachOptimizer(t *testing.T) {
 				rows = append(rows, []any{"t", int64(0), "foreach_ops", "aten::_foreach_add_", int64(4), int64(400_000), nil})
 			}
 			work := workloadTable(rows)
-			fs := eval(bundle("profiler_step", "cuda", "NVIDIA A100-SXM4-40GB", 40_000_000, 60_000_000,
-				map[string]*table.Table{"gaps": gapsTable(55_000_000), "workload": work}), nil)
+			b := bundle("profiler_step", "cuda", "NVIDIA A100-SXM4-40GB", 40_000_000, 60_000_000,
+				map[string]*table.Table{"gaps": gapsTable(55_000_000), "workload": work})
+			if c.day != "" {
+				at, err := time.Parse("2006-01-02", c.day)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.Traces.Columns = append(b.Traces.Columns, table.Column{Name: "base_time_ns", Type: "BIGINT"})
+				b.Traces.Rows[0] = append(b.Traces.Rows[0], at.Add(12*time.Hour).UnixNano())
+			}
+			fs := eval(b, nil)
 			var fix string
 			for _, f := range fs {
 				if f.Rule == "host_bound_idle" {

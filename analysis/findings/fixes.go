@@ -692,8 +692,25 @@ func (c *ctx) optimizerAside(trace string, rank int, w Workload) string {
 		float64(w.OptimizerIdleNs) < OptimizerIdleShare*float64(idle) {
 		return ""
 	}
-	return fmt.Sprintf("the optimizer's step (%s) holds %s of the GPU idle (%s of %s) and updates the parameters one at a time, a kernel or more each (the rank runs no multi-tensor _foreach_ or _fused_ operator); its foreach implementation updates them all in a few launches: %s(..., foreach=True), the default on CUDA from PyTorch 2.0 when foreach is not set",
-		w.OptimizerStep, ms(w.OptimizerIdleNs), pct(float64(w.OptimizerIdleNs)/float64(idle)), ms(idle), cls)
+	return fmt.Sprintf("the optimizer's step (%s) holds %s of the GPU idle (%s of %s) and updates the parameters one at a time, a kernel or more each (the rank runs no multi-tensor _foreach_ or _fused_ operator); its foreach implementation updates them all in a few launches: %s(..., foreach=True), the default on CUDA from PyTorch 2.0 when foreach is not set%s",
+		w.OptimizerStep, ms(w.OptimizerIdleNs), pct(float64(w.OptimizerIdleNs)/float64(idle)), ms(idle), cls, c.foreachEra(trace, rank, w))
+}
+
+// foreachEra says what the capture's date tells of why the loop ran
+// (optimizerAside): a trace captured before PyTorch 2.0 was released runs
+// an older PyTorch, which needs the argument set; one captured later, if
+// its PyTorch is 2.0 or later, had the default turned off. "" where the
+// trace states its PyTorch version or gives no date.
+func (c *ctx) foreachEra(trace string, rank int, w Workload) string {
+	at := c.rankInfo(trace, rank).BaseTimeNs
+	if at <= 0 || w.TorchVersion != "" {
+		return ""
+	}
+	day, rel := time.Unix(0, at).UTC(), torchReleased[[2]int{2, 0}]
+	if day.Before(rel) {
+		return fmt.Sprintf(" (this trace was captured on %s, before PyTorch 2.0 was released (%s): set it explicitly)", day.Format("2006-01-02"), rel.Format("2006-01-02"))
+	}
+	return fmt.Sprintf(" (this trace was captured on %s, after PyTorch 2.0 was released: where its PyTorch is 2.0 or later, the default was turned off, by foreach=False in the code or a gradient that is sparse or not on the GPU, which makes it fall back to the loop)", day.Format("2006-01-02"))
 }
 
 // syncsBreakGraphs is the caveat for a graph fix on a rank whose operators

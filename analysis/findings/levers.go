@@ -1073,7 +1073,7 @@ func misalignedGEMM(c *ctx) []evidence.Finding {
 			Impact:      float64(a.align.ns) / float64(l.span()),
 			ImpactOf:    c.shareOf("the GPU span", b.trace, b.rank),
 			Scope:       evidence.Scope{Platforms: []string{"cuda"}},
-			Fix:         "Make the GEMMs' dimensions multiples of 8 (16-bit types; 4 for fp32 and TF32): pad the odd one (a sequence length, hidden, head or vocabulary size, or batch times tokens), or make a sliced or transposed operand contiguous so that its rows start on a 16-byte boundary. " + c.misalignedShapes(b.trace, b.rank),
+			Fix:         "Make the GEMMs' dimensions multiples of 8 (16-bit types; 4 for fp32 and TF32): pad the odd one (a sequence length, hidden, head or vocabulary size, or batch times tokens), or make a sliced or transposed operand contiguous so that its rows start on a 16-byte boundary. " + c.misalignedShapes(b.trace, b.rank, a.align.ns),
 			Snippet:     "x = torch.nn.functional.pad(x, (0, (-x.shape[-1]) % 8))  # last dimension to a multiple of 8; pad the weights' matching dimension alike",
 			Verify:      "Re-profile: the GEMM kernels' names carry align8 (align4 for fp32), or the GPU's own kernels (sm90 on Hopper), and their time falls.",
 			Refute:      "The kernels stay align1 with every dimension a multiple of 8 and contiguous operands (then another constraint, such as a tiny dimension, picked them), or their time does not fall.",
@@ -1094,19 +1094,29 @@ func misalignedGEMM(c *ctx) []evidence.Finding {
 // misalignedShapes is the misaligned-GEMM fix's sentence on the shapes: the
 // heaviest shape the operators recorded with a K or N that is not a
 // multiple of 16 bytes (the workload area's gemm_misaligned) and that
-// dimension padded, or, where none was recorded, how to record them.
-func (c *ctx) misalignedShapes(trace string, rank int) string {
+// dimension padded, and where their linked GPU work is under half of the
+// alignNs of align1 kernels, that the rest ran shapes no operator recorded
+// (negative_queue_length_a100: 117.6 of its 119 ms in CUDA graph
+// replays); where none was recorded, how to record them.
+func (c *ctx) misalignedShapes(trace string, rank int, alignNs int64) string {
 	w := c.workload(trace, rank)
 	shape, dtype, dim, size, padded, ok := w.MisalignedShape()
 	if !ok {
 		return "With record_shapes=True the operators' Input Dims name the shapes (not those of kernels a CUDA graph replays)."
 	}
-	gpu, which := " (no GPU work linked to them: a CUDA graph replays them, or no launch carries their External id)", "among them"
+	gpu, which := "", "among them"
 	if w.Misaligned.GPUNs > 0 {
 		gpu, which = " ("+ms(w.Misaligned.GPUNs)+" of their GPU work)", "the heaviest"
 	}
-	return fmt.Sprintf("The operators' recorded shapes name one: %s GEMM calls%s have a K or N that is not a multiple of 16 bytes, %s %s in %s, whose %s of %s would be %s padded.",
+	s := fmt.Sprintf("The operators' recorded shapes name one: %s GEMM calls%s have a K or N that is not a multiple of 16 bytes, %s %s in %s, whose %s of %s would be %s padded.",
 		table.Int(w.Misaligned.Calls), gpu, which, shape, dtype, dim, table.Int(size), table.Int(padded))
+	switch {
+	case w.Misaligned.GPUNs == 0:
+		s += fmt.Sprintf(" No GPU work is linked to them (no launch carries their External id), so the trace does not say which of the %s of align1 kernels ran these shapes; a CUDA graph's replays record no operator: check the shapes of the graphs' GEMMs too.", ms(alignNs))
+	case 2*w.Misaligned.GPUNs < alignNs:
+		s += fmt.Sprintf(" Their linked GPU work covers %s of the %s of align1 kernels: the rest ran shapes no operator recorded here (a CUDA graph's replays record none): check the shapes of the graphs' GEMMs too.", ms(w.Misaligned.GPUNs), ms(alignNs))
+	}
+	return s
 }
 
 // --- kernel_slow_instances --------------------------------------------------

@@ -943,6 +943,8 @@ func gemmRoofline(ev *evidence.Evidence, traces []TraceMeta) string {
 		fmtPct(compute), fmtInt(int64(peak)), part, float64(g.Bytes)/1e9, float64(g.Bytes)/ns/1e3, fmtPct(memory), mem, fmtPct(bound))
 	if bound >= NearRoof {
 		s += " That close to a roof, a kernel-level lever on these GEMMs has little to give: fewer FLOPs or bytes (a precision the GPU runs faster, a smaller model) are the lever."
+	} else {
+		s += " A lower floor does not show headroom by itself: tuned GEMM libraries stay well under the dense peak on many shapes and parts, and how far a kernel is from its own best a kernel profiler tells."
 	}
 	return s
 }

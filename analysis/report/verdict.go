@@ -312,6 +312,11 @@ func ddpBufferFix(d *Doc, b *evidence.Bundle, cv *crossview.Result) {
 		}
 		is.Fix += fmt.Sprintf(" %d of the cross-check's %d longest GPU gaps (%s) open while DDP broadcasts the module's buffers in the forward (aten::unflatten_dense_tensors): with broadcast_buffers=True, DDP's default, every forward copies rank 0's buffers (BatchNorm running statistics) to every rank, which torch.compile does not remove; pass broadcast_buffers=False where the ranks' buffers need not match each step.",
 			n, len(cv.Check.TopGaps), fmtMs(ns))
+		if slowViews(b) {
+			// nccl_data_a100: the broadcast's gaps are its many small
+			// operators, each inflated as every operator of that host is.
+			is.Fix += " Its gaps are made of small operators, each as slow as every operator on this host (see the slow host above): the broadcast may cost far less once the host is checked."
+		}
 		const snippet = "model = DDP(model, device_ids=[rank], broadcast_buffers=False)"
 		switch {
 		case is.Snippet == "":
@@ -320,6 +325,24 @@ func ddpBufferFix(d *Doc, b *evidence.Bundle, cv *crossview.Result) {
 			is.Snippet += "\n" + snippet
 		}
 	}
+}
+
+// slowViews reports whether the workload area shows a rank whose view
+// operators are slow (findings.Workload.SlowViews).
+func slowViews(b *evidence.Bundle) bool {
+	t := b.Table("workload")
+	if t == nil {
+		return false
+	}
+	for r := range t.Rows {
+		if evidence.Str(t, r, "feature") != "view_ops" {
+			continue
+		}
+		if _, ok := (findings.Workload{ViewOps: evidence.Int(t, r, "count"), ViewOpsNs: evidence.Int(t, r, "total_ns")}).SlowViews(); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // hasFeature reports whether the workload area shows feature on some rank.
