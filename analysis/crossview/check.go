@@ -50,9 +50,9 @@ const (
 	// share of the GPU span: the host kept the device's queue filled, so
 	// it was ahead of the device without blocking. Our choice: three
 	// quarters of the span, so that a queue that ran dry between bursts
-	// does not count (vllm_prefilldecode_piecewise_mi300x: the host had
-	// launched its step 26 ms in and the GPU ran 130 ms more, 99.5%;
-	// h100_qwen15_05b_chat, a 0.5B model's small kernels, 58.9%).
+	// does not count (sglang_qwen3_prefilldecode_mi300x: 99.7%, its host
+	// launching inside the span; h100_qwen15_05b_chat, a 0.5B model's
+	// small kernels, 58.9%).
 	QueuedAhead = 0.75
 	// GraphCoverageMin: below it graph replays hide too many kernels to
 	// measure idle time.

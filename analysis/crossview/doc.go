@@ -210,9 +210,9 @@
 // the same rank: a sync call and the device gap it opens, a launch issued
 // after the device went idle, a wait frame that held the launching thread
 // while the device was idle, the host blocked on the busy device or its
-// launched work queued behind it for most of the span. Overlap in time alone gives "hypothesis". When
-// python stacks were captured, the cross-check says that stack capture
-// inflates host time before it calls anything host-bound, and a host-bound
-// verdict is never better than a hypothesis; so does an operator's Call
-// stack.
+// launched work queued behind it for most of the span. Overlap in time
+// alone gives "hypothesis". When python stacks were captured, the
+// cross-check says that stack capture inflates host time before it calls
+// anything host-bound, and a host-bound verdict is never better than a
+// hypothesis; so does an operator's Call stack.
 package crossview

@@ -541,10 +541,11 @@ func (w Workload) SlowViews() (meanNs float64, ok bool) {
 }
 
 // checkHostFirst opens the host and launch fixes of a rank whose view
-// operators are slow (Workload.SlowViews): the host's speed is checked before the
-// code is changed, the per-operator hooks first where its launch calls
-// are as fast as usual (UsualLaunchCallNs). "" otherwise, and on a rank with python stacks, whose
-// fixes already say to profile again without them first.
+// operators are slow (Workload.SlowViews): the host's speed is checked
+// before the code is changed, the per-operator hooks first where its
+// launch calls are as fast as usual (UsualLaunchCallNs). "" otherwise, and
+// on a rank with python stacks, whose fixes already say to profile again
+// without them first.
 func (c *ctx) checkHostFirst(trace string, rank int) string {
 	w := c.workload(trace, rank)
 	mean, ok := w.SlowViews()

@@ -890,7 +890,7 @@ const NearRoof = 0.6
 func gemmRoofline(ev *evidence.Evidence, traces []TraceMeta) string {
 	var g findings.GEMMWork
 	var peak, mem float64
-	part, same := "", true
+	part, seen, same := "", false, true
 	infos := evidence.Ranks(ev.Traces)
 	for _, t := range traces {
 		for _, r := range t.Ranks {
@@ -908,8 +908,8 @@ func gemmRoofline(ev *evidence.Evidence, traces []TraceMeta) string {
 				if name == "" {
 					name = ri.GPUModel
 				}
-				if part == "" && peak == 0 {
-					part, peak, mem = name, c.PeakTFLOPs, c.MemTBs
+				if !seen {
+					part, peak, mem, seen = name, c.PeakTFLOPs, c.MemTBs, true
 				} else if name != part || c.PeakTFLOPs != peak || c.MemTBs != mem {
 					same = false
 				}

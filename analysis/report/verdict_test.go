@@ -719,6 +719,8 @@ func TestGEMMRoofline(t *testing.T) {
 			[]string{"296.7 TFLOP/s", "the device's peaks are not known here"}, []string{"roofline their shapes allow"}},
 		{"parts differ: no shares", [][]any{h100, unknown}, [][2]int64{{5_000_000, 1_483_500_000_000}, {5_000_000, 1_483_500_000_000}},
 			[]string{"the device's peaks are not known here"}, nil},
+		{"parts differ, the unknown first: no shares", [][]any{unknown, h100}, [][2]int64{{5_000_000, 1_483_500_000_000}, {5_000_000, 1_483_500_000_000}},
+			[]string{"the device's peaks are not known here"}, nil},
 		{"under a millisecond", [][]any{h100}, [][2]int64{{999_999, 296_700_000_000}}, []string{""}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
