@@ -2044,7 +2044,7 @@ func TestJudgementOneStepNoFinding(t *testing.T) {
 	if len(j.src.Bundle.Findings) != 0 && j.src.Bundle.Findings[0].Severity == "critical" {
 		t.Fatalf("a critical finding: %s", j.src.Bundle.Findings[0].Title)
 	}
-	if !strings.Contains(j.summary(), "The capture holds one step of rank 0: what this report reads rests on that step alone") {
+	if !strings.Contains(j.summary(), "The capture holds one step of rank 0 (a decode step): what this report reads rests on that step alone") {
 		t.Errorf("summary:\n%s", j.summary())
 	}
 }

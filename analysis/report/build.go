@@ -100,13 +100,13 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 			d.Summary = append(d.Summary, moreIssuesLine(len(d.Critical)-1, len(d.FollowUps)))
 		}
 		if f := crit[0]; f.Rank >= 0 && len(stepsOf(ev, f.Trace, f.Rank)) == 1 {
-			d.Summary = append(d.Summary, "The capture holds one step of rank "+strconv.Itoa(f.Rank)+": the verdict rests on that step alone; capture several to see whether it recurs."+coldStep(ev, f.Trace, f.Rank))
+			d.Summary = append(d.Summary, "The capture holds one step of rank "+strconv.Itoa(f.Rank)+stepPhase(ev, f.Trace, f.Rank)+": the verdict rests on that step alone; capture several to see whether it recurs."+coldStep(ev, f.Trace, f.Rank))
 		}
 	} else {
 		d.Summary = append(d.Summary, noCriticalLine(d.FollowUps, gate.Inconclusive() != "", noGPUWork(ev)))
 		if trace, rank, ok := oneRank(ev); ok && len(stepsOf(ev, trace, rank)) == 1 {
 			// vllm_decode_full_mi300x: one decode step, read as the loop.
-			d.Summary = append(d.Summary, "The capture holds one step of rank "+strconv.Itoa(rank)+": what this report reads rests on that step alone; capture several to see whether it holds for the others."+coldStep(ev, trace, rank))
+			d.Summary = append(d.Summary, "The capture holds one step of rank "+strconv.Itoa(rank)+stepPhase(ev, trace, rank)+": what this report reads rests on that step alone; capture several to see whether it holds for the others."+coldStep(ev, trace, rank))
 		}
 	}
 	if len(d.Critical) == 0 && gate.Inconclusive() == "" {
@@ -873,6 +873,28 @@ func kernelFamilies(ev *evidence.Evidence) string {
 	}
 	return "Where the kernel time goes (families read from the kernel names): " + strings.Join(parts, ", ") +
 		" of the " + fmtMs(total) + " summed kernel time (streams counted apart)."
+}
+
+// stepPhase names the phase of a rank's steps for the one-step line: " (a
+// prefill step)" (sglang_qwen3_prefilldecode_mi300x's one step[EXTEND]);
+// "" where the steps area gives none, or an unknown phase.
+func stepPhase(ev *evidence.Evidence, trace string, rank int) string {
+	t := ev.Table("steps")
+	if t == nil || t.Col("phase") < 0 {
+		return ""
+	}
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank && evidence.Int(t, r, "step") >= 0 {
+			switch p := evidence.Str(t, r, "phase"); p {
+			case "", "unknown":
+			case "mixed":
+				return " (a mixed step: prefill and decode in one batch)"
+			default:
+				return " (a " + p + " step)"
+			}
+		}
+	}
+	return ""
 }
 
 // NearRoof: GEMMs at this share of the roofline or more (a floor,

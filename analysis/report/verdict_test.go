@@ -756,3 +756,24 @@ func TestGEMMRoofline(t *testing.T) {
 		})
 	}
 }
+
+// The one-step line names the step's phase where the steps area gives one.
+func TestStepPhase(t *testing.T) {
+	for _, c := range []struct{ phase, want string }{
+		{"prefill", " (a prefill step)"},
+		{"decode", " (a decode step)"},
+		{"mixed", " (a mixed step: prefill and decode in one batch)"},
+		{"unknown", ""},
+		{"", ""},
+	} {
+		steps := &table.Table{Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"), col("step", "BIGINT", "INT"), col("phase", "VARCHAR", "TEXT")},
+			Rows: [][]any{{"t", int64(0), int64(-1), ""}, {"t", int64(0), int64(3), c.phase}}}
+		ev := &evidence.Evidence{Tables: evidence.Tables{"steps": steps}}
+		if got := stepPhase(ev, "t", 0); got != c.want {
+			t.Errorf("phase %q: %q, want %q", c.phase, got, c.want)
+		}
+		if got := stepPhase(ev, "t", 1); got != "" {
+			t.Errorf("another rank: %q", got)
+		}
+	}
+}
