@@ -559,12 +559,18 @@ func uniqInts(xs []int) []int {
 	return out
 }
 
-// reportTable copies an evidence table without its histogram columns.
+// featureColumns are the workload area's columns that one feature fills
+// (gemm_shapes), NULL on every other row: a table that shows no such row
+// leaves them out.
+var featureColumns = map[string]bool{"gemm_flops": true, "gemm_bytes": true}
+
+// reportTable copies an evidence table without its histogram columns, nor
+// its feature columns where no row fills them.
 func reportTable(name string, t *table.Table) table.Table {
 	var keep []int
 	out := table.Table{Name: name, Columns: []table.Column{}, Rows: make([][]any, 0, len(t.Rows)), Total: t.Total}
 	for i, c := range t.Columns {
-		if table.IsHist(c.Unit) {
+		if table.IsHist(c.Unit) || (featureColumns[c.Name] && emptyColumn(t, i)) {
 			continue
 		}
 		keep = append(keep, i)
@@ -579,6 +585,16 @@ func reportTable(name string, t *table.Table) table.Table {
 		out.Rows = append(out.Rows, row)
 	}
 	return out
+}
+
+// emptyColumn says whether column i is NULL in every row of t.
+func emptyColumn(t *table.Table, i int) bool {
+	for _, r := range t.Rows {
+		if cell(r, i) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // defaultSort sorts a table by its first duration column, largest first.

@@ -777,3 +777,25 @@ func TestStepPhase(t *testing.T) {
 		}
 	}
 }
+
+// The workload's GEMM columns, which only gemm_shapes fills, are left out
+// of a report table that shows no such row, and kept where one does.
+func TestReportTableFeatureColumns(t *testing.T) {
+	cols := []table.Column{col("trace", "VARCHAR", "TEXT"), col("feature", "VARCHAR", "TEXT"), col("count", "BIGINT", "COUNT"),
+		col("gemm_flops", "BIGINT", "COUNT"), col("gemm_bytes", "BIGINT", "BYTES")}
+	names := func(tb table.Table) string {
+		var out []string
+		for _, c := range tb.Columns {
+			out = append(out, c.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	none := &table.Table{Columns: cols, Rows: [][]any{{"t", "cpu_ops", int64(3), nil, nil}}}
+	if got := names(reportTable("workload", none)); got != "trace feature count" {
+		t.Errorf("no gemm_shapes row: columns %q", got)
+	}
+	some := &table.Table{Columns: cols, Rows: [][]any{{"t", "cpu_ops", int64(3), nil, nil}, {"t", "gemm_shapes", int64(2), int64(10), int64(20)}}}
+	if tb := reportTable("workload", some); names(tb) != "trace feature count gemm_flops gemm_bytes" || tb.Rows[1][3] != int64(10) {
+		t.Errorf("a gemm_shapes row: columns %q, rows %v", names(tb), tb.Rows)
+	}
+}
