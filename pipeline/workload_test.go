@@ -122,7 +122,7 @@ func TestWorkloadRealTraces(t *testing.T) {
 			// Dynamo frames from activation checkpointing's
 			// torch._disable_dynamo: PyTorch 2, not compiled.
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, workers: -1, torchMajor: 2,
-			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "ddp", "dynamo_frames", "foreach_ops", "gemm_misaligned", "gemm_shapes", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"},
+			features: []string{"activation_checkpointing", "allreduce_in_backward", "backward", "cpu_ops", "ddp", "dynamo_frames", "foreach_ops", "gemm_misaligned", "gemm_shapes", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"},
 			gemm:     findings.GEMMWork{Calls: 9, GPUNs: 61_071, FLOPs: 92_160_000, Bytes: 9_488_160}}, [2]string{}},
 		{"tracelens/h100_qwen15_05b_chat", true, []int{0}, want{
 			phase: "inference (no backward operator)", workers: -1, torchMajor: 2, torchVersion: "2.6.0+cu124",

@@ -62,6 +62,9 @@
 --     DataLoader with at most one worker, whatever num_workers says.
 -- - sglang_overlap: python frames of SGLang's overlap_utils.py (future
 --     token ids resolved on the GPU): the overlap scheduler is on.
+-- - activation_checkpointing: python frames of torch/utils/checkpoint.py:
+--     activation checkpointing recomputes the forward in the backward to
+--     hold fewer activations (mi300x_resnet_act_checkpoint).
 -- - dataloader_single / dataloader_workers: enumerate(DataLoader)#
 --     _SingleProcessDataLoaderIter.__next__ (num_workers=0) /
 --     _MultiProcessingDataLoaderIter.__next__ (workers).
@@ -186,7 +189,7 @@ _hf AS (
 -- string of the database (tb_strings, schema.sql), not on every frame.
 _pyn AS (
   SELECT id FROM tb_strings
-  WHERE regexp_matches(s, '(^|/)(torch/_(inductor|dynamo|functorch)/|vllm/compilation/|torch/nn/parallel/distributed\.py|torch/distributed/(fsdp|_composable/fsdp)/|torchrec/|transformers/pipelines/|sglang/srt/managers/overlap_utils\.py)')
+  WHERE regexp_matches(s, '(^|/)(torch/_(inductor|dynamo|functorch)/|vllm/compilation/|torch/nn/parallel/distributed\.py|torch/distributed/(fsdp|_composable/fsdp)/|torchrec/|transformers/pipelines/|sglang/srt/managers/overlap_utils\.py|torch/utils/checkpoint\.py)')
 ),
 -- Read from tb_events (schema.sql) by ids, the strings looked up for the
 -- rows kept (_raw): the events view would look up every event's strings
@@ -220,6 +223,7 @@ _rf AS (
       WHEN regexp_matches(name, '(^|/)transformers/pipelines/(zero_shot_object_detection|zero_shot_classification|question_answering|document_question_answering|mask_generation|automatic_speech_recognition|token_classification)\.py') THEN 'hf_chunk_pipeline'
       WHEN regexp_matches(name, '(^|/)transformers/pipelines/') THEN 'hf_pipeline'
       WHEN regexp_matches(name, '(^|/)sglang/srt/managers/overlap_utils\.py') THEN 'sglang_overlap'
+      WHEN regexp_matches(name, '(^|/)torch/utils/checkpoint\.py') THEN 'activation_checkpointing'
     END AS feature
   FROM _raw
 ),

@@ -470,6 +470,9 @@ func bandwidthFix(ri evidence.RankInfo, w Workload, coll string, n, elem int64, 
 	}
 	if coll == "all_reduce" && w.Known && w.DDP {
 		bytes += ddpFewerAllReduces
+		if w.Checkpointing {
+			bytes += ddpCheckpointing
+		}
 	}
 	if !transfer {
 		snippet = ""
@@ -485,6 +488,12 @@ func bandwidthFix(ri evidence.RankInfo, w Workload, coll string, n, elem int64, 
 // (mi300x_resnet_act_checkpoint: 70.1 MB all-reduced against 25.7 ms of
 // computation).
 const ddpFewerAllReduces = " Fewer all-reduces per sample help with the transfer, with each call's fixed cost and with skew that varies from step to step (not with a rank that is always slower, whose lag grows with the work between collectives): DDP all-reduces the same gradient bytes once per backward pass whatever the batch, so a larger per-GPU batch, or gradients accumulated over k micro-batches with the first k-1 backward passes under model.no_sync(), spreads one all-reduce over k times the computation (the effective batch grows k times: keep the learning rate in step with it)."
+
+// ddpCheckpointing follows ddpFewerAllReduces where activation
+// checkpointing runs (mi300x_resnet_act_checkpoint, on a 192 GB MI300X):
+// the memory it frees is what a larger batch needs, and without it the
+// backward recomputes no forward.
+const ddpCheckpointing = " Activation checkpointing is on (torch/utils/checkpoint.py frames): it recomputes the forward in the backward to hold fewer activations; where the GPU has memory to spare (profile_memory=True records it), the memory it saves can carry the larger batch, or turning it off saves the recomputation."
 
 // lowBusGBs: a bus bandwidth bound under this many GB/s is far below any
 // GPU interconnect within a node (PCIe 3.0 x16 carries about 12).

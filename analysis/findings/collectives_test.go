@@ -578,7 +578,14 @@ func TestCommOutlastsCompute(t *testing.T) {
 			wantIn:  []string{bound, oneNode, "1.8 GB/s of bus bandwidth over that whole time"},
 			notIn:   []string{hosts},
 			wantFix: []string{"Communication outlasts computation, so overlap settings (bucket sizes, prefetch) cannot hide all of it: shorten the collectives themselves.", "nccl-tests' all_reduce_perf on 8 GPUs (-g 8)", "which transport NCCL picks (NCCL_DEBUG=INFO", "If it is transfer, fewer bytes help: DDP can send its gradients in half the bytes with a compression hook (default_hooks.bf16_compress_hook", "Fewer all-reduces per sample help with the transfer", "under model.no_sync()"},
-			notFix:  []string{overlapDDP, "bucket_cap_mb="},
+			notFix:  []string{overlapDDP, "bucket_cap_mb=", "Activation checkpointing"},
+		},
+		{
+			// mi300x_resnet_act_checkpoint: checkpointing frees the memory a
+			// larger batch needs.
+			name:    "DDP with activation checkpointing",
+			b:       layout(one(20_000_000, "backward", "ddp", "activation_checkpointing"), 8, int64(8)),
+			wantFix: []string{"a larger per-GPU batch", "Activation checkpointing is on (torch/utils/checkpoint.py frames)"},
 		},
 		{
 			name: "ROCm: RCCL and rccl-tests",

@@ -36,6 +36,7 @@ import (
 //	view_ops                  ViewOps, ViewOpsNs
 //	gemm_shapes               GEMM
 //	gemm_misaligned           Misaligned
+//	activation_checkpointing  Checkpointing
 type Workload struct {
 	// Known is false when the workload area is missing (an older bundle):
 	// every field is then unknown, not false.
@@ -131,6 +132,9 @@ type Workload struct {
 	// is not a multiple of 16 bytes (the gemm_misaligned feature), the
 	// heaviest shape in Examples.
 	Misaligned struct{ Calls, GPUNs int64 }
+	// Checkpointing: activation checkpointing runs (python frames of
+	// torch/utils/checkpoint.py; unknown without python stacks).
+	Checkpointing bool
 	// TorchVersion is the PyTorch version the trace's metadata states
 	// ("2.6.0+cu124"), "" when it states none.
 	TorchVersion string
@@ -239,6 +243,8 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 		case "view_ops":
 			w.ViewOps += evidence.Int(t, r, "count")
 			w.ViewOpsNs += evidence.Int(t, r, "total_ns")
+		case "activation_checkpointing":
+			w.Checkpointing = true
 		case "gemm_misaligned":
 			w.Misaligned.Calls += evidence.Int(t, r, "count")
 			w.Misaligned.GPUNs += evidence.Int(t, r, "total_ns")
