@@ -122,11 +122,18 @@ func TestWorkloadRealTraces(t *testing.T) {
 			// Dynamo frames from activation checkpointing's
 			// torch._disable_dynamo: PyTorch 2, not compiled.
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, workers: -1, torchMajor: 2,
-			features: []string{"activation_checkpointing", "allreduce_in_backward", "backward", "cpu_ops", "ddp", "dynamo_frames", "foreach_ops", "gemm_misaligned", "gemm_shapes", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"},
+			// Its aten::mm [1000, 10] by [10, 512] (K: the batch of 10) is the
+			// classifier's weight gradient: the first operand is a
+			// transposed view (strides [1, 1000]) leading with 1,000,
+			// the second with 512: aligned.
+			features: []string{"activation_checkpointing", "allreduce_in_backward", "backward", "cpu_ops", "ddp", "dynamo_frames", "foreach_ops", "gemm_shapes", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"},
 			gemm:     findings.GEMMWork{Calls: 9, GPUNs: 61_071, FLOPs: 92_160_000, Bytes: 9_488_160}}, [2]string{}},
 		{"tracelens/h100_qwen15_05b_chat", true, []int{0}, want{
 			phase: "inference (no backward operator)", workers: -1, torchMajor: 2, torchVersion: "2.6.0+cu124",
-			features: []string{"cpu_ops", "gemm_misaligned", "gemm_shapes", "record_shapes", "torch_version", "view_ops"},
+			// Its one misaligned-looking call, aten::bmm [1, 32, 1] by
+			// [1, 1, 559] (the rotary embedding's outer product), has K 1:
+			// a vector product, not read.
+			features: []string{"cpu_ops", "gemm_shapes", "record_shapes", "torch_version", "view_ops"},
 			gemm:     findings.GEMMWork{Calls: 168, GPUNs: 8_997_754, FLOPs: 5_514_536_681_472, Bytes: 9_079_160_832}}, [2]string{}},
 	}
 	for _, tc := range tests {
@@ -219,5 +226,37 @@ func TestWorkloadWindow(t *testing.T) {
 		if c := findings.ReadWorkload(ev, "t", 0).Compiled; c != (evidence.Int(want, 0, "n") > 0) {
 			t.Errorf("window %d..%d: Compiled = %v", f.WindowStartNs, f.WindowEndNs, c)
 		}
+	}
+}
+
+// TestGEMMLead: sql/views.sql's tb_gemm_lead names the dimension an operand
+// of a GEMM leads with, from its recorded strides, as gemm_misaligned reads
+// it.
+func TestGEMMLead(t *testing.T) {
+	db := openDB(t)
+	for _, c := range []struct {
+		name, dims, strides, want string
+	}{
+		{"no strides recorded: row-major", "[4096, 2798]", "NULL", "K"},
+		{"row-major", "[4096, 2798]", "[2798, 1]", "K"},
+		// mi300x_resnet_act_checkpoint's weight gradient: grad_out.t().
+		{"transposed", "[1000, 10]", "[1, 1000]", "M"},
+		// h100_owlv2's attention scores: k transposed, batched.
+		{"batched, transposed", "[16, 64, 5185]", "[331840, 1, 64]", "M"},
+		{"a column of one", "[2048, 1]", "[1, 1]", "K"},
+		{"a slice of wider rows", "[5185, 64]", "[192, 1]", "?"},
+		{"expanded", "[10, 512]", "[0, 1]", "?"},
+		{"strides of another rank", "[10, 512]", "[1]", "K"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tb, err := db.Query(context.Background(),
+				"SELECT tb_gemm_lead("+c.dims+"::BIGINT[], "+c.strides+"::BIGINT[], 'K', 'M') AS lead", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tb.Rows[0][0]; got != c.want {
+				t.Errorf("tb_gemm_lead(%s, %s) = %v, want %s", c.dims, c.strides, got, c.want)
+			}
+		})
 	}
 }

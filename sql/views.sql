@@ -187,6 +187,20 @@ CREATE OR REPLACE MACRO tb_optimizer_op(kind, name) AS
   kind IN ('cpu_op', 'annotation', 'other')
     AND (starts_with(name, 'Optimizer.step#') OR starts_with(name, 'Optimizer.zero_grad#'));
 
+-- tb_gemm_lead(dims, strides, row_dim, col_dim): which dimension of a matrix
+-- operand of a GEMM leads (its row stride, which cuBLAS's kernels need a
+-- multiple of 16 bytes): row_dim (the last dimension) when the operand is
+-- row-major, col_dim (the one before it) when it is column-major (a
+-- transposed view: its last two strides swapped), '?' when its strides
+-- say neither (a slice whose row stride is not its dimension, an expanded
+-- operand); row_dim when the trace recorded no "Input Strides", as the
+-- shapes alone suggest.
+CREATE OR REPLACE MACRO tb_gemm_lead(dims, strides, row_dim, col_dim) AS
+  CASE WHEN strides IS NULL OR len(strides) <> len(dims) OR len(dims) < 2 THEN row_dim
+    WHEN strides[len(dims)] = 1 AND (strides[len(dims) - 1] = dims[len(dims)] OR dims[len(dims) - 1] = 1) THEN row_dim
+    WHEN strides[len(dims) - 1] = 1 AND (strides[len(dims)] = dims[len(dims) - 1] OR dims[len(dims)] = 1) THEN col_dim
+    ELSE '?' END;
+
 -- GPU copies and memsets, with what the name says about them: a name such as
 -- `Memcpy HtoD (Pageable -> Device)` gives direction HtoD, src_kind Pageable
 -- and dst_kind Device; `Memset (Device)` gives dst_kind Device.

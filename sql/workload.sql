@@ -120,12 +120,21 @@
 --     TF32 settings the trace does not record; fp8) and the GEMMs of
 --     vendor or custom operators are not read.
 -- - gemm_misaligned: the calls among those (bf16 or fp16 operands, and
---     fp32 on ranks that ran align1 kernels) whose K or N is not a
---     multiple of 16 bytes (8 elements of bf16 or fp16, 4 of fp32), which
---     rules out cuBLAS's wider kernels; total_ns is their GPU time (calls
---     whose GPU work is not linked count too, with none), and the example
---     the shape with the most of it: "aten::bmm [16, 5185, 64] by
---     [16, 64, 5185] c10::BFloat16 N=5185".
+--     fp32 on ranks that ran align1 kernels) where a matrix's leading
+--     dimension (its row stride) is not a multiple of 16 bytes (8
+--     elements of bf16 or fp16, 4 of fp32), which rules out cuBLAS's
+--     wider kernels. With "Input Strides" recorded the operands' layouts
+--     say which dimension leads: K or, transposed, M for the first
+--     operand, N or, transposed, K for the second, N for the result (the
+--     weight-gradient mm of a linear layer, [out, tokens] transposed by
+--     [tokens, in], leads with out and in, whatever the token count); a
+--     call whose operand is neither row- nor column-major, or leads with
+--     a stride other than its dimension (a slice), is not read, nor is a
+--     vector product (M, K or N of 1). Without
+--     strides the operands are taken as row-major: K and N. total_ns is
+--     their GPU time (calls whose GPU work is not linked count too, with
+--     none), and the example the shape with the most of it: "aten::bmm
+--     [16, 5185, 64] by [16, 64, 5185] c10::BFloat16 N=5185".
 -- No trace seen states a vLLM or SGLang version (a pip list in metadata
 -- names installed packages, not the workload), so none is read.
 --
@@ -292,7 +301,7 @@ _al1 AS (
 _gm0 AS (
   SELECT e.trace_id, e.rank, e.name_id, e.ts_ns, e.external_id,
     CASE WHEN e.name_id IN (SELECT id FROM tb_strings WHERE s IN ('aten::mm', 'aten::bmm')) THEN 1 ELSE 2 END AS o,
-    json_extract(e.args, ['$."Input Dims"', '$."Input type"']) AS j
+    json_extract(e.args, ['$."Input Dims"', '$."Input type"', '$."Input Strides"']) AS j
   FROM tb_events e JOIN _t0 t ON t.trace_id = e.trace_id
   WHERE e.kind = 'cpu_op' AND e.name_id IN (SELECT id FROM tb_strings WHERE s IN ('aten::mm', 'aten::addmm', 'aten::bmm', 'aten::baddbmm'))
     AND e.external_id IS NOT NULL AND contains(e.args, '"Input Dims"')
@@ -304,24 +313,33 @@ _gm0 AS (
 ),
 -- Cast once and kept, so that no filter below casts again.
 _gm1 AS MATERIALIZED (
-  SELECT trace_id, rank, name_id, ts_ns, external_id, d[o] AS a, d[o + 1] AS b, ty[o] AS ta, ty[o + 1] AS tb
-  FROM (SELECT *, TRY_CAST(j[1] AS BIGINT[][]) AS d, TRY_CAST(j[2] AS VARCHAR[]) AS ty FROM _gm0)
+  SELECT trace_id, rank, name_id, ts_ns, external_id, d[o] AS a, d[o + 1] AS b, ty[o] AS ta, ty[o + 1] AS tb,
+    st[o] AS sa, st[o + 1] AS sb
+  FROM (SELECT *, TRY_CAST(j[1] AS BIGINT[][]) AS d, TRY_CAST(j[2] AS VARCHAR[]) AS ty,
+      TRY_CAST(j[3] AS BIGINT[][]) AS st FROM _gm0)
 ),
 -- batch, M, K and N of each call whose operands are both bf16, both fp16
 -- or both fp32 (esz: bytes an element) and whose shapes multiply ([M, K]
--- by [K, N]; [B, M, K] by [B, K, N]); mis: K or N where it is not a
--- multiple of 16 bytes, the alignment cuBLAS's wider kernels need of a
--- matrix's rows (K: the rows of the first operand; N: of the second and
--- of the result; M only where an operand is transposed, which the
--- shapes do not say).
+-- by [K, N]; [B, M, K] by [B, K, N]); mis: the first leading dimension
+-- that is not a multiple of 16 bytes, the alignment cuBLAS's wider
+-- kernels need of a matrix's rows. la and lb name the operands' leading
+-- dimensions from their strides (tb_gemm_lead: 'K' or 'M' for the
+-- first, 'N' or 'K' for the second; '?' for a layout not read), or, with
+-- no strides recorded, as row-major (K and N); the result leads with N.
+-- A vector product (M, K or N of 1: a GEMV or an outer product, which
+-- cuBLAS does not tile) is not read.
 _gm2 AS (
   SELECT *,
-    CASE WHEN a[len(a)] % (16 // esz) <> 0 THEN 'K=' || a[len(a)]
+    CASE WHEN la = '?' OR lb = '?' OR least(a[len(a) - 1], a[len(a)], b[len(b)]) = 1 THEN NULL
+      WHEN la = 'K' AND a[len(a)] % (16 // esz) <> 0 THEN 'K=' || a[len(a)]
+      WHEN la = 'M' AND a[len(a) - 1] % (16 // esz) <> 0 THEN 'M=' || a[len(a) - 1]
+      WHEN lb = 'K' AND b[len(b) - 1] % (16 // esz) <> 0 THEN 'K=' || b[len(b) - 1]
       WHEN b[len(b)] % (16 // esz) <> 0 THEN 'N=' || b[len(b)] END AS mis
   FROM (
     SELECT *, CASE WHEN ta = 'float' THEN 4 ELSE 2 END AS esz,
       CASE WHEN len(a) = 2 AND len(b) = 2 AND a[2] = b[1] THEN 1
-        WHEN len(a) = 3 AND len(b) = 3 AND a[1] = b[1] AND a[3] = b[2] THEN a[1] END AS bt
+        WHEN len(a) = 3 AND len(b) = 3 AND a[1] = b[1] AND a[3] = b[2] THEN a[1] END AS bt,
+      tb_gemm_lead(a, sa, 'K', 'M') AS la, tb_gemm_lead(b, sb, 'N', 'K') AS lb
     FROM _gm1
     WHERE ta IN ('c10::BFloat16', 'c10::Half', 'float') AND tb = ta
   )

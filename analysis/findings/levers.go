@@ -1092,9 +1092,9 @@ func misalignedGEMM(c *ctx) []evidence.Finding {
 }
 
 // misalignedShapes is the misaligned-GEMM fix's sentence on the shapes: the
-// heaviest shape the operators recorded with a K or N that is not a
-// multiple of 16 bytes (the workload area's gemm_misaligned) and that
-// dimension padded, and where their linked GPU work is under half of the
+// heaviest shape the operators recorded with a leading dimension (K, N,
+// or M of a transposed operand) that is not a multiple of 16 bytes (the
+// workload area's gemm_misaligned) and that dimension padded, and where their linked GPU work is under half of the
 // alignNs of align1 kernels, that the rest ran shapes no operator recorded
 // (negative_queue_length_a100: 117.6 of its 119 ms in CUDA graph
 // replays); where none was recorded, how to record them.
@@ -1108,7 +1108,7 @@ func (c *ctx) misalignedShapes(trace string, rank int, alignNs int64) string {
 	if w.Misaligned.GPUNs > 0 {
 		gpu, which = " ("+ms(w.Misaligned.GPUNs)+" of their GPU work)", "the heaviest"
 	}
-	s := fmt.Sprintf("The operators' recorded shapes name one: %s GEMM calls%s have a K or N that is not a multiple of 16 bytes, %s %s in %s, whose %s of %s would be %s padded.",
+	s := fmt.Sprintf("The operators' recorded shapes name one: %s GEMM calls%s have a leading dimension that is not a multiple of 16 bytes, %s %s in %s, whose %s of %s would be %s padded.",
 		table.Int(w.Misaligned.Calls), gpu, which, shape, dtype, dim, table.Int(size), table.Int(padded))
 	switch {
 	case w.Misaligned.GPUNs == 0:

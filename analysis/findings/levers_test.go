@@ -661,15 +661,16 @@ func TestMisalignedGEMMShapes(t *testing.T) {
 		want          string
 	}{
 		{"h100_owlv2", "aten::bmm [16, 5185, 64] by [16, 64, 5185] c10::BFloat16 N=5185", 390, 229_901_991,
-			"The operators' recorded shapes name one: 390 GEMM calls (230 ms of their GPU work) have a K or N that is not a multiple of 16 bytes, the heaviest aten::bmm [16, 5185, 64] by [16, 64, 5185] in bf16, whose N of 5,185 would be 5,192 padded."},
+			"The operators' recorded shapes name one: 390 GEMM calls (230 ms of their GPU work) have a leading dimension that is not a multiple of 16 bytes, the heaviest aten::bmm [16, 5185, 64] by [16, 64, 5185] in bf16, whose N of 5,185 would be 5,192 padded."},
 		{"negative_queue_length_a100", "aten::addmm [4096, 2798] by [2798, 64] float K=2798", 15, 0,
-			"15 GEMM calls have a K or N that is not a multiple of 16 bytes, among them aten::addmm [4096, 2798] by [2798, 64] in fp32, whose K of 2,798 would be 2,800 padded. No GPU work is linked to them (no launch carries their External id), so the trace does not say which of the 18.0 ms of align1 kernels ran these shapes"},
+			"15 GEMM calls have a leading dimension that is not a multiple of 16 bytes, among them aten::addmm [4096, 2798] by [2798, 64] in fp32, whose K of 2,798 would be 2,800 padded. No GPU work is linked to them (no launch carries their External id), so the trace does not say which of the 18.0 ms of align1 kernels ran these shapes"},
 		{"linked work under half the align1 time", "aten::addmm [4096, 2798] by [2798, 64] float K=2798", 15, 1_300_000,
-			"(1.3 ms of their GPU work) have a K or N that is not a multiple of 16 bytes, the heaviest aten::addmm [4096, 2798] by [2798, 64] in fp32, whose K of 2,798 would be 2,800 padded. Their linked GPU work covers 1.3 ms of the 18.0 ms of align1 kernels"},
+			"(1.3 ms of their GPU work) have a leading dimension that is not a multiple of 16 bytes, the heaviest aten::addmm [4096, 2798] by [2798, 64] in fp32, whose K of 2,798 would be 2,800 padded. Their linked GPU work covers 1.3 ms of the 18.0 ms of align1 kernels"},
 		{"fp16", "aten::mm [7, 100] by [100, 30] c10::Half N=30", 1, 1, "in fp16, whose N of 30 would be 32 padded."},
 		{"no shapes", "", 0, 0, record},
 		{"unread type", "aten::mm [7, 100] by [100, 30] c10::Float8 N=30", 1, 1, record},
-		{"unread dimension", "aten::mm [7, 100] by [100, 30] float M=7", 1, 1, record},
+		{"transposed first operand", "aten::mm [7, 100] by [100, 32] float M=7", 1, 1, "in fp32, whose M of 7 would be 8 padded."},
+		{"unread dimension", "aten::mm [7, 100] by [100, 30] float B=7", 1, 1, record},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tabs := map[string]*table.Table{"kernels": kernelsTable(old, 18_000_000)}

@@ -128,9 +128,9 @@ type Workload struct {
 	// GEMM: the bf16 and fp16 matrix products whose shapes were recorded
 	// (the gemm_shapes feature), summed.
 	GEMM GEMMWork
-	// Misaligned: the GEMM calls whose recorded shapes have a K or N that
-	// is not a multiple of 16 bytes (the gemm_misaligned feature), the
-	// heaviest shape in Examples.
+	// Misaligned: the GEMM calls whose recorded shapes and strides have a
+	// leading dimension that is not a multiple of 16 bytes (the
+	// gemm_misaligned feature), the heaviest shape in Examples.
 	Misaligned struct{ Calls, GPUNs int64 }
 	// Checkpointing: activation checkpointing runs (python frames of
 	// torch/utils/checkpoint.py; unknown without python stacks).
@@ -359,8 +359,9 @@ func (g GEMMWork) Roofline(peakTFLOPs, memTBs float64) (bound, compute, memory f
 // MisalignedShape reads the gemm_misaligned feature's example ("aten::bmm
 // [16, 5185, 64] by [16, 64, 5185] c10::BFloat16 N=5185"): the operator
 // and its operands' shapes, their type as the report names it (bf16,
-// fp16, fp32), the dimension (K or N), its size, and that size padded to
-// a multiple of 16 bytes. ok is false where the example does not read so.
+// fp16, fp32), the leading dimension that is misaligned (K, N, or M of a
+// transposed first operand), its size, and that size padded to a
+// multiple of 16 bytes. ok is false where the example does not read so.
 func (w Workload) MisalignedShape() (shape, dtype, dim string, size, padded int64, ok bool) {
 	ex := strings.Fields(w.Examples["gemm_misaligned"])
 	if len(ex) < 3 {
@@ -369,7 +370,7 @@ func (w Workload) MisalignedShape() (shape, dtype, dim string, size, padded int6
 	last, ty := ex[len(ex)-1], ex[len(ex)-2]
 	d, v, found := strings.Cut(last, "=")
 	n, err := strconv.ParseInt(v, 10, 64)
-	if !found || err != nil || n <= 0 || (d != "K" && d != "N") {
+	if !found || err != nil || n <= 0 || (d != "K" && d != "N" && d != "M") {
 		return "", "", "", 0, 0, false
 	}
 	elems := int64(8)
