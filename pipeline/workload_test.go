@@ -62,6 +62,7 @@ func TestWorkloadRealTraces(t *testing.T) {
 		slowViews                   bool // Workload.SlowViews
 		features                    []string
 		gemm                        findings.GEMMWork
+		convBatch                   int64
 	}
 	tests := []struct {
 		set     string // under testdata, or under the shared traces when shared
@@ -72,7 +73,8 @@ func TestWorkloadRealTraces(t *testing.T) {
 	}{
 		{"kineto/resnet50_num_workers_0", false, []int{0}, want{
 			phase: "training (backward operators present)", workers: 0, era: "2021",
-			features: []string{"backward", "cpu_ops", "dataloader_single", "legacy_categories", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"}},
+			features:  []string{"backward", "conv_batch", "cpu_ops", "dataloader_single", "legacy_categories", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"},
+			convBatch: 32},
 			[2]string{"dataloader_single", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"}},
 		{"param/dlrm_8rank", false, []int{0}, want{
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, torchrec: true, workers: 0,
@@ -94,7 +96,8 @@ func TestWorkloadRealTraces(t *testing.T) {
 			gemm:     findings.GEMMWork{Calls: 1, GPUNs: 346_637, FLOPs: 2 * 46 * 2880 * 201088, Bytes: 2 * (46*2880 + 2880*201088 + 46*201088)}}, [2]string{}},
 		{"kineto/resnet50_num_workers_4", true, []int{0}, want{
 			phase: "training (backward operators present)", workers: 1, era: "2021",
-			features: []string{"backward", "cpu_ops", "dataloader_workers", "legacy_categories", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"}}, [2]string{}},
+			features:  []string{"backward", "conv_batch", "cpu_ops", "dataloader_workers", "legacy_categories", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"},
+			convBatch: 32}, [2]string{}},
 		{"param/dlrm_8rank", true, []int{0, 1, 2, 3, 4, 5, 6, 7}, want{
 			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, torchrec: true, workers: 0,
 			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_single", "ddp", "optimizer", "optimizer_gpu_idle", "record_shapes", "torchrec", "torchrec_pipeline", "view_ops"}}, [2]string{}},
@@ -126,8 +129,9 @@ func TestWorkloadRealTraces(t *testing.T) {
 			// classifier's weight gradient: the first operand is a
 			// transposed view (strides [1, 1000]) leading with 1,000,
 			// the second with 512: aligned.
-			features: []string{"activation_checkpointing", "allreduce_in_backward", "backward", "cpu_ops", "ddp", "dynamo_frames", "foreach_ops", "gemm_shapes", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"},
-			gemm:     findings.GEMMWork{Calls: 9, GPUNs: 61_071, FLOPs: 92_160_000, Bytes: 9_488_160}}, [2]string{}},
+			features:  []string{"activation_checkpointing", "allreduce_in_backward", "backward", "conv_batch", "cpu_ops", "ddp", "dynamo_frames", "foreach_ops", "gemm_shapes", "optimizer", "optimizer_gpu_idle", "record_shapes", "view_ops"},
+			gemm:      findings.GEMMWork{Calls: 9, GPUNs: 61_071, FLOPs: 92_160_000, Bytes: 9_488_160},
+			convBatch: 10}, [2]string{}},
 		{"tracelens/h100_qwen15_05b_chat", true, []int{0}, want{
 			phase: "inference (no backward operator)", workers: -1, torchMajor: 2, torchVersion: "2.6.0+cu124",
 			// Its one misaligned-looking call, aten::bmm [1, 32, 1] by
@@ -156,7 +160,8 @@ func TestWorkloadRealTraces(t *testing.T) {
 				w := findings.ReadWorkload(ev, "t", rank)
 				got := want{phase: w.Phase(), compiled: w.Compiled, inductor: w.InductorKernels, ddp: w.DDP,
 					allreduceBwd: w.BackwardAllReduce, torchrec: w.TorchRec, workers: w.DataLoaderWorkers,
-					torchMajor: w.TorchMajor, era: w.Era, torchVersion: w.TorchVersion, features: features(w), gemm: w.GEMM}
+					torchMajor: w.TorchMajor, era: w.Era, torchVersion: w.TorchVersion, features: features(w), gemm: w.GEMM,
+					convBatch: w.ConvBatch}
 				_, got.slowViews = w.SlowViews()
 				exp := tc.want
 				if f := tc.example[0]; f != "" && w.Examples[f] != tc.example[1] {

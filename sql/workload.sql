@@ -130,11 +130,16 @@
 --     [tokens, in], leads with out and in, whatever the token count); a
 --     call whose operand is neither row- nor column-major, or leads with
 --     a stride other than its dimension (a slice), is not read, nor is a
---     vector product (M, K or N of 1). Without
---     strides the operands are taken as row-major: K and N. total_ns is
---     their GPU time (calls whose GPU work is not linked count too, with
---     none), and the example the shape with the most of it: "aten::bmm
---     [16, 5185, 64] by [16, 64, 5185] c10::BFloat16 N=5185".
+--     vector product (M, K or N of 1). Without strides the operands are
+--     taken as row-major: K and N. total_ns is their GPU time (calls
+--     whose GPU work is not linked count too, with none), and the example
+--     the shape with the most of it: "aten::bmm [16, 5185, 64] by
+--     [16, 64, 5185] c10::BFloat16 N=5185".
+-- - conv_batch: the forward convolutions (aten::convolution) whose input's
+--     shape was recorded: count is the calls, the example the batch most
+--     of them take (the first dimension of the input: "10"), the samples
+--     each step puts through the model on this rank where the
+--     convolutions see the whole batch, as a CNN's do.
 -- No trace seen states a vLLM or SGLang version (a pip list in metadata
 -- names installed packages, not the workload), so none is read.
 --
@@ -383,6 +388,22 @@ _gm AS (
 _gms AS (
   SELECT trace, rank, feature, CAST(sum(flops) AS BIGINT) AS flops, CAST(sum(bytes) AS BIGINT) AS bytes FROM _gm GROUP BY ALL
 ),
+-- The forward convolutions' batches (conv_batch): ts_ns orders the
+-- batches by the calls that take them, the most first, so that the
+-- example is the most common.
+_cb AS (
+  SELECT d.strings[c.trace_id + 1] AS trace, c.rank, 'conv_batch' AS feature, CAST(c.n AS VARCHAR) AS name,
+    -count(*) OVER (PARTITION BY c.trace_id, c.rank, c.n) AS ts_ns, CAST(0 AS BIGINT) AS dur_ns
+  FROM (
+    SELECT e.trace_id, e.rank, TRY_CAST(json_extract_string(e.args, '$."Input Dims"[0][0]') AS BIGINT) AS n
+    FROM tb_events e JOIN _t0 t ON t.trace_id = e.trace_id
+    WHERE e.kind = 'cpu_op' AND e.name_id IN (SELECT id FROM tb_strings WHERE s = 'aten::convolution')
+      AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
+      AND ($3::BIGINT <= 0 OR e.ts_ns - t.t0 >= $3::BIGINT)
+      AND ($4::BIGINT <= 0 OR e.ts_ns - t.t0 < $4::BIGINT)
+  ) c, tb_dict d
+  WHERE c.n > 0
+),
 -- The misaligned calls, named by their shape ("aten::bmm [16, 5185, 64]
 -- by [16, 64, 5185] c10::BFloat16 N=5185"); ts_ns orders the shapes by
 -- their GPU time, the most first, so that the example is the heaviest.
@@ -436,6 +457,8 @@ _all AS MATERIALIZED (
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _gm
   UNION ALL
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _gmx
+  UNION ALL
+  SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _cb
 ),
 -- The union of the compiled and aot_autograd features' intervals, each
 -- (what the eager-vLLM rule weighs): the end of the events before each one (max-end-so-far), so that

@@ -470,6 +470,9 @@ func bandwidthFix(ri evidence.RankInfo, w Workload, coll string, n, elem int64, 
 	}
 	if coll == "all_reduce" && w.Known && w.DDP {
 		bytes += ddpFewerAllReduces
+		if w.ConvBatch > 0 {
+			bytes += fmt.Sprintf(" Its convolutions take %s samples per call on rank %d (their recorded Input Dims): the per-GPU batch to grow.", table.Int(w.ConvBatch), ri.Rank)
+		}
 		if w.Checkpointing {
 			bytes += ddpCheckpointing
 		}

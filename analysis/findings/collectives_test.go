@@ -58,7 +58,12 @@ func multiBundle(producer string, features []string, withColls bool, ranks ...rk
 				c.wait, c.xfer, c.late, c.lag, c.caused, c.peer, c.peerN, c.groupSize, c.sizedB, sized, c.sizedB, c.sizedXfer})
 		}
 		for _, f := range features {
-			wl.Rows = append(wl.Rows, []any{"t", rank, f, f + "_example", int64(1), int64(1000)})
+			// "feature=example" names the example; else it is made up.
+			name, ex, ok := strings.Cut(f, "=")
+			if !ok {
+				ex = f + "_example"
+			}
+			wl.Rows = append(wl.Rows, []any{"t", rank, name, ex, int64(1), int64(1000)})
 		}
 	}
 	if withColls {
@@ -586,6 +591,13 @@ func TestCommOutlastsCompute(t *testing.T) {
 			name:    "DDP with activation checkpointing",
 			b:       layout(one(20_000_000, "backward", "ddp", "activation_checkpointing"), 8, int64(8)),
 			wantFix: []string{"a larger per-GPU batch", "Activation checkpointing is on (torch/utils/checkpoint.py frames)"},
+			notFix:  []string{"samples per call"},
+		},
+		{
+			// mi300x_resnet_act_checkpoint: its convolutions take 10 samples.
+			name:    "DDP with the convolutions' batch recorded",
+			b:       layout(one(20_000_000, "backward", "ddp", "conv_batch=10"), 8, int64(8)),
+			wantFix: []string{"a larger per-GPU batch", "Its convolutions take 10 samples per call on rank 0 (their recorded Input Dims): the per-GPU batch to grow."},
 		},
 		{
 			name: "ROCm: RCCL and rccl-tests",

@@ -37,6 +37,7 @@ import (
 //	gemm_shapes               GEMM
 //	gemm_misaligned           Misaligned
 //	activation_checkpointing  Checkpointing
+//	conv_batch                ConvBatch
 type Workload struct {
 	// Known is false when the workload area is missing (an older bundle):
 	// every field is then unknown, not false.
@@ -132,6 +133,10 @@ type Workload struct {
 	// leading dimension that is not a multiple of 16 bytes (the
 	// gemm_misaligned feature), the heaviest shape in Examples.
 	Misaligned struct{ Calls, GPUNs int64 }
+	// ConvBatch: the batch most of the rank's forward convolutions take
+	// (the first dimension of their recorded input; 0 when none was
+	// recorded): the per-GPU batch of a CNN.
+	ConvBatch int64
 	// Checkpointing: activation checkpointing runs (python frames of
 	// torch/utils/checkpoint.py; unknown without python stacks).
 	Checkpointing bool
@@ -245,6 +250,10 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			w.ViewOpsNs += evidence.Int(t, r, "total_ns")
 		case "activation_checkpointing":
 			w.Checkpointing = true
+		case "conv_batch":
+			if n, err := strconv.ParseInt(name, 10, 64); err == nil && n > 0 {
+				w.ConvBatch = n
+			}
 		case "gemm_misaligned":
 			w.Misaligned.Calls += evidence.Int(t, r, "count")
 			w.Misaligned.GPUNs += evidence.Int(t, r, "total_ns")
