@@ -1203,6 +1203,11 @@ func TestJudgementMostlyStartup(t *testing.T) {
 	j := judge(t, k.write(t, t.TempDir(), "mostlyheld.json"))
 	j.inconclusive(t, "the window shows little of the loop's own work")
 	j.noCritical(t)
+	// The Next lever agrees with the Expected Impact: no kernel to profile.
+	if lever := section(j.md, "## Next lever", "## "); !strings.Contains(lever, "No lever can be named from this capture: ") ||
+		strings.Contains(lever, gemm) || strings.Contains(lever, "Profile steady-state steps") {
+		t.Errorf("next lever of an inconclusive capture:\n%s", lever)
+	}
 }
 
 // Case 4b. A kernel on stream 8 launched at the start of step 2 waits (on
@@ -1343,6 +1348,9 @@ func TestJudgementTinyTrace(t *testing.T) {
 
 	j.inconclusive(t, "too little")
 	j.noCritical(t)
+	if lever := section(j.md, "## Next lever", "## "); !strings.Contains(lever, "too little to judge steady state. Profile steady-state steps after warm-up and re-run the report.") {
+		t.Errorf("next lever of a one-kernel trace:\n%s", lever)
+	}
 	if strings.Contains(j.summary(), "(confirmed)") {
 		t.Errorf("summary of a one-kernel trace says (confirmed): %s", j.summary())
 	}

@@ -224,6 +224,17 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		// profiler's ranges); a sampled trace keeps one event in 73
 		// (sampled_2of128). What to capture instead is the limit's own.
 		d.NextLever = "No lever can be named from this capture: " + voidWhy + ". " + recapture
+	case gate.Inconclusive() != "":
+		// The Expected Impact of such a capture names no lever, and no
+		// kernel is named here either: its window shows little of the
+		// loop's own work (critical_path_alexnet: the heaviest kernel held
+		// 4% of a window whose copies were the weights' one upload before
+		// the loop).
+		why := gate.Inconclusive()
+		d.NextLever = "No lever can be named from this capture: " + why + "."
+		if !strings.Contains(why, "profile more steps") {
+			d.NextLever += " Profile steady-state steps after warm-up and re-run the report."
+		}
 	default:
 		var kernel string
 		d.NextLever, kernel = nextFromKernels(ev, b.Table("kernels"), kernelProfiler(d.Traces))
