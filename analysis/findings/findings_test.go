@@ -86,6 +86,24 @@ func TestPageableScope(t *testing.T) {
 		if got := strings.Contains(f.Observation, "the GPU was busy through most of the blocked time: the copies themselves ran 5.0 ms of it, and for the other 1.0 ms the calls waited for the work queued ahead of them on the stream. Pinned buffers copied with non_blocking=True end both waits, which frees host time"); got != want {
 			t.Errorf("gap %d ns of 6 ms blocked: host-time sentence %v, want %v: %s", gap, got, want, f.Observation)
 		}
+		// The impact is then what the GPU can gain: the copies' 5 ms and
+		// the 0.04 ms gap of the 21 ms span, not the 6 ms blocked; a
+		// critical threshold between the two makes the finding minor.
+		wantImpact, wantSev := 6.0/21, "critical"
+		if want {
+			wantImpact, wantSev = 5.04/21, "minor"
+			if !strings.Contains(f.Observation, "On the GPU side the step gains at most the copies' own 5.0 ms and the gaps they opened, 24.0% of the GPU span the rules judge.") {
+				t.Errorf("gap %d: no GPU-side bound: %s", gap, f.Observation)
+			}
+		}
+		if math.Abs(f.Impact-wantImpact) > 1e-9 {
+			t.Errorf("gap %d: impact %v, want %v", gap, f.Impact, wantImpact)
+		}
+		fs = eval(bundle("profiler_step", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("Pageable"), "sync": syncRows(gap)}),
+			evidence.Thresholds{"pageable_critical": 0.26})
+		if f := find(fs, "pageable_copies"); f == nil || f.Severity != wantSev {
+			t.Errorf("gap %d, critical at 26%%: %s, want %s", gap, rules(fs), wantSev)
+		}
 	}
 	// A threshold raised by the viewer turns it minor.
 	fs = eval(bundle("profiler_step", "cuda", "H100", 20_000_000, 1_000_000, map[string]*table.Table{"memcpy": memcpyTable("Pageable")}), evidence.Thresholds{"pageable_critical": 0.5})
