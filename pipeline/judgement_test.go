@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -2167,5 +2168,24 @@ func TestJudgementColdStep(t *testing.T) {
 	}
 	if j := judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "vllm_decode_full_mi300x")); strings.Contains(j.summary(), cold) {
 		t.Errorf("vllm_decode_full_mi300x summary:\n%s", j.summary())
+	}
+}
+
+// dlrm_8rank captures one step per rank, each rank's trace beginning 0.1-0.2
+// ms before its step and the steps up to 7.5 ms apart: rank 1's wait at the
+// step's first collective (7.6 ms of 11.1 ms exposed) has its cause outside
+// the capture, so the finding is weighed by the rest, 18.3% of the span,
+// under the critical 25%.
+func TestJudgementEntryWaitOfOneStep(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.Testdata(t), "param", "dlrm_8rank"))
+	f := j.one(t, "comm_not_overlapped")
+	if f.Severity != "minor" || f.Rank != 1 || math.Abs(f.Impact-0.183) > 0.001 {
+		t.Errorf("rank %d %s, impact %.4f; want rank 1 minor at 0.183", f.Rank, f.Severity, f.Impact)
+	}
+	if !strings.Contains(f.Observation, "Without that wait, which this capture cannot place, 3.4 ms of communication ran alone, 18.3% of the span: the share this finding is weighed by.") {
+		t.Errorf("observation: %s", f.Observation)
+	}
+	if strings.Contains(j.issues(), "exposed communication") {
+		t.Errorf("the exposed communication is still a critical issue:\n%s", j.issues())
 	}
 }

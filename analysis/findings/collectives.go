@@ -912,6 +912,21 @@ func commExposed(c *ctx) []evidence.Finding {
 				if snippet != "" {
 					f.Snippet = snippet
 				}
+				if len(c.rankRows(c.ev.Table("steps"), b.trace, b.rank)) <= 1 {
+					// One step captured: what set the wait at its first
+					// collective lies outside the capture, each rank's
+					// profiler start among the candidates (dlrm_8rank:
+					// every rank's trace begins 0.1-0.2 ms before its
+					// step, the steps up to 7.5 ms apart), so that wait
+					// weighs nothing here: the share is of the rest.
+					rest := max(0, rr.comm-overlap-cr.entry)
+					share := float64(rest) / float64(span)
+					if share < f.Impact {
+						f.Impact = share
+						f.Severity = severity(share, c.th["comm_critical"])
+						f.Observation += fmt.Sprintf(" Without that wait, which this capture cannot place, %s of communication ran alone, %s of the span: the share this finding is weighed by.", ms(rest), pct(share))
+					}
+				}
 			}
 			out = append(out, f)
 			continue
