@@ -122,6 +122,12 @@ var Rules = []Rule{
 			}
 			return Hypothesis
 		}},
+	// The host ran ahead of a GPU busy most of the span: its idle gaps,
+	// host-launched as they may be, are pockets the GPU's own time
+	// outweighs (trace_diff_control_a100: busy 83.6%, launched work
+	// queued behind it 79.3% of the span, launch gaps 13.9%).
+	{Name: "host-ahead", Verdict: VerdictGPU, Doc: "busy >= 0.70 and queued >= 0.75",
+		When: func(m Metrics) bool { return m.Busy() >= BusyMostly && m.Queued() >= QueuedAhead }, Label: fixed(Hypothesis)},
 	{Name: "waiting", Verdict: VerdictWaiting, Doc: "idle >= 0.15 and wait >= 0.40; confirmed when the mechanism links half of it",
 		When:  func(m Metrics) bool { return m.Idle() >= IdleMin && m.GapShare(CauseWait) >= WaitShareMin },
 		Label: linked(func(m Metrics) int64 { return m.GapWaitConfirmedNs }, func(m Metrics) int64 { return m.GapWaitNs }),

@@ -28,6 +28,10 @@ func TestDecide(t *testing.T) {
 		{"host gaps", Metrics{WallNs: wall, GPUTimeNs: 500, BusyNs: 500, IdleNs: 500, GapHostNs: 300, GapHostConfirmedNs: 300}, "host-gaps", Confirmed},
 		{"host gaps with python stacks", Metrics{WallNs: wall, GPUTimeNs: 500, BusyNs: 500, IdleNs: 500, GapHostNs: 300, GapHostConfirmedNs: 300, PythonFrames: 10}, "host-gaps", Hypothesis},
 		{"mostly busy, host ahead", Metrics{WallNs: wall, GPUTimeNs: 750, BusyNs: 750, IdleNs: 250, GapDeviceNs: 250, BlockedWhileBusyNs: 60}, "device-mostly-busy", Hypothesis},
+		// trace_diff_control_a100: busy 83.6%, host gaps 13.9% of the span,
+		// launched work queued behind the GPU 79.3% of it.
+		{"mostly busy, host ahead of it, host gaps", Metrics{WallNs: wall, GPUTimeNs: 836, BusyNs: 836, IdleNs: 164, GapHostNs: 139, GapHostConfirmedNs: 139, QueuedWhileBusyNs: 793}, "host-ahead", Hypothesis},
+		{"mostly busy, queue shallower, host gaps", Metrics{WallNs: wall, GPUTimeNs: 836, BusyNs: 836, IdleNs: 164, GapHostNs: 139, GapHostConfirmedNs: 139, QueuedWhileBusyNs: 700}, "host-gaps", Confirmed},
 		{"nothing decides", Metrics{WallNs: wall, GPUTimeNs: 500, BusyNs: 500, IdleNs: 500, GapDeviceNs: 300, GapHostNs: 200}, "otherwise", ""},
 		// Exposed communication and host gaps both hold: the larger share of
 		// the span decides (df_index_resolver_v100: comm 20.6%, host-wait

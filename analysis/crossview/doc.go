@@ -185,6 +185,7 @@
 //	graph-undercount   inconclusive        graph replays recorded < 50% of their kernels    -
 //	comm-exposed       communication-bound comm >= 0.20                                     hypothesis
 //	device-saturated   gpu-bound           busy >= 0.85                                     confirmed when blocked >= 0.05 or queued >= 0.75
+//	host-ahead         gpu-bound           busy >= 0.70 and queued >= 0.75                  hypothesis
 //	waiting            waiting-for-work    idle >= 0.15 and wait >= 0.40                    linked
 //	sync-gaps          sync-bound          idle >= 0.15 and sync >= 0.40                    linked
 //	host-gaps          host/launch-bound   idle >= 0.15 and host >= 0.50                    linked; hypothesis with python stacks

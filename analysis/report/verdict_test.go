@@ -529,17 +529,22 @@ func TestReconcileNoCriticalIssue(t *testing.T) {
 	queued, blocked := m, m
 	queued.QueuedWhileBusyNs = 497_000_000
 	blocked.BlockedWhileBusyNs = 50_000_000
+	// trace_diff_control_a100: busy under the saturated mark, the host
+	// ahead of it most of the span.
+	ahead := crossview.Metrics{GPUTimeNs: 1, WallNs: 500_000_000, BusyNs: 418_000_000, IdleNs: 82_000_000, QueuedWhileBusyNs: 396_500_000}
 	for _, c := range []struct {
 		label, capped string
 		m             crossview.Metrics
 		want          string
+		rule          string
 	}{
-		{crossview.Hypothesis, "", m, "The CPU cross-check reads this slice as gpu-bound (hypothesis): the GPU was busy 99.7% of the 500.000 ms GPU span the cross-check judges, and no rule's finding crosses its critical threshold"},
-		{crossview.Confirmed, "", queued, "The CPU cross-check reads this slice as gpu-bound (confirmed): the GPU was busy 99.7% of the 500.000 ms GPU span the cross-check judges, with work the host had launched waiting behind it for 99.4% of that span (the host ahead of it), but no rule's finding crosses its critical threshold"},
-		{crossview.Confirmed, "", blocked, "The CPU cross-check reads this slice as gpu-bound (confirmed): the GPU was busy 99.7% of the 500.000 ms GPU span the cross-check judges, with its launching threads blocked on it for 10.0% of that span (the host ahead of it), but no rule's finding"},
-		{crossview.Hypothesis, "only 3 GPU events", m, ""},
+		{crossview.Hypothesis, "", ahead, "The CPU cross-check reads this slice as gpu-bound (hypothesis): the GPU was busy 83.6% of the 500.000 ms GPU span the cross-check judges, with work the host had launched waiting behind it for 79.3% of that span (the host ahead of it) and idle 16.4% of it, and no rule's finding crosses its critical threshold", "host-ahead"},
+		{crossview.Hypothesis, "", m, "The CPU cross-check reads this slice as gpu-bound (hypothesis): the GPU was busy 99.7% of the 500.000 ms GPU span the cross-check judges, and no rule's finding crosses its critical threshold", ""},
+		{crossview.Confirmed, "", queued, "The CPU cross-check reads this slice as gpu-bound (confirmed): the GPU was busy 99.7% of the 500.000 ms GPU span the cross-check judges, with work the host had launched waiting behind it for 99.4% of that span (the host ahead of it), but no rule's finding crosses its critical threshold", ""},
+		{crossview.Confirmed, "", blocked, "The CPU cross-check reads this slice as gpu-bound (confirmed): the GPU was busy 99.7% of the 500.000 ms GPU span the cross-check judges, with its launching threads blocked on it for 10.0% of that span (the host ahead of it), but no rule's finding", ""},
+		{crossview.Hypothesis, "only 3 GPU events", m, "", ""},
 	} {
-		cv := &crossview.Result{Check: crossview.Check{Verdict: crossview.VerdictGPU, Label: c.label, Metrics: c.m}}
+		cv := &crossview.Result{Check: crossview.Check{Verdict: crossview.VerdictGPU, Label: c.label, Metrics: c.m, Rule: c.rule}}
 		d := &Doc{}
 		reconcile(d, cv, c.label, c.capped, nil)
 		got := strings.Join(d.Summary, "\n")
