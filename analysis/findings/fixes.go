@@ -561,7 +561,14 @@ func (c *ctx) hostLever(trace string, rank int, at HostFrame) (fix, snippet stri
 			// a 2022 loop can replay its launches as one
 			// (trace_diff_control_a100, captured 2022-08-22).
 			if _, before := c.leverAt(trace, rank).oldTorch(1, 10); !before {
-				parts = append(parts, "or capture the static part of the step as a CUDA graph by hand (torch.cuda.graph with static input buffers, PyTorch 1.10 or later), which replays its launches as one")
+				static := "or capture the static part of the step as a CUDA graph by hand (torch.cuda.graph with static input buffers, PyTorch 1.10 or later), which replays its launches as one"
+				if w.TorchRec {
+					// TorchRec's sparse side reads its lengths back and
+					// sizes its all-to-alls per batch: only the dense
+					// modules have static shapes (trace_diff_control_a100).
+					static += "; with TorchRec that part is the dense modules (the dense and over arch), whose shapes stay fixed: the sparse features' input dist and all-to-alls change size with every batch and cannot be replayed"
+				}
+				parts = append(parts, static)
 				caveat = c.syncsBreakGraphs(trace, rank, false)
 				if snippet == "" {
 					snippet = "g = torch.cuda.CUDAGraph()  # with torch.cuda.graph(g): out = model(static_in)"
@@ -721,7 +728,12 @@ func (c *ctx) foreachEra(trace string, rank int, w Workload) string {
 func (c *ctx) syncsBreakGraphs(trace string, rank int, compile bool) string {
 	t := c.ev.Table("sync")
 	var n int64
+	// An operator's syncs count as the most of any one call it blocks in:
+	// a blocking copy and the stream sync after it are one sync
+	// (trace_diff_control_a100: aten::to's 36 DtoH copies and 36
+	// cudaStreamSynchronize calls are 36).
 	byOp := map[string]int64{}
+	byOpCall := map[[2]string]int64{}
 	for _, r := range c.rankRows(t, trace, rank) {
 		// The syncs operators issue (a scalar read, a dynamic shape, a copy
 		// to the host); explicit ones are the harness's or the profiler's
@@ -735,10 +747,17 @@ func (c *ctx) syncsBreakGraphs(trace string, rank int, compile bool) string {
 		if !evidence.Bool(t, r, "blocking") || evidence.Bool(t, r, "edge") || evidence.Str(t, r, "trigger") == "explicit" || (upload && !tinyUploads(t, trace, rank, op)) {
 			continue
 		}
-		n += evidence.Int(t, r, "count")
-		if op != "" {
-			byOp[op] += evidence.Int(t, r, "count")
+		if op == "" {
+			n += evidence.Int(t, r, "count")
+			continue
 		}
+		byOpCall[[2]string{op, evidence.Str(t, r, "call")}] += evidence.Int(t, r, "count")
+	}
+	for k, cnt := range byOpCall {
+		byOp[k[0]] = max(byOp[k[0]], cnt)
+	}
+	for _, k := range byOp {
+		n += k
 	}
 	if n == 0 {
 		return ""
