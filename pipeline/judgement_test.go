@@ -2190,3 +2190,17 @@ func TestJudgementEntryWaitOfOneStep(t *testing.T) {
 		t.Errorf("the exposed communication is still a critical issue:\n%s", j.issues())
 	}
 }
+
+// df_index_resolver_v100's 404 all-reduces a step are issued by AOTAutograd's
+// compiled backward (CompiledFunctionBackward), one per parameter: the fix
+// takes them out of the graph or buckets them there, and does not wrap the
+// model in DDP as it is, which would reduce the gradients twice.
+func TestJudgementAllReduceInCompiledBackward(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "df_index_resolver_v100"))
+	f := j.one(t, "comm_not_overlapped")
+	if !strings.Contains(f.Fix, "The all-reduces run inside the compiled backward (AOTAutograd's CompiledFunctionBackward issues them)") ||
+		!strings.Contains(f.Fix, "would reduce the gradients a second time") ||
+		strings.Contains(f.Fix, "wrapping the model in DistributedDataParallel gives") {
+		t.Errorf("fix: %s", f.Fix)
+	}
+}

@@ -43,7 +43,9 @@
 --     python frames of torch/nn/parallel/distributed.py.
 -- - allreduce_in_backward: c10d::allreduce* operators inside an autograd
 --     engine operator of the same thread: gradients reduced from backward
---     hooks (DDP's reducer, or a compiled equivalent).
+--     hooks (DDP's reducer, or a compiled equivalent); the example is the
+--     innermost such engine operator ("autograd::engine::evaluate_function:
+--     CompiledFunctionBackward": the compiled backward's graph issues them).
 -- - fsdp: FullyShardedDataParallel*, FSDP::* and python frames of
 --     torch/distributed/fsdp/ or torch/distributed/_composable/fsdp/.
 -- - torchrec: names containing torchrec or KJT, TorchRec's awaitables
@@ -242,15 +244,18 @@ _rf AS (
   FROM _raw
 ),
 _bwd AS (
-  SELECT trace, rank, pid, tid, ts_ns, end_ns FROM _host
+  SELECT trace, rank, pid, tid, name, ts_ns, end_ns FROM _host
   WHERE kind = 'cpu_op' AND starts_with(name, 'autograd::engine::evaluate_function: ')
 ),
 _arb AS (
-  SELECT a.trace, a.rank, a.name, a.ts_ns, a.dur_ns, 'allreduce_in_backward' AS feature
-  FROM _host a
-  WHERE a.kind = 'cpu_op' AND starts_with(a.name, 'c10d::allreduce')
-    AND EXISTS (SELECT 1 FROM _bwd b WHERE b.trace = a.trace AND b.rank = a.rank AND b.pid = a.pid AND b.tid = a.tid
-      AND a.ts_ns >= b.ts_ns AND a.end_ns <= b.end_ns)
+  SELECT * FROM (
+    SELECT a.trace, a.rank, a.ts_ns, a.dur_ns, 'allreduce_in_backward' AS feature,
+      (SELECT arg_max(b.name, b.ts_ns) FROM _bwd b WHERE b.trace = a.trace AND b.rank = a.rank AND b.pid = a.pid AND b.tid = a.tid
+        AND a.ts_ns >= b.ts_ns AND a.end_ns <= b.end_ns) AS name
+    FROM _host a
+    WHERE a.kind = 'cpu_op' AND starts_with(a.name, 'c10d::allreduce')
+  )
+  WHERE name IS NOT NULL
 ),
 _tv AS (
   SELECT trace, rank, 'torch_version' AS feature,

@@ -1145,6 +1145,12 @@ func overlapFix(ri evidence.RankInfo, w Workload, coll string, transfer bool, ar
 			return "DDP is built to overlap its gradient buckets with the backward pass; a smaller bucket_cap_mb helps only with transfer left after the backward pass's last kernel (see where the exposed all-reduce sits in the Perfetto view).", ""
 		case w.Known && w.FSDP:
 			return "Under FSDP the all-reduce is not gradient bucketing: find what issues it (the ops area's c10d:: rows) and start it asynchronously (async_op=True) where the data allows.", ""
+		case w.Known && w.BackwardAllReduce && strings.Contains(w.Examples["allreduce_in_backward"], "CompiledFunctionBackward"):
+			// The all-reduces are part of a compiled backward's graph
+			// (df_index_resolver_v100: AOTAutograd's
+			// CompiledFunctionBackward issues one per parameter, 404 a
+			// step): a DDP wrapper would reduce the gradients again.
+			return "The all-reduces run inside the compiled backward (AOTAutograd's CompiledFunctionBackward issues them), part of its graph rather than a reducer's hooks, so neither async_op in the loop nor DDP's bucket settings reach them, and wrapping the model in DistributedDataParallel as it is would reduce the gradients a second time. Where the graph is built, reduce the gradients in fewer, larger buckets (flatten several into one tensor per all-reduce), or take the all-reduces out of the graph and let DDP's reducer bucket them (25 MB by default, each bucket started while the backward runs); then check in the Perfetto view that the compute stream does not wait on each one.", ""
 		case w.Known && w.BackwardAllReduce:
 			// Issued from inside the backward (a compiled backward, or
 			// gradient hooks without DDP's markers): no call in the loop to
