@@ -2204,3 +2204,29 @@ func TestJudgementAllReduceInCompiledBackward(t *testing.T) {
 		t.Errorf("fix: %s", f.Fix)
 	}
 }
+
+// A first step that began with the capture, long before its first GPU work
+// (with_gpu_user_annotation: iterations delimited by the optimizer's steps,
+// the first from the rank's first event, 2.4 ms before any kernel): the
+// lead-in is no warm-up, and only the step's time from the rank's first
+// GPU work on is set against the later steps. With a kernel at its start,
+// the same step is a warm-up outlier.
+func TestJudgementFirstStepLeadIn(t *testing.T) {
+	const a, b = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>"
+	for _, early := range []bool{false, true} {
+		k := newJT(jH100, 0, 1)
+		k.op("cpu_op", "aten::empty", 0, 10)
+		if early {
+			k.kernel(b, 50, 60, 20)
+		}
+		for i := 0; i < 5; i++ {
+			at := 1600 + float64(i)*1000
+			k.hostBoundStep(at, a, b)
+			k.op("user_annotation", "Optimizer.step#SGD.step", at+996, 2)
+		}
+		j := judge(t, k.write(t, t.TempDir(), "leadin.json"))
+		if got := strings.Contains(j.capture(), "A first step far longer than the others of its phase"); got != early {
+			t.Errorf("GPU work at the step's start %v: warm-up step %v, want %v:\n%s", early, got, early, j.capture())
+		}
+	}
+}
