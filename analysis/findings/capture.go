@@ -259,12 +259,12 @@ func Assess(ev *evidence.Evidence) *Gate {
 				continue // the profiler's buffer flushes while the GPU ran: nothing to leave out
 			}
 			a := artifactOf(rr.trace, rr.rank, where, x.count, x.total, x.max, x.idle, x.name, kind)
-			if step := maxStepBusy(ev, rr.trace, rr.rank); kind == "held" && x.first < HeldAtStartNs && sglangOverlap(ev, ri, rr.trace, rr.rank) &&
-				(step <= 0 || x.max <= HeldStepsMax*step) {
+			if kind == "held" && x.first < HeldAtStartNs && sglangOverlap(ev, ri, rr.trace, rr.rank) {
 				// sglang_qwen3_prefilldecode_mi300x: the 493 ms before the
 				// first step's own work is the previous batch's (held_wait
-				// below reads the same); a hold longer than HeldStepsMax
-				// steps is not one batch (sglang_qwen3_decode_mi300x).
+				// below reads the same); so is sglang_qwen3_decode_mi300x's
+				// 463 ms before its first decode step, the batch before it
+				// a 32k-token prefill that no decode step bounds.
 				a.Detail += " SGLang's overlap scheduler is on and the first such interval begins at the capture's start: the device was most likely running the previous batch, launched before the capture on the same stream, which the trace does not show; that time is not idle in the run."
 			}
 			if kind == "held" && x.steps >= RecurMinSteps && 5*x.steps >= 4*rr.steps {
@@ -298,18 +298,25 @@ func Assess(ev *evidence.Evidence) *Gate {
 			a := Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "held_wait", Title: "Host calls that waited for work the trace does not show",
 				Detail: fmt.Sprintf("%d blocking %s waited %s in all through GPU idle gaps of 1 ms or more, the rank's GPU running none of the trace's work (the longest such wait, %s, in %s; %s): the host waited for a dependency (an event on another stream, a peer), work launched before the window, another process or graph replays the trace did not record, not for the queue the trace shows. The sync and copy rules leave that time out.",
 					hw.count, noun(hw.count, "call", "calls"), ms(hw.total), ms(hw.max), hw.name, where)}
-			if step := maxStepBusy(ev, rr.trace, rr.rank); hw.first < HeldAtStartNs && step > 0 && hw.max > HeldStepsMax*step {
-				// sglang_qwen3_decode_mi300x: a 463 ms wait before a decode
-				// step whose GPU work is busy 9.8 ms; SGLang keeps one batch
-				// in flight.
-				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event, and the longest waited %s, more than %d times the GPU busy time of the rank's longest step (%s): longer than the rest of one step the capture clipped could run, so the trace does not show what held the device (another process on the GPU, the profiler's start-up, or work queued over several steps before the window; a hypothesis). Start the capture between steps, or leave its first step out.",
-					ms(hw.first), ms(hw.max), HeldStepsMax, ms(step))
-			} else if hw.first < HeldAtStartNs && sglangOverlap(ev, ri, rr.trace, rr.rank) {
+			step := maxStepBusy(ev, rr.trace, rr.rank)
+			if hw.first < HeldAtStartNs && sglangOverlap(ev, ri, rr.trace, rr.rank) {
 				// sglang_qwen3_prefilldecode_mi300x: a 493 ms blocking copy
 				// in ForwardBatch.init_new, inside the first step, that
 				// waits on the stream for the previous batch's forward.
 				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event. SGLang's overlap scheduler is on (the trace runs its overlap_utils frames): the GPU runs the previous batch while the host prepares the next one, so a blocking call at the capture's start most likely waited for the previous batch's GPU work, launched before the capture began (a hypothesis: another process on the GPU reads the same). Leave the first step out of steady-state reads: with a batch always in flight, starting the capture between steps does not avoid this.",
 					ms(hw.first))
+				if step > 0 && hw.max > HeldStepsMax*step {
+					// sglang_qwen3_decode_mi300x: a 463 ms wait before the
+					// first decode step (9.8 ms busy) after a 32k-token
+					// prefill, which the decode step cannot bound.
+					a.Detail += fmt.Sprintf(" The longest waited %s, %d times the GPU busy time of the rank's longest step (%s): the batch before the window was a larger one, a prefill or a bigger decode batch (a step's name gives its requests and cached tokens), whose length the steps in the window do not bound.",
+						ms(hw.max), hw.max/step, ms(step))
+				}
+			} else if hw.first < HeldAtStartNs && step > 0 && hw.max > HeldStepsMax*step {
+				// A wait at the start far longer than any step's GPU work,
+				// with no batch known to be in flight.
+				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event, and the longest waited %s, more than %d times the GPU busy time of the rank's longest step (%s): longer than the rest of one step the capture clipped could run, so the trace does not show what held the device (another process on the GPU, the profiler's start-up, or work queued over several steps before the window; a hypothesis). Start the capture between steps, or leave its first step out.",
+					ms(hw.first), ms(hw.max), HeldStepsMax, ms(step))
 			} else if hw.first < HeldAtStartNs {
 				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event: the device was most likely still running work launched before the capture began, the rest of a step it clipped (a hypothesis: another process on the GPU reads the same). Start the capture between steps, or leave its first step out.",
 					ms(hw.first))
