@@ -2230,3 +2230,18 @@ func TestJudgementFirstStepLeadIn(t *testing.T) {
 		}
 	}
 }
+
+// sampled_2of128 holds about one in 73 of its events: the gaps between the
+// events kept are no idle time, so neither the capture quality nor the
+// Perfetto guide gives a cause for one.
+func TestJudgementSampledGapsHaveNoCause(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "sampled_2of128"))
+	if !strings.Contains(j.capture(), "A sample of the events: most were dropped") {
+		t.Fatalf("no sampled artifact:\n%s", j.capture())
+	}
+	for _, s := range []string{"(cause: ", "did not run it", "Host calls that waited for work the trace does not show"} {
+		if strings.Contains(j.md, s) {
+			t.Errorf("the report of a sampled trace reads a gap as idle (%q)", s)
+		}
+	}
+}

@@ -217,6 +217,12 @@ func Assess(ev *evidence.Evidence) *Gate {
 				Detail: fmt.Sprintf("Its %d CPU operators with an External id range over %d ids (%s): the profiler numbers every operator it records, so the trace holds about one in %d of them, their launches and kernels missing with them, as in a sampled or filtered trace. The gaps between the events kept are no idle time, and no busy, overlap or wait time is the workload's.", n, ids, where, ids/n)})
 			rg.limits = append(rg.limits, limit{drop: true, unread: true, why: fmt.Sprintf("the trace holds about one in %d of the rank's events (a sampled or filtered trace)", ids/n),
 				recapture: "Load the trace as the profiler wrote it, before a tool sampled or filtered its events, or capture a few steps again with torch.profiler's CPU and CUDA activities to see the next lever."})
+			// The artifacts read from GPU idle gaps would give causes for
+			// gaps the sampling made (sampled_2of128: "the device had the
+			// work and did not run it"): none is listed.
+			for _, kind := range []string{"held", "held_wait", "late_start"} {
+				delete(rows, kind)
+			}
 		}
 		gpuEvents := rr.evs
 		if span > 0 && ((gpuEvents > 0 && gpuEvents < MinGPUEvents) || span < MinGPUSpanNs) {

@@ -113,7 +113,10 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	}
 	d.Controls.Rules = knobs(thresholdsFor(b, v))
 	if cv != nil {
-		d.Perfetto = append(d.Perfetto, gapInspects(cv)...)
+		if why, _ := gate.Void(); why == "" {
+			// A sampled or counter capture's gaps are no idle time.
+			d.Perfetto = append(d.Perfetto, gapInspects(cv)...)
+		}
 		d.Gaps = append(d.Gaps, crossViewGaps(b, cv)...)
 		switch {
 		case cv.Check.Verdict == "":
