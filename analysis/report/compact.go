@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
@@ -43,9 +44,10 @@ func Compact(b *evidence.Bundle, maxRows int) *evidence.Bundle {
 	}
 	c := *b
 	c.Tables = evidence.Tables{}
+	warm := warmupSteps(b.Tables["capture"])
 	for area, t := range b.Tables {
 		if t != nil && len(t.Rows) > maxRows && compactable(area, t) {
-			c.Tables[area] = mergeSteps(area, t)
+			c.Tables[area] = mergeSteps(area, t, warm)
 		} else {
 			c.Tables[area] = t
 		}
@@ -53,11 +55,47 @@ func Compact(b *evidence.Bundle, maxRows int) *evidence.Bundle {
 	return &c
 }
 
+// warmupSteps is the set of warm-up steps the capture area names
+// (warmup_step rows, "step N"), keyed by trace, rank and step as stepKey
+// writes them: Compact keeps their rows apart, so that the rules can still
+// leave the step out of the loop's shares (evidence.Steady; resnet_2080ti:
+// the DataLoader is 65% of steps 1-29, 50% with the warm-up step 0).
+func warmupSteps(ct *table.Table) map[string]bool {
+	warm := map[string]bool{}
+	if ct == nil {
+		return warm
+	}
+	for r := range ct.Rows {
+		if evidence.Str(ct, r, "kind") != "warmup_step" {
+			continue
+		}
+		if n, ok := strings.CutPrefix(evidence.Str(ct, r, "name"), "step "); ok {
+			if step, err := strconv.ParseInt(n, 10, 64); err == nil {
+				warm[stepKey(evidence.Str(ct, r, "trace"), evidence.Int(ct, r, "rank"), step)] = true
+			}
+		}
+	}
+	return warm
+}
+
+func stepKey(trace string, rank, step int64) string {
+	return trace + "\x00" + strconv.FormatInt(rank, 10) + "\x00" + strconv.FormatInt(step, 10)
+}
+
 // mergeSteps merges the rows of t over steps, each column as
 // evidence.MergeOf says (the rule the rollup follows): the step becomes -1,
 // the other slices (phase, stream) stay identities, the shares are left
-// empty for the rollup to recompute.
-func mergeSteps(area string, t *table.Table) *table.Table {
+// empty for the rollup to recompute. The rows of a step in warm (a rank's
+// warm-up step, warmupSteps) are merged apart and keep their step.
+func mergeSteps(area string, t *table.Table, warm map[string]bool) *table.Table {
+	ti, ri, si := t.Col("trace"), t.Col("rank"), t.Col("step")
+	isWarm := func(r []any) bool {
+		if len(warm) == 0 || ti < 0 || ri < 0 || si < 0 {
+			return false
+		}
+		tr, _ := cell(r, ti).(string)
+		return warm[stepKey(tr, int64(num(cell(r, ri))), int64(num(cell(r, si))))]
+	}
 	rules := make([]evidence.ColumnMerge, len(t.Columns))
 	byCol := make([]int, len(t.Columns))
 	var keys []int
@@ -88,6 +126,10 @@ func mergeSteps(area string, t *table.Table) *table.Table {
 			kb.WriteString(keyText(cell(r, i)))
 			kb.WriteByte(0)
 		}
+		warmRow := isWarm(r)
+		if warmRow {
+			kb.WriteString("warm" + keyText(cell(r, si)))
+		}
 		k := kb.String()
 		g := groups[k]
 		if g == nil {
@@ -95,7 +137,9 @@ func mergeSteps(area string, t *table.Table) *table.Table {
 			for i, rule := range rules {
 				switch rule.Merge {
 				case evidence.MergeSlice: // the step
-					g.row[i] = int64(-1)
+					if !warmRow {
+						g.row[i] = int64(-1)
+					}
 				case evidence.MergeHist:
 					h := evidence.Hist{}
 					if s, ok := cell(r, i).(string); ok {

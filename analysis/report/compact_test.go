@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
@@ -45,7 +46,55 @@ func TestCompactRealBundles(t *testing.T) {
 					t.Errorf("%s, filter %+v, area %s: the rollup of the compacted bundle differs", filepath.Base(f), flt, area)
 				}
 			}
+			// The warm-up steps' rows stay apart: the rules' steady state
+			// is the same.
+			if len(want.Steady) != len(got.Steady) {
+				t.Errorf("%s, filter %+v: %d steady states, %d once compacted", filepath.Base(f), flt, len(want.Steady), len(got.Steady))
+			}
+			for i := range min(len(want.Steady), len(got.Steady)) {
+				w, g := want.Steady[i], got.Steady[i]
+				if w.Step != g.Step || w.Steps != g.Steps || !reflect.DeepEqual(w.Ops.Rows, g.Ops.Rows) || !reflect.DeepEqual(w.Ranks.Rows, g.Ranks.Rows) {
+					t.Errorf("%s, filter %+v: the steady state of %s rank %d differs once compacted", filepath.Base(f), flt, w.Trace, w.Rank)
+				}
+			}
 		}
+	}
+}
+
+// TestCompactKeepsWarmupStep: resnet50_steps' bundle with its first step
+// named a warm-up step (as resnet_2080ti's step 0 is): the rules' steady
+// state, which leaves that step out, is the same once the bundle is
+// compacted.
+func TestCompactKeepsWarmupStep(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "golden", "resnet50_steps.source.msgpack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := DecodeSource(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := src.Bundle
+	ops, ct := b.Tables["ops"], b.Tables["capture"]
+	if ops == nil || ct == nil || len(ct.Rows) == 0 {
+		t.Fatal("no ops or capture rows")
+	}
+	first := int64(-1)
+	for r := range ops.Rows {
+		if st := evidence.Int(ops, r, "step"); st >= 0 && (first < 0 || st < first) {
+			first = st
+		}
+	}
+	row := append([]any(nil), ct.Rows[0]...)
+	row[ct.Col("kind")], row[ct.Col("name")], row[ct.Col("count")] = "warmup_step", "step "+strconv.FormatInt(first, 10), int64(1)
+	ct.Rows = append(ct.Rows, row)
+	want, got := evidence.Rollup(b, evidence.Filter{}), evidence.Rollup(Compact(b, 0), evidence.Filter{})
+	if len(want.Steady) != 1 || len(got.Steady) != 1 {
+		t.Fatalf("%d steady states, %d once compacted; want 1", len(want.Steady), len(got.Steady))
+	}
+	w, g := want.Steady[0], got.Steady[0]
+	if w.Step != g.Step || w.Steps != g.Steps || !reflect.DeepEqual(w.Ops.Rows, g.Ops.Rows) || !reflect.DeepEqual(w.Ranks.Rows, g.Ranks.Rows) {
+		t.Errorf("the steady state differs once compacted: step %d/%d, %d/%d steps", w.Step, g.Step, w.Steps, g.Steps)
 	}
 }
 
