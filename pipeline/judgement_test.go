@@ -2245,3 +2245,18 @@ func TestJudgementSampledGapsHaveNoCause(t *testing.T) {
 		}
 	}
 }
+
+// resnet50_num_workers_0 loads its batches on the training thread: 287 of
+// its 383 ms of host waits lie inside enumerate(DataLoader). The DataLoader
+// issue is critical and carries the fix; the host-wait finding, one cause
+// with it, follows as a minor one.
+func TestJudgementHostWaitsInsideTheDataLoader(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.Testdata(t), "kineto", "resnet50_num_workers_0"))
+	if f := j.one(t, "dataloader_share"); f.Severity != "critical" {
+		t.Errorf("DataLoader finding %s, want critical", f.Severity)
+	}
+	f := j.one(t, "host_bound_idle")
+	if f.Severity != "minor" || !strings.Contains(f.Observation, "Most of these waits lie inside enumerate(DataLoader), in whose calls the GPU was idle 287 ms over the window") {
+		t.Errorf("host-wait finding %s: %s", f.Severity, f.Observation)
+	}
+}

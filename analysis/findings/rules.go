@@ -684,6 +684,16 @@ func hostBound(c *ctx) []evidence.Finding {
 			Refute:    "The CPU side of the cross-view shows the host idle too during those gaps (then something else, e.g. a remote dependency, delays both).",
 		}
 		f.Fix, f.Snippet = c.hostFix(b.trace, b.rank, HostFrame{})
+		if _, dshare := c.dataloaderShare(b.trace, b.rank); dshare >= c.th["dataloader_critical"] && f.Severity == "critical" {
+			// The waits are mostly the DataLoader's, whose issue carries
+			// the fix (the host fix defers to it): one cause, one critical
+			// issue (resnet50_num_workers_0: 287 of 383 ms of host waits
+			// inside __next__; resnet_2080ti).
+			if in := c.workload(b.trace, b.rank).LoaderIdleNs; 2*min(in, hw) >= hw {
+				f.Severity = "minor"
+				f.Observation += fmt.Sprintf(" Most of these waits lie inside enumerate(DataLoader), in whose calls the GPU was idle %s over the window: the DataLoader issue carries their fix, and this one follows it.", ms(in))
+			}
+		}
 		c.setFixReach(&f)
 		out = append(out, f)
 	}
