@@ -1066,3 +1066,20 @@ func TestHostFixForeachOptimizer(t *testing.T) {
 		})
 	}
 }
+
+// A launch-bound loop whose trace format dates it before PyTorch 1.10 (its
+// kineto categories: resnet50_num_workers_4, June 2021) gets CUDA graphs
+// by hand as a fix that comes after an upgrade.
+func TestGraphByHandAfterAnUpgrade(t *testing.T) {
+	launch := &table.Table{Columns: cols("trace rank step phase stream call launches with_gpu cpu_ns gpu_ns delay_ns hta_delay_ns short short_cpu_ns runtime_outliers delay_outliers cpu_hist delay_hist"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), "cudaLaunchKernel", int64(1000), int64(1000), int64(8_000_000), int64(5_000_000), int64(9_000_000), int64(1_000_000), int64(800), int64(6_000_000), int64(0), int64(0), "", ""}}}
+	gaps := &table.Table{Columns: cols("trace rank step phase stream category count idle_ns max_ns max_at_ns hist"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", int64(7), "kernel_wait", int64(900), int64(4_000_000), int64(20_000), int64(0), ""}}}
+	workload := &table.Table{Columns: cols("trace rank feature example count total_ns"),
+		Rows: [][]any{{"t", int64(0), "legacy_categories", "aten::conv2d", int64(1), int64(0)}, {"t", int64(0), "backward", "autograd::engine::evaluate_function: ConvolutionBackward0", int64(1), int64(0)}}}
+	fs := eval(bundle("profiler_step", "cuda", "Tesla V100-DGXS-32GB", 6_000_000, 4_000_000, map[string]*table.Table{"launch": launch, "gaps": gaps, "workload": workload}), nil)
+	f := find(fs, "launch_bound")
+	if f == nil || !strings.Contains(f.Fix, "as a CUDA graph by hand (torch.cuda.graph with static input buffers, PyTorch 1.10 or later: this trace's format dates it to about PyTorch 1.8-1.10, so it comes after an upgrade)") {
+		t.Errorf("launch-bound fix of a 2021-era trace: %s %+v", rules(fs), f)
+	}
+}

@@ -806,7 +806,7 @@ func (c *ctx) graphRoute(trace string, rank int, graphs bool) (fix, snippet stri
 	graph := "torch.cuda.graph with static input buffers"
 	if old, before := c.leverAt(trace, rank).oldTorch(1, 10); before {
 		// torch.cuda.graph arrived in PyTorch 1.10.
-		graph += ", PyTorch 1.10 or later: " + old
+		graph += ", PyTorch 1.10 or later: " + old + ", so it comes after an upgrade"
 	}
 	return "Capture the launch-bound region as a CUDA graph by hand (" + graph + ") or launch fewer, larger kernels (bigger batches); torch.compile is not an option here: " + why + ".", "g = torch.cuda.CUDAGraph()  # with torch.cuda.graph(g): out = model(static_in)"
 }
