@@ -51,8 +51,10 @@ func TestCompileFixByGPUGeneration(t *testing.T) {
 		{"V100, no PyTorch version: Inductor, no matmul gain, cu126 wheels", "Tesla V100-SXM2-32GB", -1, -1, nil,
 			append(append([]string{"Volta (V100), compute capability 7.0 (sm_70), expect"}, volta...), wheels...), nil},
 		{"V100 with its CC", "Tesla V100-SXM2-16GB", 7, 0, nil, append(append([]string{}, volta...), wheels...), nil},
+		// dlrm_8rank: the dense modules are compiled, not the sharded model.
 		{"V100 running TorchRec: its fbgemm-gpu and torchrec move with torch", "Tesla V100-SXM2-32GB", 7, 0, []string{"torchrec=KJT"},
-			append(append([]string{}, volta...), "pip install -U torch fbgemm-gpu torchrec --index-url https://download.pytorch.org/whl/cu126"), []string{"pip install -U torch --index-url"}},
+			append(append([]string{`dense_arch = torch.compile(dense_arch, backend="inductor"`, "with TorchRec, compile the dense modules (DLRM's dense_arch and over_arch), not the whole DistributedModelParallel"}, volta[1:]...),
+				"pip install -U torch fbgemm-gpu torchrec --index-url https://download.pytorch.org/whl/cu126"), []string{"pip install -U torch --index-url", "model = torch.compile"}},
 		{"V100 on PyTorch 2.5: no wheel to change", "Tesla V100-SXM2-32GB", 7, 0, []string{"torch_version=2.5.1+cu121"},
 			volta, []string{"cu126", "pip install"}},
 		{"T4 (Turing): Inductor, no matmul gain; its wheels are current", "Tesla T4", 7, 5, nil,

@@ -262,6 +262,9 @@ func (l lever) compileFix(mode string) (fix, snippet string, ok bool) {
 // a trace that ran AOTAutograd with a backend that fused nothing.
 func (l lever) compileCall(mode string) string {
 	args := []string{"model"}
+	if l.w.TorchRec {
+		args[0] = "dense_arch"
+	}
 	if tritonMatmulNote(l.caps) != "" || (l.w.AOTAutograd && !l.w.InductorKernels) {
 		args = append(args, `backend="inductor"`)
 	}
@@ -280,7 +283,18 @@ func (l lever) compileNotes() string {
 	if l.w.TorchMajor < 2 {
 		wheels = wheelNote(l.caps)
 	}
-	return onDevice(l.caps, tritonMatmulNote(l.caps), wheels)
+	n := onDevice(l.caps, tritonMatmulNote(l.caps), wheels)
+	if l.w.TorchRec {
+		// dlrm_8rank: the host time is the sparse side's (input dist,
+		// awaitables), the DataLoader and the optimizer, which no compiled
+		// graph holds.
+		t := "with TorchRec, compile the dense modules (DLRM's dense_arch and over_arch), not the whole DistributedModelParallel: its sparse side (the KeyedJaggedTensor input dist and its awaitables) breaks the graph and keeps its host time whatever torch.compile does"
+		if n == "" {
+			return t
+		}
+		n += "; " + t
+	}
+	return n
 }
 
 // compileSnippet is a torch.compile fix's snippet: the compile call
@@ -288,6 +302,13 @@ func (l lever) compileNotes() string {
 // installs the wheels compileNotes names.
 func (l lever) compileSnippet(mode, comment string) string {
 	line := "model = " + l.compileCall(mode)
+	if l.w.TorchRec {
+		line = "dense_arch = " + l.compileCall(mode) + "  # each dense module, before DistributedModelParallel wraps the model"
+		if comment != "" {
+			line += "; " + comment
+		}
+		comment = ""
+	}
 	if comment != "" {
 		line += "  # " + comment
 	}
