@@ -916,6 +916,13 @@ func stepPhase(ev *evidence.Evidence, trace string, rank int) string {
 			case "", "unknown":
 			case "mixed":
 				return " (a mixed step: prefill and decode in one batch)"
+			case "train":
+				// train_h800_ep64: DeepSeek's profile of one forward and
+				// backward chunk pair, with no optimizer step.
+				if w := findings.ReadWorkload(ev, trace, rank); w.Known && w.Examples["optimizer"] == "" {
+					return " (a train step: forward and backward, no optimizer step)"
+				}
+				return " (a train step)"
 			default:
 				return " (a " + p + " step)"
 			}

@@ -781,6 +781,20 @@ func TestStepPhase(t *testing.T) {
 			t.Errorf("another rank: %q", got)
 		}
 	}
+	// A train step: with or without an optimizer step (train_h800_ep64:
+	// one forward and backward chunk pair, no optimizer).
+	steps := &table.Table{Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"), col("step", "BIGINT", "INT"), col("phase", "VARCHAR", "TEXT")},
+		Rows: [][]any{{"t", int64(0), int64(1), "train"}}}
+	wl := &table.Table{Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"), col("feature", "VARCHAR", "TEXT"), col("example", "VARCHAR", "TEXT")},
+		Rows: [][]any{{"t", int64(0), "backward", "autograd::engine::evaluate_function: MmBackward0"}}}
+	ev := &evidence.Evidence{Tables: evidence.Tables{"steps": steps, "workload": wl}}
+	if got, want := stepPhase(ev, "t", 0), " (a train step: forward and backward, no optimizer step)"; got != want {
+		t.Errorf("train step without an optimizer: %q, want %q", got, want)
+	}
+	wl.Rows = append(wl.Rows, []any{"t", int64(0), "optimizer", "Optimizer.step#AdamW.step"})
+	if got, want := stepPhase(ev, "t", 0), " (a train step)"; got != want {
+		t.Errorf("train step with an optimizer: %q, want %q", got, want)
+	}
 }
 
 // The workload's GEMM columns, which only gemm_shapes fills, are left out
