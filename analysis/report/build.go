@@ -266,8 +266,8 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 }
 
 // shown splits findings the way the report shows them: critical first by
-// impact, at most MaxCritical; the rest become follow-ups (of which the
-// report shows MaxFollowUps), demoted criticals included.
+// impact, at most MaxCritical, one per fix; the rest become follow-ups (of
+// which the report shows MaxFollowUps), demoted criticals included.
 func shown(found []evidence.Finding) (crit, minor []evidence.Finding) {
 	for _, f := range found {
 		if f.Severity == "critical" {
@@ -281,6 +281,30 @@ func shown(found []evidence.Finding) (crit, minor []evidence.Finding) {
 	}
 	byImpact(crit)
 	byImpact(minor)
+	// A critical issue whose fix is word for word one above it reads the
+	// same constraint from another table (b200_eager: host waits and
+	// vLLM's eager launches, one fix): one cause, one critical issue; it
+	// follows as the first follow-up, which refers to that fix.
+	var same []evidence.Finding
+	kept := crit[:0:0]
+	for _, f := range crit {
+		dup := false
+		for _, k := range kept {
+			if f.Fix != "" && f.Fix == k.Fix && f.Snippet == k.Snippet {
+				dup = true
+				break
+			}
+		}
+		if dup {
+			same = append(same, f)
+		} else {
+			kept = append(kept, f)
+		}
+	}
+	crit = kept
+	if len(same) > 0 {
+		minor = append(same, minor...)
+	}
 	if len(crit) > MaxCritical {
 		minor = append(append([]evidence.Finding{}, crit[MaxCritical:]...), minor...)
 		crit = crit[:MaxCritical]

@@ -818,3 +818,29 @@ func TestReportTableFeatureColumns(t *testing.T) {
 		t.Errorf("a gemm_shapes row: columns %q, rows %v", names(tb), tb.Rows)
 	}
 }
+
+// Two critical findings with one fix read one constraint from two tables
+// (b200_eager: host waits and vLLM's eager launches): the second follows as
+// the first follow-up; a third critical with its own fix stays critical.
+func TestShownOneCriticalPerFix(t *testing.T) {
+	fs := []evidence.Finding{
+		{Rule: "launch_bound", Severity: "critical", Impact: 0.80, Fix: "Drop --enforce-eager.", Snippet: "vllm serve MODEL"},
+		{Rule: "host_bound_idle", Severity: "critical", Impact: 0.85, Fix: "Drop --enforce-eager.", Snippet: "vllm serve MODEL"},
+		{Rule: "sync_bound_loop", Severity: "critical", Impact: 0.30, Fix: "Read back less often."},
+		{Rule: "pageable_copies", Severity: "minor", Impact: 0.50, Fix: "Pin."},
+	}
+	crit, minor := shown(fs)
+	var c, m []string
+	for _, f := range crit {
+		c = append(c, f.Rule)
+	}
+	for _, f := range minor {
+		m = append(m, f.Rule)
+	}
+	if got, want := strings.Join(c, " "), "host_bound_idle sync_bound_loop"; got != want {
+		t.Errorf("critical %q, want %q", got, want)
+	}
+	if got, want := strings.Join(m, " "), "launch_bound pageable_copies"; got != want {
+		t.Errorf("follow-ups %q, want %q", got, want)
+	}
+}
