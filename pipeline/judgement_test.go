@@ -1777,12 +1777,16 @@ func TestJudgementOneGPUOperation(t *testing.T) {
 func TestJudgementCompiledDDPBackward(t *testing.T) {
 	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "negative_queue_length_a100"))
 	f := j.one(t, "comm_not_overlapped")
-	if !strings.Contains(f.Fix, "this backward is compiled") || !strings.Contains(f.Fix, "optimize_ddp") || strings.Contains(f.Fix, "already overlaps") {
+	// Dynamo finds the DDP module active in DDP's forward, so compiling the
+	// model before wrapping it keeps the split: only the setting loses it.
+	if !strings.Contains(f.Fix, "this backward is compiled") || !strings.Contains(f.Fix, "optimize_ddp") || strings.Contains(f.Fix, "already overlaps") ||
+		strings.Contains(f.Fix, "before wrapping it in DDP") {
 		t.Errorf("comm fix: %s", f.Fix)
 	}
 	// Its hold in each of its 5 steps is 53.9% of the GPU span, more than
 	// anything the rules judge: the summary opens with it.
-	if s := j.summaryFirst(); !strings.HasPrefix(s, "53.9% of the GPU span") || !strings.Contains(s, "the held part recurs: 5 of the 5 steps") {
+	if s := j.summaryFirst(); !strings.HasPrefix(s, "53.9% of the GPU span") || !strings.Contains(s, "the held part recurs: 5 of the 5 steps") ||
+		!strings.Contains(s, "That stall outweighs anything they judge: the bottleneck named next is the largest of the rest, not the loop's.") {
 		t.Errorf("summary opens with:\n%s", s)
 	}
 }

@@ -136,7 +136,12 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 				" That is the loop's own stall, not a capture artifact, and the trace does not show what the device waited for (a dependency on another stream or a peer, or work the trace did not record); the rules cannot judge its cause and leave it out: " + judged
 			at := min(1, len(d.Summary))
 			if 2*ex >= span {
+				// negative_queue_length_a100: 54% of the span held, step
+				// after step, against exposed communication of 15% of it.
 				at = 0
+				if len(d.Critical) > 0 {
+					line += " That stall outweighs anything they judge: the bottleneck named next is the largest of the rest, not the loop's."
+				}
 			}
 			d.Summary = slices.Insert(d.Summary, at, line)
 		} else {
