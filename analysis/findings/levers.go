@@ -1044,7 +1044,7 @@ func misalignedGEMM(c *ctx) []evidence.Finding {
 	type acc struct {
 		l          lever
 		align      kernelTotal
-		sm75, sm80 int64 // of it, Turing- and Ampere-era kernels (cutlass_75_, cutlass_80_)
+		sm75, sm80 int64 // of it, sm75- and sm80-family kernels (cutlass_75_, cutlass_80_)
 		bmmNs      int64 // the GPU time of aten::bmm and baddbmm beside an eager softmax
 	}
 	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
@@ -1078,10 +1078,10 @@ func misalignedGEMM(c *ctx) []evidence.Finding {
 		if old := a.sm75 + a.sm80; strings.HasPrefix(l.caps.Family, "Hopper") && old > 0 {
 			var eras []string
 			if a.sm75 > 0 {
-				eras = append(eras, "Turing-era (cutlass_75_)")
+				eras = append(eras, "sm75-family (cutlass_75_)")
 			}
 			if a.sm80 > 0 {
-				eras = append(eras, "Ampere-era (cutlass_80_)")
+				eras = append(eras, "sm80-family (cutlass_80_)")
 			}
 			obs += fmt.Sprintf(" %s of them are %s kernels on this Hopper GPU: its own kernels load through TMA, which needs 16-byte-aligned rows, so cuBLAS fell back to older ones.", ms(old), strings.Join(eras, " and "))
 		}
@@ -1094,7 +1094,7 @@ func misalignedGEMM(c *ctx) []evidence.Finding {
 			Impact:      float64(a.align.ns) / float64(l.span()),
 			ImpactOf:    c.shareOf("the GPU span", b.trace, b.rank),
 			Scope:       evidence.Scope{Platforms: []string{"cuda"}},
-			Fix:         "Make the GEMMs' dimensions multiples of 8 (16-bit types; 4 for fp32 and TF32): pad the odd one (a sequence length, hidden, head or vocabulary size, or batch times tokens), or make a sliced or transposed operand contiguous so that its rows start on a 16-byte boundary. " + c.misalignedShapes(b.trace, b.rank, a.align.ns),
+			Fix:         "Make the GEMMs' dimensions multiples of 8 (16-bit types; 4 for fp32 and TF32): pad the odd one (a sequence length, hidden, head or vocabulary size, or batch times tokens), or make a sliced or transposed operand contiguous so that its rows start on a 16-byte boundary. " + c.misalignedShapes(b.trace, b.rank, a.align.ns, 2*a.bmmNs >= a.align.ns),
 			Snippet:     "x = torch.nn.functional.pad(x, (0, (-x.shape[-1]) % 8))  # last dimension to a multiple of 8; pad the weights' matching dimension alike",
 			Verify:      "Re-profile: the GEMM kernels' names carry align8 (align4 for fp32), or the GPU's own kernels (sm90 on Hopper), and their time falls.",
 			Refute:      "The kernels stay align1 with every dimension a multiple of 8 and contiguous operands (then another constraint, such as a tiny dimension, picked them), or their time does not fall.",
@@ -1119,7 +1119,7 @@ func misalignedGEMM(c *ctx) []evidence.Finding {
 // alignNs of align1 kernels, that the rest ran shapes no operator recorded
 // (negative_queue_length_a100: 117.6 of its 119 ms in CUDA graph
 // replays); where none was recorded, how to record them.
-func (c *ctx) misalignedShapes(trace string, rank int, alignNs int64) string {
+func (c *ctx) misalignedShapes(trace string, rank int, alignNs int64, attention bool) string {
 	w := c.workload(trace, rank)
 	shape, dtype, dim, size, padded, ok := w.MisalignedShape()
 	if !ok {
@@ -1129,8 +1129,14 @@ func (c *ctx) misalignedShapes(trace string, rank int, alignNs int64) string {
 	if w.Misaligned.GPUNs > 0 {
 		gpu, which = " ("+ms(w.Misaligned.GPUNs)+" of their GPU work)", "the heaviest"
 	}
-	s := fmt.Sprintf("The operators' recorded shapes name one: %s GEMM calls%s have a leading dimension that is not a multiple of 16 bytes, %s %s in %s, whose %s of %s would be %s padded.",
-		table.Int(w.Misaligned.Calls), gpu, which, shape, dtype, dim, table.Int(size), table.Int(padded))
+	padding := fmt.Sprintf("would be %s padded", table.Int(padded))
+	if attention && (strings.HasPrefix(shape, "aten::bmm ") || strings.HasPrefix(shape, "aten::baddbmm ")) {
+		// h100_owlv2: the unfused attention's QK^T, N the key sequence
+		// length; padded keys change the softmax unless masked out.
+		padding = "is the unfused attention's sequence length: padded keys would have to be masked out of the softmax, and the fused attention removes this matmul instead"
+	}
+	s := fmt.Sprintf("The operators' recorded shapes name one: %s GEMM calls%s have a leading dimension that is not a multiple of 16 bytes, %s %s in %s, whose %s of %s %s.",
+		table.Int(w.Misaligned.Calls), gpu, which, shape, dtype, dim, table.Int(size), padding)
 	switch {
 	case w.Misaligned.GPUNs == 0:
 		s += fmt.Sprintf(" No GPU work is linked to them (no launch carries their External id), so the trace does not say which of the %s of align1 kernels ran these shapes; a CUDA graph's replays record no operator: check the shapes of the graphs' GEMMs too.", ms(alignNs))

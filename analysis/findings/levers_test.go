@@ -609,11 +609,11 @@ func TestIsAlign1GEMM(t *testing.T) {
 
 // TestMisalignedGEMM: align1 GEMMs at align1_gemm_share of GPU busy time
 // are reported, critical at align1_gemm_critical with the GPU busy at
-// least gpu_busy_critical; on a Hopper GPU the Turing- and Ampere-era
+// least gpu_busy_critical; on a Hopper GPU the sm75- and sm80-family
 // kernels among them are named (h100_owlv2: cutlass_75_ kernels on H100).
 func TestMisalignedGEMM(t *testing.T) {
 	const old = "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_tn_align1>(Params)"
-	const hopper = "of them are Turing-era (cutlass_75_) kernels on this Hopper GPU"
+	const hopper = "of them are sm75-family (cutlass_75_) kernels on this Hopper GPU"
 	for _, c := range []struct {
 		name      string
 		gpu       string
