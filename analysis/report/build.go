@@ -952,6 +952,8 @@ func stepPhase(ev *evidence.Evidence, trace string, rank int) string {
 					return " (a train step: forward and backward, no optimizer step)"
 				}
 				return " (a train step)"
+			case "inference", "idle":
+				return " (an " + p + " step)"
 			default:
 				return " (a " + p + " step)"
 			}
@@ -1197,8 +1199,8 @@ func expectedImpact(crit []evidence.Finding) string {
 			return "The critical issue's share of time is not measured; fixing it should move the constraint to the next lever below."
 		}
 		if f := crit[0]; reaches(f) {
-			return "The critical issue accounts for up to " + t + "; the fix offered reaches " + table.Pct(f.FixReach) + " of it at most (" + f.FixReachOf +
-				"), so applying it should shorten that time by at most " + table.Pct(f.FixReach) + "; the rest needs a lever of its own."
+			return "The critical issue accounts for up to " + t + "; the fix offered reaches at most " + table.Pct(f.FixReach) + " of that same span (" + f.FixReachOf +
+				"), so applying it should shorten that time by at most " + table.Pct(f.FixReach) + " of the span; the rest needs a lever of its own."
 		}
 		return "The critical issue accounts for up to " + t + "; fixing it should shorten that time by at most that share and move the constraint to the next lever below."
 	}

@@ -67,7 +67,7 @@ func TestExpectedImpactNamesEachShare(t *testing.T) {
 	reached := crit[0]
 	reached.FixReach, reached.FixReachOf = 0.312, "the GPU idle inside the compiled regions"
 	testutil.Contains(t, "fix reach", expectedImpact([]evidence.Finding{reached}),
-		"up to 59.0% of the GPU span (trace t, rank 1, whole trace); the fix offered reaches 31.2% of it at most (the GPU idle inside the compiled regions), so applying it should shorten that time by at most 31.2%")
+		"up to 59.0% of the GPU span (trace t, rank 1, whole trace); the fix offered reaches at most 31.2% of that same span (the GPU idle inside the compiled regions), so applying it should shorten that time by at most 31.2% of the span")
 	testutil.Contains(t, "fix reach of issue 1", expectedImpact([]evidence.Finding{reached, crit[1]}),
 		"issue 1 up to 59.0% of the GPU span (trace t, rank 1, whole trace), its fix at most 31.2% (the GPU idle inside the compiled regions)")
 	reached.FixReach = 0.7 // more than the finding's share: nothing to say
@@ -768,6 +768,7 @@ func TestStepPhase(t *testing.T) {
 		{"prefill", " (a prefill step)"},
 		{"decode", " (a decode step)"},
 		{"mixed", " (a mixed step: prefill and decode in one batch)"},
+		{"inference", " (an inference step)"},
 		{"unknown", ""},
 		{"", ""},
 	} {
