@@ -316,8 +316,8 @@ func (cr *collRank) unmatchedBandwidth(hl hostLayout) string {
 		if busbw >= lowBusGBs {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s moved %.1f MB in %s of kernel time, %.1f GB/s of bus bandwidth over that whole time, which includes any waiting: the transfer's own rate is at least that (times %s with n = %d)",
-			r.coll, float64(r.bytes)/1e6, ms(r.total), busbw, factorText(r.coll), r.groupSize))
+		parts = append(parts, fmt.Sprintf("%s moved %.1f MB in %s of kernel time, %.1f GB/s of bus bandwidth over that whole time (%.2f GB/s of algorithm bandwidth times %s with n = %d), which includes any waiting: the transfer's own rate is at least that",
+			r.coll, float64(r.bytes)/1e6, ms(r.total), busbw, float64(r.bytes)/float64(r.total), factorText(r.coll), r.groupSize))
 	}
 	if len(parts) == 0 {
 		return ""
