@@ -845,3 +845,21 @@ func TestShownOneCriticalPerFix(t *testing.T) {
 		t.Errorf("follow-ups %q, want %q", got, want)
 	}
 }
+
+// Without a critical issue, a follow-up with a fix that accounts for a
+// tenth of its base or more is the next lever (trace_diff_test_v100: fp32
+// GEMMs, 26.8% of the span); a smaller one, or one whose fix is another
+// capture, leaves the lever to the kernels.
+func TestFollowUpLever(t *testing.T) {
+	f := evidence.Finding{Rule: "fp32_no_tensor_cores", Severity: "minor", Title: "fp32 GEMMs bypass the tensor cores", Impact: 0.268,
+		ImpactOf: "the GPU span (trace t, rank 1, whole trace)", Fix: "Train with AMP.", Verify: "Re-profile: h884 kernels."}
+	want := "No issue is critical; the largest follow-up (fp32 GEMMs bypass the tensor cores, up to 26.8% of the GPU span (trace t, rank 1, whole trace)) is the next lever: apply its fix and verify: Re-profile: h884 kernels. Then re-run the report on the new trace."
+	if got := followUpLever([]evidence.Finding{f}); got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	small := f
+	small.Impact = 0.05
+	if got := followUpLever([]evidence.Finding{small}); got != "" {
+		t.Errorf("a 5%% follow-up is the lever: %q", got)
+	}
+}
