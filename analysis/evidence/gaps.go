@@ -280,12 +280,15 @@ func DetectGaps(b *Bundle) {
 	// Steps: none, or inferred.
 	if st := b.Table("steps"); st != nil {
 		has := map[string]bool{}
-		hyp := map[string]bool{}
+		hyp := map[string]string{} // the source of a rank's inferred steps
 		for r := range st.Rows {
 			k := fmt.Sprintf("%s\x00%d", Str(st, r, "trace"), Int(st, r, "rank"))
 			has[k] = true
-			if Bool(st, r, "hypothesis") {
-				hyp[k] = true
+			if Bool(st, r, "hypothesis") && hyp[k] == "" {
+				hyp[k] = Str(st, r, "source")
+				if hyp[k] == "" {
+					hyp[k] = "?"
+				}
 			}
 		}
 		for _, ri := range ranks {
@@ -299,9 +302,9 @@ func DetectGaps(b *Bundle) {
 			case !has[k]:
 				b.AddGap(Gap{Kind: GapNoSteps, Trace: ri.Trace, Rank: ri.Rank, What: "per-step and per-phase evidence (step time, prefill vs decode)",
 					Why: "no ProfilerStep#, vLLM execute_* or SGLang step[ annotation; use a profiler schedule (prof.step()) or a vLLM build that annotates steps"})
-			case hyp[k]:
+			case hyp[k] != "":
 				b.AddGap(Gap{Kind: GapStepsHypothesis, Trace: ri.Trace, Rank: ri.Rank, What: "annotated step boundaries or phases",
-					Why: "steps come from python execute_model frames, execute_new_N_cached_N counts or the ends of optimizer steps (no step annotation): their boundaries or phases are a hypothesis"})
+					Why: inferredSteps(hyp[k]) + " (no step annotation): their boundaries or phases are a hypothesis"})
 			}
 		}
 	}
@@ -454,4 +457,19 @@ var syncEventsSince = time.Date(2023, 6, 1, 0, 0, 0, 0, time.UTC)
 // events, by its format (the 2021 one) or its capture date.
 func predatesSyncEvents(ri RankInfo) bool {
 	return ri.Format == "kineto_2021" || (ri.BaseTimeNs > 0 && time.Unix(0, ri.BaseTimeNs).Before(syncEventsSince))
+}
+
+// inferredSteps says where a rank's inferred steps come from, by the steps
+// area's source (resnet_2080ti's from its optimizer steps, not vLLM's
+// frames).
+func inferredSteps(source string) string {
+	switch source {
+	case "optimizer_step":
+		return "steps come from the ends of the optimizer's steps (Optimizer.step#...), the first from the rank's first event"
+	case "python_execute_model":
+		return "steps come from vLLM's python execute_model frames"
+	case "execute_new_cached":
+		return "steps come from vLLM's execute_new_N_cached_N annotations"
+	}
+	return "steps come from python execute_model frames, execute_new_N_cached_N counts or the ends of optimizer steps"
 }

@@ -251,3 +251,30 @@ func TestKinetoRecordCounts(t *testing.T) {
 		t.Errorf("gpu_records_lost gaps %v, want [a/1]", lost)
 	}
 }
+
+// An inferred step's gap says where its steps came from (resnet_2080ti:
+// the optimizer's steps, not vLLM's frames).
+func TestInferredStepsSource(t *testing.T) {
+	for source, want := range map[string]string{
+		"optimizer_step":       "steps come from the ends of the optimizer's steps (Optimizer.step#...), the first from the rank's first event (no step annotation)",
+		"python_execute_model": "steps come from vLLM's python execute_model frames (no step annotation)",
+	} {
+		b := evidence.NewBundle()
+		b.Traces = &table.Table{Columns: []table.Column{{Name: "trace"}, {Name: "rank"}}, Rows: [][]any{{"t", int64(0)}}}
+		b.Tables["steps"] = &table.Table{Columns: []table.Column{{Name: "trace"}, {Name: "rank"}, {Name: "step"}, {Name: "source"}, {Name: "hypothesis"}},
+			Rows: [][]any{{"t", int64(0), int64(0), source, true}}}
+		evidence.DetectGaps(b)
+		found := false
+		for _, g := range b.Gaps {
+			if g.Kind == evidence.GapStepsHypothesis {
+				found = true
+				if !strings.HasPrefix(g.Why, want) {
+					t.Errorf("%s: %q, want it to open with %q", source, g.Why, want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no inferred-steps gap", source)
+		}
+	}
+}
