@@ -78,8 +78,10 @@ func TestModuleSize(t *testing.T) {
 	// Inlining off in the text packages (buildtest.ViewerFlags) took 89 KB
 	// off: 1.637 MB. The slow-host, foreach-optimizer and align1-GEMM rules
 	// took it to 1.651 MB; the queued-ahead verdict, the GEMM roofline and
-	// the misaligned-shape texts to 1.661 MB.
-	const limit = 1_670_000
+	// the misaligned-shape texts to 1.661 MB; the audited judgement texts
+	// (the custom all-reduce's wait tail, one critical issue per fix, the
+	// follow-up lever, the compiled-backward all-reduce) to 1.670 MB.
+	const limit = 1_680_000
 	if len(mod) > limit {
 		t.Errorf("viewer module is %d bytes gzip, want at most %d (keep heavy packages out of wasm/viewer)", len(mod), limit)
 	}
