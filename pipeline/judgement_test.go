@@ -2030,6 +2030,11 @@ func TestJudgementLaunchQueueFull(t *testing.T) {
 // step 0 is not left out a second time.
 func TestJudgementDataLoaderSteadyState(t *testing.T) {
 	j := judge(t, filepath.Join(testutil.SharedTraces(t), "param", "resnet_2080ti"))
+	// The device levers weigh kernels against the whole span, and say so
+	// beside the rules' judged one (48.0% busy of 9.9 s).
+	if f := j.one(t, "fp32_no_tensor_cores"); !strings.Contains(f.Observation, "the GPU was busy 32.6% of its whole span (14523 ms, start-up and held idle included), so they are 18.9% of that span") {
+		t.Errorf("fp32 finding: %s", f.Observation)
+	}
 	f := j.one(t, "dataloader_share")
 	if !strings.HasPrefix(f.Observation, "enumerate(DataLoader) took 6266 ms, 64.9% of the time of the 29 steps after the warm-up step 0 (") ||
 		!strings.Contains(f.Observation, "Step 0, the warm-up step (4765 ms), is left out of both (see Capture quality), its first batch's 1939 ms of worker start-up with it.") ||
