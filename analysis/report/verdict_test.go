@@ -863,3 +863,18 @@ func TestFollowUpLever(t *testing.T) {
 		t.Errorf("a 5%% follow-up is the lever: %q", got)
 	}
 }
+
+// The tree's root names the busy time it sets against the streams' summed
+// time: of the GPU, or of several ranks' GPUs, summed (dlrm_8rank).
+func TestGPUTreeRootBusy(t *testing.T) {
+	for ranks, want := range map[int]string{
+		1: "GPU operation time, summed over concurrent streams (the GPU was busy 50.000 ms)",
+		8: "GPU operation time, summed over concurrent streams (the 8 ranks' GPUs were busy 50.000 ms, summed)",
+	} {
+		r := &crossview.Result{GPU: crossview.Tree{TotalNs: 60_000_000, Roots: []*crossview.Node{{Name: "k", Ns: 60_000_000}}},
+			Check: crossview.Check{Metrics: crossview.Metrics{Ranks: ranks, BusyNs: 50_000_000}}}
+		if got := gpuTree(r).Root.Name; got != want {
+			t.Errorf("%d ranks: %q, want %q", ranks, got, want)
+		}
+	}
+}
