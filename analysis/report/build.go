@@ -761,7 +761,7 @@ func nextFromKernels(ev *evidence.Evidence, perStream *table.Table, profiler str
 			for _, n := range names {
 				if !isRange(n) && total > 0 {
 					head := "The trace holds no GPU work, so the next lever is on the host: the CPU operator with the most self time is " + name(n) + " (" +
-						fmtMs(sums[n]) + ", " + share(sums[n], total, "operators' self time summed over the host threads, which run side by side") + ")"
+						fmtMs(sums[n]) + ", " + share(sums[n], total, "operators' self time, summed over every host thread (threads that run side by side add up)") + ")"
 					if strings.HasPrefix(n, "gloo:") {
 						return head + ", a collective gloo runs on the CPU: its time includes waiting for the other ranks of the job, which only their traces, loaded together, tell from the transfer.", ""
 					}

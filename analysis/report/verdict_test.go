@@ -173,7 +173,7 @@ func TestNextLeverFromKernels(t *testing.T) {
 		// still the collective, not a scope around operators.
 		{"no GPU work, the gloo range an annotation", &evidence.Evidence{Tables: evidence.Tables{"ops": &table.Table{Columns: testutil.Columns("name annotation self_ns"),
 			Rows: [][]any{{"gloo:all_reduce", true, int64(2_135e6)}, {"ProfilerStep#551", true, int64(210e6)}, {"aten::empty", false, int64(4_000)}}}}},
-			[]string{"the CPU operator with the most self time is gloo:all_reduce", "ms operators' self time summed over the host threads, which run side by side"}, []string{"aten::empty"}},
+			[]string{"the CPU operator with the most self time is gloo:all_reduce", "ms operators' self time, summed over every host thread (threads that run side by side add up)"}, []string{"aten::empty"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, _ := nextFromKernels(c.ev, nil, "Nsight Compute (ncu)")
