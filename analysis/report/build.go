@@ -245,6 +245,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 	default:
 		var kernel string
 		d.NextLever, kernel = nextFromKernels(ev, b.Table("kernels"), kernelProfiler(d.Traces))
+		d.NextLever += fp4Note(b, kernel)
 		if kernel != "" {
 			d.NextLeverCmd = kernelProfileCmd(d.Traces, kernel)
 		}
@@ -962,6 +963,31 @@ func stepPhase(ev *evidence.Evidence, trace string, rank int) string {
 		}
 	}
 	return ""
+}
+
+// fp4Note is the next lever's sentence on a kernel whose name says FP4
+// weights (MXFP4, NVFP4) on devices that all lack FP4 matrix instructions
+// (vllm_decode_full_mi300x's gpt-oss MoE GEMM, _matmul_ogs_..._mxfp4, on
+// CDNA3, whose matrix table lists no FP4 type): the kernel dequantises the
+// weights in its loop, its math at the bf16 rate. "" otherwise, or where a
+// device is unknown.
+func fp4Note(b *evidence.Bundle, kernel string) string {
+	k := strings.ToLower(kernel)
+	if !strings.Contains(k, "mxfp4") && !strings.Contains(k, "nvfp4") {
+		return ""
+	}
+	family := ""
+	for _, ri := range evidence.Ranks(b.Traces) {
+		c := device.Identify(ri.Props())
+		if !c.Known || c.FP4 || (family != "" && c.Family != family) {
+			return ""
+		}
+		family = c.Family
+	}
+	if family == "" {
+		return ""
+	}
+	return " Its name says FP4 weights, for which " + family + " has no matrix instructions: the kernel dequantises them in its loop, so its math runs at the bf16 rate while its weights move as 4 bits."
 }
 
 // NearRoof: GEMMs at this share of the roofline or more (a floor,

@@ -878,3 +878,27 @@ func TestGPUTreeRootBusy(t *testing.T) {
 		}
 	}
 }
+
+// A kernel whose name says FP4 weights, on a device without FP4 matrix
+// instructions (vllm_decode_full_mi300x's MXFP4 MoE GEMM on CDNA3), gets
+// the note that it dequantises them; on Blackwell, or for another kernel,
+// none.
+func TestFP4Note(t *testing.T) {
+	bundleOn := func(gpu string, major, minor int64) *evidence.Bundle {
+		b := evidence.NewBundle()
+		b.Traces = &table.Table{Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"), col("gpu_model", "VARCHAR", "TEXT"),
+			col("cc_major", "BIGINT", "INT"), col("cc_minor", "BIGINT", "INT"), col("platform", "VARCHAR", "TEXT")},
+			Rows: [][]any{{"t", int64(0), gpu, major, minor, "rocm"}}}
+		return b
+	}
+	const k = "_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1"
+	if got := fp4Note(bundleOn("AMD Instinct MI300X", 9, 4), k); !strings.Contains(got, "Its name says FP4 weights, for which CDNA3") || !strings.Contains(got, "dequantises") {
+		t.Errorf("MI300X: %q", got)
+	}
+	if got := fp4Note(bundleOn("NVIDIA B200", 10, 0), k); got != "" {
+		t.Errorf("B200: %q", got)
+	}
+	if got := fp4Note(bundleOn("AMD Instinct MI300X", 9, 4), "Cijk_Alik_Bljk_BBS_BH"); got != "" {
+		t.Errorf("a bf16 GEMM: %q", got)
+	}
+}
