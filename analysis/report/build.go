@@ -185,6 +185,9 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 	if g := gemmRoofline(ev, d.Traces); g != "" {
 		d.KeyFindings = append(d.KeyFindings, g)
 	}
+	if e := eagerFirstStep(b, ev); e != "" {
+		d.KeyFindings = append(d.KeyFindings, e)
+	}
 
 	// Expected impact: what the critical issues account for, qualitatively.
 	if len(crit) > 0 {
@@ -963,6 +966,79 @@ func stepPhase(ev *evidence.Evidence, trace string, rank int) string {
 		}
 	}
 	return ""
+}
+
+// eagerFirstStep is Key Findings' line on a vLLM slice of one rank whose
+// steps carry no phase (steps from python execute_model frames) and whose
+// first step with GPU work replays no CUDA graph while at least two later
+// ones do, with at least twice their median GPU busy time: that step most
+// likely ran a batch above the graphs' capture sizes, such as a prefill
+// (vllm_h100_tp4_rank0: step 0, 83.9 ms of GPU work and no graph, against
+// 16.5 ms and 81 graph launches for each of steps 1-9), and the kernel
+// shares mix it with the others. "" otherwise.
+func eagerFirstStep(b *evidence.Bundle, ev *evidence.Evidence) string {
+	trace, rank, ok := oneRank(ev)
+	st, gr := b.Table("steps"), b.Table("graphs")
+	if !ok || st == nil || gr == nil {
+		return ""
+	}
+	vllm := false
+	for _, ri := range evidence.Ranks(b.Traces) {
+		vllm = vllm || (ri.Trace == trace && ri.Rank == rank && ri.Producer == "vllm")
+	}
+	if !vllm {
+		return ""
+	}
+	launches := map[int64]int64{}
+	for r := range gr.Rows {
+		if evidence.Str(gr, r, "trace") == trace && int(evidence.Int(gr, r, "rank")) == rank {
+			launches[evidence.Int(gr, r, "step")] += evidence.Int(gr, r, "launches")
+		}
+	}
+	type step struct{ n, start, busy int64 }
+	var steps []step
+	for r := range st.Rows {
+		if evidence.Str(st, r, "trace") != trace || int(evidence.Int(st, r, "rank")) != rank || evidence.Int(st, r, "step") < 0 {
+			continue
+		}
+		if p := evidence.Str(st, r, "phase"); p != "" && p != "unknown" {
+			return "" // the steps say their phase
+		}
+		if busy := evidence.Int(st, r, "gpu_busy_ns"); busy > 0 {
+			steps = append(steps, step{evidence.Int(st, r, "step"), evidence.Int(st, r, "start_ns"), busy})
+		}
+	}
+	sort.Slice(steps, func(i, j int) bool { return steps[i].start < steps[j].start })
+	if len(steps) < 3 || launches[steps[0].n] > 0 {
+		return ""
+	}
+	var busy []int64
+	perStep := map[int64]int{}
+	for _, s := range steps[1:] {
+		if l := launches[s.n]; l > 0 {
+			busy = append(busy, s.busy)
+			perStep[l]++
+		}
+	}
+	if len(busy) < 2 {
+		return ""
+	}
+	slices.Sort(busy)
+	med := busy[len(busy)/2]
+	if len(busy)%2 == 0 {
+		med = (busy[len(busy)/2-1] + busy[len(busy)/2]) / 2
+	}
+	if steps[0].busy < 2*med {
+		return ""
+	}
+	var most, mostN int64
+	for l, n := range perStep {
+		if int64(n) > mostN || (int64(n) == mostN && l < most) {
+			most, mostN = l, int64(n)
+		}
+	}
+	return fmt.Sprintf("Step %d ran eagerly, replaying no CUDA graph, with %s of GPU work, against a median of %s for the %d later steps that replay graphs (%s graph launches a step, most often): most likely a batch above the graphs' capture sizes, such as a prefill (a hypothesis: vLLM's execute_model frames carry no token counts). The kernel shares above mix it with those steps.",
+		steps[0].n, fmtMs(steps[0].busy), fmtMs(med), len(busy), table.Int(most))
 }
 
 // fp4Note is the next lever's sentence on a kernel whose name says FP4

@@ -902,3 +902,38 @@ func TestFP4Note(t *testing.T) {
 		t.Errorf("a bf16 GEMM: %q", got)
 	}
 }
+
+// A vLLM rank whose steps carry no phase, whose first step replays no graph
+// with at least twice the GPU work of the later, graph-replaying ones
+// (vllm_h100_tp4_rank0: 83.9 ms against 16.5 ms): Key Findings say it most
+// likely ran a prefill; with a graph in the first step, or another
+// producer, nothing.
+func TestEagerFirstStep(t *testing.T) {
+	tc := func(n string) table.Column { return table.Column{Name: n} }
+	build := func(producer string, firstLaunches int64) (*evidence.Bundle, *evidence.Evidence) {
+		b := evidence.NewBundle()
+		b.Traces = &table.Table{Columns: []table.Column{tc("trace"), tc("rank"), tc("producer")}, Rows: [][]any{{"t", int64(0), producer}}}
+		st := &table.Table{Columns: []table.Column{tc("trace"), tc("rank"), tc("step"), tc("phase"), tc("start_ns"), tc("gpu_busy_ns")}}
+		gr := &table.Table{Columns: []table.Column{tc("trace"), tc("rank"), tc("step"), tc("launches")}}
+		st.Rows = append(st.Rows, []any{"t", int64(0), int64(0), "unknown", int64(0), int64(83_900_000)})
+		gr.Rows = append(gr.Rows, []any{"t", int64(0), int64(0), firstLaunches})
+		for i := int64(1); i <= 9; i++ {
+			st.Rows = append(st.Rows, []any{"t", int64(0), i, "unknown", i * 20_000_000, int64(16_500_000)})
+			gr.Rows = append(gr.Rows, []any{"t", int64(0), i, int64(81)})
+		}
+		b.Tables["steps"], b.Tables["graphs"] = st, gr
+		ev := &evidence.Evidence{Tables: evidence.Tables{"ranks": &table.Table{Columns: []table.Column{tc("trace"), tc("rank")}, Rows: [][]any{{"t", int64(0)}}}}}
+		return b, ev
+	}
+	b, ev := build("vllm", 0)
+	want := "Step 0 ran eagerly, replaying no CUDA graph, with 83.900 ms of GPU work, against a median of 16.500 ms for the 9 later steps that replay graphs (81 graph launches a step, most often): most likely a batch above the graphs' capture sizes, such as a prefill"
+	if got := eagerFirstStep(b, ev); !strings.HasPrefix(got, want) {
+		t.Errorf("got %q\nwant %q...", got, want)
+	}
+	if b, ev := build("vllm", 81); eagerFirstStep(b, ev) != "" {
+		t.Error("a first step that replays graphs is read as eager")
+	}
+	if b, ev := build("sglang", 0); eagerFirstStep(b, ev) != "" {
+		t.Error("another producer's steps are read as vLLM's")
+	}
+}
