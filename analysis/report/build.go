@@ -1023,7 +1023,7 @@ func eagerFirstStep(b *evidence.Bundle, ev *evidence.Evidence) string {
 	if len(busy) < 2 {
 		return ""
 	}
-	slices.Sort(busy)
+	sort.Slice(busy, func(i, j int) bool { return busy[i] < busy[j] })
 	med := busy[len(busy)/2]
 	if len(busy)%2 == 0 {
 		med = (busy[len(busy)/2-1] + busy[len(busy)/2]) / 2
