@@ -57,6 +57,9 @@
 -- - hf_pipeline: python frames of transformers/pipelines/: a Hugging Face
 --     pipeline runs the loop and builds its DataLoader (its num_workers is
 --     the pipeline call's).
+-- - hf_chunk_forward: those ChunkPipelines' _forward frames, one a chunk:
+--     count is how many times the pipeline ran the model (h100_owlv2: 5,
+--     one per candidate label).
 -- - hf_chunk_pipeline: python frames of the transformers pipelines that are
 --     ChunkPipelines (zero-shot object detection and classification,
 --     question answering, document question answering, mask generation,
@@ -236,6 +239,7 @@ _rf AS (
       WHEN regexp_matches(name, '(^|/)torch/nn/parallel/distributed\.py') THEN 'ddp'
       WHEN regexp_matches(name, '(^|/)torch/distributed/(fsdp|_composable/fsdp)/') THEN 'fsdp'
       WHEN regexp_matches(name, '(^|/)torchrec/') THEN 'torchrec'
+      WHEN regexp_matches(name, '(^|/)transformers/pipelines/(zero_shot_object_detection|zero_shot_classification|question_answering|document_question_answering|mask_generation|automatic_speech_recognition|token_classification)\.py\(\d+\): _forward$') THEN 'hf_chunk_forward'
       WHEN regexp_matches(name, '(^|/)transformers/pipelines/(zero_shot_object_detection|zero_shot_classification|question_answering|document_question_answering|mask_generation|automatic_speech_recognition|token_classification)\.py') THEN 'hf_chunk_pipeline'
       WHEN regexp_matches(name, '(^|/)transformers/pipelines/') THEN 'hf_pipeline'
       WHEN regexp_matches(name, '(^|/)sglang/srt/managers/overlap_utils\.py') THEN 'sglang_overlap'

@@ -224,9 +224,20 @@ func TestDataLoaderChunkPipeline(t *testing.T) {
 		}}
 		fs := eval(bundle("profiler_step", "cuda", "H100", 90_000_000, 10_000_000, map[string]*table.Table{"ops": ops, "workload": wl}), nil)
 		f := find(fs, "dataloader_share")
-		if f == nil || !strings.Contains(f.Fix+" "+f.Snippet, c.want) || strings.Contains(f.Fix+" "+f.Snippet, c.not) {
+		if f == nil || !strings.Contains(f.Fix+" "+f.Snippet, c.want) || strings.Contains(f.Fix+" "+f.Snippet, c.not) || strings.Contains(f.Fix, "The model then runs once per image") {
 			t.Errorf("%s: %s %+v", c.frame, rules(fs), f)
 		}
+	}
+	// With python stacks, the pipeline's _forward frames count the model's
+	// runs: 5, one per label (h100_owlv2), which the fix then names.
+	wl := &table.Table{Columns: cols("trace rank feature example count total_ns"), Rows: [][]any{
+		{"t", int64(0), "dataloader_single", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", int64(1), int64(30_000_000)},
+		{"t", int64(0), "hf_chunk_forward", "transformers/pipelines/zero_shot_object_detection.py(184): _forward", int64(5), int64(566_000_000)},
+	}}
+	fs := eval(bundle("profiler_step", "cuda", "H100", 90_000_000, 10_000_000, map[string]*table.Table{"ops": ops, "workload": wl}), nil)
+	if f := find(fs, "dataloader_share"); f == nil || !strings.Contains(f.Fix, "every label as one image's text queries") ||
+		!strings.Contains(f.Fix, "The model then runs once per image, not once per label: the trace ran it 5 times, each encoding the image again") {
+		t.Errorf("zero-shot detection with its forwards counted: %s %+v", rules(fs), f)
 	}
 }
 

@@ -929,6 +929,11 @@ func dataloaderFix(w Workload, pinned bool) (fix, snippet string) {
 			snippet = "pipe(dataset, batch_size=B, num_workers=1)  # a ChunkPipeline takes one worker at most"
 			if w.HFChunkPipeline == "zero_shot_object_detection" {
 				fix += " Zero-shot detection makes one chunk per candidate label, each preprocessing and encoding the same image: call the processor and the model directly with every label as one image's text queries, so that the image is processed and encoded once."
+				if w.HFChunkForwards > 1 {
+					// h100_owlv2: 5 forwards, each with its own vision
+					// encode, most of the GPU time.
+					fix += fmt.Sprintf(" The model then runs once per image, not once per label: the trace ran it %d times, each encoding the image again, so the GPU work falls with the preprocessing.", w.HFChunkForwards)
+				}
 				snippet = "inputs = processor(text=[labels], images=image, return_tensors=\"pt\").to(device)\noutputs = model(**inputs)  # every label in one forward"
 			}
 			return fix, snippet

@@ -23,6 +23,7 @@ import (
 //	allreduce_in_backward     BackwardAllReduce
 //	fsdp, torchrec            FSDP, TorchRec
 //	hf_pipeline               HFPipeline
+//	hf_chunk_forward          HFChunkForwards
 //	sglang_overlap            SGLangOverlap
 //	dataloader_single         DataLoaderWorkers 0
 //	dataloader_workers        DataLoaderWorkers 1
@@ -70,6 +71,9 @@ type Workload struct {
 	// runs the loop (zero_shot_object_detection, ...; its python frames),
 	// "" for none: transformers gives its DataLoader at most one worker.
 	HFChunkPipeline string
+	// HFChunkForwards is how many times that pipeline ran the model: its
+	// _forward frames, one a chunk (0 without python stacks).
+	HFChunkForwards int64
 	// SGLangOverlap: SGLang's overlap scheduler ran (its overlap_utils
 	// python frames): --disable-overlap-schedule was not passed.
 	SGLangOverlap bool
@@ -227,6 +231,12 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 		case "hf_chunk_pipeline":
 			w.HFPipeline = true
 			w.HFChunkPipeline = pipelineModule(name)
+		case "hf_chunk_forward":
+			w.HFPipeline = true
+			w.HFChunkForwards += evidence.Int(t, r, "count")
+			if w.HFChunkPipeline == "" {
+				w.HFChunkPipeline = pipelineModule(name)
+			}
 		case "sglang_overlap":
 			w.SGLangOverlap = true
 		case "dataloader_single":
