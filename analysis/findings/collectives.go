@@ -912,7 +912,7 @@ func commExposed(c *ctx) []evidence.Finding {
 				if snippet != "" {
 					f.Snippet = snippet
 				}
-				if len(c.rankRows(c.ev.Table("steps"), b.trace, b.rank)) <= 1 {
+				if c.oneStep(b.trace, b.rank) {
 					// One step captured: what set the wait at its first
 					// collective lies outside the capture, each rank's
 					// profiler start among the candidates (dlrm_8rank:
@@ -1033,10 +1033,16 @@ func (c *ctx) entryNote(trace string, rank int, cr *collRank) string {
 			e.step, ms(e.lastNs-e.firstNs), e.first, ms(e.firstNs), e.last, ms(e.lastNs))
 	}
 	s += ", so that wait was set before the step's work began"
-	if len(c.rankRows(c.ev.Table("steps"), trace, rank)) <= 1 {
+	if c.oneStep(trace, rank) {
 		return s + ", by the previous step's tail or each rank's profiler start, which this one-step capture does not show."
 	}
 	return s + ", by what the late ranks did after the previous step's last collective."
+}
+
+// oneStep says whether the steps area holds at most one step of the rank:
+// a capture whose step's first collective follows no step the trace holds.
+func (c *ctx) oneStep(trace string, rank int) bool {
+	return len(c.rankRows(c.ev.Table("steps"), trace, rank)) <= 1
 }
 
 // entryFix is the fix for a wait that opens the step: with one step
@@ -1044,7 +1050,7 @@ func (c *ctx) entryNote(trace string, rank int, cr *collRank) string {
 // capture; with several, the late ranks' work between the steps.
 // other is the fix for the rest of the wait.
 func (c *ctx) entryFix(trace string, rank int, other string) (fix, snippet string) {
-	if len(c.rankRows(c.ev.Table("steps"), trace, rank)) <= 1 {
+	if c.oneStep(trace, rank) {
 		return "Capture several consecutive steps on every rank (a profiler schedule with warmup and at least 3 active steps), so that a step's first collective follows a step the trace holds: if the wait at the step's first collective recurs, what the late ranks do after the previous step's last collective (data loading, logging, the optimizer step, a host sync) sets it; if it does not, it was the profiler's start. For the rest of the wait: " + lowerFirst(other),
 			"prof = torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=1, active=3), on_trace_ready=torch.profiler.tensorboard_trace_handler(\"./log\"))"
 	}

@@ -60,9 +60,9 @@ func (l lever) span() int64 { return l.rr.busy + l.rr.idle }
 // it (start-up or held idle left out), it says that it is the whole span,
 // so that it is not read against the other findings' judged one
 // (resnet_2080ti: busy 32.6% of the whole 14.5 s, 48.0% of the judged 9.9 s).
-func (c *ctx) busySpan(l lever, trace string, rank int) string {
+func (c *ctx) busySpan(l lever) string {
 	s := "the GPU was busy " + pct(l.busyShare()) + " of its span"
-	if _, judged := c.steady(trace, rank); judged > 0 && judged < l.span() && (l.span()-judged)*1000 >= l.span() {
+	if _, judged := c.steady(l.rr.trace, l.rr.rank); judged > 0 && judged < l.span() && (l.span()-judged)*1000 >= l.span() {
 		s = "the GPU was busy " + pct(l.busyShare()) + " of its whole span (" + ms(l.span()) + ", start-up and held idle included)"
 	}
 	return s
@@ -572,7 +572,7 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 			what, kernels, split = "convolutions", "convolution kernels", ""
 		}
 		obs := fmt.Sprintf("fp32 %s on the SIMT path took %s%s, %s of GPU busy time; %s, so they are %s of that span (%s, %s)%s. Largest: %s.",
-			kernels, ms(simt), split, pct(b.score), c.busySpan(l, b.trace, b.rank), pct(float64(simt)/float64(l.span())), dev, c.where(b.trace, b.rank), others(b.n), strings.Join(names, "; "))
+			kernels, ms(simt), split, pct(b.score), c.busySpan(l), pct(float64(simt)/float64(l.span())), dev, c.where(b.trace, b.rank), others(b.n), strings.Join(names, "; "))
 		if a.tc > 0 {
 			obs += fmt.Sprintf(" Another %s of GEMMs and convolutions already ran on tensor cores.", ms(a.tc))
 		}
@@ -822,7 +822,7 @@ func elementwiseDominated(c *ctx) []evidence.Finding {
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis", Severity: "minor",
 			Title: "Eager elementwise and reduction kernels take a large share of GPU time: a fusion lever",
 			Observation: fmt.Sprintf("PyTorch's eager elementwise and reduction kernels (at::native elementwise_kernel/reduce_kernel) took %s in %d launches, %s of GPU busy time; %s (%s)%s. Largest: %s (%s).",
-				ms(a.eager.ns), a.eager.count, pct(b.score), c.busySpan(l, b.trace, b.rank), c.where(b.trace, b.rank), others(b.n),
+				ms(a.eager.ns), a.eager.count, pct(b.score), c.busySpan(l), c.where(b.trace, b.rank), others(b.n),
 				shortName(evidence.Str(k, a.eager.top, "name")), ms(evidence.Int(k, a.eager.top, "total_ns"))) + a.eager.preNote("eager elementwise and reduction time"),
 			Evidence: []evidence.Ref{ref("kernels", "rank", itoa(b.rank), "name", "at::native::*elementwise_kernel*|at::native::reduce_kernel*"), ref("ranks", "rank", itoa(b.rank))},
 			Impact:   float64(a.eager.ns) / float64(l.span()),
@@ -992,7 +992,7 @@ func eagerAttention(c *ctx) []evidence.Finding {
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis", Severity: "minor",
 			Title: "An unfused attention: eager softmax kernels take a large share of GPU time",
 			Observation: fmt.Sprintf("PyTorch's eager softmax kernels took %s in %d launches, %s of GPU busy time; %s (%s)%s. No fused attention kernel (FlashAttention, fmha, memory-efficient) ran, and the operators ran %d batched matmuls (aten::bmm, baddbmm) beside %d softmaxes (aten::_softmax): attention computed as matmul, softmax, matmul, which writes and reads the whole score matrix. Largest: %s (%s).",
-				ms(a.soft.ns), a.soft.count, pct(b.score), c.busySpan(l, b.trace, b.rank), c.where(b.trace, b.rank), others(b.n), a.bmm, a.softmax,
+				ms(a.soft.ns), a.soft.count, pct(b.score), c.busySpan(l), c.where(b.trace, b.rank), others(b.n), a.bmm, a.softmax,
 				shortName(evidence.Str(k, a.soft.top, "name")), ms(evidence.Int(k, a.soft.top, "total_ns"))) + bmmNote(a.bmmNs, a.soft.ns, l) + a.soft.preNote("softmax time"),
 			Evidence: []evidence.Ref{ref("kernels", "rank", itoa(b.rank), "name", "*cunn_SoftMax*|*softmax_warp_*"), ref("ranks", "rank", itoa(b.rank))},
 			Impact:   float64(a.soft.ns) / float64(l.span()),
@@ -1086,7 +1086,7 @@ func misalignedGEMM(c *ctx) []evidence.Finding {
 		a := b.acc.(*acc)
 		l := a.l
 		obs := fmt.Sprintf("CUTLASS GEMM kernels built for 1-element alignment (align1) took %s in %d launches, %s of GPU busy time; %s (%s)%s. Largest: %s (%s).",
-			ms(a.align.ns), a.align.count, pct(b.score), c.busySpan(l, b.trace, b.rank), c.where(b.trace, b.rank), others(b.n),
+			ms(a.align.ns), a.align.count, pct(b.score), c.busySpan(l), c.where(b.trace, b.rank), others(b.n),
 			shortName(evidence.Str(k, a.align.top, "name")), ms(evidence.Int(k, a.align.top, "total_ns")))
 		if old := a.sm75 + a.sm80; strings.HasPrefix(l.caps.Family, "Hopper") && old > 0 {
 			var eras []string
@@ -1328,7 +1328,7 @@ func shortKernelStorm(c *ctx) []evidence.Finding {
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis", Severity: "minor",
 			Title: "The GPU is busy with a storm of tiny kernels: it launches more than it computes",
 			Observation: fmt.Sprintf("%d of %d kernels (%s) belong to kernel names whose median instance is under %s; they took %s, %s of GPU busy time, while %s (%s)%s. Most launched: %s (%d).",
-				a.short, a.n, pct(float64(a.short)/float64(a.n)), us(int64(c.th["storm_kernel_ns"])), ms(a.shortNs), pct(b.score), c.busySpan(l, b.trace, b.rank),
+				a.short, a.n, pct(float64(a.short)/float64(a.n)), us(int64(c.th["storm_kernel_ns"])), ms(a.shortNs), pct(b.score), c.busySpan(l),
 				c.where(b.trace, b.rank), others(b.n), shortName(evidence.Str(k, a.topRow, "name")), a.top),
 			Evidence: []evidence.Ref{ref("kernels", "rank", itoa(b.rank)), ref("ranks", "rank", itoa(b.rank))},
 			Impact:   b.score / 4,

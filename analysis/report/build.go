@@ -220,6 +220,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 	}
 
 	voidWhy, recapture := gate.Void()
+	lever := followUpLever(minor)
 	switch {
 	case len(crit) > 0 && crit[0].Verify != "":
 		d.NextLever = "Apply the fix of issue 1 (" + crit[0].Title + ") and verify: " + crit[0].Verify + " Then re-run the report on the new trace: the next issue in line becomes the lever."
@@ -243,8 +244,8 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		if !strings.Contains(why, "profile more steps") {
 			d.NextLever += " Profile steady-state steps after warm-up and re-run the report."
 		}
-	case followUpLever(minor) != "":
-		d.NextLever = followUpLever(minor)
+	case lever != "":
+		d.NextLever = lever
 	default:
 		var kernel string
 		d.NextLever, kernel = nextFromKernels(ev, b.Table("kernels"), kernelProfiler(d.Traces))
@@ -1023,11 +1024,7 @@ func eagerFirstStep(b *evidence.Bundle, ev *evidence.Evidence) string {
 	if len(busy) < 2 {
 		return ""
 	}
-	sort.Slice(busy, func(i, j int) bool { return busy[i] < busy[j] })
-	med := busy[len(busy)/2]
-	if len(busy)%2 == 0 {
-		med = (busy[len(busy)/2-1] + busy[len(busy)/2]) / 2
-	}
+	med := medianInt(busy)
 	if steps[0].busy < 2*med {
 		return ""
 	}

@@ -218,16 +218,17 @@ func busyShare(cv *crossview.Result) string {
 	}
 	m := cv.Check.Metrics
 	s := ": the GPU was busy " + share(m.BusyNs, m.SpanNs(), "GPU span the cross-check judges")
+	queued := ", with work the host had launched waiting behind it for " + fmtPct(m.Queued()) + " of that span (the host ahead of it)"
 	if cv.Check.Rule == "host-ahead" {
 		// Busy under the saturated mark: the queue behind it is what
 		// makes the GPU the constraint, and the idle is the rest.
-		return s + ", with work the host had launched waiting behind it for " + fmtPct(m.Queued()) + " of that span (the host ahead of it) and idle " + fmtPct(m.Idle()) + " of it"
+		return s + queued + " and idle " + fmtPct(m.Idle()) + " of it"
 	}
 	if cv.Check.Label != crossview.Confirmed {
 		return s
 	}
 	if m.Queued() >= crossview.QueuedAhead {
-		return s + ", with work the host had launched waiting behind it for " + fmtPct(m.Queued()) + " of that span (the host ahead of it)"
+		return s + queued
 	}
 	return s + ", with its launching threads blocked on it for " + fmtPct(m.Blocked()) + " of that span (the host ahead of it)"
 }
