@@ -32,7 +32,6 @@ func workloadOf(t *testing.T, dir string, f evidence.Filter) *evidence.Evidence 
 	return evidence.Rollup(b, evidence.Filter{})
 }
 
-// features lists the features the rank shows, sorted.
 // features lists the features a rank shows, but dataloader_gpu_idle,
 // zero_grad_gpu_idle and compiled_gpu_idle: measurements of calls inside
 // the GPU span, which some ranks of a job have and others not
@@ -263,5 +262,22 @@ func TestGEMMLead(t *testing.T) {
 				t.Errorf("tb_gemm_lead(%s, %s) = %v, want %s", c.dims, c.strides, got, c.want)
 			}
 		})
+	}
+}
+
+// TestWorkloadChunkRuns: h100_owlv2's zero-shot detection pipeline ran
+// the model 5 times, one _forward frame per candidate label, and those
+// runs launched 552 ms of its 567 ms of GPU work (the crossview's
+// modeling_owlv2 forward: 552.216 ms), which the DataLoader fix's reach
+// beyond its own share rests on.
+func TestWorkloadChunkRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads a shared trace set")
+	}
+	ev := workloadOf(t, filepath.Join(testutil.SharedTraces(t), "tracelens/h100_owlv2"), evidence.Filter{})
+	w := findings.ReadWorkload(ev, "t", 0)
+	if w.HFChunkPipeline != "zero_shot_object_detection" || w.HFChunkForwards != 5 || w.HFChunkForwardGPUNs != 552_216_162 {
+		t.Errorf("pipeline %q, %d runs, %d ns of GPU work; want zero_shot_object_detection, 5, 552216162",
+			w.HFChunkPipeline, w.HFChunkForwards, w.HFChunkForwardGPUNs)
 	}
 }

@@ -60,6 +60,11 @@
 -- - hf_chunk_forward: those ChunkPipelines' _forward frames, one a chunk:
 --     count is how many times the pipeline ran the model (h100_owlv2: 5,
 --     one per candidate label).
+-- - hf_chunk_forward_gpu: the GPU time of the work those _forward frames
+--     launched (kernels, copies and memsets whose launching call started
+--     inside one: evidence_base_events' launch_ts), one row a frame: count
+--     is the frames, total_ns the GPU time (h100_owlv2: 5 runs, each
+--     encoding the same image, 554 ms).
 -- - hf_chunk_pipeline: python frames of the transformers pipelines that are
 --     ChunkPipelines (zero-shot object detection and classification,
 --     question answering, document question answering, mask generation,
@@ -448,6 +453,16 @@ _dli AS (
   FROM _dl l LEFT JOIN evidence_base_busy b ON b.trace = l.trace AND b.rank = l.rank AND b.seg_end > l.ts_ns AND b.seg_ts < l.end_ns
   GROUP BY l.trace, l.rank, l.pid, l.tid, l.feature, l.name, l.ts_ns, l.end_ns
 ),
+-- The GPU work each ChunkPipeline _forward frame launched (a few frames
+-- against the rank's GPU work; none on most traces).
+_hcg AS (
+  SELECT f.trace, f.rank, 'hf_chunk_forward_gpu' AS feature, f.name, f.ts_ns,
+    CAST(coalesce(sum(g.dur_ns), 0) AS BIGINT) AS dur_ns
+  FROM (SELECT * FROM _rf WHERE feature = 'hf_chunk_forward') f
+  LEFT JOIN evidence_base_events g ON g.trace = f.trace AND g.rank = f.rank AND tb_gpu_work(g.kind)
+    AND g.launch_ts >= f.ts_ns AND g.launch_ts < f.ts_ns + f.dur_ns
+  GROUP BY f.trace, f.rank, f.name, f.ts_ns
+),
 _all AS MATERIALIZED (
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _hf WHERE feature IS NOT NULL
   UNION ALL
@@ -468,6 +483,8 @@ _all AS MATERIALIZED (
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _gmx
   UNION ALL
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _cb
+  UNION ALL
+  SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _hcg
 ),
 -- The union of the compiled and aot_autograd features' intervals, each
 -- (what the eager-vLLM rule weighs): the end of the events before each one (max-end-so-far), so that

@@ -160,6 +160,11 @@ type Finding struct {
 	// them); 0 when it does not say. FixReachOf names that time.
 	FixReach   float64 `msgpack:"fix_reach,omitempty" json:"fix_reach,omitempty"`
 	FixReachOf string  `msgpack:"fix_reach_of,omitempty" json:"fix_reach_of,omitempty"`
+	// Beyond states, with its base, what the fix offered also removes
+	// besides the time the finding accounts for (a DataLoader fix that also
+	// runs the model fewer times); empty otherwise. Expected Impact says it
+	// after the finding's share.
+	Beyond string `msgpack:"beyond,omitempty" json:"beyond,omitempty"`
 	// Wait, on an exposed-communication finding whose matched collectives
 	// are mostly waiting for late ranks, states that wait with its base:
 	// "of rank 1's 11.3 ms of matched collective time, 11.1 ms (98.1%) was

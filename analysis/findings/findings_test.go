@@ -238,6 +238,17 @@ func TestDataLoaderChunkPipeline(t *testing.T) {
 	if f := find(fs, "dataloader_share"); f == nil || !strings.Contains(f.Fix, "every label as one image's text queries") ||
 		!strings.Contains(f.Fix, "The model then runs once per image, not once per label: the trace ran it 5 times, each encoding the image again") {
 		t.Errorf("zero-shot detection with its forwards counted: %s %+v", rules(fs), f)
+	} else if f.Beyond != "" {
+		t.Errorf("the runs' GPU work is not measured, yet Beyond says %q", f.Beyond)
+	}
+	// With the GPU work the runs launched, the fix's reach beyond the
+	// DataLoader's share: all runs but one (Expected Impact says it).
+	wl.Rows = append(wl.Rows, []any{"t", int64(0), "hf_chunk_forward_gpu", "transformers/pipelines/zero_shot_object_detection.py(184): _forward", int64(5), int64(50_000_000)})
+	fs = eval(bundle("profiler_step", "cuda", "H100", 90_000_000, 10_000_000, map[string]*table.Table{"ops": ops, "workload": wl}), nil)
+	if f := find(fs, "dataloader_share"); f == nil {
+		t.Errorf("no DataLoader finding: %s", rules(fs))
+	} else {
+		testutil.Contains(t, "beyond", f.Beyond, "runs the model once instead of 5 times", "about 4 in 5 of the runs' 50.0 ms of GPU work: 40.0 ms, 40.0% of the GPU span", "a hypothesis")
 	}
 }
 

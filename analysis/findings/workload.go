@@ -24,6 +24,7 @@ import (
 //	fsdp, torchrec            FSDP, TorchRec
 //	hf_pipeline               HFPipeline
 //	hf_chunk_forward          HFChunkForwards
+//	hf_chunk_forward_gpu      HFChunkForwardGPUNs
 //	sglang_overlap            SGLangOverlap
 //	dataloader_single         DataLoaderWorkers 0
 //	dataloader_workers        DataLoaderWorkers 1
@@ -74,6 +75,9 @@ type Workload struct {
 	// HFChunkForwards is how many times that pipeline ran the model: its
 	// _forward frames, one a chunk (0 without python stacks).
 	HFChunkForwards int64
+	// HFChunkForwardGPUNs is the GPU time of the work those runs launched
+	// (0 without python stacks).
+	HFChunkForwardGPUNs int64
 	// SGLangOverlap: SGLang's overlap scheduler ran (its overlap_utils
 	// python frames): --disable-overlap-schedule was not passed.
 	SGLangOverlap bool
@@ -237,6 +241,8 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			if w.HFChunkPipeline == "" {
 				w.HFChunkPipeline = pipelineModule(name)
 			}
+		case "hf_chunk_forward_gpu":
+			w.HFChunkForwardGPUNs += evidence.Int(t, r, "total_ns")
 		case "sglang_overlap":
 			w.SGLangOverlap = true
 		case "dataloader_single":

@@ -1289,6 +1289,9 @@ func expectedImpact(crit []evidence.Finding) string {
 			if reaches(f) {
 				t += ", its fix at most " + table.Pct(f.FixReach) + " (" + f.FixReachOf + ")"
 			}
+			if f.Beyond != "" {
+				t += "; " + f.Beyond
+			}
 			parts = append(parts, n+" up to "+t)
 		} else {
 			parts = append(parts, n+": its share of time is not measured")
@@ -1303,10 +1306,17 @@ func expectedImpact(crit []evidence.Finding) string {
 			return "The critical issue accounts for up to " + t + "; the fix offered reaches at most " + table.Pct(f.FixReach) + " of that same span (" + f.FixReachOf +
 				"), so applying it should shorten that time by at most " + table.Pct(f.FixReach) + " of the span; the rest needs a lever of its own."
 		}
+		if f := crit[0]; f.Beyond != "" {
+			return "The critical issue accounts for up to " + t + "; fixing it should shorten that time by at most that share, and " + f.Beyond + "."
+		}
 		return "The critical issue accounts for up to " + t + "; fixing it should shorten that time by at most that share and move the constraint to the next lever below."
 	}
+	first := "fixing issue 1 should shorten its time by at most its share"
+	if crit[0].Beyond != "" {
+		first += " (and the GPU work its fix also removes)"
+	}
 	return "What each critical issue accounts for: " + strings.Join(parts, "; ") +
-		". They overlap in time and are shares of different times, so they do not add up; fixing issue 1 should shorten its time by at most its share and move the constraint to the next lever below."
+		". They overlap in time and are shares of different times, so they do not add up; " + first + " and move the constraint to the next lever below."
 }
 
 // impactText is the finding's share with its base (Finding.ImpactText),

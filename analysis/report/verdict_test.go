@@ -70,6 +70,14 @@ func TestExpectedImpactNamesEachShare(t *testing.T) {
 		"up to 59.0% of the GPU span (trace t, rank 1, whole trace); the fix offered reaches at most 31.2% of that same span (the GPU idle inside the compiled regions), so applying it should shorten that time by at most 31.2% of the span")
 	testutil.Contains(t, "fix reach of issue 1", expectedImpact([]evidence.Finding{reached, crit[1]}),
 		"issue 1 up to 59.0% of the GPU span (trace t, rank 1, whole trace), its fix at most 31.2% (the GPU idle inside the compiled regions)")
+	// A fix that removes more than the finding's share says what, after it.
+	beyond := crit[0]
+	beyond.Beyond = "its fix also runs the model once instead of 5 times"
+	testutil.Contains(t, "beyond, one issue", expectedImpact([]evidence.Finding{beyond}),
+		"(trace t, rank 1, whole trace); fixing it should shorten that time by at most that share, and its fix also runs the model once instead of 5 times.")
+	testutil.Contains(t, "beyond, issue 1", expectedImpact([]evidence.Finding{beyond, crit[1]}),
+		"issue 1 up to 59.0% of the GPU span (trace t, rank 1, whole trace); its fix also runs the model once instead of 5 times; issue 2",
+		"by at most its share (and the GPU work its fix also removes)")
 	reached.FixReach = 0.7 // more than the finding's share: nothing to say
 	if got := expectedImpact([]evidence.Finding{reached}); strings.Contains(got, "fix offered reaches") {
 		t.Errorf("a reach above the impact is stated: %q", got)
