@@ -281,3 +281,17 @@ func TestWorkloadChunkRuns(t *testing.T) {
 			w.HFChunkPipeline, w.HFChunkForwards, w.HFChunkForwardGPUNs)
 	}
 }
+
+// TestWorkloadAiterTorchGEMM: sglang_qwen3_prefilldecode_mi300x's GEMMs
+// went through aiter's tuned gemm_a16w16, which ran all 144 through torch
+// (its torch_gemm frames), launching 420 ms of its 493 ms of kernel time.
+func TestWorkloadAiterTorchGEMM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads a shared trace set")
+	}
+	ev := workloadOf(t, filepath.Join(testutil.SharedTraces(t), "tracelens/sglang_qwen3_prefilldecode_mi300x"), evidence.Filter{})
+	w := findings.ReadWorkload(ev, "t", 0)
+	if w.AITERTorchGEMMs != 144 || w.AITERTorchGEMMGPUNs != 419_869_417 {
+		t.Errorf("%d calls, %d ns of GPU work; want 144, 419869417", w.AITERTorchGEMMs, w.AITERTorchGEMMGPUNs)
+	}
+}

@@ -62,14 +62,20 @@
 --     one per candidate label).
 -- - hf_chunk_forward_gpu: the GPU time of the work those _forward frames
 --     launched (kernels, copies and memsets whose launching call started
---     inside one: evidence_base_events' launch_ts), one row a frame: count
---     is the frames, total_ns the GPU time (h100_owlv2: 5 runs, each
---     encoding the same image, 554 ms).
+--     inside one: evidence_base_events' launch_ts): count is the frames,
+--     total_ns the GPU time (h100_owlv2: 5 runs, each encoding the same
+--     image, 552 ms).
 -- - hf_chunk_pipeline: python frames of the transformers pipelines that are
 --     ChunkPipelines (zero-shot object detection and classification,
 --     question answering, document question answering, mask generation,
 --     speech recognition, token classification): transformers runs their
 --     DataLoader with at most one worker, whatever num_workers says.
+-- - aiter_torch_gemm: python frames of aiter's tuned_gemm.py torch_gemm:
+--     its gemm_a16w16 ran a GEMM through torch (F.linear, hipBLASLt's
+--     default heuristic), what it does for a shape without a tuned entry;
+--     count is the calls. aiter_torch_gemm_gpu: the GPU time of the work
+--     those calls launched, as hf_chunk_forward_gpu's
+--     (sglang_qwen3_prefilldecode_mi300x: 144 calls).
 -- - sglang_overlap: python frames of SGLang's overlap_utils.py (future
 --     token ids resolved on the GPU): the overlap scheduler is on.
 -- - activation_checkpointing: python frames of torch/utils/checkpoint.py:
@@ -213,7 +219,7 @@ _hf AS (
 -- string of the database (tb_strings, schema.sql), not on every frame.
 _pyn AS (
   SELECT id FROM tb_strings
-  WHERE regexp_matches(s, '(^|/)(torch/_(inductor|dynamo|functorch)/|vllm/compilation/|torch/nn/parallel/distributed\.py|torch/distributed/(fsdp|_composable/fsdp)/|torchrec/|transformers/pipelines/|sglang/srt/managers/overlap_utils\.py|torch/utils/checkpoint\.py)')
+  WHERE regexp_matches(s, '(^|/)(torch/_(inductor|dynamo|functorch)/|vllm/compilation/|torch/nn/parallel/distributed\.py|torch/distributed/(fsdp|_composable/fsdp)/|torchrec/|transformers/pipelines/|sglang/srt/managers/overlap_utils\.py|torch/utils/checkpoint\.py|aiter/tuned_gemm\.py\(\d+\): torch_gemm$)')
 ),
 -- Read from tb_events (schema.sql) by ids, the strings looked up for the
 -- rows kept (_raw): the events view would look up every event's strings
@@ -249,6 +255,7 @@ _rf AS (
       WHEN regexp_matches(name, '(^|/)transformers/pipelines/') THEN 'hf_pipeline'
       WHEN regexp_matches(name, '(^|/)sglang/srt/managers/overlap_utils\.py') THEN 'sglang_overlap'
       WHEN regexp_matches(name, '(^|/)torch/utils/checkpoint\.py') THEN 'activation_checkpointing'
+      WHEN regexp_matches(name, '(^|/)aiter/tuned_gemm\.py\(\d+\): torch_gemm$') THEN 'aiter_torch_gemm'
     END AS feature
   FROM _raw
 ),
@@ -453,15 +460,16 @@ _dli AS (
   FROM _dl l LEFT JOIN evidence_base_busy b ON b.trace = l.trace AND b.rank = l.rank AND b.seg_end > l.ts_ns AND b.seg_ts < l.end_ns
   GROUP BY l.trace, l.rank, l.pid, l.tid, l.feature, l.name, l.ts_ns, l.end_ns
 ),
--- The GPU work each ChunkPipeline _forward frame launched (a few frames
--- against the rank's GPU work; none on most traces).
+-- The GPU work each ChunkPipeline _forward frame and each aiter
+-- torch_gemm frame launched (a few hundred frames at most against the
+-- rank's GPU work; none on most traces).
 _hcg AS (
-  SELECT f.trace, f.rank, 'hf_chunk_forward_gpu' AS feature, f.name, f.ts_ns,
+  SELECT f.trace, f.rank, f.feature || '_gpu' AS feature, f.name, f.ts_ns,
     CAST(coalesce(sum(g.dur_ns), 0) AS BIGINT) AS dur_ns
-  FROM (SELECT * FROM _rf WHERE feature = 'hf_chunk_forward') f
+  FROM (SELECT * FROM _rf WHERE feature IN ('hf_chunk_forward', 'aiter_torch_gemm')) f
   LEFT JOIN evidence_base_events g ON g.trace = f.trace AND g.rank = f.rank AND tb_gpu_work(g.kind)
     AND g.launch_ts >= f.ts_ns AND g.launch_ts < f.ts_ns + f.dur_ns
-  GROUP BY f.trace, f.rank, f.name, f.ts_ns
+  GROUP BY f.trace, f.rank, f.feature, f.name, f.ts_ns
 ),
 _all AS MATERIALIZED (
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _hf WHERE feature IS NOT NULL

@@ -25,6 +25,7 @@ import (
 //	hf_pipeline               HFPipeline
 //	hf_chunk_forward          HFChunkForwards
 //	hf_chunk_forward_gpu      HFChunkForwardGPUNs
+//	aiter_torch_gemm(_gpu)    AITERTorchGEMMs, AITERTorchGEMMGPUNs
 //	sglang_overlap            SGLangOverlap
 //	dataloader_single         DataLoaderWorkers 0
 //	dataloader_workers        DataLoaderWorkers 1
@@ -78,6 +79,12 @@ type Workload struct {
 	// HFChunkForwardGPUNs is the GPU time of the work those runs launched
 	// (0 without python stacks).
 	HFChunkForwardGPUNs int64
+	// AITERTorchGEMMs is how many GEMMs aiter's tuned gemm_a16w16 ran
+	// through torch (its torch_gemm frames: F.linear, hipBLASLt's default
+	// heuristic), what it does for a shape without a tuned entry, and
+	// AITERTorchGEMMGPUNs the GPU time of the work they launched (0
+	// without python stacks).
+	AITERTorchGEMMs, AITERTorchGEMMGPUNs int64
 	// SGLangOverlap: SGLang's overlap scheduler ran (its overlap_utils
 	// python frames): --disable-overlap-schedule was not passed.
 	SGLangOverlap bool
@@ -243,6 +250,10 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			}
 		case "hf_chunk_forward_gpu":
 			w.HFChunkForwardGPUNs += evidence.Int(t, r, "total_ns")
+		case "aiter_torch_gemm":
+			w.AITERTorchGEMMs += evidence.Int(t, r, "count")
+		case "aiter_torch_gemm_gpu":
+			w.AITERTorchGEMMGPUNs += evidence.Int(t, r, "total_ns")
 		case "sglang_overlap":
 			w.SGLangOverlap = true
 		case "dataloader_single":

@@ -250,6 +250,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		var kernel string
 		d.NextLever, kernel = nextFromKernels(ev, b.Table("kernels"), kernelProfiler(d.Traces))
 		d.NextLever += fp4Note(b, kernel)
+		d.NextLever += aiterNote(ev, d.Traces)
 		if kernel != "" {
 			d.NextLeverCmd = kernelProfileCmd(d.Traces, kernel)
 		}
@@ -1061,6 +1062,35 @@ func fp4Note(b *evidence.Bundle, kernel string) string {
 		return ""
 	}
 	return " Its name says FP4 weights, for which " + family + " has no matrix instructions: the kernel dequantises them in its loop, so its math runs at the bf16 rate while its weights move as 4 bits."
+}
+
+// aiterNote is the next lever's sentence where aiter's tuned GEMM ran at
+// least a tenth of the kernels' summed time through torch (the workload
+// area's aiter_torch_gemm: F.linear, hipBLASLt's default heuristic), what
+// its gemm_a16w16 does for a shape without a tuned entry: tuning those
+// shapes comes before a kernel profile (sglang_qwen3_prefilldecode_mi300x:
+// 144 calls, 85% of the kernel time).
+func aiterNote(ev *evidence.Evidence, traces []TraceMeta) string {
+	var calls, gpu, total int64
+	for _, t := range traces {
+		for _, r := range t.Ranks {
+			w := findings.ReadWorkload(ev, t.Name, r)
+			calls += w.AITERTorchGEMMs
+			gpu += w.AITERTorchGEMMGPUNs
+		}
+	}
+	if k := ev.Table("kernels"); k != nil {
+		for r := range k.Rows {
+			total += evidence.Int(k, r, "total_ns")
+		}
+	}
+	if calls == 0 || total <= 0 || 10*gpu < total {
+		return ""
+	}
+	return " Of the kernels' summed time, " + fmtPct(shareOf(gpu, total)) + " (" + fmtMs(gpu) + ") is the GPU work of " + strconv.FormatInt(calls, 10) +
+		" GEMMs that aiter's tuned GEMM (gemm_a16w16) ran through torch (its torch_gemm: F.linear, hipBLASLt's default heuristic), which it does for a shape its tuned-config file has no entry for" +
+		" (a hypothesis: an entry can also name torch). Before that profile, tune those shapes: a run with AITER_TUNE_GEMM=1 writes them to aiter/configs/bf16_untuned_gemm.csv," +
+		" gradlib's gemm_tuner.py tunes them, and AITER_CONFIG_GEMM_BF16 points aiter at the tuned file."
 }
 
 // NearRoof: GEMMs at this share of the roofline or more (a floor,

@@ -945,3 +945,32 @@ func TestEagerFirstStep(t *testing.T) {
 		t.Error("another producer's steps are read as vLLM's")
 	}
 }
+
+// Where aiter's tuned GEMM ran a tenth of the kernel time or more through
+// torch (sglang_qwen3_prefilldecode_mi300x: 144 calls, 85% of it), the
+// Next lever says to tune those shapes before a kernel profile; under a
+// tenth, or without the frames, nothing.
+func TestAiterNote(t *testing.T) {
+	tc := func(n string) table.Column { return table.Column{Name: n} }
+	evOf := func(gpu int64) *evidence.Evidence {
+		wl := &table.Table{Columns: []table.Column{tc("trace"), tc("rank"), tc("feature"), tc("example"), tc("count"), tc("total_ns")}, Rows: [][]any{
+			{"t", int64(0), "aiter_torch_gemm", "aiter/tuned_gemm.py(395): torch_gemm", int64(144), int64(3_900_000)},
+			{"t", int64(0), "aiter_torch_gemm_gpu", "aiter/tuned_gemm.py(395): torch_gemm", int64(144), gpu},
+		}}
+		k := &table.Table{Columns: []table.Column{tc("trace"), tc("rank"), tc("name"), tc("class"), tc("total_ns")}, Rows: [][]any{
+			{"t", int64(0), "Cijk_Alik_Bljk_BBS_BH", "COMP", int64(243_000_000)},
+			{"t", int64(0), "other", "COMP", int64(250_000_000)},
+		}}
+		return &evidence.Evidence{Tables: evidence.Tables{"workload": wl, "kernels": k}}
+	}
+	traces := []TraceMeta{{Name: "t", Ranks: []int{0}}}
+	testutil.Contains(t, "aiter", aiterNote(evOf(419_869_417), traces),
+		"Of the kernels' summed time, 85.2% (419.869 ms) is the GPU work of 144 GEMMs that aiter's tuned GEMM (gemm_a16w16) ran through torch",
+		"(a hypothesis: an entry can also name torch)", "AITER_TUNE_GEMM=1", "gemm_tuner.py", "AITER_CONFIG_GEMM_BF16")
+	if got := aiterNote(evOf(40_000_000), traces); got != "" {
+		t.Errorf("under a tenth of the kernel time: %q", got)
+	}
+	if got := aiterNote(&evidence.Evidence{Tables: evidence.Tables{"kernels": evOf(1).Tables["kernels"]}}, traces); got != "" {
+		t.Errorf("without the frames: %q", got)
+	}
+}
