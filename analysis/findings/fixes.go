@@ -388,6 +388,64 @@ func (c *ctx) withoutStacks(trace string, rank int) string {
 	return `vllm serve MODEL --profiler-config '{"profiler": "torch", "torch_profiler_dir": "DIR", "torch_profiler_with_stack": false}'  # before v0.13: VLLM_TORCH_PROFILER_WITH_STACK=0`
 }
 
+// fullGraphsDefault is the day vLLM's FULL_AND_PIECEWISE CUDA-graph mode
+// was proposed as its default, which v0.11.0 shipped: its pull request
+// (vLLM #25444) was opened on 2025-09-23 (docs/JUDGEMENT.md §5.1). A trace
+// captured before ran a vLLM whose default graphs were piecewise.
+var fullGraphsDefault = time.Date(2025, 9, 23, 0, 0, 0, 0, time.UTC)
+
+// piecewise says whether a rank's graphs are vLLM's piecewise ones: at
+// least 3 graph launches a step (the graphs area over the ranks area's
+// steps), one launch per piece between the attention layers
+// (vllm_mi300x_tp4_rank0: 729 launches over 11 steps, 81 in each step that
+// replays graphs, each 6 to 13 kernels), where FULL graphs launch one a
+// forward (vllm_decode_full_mi300x: 1, of 421 kernels). It returns the
+// launches and the fewest and most kernels one replayed.
+func (c *ctx) piecewise(trace string, rank int) (launches, fewest, most int64, ok bool) {
+	t := c.ev.Table("graphs")
+	if t == nil {
+		return 0, 0, 0, false
+	}
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") != trace || int(evidence.Int(t, r, "rank")) != rank || evidence.Int(t, r, "graph") == -2 {
+			continue
+		}
+		n, lo, hi := evidence.Int(t, r, "launches"), evidence.Int(t, r, "min_per_launch"), evidence.Int(t, r, "max_per_launch")
+		if launches == 0 || lo < fewest {
+			fewest = lo
+		}
+		launches, most = launches+n, max(most, hi)
+	}
+	steps := int64(1)
+	for _, rr := range c.ranks {
+		if rr.trace == trace && rr.rank == rank && rr.steps > 0 {
+			steps = rr.steps
+		}
+	}
+	return launches, fewest, most, launches >= 3*steps
+}
+
+// fullGraphs is the lever for host gaps inside a vLLM forward that replays
+// piecewise graphs (piecewiseLaunches): FULL graphs replay a decode step's
+// forward as one graph, without its Python. The clause and its snippet;
+// "" where the rank's graphs are not piecewise.
+func (c *ctx) fullGraphs(trace string, rank int) (clause, snippet string) {
+	n, lo, hi, ok := c.piecewise(trace, rank)
+	if !ok {
+		return "", ""
+	}
+	kernels := fmt.Sprintf("%d to %d kernels", lo, hi)
+	if lo == hi {
+		kernels = fmt.Sprintf("%d kernels", lo)
+	}
+	clause = fmt.Sprintf("The graphs are piecewise (%d graph launches of %s each, the attention launched between the pieces: vLLM's PIECEWISE mode), so the forward's Python runs every step around them. "+
+		"FULL graphs replay a decode step's whole forward as one graph, without that Python: cudagraph_mode FULL_AND_PIECEWISE (vLLM's default from v0.11.0) or FULL_DECODE_ONLY, where the attention backend supports full graphs, for decode batches within the capture sizes", n, kernels)
+	if at := c.rankInfo(trace, rank).BaseTimeNs; at > 0 && time.Unix(0, at).Before(fullGraphsDefault) {
+		clause += " (this trace was captured on " + time.Unix(0, at).UTC().Format("2006-01-02") + ", before that default: upgrade vLLM)"
+	}
+	return clause + ". ", `vllm serve MODEL --compilation-config '{"cudagraph_mode": "FULL_AND_PIECEWISE"}'  # the default from vLLM v0.11.0`
+}
+
 // forwardFix is the fix for host gaps inside a serving engine's model
 // forward (frameSide "forward"): the engine's overlap of scheduling with
 // the GPU (hides) does not hide them; a capture with Python stacks is
@@ -396,13 +454,20 @@ func (c *ctx) forwardFix(trace string, rank int, at HostFrame, hides string) (fi
 	ri := c.rankInfo(trace, rank)
 	fix = "sit inside the model's forward, in " + at.label() + ", not in the scheduler between steps: " + hides +
 		" overlaps the scheduler with the GPU, not the forward's own host time, so it does not hide these gaps. "
+	full, fullSnippet := "", ""
 	if ri.Producer == "vllm" {
 		// Two batches in flight: the next step's forward is launched while
 		// the GPU runs the current one, so its host time overlaps that
 		// GPU time (vllm_mi300x_tp4_rank0: 22-28 ms of forward Python a
 		// step against about 17 ms of GPU work).
 		async, _ := c.asyncScheduling(trace, rank)
-		fix = "sit inside the model's forward, in " + at.label() + ", not in the scheduler between steps. Async scheduling keeps two batches in flight, so the next step's host work, this forward's Python included, runs while the GPU finishes the current step: it hides these gaps up to a step's GPU time, and what exceeds that stays (" + async + "). "
+		full, fullSnippet = c.fullGraphs(trace, rank)
+		hides := "it hides these gaps"
+		if full != "" {
+			hides = "it hides what stays of them"
+		}
+		fix = "sit inside the model's forward, in " + at.label() + ", not in the scheduler between steps. " + full +
+			"Async scheduling keeps two batches in flight, so the next step's host work, this forward's Python included, runs while the GPU finishes the current step: " + hides + " up to a step's GPU time, and what exceeds that stays (" + async + "). "
 	}
 	then := "shorten that frame."
 	if at.Leaf {
@@ -416,6 +481,17 @@ func (c *ctx) forwardFix(trace string, rank int, at HostFrame, hides string) (fi
 			then += ", such as torch.compile's guard checks before the compiled graph runs"
 		}
 		then += "; shorten that."
+	}
+	if full != "" {
+		// FULL graphs skip the forward's Python whatever the tracer added
+		// to it: the lever comes first, what the frame holds after.
+		if at.Leaf {
+			fix += capFirst(strings.TrimSuffix(then, "; shorten that.")) + "."
+		}
+		if ri.HasPythonStacks {
+			fix += " Python stacks were captured, and the Python tracer inflates this kind of host time: the gaps are shorter without them, and FULL graphs skip that Python either way."
+		}
+		return fix, fullSnippet
 	}
 	if !ri.HasPythonStacks {
 		return fix + capFirst(then), ""

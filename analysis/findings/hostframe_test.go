@@ -312,3 +312,49 @@ func TestHostFrameTracerDensity(t *testing.T) {
 		})
 	}
 }
+
+// TestNameHostFrameVLLMPiecewise: where the forward's gaps sit between
+// piecewise graphs (vllm_mi300x_tp4_rank0: 729 launches of 6 to 13
+// kernels), FULL graphs are the lever, which skip the forward's Python
+// whatever the tracer added to it; a rank replaying one graph a step
+// (FULL already) keeps the re-profile first.
+func TestNameHostFrameVLLMPiecewise(t *testing.T) {
+	fwd := findings.HostFrame{Name: "vllm/model_executor/models/llama.py(374): forward",
+		Stack: []string{"vllm/model_executor/models/llama.py(565): forward", "vllm/compilation/decorators.py(167): __call__", "vllm/model_executor/models/llama.py(374): forward"},
+		Leaf:  true, Gaps: 5, Of: 5, Ns: 30_000_000, IdleNs: 60_000_000}
+	graphs := func(launches, lo, hi int64) *table.Table {
+		return &table.Table{Columns: cols("trace rank graph launches empty_launches kernels min_per_launch max_per_launch gpu_ns"),
+			Rows: [][]any{{"t", int64(0), int64(-1), launches, int64(0), launches * hi, lo, hi, int64(40_000_000)}}}
+	}
+	for _, c := range []struct {
+		launches, lo, hi int64
+		want, not        []string
+		snippet          string
+	}{
+		{729, 6, 13, []string{"The graphs are piecewise (729 graph launches of 6 to 13 kernels each", "cudagraph_mode FULL_AND_PIECEWISE (vLLM's default from v0.11.0) or FULL_DECODE_ONLY",
+			"(this trace was captured on 2025-05-14, before that default: upgrade vLLM)", "it hides what stays of them up to a step's GPU time",
+			"FULL graphs skip that Python either way", "such as the compiled code's entry before its graph runs"}, []string{"profile again without them first", "; shorten that"}, `"cudagraph_mode": "FULL_AND_PIECEWISE"`},
+		{1, 421, 421, []string{"profile again without them first", "it hides these gaps up to a step's GPU time"}, []string{"piecewise", "FULL_AND_PIECEWISE"}, "with_stack=False"},
+	} {
+		b := bundle("vllm", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000), "graphs": graphs(c.launches, c.lo, c.hi)})
+		b.Traces.Rows[0][6], b.Traces.Rows[0][8] = true, true
+		b.Traces.Columns = append(b.Traces.Columns, table.Column{Name: "base_time_ns"})
+		b.Traces.Rows[0] = append(b.Traces.Rows[0], testutil.UnixDay(t, "2025-05-14"))
+		ev := evidence.Rollup(b, evidence.Filter{})
+		fs, gate := findings.Judge(ev, nil)
+		f := find(fs, "host_bound_idle")
+		if f == nil {
+			t.Fatalf("%d launches: no host-bound finding: %s", c.launches, rules(fs))
+		}
+		findings.NameHostFrame(f, ev, nil, gate, fwd)
+		testutil.Contains(t, "fix", f.Fix, c.want...)
+		for _, n := range c.not {
+			if strings.Contains(f.Fix, n) {
+				t.Errorf("%d launches: fix says %q: %s", c.launches, n, f.Fix)
+			}
+		}
+		if !strings.Contains(f.Snippet, c.snippet) {
+			t.Errorf("%d launches: snippet %q, want %q", c.launches, f.Snippet, c.snippet)
+		}
+	}
+}
