@@ -1029,14 +1029,20 @@ func reason(m Metrics, r Rule) string {
 		pct(m.Busy()), ms(m.SpanNs()), m.Ranks, edgeNote(m), leftOutNote(m), ms(m.IdleNs),
 		pct(m.GapShare(CauseSync)), pct(m.GapShare(CauseWait)), pct(m.GapShare(CauseHost)), pct(m.GapShare(CauseDevice)), queuedSplit(m), pct(m.GapShare(CauseOther)),
 		pct(share(m.GapConfirmedNs, m.IdleNs)))
-	fmt.Fprintf(&sb, "; exposed communication %s of the GPU span; launching threads blocked (%s) while the GPU was busy %s of the GPU span%s; launched work waiting behind the busy GPU %s of the GPU span", pct(m.Comm()), blockedIn, pct(m.Blocked()), queueFullNote(m), pct(m.Queued()))
+	queued := pct(m.Queued()) + " of the GPU span"
+	if m.HostNs() == 0 && m.LaunchThreads > 0 {
+		// Every launch returned before the span began: the 0% is no
+		// measurement (launchedKernels does not count such work as queued).
+		queued = "not measured (every launch returned before the GPU span began)"
+	}
+	fmt.Fprintf(&sb, "; exposed communication %s of the GPU span; launching threads blocked (%s) while the GPU was busy %s of the GPU span%s; launched work waiting behind the busy GPU %s", pct(m.Comm()), blockedIn, pct(m.Blocked()), queueFullNote(m), queued)
 	if host := m.HostNs(); host > 0 {
 		fmt.Fprintf(&sb, "; launching threads' host self time inside the GPU span %s ms (%s): working %s, blocked (%s) %s, waiting (for work, data or the backward) %s",
 			ms(host), hostBase(m), pct(share(m.HostWorkNs, host)), blockedIn, pct(share(m.HostSyncNs, host)), pct(share(m.HostWaitNs, host)))
 	} else if m.LaunchThreads > 0 {
 		// The launches all came before the GPU ran them (a graph queued
 		// ahead): nothing of the host overlaps the span.
-		sb.WriteString("; the launching threads recorded no host time inside the GPU span")
+		sb.WriteString("; the launching threads recorded no host time inside the GPU span: the GPU ran work launched before it began, which the trace does not tell from clocks offset between host and device")
 	}
 	fmt.Fprintf(&sb, ". Rule %s (%s).", r.Name, r.Doc)
 	return sb.String()

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/tracebook/tracebook/internal/testutil"
 )
 
 func TestDecide(t *testing.T) {
@@ -794,5 +796,23 @@ func TestHostBaseRanks(t *testing.T) {
 	m.Ranks, m.LaunchSpanNs = 1, 0
 	if got := hostBase(m); !strings.Contains(got, "× the span, 16 launching threads") {
 		t.Errorf("one rank: %q", got)
+	}
+}
+
+// TestReasonQueuedNotMeasured: where every launch returned before the GPU
+// span began (vllm_decode_full_mi300x: the step launched by 2.3 ms, its
+// first kernel at 8.4 ms), the queued share is no measurement, and the
+// reason says so instead of printing 0.0%.
+func TestReasonQueuedNotMeasured(t *testing.T) {
+	m := Metrics{WallNs: 1000, GPUTimeNs: 998, BusyNs: 998, IdleNs: 2, LaunchThreads: 1}
+	s := reason(m, Rules[0])
+	testutil.Contains(t, "reason", s, "launched work waiting behind the busy GPU not measured (every launch returned before the GPU span began)",
+		"which the trace does not tell from clocks offset between host and device")
+	if strings.Contains(s, "behind the busy GPU 0.0%") {
+		t.Errorf("a share that was not measured reads 0.0%%: %s", s)
+	}
+	m.QueuedWhileBusyNs, m.HostWorkNs = 500, 200
+	if s := reason(m, Rules[0]); !strings.Contains(s, "launched work waiting behind the busy GPU 50.0% of the GPU span") {
+		t.Errorf("measured queue: %s", s)
 	}
 }
