@@ -974,3 +974,27 @@ func TestAiterNote(t *testing.T) {
 		t.Errorf("without the frames: %q", got)
 	}
 }
+
+// A kernel-side critical issue beside a host-bound cross-check: Expected
+// Impact says the gain stops where the host is the limit
+// (resnet50_num_workers_4: fp32 kernels on the SIMT path, 49.5% of the
+// span, the host issuing the forward slower than the GPU runs it); a
+// host-bound issue, or a gpu-bound reading, adds nothing.
+func TestReconcileKernelLeverBesideHostBound(t *testing.T) {
+	for _, c := range []struct {
+		rule, verdict string
+		want          bool
+	}{
+		{"fp32_no_tensor_cores", crossview.VerdictHost, true},
+		{"fp32_no_tensor_cores", crossview.VerdictGPU, false},
+		{"host_bound_idle", crossview.VerdictHost, false},
+	} {
+		cv := &crossview.Result{Check: crossview.Check{Verdict: c.verdict, Label: crossview.Hypothesis, Metrics: crossview.Metrics{GPUTimeNs: 1}}}
+		d := &Doc{Impact: "The critical issue accounts for up to 49.5% of the GPU span."}
+		reconcile(d, cv, crossview.Hypothesis, "", []evidence.Finding{{Rule: c.rule, Status: "confirmed", Severity: "critical"}})
+		got := strings.Contains(d.Impact, "The critical issue's fix makes kernels faster, but the CPU cross-check reads this slice as host/launch-bound (hypothesis)")
+		if got != c.want {
+			t.Errorf("%s beside %s: %q", c.rule, c.verdict, d.Impact)
+		}
+	}
+}
