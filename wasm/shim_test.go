@@ -81,8 +81,10 @@ func TestModuleSize(t *testing.T) {
 	// the misaligned-shape texts to 1.661 MB; the audited judgement texts
 	// (the custom all-reduce's wait tail, one critical issue per fix, the
 	// follow-up lever, the compiled-backward all-reduce, the eager first
-	// vLLM step) to 1.674 MB.
-	const limit = 1_680_000
+	// vLLM step) to 1.674 MB; the second audit's texts (piecewise graphs'
+	// FULL lever, aiter's torch fallback, the zero-shot runs' reach, the
+	// kernel lever beside a host-bound reading) to 1.679 MB.
+	const limit = 1_690_000
 	if len(mod) > limit {
 		t.Errorf("viewer module is %d bytes gzip, want at most %d (keep heavy packages out of wasm/viewer)", len(mod), limit)
 	}

@@ -270,8 +270,11 @@ func DetectGaps(b *Bundle) {
 				return ri.GPUModel == "" && !noGPU(ri) && device.Identify(ri.Props()).Model == ""
 			})
 		// A job of one rank (world size 1) has no other rank to load: no
-		// gap (mtia_single_rank, ns_resolution_v100).
-		if len(rs) == 1 && rs[0].WorldSize != 1 {
+		// gap (mtia_single_rank, ns_resolution_v100); nor has a process
+		// that states no world size and communicates with no one (no
+		// collective, no communication kernel: h100_owlv2, a single-GPU
+		// pipeline; torch1.13.1_legacy_smallnet, a CPU run).
+		if len(rs) == 1 && (rs[0].WorldSize > 1 || (rs[0].WorldSize == 0 && communicates(b, tr))) {
 			b.AddGap(Gap{Kind: GapSingleRank, Trace: tr, Rank: -1, What: "rank imbalance, stragglers and collective wait vs transfer",
 				Why: "only one rank was loaded; load the per-rank files of the job together"})
 		}
@@ -472,4 +475,24 @@ func inferredSteps(source string) string {
 		return "steps come from vLLM's execute_new_N_cached_N annotations"
 	}
 	return "steps come from python execute_model frames, execute_new_N_cached_N counts or the ends of optimizer steps"
+}
+
+// communicates says whether trace tr shows communication: a row of the
+// collectives area, or communication kernel time in the ranks area.
+func communicates(b *Bundle, tr string) bool {
+	if t := b.Table("collectives"); t != nil {
+		for r := range t.Rows {
+			if Str(t, r, "trace") == tr {
+				return true
+			}
+		}
+	}
+	if t := b.Table("ranks"); t != nil && t.Col("comm_ns") >= 0 {
+		for r := range t.Rows {
+			if Str(t, r, "trace") == tr && Int(t, r, "comm_ns") > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

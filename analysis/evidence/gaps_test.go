@@ -200,18 +200,28 @@ func gapWhy(b *evidence.Bundle, kind evidence.GapKind) map[string]string {
 
 // One rank loaded is a gap only where the job had more: a trace whose
 // distributed info says world size 1 has no other rank to load
-// (mtia_single_rank, ns_resolution_v100); one that says 8, or nothing, is.
+// (mtia_single_rank, ns_resolution_v100); one that says 8 is, and one that
+// says nothing is where it communicates (a collective, or communication
+// kernel time), not where it does not (h100_owlv2, a single-GPU pipeline).
 func TestGapSingleRankOfAJob(t *testing.T) {
 	b := &evidence.Bundle{
 		Traces: &table.Table{Name: "traces", Columns: cols("trace", "rank", "world_size"), Rows: [][]any{
 			{"alone", int64(0), int64(1)}, {"of8", int64(3), int64(8)}, {"unsaid", int64(0), nil},
+			{"unsaid_comm_kernels", int64(0), nil}, {"unsaid_silent", int64(0), nil},
 		}},
+		Tables: map[string]*table.Table{
+			"collectives": {Columns: cols("trace", "rank", "collective"), Rows: [][]any{{"unsaid", int64(0), "all_reduce"}}},
+			"ranks": {Columns: cols("trace", "rank", "comm_ns"), Rows: [][]any{
+				{"unsaid_comm_kernels", int64(0), int64(5_000)}, {"unsaid_silent", int64(0), int64(0)}, {"alone", int64(0), int64(5_000)}}},
+		},
 	}
 	why := gapWhy(b, evidence.GapSingleRank)
-	if _, ok := why["alone"]; ok {
-		t.Errorf("world size 1: single-rank gap %q", why["alone"])
+	for _, tr := range []string{"alone", "unsaid_silent"} {
+		if _, ok := why[tr]; ok {
+			t.Errorf("%s: single-rank gap %q", tr, why[tr])
+		}
 	}
-	for _, tr := range []string{"of8", "unsaid"} {
+	for _, tr := range []string{"of8", "unsaid", "unsaid_comm_kernels"} {
 		if !strings.Contains(why[tr], "load the per-rank files") {
 			t.Errorf("%s: single-rank gap %q", tr, why[tr])
 		}

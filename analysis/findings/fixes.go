@@ -271,9 +271,9 @@ func (h HostFrame) label() string {
 func (h HostFrame) sentence(stacksOff string) string {
 	which := fmt.Sprintf("%d of the cross-check's %d longest GPU gaps on this rank", h.Gaps, h.Of)
 	if h.Gaps == h.Of {
-		which = fmt.Sprintf("the cross-check's %d longest GPU gaps on this rank", h.Of)
+		which = fmt.Sprintf("each of the cross-check's %d longest GPU gaps on this rank", h.Of)
 	}
-	s := fmt.Sprintf("At the middle of %s, which hold %s (%s of its %s of GPU idle), the launching thread was working in %s", which, ms(h.Ns), pct(float64(h.Ns)/float64(h.IdleNs)), ms(h.IdleNs), h.label())
+	s := fmt.Sprintf("At the middle of %s (together %s, %s of its %s of GPU idle), the launching thread was working in %s", which, ms(h.Ns), pct(float64(h.Ns)/float64(h.IdleNs)), ms(h.IdleNs), h.label())
 	if h.Leaf {
 		s += ", with no deeper frame open"
 	}

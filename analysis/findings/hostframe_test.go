@@ -72,7 +72,7 @@ func TestNameHostFrameVLLM(t *testing.T) {
 	if strings.Contains(f.Fix, "If it is the scheduler") || strings.Contains(f.Fix, "does not hide these gaps") || !strings.Contains(f.Snippet, "torch_profiler_with_stack\": false") {
 		t.Errorf("forward fix still offers the scheduler branch: %q / %q", f.Fix, f.Snippet)
 	}
-	if !strings.Contains(f.Observation, "At the middle of the cross-check's 5 longest GPU gaps on this rank, which hold 30.0 ms (50.0% of its 60.0 ms of GPU idle), the launching thread was working in vllm/model_executor/models/llama.py(374): forward, with no deeper frame open.") {
+	if !strings.Contains(f.Observation, "At the middle of each of the cross-check's 5 longest GPU gaps on this rank (together 30.0 ms, 50.0% of its 60.0 ms of GPU idle), the launching thread was working in vllm/model_executor/models/llama.py(374): forward, with no deeper frame open.") {
 		t.Errorf("observation does not name the frame with its base: %q", f.Observation)
 	}
 

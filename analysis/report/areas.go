@@ -494,6 +494,11 @@ func rankEvidence(s *areaSlice) (string, *evidence.Gap) {
 		if singleRankJob(s.ev) {
 			return "A single-rank job (world size 1 in the trace's distributed info): there is no other rank to compare.", nil
 		}
+		if n, world := rankCount(s.ev); n == 1 && world == 0 {
+			// No single-rank gap: the process communicates with no other
+			// (evidence.DetectGaps; h100_owlv2, a single-GPU pipeline).
+			return "One process, with no distributed info and no collective or communication kernel: there is no other rank to compare.", nil
+		}
 		return "", &evidence.Gap{What: "rank imbalance", Why: "this slice holds " + s.where + " only; a report over all ranks compares them"}
 	}
 	hiC, loC, hiB, loB := 0, 0, 0, 0

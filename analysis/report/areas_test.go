@@ -584,3 +584,22 @@ func TestTraceMetaOutOfRange(t *testing.T) {
 		t.Errorf("trace b: %q", got)
 	}
 }
+
+// TestRankEvidenceOneProcess: one process with no distributed info and no
+// single-rank gap (it communicates with no one: h100_owlv2) has no other
+// rank to compare, which the row says instead of a gap.
+func TestRankEvidenceOneProcess(t *testing.T) {
+	ev := areaEvidence()
+	ev.Gaps = nil
+	ev.Traces = &table.Table{Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT")}, Rows: [][]any{{"job", int64(0)}}}
+	r := evidenceRows(ev, nil, "")
+	for _, row := range r {
+		if row.Area == "Rank imbalance" {
+			if row.Gap || !strings.Contains(row.Evidence, "One process, with no distributed info and no collective or communication kernel") {
+				t.Errorf("one process: %+v", row)
+			}
+			return
+		}
+	}
+	t.Error("no Rank imbalance row")
+}

@@ -118,7 +118,7 @@ func TestHostFrameInReport(t *testing.T) {
 	}
 	md := render([]*crossview.Result{{Check: crossview.Check{TopGaps: gaps, HostStacks: stacksOf(gaps)}}})
 	for _, want := range []string{
-		"At the middle of the cross-check's 5 longest GPU gaps on this rank, which hold 138 ms (49.6% of its 278 ms of GPU idle), the launching thread was working in vllm/model_executor/models/llama.py(374): forward, with no deeper frame open.",
+		"At the middle of each of the cross-check's 5 longest GPU gaps on this rank (together 138 ms, 49.6% of its 278 ms of GPU idle), the launching thread was working in vllm/model_executor/models/llama.py(374): forward, with no deeper frame open.",
 		"they sit inside the model's forward, in vllm/model_executor/models/llama.py(374): forward, not in the scheduler between steps",
 	} {
 		if !strings.Contains(md, want) {
