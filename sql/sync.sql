@@ -60,6 +60,7 @@
 -- bytes: Bytes copied by the copies. BYTES
 -- held_ns: Blocked time inside idle gaps of 1 ms or more between the rank's GPU work (evidence_base_waits: a wait on work the trace does not show; 1 ms or more per call); 0 for edge calls, whose whole time is the edge's (the capture area's held_wait likewise). DURATION_NS
 -- one_time_ns: Blocked time of first copy calls before the rank's first GPU work (evidence_base_waits: a one-time cost at the window's start, not the loop's). DURATION_NS
+-- dist_ns: Blocked time of the calls inside a ## sparse_data_dist ## range of their thread: TorchRec's train pipeline running its input dist, which reads lengths and splits back to the host to size its all-to-alls; NULL on a rank without such ranges. DURATION_NS
 -- KEYED: e.kind IN ('runtime', 'driver')
 --
 -- No parameters: the filter (trace, rank, window: evidence_base's PARAMS)
@@ -133,6 +134,11 @@ _held AS (
   FROM _edged s LEFT JOIN evidence_base_waits w ON w.trace = s.trace AND w.rank = s.rank AND w.correlation = s.correlation
     AND w.ts_ns = s.ts_ns
 ),
+-- TorchRec's input-dist ranges (none on most traces).
+_sd AS (
+  SELECT trace, rank, pid, tid, ts_ns, end_ns FROM evidence_base_events
+  WHERE kind = 'annotation' AND name = '## sparse_data_dist ##'
+),
 _gap AS (
   SELECT s.*, g.seg_end, g.next_ts,
     CASE WHEN s.blocking AND g.seg_end IS NOT NULL AND g.seg_end >= s.ts_ns AND g.seg_end <= s.end_ns AND g.next_ts IS NOT NULL
@@ -152,8 +158,12 @@ SELECT g.trace, g.rank, g.step, g.phase, g.stream, g.call,
   max(g.gap_ns) AS max_gap_ns,
   CAST(sum(g.bytes) AS BIGINT) AS bytes,
   CAST(sum(g.held_ns) AS BIGINT) AS held_ns,
-  CAST(sum(g.one_time_ns) AS BIGINT) AS one_time_ns
+  CAST(sum(g.one_time_ns) AS BIGINT) AS one_time_ns,
+  CASE WHEN bool_or(sr.trace IS NOT NULL) THEN
+    CAST(coalesce(sum(g.dur_ns) FILTER (WHERE g.blocking AND EXISTS (SELECT 1 FROM _sd d WHERE d.trace = g.trace AND d.rank = g.rank
+      AND d.pid = g.pid AND d.tid = g.tid AND d.ts_ns <= g.ts_ns AND d.end_ns >= g.end_ns)), 0) AS BIGINT) END AS dist_ns
 FROM _gap g LEFT JOIN _op o ON o.trace = g.trace AND o.rank = g.rank AND o.pid = g.pid AND o.tid = g.tid
   AND o.ts_ns = g.ts_ns AND o.end_ns = g.end_ns
+LEFT JOIN (SELECT DISTINCT trace, rank FROM _sd) sr ON sr.trace = g.trace AND sr.rank = g.rank
 GROUP BY ALL
 ORDER BY trace, rank, step, phase, stream, call, op, trigger, direction, pageable, blocking, edge

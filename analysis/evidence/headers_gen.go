@@ -60,6 +60,7 @@ var presetHeaders = []presetHeader{
 			"bytes", "BYTES",
 			"held_ns", "DURATION_NS",
 			"one_time_ns", "DURATION_NS",
+			"dist_ns", "DURATION_NS",
 		}},
 	{area: "kernels",
 		units: []string{

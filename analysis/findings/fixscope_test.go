@@ -176,3 +176,33 @@ func TestSyncFixTorchRec(t *testing.T) {
 		})
 	}
 }
+
+// With the sync area's dist_ns, whether TorchRec's input dist issued the
+// reads is measured, not a hypothesis: most of their blocked time inside
+// ## sparse_data_dist ## makes them its reads (trace_diff_test_v100: every
+// aten::item read, 207 ms), none of it makes them another's, which gets
+// the generic fix.
+func TestSyncFixTorchRecMeasured(t *testing.T) {
+	c := cols("trace rank step phase stream call op trigger direction pageable blocking edge count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes dist_ns")
+	row := func(dist int64) [][]any {
+		return [][]any{{"t", int64(0), int64(1), "", int64(7), "cudaMemcpyAsync", "aten::item", "item", "DtoH", true, true, false, int64(20), int64(8_000_000), int64(800_000), int64(20), int64(4_000_000), int64(400_000), int64(160), dist}}
+	}
+	pipelined := workloadOf("cpu_ops", "backward", "torchrec=## sparse_data_dist ##", "torchrec_pipeline=## wait_sparse_data_dist ##")
+	for _, tc := range []struct {
+		dist      int64
+		want, not string
+	}{
+		{8_000_000, "these are its input dist's reads: 8.0 ms of the 8.0 ms they blocked the host lie inside its ## sparse_data_dist ## ranges", "hypothesis: the sync area names"},
+		{3_000_000, "hypothesis: the sync area names the issuing operator", "these are its input dist's reads"},
+		{0, "read it once per logging interval", "TorchRec"},
+	} {
+		f := find(eval(bundle("profiler_step", "cuda", "NVIDIA A100-SXM4-80GB", 50_000_000, 50_000_000,
+			map[string]*table.Table{"sync": {Columns: c, Rows: row(tc.dist)}, "workload": pipelined}), nil), "sync_bound_loop")
+		if f == nil {
+			t.Fatalf("dist %d: no sync finding", tc.dist)
+		}
+		if got := f.Fix + "\n" + f.Snippet; !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
+			t.Errorf("dist %d: fix %q, want %q and not %q", tc.dist, got, tc.want, tc.not)
+		}
+	}
+}

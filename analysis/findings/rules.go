@@ -400,11 +400,12 @@ func copiesOf(t *table.Table, trace string, rank int, op, dir string) (n, bytes 
 // interval; the levers are to run it beside other work (TorchRec's
 // TrainPipelineSparseDist) and to bring the lengths from the host.
 //
-// The sync area names the issuing operator, not the record_function
-// range around it, so that the reads are the input dist's is a
-// hypothesis: in negative_queue_length_a100, trace_diff_test_v100,
-// trace_diff_control_a100 and dlrm_8rank they sit under
-// ## sparse_data_dist ##, which the area does not show.
+// The sync area's dist_ns says how much of the calls' blocked time lies
+// inside TorchRec's ## sparse_data_dist ## ranges: where it is most of it
+// the reads are the input dist's (negative_queue_length_a100: 144 of 146
+// ms a step; trace_diff_test_v100: every aten::item read), where it is none
+// they are not, and without those ranges (no train pipeline) that they
+// are is a hypothesis.
 func (c *ctx) torchrecSizes(trace string, rank int, op string) (fix, snippet string) {
 	w := c.workload(trace, rank)
 	if !w.Known || !w.TorchRec {
@@ -417,7 +418,16 @@ func (c *ctx) torchrecSizes(trace string, rank int, op string) (fix, snippet str
 	if w.TorchRecPipeline {
 		under = "## sparse_data_dist ##"
 	}
-	fix = "The trace runs TorchRec (" + w.Examples["torchrec"] + "), and these may be its input dist's reads (a hypothesis: the sync area names " + issuer + ", not the range around it; the Perfetto view shows whether they sit under " + under + "). " +
+	which := "these may be its input dist's reads (a hypothesis: the sync area names " + issuer + ", not the range around it; the Perfetto view shows whether they sit under " + under + ")"
+	if dist, blocked, known := c.syncInDist(trace, rank, op); known && w.TorchRecPipeline && blocked > 0 {
+		switch {
+		case 2*dist >= blocked:
+			which = "these are its input dist's reads: " + ms(dist) + " of the " + ms(blocked) + " they blocked the host lie inside its ## sparse_data_dist ## ranges"
+		case dist == 0:
+			return "", "" // none under the input dist: not its reads
+		}
+	}
+	fix = "The trace runs TorchRec (" + w.Examples["torchrec"] + "), and " + which + ". " +
 		"Before it sends the sparse features, the input dist reads the KeyedJaggedTensor's lengths per key and the splits its first all-to-all returns back to the host (.item()/.tolist()), because the all-to-all of the features is sized there: such a read cannot wait for a logging interval. "
 	const hostLengths = "build the KeyedJaggedTensor in the data loader with length_per_key (and offset_per_key) summed on the host, which KeyedJaggedTensor.to() carries to the GPU, so that the input dist does not read the lengths back; the splits' read stays (the host needs the other ranks' sizes)."
 	if w.TorchRecPipeline {
@@ -426,6 +436,26 @@ func (c *ctx) torchrecSizes(trace string, rank int, op string) (fix, snippet str
 	}
 	fix += "Pipeline the input dist with TorchRec's TrainPipelineSparseDist, which runs the next batch's input dist, these reads included, on its own stream beside the current batch's compute; and " + hostLengths
 	return fix, "pipeline = TrainPipelineSparseDist(model, optimizer, device)  # torchrec.distributed.train_pipeline; each step: pipeline.progress(batches)"
+}
+
+// syncInDist sums the sync area's blocking calls of a rank that op issued
+// (all where op is ""), edge calls left out: their blocked time, and how
+// much of it lies inside TorchRec's ## sparse_data_dist ## ranges
+// (dist_ns); known is false where the area has no dist_ns (an older
+// bundle).
+func (c *ctx) syncInDist(trace string, rank int, op string) (dist, blocked int64, known bool) {
+	t := c.ev.Table("sync")
+	if t == nil || t.Col("dist_ns") < 0 {
+		return 0, 0, false
+	}
+	for _, r := range c.rankRows(t, trace, rank) {
+		if !evidence.Bool(t, r, "blocking") || evidence.Bool(t, r, "edge") || (op != "" && evidence.Str(t, r, "op") != op) {
+			continue
+		}
+		dist += evidence.Int(t, r, "dist_ns")
+		blocked += evidence.Int(t, r, "blocked_ns")
+	}
+	return dist, blocked, true
 }
 
 // pageable: copies whose Kineto name says Pageable (the platform names the
