@@ -818,7 +818,7 @@ func TestJudgementProfilerOverhead(t *testing.T) {
 	j := judge(t, k.write(t, t.TempDir(), "lazyload.json"))
 
 	j.artifact(t, "Profiler overhead", "aten::addmm around a Lazy Function Loading event, took 2.5 ms")
-	if !strings.Contains(j.summary(), "GPU idle time inside start-up or held work, which the rules leave out") {
+	if !strings.Contains(j.summary(), "in which the GPU ran none of the trace's work (idle, or running work it did not record), which the rules leave out") {
 		t.Errorf("the summary does not leave the lazy loading's idle out:\n%s", j.summary())
 	}
 }
@@ -2255,6 +2255,13 @@ func TestJudgementSampledGapsHaveNoCause(t *testing.T) {
 			t.Errorf("the report of a sampled trace reads a gap as idle (%q)", s)
 		}
 	}
+	// Its kernel shares and the cross-check's figures are the sample's.
+	if !strings.Contains(j.md, "As the trace recorded them, not as the workload ran (see Capture quality): where the kernel time goes") {
+		t.Errorf("the kernel shares of a sample read as the workload's:\n%s", section(j.md, "## Key Findings", "## 🔴"))
+	}
+	if !strings.Contains(j.crossCheck(), "The events as recorded, not a reading of the workload: GPU busy") {
+		t.Errorf("the cross-check's figures read as the workload's:\n%s", j.crossCheck())
+	}
 }
 
 // resnet50_num_workers_0 loads its batches on the training thread: 287 of
@@ -2269,5 +2276,19 @@ func TestJudgementHostWaitsInsideTheDataLoader(t *testing.T) {
 	f := j.one(t, "host_bound_idle")
 	if f.Severity != "minor" || !strings.Contains(f.Observation, "Most of these waits lie inside enumerate(DataLoader), in whose calls the GPU was idle 287 ms over the window") {
 		t.Errorf("host-wait finding %s: %s", f.Severity, f.Observation)
+	}
+}
+
+// resnet50_num_workers_4 shows two follow-ups; its pageable copies come
+// third, past the report's limit: the claims listed below the issues give
+// that finding's numbers, which no issue above does, and the shown ones
+// do not repeat theirs.
+func TestJudgementPastTheLimitListed(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "kineto", "resnet50_num_workers_4"))
+	if !strings.Contains(j.md, "Not among the issues above (past the report's limit): 12 HtoD copies moved 115.6 MB through pageable host memory") {
+		t.Errorf("the pageable copies past the limit are listed without their numbers:\n%s", section(j.md, "## Confirmed evidence", "## Evidence"))
+	}
+	if n := strings.Count(j.md, "Not among the issues above"); n != 1 {
+		t.Errorf("%d claims say they are past the limit, want 1", n)
 	}
 }

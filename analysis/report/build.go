@@ -58,10 +58,20 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		d.FollowUps = append(d.FollowUps, issue(f))
 	}
 	referEqualFixes(d)
+	// A finding past the issues shown (MaxCritical, MaxFollowUps) is listed
+	// below with its numbers, which no issue above gives
+	// (resnet50_num_workers_4's pageable copies).
+	listed := map[string]bool{}
+	for _, f := range shownOf(found) {
+		listed[f.Rule+"\x00"+f.Title] = true
+	}
 	for _, f := range found {
 		claim := f.Title
 		if f.Mechanism != "" {
 			claim += ": " + f.Mechanism
+		}
+		if !listed[f.Rule+"\x00"+f.Title] {
+			claim += " Not among the issues above (past the report's limit): " + firstSentence(f.Observation)
 		}
 		if f.Status == "confirmed" {
 			d.Confirmed = append(d.Confirmed, claim)
@@ -124,7 +134,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		if n > 1 {
 			of = "the GPU spans of the " + strconv.Itoa(n) + " ranks, summed"
 		}
-		idle := fmtPct(float64(ex)/float64(span)) + " of " + of + " (" + fmtMs(ex) + " of " + fmtMs(span) + ") is GPU idle time inside start-up or held work"
+		idle := fmtPct(float64(ex)/float64(span)) + " of " + of + " (" + fmtMs(ex) + " of " + fmtMs(span) + ") is time inside start-up or held work in which the GPU ran none of the trace's work (idle, or running work it did not record)"
 		judged := "they judge the remaining " + fmtMs(span-ex) + "; see Capture quality."
 		if a, ok := recurringHold(gate); ok {
 			// A hold in step after step is the loop's own stall: it comes
@@ -180,6 +190,11 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		d.KeyFindings = append(d.KeyFindings, "Dominant pattern: "+strings.Join(titles, "; ")+".")
 	}
 	if fam := kernelFamilies(ev); fam != "" {
+		if void, _ := gate.Void(); void != "" {
+			// A sample's kernels are no measure of the workload's time
+			// (sampled_2of128: about one event in 73 kept).
+			fam = "As the trace recorded them, not as the workload ran (see Capture quality): " + strings.ToLower(fam[:1]) + fam[1:]
+		}
 		d.KeyFindings = append(d.KeyFindings, fam)
 	}
 	if g := gemmRoofline(ev, d.Traces); g != "" {
