@@ -1300,6 +1300,12 @@ func TestJudgementGraphCapture(t *testing.T) {
 		strings.Contains(g, "a vLLM build that annotates steps") {
 		t.Errorf("the steps gap of a graph-capture trace:\n%s", g)
 	}
+	// What to profile instead is vLLM's loop once the engine is up, not
+	// more steps of this window.
+	if n := section(j.md, "## Next lever", "## "); !strings.Contains(n, "/start_profile and /stop_profile around requests") ||
+		strings.Contains(n, "profile more steps") || strings.Contains(n, "Profile steady-state steps") {
+		t.Errorf("the next lever of a graph-capture trace:\n%s", n)
+	}
 }
 
 // Case 6. A CUPTI counter capture: 100 cuda_profiler_range events of the

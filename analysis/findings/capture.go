@@ -237,6 +237,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 			rg.limits = append(rg.limits, limit{minor: true, unread: gpuEvents == 1,
 				why: fmt.Sprintf("only %s over %s: too little to judge steady state", events, ms(span))})
 		}
+		captureWindow := false // the window is a graph capture, not the loop
 		if gc, ok := rows["graph_capture"]; ok {
 			share := 0.0
 			if span > 0 {
@@ -244,9 +245,16 @@ func Assess(ev *evidence.Evidence) *Gate {
 			}
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "graph_capture", Title: "CUDA/HIP graph capture: start-up, not steady state",
 				Detail: fmt.Sprintf("%d capture calls and annotations (e.g. %s) span %s, %s of the GPU span (%s); captured work is recorded, not executed, and serving engines capture at start-up.", gc.count, gc.name, ms(gc.last-gc.first), pct(share), where)})
-			l := limit{minor: true, unread: true, why: "the window holds a CUDA/HIP graph capture (start-up), not the serving loop"}
+			loop := "profile the loop once start-up is done"
+			if ri.Producer == "vllm" {
+				// ANCHORS.md §7.1: the server's profiler endpoints.
+				loop = "profile the loop once the engine is up (vLLM: /start_profile and /stop_profile around requests, or vllm bench serve --profile)"
+			}
+			l := limit{minor: true, unread: true, why: "the window holds a CUDA/HIP graph capture (start-up), not the serving loop: " + loop}
 			if share < CaptureSpanCap {
 				l = limit{rules: idleRules(), why: "part of the window is a CUDA/HIP graph capture (start-up)"}
+			} else {
+				captureWindow = true
 			}
 			rg.limits = append(rg.limits, l)
 		}
@@ -288,9 +296,13 @@ func Assess(ev *evidence.Evidence) *Gate {
 						pct(share), ms(rg.excludedIdle), ms(rr.idle), ms(span-rg.excludedIdle))})
 			}
 			if span > 0 && float64(rg.excludedIdle) >= ExcludedSpanCap*float64(span) && rr.steps < ExcludedMinSteps {
+				advice := "; profile more steps after warm-up"
+				if captureWindow {
+					advice = "" // the graph capture's limit says what to profile instead
+				}
 				rg.limits = append(rg.limits, limit{minor: true,
-					why: fmt.Sprintf("%s of the GPU span (%s of %s) is idle inside start-up or held intervals, and the rest holds fewer than %d steps: the window shows little of the loop's own work; profile more steps after warm-up",
-						pct(float64(rg.excludedIdle)/float64(span)), ms(rg.excludedIdle), ms(span), ExcludedMinSteps)})
+					why: fmt.Sprintf("%s of the GPU span (%s of %s) is idle inside start-up or held intervals, and the rest holds fewer than %d steps: the window shows little of the loop's own work%s",
+						pct(float64(rg.excludedIdle)/float64(span)), ms(rg.excludedIdle), ms(span), ExcludedMinSteps, advice)})
 			}
 		}
 		if sk, ok := rows["clock_skew"]; ok {
