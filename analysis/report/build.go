@@ -71,6 +71,9 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 			claim += ": " + f.Mechanism
 		}
 		if !listed[f.Rule+"\x00"+f.Title] {
+			if !strings.HasSuffix(claim, ".") {
+				claim += "."
+			}
 			claim += " Not among the issues above (past the report's limit): " + firstSentence(f.Observation)
 		}
 		if f.Status == "confirmed" {
