@@ -34,8 +34,52 @@ func nameHostFrames(found []evidence.Finding, cv *crossview.Result, f evidence.F
 			}
 			findings.NameHostFrame(x, ev, th, gate, at)
 		}
+		torchrecReach(x, cv.Check.HostStacks, ev, rankIdle(ev, x.Trace, x.Rank))
 	}
 	return found
+}
+
+// torchrecSparse says whether a host frame is TorchRec's sparse side: its
+// input dist (## sparse_data_dist ##, the KeyedJaggedTensor's splits and
+// awaitables) and the pooled embeddings' all-to-alls, which the host fix's
+// torch.compile of the dense modules does not reach.
+func torchrecSparse(frame string) bool {
+	for _, k := range []string{"sparse_data_dist", "Awaitable", "All2All", "all2all", "alltoall", "KJT"} {
+		if strings.Contains(frame, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// torchrecReach bounds a host-bound finding's fix on a TorchRec rank by
+// the late-launch gaps the cross-check reads with a stack (Check.HostStacks,
+// its longest gaps) whose stack holds TorchRec's sparse side: their share
+// of those gaps' time is taken off the finding's share (dlrm_8rank rank 7:
+// about a third of them sit in the input dist, awaitables and all-to-alls,
+// so the fix reaches about 48% of the span, not 75%). Where those stacks
+// hold under hostFrameMinShare of the rank's idle, or none is sparse,
+// nothing is said.
+func torchrecReach(f *evidence.Finding, stacks []crossview.HostStack, ev *evidence.Evidence, idle int64) {
+	if f.Rule != "host_bound_idle" || f.FixReach > 0 || f.ImpactOf == "" || !findings.ReadWorkload(ev, f.Trace, f.Rank).TorchRec {
+		return
+	}
+	var total, sparse int64
+	for _, s := range stacks {
+		if (s.Trace != "" && s.Trace != f.Trace) || s.Rank != f.Rank {
+			continue
+		}
+		total += s.Ns
+		if slices.ContainsFunc(s.Host, torchrecSparse) {
+			sparse += s.Ns
+		}
+	}
+	if sparse == 0 || total <= 0 || float64(total) < hostFrameMinShare*float64(idle) {
+		return
+	}
+	f.FixReach = f.Impact * float64(total-sparse) / float64(total)
+	f.FixReachOf = "the host waits outside TorchRec's sparse side, which compiling the dense modules does not reach: " + fmtPct(float64(sparse)/float64(total)) +
+		" of the " + fmtMs(total) + " of late-launch gaps whose stacks the cross-check reads sit in its input dist, awaitables and all-to-alls (an estimate from those gaps)"
 }
 
 // sameTimeScope: the cross-view's slice covers the same time as the view's
