@@ -269,6 +269,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		d.NextLever, kernel = nextFromKernels(ev, b.Table("kernels"), kernelProfiler(d.Traces))
 		d.NextLever += fp4Note(b, kernel)
 		d.NextLever += aiterNote(ev, d.Traces)
+		d.NextLever += decodeGEMMNote(ev, kernel)
 		if kernel != "" {
 			d.NextLeverCmd = kernelProfileCmd(d.Traces, kernel)
 		}
@@ -1110,6 +1111,73 @@ func aiterNote(ev *evidence.Evidence, traces []TraceMeta) string {
 		" GEMMs that aiter's tuned GEMM (gemm_a16w16) ran through torch (its torch_gemm: F.linear, hipBLASLt's default heuristic), which it does for a shape its tuned-config file has no entry for" +
 		" (a hypothesis: an entry can also name torch). Before that profile, tune those shapes: a run with AITER_TUNE_GEMM=1 writes them to aiter/configs/bf16_untuned_gemm.csv," +
 		" gradlib's gemm_tuner.py tunes them, and AITER_CONFIG_GEMM_BF16 points aiter at the tuned file."
+}
+
+// decodeGEMMNote is the next lever's sentence on a GEMM kernel of a
+// serving engine whose GPU work is mostly graph replays, its decode steps:
+// a GEMM of M tokens does about M FLOP per byte of its 16-bit weights, so
+// under the device's ridge point (dense BF16 peak over memory bandwidth)
+// it is bound by reading the weights, which a kernel profile only
+// confirms; fewer weight bytes or more tokens a step move it
+// (vllm_h100_tp4_rank0: 63% of the kernel time in graph replays, the
+// heaviest GEMM's; the H100's ridge about 295 FLOP/byte). "" where the
+// slice is no serving engine's, the kernel no GEMM, the replays under half
+// the kernel time, or the ranks' device not one part with known peaks.
+func decodeGEMMNote(ev *evidence.Evidence, kernel string) string {
+	k := ev.Table("kernels")
+	if kernel == "" || k == nil || quantizedKernel(kernel) {
+		return ""
+	}
+	var total int64
+	gemm := false
+	for r := range k.Rows {
+		total += evidence.Int(k, r, "total_ns")
+		if evidence.Str(k, r, "name") == kernel && findings.KernelFamily(evidence.Str(k, r, "class"), kernel) == findings.FamilyGEMM {
+			gemm = true
+		}
+	}
+	var replayed int64
+	if g := ev.Table("graphs"); g != nil {
+		for r := range g.Rows {
+			if evidence.Int(g, r, "graph") != -2 {
+				replayed += evidence.Int(g, r, "gpu_ns")
+			}
+		}
+	}
+	if !gemm || total <= 0 || 2*replayed < total {
+		return ""
+	}
+	var caps device.Caps
+	for i, ri := range evidence.Ranks(ev.Traces) {
+		c := device.Identify(ri.Props())
+		if ri.Producer != "vllm" && ri.Producer != "sglang" || c.PeakTFLOPs <= 0 || c.MemTBs <= 0 || (i > 0 && (c.PeakTFLOPs != caps.PeakTFLOPs || c.MemTBs != caps.MemTBs)) {
+			return ""
+		}
+		caps = c
+	}
+	if caps.PeakTFLOPs <= 0 {
+		return ""
+	}
+	ridge := caps.PeakTFLOPs / caps.MemTBs
+	fewer := "8- or 4-bit weight-only quantization (AWQ, GPTQ)"
+	if caps.FP8 {
+		fewer = "FP8 weights, which its tensor cores run"
+	}
+	return fmt.Sprintf(" Most of the kernel time (%s) is graph replays, a serving engine's decode steps, whose GEMMs take as many rows as the step has tokens: a GEMM of M tokens does about M FLOP per byte of its 16-bit weights, and with M under this GPU's ridge point of about %.0f FLOP/byte (%.0f TFLOP/s dense over %.2f TB/s) it is bound by reading its weights (a hypothesis: the trace records no token counts; the profile's memory throughput tells). Then fewer weight bytes (%s) or more tokens a step (a larger batch) move it, not the kernel's tuning.",
+		fmtPct(shareOf(replayed, total)), ridge, caps.PeakTFLOPs, caps.MemTBs, fewer)
+}
+
+// quantizedKernel says whether a kernel's name says its weights are under
+// 16 bits (FP8, FP4, INT8, INT4 and the quantized GEMM kernels' names),
+// which decodeGEMMNote's bytes do not describe.
+func quantizedKernel(name string) bool {
+	n := strings.ToLower(name)
+	for _, q := range []string{"fp4", "fp8", "f8", "e4m3", "e5m2", "int8", "int4", "w4a", "w8a", "mxfp", "nvfp", "marlin", "awq", "gptq"} {
+		if strings.Contains(n, q) {
+			return true
+		}
+	}
+	return false
 }
 
 // NearRoof: GEMMs at this share of the roofline or more (a floor,

@@ -998,3 +998,38 @@ func TestReconcileKernelLeverBesideHostBound(t *testing.T) {
 		}
 	}
 }
+
+// A serving engine's GEMM whose GPU work is mostly graph replays (decode
+// steps) gets the decode arithmetic: about M FLOP per weight byte against
+// the device's ridge point, and fewer weight bytes or a larger batch as
+// the lever (vllm_h100_tp4_rank0); not for a quantized kernel, another
+// producer, or replays under half the kernel time.
+func TestDecodeGEMMNote(t *testing.T) {
+	tc := func(n string) table.Column { return table.Column{Name: n} }
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+	evOf := func(producer, kernel string, replayed int64) *evidence.Evidence {
+		return &evidence.Evidence{
+			Traces: &table.Table{Columns: []table.Column{tc("trace"), tc("rank"), tc("producer"), tc("gpu_model")},
+				Rows: [][]any{{"t", int64(0), producer, "NVIDIA H100 80GB HBM3"}}},
+			Tables: evidence.Tables{
+				"kernels": {Columns: []table.Column{tc("trace"), tc("rank"), tc("name"), tc("class"), tc("total_ns")},
+					Rows: [][]any{{"t", int64(0), kernel, "COMP", int64(90_000_000)}, {"t", int64(0), "other", "COMP", int64(143_000_000)}}},
+				"graphs": {Columns: []table.Column{tc("trace"), tc("rank"), tc("graph"), tc("launches"), tc("gpu_ns")},
+					Rows: [][]any{{"t", int64(0), int64(-1), int64(729), replayed}, {"t", int64(0), int64(-2), int64(0), int64(50_000_000)}}},
+			}}
+	}
+	testutil.Contains(t, "decode", decodeGEMMNote(evOf("vllm", gemm, 134_000_000), gemm),
+		"Most of the kernel time (57.5%) is graph replays", "ridge point of about 295 FLOP/byte (989 TFLOP/s dense over 3.35 TB/s)",
+		"FP8 weights, which its tensor cores run", "a hypothesis: the trace records no token counts")
+	const fp4 = "_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1"
+	for name, got := range map[string]string{
+		"a quantized kernel":       decodeGEMMNote(evOf("vllm", fp4, 134_000_000), fp4),
+		"a training loop":          decodeGEMMNote(evOf("profiler_step", gemm, 134_000_000), gemm),
+		"replays under half of it": decodeGEMMNote(evOf("vllm", gemm, 100_000_000), gemm),
+		"a kernel that is no GEMM": decodeGEMMNote(evOf("vllm", "rms_norm_kernel", 134_000_000), "rms_norm_kernel"),
+	} {
+		if got != "" {
+			t.Errorf("%s: %q", name, got)
+		}
+	}
+}
