@@ -556,6 +556,10 @@ func TestKernelFamily(t *testing.T) {
 		{"COMP", "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_2", findings.FamilyElementwise},
 		{"COMP", "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int)", findings.FamilyElementwise},
 		{"COMP", "void vllm::rotary_embedding_kernel<c10::BFloat16, true>(long const*)", findings.FamilyOther},
+		// at::native kernels other than elementwise and reduce move data:
+		// the elementwise_dominated rule's test decides the family too.
+		{"COMP", "void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous namespace)::OpaqueType<2u>, unsigned int, 4, 64, 64>(at::native::(anonymous namespace)::CatArrInputTensorMetadata)", findings.FamilyOther},
+		{"COMP", "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float, float, float>, unsigned int, float, 4> >(at::native::ReduceOp)", findings.FamilyElementwise},
 		// Norms by the kernel's namespaces and name: a vector norm is a
 		// reduction, and MoE routing's routingRenormalize no norm.
 		{"COMP", "void layer_norm::ln_fwd_kernel<layer_norm::Kernel_traits<__nv_bfloat16, __nv_bfloat16, float, unsigned int, 7168u> >(layer_norm::FwdParams)", findings.FamilyNorm},
