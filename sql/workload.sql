@@ -54,6 +54,10 @@
 -- - torchrec_pipeline: TorchRec's pipeline ranges ## sparse_data_dist ## and
 --     ## wait_sparse_data_dist ##: TrainPipelineSparseDist (or a pipeline
 --     built on it) runs the input dist under the previous batch.
+-- - torchrec_bucketize: fbgemm::block_bucketize_sparse_features operators:
+--     TorchRec's input dist bucketizes the features for row-wise sharding,
+--     and builds the bucketized KeyedJaggedTensor without length_per_key
+--     (negative_queue_length_a100).
 -- - hf_pipeline: python frames of transformers/pipelines/: a Hugging Face
 --     pipeline runs the loop and builds its DataLoader (its num_workers is
 --     the pipeline call's).
@@ -205,6 +209,7 @@ _hfn AS (
       OR regexp_matches(name, '(EmbeddingBagCollection|EmbeddingCollection|PooledEmbeddings?)\w*Awaitable')
       OR regexp_matches(name, '^## (wait_)?sparse_data_dist')) THEN 'torchrec' END,
     CASE WHEN kind <> 'kernel' AND regexp_matches(name, '^## (wait_)?sparse_data_dist') THEN 'torchrec_pipeline' END,
+    CASE WHEN kind = 'cpu_op' AND name = 'fbgemm::block_bucketize_sparse_features' THEN 'torchrec_bucketize' END,
     CASE WHEN kind <> 'kernel' AND starts_with(name, 'enumerate(DataLoader)#_SingleProcessDataLoaderIter') THEN 'dataloader_single' END,
     CASE WHEN kind <> 'kernel' AND starts_with(name, 'enumerate(DataLoader)#_MultiProcessingDataLoaderIter') THEN 'dataloader_workers' END,
     CASE WHEN kind = 'cpu_op' AND (starts_with(name, 'aten::_foreach_') OR starts_with(name, 'aten::_fused_')) THEN 'foreach_ops' END

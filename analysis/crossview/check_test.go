@@ -114,10 +114,10 @@ func TestQueuedAhead(t *testing.T) {
 		// k4 waits 35..910 too: 895 of 990 µs, 90%.
 		{"four kernels", 4, 895, 990, Confirmed},
 		// The same step with its first kernel 100 µs after the last launch
-		// returned (vllm_decode_full_mi300x: work the trace does not show,
-		// or offset clocks): no launch returned inside the GPU span, so
-		// nothing counts as queued behind the GPU.
-		{"launched before the span", -4, 0, 990, Hypothesis},
+		// returned, the kernels back to back (vllm_decode_full_mi300x: the
+		// step queued behind work the trace does not show): what waited
+		// from its launch counts as queued, 140..1040 µs.
+		{"launched before the span, run back to back", -4, 900, 990, Confirmed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture()
@@ -800,19 +800,43 @@ func TestHostBaseRanks(t *testing.T) {
 }
 
 // TestReasonQueuedNotMeasured: where every launch returned before the GPU
-// span began (vllm_decode_full_mi300x: the step launched by 2.3 ms, its
-// first kernel at 8.4 ms), the queued share is no measurement, and the
-// reason says so instead of printing 0.0%.
+// span began and the GPU then ran with idle between (not back to back:
+// launchedKernels counts none as queued), the queued share is no
+// measurement, and the reason says so instead of printing 0.0%; where it
+// ran back to back, the share is measured and the reason says why.
 func TestReasonQueuedNotMeasured(t *testing.T) {
 	m := Metrics{WallNs: 1000, GPUTimeNs: 998, BusyNs: 998, IdleNs: 2, LaunchThreads: 1}
 	s := reason(m, Rules[0])
 	testutil.Contains(t, "reason", s, "launched work waiting behind the busy GPU not measured (every launch returned before the GPU span began)",
-		"which the trace does not tell from clocks offset between host and device")
+		"with idle between, as work queued behind an earlier step or host and device clocks offset would show")
+	q := m
+	q.QueuedWhileBusyNs = 970
+	testutil.Contains(t, "back to back", reason(q, Rules[0]), "launched work waiting behind the busy GPU 97.0% of the GPU span",
+		"the GPU ran back to back work launched before it began, queued behind work the trace does not show")
 	if strings.Contains(s, "behind the busy GPU 0.0%") {
 		t.Errorf("a share that was not measured reads 0.0%%: %s", s)
 	}
 	m.QueuedWhileBusyNs, m.HostWorkNs = 500, 200
 	if s := reason(m, Rules[0]); !strings.Contains(s, "launched work waiting behind the busy GPU 50.0% of the GPU span") {
 		t.Errorf("measured queue: %s", s)
+	}
+}
+
+// TestQueuedAheadSpaced: work launched before the GPU span that the GPU
+// then runs with idle between (as offset clocks would show it, the kernels
+// as spaced as their launches) is not counted as queued.
+func TestQueuedAheadSpaced(t *testing.T) {
+	f := newFixture()
+	root := f.frame(0, "python", "", "loop", 0, 45)
+	for i := range 4 {
+		l := f.frame(root, "runtime", "launch", "cudaLaunchKernel", int64(10*i), 5)
+		f.op(l, "kernel", "k", 140+int64(300*i), 200)
+	}
+	res, err := Build(&f.in, Slice{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := res.Check.Metrics; m.QueuedWhileBusyNs != 0 {
+		t.Errorf("queued %d ns behind a GPU idle a third of its span, want 0", m.QueuedWhileBusyNs)
 	}
 }

@@ -259,9 +259,11 @@ func DetectGaps(b *Bundle) {
 		add(GapGraphsHideKernel, "per-kernel CPU attribution of graph-replayed kernels (no operator, no input shapes)",
 			"the trace replays HIP graphs: their kernels carry only the hipGraphLaunch's correlation",
 			func(ri RankInfo) bool { return ri.HasGraphs && rocm(ri) })
+		// Which rank a file is matters only in a job: one process that
+		// communicates with no one (h100_owlv2) is no rank of one.
 		add(GapRankDefaulted, "which rank of the job this file is",
 			"no merged-pid prefix, -rank-N file name or distributedInfo: the rank defaulted to 0",
-			func(ri RankInfo) bool { return ri.RankSource == "default" })
+			func(ri RankInfo) bool { return ri.RankSource == "default" && (len(rs) > 1 || communicates(b, tr)) })
 		// An unnamed device whose properties identify the part (GFXIP 9.4,
 		// 304 CUs, 192 GiB: an MI300X) leaves no gap.
 		add(GapNoDeviceName, "device-model verdicts (tensor cores, peak bandwidth)",

@@ -288,3 +288,24 @@ func TestInferredStepsSource(t *testing.T) {
 		}
 	}
 }
+
+// TestGapRankDefaultedInAJob: a file whose rank defaulted to 0 leaves a gap
+// where it is part of a job (it communicates), not where it is one process
+// that communicates with no one (h100_owlv2).
+func TestGapRankDefaultedInAJob(t *testing.T) {
+	b := &evidence.Bundle{
+		Traces: &table.Table{Name: "traces", Columns: cols("trace", "rank", "rank_source"), Rows: [][]any{
+			{"alone", int64(0), "default"}, {"job", int64(0), "default"},
+		}},
+		Tables: map[string]*table.Table{
+			"ranks": {Columns: cols("trace", "rank", "comm_ns"), Rows: [][]any{{"alone", int64(0), int64(0)}, {"job", int64(0), int64(5_000)}}},
+		},
+	}
+	why := gapWhy(b, evidence.GapRankDefaulted)
+	if _, ok := why["alone"]; ok {
+		t.Errorf("one process: rank-defaulted gap %q", why["alone"])
+	}
+	if !strings.Contains(why["job"], "the rank defaulted to 0") {
+		t.Errorf("a rank of a job: rank-defaulted gap %q", why["job"])
+	}
+}

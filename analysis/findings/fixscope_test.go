@@ -6,6 +6,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/table"
+	"github.com/tracebook/tracebook/internal/testutil"
 )
 
 // withCC gives the bundle's rank a compute capability (the traces area's
@@ -140,9 +141,13 @@ func TestSyncFixTorchRec(t *testing.T) {
 	}{
 		{".item() without TorchRec: read it once per logging interval", item, []string{"cpu_ops", "backward"},
 			[]string{"read it once per logging interval", "loss.detach()"}, []string{"TorchRec", "KeyedJaggedTensor"}},
-		{".item() with TorchRec's pipeline on: the lengths from the host", item, pipelined,
-			append([]string{"aten::item, not the range", "under ## sparse_data_dist ##", "train pipeline is already on", "kjt = KeyedJaggedTensor(", "outside the input dist (a loss or a metric read)"}, torchrec...),
-			[]string{"loss.detach()", "TrainPipelineSparseDist(model"}},
+		// Scalar reads: open-source TorchRec reads its sizes with .tolist(),
+		// so .item() reads are another input dist's (trace_diff_test_v100):
+		// read them as one tensor.
+		{".item() with TorchRec's pipeline on: read the scalars together", item, pipelined,
+			[]string{"TorchRec", "cannot wait for a logging interval", "hypothesis: the sync area names the issuing operator", "aten::item, not the range", "under ## sparse_data_dist ##",
+				"train pipeline is already on", "These are scalar reads (aten::item), which open-source TorchRec's input dist does not make", "one .tolist()", "outside the input dist (a loss or a metric read)"},
+			[]string{"loss.detach()", "TrainPipelineSparseDist(model", "kjt = KeyedJaggedTensor("}},
 		{".item() with TorchRec, no pipeline: TrainPipelineSparseDist", item, unpipelined,
 			append([]string{"TrainPipelineSparseDist", "pipeline = TrainPipelineSparseDist(model, optimizer, device)"}, torchrec...),
 			[]string{"loss.detach()", "already on"}},
@@ -204,5 +209,27 @@ func TestSyncFixTorchRecMeasured(t *testing.T) {
 		if got := f.Fix + "\n" + f.Snippet; !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
 			t.Errorf("dist %d: fix %q, want %q and not %q", tc.dist, got, tc.want, tc.not)
 		}
+	}
+}
+
+// A rank whose input dist bucketizes the features for row-wise sharding
+// (negative_queue_length_a100: fbgemm::block_bucketize_sparse_features)
+// reads the bucketized lengths, which no data-loader field supplies: the
+// fix says the read stays and names what it waits for, not length_per_key;
+// its held waits are said beside the blocked time they are part of.
+func TestSyncFixTorchRecBucketized(t *testing.T) {
+	c := cols("trace rank step phase stream call op trigger direction pageable blocking edge count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes held_ns dist_ns")
+	rows := [][]any{{"t", int64(0), int64(1), "", int64(27), "cudaMemcpyAsync", "aten::to", "copy", "DtoH", true, true, false, int64(5), int64(750_000_000), int64(150_000_000), int64(5), int64(4_000_000), int64(800_000), int64(3520), int64(440_000_000), int64(740_000_000)}}
+	wl := workloadOf("cpu_ops", "backward", "torchrec=## sparse_data_dist ##", "torchrec_pipeline=## wait_sparse_data_dist ##", "torchrec_bucketize=fbgemm::block_bucketize_sparse_features")
+	f := find(eval(bundle("profiler_step", "cuda", "NVIDIA A100-SXM4-80GB", 50_000_000, 50_000_000,
+		map[string]*table.Table{"sync": {Columns: c, Rows: rows}, "workload": wl}), nil), "sync_bound_loop")
+	if f == nil {
+		t.Fatal("no sync finding")
+	}
+	got := f.Fix + "\n" + f.Snippet
+	testutil.Contains(t, "bucketized", got, "these are its input dist's reads: 740 ms of the 750 ms they blocked the host lie inside its ## sparse_data_dist ## ranges (their held waits, 440 ms, included)",
+		"bucketizes the features for row-wise sharding (fbgemm::block_bucketize_sparse_features)", "the read stays", "what that stream waits for")
+	if strings.Contains(got, "length_per_key=length_per_key") || strings.Contains(got, "What is left to remove is a read of the lengths") {
+		t.Errorf("a bucketized rank is told to bring length_per_key from the host:\n%s", got)
 	}
 }

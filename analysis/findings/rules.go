@@ -419,19 +419,35 @@ func (c *ctx) torchrecSizes(trace string, rank int, op string) (fix, snippet str
 		under = "## sparse_data_dist ##"
 	}
 	which := "these may be its input dist's reads (a hypothesis: the sync area names " + issuer + ", not the range around it; the Perfetto view shows whether they sit under " + under + ")"
-	if dist, blocked, known := c.syncInDist(trace, rank, op); known && w.TorchRecPipeline && blocked > 0 {
+	if dist, blocked, held, known := c.syncInDist(trace, rank, op); known && w.TorchRecPipeline && blocked > 0 {
 		switch {
 		case 2*dist >= blocked:
 			which = "these are its input dist's reads: " + ms(dist) + " of the " + ms(blocked) + " they blocked the host lie inside its ## sparse_data_dist ## ranges"
+			if held > 0 {
+				// negative_queue_length_a100: 444 of its 762 ms are held
+				// waits, which the finding's own figure leaves out.
+				which += " (their held waits, " + ms(held) + ", included)"
+			}
 		case dist == 0:
 			return "", "" // none under the input dist: not its reads
 		}
 	}
 	fix = "The trace runs TorchRec (" + w.Examples["torchrec"] + "), and " + which + ". " +
-		"Before it sends the sparse features, the input dist reads the KeyedJaggedTensor's lengths per key and the splits its first all-to-all returns back to the host (.item()/.tolist()), because the all-to-all of the features is sized there: such a read cannot wait for a logging interval. "
+		"Before it sends the sparse features, the input dist reads the KeyedJaggedTensor's lengths per key and the splits its first all-to-all returns back to the host (.tolist()), because the all-to-all of the features is sized there: such a read cannot wait for a logging interval. "
 	const hostLengths = "build the KeyedJaggedTensor in the data loader with length_per_key (and offset_per_key) summed on the host, which KeyedJaggedTensor.to() carries to the GPU, so that the input dist does not read the lengths back; the splits' read stays (the host needs the other ranks' sizes)."
 	if w.TorchRecPipeline {
-		fix += "TorchRec's train pipeline is already on (its " + w.Examples["torchrec_pipeline"] + " ranges are in the trace): it runs the next batch's input dist beside the current batch's compute, which hides these reads only as far as that compute lasts. What is left to remove is a read of the lengths, where the input dist makes one: " + hostLengths
+		fix += "TorchRec's train pipeline is already on (its " + w.Examples["torchrec_pipeline"] + " ranges are in the trace): it runs the next batch's input dist beside the current batch's compute, which hides these reads only as far as that compute lasts. "
+		switch {
+		case w.TorchRecBucketize:
+			// negative_queue_length_a100: the 146 ms read follows
+			// block_bucketize_sparse_features, and waits behind its stream.
+			return fix + "Here the input dist bucketizes the features for row-wise sharding (fbgemm::block_bucketize_sparse_features), and TorchRec builds the bucketized KeyedJaggedTensor without length_per_key: the lengths it reads are computed on the GPU whatever the data loader supplies, so the read stays. Such a read waits for the work queued ahead of it on its stream: where it blocks long, the lever is what that stream waits for (its order behind other streams' work or a collective), and removing one read would move the wait to the next.", ""
+		case op == "aten::item":
+			// trace_diff_test_v100: 8-byte scalars under
+			// all2all_..._data:init, a build of its own.
+			return fix + "These are scalar reads (aten::item), which open-source TorchRec's input dist does not make (it reads lengths and splits with .tolist()): this input dist reads its sizes one value at a time, each a wait for the GPU's queue; reading them as one tensor (one .tolist()) leaves one wait where there are several.", ""
+		}
+		fix += "What is left to remove is a read of the lengths, where the input dist makes one: " + hostLengths
 		return fix, "kjt = KeyedJaggedTensor(keys=keys, values=values, lengths=lengths, length_per_key=length_per_key, offset_per_key=offset_per_key)  # in the data loader: length_per_key summed on the host"
 	}
 	fix += "Pipeline the input dist with TorchRec's TrainPipelineSparseDist, which runs the next batch's input dist, these reads included, on its own stream beside the current batch's compute; and " + hostLengths
@@ -439,14 +455,14 @@ func (c *ctx) torchrecSizes(trace string, rank int, op string) (fix, snippet str
 }
 
 // syncInDist sums the sync area's blocking calls of a rank that op issued
-// (all where op is ""), edge calls left out: their blocked time, and how
-// much of it lies inside TorchRec's ## sparse_data_dist ## ranges
-// (dist_ns); known is false where the area has no dist_ns (an older
-// bundle).
-func (c *ctx) syncInDist(trace string, rank int, op string) (dist, blocked int64, known bool) {
+// (all where op is ""), edge calls left out: their blocked time, how much
+// of it lies inside TorchRec's ## sparse_data_dist ## ranges (dist_ns) and
+// their held waits (held_ns); known is false where the area has no
+// dist_ns (an older bundle).
+func (c *ctx) syncInDist(trace string, rank int, op string) (dist, blocked, held int64, known bool) {
 	t := c.ev.Table("sync")
 	if t == nil || t.Col("dist_ns") < 0 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	for _, r := range c.rankRows(t, trace, rank) {
 		if !evidence.Bool(t, r, "blocking") || evidence.Bool(t, r, "edge") || (op != "" && evidence.Str(t, r, "op") != op) {
@@ -454,8 +470,9 @@ func (c *ctx) syncInDist(trace string, rank int, op string) (dist, blocked int64
 		}
 		dist += evidence.Int(t, r, "dist_ns")
 		blocked += evidence.Int(t, r, "blocked_ns")
+		held += evidence.Int(t, r, "held_ns")
 	}
-	return dist, blocked, true
+	return dist, blocked, held, true
 }
 
 // pageable: copies whose Kineto name says Pageable (the platform names the

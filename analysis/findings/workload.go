@@ -22,6 +22,7 @@ import (
 //	ddp                       DDP
 //	allreduce_in_backward     BackwardAllReduce
 //	fsdp, torchrec            FSDP, TorchRec
+//	torchrec_bucketize        TorchRecBucketize
 //	hf_pipeline               HFPipeline
 //	hf_chunk_forward          HFChunkForwards
 //	hf_chunk_forward_gpu      HFChunkForwardGPUNs
@@ -65,6 +66,11 @@ type Workload struct {
 	// TorchRecPipeline: TorchRec's sparse_data_dist ranges, so its train
 	// pipeline already runs the input dist under the previous batch.
 	TorchRecPipeline bool
+	// TorchRecBucketize: the input dist bucketizes the features for
+	// row-wise sharding (fbgemm::block_bucketize_sparse_features), and the
+	// lengths it reads are the bucketized ones, which no data-loader field
+	// supplies.
+	TorchRecBucketize bool
 	// HFPipeline: a Hugging Face transformers pipeline runs the loop (its
 	// python frames): it builds the DataLoader, whose num_workers is the
 	// pipeline call's.
@@ -237,6 +243,8 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			w.TorchRec = true
 		case "torchrec_pipeline":
 			w.TorchRecPipeline = true
+		case "torchrec_bucketize":
+			w.TorchRecBucketize = true
 		case "hf_pipeline":
 			w.HFPipeline = true
 		case "hf_chunk_pipeline":
