@@ -37,6 +37,7 @@
 -- gpu_busy_ns: Union contribution of those events. DURATION_NS
 -- kernel_ns: Sum of their durations. DURATION_NS
 -- host_gap_ns: Host time between the previous step's end and this step's start (0 for the first). DURATION_NS
+-- kv_tokens: Tokens the step wrote to vLLM's KV cache: the grid of its vllm::reshape_and_cache kernels, one block per token (in a CUDA-graph replay, the graph's captured size, padding included); NULL where the step ran none. COUNT
 --
 -- PARAMS: none of its own: it reads the tables evidence_base_steps and
 --   evidence_base_events that sql/evidence_base.sql built for the filter
@@ -48,6 +49,15 @@ _t0 AS (
 ),
 _gw AS (
   SELECT trace, rank, step, ts_ns, end_ns, pm_all AS pm FROM evidence_base_gpu
+),
+-- vLLM's KV-cache writes, by step: a few kernels a layer.
+_kv AS (
+  SELECT b.trace, b.rank, b.step,
+    max(TRY_CAST(regexp_extract(d.strings[e.grid_id + 1], '^\[(\d+)', 1) AS BIGINT)) AS kv_tokens
+  FROM tb_events e CROSS JOIN tb_dict d
+  JOIN evidence_base_events b ON b.file_id = e.file_id AND b.idx = e.idx AND b.rank = e.rank AND b.trace = d.strings[e.trace_id + 1]
+  WHERE e.kind = 'kernel' AND e.name_id IN (SELECT id FROM tb_strings WHERE contains(s, 'vllm::reshape_and_cache')) AND b.step >= 0
+  GROUP BY ALL
 ),
 _gb AS (
   SELECT trace, rank, step, count(*) AS gpu_events,
@@ -62,7 +72,9 @@ SELECT s.trace, s.rank, s.step, s.phase, s.source, s.hypothesis, s.name,
   coalesce(g.gpu_events, 0) AS gpu_events,
   CAST(coalesce(g.busy, 0) AS BIGINT) AS gpu_busy_ns,
   CAST(coalesce(g.kern, 0) AS BIGINT) AS kernel_ns,
-  greatest(0, s.ts_ns - coalesce(lag(s.end_ns) OVER (PARTITION BY s.trace, s.rank ORDER BY s.ts_ns), s.ts_ns)) AS host_gap_ns
+  greatest(0, s.ts_ns - coalesce(lag(s.end_ns) OVER (PARTITION BY s.trace, s.rank ORDER BY s.ts_ns), s.ts_ns)) AS host_gap_ns,
+  kv.kv_tokens
 FROM evidence_base_steps s JOIN _t0 t ON t.trace = s.trace
 LEFT JOIN _gb g ON g.trace = s.trace AND g.rank = s.rank AND g.step = s.step
+LEFT JOIN _kv kv ON kv.trace = s.trace AND kv.rank = s.rank AND kv.step = s.step
 ORDER BY trace, rank, step

@@ -155,6 +155,7 @@ var presetHeaders = []presetHeader{
 			"gpu_busy_ns", "DURATION_NS",
 			"kernel_ns", "DURATION_NS",
 			"host_gap_ns", "DURATION_NS",
+			"kv_tokens", "COUNT",
 		}},
 	{area: "gaps",
 		rules: []string{"max_at_ns", "argmax(max_ns)", "stream", "key"},

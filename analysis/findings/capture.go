@@ -248,7 +248,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 			loop := "profile the loop once start-up is done"
 			if ri.Producer == "vllm" {
 				// ANCHORS.md §7.1: the server's profiler endpoints.
-				loop = "profile the loop once the engine is up (vLLM: /start_profile and /stop_profile around requests, or vllm bench serve --profile)"
+				loop = "profile the loop once the engine is up (vLLM, started with its profiler configured, --profiler-config or VLLM_TORCH_PROFILER_DIR before v0.13: /start_profile and /stop_profile around requests, or vllm bench serve --profile)"
 			}
 			l := limit{minor: true, unread: true, why: "the window holds a CUDA/HIP graph capture (start-up), not the serving loop: " + loop}
 			if share < CaptureSpanCap {

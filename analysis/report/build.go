@@ -1017,7 +1017,7 @@ func eagerFirstStep(b *evidence.Bundle, ev *evidence.Evidence) string {
 			launches[evidence.Int(gr, r, "step")] += evidence.Int(gr, r, "launches")
 		}
 	}
-	type step struct{ n, start, busy int64 }
+	type step struct{ n, start, busy, kv int64 } // kv: tokens written to the KV cache, -1 unknown
 	var steps []step
 	for r := range st.Rows {
 		if evidence.Str(st, r, "trace") != trace || int(evidence.Int(st, r, "rank")) != rank || evidence.Int(st, r, "step") < 0 {
@@ -1027,7 +1027,11 @@ func eagerFirstStep(b *evidence.Bundle, ev *evidence.Evidence) string {
 			return "" // the steps say their phase
 		}
 		if busy := evidence.Int(st, r, "gpu_busy_ns"); busy > 0 {
-			steps = append(steps, step{evidence.Int(st, r, "step"), evidence.Int(st, r, "start_ns"), busy})
+			kv := int64(-1)
+			if v, ok := cell(st.Rows[r], st.Col("kv_tokens")).(int64); ok {
+				kv = v
+			}
+			steps = append(steps, step{evidence.Int(st, r, "step"), evidence.Int(st, r, "start_ns"), busy, kv})
 		}
 	}
 	sort.Slice(steps, func(i, j int) bool { return steps[i].start < steps[j].start })
@@ -1036,10 +1040,12 @@ func eagerFirstStep(b *evidence.Bundle, ev *evidence.Evidence) string {
 	}
 	var busy []int64
 	perStep := map[int64]int{}
+	var kvs []int64 // the graph-replaying steps' KV-cache writes
 	for _, s := range steps[1:] {
 		if l := launches[s.n]; l > 0 {
 			busy = append(busy, s.busy)
 			perStep[l]++
+			kvs = append(kvs, s.kv)
 		}
 	}
 	if len(busy) < 2 {
@@ -1054,6 +1060,19 @@ func eagerFirstStep(b *evidence.Bundle, ev *evidence.Evidence) string {
 		if int64(n) > mostN || (int64(n) == mostN && l < most) {
 			most, mostN = l, int64(n)
 		}
+	}
+	if kv, lo, hi := steps[0].kv, slices.Min(kvs), slices.Max(kvs); kv > 0 && lo > 0 && kv > 2*hi {
+		// vllm_h100_tp4_rank0: 1,049 tokens, then 1 a step: one request's
+		// prefill and its decode steps.
+		later := table.Int(lo) + " to " + table.Int(hi) + " tokens each"
+		if lo == hi {
+			later = plural(lo, "token", "tokens") + " each"
+			if lo == 1 {
+				later += ": one sequence decoding, a batch of 1"
+			}
+		}
+		return fmt.Sprintf("Step %d ran eagerly, replaying no CUDA graph: it wrote %s tokens to the KV cache (vLLM's reshape_and_cache kernels, one block per token), most likely a prefill above the graphs' capture sizes, with %s of GPU work, against a median of %s for the %d later steps that replay graphs (%s graph launches a step, most often), which wrote %s. The kernel shares above mix it with those steps.",
+			steps[0].n, table.Int(kv), fmtMs(steps[0].busy), fmtMs(med), len(busy), table.Int(most), later)
 	}
 	return fmt.Sprintf("Step %d ran eagerly, replaying no CUDA graph, with %s of GPU work, against a median of %s for the %d later steps that replay graphs (%s graph launches a step, most often): most likely a batch above the graphs' capture sizes, such as a prefill (a hypothesis: vLLM's execute_model frames carry no token counts). The kernel shares above mix it with those steps.",
 		steps[0].n, fmtMs(steps[0].busy), fmtMs(med), len(busy), table.Int(most))
@@ -1163,8 +1182,34 @@ func decodeGEMMNote(ev *evidence.Evidence, kernel string) string {
 	if caps.FP8 {
 		fewer = "FP8 weights, which its tensor cores run"
 	}
-	return fmt.Sprintf(" Most of the kernel time (%s) is graph replays, a serving engine's decode steps, whose GEMMs take as many rows as the step has tokens: a GEMM of M tokens does about M FLOP per byte of its 16-bit weights, and with M under this GPU's ridge point of about %.0f FLOP/byte (%.0f TFLOP/s dense over %.2f TB/s) it is bound by reading its weights (a hypothesis: the trace records no token counts; the profile's memory throughput tells). Then fewer weight bytes (%s) or more tokens a step (a larger batch) move it, not the kernel's tuning.",
-		fmtPct(shareOf(replayed, total)), ridge, caps.PeakTFLOPs, caps.MemTBs, fewer)
+	head := fmt.Sprintf(" Most of the kernel time (%s) is graph replays, a serving engine's decode steps, whose GEMMs take as many rows as the step has tokens: a GEMM of M tokens does about M FLOP per byte of its 16-bit weights", fmtPct(shareOf(replayed, total)))
+	roof := fmt.Sprintf("this GPU's ridge point of about %.0f FLOP/byte (%.0f TFLOP/s dense over %.2f TB/s)", ridge, caps.PeakTFLOPs, caps.MemTBs)
+	then := " Then fewer weight bytes (" + fewer + ") or more tokens a step (a larger batch) move it, not the kernel's tuning."
+	if m := stepTokens(ev); m > 0 && 4*float64(m) < ridge {
+		// vllm_h100_tp4_rank0: 1 token a decode step.
+		return head + fmt.Sprintf(", and its steps wrote a median of %s to the KV cache (vLLM's reshape_and_cache kernels, one block per token): M about %s, far under %s, so it is bound by reading its weights, which the profile's memory throughput shows.",
+			plural(m, "token", "tokens"), table.Int(m), roof) + then
+	}
+	return head + ", and with M under " + roof + " it is bound by reading its weights (a hypothesis: the trace records no token counts; the profile's memory throughput tells)." + then
+}
+
+// stepTokens is the median of the steps' KV-cache writes (the steps
+// area's kv_tokens: vLLM's reshape_and_cache grid), 0 where no step has one.
+func stepTokens(ev *evidence.Evidence) int64 {
+	t := ev.Table("steps")
+	if t == nil || t.Col("kv_tokens") < 0 {
+		return 0
+	}
+	var kv []int64
+	for _, r := range t.Rows {
+		if v, ok := cell(r, t.Col("kv_tokens")).(int64); ok && v > 0 {
+			kv = append(kv, v)
+		}
+	}
+	if len(kv) == 0 {
+		return 0
+	}
+	return medianInt(kv)
 }
 
 // quantizedKernel says whether a kernel's name says its weights are under

@@ -944,6 +944,20 @@ func TestEagerFirstStep(t *testing.T) {
 	if b, ev := build("sglang", 0); eagerFirstStep(b, ev) != "" {
 		t.Error("another producer's steps are read as vLLM's")
 	}
+	// With the steps' KV-cache writes (reshape_and_cache's grid), the
+	// tokens say what the steps were: 1,049 then 1 a step.
+	b, ev = build("vllm", 0)
+	st := b.Tables["steps"]
+	st.Columns = append(st.Columns, tc("kv_tokens"))
+	for i := range st.Rows {
+		kv := int64(1)
+		if i == 0 {
+			kv = 1049
+		}
+		st.Rows[i] = append(st.Rows[i], kv)
+	}
+	testutil.Contains(t, "tokens", eagerFirstStep(b, ev), "it wrote 1,049 tokens to the KV cache", "most likely a prefill above the graphs' capture sizes",
+		"which wrote 1 token each: one sequence decoding, a batch of 1")
 }
 
 // Where aiter's tuned GEMM ran a tenth of the kernel time or more through
@@ -1021,6 +1035,15 @@ func TestDecodeGEMMNote(t *testing.T) {
 	testutil.Contains(t, "decode", decodeGEMMNote(evOf("vllm", gemm, 134_000_000), gemm),
 		"Most of the kernel time (57.5%) is graph replays", "ridge point of about 295 FLOP/byte (989 TFLOP/s dense over 3.35 TB/s)",
 		"FP8 weights, which its tensor cores run", "a hypothesis: the trace records no token counts")
+	// The steps' KV-cache writes give M: 1 token a step.
+	withKV := evOf("vllm", gemm, 134_000_000)
+	withKV.Tables["steps"] = &table.Table{Columns: []table.Column{tc("trace"), tc("rank"), tc("step"), tc("kv_tokens")},
+		Rows: [][]any{{"t", int64(0), int64(0), int64(1049)}, {"t", int64(0), int64(1), int64(1)}, {"t", int64(0), int64(2), int64(1)}, {"t", int64(0), int64(3), nil}}}
+	got := decodeGEMMNote(withKV, gemm)
+	testutil.Contains(t, "decode with tokens", got, "its steps wrote a median of 1 token to the KV cache", "M about 1, far under this GPU's ridge point", "so it is bound by reading its weights")
+	if strings.Contains(got, "a hypothesis") {
+		t.Errorf("a measured M is called a hypothesis: %q", got)
+	}
 	const fp4 = "_matmul_ogs_NNT_bf16xbf16xmxfp4_16x128x256x1"
 	for name, got := range map[string]string{
 		"a quantized kernel":       decodeGEMMNote(evOf("vllm", fp4, 134_000_000), fp4),
