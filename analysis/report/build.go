@@ -627,10 +627,11 @@ func uniqInts(xs []int) []int {
 }
 
 // featureColumns are columns that only some rows fill, NULL on every
-// other: the workload area's that one feature fills (gemm_shapes), and the
+// other: the workload area's that one feature fills (gemm_shapes), the
 // sync area's dist_ns, which only ranks with TorchRec's input-dist ranges
-// fill. A table that shows no such row leaves them out.
-var featureColumns = map[string]bool{"gemm_flops": true, "gemm_bytes": true, "dist_ns": true}
+// fill, and the steps area's kv_tokens, only vLLM's. A table that shows no
+// such row leaves them out.
+var featureColumns = map[string]bool{"gemm_flops": true, "gemm_bytes": true, "dist_ns": true, "kv_tokens": true}
 
 // reportTable copies an evidence table without its histogram columns, nor
 // its feature columns where no row fills them.
