@@ -2264,10 +2264,10 @@ func TestJudgementSampledGapsHaveNoCause(t *testing.T) {
 		}
 	}
 	// Its kernel shares and the cross-check's figures are the sample's.
-	if !strings.Contains(j.md, "As the trace recorded them, not as the workload ran (see Capture quality): where the kernel time goes") {
+	if !strings.Contains(j.md, "As the trace holds them, not as the workload ran (see Capture quality): where the kernel time goes") {
 		t.Errorf("the kernel shares of a sample read as the workload's:\n%s", section(j.md, "## Key Findings", "## 🔴"))
 	}
-	if !strings.Contains(j.crossCheck(), "The events as recorded, not a reading of the workload: GPU busy") {
+	if !strings.Contains(j.crossCheck(), "The events as the trace holds them, not a reading of the workload: GPU busy") {
 		t.Errorf("the cross-check's figures read as the workload's:\n%s", j.crossCheck())
 	}
 }

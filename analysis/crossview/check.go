@@ -184,7 +184,7 @@ func (c Check) Unread(why string) Check { return c.unreadBy(NoSteadyState, why) 
 // unreadBy is c with no host/device reading, by rule r, for why.
 func (c Check) unreadBy(r Rule, why string) Check {
 	c.Verdict, c.Rule, c.Label, c.AlsoHolds = r.Verdict, r.Name, "", nil
-	c.Reason = "No host/device reading: " + why + ". The events as recorded, not a reading of the workload: " + reason(c.Metrics, r)
+	c.Reason = "No host/device reading: " + why + ". The events as the trace holds them, not a reading of the workload: " + reason(c.Metrics, r)
 	return c
 }
 

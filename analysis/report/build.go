@@ -196,7 +196,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		if void, _ := gate.Void(); void != "" {
 			// A sample's kernels are no measure of the workload's time
 			// (sampled_2of128: about one event in 73 kept).
-			fam = "As the trace recorded them, not as the workload ran (see Capture quality): " + strings.ToLower(fam[:1]) + fam[1:]
+			fam = "As the trace holds them, not as the workload ran (see Capture quality): " + strings.ToLower(fam[:1]) + fam[1:]
 		}
 		d.KeyFindings = append(d.KeyFindings, fam)
 	}
@@ -1130,7 +1130,7 @@ func aiterNote(ev *evidence.Evidence, traces []TraceMeta) string {
 	return " Of the kernels' summed time, " + fmtPct(shareOf(gpu, total)) + " (" + fmtMs(gpu) + ") is the GPU work of " + strconv.FormatInt(calls, 10) +
 		" GEMMs that aiter's tuned GEMM (gemm_a16w16) ran through torch (its torch_gemm: F.linear, hipBLASLt's default heuristic), which it does for a shape its tuned-config file has no entry for" +
 		" (a hypothesis: an entry can also name torch). Before that profile, tune those shapes: a run with AITER_TUNE_GEMM=1 writes them to aiter/configs/bf16_untuned_gemm.csv," +
-		" gradlib's gemm_tuner.py tunes them, and AITER_CONFIG_GEMM_BF16 points aiter at the tuned file."
+		" gradlib's gemm_tuner.py tunes them, and AITER_CONFIG_GEMM_BF16 points aiter at the tuned file; aiter looks an entry up by the exact token count M (padded a little), so the run that records them must see the batch sizes the server runs."
 }
 
 // decodeGEMMNote is the next lever's sentence on a GEMM kernel of a
