@@ -111,7 +111,8 @@ func TestWorkloadRealTraces(t *testing.T) {
 			// named triton__0d1d...) under DDP, with TorchRec's pipeline.
 			phase: "training (backward operators present)", compiled: true, inductor: true, ddp: true, allreduceBwd: true,
 			torchrec: true, workers: -1, torchMajor: 2,
-			features: []string{"allreduce_in_backward", "aot_autograd", "backward", "cpu_ops", "ddp", "gemm_misaligned", "inductor_kernels", "optimizer", "optimizer_gpu_idle", "record_shapes", "torchrec", "torchrec_pipeline", "view_ops"}}, [2]string{}},
+			// Its input dist bucketizes the features for row-wise sharding.
+			features: []string{"allreduce_in_backward", "aot_autograd", "backward", "cpu_ops", "ddp", "gemm_misaligned", "inductor_kernels", "optimizer", "optimizer_gpu_idle", "record_shapes", "torchrec", "torchrec_bucketize", "torchrec_pipeline", "view_ops"}}, [2]string{"torchrec_bucketize", "fbgemm::block_bucketize_sparse_features"}},
 		{"hta/df_index_resolver_v100", true, []int{1}, want{
 			// AOTAutograd's CompiledFunction with eager kernels only, captured
 			// in November 2022: functorch's aot_function, not torch.compile.
