@@ -426,7 +426,7 @@ func (c *ctx) piecewise(trace string, rank int) (launches, fewest, most int64, o
 }
 
 // fullGraphs is the lever for host gaps inside a vLLM forward that replays
-// piecewise graphs (piecewiseLaunches): FULL graphs replay a decode step's
+// piecewise graphs (piecewise): FULL graphs replay a decode step's
 // forward as one graph, without its Python. The clause and its snippet;
 // "" where the rank's graphs are not piecewise.
 func (c *ctx) fullGraphs(trace string, rank int) (clause, snippet string) {

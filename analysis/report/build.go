@@ -1188,7 +1188,7 @@ func decodeGEMMNote(ev *evidence.Evidence, kernel string) string {
 	then := " Then fewer weight bytes (" + fewer + ") or more tokens a step (a larger batch) move it, not the kernel's tuning."
 	if m := stepTokens(ev); m > 0 && 4*float64(m) < ridge {
 		// vllm_h100_tp4_rank0: 1 token a decode step.
-		return head + fmt.Sprintf(", and its steps wrote a median of %s to the KV cache (vLLM's reshape_and_cache kernels, one block per token): M about %s, far under %s, so it is bound by reading its weights, which the profile's memory throughput shows.",
+		return head + fmt.Sprintf(", and the steps wrote a median of %s to the KV cache (vLLM's reshape_and_cache kernels, one block per token): M about %s, far under %s, so it is bound by reading its weights, which the profile's memory throughput shows.",
 			plural(m, "token", "tokens"), table.Int(m), roof) + then
 	}
 	return head + ", and with M under " + roof + " it is bound by reading its weights (a hypothesis: the trace records no token counts; the profile's memory throughput tells)." + then

@@ -1040,7 +1040,7 @@ func TestDecodeGEMMNote(t *testing.T) {
 	withKV.Tables["steps"] = &table.Table{Columns: []table.Column{tc("trace"), tc("rank"), tc("step"), tc("kv_tokens")},
 		Rows: [][]any{{"t", int64(0), int64(0), int64(1049)}, {"t", int64(0), int64(1), int64(1)}, {"t", int64(0), int64(2), int64(1)}, {"t", int64(0), int64(3), nil}}}
 	got := decodeGEMMNote(withKV, gemm)
-	testutil.Contains(t, "decode with tokens", got, "its steps wrote a median of 1 token to the KV cache", "M about 1, far under this GPU's ridge point", "so it is bound by reading its weights")
+	testutil.Contains(t, "decode with tokens", got, "the steps wrote a median of 1 token to the KV cache", "M about 1, far under this GPU's ridge point", "so it is bound by reading its weights")
 	if strings.Contains(got, "a hypothesis") {
 		t.Errorf("a measured M is called a hypothesis: %q", got)
 	}
