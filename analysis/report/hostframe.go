@@ -79,7 +79,7 @@ func torchrecReach(f *evidence.Finding, stacks []crossview.HostStack, ev *eviden
 	}
 	f.FixReach = f.Impact * float64(total-sparse) / float64(total)
 	f.FixReachOf = "the host waits outside TorchRec's sparse side, which compiling the dense modules does not reach: " + fmtPct(float64(sparse)/float64(total)) +
-		" of the " + fmtMs(total) + " of late-launch gaps whose stacks the cross-check reads sit in its input dist, awaitables and all-to-alls (an estimate from those gaps)"
+		" of the " + fmtMs(total) + " in the rank's longest late-launch gaps, whose stacks the cross-check keeps, sit in its input dist, awaitables and all-to-alls (an estimate from those gaps)"
 }
 
 // sameTimeScope: the cross-view's slice covers the same time as the view's

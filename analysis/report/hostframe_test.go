@@ -207,7 +207,7 @@ func TestTorchRecReach(t *testing.T) {
 	base := evidence.Finding{Rule: "host_bound_idle", Trace: "t", Rank: 7, Impact: 0.75, ImpactOf: "the GPU span the rules judge (trace t, rank 7, whole trace)"}
 	f := base
 	torchrecReach(&f, stacks, evOf(true), 4_000_000)
-	if f.FixReach < 0.5624 || f.FixReach > 0.5626 || !strings.Contains(f.FixReachOf, "25.0% of the 2.000 ms of late-launch gaps whose stacks the cross-check reads sit in its input dist") {
+	if f.FixReach < 0.5624 || f.FixReach > 0.5626 || !strings.Contains(f.FixReachOf, "25.0% of the 2.000 ms in the rank's longest late-launch gaps, whose stacks the cross-check keeps, sit in its input dist") {
 		t.Errorf("TorchRec rank: reach %.4f (%s), want 0.5625", f.FixReach, f.FixReachOf)
 	}
 	for name, c := range map[string]struct {
