@@ -2300,3 +2300,20 @@ func TestJudgementPastTheLimitListed(t *testing.T) {
 		t.Errorf("%d claims say they are past the limit, want 1", n)
 	}
 }
+
+// SGLang's overlap scheduler: the GPU time held at the capture's start is
+// most likely the batch before the window, which the summary and the
+// inconclusive reading say instead of calling it idle or start-up
+// (sglang_qwen3_prefilldecode_mi300x: 493 ms; sglang_qwen3_decode_mi300x:
+// 463 ms of a 474 ms span).
+func TestJudgementSGLangPreviousBatch(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "sglang_qwen3_prefilldecode_mi300x"))
+	if s := j.summary(); !strings.Contains(s, "(493.239 ms of 987.289 ms) is time at the capture's start in which the GPU most likely ran SGLang's previous batch (its overlap scheduler), not the trace's work") {
+		t.Errorf("prefill summary:\n%s", s)
+	}
+	j = judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "sglang_qwen3_decode_mi300x"))
+	if s := j.summary(); !strings.Contains(s, "is held at the capture's start, most likely by SGLang's previous batch (its overlap scheduler), and the rest holds fewer than 3 steps") ||
+		strings.Contains(s, "profile more steps after warm-up") {
+		t.Errorf("decode summary:\n%s", s)
+	}
+}

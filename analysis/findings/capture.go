@@ -85,6 +85,9 @@ type Artifact struct {
 	// steps (RecurMinSteps or more): the loop's own stall, not a one-off.
 	Recurs       bool
 	Steps, OfAll int64 // the steps that hold it, of the rank's steps
+	// PrevBatch: held work at the capture's start under SGLang's overlap
+	// scheduler, most likely the previous batch the trace does not show.
+	PrevBatch bool
 }
 
 // RecurMinSteps is the fewest steps held work must stall, and 4 in 5 of the
@@ -238,6 +241,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 				why: fmt.Sprintf("only %s over %s: too little to judge steady state", events, ms(span))})
 		}
 		captureWindow := false // the window is a graph capture, not the loop
+		var prevBatch int64    // GPU idle held by SGLang's previous batch at the capture's start
 		if gc, ok := rows["graph_capture"]; ok {
 			share := 0.0
 			if span > 0 {
@@ -280,6 +284,8 @@ func Assess(ev *evidence.Evidence) *Gate {
 				// 463 ms before its first decode step, the batch before it
 				// a 32k-token prefill that no decode step bounds.
 				a.Detail += " SGLang's overlap scheduler is on and the first such interval begins at the capture's start: the device was most likely running the previous batch, launched before the capture on the same stream, which the trace does not show; that time is not idle in the run."
+				a.PrevBatch = true
+				prevBatch = x.idle
 			}
 			if kind == "held" && x.steps >= RecurMinSteps && 5*x.steps >= 4*rr.steps {
 				a.Recurs, a.Steps, a.OfAll = true, x.steps, rr.steps
@@ -300,9 +306,15 @@ func Assess(ev *evidence.Evidence) *Gate {
 				if captureWindow {
 					advice = "" // the graph capture's limit says what to profile instead
 				}
+				what := "is idle inside start-up or held intervals"
+				if 10*prevBatch >= 9*rg.excludedIdle {
+					// sglang_qwen3_decode_mi300x: 463 ms held by the batch
+					// before the window, a 32k-token prefill.
+					what, advice = "is held at the capture's start, most likely by SGLang's previous batch (its overlap scheduler)", "; profile more steps, so that the batch before the window is a small part of it"
+				}
 				rg.limits = append(rg.limits, limit{minor: true,
-					why: fmt.Sprintf("%s of the GPU span (%s of %s) is idle inside start-up or held intervals, and the rest holds fewer than %d steps: the window shows little of the loop's own work%s",
-						pct(float64(rg.excludedIdle)/float64(span)), ms(rg.excludedIdle), ms(span), ExcludedMinSteps, advice)})
+					why: fmt.Sprintf("%s of the GPU span (%s of %s) %s, and the rest holds fewer than %d steps: the window shows little of the loop's own work%s",
+						pct(float64(rg.excludedIdle)/float64(span)), ms(rg.excludedIdle), ms(span), what, ExcludedMinSteps, advice)})
 			}
 		}
 		if sk, ok := rows["clock_skew"]; ok {

@@ -138,6 +138,13 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 			of = "the GPU spans of the " + strconv.Itoa(n) + " ranks, summed"
 		}
 		idle := fmtPct(float64(ex)/float64(span)) + " of " + of + " (" + fmtMs(ex) + " of " + fmtMs(span) + ") is time inside start-up or held work in which the GPU ran none of the trace's work (idle, or running work it did not record)"
+		for _, a := range gate.Artifacts {
+			if a.PrevBatch && 10*a.IdleNs >= 9*ex {
+				// sglang_qwen3_prefilldecode_mi300x: 493 ms before the step's
+				// own work, most likely the previous batch.
+				idle = fmtPct(float64(ex)/float64(span)) + " of " + of + " (" + fmtMs(ex) + " of " + fmtMs(span) + ") is time at the capture's start in which the GPU most likely ran SGLang's previous batch (its overlap scheduler), not the trace's work"
+			}
+		}
 		judged := "they judge the remaining " + fmtMs(span-ex) + "; see Capture quality."
 		if a, ok := recurringHold(gate); ok {
 			// A hold in step after step is the loop's own stall: it comes
