@@ -165,7 +165,9 @@ func crossViewsLeavingOut(ctx context.Context, eng Engine, f evidence.Filter, sl
 		readErr = r.Add(row)
 		return readErr
 	}
+	framesRead := false // a row of the frames may have reached r
 	frameRows := func(cols []string) error {
+		framesRead = true
 		readErr = r.FrameRows(cols)
 		return readErr
 	}
@@ -181,7 +183,7 @@ func crossViewsLeavingOut(ctx context.Context, eng Engine, f evidence.Filter, sl
 	if err := read(otherRows(p.SQL), start); err != nil {
 		return nil, nil, err
 	}
-	if err := underFramesLimit(ctx, eng, func() error { return read(framesInStartOrder(p.SQL), frameRows) }); err != nil {
+	if err := underFramesLimit(ctx, eng, func() error { return read(framesInStartOrder(p.SQL), frameRows) }, func() bool { return framesRead }); err != nil {
 		return nil, nil, err
 	}
 	if err := r.Finish(); err != nil {
@@ -270,10 +272,11 @@ var framesMemoryLimit = "64MB"
 // underFramesLimit runs read, the query of the frames, under
 // framesMemoryLimit on an engine that can lower its limit (MemoryLimiter),
 // and again under the database's own limit when DuckDB runs out of memory
-// there: no row reaches Go before the sort is done (QueryEach), so none is
-// read twice.
-func underFramesLimit(ctx context.Context, eng Engine, read func() error) error {
-	if err := underLimits(ctx, eng, []string{framesMemoryLimit}, read); !outOfMemory(err) {
+// there before any row reached Go (started, true once the result's
+// columns were handed over: QueryEach streams the sorted frames, and the
+// sort runs before the first row comes), so that none is read twice.
+func underFramesLimit(ctx context.Context, eng Engine, read func() error, started func() bool) error {
+	if err := underLimits(ctx, eng, []string{framesMemoryLimit}, read); !outOfMemory(err) || started() {
 		return err
 	}
 	return read()

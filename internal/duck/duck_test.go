@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
@@ -151,10 +152,11 @@ func TestQueryCapAndTypes(t *testing.T) {
 
 // QueryEach hands over the rows Query returns, with the same values, and
 // stops at the first error of its callback: from an in-memory database,
-// and from one in a file, which reads a stored result in pages (here five
-// of them). A result of the types it reads from DuckDB's vectors is read
-// so (a driver upgrade that hides them fails here); one with a list column
-// goes through the driver's rows.
+// and from one in a file. A sorted result of the types it reads from
+// DuckDB's vectors is streamed and read so (a driver upgrade that hides
+// its connection or its results fails here); one with a list column goes
+// through the driver's rows, and an unsorted one from a file is stored
+// and read in pages (here five of them).
 func TestQueryEach(t *testing.T) {
 	defer func(p, n int64) { eachPage, pagedEvents = p, n }(eachPage, pagedEvents)
 	eachPage, pagedEvents = 1000, 0
@@ -175,19 +177,21 @@ func TestQueryEach(t *testing.T) {
 	for _, db := range []*DB{openTest(t, "-"), file} {
 		ctx := context.Background()
 		for _, tc := range []struct {
-			q      string
-			cols   []string
-			chunks bool
+			q        string
+			cols     []string
+			chunks   bool
+			streamed bool
 		}{
 			{`SELECT range AS i, range * 1.5 AS f, 'x' || range AS s, NULL AS n, [range, 2] AS l FROM range(?) ORDER BY i`,
-				[]string{"i", "f", "s", "n", "l"}, false},
+				[]string{"i", "f", "s", "n", "l"}, false, false},
+			{`SELECT range AS i, 'x' || range AS s FROM range(?)`, []string{"i", "s"}, true, false},
 			{`SELECT range AS i, CAST(range % 100 AS INTEGER) AS i32, CAST(range % 7 AS TINYINT) AS i8, CAST(range % 300 AS USMALLINT) AS u16,
 				CAST(range AS UBIGINT) + CAST(CASE WHEN range = 3 THEN 18446744073709551000 ELSE 0 END AS UBIGINT) AS u64,
 				range % 2 = 0 AS b, range / 3.0 AS f, CAST(range / 4 AS FLOAT) AS f32,
 				CASE WHEN range % 5 = 0 THEN NULL ELSE 'a longer text than twelve, número ' || range END AS s,
 				CAST(CASE WHEN range % 3 = 0 THEN 'kernel' ELSE 'python' END AS tb_kind) AS k,
 				CASE WHEN range % 4 = 0 THEN NULL ELSE range END AS n, 'short' AS c FROM range(?) ORDER BY i`,
-				[]string{"i", "i32", "i8", "u16", "u64", "b", "f", "f32", "s", "k", "n", "c"}, true},
+				[]string{"i", "i32", "i8", "u16", "u64", "b", "f", "f32", "s", "k", "n", "c"}, true, true},
 		} {
 			want, err := db.Query(ctx, tc.q, 0, 5000)
 			if err != nil {
@@ -196,6 +200,7 @@ func TestQueryEach(t *testing.T) {
 			var cols []string
 			var got [][]string
 			chunks := true
+			before := streamed.Load()
 			err = db.QueryEach(ctx, tc.q, func(c []string) error { cols = c; return nil },
 				func(row table.Cells) error {
 					_, ok := row.(*chunkCells)
@@ -208,6 +213,9 @@ func TestQueryEach(t *testing.T) {
 			}
 			if !slices.Equal(cols, tc.cols) {
 				t.Errorf("%s: columns = %v", db.path, cols)
+			}
+			if got := streamed.Load() > before; got != tc.streamed {
+				t.Errorf("%s: %v: streamed = %v, want %v", db.path, tc.cols, got, tc.streamed)
 			}
 			if chunks != tc.chunks {
 				t.Errorf("%s: %v: read from DuckDB's vectors = %v, want %v", db.path, tc.cols, chunks, tc.chunks)
@@ -678,5 +686,65 @@ func TestInMemoryCompressed(t *testing.T) {
 		FROM pragma_storage_info('tb_events') WHERE segment_type <> 'VALIDITY'`))
 	if got != "true\n" {
 		t.Errorf("most of tb_events' segments are uncompressed after a load")
+	}
+}
+
+// sortedLast tells the queries whose rows come out of a sort, the ones
+// QueryEach streams.
+func TestSortedLast(t *testing.T) {
+	for _, tc := range []struct {
+		q    string
+		want bool
+	}{
+		{"SELECT * FROM t ORDER BY a", true},
+		{"SELECT a FROM (SELECT * FROM t ORDER BY a) WHERE a > 1", false},
+		{"SELECT * FROM (\nSELECT 1 UNION ALL SELECT 2\n) WHERE x = 'frame' order by thread_id, ts_ns LIMIT 5", true},
+		{"SELECT * FROM a UNION ALL SELECT * FROM b", false},
+		{"SELECT count(*) FROM (SELECT 1)", false},
+	} {
+		if got := sortedLast(tc.q); got != tc.want {
+			t.Errorf("sortedLast(%q) = %v, want %v", tc.q, got, tc.want)
+		}
+	}
+}
+
+// An interrupt stops a streamed query within a second, in its sort and
+// while its rows are read, and the connection serves the next query.
+func TestQueryEachStreamCancel(t *testing.T) {
+	db := openTest(t, "-")
+	q := `SELECT range AS i, hash(range) AS h FROM range(?) ORDER BY h`
+	for _, tc := range []struct {
+		name string
+		rows int64
+		read bool // cancel once a row was read, else 100 ms after the start
+	}{{"in the sort", 200_000_000, false}, {"while read", 1_000_000, true}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var cancelled time.Time
+		if !tc.read {
+			time.AfterFunc(100*time.Millisecond, func() { cancelled = time.Now(); cancel() })
+		}
+		before := streamed.Load()
+		n := 0
+		err := db.QueryEach(ctx, q, nil, func(table.Cells) error {
+			if n++; tc.read && n == 1 {
+				cancelled = time.Now()
+				cancel()
+			}
+			return nil
+		}, tc.rows)
+		returned := time.Now()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s: QueryEach(cancelled) = %v, want context.Canceled", tc.name, err)
+		}
+		if d := returned.Sub(cancelled); d > time.Second {
+			t.Errorf("%s: QueryEach returned %v after the cancel, want < 1s", tc.name, d)
+		}
+		if tc.read && (streamed.Load() == before || int64(n) == tc.rows) {
+			t.Errorf("%s: %d of %d rows read after the cancel, streamed %v", tc.name, n, tc.rows, streamed.Load() > before)
+		}
+	}
+	n := 0
+	if err := db.QueryEach(context.Background(), q, nil, func(table.Cells) error { n++; return nil }, int64(10)); err != nil || n != 10 {
+		t.Errorf("QueryEach after the cancels = %v, %d rows, want 10", err, n)
 	}
 }
