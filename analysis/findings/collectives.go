@@ -1075,7 +1075,10 @@ func unnamedNote(cr *collRank) string {
 	return fmt.Sprintf(" %s (%s) is in kernels that name no operation (no Collective name arg, no c10d operator around the launch), which may be any collective.", ms(unknown), pct(float64(unknown)/float64(all)))
 }
 
-// hintNote says when a collective's name comes from the kernel name only.
+// hintNote says where a collective's name comes from: the kernel name
+// only (a hint), or, for every kernel, the operation's own record, where
+// the kernel name may say another (NCCL's ncclKernel_SendRecv runs the
+// all-reduces of some versions; docs/JUDGEMENT.md §4.1).
 func hintNote(cr *collRank, coll string) string {
 	var hint, n int64
 	for _, r := range cr.rows {
@@ -1084,8 +1087,11 @@ func hintNote(cr *collRank, coll string) string {
 			n += r.count
 		}
 	}
-	if hint > 0 && hint == n {
+	switch {
+	case hint > 0 && hint == n:
 		return " (named from the kernel name only, which does not identify the operation)"
+	case hint == 0 && n > 0:
+		return " (named by the kernels' Collective name arg or the collective operator around each launch, not by the kernel name)"
 	}
 	return ""
 }

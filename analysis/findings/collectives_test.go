@@ -340,11 +340,18 @@ func TestCommExposedSplit(t *testing.T) {
 			wantIn: []string{"The largest part of the collective time (45.0%) is all_to_all"},
 		},
 		{
+			name: "every kernel named by its operator: said, as the kernel name may name another operation",
+			b: multiBundle("profiler_step", []string{"backward"}, true,
+				rk{compute: 20_000_000, comm: 40_000_000, colls: []cr{{coll: "all_reduce", total: 26_000_000}}}),
+			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
+			wantIn: []string{"Most of the collective time (100.0%) is all_reduce (named by the kernels' Collective name arg or the collective operator around each launch, not by the kernel name)."},
+		},
+		{
 			name: "a third of the time in unnamed kernels: said beside the dominant share",
 			b: multiBundle("profiler_step", []string{"backward"}, true,
 				rk{compute: 20_000_000, comm: 40_000_000, colls: []cr{{coll: "all_reduce", total: 26_000_000}, {coll: "unknown", total: 14_000_000, hint: 10}}}),
 			wantTitle: "Communication is exposed: computation does not hide it", wantStatus: "hypothesis",
-			wantIn: []string{"Most of the collective time (65.0%) is all_reduce. 14.0 ms (35.0%) is in kernels that name no operation"},
+			wantIn: []string{"Most of the collective time (65.0%) is all_reduce (named by the kernels' Collective name arg or the collective operator around each launch, not by the kernel name). 14.0 ms (35.0%) is in kernels that name no operation"},
 		},
 		{
 			name:      "TorchRec all-to-all transfer: pipeline and sharding, never buckets",
