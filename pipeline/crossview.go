@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/crossview"
@@ -183,7 +184,7 @@ func crossViewsLeavingOut(ctx context.Context, eng Engine, f evidence.Filter, sl
 	if err := read(otherRows(p.SQL), start); err != nil {
 		return nil, nil, err
 	}
-	if err := underFramesLimit(ctx, eng, func() error { return read(framesInStartOrder(p.SQL), frameRows) }, func() bool { return framesRead }); err != nil {
+	if err := underFramesLimit(ctx, eng, frames, func() error { return read(framesInStartOrder(p.SQL), frameRows) }, func() bool { return framesRead }); err != nil {
 		return nil, nil, err
 	}
 	if err := r.Finish(); err != nil {
@@ -260,23 +261,41 @@ func framesInStartOrder(query string) string {
 		"\n) WHERE row_kind = 'frame' ORDER BY thread_id, ts_ns, dur_ns DESC, id"
 }
 
-// framesMemoryLimit is DuckDB's memory limit for the query of the streamed
-// frames (framesInStartOrder), lower than the rest of a large slice's
-// (largeSliceMemoryMB): DuckDB sorts the frames into start order,
+// framesMemoryMB is DuckDB's memory limit, in MB, for the query of the
+// streamed frames (framesInStartOrder), lower than the rest of a large
+// slice's (largeSliceMemoryMB): DuckDB sorts the frames into start order,
 // spilling what passes the limit, and the sort needs little memory to work.
 // ×21 vLLM (2.9 M frames), 3 alternating pairs: the report's peak RSS 310
 // MiB against 356 MiB with the frames under the 128 MB of the rest, the
 // same wall and CPU, the same report. A variable for the tests.
-var framesMemoryLimit = "64MB"
+var framesMemoryMB = 64
 
-// underFramesLimit runs read, the query of the frames, under
-// framesMemoryLimit on an engine that can lower its limit (MemoryLimiter),
-// and again under the database's own limit when DuckDB runs out of memory
+// frameSortBytes is what DuckDB's sort needs of memory per frame to merge
+// its spilled runs, at least: the ×250 vLLM trace's 35 M frames ran out
+// of memory under 64 MB after 10 s of sorting and sort within 256 MB.
+const frameSortBytes = 8
+
+// framesLimit is the memory limit for the query of frames host frames:
+// framesMemoryMB, or frameSortBytes a frame in 64 MB steps where that is
+// more. While the sorted frames stream into Go, DuckDB holds up to this
+// limit beside the cross-view's operations and trees: the ×250 report
+// peaked at 1.85 GB with the frames under its database's 512 MB.
+func framesLimit(frames int) string {
+	mb := framesMemoryMB
+	if need := (int64(frames)*frameSortBytes + 64<<20 - 1) / (64 << 20) * 64; need > int64(mb) {
+		mb = int(need)
+	}
+	return strconv.Itoa(mb) + "MB"
+}
+
+// underFramesLimit runs read, the query of frames host frames, under
+// framesLimit on an engine that can lower its limit (MemoryLimiter), and
+// again under the database's own limit when DuckDB runs out of memory
 // there before any row reached Go (started, true once the result's
 // columns were handed over: QueryEach streams the sorted frames, and the
 // sort runs before the first row comes), so that none is read twice.
-func underFramesLimit(ctx context.Context, eng Engine, read func() error, started func() bool) error {
-	if err := underLimits(ctx, eng, []string{framesMemoryLimit}, read); !outOfMemory(err) || started() {
+func underFramesLimit(ctx context.Context, eng Engine, frames int, read func() error, started func() bool) error {
+	if err := underLimits(ctx, eng, []string{framesLimit(frames)}, read); !outOfMemory(err) || started() {
 		return err
 	}
 	return read()

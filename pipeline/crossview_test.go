@@ -12,7 +12,7 @@ import (
 // join keeps them on the probe side (a join DuckDB turns into a RIGHT
 // join builds on its left side, the frames). Built on the frames, the ×21
 // vLLM trace's frames ran out of memory at 512 MB instead of fitting
-// framesMemoryLimit; the plan shows it on dlrm_8rank already.
+// framesLimit; the plan shows it on dlrm_8rank already.
 func TestFramesQueryProbesFrames(t *testing.T) {
 	db, ctx := dlrmFile(t)
 	p, _ := sql.Lookup(sql.Crossview)
@@ -55,4 +55,23 @@ type planNode struct {
 	Name     string         `json:"name"`
 	Extra    map[string]any `json:"extra_info"`
 	Children []planNode     `json:"children"`
+}
+
+// The frames' memory limit grows with the frames past what
+// framesMemoryMB sorts, in 64 MB steps.
+func TestFramesLimit(t *testing.T) {
+	for _, tc := range []struct {
+		frames int
+		want   string
+	}{
+		{0, "64MB"},
+		{2_900_000, "64MB"},   // ×21 vLLM
+		{8_388_608, "64MB"},   // 64 MB of frameSortBytes
+		{8_388_609, "128MB"},  // one more frame
+		{35_000_000, "320MB"}, // ×250 vLLM
+	} {
+		if got := framesLimit(tc.frames); got != tc.want {
+			t.Errorf("framesLimit(%d) = %s, want %s", tc.frames, got, tc.want)
+		}
+	}
 }

@@ -64,14 +64,14 @@ func TestCollectReportLargeSliceSameSource(t *testing.T) {
 	}
 	// The frames' query that runs out of memory under its own limit runs
 	// again under the database's, and no frame is read twice.
-	defer func(old string) { framesMemoryLimit = old }(framesMemoryLimit)
-	framesMemoryLimit = "1MB"
+	defer func(old int) { framesMemoryMB = old }(framesMemoryMB)
+	framesMemoryMB = 1
 	p, _ := sql.Lookup("crossview")
 	frames := func() error {
 		_, err := db.Query(ctx, "SELECT count(*) FROM ("+framesInStartOrder(p.SQL)+")", 0, "", -1)
 		return err
 	}
-	if err := db.WithMemoryLimit(ctx, framesMemoryLimit, frames); !outOfMemory(err) {
+	if err := db.WithMemoryLimit(ctx, framesLimit(0), frames); !outOfMemory(err) {
 		t.Fatalf("the frames' query under 1 MB: %v, want DuckDB out of memory", err)
 	}
 	largeSliceMemoryMB = []int{512}
@@ -89,8 +89,7 @@ func TestCollectReportLargeSliceSameSource(t *testing.T) {
 // in an Input, slice by slice: the whole job, each rank, a window, a step
 // and a phase; on traces of four kinds (8-rank training, vLLM piecewise
 // graphs, SGLang decode, and a 2021-format one whose operators carry Call
-// stacks), from an in-memory database and from a file (which hands the rows
-// over in pages of a stored result).
+// stacks), from an in-memory database and from a file.
 func TestCrossViewsStreamedEqualHeld(t *testing.T) {
 	defer func(old int) { leanCrossViewFrames = old }(leanCrossViewFrames)
 	leanCrossViewFrames = 0 // every slice streams
@@ -249,11 +248,11 @@ func TestLargeSliceLimits(t *testing.T) {
 		ops  int
 		want []string
 	}{
-		{0, []string{"128MB", "256MB", "512MB"}},
-		{290_000, []string{"128MB", "256MB", "512MB"}},
-		{290_910, []string{"256MB", "512MB"}},
-		{400_000, []string{"256MB", "512MB"}},
-		{3_500_000, []string{"512MB"}},
+		{0, []string{"128MB", "256MB", "512MB", "1024MB"}},
+		{290_000, []string{"128MB", "256MB", "512MB", "1024MB"}},
+		{290_910, []string{"256MB", "512MB", "1024MB"}},
+		{400_000, []string{"256MB", "512MB", "1024MB"}},
+		{3_500_000, []string{"512MB", "1024MB"}},
 	} {
 		if got := largeSliceLimits(tc.ops); fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("largeSliceLimits(%d) = %v, want %v", tc.ops, got, tc.want)

@@ -748,3 +748,20 @@ func TestQueryEachStreamCancel(t *testing.T) {
 		t.Errorf("QueryEach after the cancels = %v, %d rows, want 10", err, n)
 	}
 }
+
+// A streamed query that fails while it runs returns DuckDB's own error,
+// which the callers read (an out-of-memory error is retried under a
+// higher limit).
+func TestQueryEachStreamError(t *testing.T) {
+	db := openTest(t, "-")
+	before := streamed.Load()
+	n := 0
+	err := db.QueryEach(context.Background(), `SELECT range AS i, CAST(CASE WHEN range = 70000 THEN 'x' ELSE range::VARCHAR END AS INTEGER) AS bad FROM range(?) ORDER BY i`,
+		nil, func(table.Cells) error { n++; return nil }, int64(100_000))
+	if err == nil || !strings.Contains(err.Error(), "Conversion Error") {
+		t.Errorf("QueryEach(a failing cast) = %v after %d rows, want DuckDB's Conversion Error", err, n)
+	}
+	if streamed.Load() != before {
+		t.Errorf("the failed query counted as streamed")
+	}
+}

@@ -5,7 +5,6 @@ package duck
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -111,7 +110,16 @@ func streamEach(ctx context.Context, dc any, query string, args []any, start fun
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return fmt.Errorf("%s", mapping.PendingError(pending))
+		// DuckDB leaves the error in the result (an out-of-memory error
+		// there is what the callers retry under a higher limit).
+		msg := mapping.ResultError(&res)
+		if msg == "" {
+			msg = mapping.PendingError(pending)
+		}
+		if msg == "" {
+			msg = "the query failed and DuckDB gave no message"
+		}
+		return errors.New(msg)
 	}
 	c := newChunkCells(&res)
 	if c == nil {
@@ -137,7 +145,7 @@ func streamEach(ctx context.Context, dc any, query string, args []any, start fun
 				return err
 			}
 			if msg := mapping.ResultError(&res); msg != "" {
-				return fmt.Errorf("%s", msg)
+				return errors.New(msg)
 			}
 			return nil
 		}
