@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -72,6 +73,19 @@ func TestFramesLimit(t *testing.T) {
 	} {
 		if got := framesLimit(tc.frames); got != tc.want {
 			t.Errorf("framesLimit(%d) = %s, want %s", tc.frames, got, tc.want)
+		}
+	}
+}
+
+// A failed cross-view's gap always says why.
+func TestCrossViewFailure(t *testing.T) {
+	for _, tc := range []struct{ err, want string }{
+		{"crossview: Out of Memory Error: x", "Out of Memory Error: x"},
+		{"crossview: ", "its query failed and gave no reason"},
+		{"", "its query failed and gave no reason"},
+	} {
+		if got := crossViewFailure(errors.New(tc.err)); got != tc.want {
+			t.Errorf("crossViewFailure(%q) = %q, want %q", tc.err, got, tc.want)
 		}
 	}
 }

@@ -75,11 +75,21 @@ func CollectReport(ctx context.Context, eng Engine, f evidence.Filter, context m
 	if cvErr != nil {
 		// The report stands without a tree; the gap says why.
 		src.Bundle.AddGap(evidence.Gap{Kind: "no_crossview", Trace: f.Trace, Rank: -1,
-			What: "no GPU call tree", Why: strings.TrimPrefix(cvErr.Error(), "crossview: ")})
+			What: "no GPU call tree", Why: crossViewFailure(cvErr)})
 		return src, nil
 	}
 	src.CrossViews = append(src.CrossViews, cvs...)
 	return src, nil
+}
+
+// crossViewFailure is what the report says of a cross-view that failed
+// with err: its message, never nothing (an error without one left the
+// report without a tree and without a reason).
+func crossViewFailure(err error) string {
+	if why := strings.TrimSpace(strings.TrimPrefix(err.Error(), "crossview:")); why != "" {
+		return why
+	}
+	return "its query failed and gave no reason"
 }
 
 // collectBeside collects the evidence of areas under f (collectEvidence:
