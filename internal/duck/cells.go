@@ -47,18 +47,31 @@ func eachCells(ctx context.Context, rs driver.Rows, start func(columns []string)
 	if c == nil {
 		return eachDriverRow(rs, len(cols), each)
 	}
+	return c.each(ctx, res, each)
+}
+
+// each hands every row of res's chunks to fn, a chunk at a time, until the
+// result ends, fn fails or ctx is done. A result that ends in an error (a
+// streamed one can fail between chunks) returns DuckDB's message.
+func (c *chunkCells) each(ctx context.Context, res *mapping.Result, fn func(row table.Cells) error) error {
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		ch := mapping.FetchChunk(*res)
 		if ch.Ptr == nil {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if msg := mapping.ResultError(res); msg != "" {
+				return errors.New(msg)
+			}
 			return nil
 		}
 		n := c.load(ch)
 		var err error
 		for c.row = 0; c.row < n && err == nil; c.row++ {
-			err = each(c)
+			err = fn(c)
 		}
 		c.unload(&ch)
 		if err != nil {
@@ -90,16 +103,21 @@ func eachDriverRow(rs driver.Rows, ncols int, each func(row table.Cells) error) 
 
 // resultOf is the DuckDB result behind the driver's rows, nil when rs does
 // not hold one where this build of the driver keeps it.
-func resultOf(rs driver.Rows) *mapping.Result {
-	v := reflect.ValueOf(rs)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+func resultOf(rs driver.Rows) *mapping.Result { return driverField[mapping.Result](rs, "res") }
+
+// driverField is the field name of type T inside the driver's object v (a
+// pointer to its struct), nil when this build of the driver keeps no such
+// field there.
+func driverField[T any](v any, name string) *T {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
 		return nil
 	}
-	f := v.Elem().FieldByName("res")
-	if !f.IsValid() || f.Type() != reflect.TypeOf(mapping.Result{}) {
+	f := rv.Elem().FieldByName(name)
+	if !f.IsValid() || f.Type() != reflect.TypeFor[T]() {
 		return nil
 	}
-	return (*mapping.Result)(unsafe.Pointer(f.UnsafeAddr()))
+	return (*T)(unsafe.Pointer(f.UnsafeAddr()))
 }
 
 // chunkCells is the current row of a chunk of a result, as Cells.

@@ -5,10 +5,8 @@ package duck
 import (
 	"context"
 	"errors"
-	"reflect"
 	"strings"
 	"sync/atomic"
-	"unsafe"
 
 	bindings "github.com/duckdb/duckdb-go-bindings"
 	"github.com/duckdb/duckdb-go/v2/mapping"
@@ -52,17 +50,7 @@ var errNoStream = errors.New("duck: the query cannot be streamed")
 // connectionOf is the DuckDB connection behind the driver's connection dc,
 // nil when this build of the driver does not keep it where it is looked
 // for.
-func connectionOf(dc any) *mapping.Connection {
-	v := reflect.ValueOf(dc)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-		return nil
-	}
-	f := v.Elem().FieldByName("conn")
-	if !f.IsValid() || f.Type() != reflect.TypeOf(mapping.Connection{}) {
-		return nil
-	}
-	return (*mapping.Connection)(unsafe.Pointer(f.UnsafeAddr()))
-}
+func connectionOf(dc any) *mapping.Connection { return driverField[mapping.Connection](dc, "conn") }
 
 // streamEach runs query with args on the driver connection dc as a
 // streaming query and hands its rows to each as eachCells does. It returns
@@ -102,8 +90,18 @@ func streamEach(ctx context.Context, dc any, query string, args []any, start fun
 	if bindings.PendingPreparedStreaming(stmt, &pending) == mapping.StateError {
 		return errNoStream
 	}
-	stop := context.AfterFunc(ctx, func() { mapping.Interrupt(*conn) })
-	defer stop()
+	interrupted := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(interrupted)
+		mapping.Interrupt(*conn)
+	})
+	defer func() {
+		// An interrupt still on its way would reach the next query that
+		// runs on this connection (TestQueryEachStreamCancel's last one).
+		if !stop() {
+			<-interrupted
+		}
+	}()
 	var res mapping.Result
 	defer mapping.DestroyResult(&res)
 	if mapping.ExecutePending(pending, &res) == mapping.StateError {
@@ -135,30 +133,7 @@ func streamEach(ctx context.Context, dc any, query string, args []any, start fun
 			return err
 		}
 	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		ch := mapping.FetchChunk(res)
-		if ch.Ptr == nil {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if msg := mapping.ResultError(&res); msg != "" {
-				return errors.New(msg)
-			}
-			return nil
-		}
-		n := c.load(ch)
-		var err error
-		for c.row = 0; c.row < n && err == nil; c.row++ {
-			err = each(c)
-		}
-		c.unload(&ch)
-		if err != nil {
-			return err
-		}
-	}
+	return c.each(ctx, &res, each)
 }
 
 // streamed counts the results streamEach has streamed (for the tests).
