@@ -701,6 +701,8 @@ func TestSortedLast(t *testing.T) {
 		{"SELECT * FROM (\nSELECT 1 UNION ALL SELECT 2\n) WHERE x = 'frame' order by thread_id, ts_ns LIMIT 5", true},
 		{"SELECT * FROM a UNION ALL SELECT * FROM b", false},
 		{"SELECT count(*) FROM (SELECT 1)", false},
+		{"SELECT * FROM a UNION ALL SELECT * FROM b -- no ORDER BY: a union", false},
+		{"SELECT * FROM t\nORDER BY a -- the frames' order\nLIMIT 3", true},
 	} {
 		if got := sortedLast(tc.q); got != tc.want {
 			t.Errorf("sortedLast(%q) = %v, want %v", tc.q, got, tc.want)

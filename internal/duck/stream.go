@@ -37,10 +37,15 @@ import (
 // execution waited for a reader that was still waiting for it.
 
 // sortedLast says whether query ends in an ORDER BY outside every
-// parenthesis, its rows then coming out of a sort (a LIMIT may follow).
+// parenthesis, its rows then coming out of a sort (a LIMIT may follow; a
+// -- comment does not count).
 func sortedLast(query string) bool {
 	tail := query[strings.LastIndexByte(query, ')')+1:]
-	return strings.Contains(strings.ToUpper(stripComments(tail)), "ORDER BY")
+	var code []string
+	for _, l := range strings.Split(tail, "\n") {
+		code = append(code, strings.SplitN(l, "--", 2)[0])
+	}
+	return strings.Contains(strings.ToUpper(strings.Join(code, " ")), "ORDER BY")
 }
 
 // errNoStream says that a query cannot be streamed here: the caller reads
