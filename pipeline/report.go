@@ -230,8 +230,10 @@ var largeSliceMemoryMB = []int{128, 256, 512}
 // lastResortMemoryMB is the limit tried after the last of the large
 // slice's limits ran out (largeSliceLimits): one run in five of the ×250
 // vLLM report ran out of memory at 488 of its 512 MB in the ranks preset,
-// which failed the report. Rerunning under this limit costs the
-// statements' time again and memory up to it, where the report had none.
+// which failed the report. Only what ran out runs again under this limit
+// (collectEvidence keeps the base and the presets that finished): that
+// statement's time again and memory up to the limit, where the report
+// had none.
 const lastResortMemoryMB = 1024
 
 // opBytes is what a GPU operation needs of DuckDB's memory in a large
