@@ -17,7 +17,7 @@ import (
 func TestFramesQueryProbesFrames(t *testing.T) {
 	db, ctx := dlrmFile(t)
 	p, _ := sql.Lookup(sql.Crossview)
-	tb, err := db.Query(ctx, "EXPLAIN (FORMAT JSON) "+framesInStartOrder(p.SQL), 0, "", -1)
+	tb, err := db.Query(ctx, "EXPLAIN (FORMAT JSON) "+framesInStartOrder(p.SQL, true), 0, "", -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +86,43 @@ func TestCrossViewFailure(t *testing.T) {
 	} {
 		if got := crossViewFailure(errors.New(tc.err)); got != tc.want {
 			t.Errorf("crossViewFailure(%q) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}
+
+// The frames' query with narrow ids returns the rows of the one with
+// BIGINT ids, in the same order, with UINTEGER ids; idsFit holds on a
+// database of a few events.
+func TestFramesInStartOrderNarrow(t *testing.T) {
+	db, ctx := dlrmFile(t)
+	p, _ := sql.Lookup(sql.Crossview)
+	if !idsFit(ctx, db) {
+		t.Fatal("idsFit is false on dlrm_8rank")
+	}
+	wide, err := db.Query(ctx, framesInStartOrder(p.SQL, false), 0, "", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	narrow, err := db.Query(ctx, framesInStartOrder(p.SQL, true), 0, "", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(narrow.Rows) < 1000 || len(narrow.Rows) != len(wide.Rows) {
+		t.Fatalf("%d narrow rows, %d wide", len(narrow.Rows), len(wide.Rows))
+	}
+	for i, c := range narrow.Columns {
+		want := wide.Columns[i].Type
+		switch c.Name {
+		case "id", "call_stack_id", "name_id", "thread_id":
+			want = "UINTEGER"
+		}
+		if c.Type != want {
+			t.Errorf("column %s is %s, want %s", c.Name, c.Type, want)
+		}
+	}
+	for r := range narrow.Rows {
+		if fmt.Sprint(narrow.Rows[r]) != fmt.Sprint(wide.Rows[r]) {
+			t.Fatalf("row %d: narrow %v, wide %v", r, narrow.Rows[r], wide.Rows[r])
 		}
 	}
 }

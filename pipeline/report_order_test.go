@@ -68,7 +68,7 @@ func TestCollectReportLargeSliceSameSource(t *testing.T) {
 	framesMemoryMB = 1
 	p, _ := sql.Lookup("crossview")
 	frames := func() error {
-		_, err := db.Query(ctx, "SELECT count(*) FROM ("+framesInStartOrder(p.SQL)+")", 0, "", -1)
+		_, err := db.Query(ctx, "SELECT count(*) FROM ("+framesInStartOrder(p.SQL, true)+")", 0, "", -1)
 		return err
 	}
 	if err := db.WithMemoryLimit(ctx, framesLimit(0), frames); !outOfMemory(err) {

@@ -110,6 +110,8 @@ type RowReader struct {
 	cur  Frame
 	// start runs before the first frame reaches sink.
 	start func(*Input) error
+	// framesOnly: every row that follows is a frame (FrameRows).
+	framesOnly bool
 
 	cKind, cTrace, cRank, cID, cParent, cThread, cEvKind, cAPI, cName int
 	cTs, cDur, cStream, cGraph, cOper, cLink, cStack, cClass, cSync   int
@@ -132,7 +134,8 @@ func NewRowReader(columns []string) (*RowReader, error) {
 
 // FrameColumns are the columns a result of frame rows alone must have
 // (a stream's second query: narrow, so that DuckDB's sort of them fits).
-var FrameColumns = []string{"row_kind", "id", "kind", "api", "ts_ns", "dur_ns", "call_stack_id", "sync", "name_id", "thread_id"}
+// Every row of it is a frame: it needs no row_kind.
+var FrameColumns = []string{"id", "kind", "api", "ts_ns", "dur_ns", "call_stack_id", "sync", "name_id", "thread_id"}
 
 // FrameRows makes the rows that follow have these columns: a result of
 // frame rows alone, with at least FrameColumns, after the other rows.
@@ -140,7 +143,11 @@ func (r *RowReader) FrameRows(columns []string) error {
 	if !r.byID {
 		return fmt.Errorf("crossview: frame rows alone need the preset's %v", IDColumns)
 	}
-	return r.columns(columns, FrameColumns)
+	if err := r.columns(columns, FrameColumns); err != nil {
+		return err
+	}
+	r.framesOnly = true
+	return nil
 }
 
 // columns indexes the columns of the rows to come, which must include
@@ -200,7 +207,11 @@ func (r *RowReader) Add(row table.Cells) error {
 		return v
 	}
 	in := r.in
-	switch kind := text(r.cKind); kind {
+	kind := RowFrame
+	if !r.framesOnly {
+		kind = text(r.cKind)
+	}
+	switch kind {
 	case RowFrame:
 		hk, ok := ParseHostKind(text(r.cEvKind))
 		if !ok {
