@@ -216,6 +216,12 @@ func (d *DB) Close() error {
 	d.closed = true
 	var err error
 	if d.db != nil {
+		if d.scratch != "" {
+			// A scratch database is removed below: writing its last
+			// changes into its file first (DuckDB checkpoints on
+			// shutdown) is wasted work, 0.3 s of the ×21 vLLM report.
+			_, _ = d.db.Exec(`PRAGMA disable_checkpoint_on_shutdown`)
+		}
 		err = d.db.Close()
 	}
 	if d.connector != nil {
