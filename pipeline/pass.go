@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/tracebook/tracebook/analysis/pass"
 	"github.com/tracebook/tracebook/analysis/table"
@@ -58,8 +59,21 @@ func runPass(ctx context.Context, eng Engine, p sql.Preset, args []any) (t *tabl
 		}
 		return nil, false, fmt.Errorf("evidence %s: %w", p.Name, err)
 	}
+	if rows >= passFreeRows {
+		// The pass's input is garbage now. The Go runtime would hand its
+		// pages back to the system slowly, while the presets that follow
+		// run DuckDB's memory up beside them: ×21 vLLM (460,000 operator
+		// rows), the report's peak RSS 311 MB against 339-343 MB, at the
+		// same wall (2 alternating runs).
+		debug.FreeOSMemory()
+	}
 	return t, true, nil
 }
+
+// passFreeRows is the input rows past which runPass hands the Go heap's
+// free pages back to the system once its pass is done: a smaller pass's
+// garbage is a few MB, not worth a collection.
+const passFreeRows = 250_000
 
 // disablePass leaves every area to its SQL: $TRACEBOOK_NO_PASS set, to time
 // a report with and without the passes side by side.
