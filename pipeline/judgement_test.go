@@ -2317,3 +2317,67 @@ func TestJudgementSGLangPreviousBatch(t *testing.T) {
 		t.Errorf("decode summary:\n%s", s)
 	}
 }
+
+// Case 4h. Pageable copies that all end before the rank's first kernel,
+// outside every step, are an upload before any computation
+// (critical_path_alexnet: AlexNet's 244 MB of weights, then its forward):
+// Capture quality lists them and the pageable rule leaves them out. Copies
+// inside a step (a step's inputs copied before its kernels, as a single
+// captured vLLM decode step shows) or with one after the first kernel (the
+// first batch's upload, then the loop's) stay the loop's.
+func TestJudgementUploadBeforeCompute(t *testing.T) {
+	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+	copyAt := func(k *jtrace, at float64) {
+		k.gpu("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", k.call("cudaMemcpyAsync", at, 3000), 7, at+100, 2800, map[string]any{"bytes": 64 << 20})
+	}
+	for _, tc := range []struct {
+		name   string
+		build  func(k *jtrace)
+		upload bool
+	}{
+		{"no steps, copies before the kernels", func(k *jtrace) {
+			for i := range 4 {
+				copyAt(k, float64(i)*3200)
+			}
+			for i := range 60 {
+				k.hostBoundStep(20_000+float64(i)*1000, gemm, gemm)
+			}
+		}, true},
+		{"one step, its copies before its kernels", func(k *jtrace) {
+			k.op("user_annotation", "ProfilerStep#1", 0, 90_000)
+			for i := range 4 {
+				copyAt(k, float64(i)*3200)
+			}
+			for i := range 60 {
+				k.hostBoundStep(20_000+float64(i)*1000, gemm, gemm)
+			}
+		}, false},
+		{"no steps, a copy after the first kernel", func(k *jtrace) {
+			for i := range 3 {
+				copyAt(k, float64(i)*3200)
+			}
+			for i := range 60 {
+				k.hostBoundStep(20_000+float64(i)*1000, gemm, gemm)
+			}
+			copyAt(k, 85_000)
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newJT(jH100, 0, 1)
+			tc.build(k)
+			j := judge(t, k.write(t, t.TempDir(), "upload.json"))
+			listed := strings.Contains(j.capture(), "Copies to the device before any computation")
+			if listed != tc.upload {
+				t.Errorf("upload artifact listed %v, want %v:\n%s", listed, tc.upload, j.capture())
+			}
+			if tc.upload {
+				j.artifact(t, "4 copy calls (cudaMemcpyAsync) blocked the host 12.0 ms")
+				if fs := j.of("pageable_copies"); len(fs) != 0 {
+					t.Errorf("the upload is a pageable finding: %s", fs[0].Observation)
+				}
+			} else if len(j.of("pageable_copies")) == 0 {
+				t.Errorf("no pageable finding for the loop's copies: %v", summary(j.fs))
+			}
+		})
+	}
+}

@@ -36,6 +36,12 @@
 --     cudaMemcpyAsync of ProfilerStep#5, 40.0 ms, 36.4 ms of it before its
 --     3.6 ms copy, the GPU's first work). The sync and copy rules leave
 --     that part out of their blocked time.
+--   upload: a copy call that moved data to the device before any
+--     computation, on a rank whose every GPU copy ends before its first
+--     kernel starts, outside every step (evidence_base_waits decides): a model's weights or
+--     its inputs uploaded once, before the work, not a copy the loop makes
+--     each step (critical_path_alexnet: 16 HtoD copies, 244 MB). The sync
+--     and copy rules leave the whole call out of their blocked time.
 --   first_op: the first call of a CPU operator on its thread when it takes at
 --     least 10 ms and 20x the median of the later calls (cuDNN autotune,
 --     compile warm-up), unless a sync or copy call takes half of it.
@@ -102,7 +108,7 @@
 --     before the window: a harness's sync after warm-up) or, on a rank
 --     with steps, outside every step (evidence_base_edge, which the sync
 --     preset's edge column reads too). name is the longest call's.
---   excluded: the union of first_use, first_copy, first_op, loader_start,
+--   excluded: the union of first_use, first_copy, upload, first_op, loader_start,
 --     profiler_overhead, warmup, warmup_step, held and graph_capture: what
 --     the rules take out of the judged slice.
 --   interval: one row per merged interval of excluded and of edge_sync
@@ -326,7 +332,9 @@ _art AS (
   SELECT trace, rank, 'clock_skew', name, ts_ns, ls
   FROM _linked WHERE ts_ns < ls
   UNION ALL
-  SELECT trace, rank, 'first_copy', name, ts_ns, ts_ns + one_time_ns FROM evidence_base_waits WHERE one_time_ns > 0
+  SELECT trace, rank, 'first_copy', name, ts_ns, ts_ns + one_time_ns FROM evidence_base_waits WHERE one_time_ns > 0 AND NOT upload
+  UNION ALL
+  SELECT trace, rank, 'upload', name, ts_ns, ts_ns + one_time_ns FROM evidence_base_waits WHERE upload
   UNION ALL
   SELECT w.trace, w.rank, 'held_wait', w.name, w.ts_ns, w.ts_ns + w.held_ns FROM evidence_base_waits w
   WHERE w.held_ns > 0 AND NOT EXISTS (SELECT 1 FROM _edge e WHERE e.trace = w.trace AND e.rank = w.rank AND e.correlation = w.correlation AND e.ts_ns = w.ts_ns)
@@ -339,7 +347,7 @@ _all AS (
   SELECT trace, rank, kind, ts_ns, end_ns FROM _art
   UNION ALL
   SELECT trace, rank, 'excluded', ts_ns, end_ns FROM _art
-  WHERE kind IN ('first_use', 'first_copy', 'first_op', 'loader_start', 'profiler_overhead', 'warmup', 'warmup_step', 'held', 'graph_capture')
+  WHERE kind IN ('first_use', 'first_copy', 'upload', 'first_op', 'loader_start', 'profiler_overhead', 'warmup', 'warmup_step', 'held', 'graph_capture')
 ),
 _m AS (
   SELECT *,

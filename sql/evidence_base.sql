@@ -445,6 +445,20 @@ FROM _gs;
 -- block 3.1 ms, 0.2 ms before their copies). The sync and memcpy presets
 -- report it as one_time_ns and the rules leave it out; the capture area
 -- lists it (first_copy). Ranks without GPU work have none.
+--
+-- Uploads before any computation: on a rank that runs kernels and whose
+-- every GPU copy ends before its first kernel starts, outside every step,
+-- the copy calls that launched those copies moved data to the device
+-- once, before the work (critical_path_alexnet, no steps: 16 HtoD copies
+-- of 244 MB, AlexNet's weights, end before its first kernel; the forward
+-- follows), not a copy the loop makes each step. The whole call is
+-- one-time (one_time_ns, upload), none of it held; the capture area lists
+-- the calls (upload). A rank with one copy after its first kernel has
+-- none: the copies before it are the first of the loop's
+-- (resnet50_num_workers_4: the first batch's upload precedes the first
+-- kernel, the next batches' follow); nor has a rank whose copies lie in a
+-- step (vllm_decode_full_mi300x: one decode step, its inputs copied
+-- before its forward's kernels).
 CREATE TABLE evidence_base_waits AS
 WITH
 _c AS (
@@ -491,10 +505,30 @@ _f AS (
   WHERE c.k <= 20 AND f.fl >= c.ts_ns
     AND least(c.end_ns, f.fs) - c.ts_ns >= 1000000 AND (m.n = 1 OR least(c.end_ns, f.fs) - c.ts_ns >= 20 * m.med)
 ),
+-- Ranks whose every GPU copy ends before their first kernel starts.
+_upr AS (
+  SELECT c.trace, c.rank
+  FROM evidence_base_events c
+  JOIN (SELECT trace, rank, min(ts_ns) AS k0 FROM evidence_base_events WHERE kind = 'kernel' AND ts_ns IS NOT NULL GROUP BY ALL) k
+    ON k.trace = c.trace AND k.rank = c.rank
+  WHERE c.kind = 'gpu_memcpy' AND c.ts_ns IS NOT NULL
+  GROUP BY c.trace, c.rank
+  HAVING max(c.end_ns) <= min(k.k0) AND bool_and(c.step = -1)
+),
+_up AS (
+  SELECT r.trace, r.rank, r.correlation, r.name, r.ts_ns, r.end_ns, r.dur_ns
+  FROM evidence_base_events r
+  SEMI JOIN _upr u ON u.trace = r.trace AND u.rank = r.rank
+  SEMI JOIN (SELECT trace, rank, correlation FROM evidence_base_events WHERE kind = 'gpu_memcpy' AND correlation IS NOT NULL) g
+    ON g.trace = r.trace AND g.rank = r.rank AND g.correlation = r.correlation
+  WHERE r.kind IN ('runtime', 'driver') AND r.api = 'memcpy' AND r.correlation IS NOT NULL
+),
 _w AS (
-  SELECT trace, rank, correlation, name, ts_ns, end_ns, held, 0 AS first_use FROM _h WHERE held >= 1000000
+  SELECT trace, rank, correlation, name, ts_ns, end_ns, held, 0 AS first_use, false AS upload FROM _h WHERE held >= 1000000
   UNION ALL
-  SELECT trace, rank, correlation, name, ts_ns, end_ns, 0, first_use FROM _f
+  SELECT trace, rank, correlation, name, ts_ns, end_ns, 0, first_use, false FROM _f
+  UNION ALL
+  SELECT trace, rank, correlation, name, ts_ns, end_ns, 0, dur_ns, true FROM _up
 )
 SELECT
   -- Trace name. TEXT
@@ -509,10 +543,12 @@ SELECT
   ts_ns,
   -- End of the call. TIMESTAMP_NS
   any_value(end_ns) AS end_ns,
-  -- The part of the call inside idle gaps of 1 ms or more between the rank's GPU work (0 when under 1 ms). DURATION_NS
-  CAST(sum(held) AS BIGINT) AS held_ns,
-  -- The part of a first copy call before the rank's first GPU work, a one-time cost (0 for other calls). DURATION_NS
-  CAST(sum(first_use) AS BIGINT) AS one_time_ns
+  -- The part of the call inside idle gaps of 1 ms or more between the rank's GPU work (0 when under 1 ms, and for an upload). DURATION_NS
+  CAST(CASE WHEN bool_or(upload) THEN 0 ELSE sum(held) END AS BIGINT) AS held_ns,
+  -- A one-time cost: the part of a first copy call before the rank's first GPU work, or the whole of an upload call (0 for other calls). DURATION_NS
+  CAST(CASE WHEN bool_or(upload) THEN max(first_use) FILTER (WHERE upload) ELSE sum(first_use) END AS BIGINT) AS one_time_ns,
+  -- The call launched an upload before any computation: a copy on a rank whose every GPU copy ends before its first kernel starts, outside every step. BOOL
+  bool_or(upload) AS upload
 FROM _w
 GROUP BY trace, rank, correlation, ts_ns;
 

@@ -25,7 +25,7 @@
 -- total_ns: Sum of GPU durations. DURATION_NS
 -- host_ns: Sum of the launching calls' durations. DURATION_NS
 -- held_ns: The part of host_ns inside idle gaps of 1 ms or more between the rank's GPU work (evidence_base_waits, sql/evidence_base.sql: a wait on work the trace does not show). DURATION_NS
--- one_time_ns: The part of host_ns in first copy calls before the rank's first GPU work (evidence_base_waits: a one-time cost at the window's start, not the loop's). DURATION_NS
+-- one_time_ns: The part of host_ns that is a one-time cost, not the loop's (evidence_base_waits): of first copy calls, their part before the rank's first GPU work; of uploads before any computation (every GPU copy of the rank ends before its first kernel, outside every step), the whole call. DURATION_NS
 -- max_ns: Longest GPU duration. DURATION_NS
 -- KEYED: e.kind IN ('gpu_memcpy', 'gpu_memset')
 --

@@ -59,7 +59,7 @@
 -- max_gap_ns: Longest such gap (at most its call's duration less its held and one-time parts). DURATION_NS
 -- bytes: Bytes copied by the copies. BYTES
 -- held_ns: Blocked time inside idle gaps of 1 ms or more between the rank's GPU work (evidence_base_waits: a wait on work the trace does not show; 1 ms or more per call); 0 for edge calls, whose whole time is the edge's (the capture area's held_wait likewise). DURATION_NS
--- one_time_ns: Blocked time of first copy calls before the rank's first GPU work (evidence_base_waits: a one-time cost at the window's start, not the loop's). DURATION_NS
+-- one_time_ns: Blocked time that is a one-time cost, not the loop's (evidence_base_waits): of first copy calls, their part before the rank's first GPU work; of uploads before any computation (every GPU copy of the rank ends before its first kernel, outside every step), the whole call. DURATION_NS
 -- dist_ns: Blocked time of the calls inside a ## sparse_data_dist ## range of their thread: TorchRec's train pipeline running its input dist, which reads lengths and splits back to the host to size its all-to-alls; NULL on a rank without such ranges. DURATION_NS
 -- KEYED: e.kind IN ('runtime', 'driver')
 --

@@ -211,7 +211,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 			// The artifacts read from durations would give causes for what
 			// the replay made (cupti_profiler: a 1333 ms cudaFree, its
 			// sixth, read as first use): none is listed.
-			for _, kind := range []string{"first_use", "first_copy", "first_op", "loader_start", "profiler_overhead", "held", "held_wait", "clock_skew", "late_start"} {
+			for _, kind := range []string{"first_use", "first_copy", "upload", "first_op", "loader_start", "profiler_overhead", "held", "held_wait", "clock_skew", "late_start"} {
 				delete(rows, kind)
 			}
 		}
@@ -268,7 +268,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 		if pw, ok := rows["pre_window"]; ok {
 			rg.preWindowN, rg.preWindowNs = pw.count, pw.total
 		}
-		for _, kind := range []string{"first_use", "first_copy", "first_op", "loader_start", "profiler_overhead", "warmup", "warmup_step", "held", "pre_window"} {
+		for _, kind := range []string{"first_use", "first_copy", "upload", "first_op", "loader_start", "profiler_overhead", "warmup", "warmup_step", "held", "pre_window"} {
 			x, ok := rows[kind]
 			if !ok || (kind == "held" && (x.idle < HeldMinIdleNs || float64(x.idle) < HeldMinShare*float64(rr.idle))) {
 				continue // work that waited in a busy queue is not an artifact
@@ -433,6 +433,9 @@ func artifactOf(trace string, rank int, where string, count, total, max, idle in
 		a.Title = "A first copy call that blocked before any GPU work (a one-time cost at the window's start)"
 		its, them, the := noun(count, "its", "their"), noun(count, "it", "them"), noun(count, "the call", "the calls")
 		a.Detail = fmt.Sprintf("%d first copy %s (%s) blocked %s before the rank's first GPU work began, at least 1 ms and 20x the median time the calls of %s name spend before their own copy starts, with no GPU work queued before %s (%s): there %s ran no copy and waited on no queued work the trace shows. A one-time cost at the window's start (the first copy's set-up: staging buffers, allocator growth, lazy initialisation; or work from before the window that the capture clipped), not the loop's; the copy and sync rules leave that part out of their blocked time.", count, noun(count, "call", "calls"), name, ms(total), its, them, where, the)
+	case "upload":
+		a.Title = "Copies to the device before any computation (an upload, once)"
+		a.Detail = fmt.Sprintf("%d copy %s (%s) blocked the host %s in total for copies that ended before the rank's first kernel started, as every GPU copy of the rank did (%s)%s: data moved to the device once, before the work (a model's weights or its inputs), not a copy the loop makes each step. The sync and copy rules leave these calls out.", count, noun(count, "call", "calls"), name, ms(total), where, idleText)
 	case "first_op":
 		a.Title = "First calls far slower than the later ones (autotuning, lazy initialisation, compilation)"
 		a.Detail = fmt.Sprintf("%d %s first call took at least 10 ms and 20x their median call; the longest, %s, took %s (%s)%s.", count, noun(count, "operator's", "operators'"), name, ms(max), where, idleText)
