@@ -273,10 +273,11 @@ func framesInStartOrder(query string, narrow bool) string {
 }
 
 // idsFit says whether the id of every event in the database (its rowid in
-// tb_events + 1, the crossview preset's id) fits a UINTEGER, and with it
-// the thread, name and Call stack ids, which are fewer.
+// tb_events + 1, the crossview preset's id) and of every string (name_id)
+// fits a UINTEGER; thread and Call stack ids are fewer than the events.
 func idsFit(ctx context.Context, eng Engine) bool {
-	t, err := eng.Query(ctx, "SELECT coalesce(max(rowid), 0) < 4294967294 AS fits FROM tb_events", 0)
+	t, err := eng.Query(ctx, `SELECT (SELECT coalesce(max(rowid), 0) FROM tb_events) < 4294967294
+		AND (SELECT count(*) FROM tb_strings) < 4294967294 AS fits`, 0)
 	if err != nil || len(t.Rows) != 1 {
 		return false
 	}

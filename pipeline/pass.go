@@ -63,8 +63,8 @@ func runPass(ctx context.Context, eng Engine, p sql.Preset, args []any) (t *tabl
 		// The pass's input is garbage now. The Go runtime would hand its
 		// pages back to the system slowly, while the presets that follow
 		// run DuckDB's memory up beside them: ×21 vLLM (460,000 operator
-		// rows), the report's peak RSS 311 MB against 339-343 MB, at the
-		// same wall (2 alternating runs).
+		// rows), the report's peak RSS 296 MiB against 332 MiB, at the
+		// same wall and CPU (3 alternating pairs, medians).
 		debug.FreeOSMemory()
 	}
 	return t, true, nil
