@@ -2331,40 +2331,29 @@ func TestJudgementUploadBeforeCompute(t *testing.T) {
 		k.gpu("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", k.call("cudaMemcpyAsync", at, 3000), 7, at+100, 2800, map[string]any{"bytes": 64 << 20})
 	}
 	for _, tc := range []struct {
-		name   string
-		build  func(k *jtrace)
-		upload bool
+		name          string
+		step          bool // a ProfilerStep#1 annotation around everything
+		before, after int  // copies before the first kernel, after the last
+		upload        bool
 	}{
-		{"no steps, copies before the kernels", func(k *jtrace) {
-			for i := range 4 {
-				copyAt(k, float64(i)*3200)
-			}
-			for i := range 60 {
-				k.hostBoundStep(20_000+float64(i)*1000, gemm, gemm)
-			}
-		}, true},
-		{"one step, its copies before its kernels", func(k *jtrace) {
-			k.op("user_annotation", "ProfilerStep#1", 0, 90_000)
-			for i := range 4 {
-				copyAt(k, float64(i)*3200)
-			}
-			for i := range 60 {
-				k.hostBoundStep(20_000+float64(i)*1000, gemm, gemm)
-			}
-		}, false},
-		{"no steps, a copy after the first kernel", func(k *jtrace) {
-			for i := range 3 {
-				copyAt(k, float64(i)*3200)
-			}
-			for i := range 60 {
-				k.hostBoundStep(20_000+float64(i)*1000, gemm, gemm)
-			}
-			copyAt(k, 85_000)
-		}, false},
+		{"no steps, copies before the kernels", false, 4, 0, true},
+		{"one step, its copies before its kernels", true, 4, 0, false},
+		{"no steps, a copy after the first kernel", false, 3, 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := newJT(jH100, 0, 1)
-			tc.build(k)
+			if tc.step {
+				k.op("user_annotation", "ProfilerStep#1", 0, 90_000)
+			}
+			for i := range tc.before {
+				copyAt(k, float64(i)*3200)
+			}
+			for i := range 60 {
+				k.hostBoundStep(20_000+float64(i)*1000, gemm, gemm)
+			}
+			for i := range tc.after {
+				copyAt(k, 85_000+float64(i)*3200)
+			}
 			j := judge(t, k.write(t, t.TempDir(), "upload.json"))
 			listed := strings.Contains(j.capture(), "Copies to the device before any computation")
 			if listed != tc.upload {
