@@ -911,7 +911,7 @@ func (q *launchQueue) depth(t int64) int {
 
 // leaf adds an operation under p as a `→ kernel` leaf.
 func (b *builder) leaf(p *bnode, o *opIn, viaGraph bool) {
-	leaf := p.child(o.op.Kind, o.op.Name)
+	leaf := p.child(o.op.Kind.String(), o.op.Name)
 	leaf.n.SelfNs += o.b - o.a
 	leaf.n.Count++
 	if viaGraph {

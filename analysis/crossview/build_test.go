@@ -55,7 +55,11 @@ func (f *fixture) op(launch int64, kind, name string, ts, dur int64) {
 	if kind != "kernel" {
 		class = ClassMem
 	}
-	f.in.Ops = append(f.in.Ops, Op{ID: id, Launch: launch, Trace: "t", Stream: 7, Kind: kind, Name: name, TsNs: ts, DurNs: dur, Class: class})
+	k, ok := ParseOpKind(kind)
+	if !ok {
+		panic("fixture: no GPU operation kind " + kind)
+	}
+	f.in.Ops = append(f.in.Ops, Op{ID: id, Launch: launch, Trace: "t", Stream: 7, Kind: k, Name: name, TsNs: ts, DurNs: dur, Class: class})
 }
 
 // blocking marks frame id as blocking the host, as the preset rates scalar

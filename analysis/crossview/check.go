@@ -776,7 +776,7 @@ func (b *builder) launchedKernels(d *rankData) (calls, queued []ival) {
 		if o.a > o.hostEnd() && o.hostEnd() >= first {
 			queued = append(queued, ival{o.hostEnd(), o.a})
 		}
-		if o.op.Kind != "kernel" {
+		if o.op.Kind != OpKernel {
 			continue
 		}
 		m.LaunchedKernelNs += o.b - o.a

@@ -89,13 +89,6 @@ const (
 	SyncStream   = "stream"   // a stream waits (cudaStreamWaitEvent); the host does not
 )
 
-// The class of a GPU operation (Op.Class).
-const (
-	ClassComp = "COMP" // computation kernels
-	ClassComm = "COMM" // communication kernels (NCCL, RCCL, HCCL, vLLM custom all-reduce, DeepEP, ...)
-	ClassMem  = "MEM"  // copies and memsets
-)
-
 var addrRE = rx.MustCompile(` at 0x[0-9a-fA-F]+`)
 
 // frameName is a frame's name as the trees show it: the name as written,

@@ -222,7 +222,7 @@ func TestCrossViewRatesAsEvidence(t *testing.T) {
 	}
 	opClass := map[string]string{}
 	for _, o := range in.Ops {
-		opClass[o.Kind+"|"+o.Name] = o.Class
+		opClass[o.Kind.String()+"|"+o.Name] = o.Class.String()
 	}
 	for _, tc := range kernelCases {
 		if tc.kind == "cpu_op" || tc.kind == "runtime" {
@@ -352,7 +352,7 @@ func TestCrossViewRatesAsEvidenceOnSharedTraces(t *testing.T) {
 			}
 			comm := 0
 			for _, o := range in.Ops {
-				if w := want[o.Kind+"|"+o.Name]; o.Class != w {
+				if w := want[o.Kind.String()+"|"+o.Name]; o.Class.String() != w {
 					t.Fatalf("%s %q: cross-view class %q, evidence %q", o.Kind, o.Name, o.Class, w)
 				}
 				if o.Class == crossview.ClassComm {

@@ -17,7 +17,7 @@ func newTable(cols []string) *table.Table {
 
 // opLinked adds a GPU operation with no launching call, linked (or not) to
 // an operator by External id, and the preset's word for its link.
-func (f *fixture) opLinked(oper int64, link, kind, name string, ts, dur int64) {
+func (f *fixture) opLinked(oper int64, link OpLink, kind, name string, ts, dur int64) {
 	f.op(0, kind, name, ts, dur)
 	o := &f.in.Ops[len(f.in.Ops)-1]
 	o.Operator, o.Link = oper, link
@@ -492,7 +492,7 @@ func TestFromTableLinkColumns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Op{ID: 2, Trace: "job", Kind: "kernel", Name: "k", TsNs: 10, DurNs: 5, Class: ClassComp}
+		want := Op{ID: 2, Trace: "job", Kind: OpKernel, Name: "k", TsNs: 10, DurNs: 5, Class: ClassComp}
 		wantStacks := []string{"", ""}
 		if withLinks {
 			want.Operator, want.Link = 3, LinkExternalID

@@ -245,11 +245,18 @@ func (r *RowReader) Add(row table.Cells) error {
 		}
 		in.Frames = append(in.Frames, f)
 	case RowOp:
+		kind, okKind := ParseOpKind(text(r.cEvKind))
+		link, okLink := ParseOpLink(text(r.cLink))
+		class, okClass := ParseOpClass(text(r.cClass))
+		if !okKind || !okLink || !okClass {
+			return fmt.Errorf("crossview: row %d: op of kind %q, link %q, class %q: not one of %v, %v, %v",
+				r.rows-1, text(r.cEvKind), text(r.cLink), text(r.cClass), opKinds, opLinks[1:], opClasses[1:])
+		}
 		op := Op{
 			ID: num(r.cID), Launch: num(r.cParent), Trace: r.str(text(r.cTrace)), Rank: int(num(r.cRank)),
-			Stream: num(r.cStream), Kind: r.str(text(r.cEvKind)),
+			Stream: num(r.cStream), Kind: kind,
 			TsNs: num(r.cTs), DurNs: num(r.cDur), GraphID: num(r.cGraph),
-			Operator: num(r.cOper), Link: r.str(text(r.cLink)), Class: r.str(text(r.cClass)),
+			Operator: num(r.cOper), Link: link, Class: class,
 		}
 		if r.byID {
 			r.opNames = append(r.opNames, int32(num(r.cNameID)))

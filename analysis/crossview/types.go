@@ -126,7 +126,10 @@ func (in *Input) CallStackOf(f *Frame) string {
 	return in.Stacks[f.CallStack]
 }
 
-// Op is one GPU operation: a kernel, a GPU memcpy or a GPU memset.
+// Op is one GPU operation: a kernel, a GPU memcpy or a GPU memset. Its
+// words (kind, link, class) are a byte each, after the numbers: a large
+// trace's cross-view holds millions of operations (×250 vLLM: 3.5 M), and
+// three strings were a third of each.
 type Op struct {
 	ID     int64
 	Launch int64 // ID of the runtime/driver Frame with the same correlation; 0 = none
@@ -134,27 +137,111 @@ type Op struct {
 	// External id the operation carries, when exactly one operator of its
 	// file and rank has it; 0 = none.
 	Operator int64
-	// Link says how the operation was linked to the host, or why it was
-	// not: LinkCorrelation, LinkExternalID, LinkAmbiguous,
-	// LinkBeforeCapture, LinkNone; "" when the rows do not say.
-	Link    string
-	Trace   string
-	Rank    int
-	Stream  int64
-	Kind    string // kernel, gpu_memcpy, gpu_memset
-	Name    string
-	TsNs    int64
-	DurNs   int64
-	GraphID int64 // "graph id" when the trace records it, else 0
-	// Class is the operation's class as the preset rates it
-	// (tb_kernel_class of sql/views.sql): COMP, COMM or MEM.
-	Class string
+	Trace    string
+	Rank     int
+	Stream   int64
+	Name     string
+	TsNs     int64
+	DurNs    int64
+	GraphID  int64 // "graph id" when the trace records it, else 0
 	// Host is the frame the operation hangs from, when Input.Hosts says
 	// the rows carry it: the launching call (Launch), else the operator
 	// (Operator). HostThread indexes Input.Threads; -1 = no such frame.
 	// The cross-check needs its time before the frames stream in.
 	HostTsNs, HostDurNs int64
 	HostThread          int32
+	Kind                OpKind
+	// Link says how the operation was linked to the host, or why it was
+	// not; LinkUnknown when the rows do not say.
+	Link OpLink
+	// Class is the operation's class as the preset rates it
+	// (tb_kernel_class of sql/views.sql): ClassComp, ClassComm or ClassMem.
+	Class OpClass
+}
+
+// OpKind is what a GPU operation is (the crossview preset's kind).
+type OpKind uint8
+
+// The kinds of GPU operation.
+const (
+	OpKernel OpKind = iota // kernel
+	OpMemcpy               // gpu_memcpy
+	OpMemset               // gpu_memset
+)
+
+var opKinds = []string{"kernel", "gpu_memcpy", "gpu_memset"}
+
+func (k OpKind) String() string { return wordText(opKinds, k) }
+
+// ParseOpKind returns the kind named s (kernel, gpu_memcpy, gpu_memset).
+func ParseOpKind(s string) (OpKind, bool) { return parseWord[OpKind](opKinds, s) }
+
+// OpLink is how a GPU operation was linked to the host, or why it was not
+// (the crossview preset's link column).
+type OpLink uint8
+
+// The links of a GPU operation to the host.
+const (
+	// LinkUnknown: the rows do not say.
+	LinkUnknown OpLink = iota
+	// LinkCorrelation: a runtime or driver call carries its correlation.
+	LinkCorrelation
+	// LinkExternalID: no call carries its correlation; exactly one
+	// operator of its file and rank has its External id.
+	LinkExternalID
+	// LinkAmbiguous: no call carries its correlation, and several
+	// operators have its External id: left unlinked.
+	LinkAmbiguous
+	// LinkBeforeCapture: no link, and its correlation id is lower than
+	// that of every runtime call the rank captured: it was launched before
+	// the host capture began.
+	LinkBeforeCapture
+	// LinkNone: no link and no reason known.
+	LinkNone
+)
+
+var opLinks = []string{"", "correlation", "external_id", "external_id_ambiguous", "before_capture", "none"}
+
+func (l OpLink) String() string { return wordText(opLinks, l) }
+
+// ParseOpLink returns the link named s ("" is LinkUnknown).
+func ParseOpLink(s string) (OpLink, bool) { return parseWord[OpLink](opLinks, s) }
+
+// OpClass is a GPU operation's class (tb_kernel_class of sql/views.sql).
+type OpClass uint8
+
+// The classes of a GPU operation.
+const (
+	ClassUnknown OpClass = iota // the rows do not say
+	ClassComp                   // COMP: computation kernels
+	ClassComm                   // COMM: communication kernels (NCCL, RCCL, HCCL, vLLM custom all-reduce, DeepEP, ...)
+	ClassMem                    // MEM: copies and memsets
+)
+
+var opClasses = []string{"", "COMP", "COMM", "MEM"}
+
+func (c OpClass) String() string { return wordText(opClasses, c) }
+
+// ParseOpClass returns the class named s (COMP, COMM, MEM; "" is
+// ClassUnknown).
+func ParseOpClass(s string) (OpClass, bool) { return parseWord[OpClass](opClasses, s) }
+
+// wordText is the text of word w of words, "" past them.
+func wordText[W ~uint8](words []string, w W) string {
+	if int(w) < len(words) {
+		return words[w]
+	}
+	return ""
+}
+
+// parseWord returns the word of words that s is, false when none is.
+func parseWord[W ~uint8](words []string, s string) (W, bool) {
+	for i, w := range words {
+		if w == s {
+			return W(i), true
+		}
+	}
+	return 0, false
 }
 
 // End returns the operation's end in nanoseconds.
@@ -643,21 +730,3 @@ const LaunchNotCaptured = "[launch not captured]"
 // operator's Call stack arg.
 const KindCallStack = "call_stack"
 
-// The links of a GPU operation to the host (Op.Link; the crossview
-// preset's link column).
-const (
-	// LinkCorrelation: a runtime or driver call carries its correlation.
-	LinkCorrelation = "correlation"
-	// LinkExternalID: no call carries its correlation; exactly one
-	// operator of its file and rank has its External id.
-	LinkExternalID = "external_id"
-	// LinkAmbiguous: no call carries its correlation, and several
-	// operators have its External id: left unlinked.
-	LinkAmbiguous = "external_id_ambiguous"
-	// LinkBeforeCapture: no link, and its correlation id is lower than
-	// that of every runtime call the rank captured: it was launched before
-	// the host capture began.
-	LinkBeforeCapture = "before_capture"
-	// LinkNone: no link and no reason known.
-	LinkNone = "none"
-)
