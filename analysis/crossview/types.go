@@ -729,4 +729,3 @@ const LaunchNotCaptured = "[launch not captured]"
 // KindCallStack is the node kind of a python frame taken from an
 // operator's Call stack arg.
 const KindCallStack = "call_stack"
-
