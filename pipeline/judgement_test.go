@@ -1812,11 +1812,21 @@ func TestJudgementNamedSubjects(t *testing.T) {
 
 // cupti_profiler is a CUPTI counter capture: its durations are the kernel
 // replay's, so Capture quality gives no first-use or first-call cause for
-// them (its 1333 ms cudaFree is the trace's sixth).
+// them (its 1333 ms cudaFree is the trace's sixth) and quotes none.
 func TestJudgementCounterCaptureNoCauses(t *testing.T) {
 	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "cupti_profiler"))
 	if c := j.capture(); !strings.Contains(c, "CUPTI counter capture") || strings.Contains(c, "First-use runtime calls") || strings.Contains(c, "First calls far slower") {
 		t.Errorf("capture quality:\n%s", c)
+	}
+	// Nor does the ops row charge its operators with first-use calls, or
+	// the sync row quote a share of a wall time it has not, or the launch
+	// row count short launches among no launch with its work.
+	if e := section(j.md, "## Evidence", "### Preset tables"); strings.Contains(e, "first-use runtime call") || strings.Contains(e, "of no wall time") || strings.Contains(e, "of the 0 calls") {
+		t.Errorf("ops row of a counter capture:\n%s", e)
+	}
+	// Its warm-up ranges are named without the replay's 6970 ms.
+	if c := j.capture(); !strings.Contains(c, "their durations are the counter replay's") || strings.Contains(c, "6970 ms") {
+		t.Errorf("warm-up line of a counter capture:\n%s", c)
 	}
 }
 

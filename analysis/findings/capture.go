@@ -203,6 +203,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 		rows := perRank[key(rr.trace, rr.rank)]
 		ri := c.rankInfo(rr.trace, rr.rank)
 
+		counter := false // a CUPTI counter capture: no duration is a reading
 		if cr, ok := rows["counter_range"]; ok {
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "counter_range", Title: "CUPTI counter capture: the timings are synthetic",
 				Detail: fmt.Sprintf("%d cuda_profiler_range events (%s): the range profiler replays each kernel and writes evenly spaced timestamps, so no duration, utilisation or idle time in this trace is real, and no first-use, first-call or held reading is made from them.", cr.count, where)})
@@ -211,9 +212,10 @@ func Assess(ev *evidence.Evidence) *Gate {
 			// The artifacts read from durations would give causes for what
 			// the replay made (cupti_profiler: a 1333 ms cudaFree, its
 			// sixth, read as first use): none is listed.
-			for _, kind := range []string{"first_use", "first_copy", "upload", "first_op", "loader_start", "profiler_overhead", "held", "held_wait", "clock_skew", "late_start"} {
+			for _, kind := range []string{"first_use", "first_copy", "upload", "first_op", "loader_start", "profiler_overhead", "warmup_step", "held", "held_wait", "clock_skew", "late_start"} {
 				delete(rows, kind)
 			}
+			counter = true
 		}
 		if n, ids, sampled := sampledRank(ev, rr.trace, rr.rank); sampled {
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "sampled", Title: "A sample of the events: most were dropped",
@@ -277,6 +279,11 @@ func Assess(ev *evidence.Evidence) *Gate {
 				continue // the profiler's buffer flushes while the GPU ran: nothing to leave out
 			}
 			a := artifactOf(rr.trace, rr.rank, where, x.count, x.total, x.max, x.idle, x.name, kind)
+			if kind == "warmup" && counter {
+				// cupti_profiler: its warm-up forward "took" 6970 ms of
+				// kernel replays; the ranges are named, their time is not.
+				a.Detail = fmt.Sprintf("%d ranges whose name says warm-up, e.g. %s (%s); their durations are the counter replay's, not the workload's.", x.count, x.name, where)
+			}
 			if kind == "held" && x.first < HeldAtStartNs && sglangOverlap(ev, ri, rr.trace, rr.rank) {
 				// sglang_qwen3_prefilldecode_mi300x: the 493 ms before the
 				// first step's own work is the previous batch's (held_wait

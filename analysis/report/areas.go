@@ -290,8 +290,13 @@ func syncEvidence(s *areaSlice) (string, *evidence.Gap) {
 	if n == 0 {
 		text = "No blocking synchronisation call or copy (" + s.where + ")."
 	} else {
-		text = "The host blocked " + fmtMs(blocked) + " in " + plural(n, "blocking call", "blocking calls") + " (" + s.where + "; " +
-			share(blocked, s.spans.wall, "wall time") + "); they opened " + plural(gaps, "GPU gap", "GPU gaps") + ", " + fmtMs(gapNs) + " of GPU idle time. Longest: " +
+		// The share of the wall time where the ranks have one (a rank
+		// without GPU work, as a counter capture, has none to quote).
+		of := s.where
+		if s.spans.wall > 0 {
+			of += "; " + share(blocked, s.spans.wall, "wall time")
+		}
+		text = "The host blocked " + fmtMs(blocked) + " in " + plural(n, "blocking call", "blocking calls") + " (" + of + "); they opened " + plural(gaps, "GPU gap", "GPU gaps") + ", " + fmtMs(gapNs) + " of GPU idle time. Longest: " +
 			name(evidence.Str(t, top, "call"))
 		if op := evidence.Str(t, top, "op"); op != "" {
 			text += " from " + name(op)
@@ -396,8 +401,10 @@ func opEvidence(s *areaSlice) (string, *evidence.Gap) {
 	}
 	// A first-use runtime call (module loading, context creation) inside an
 	// operator is that operator's self time (amd_mi250_minitoy: a 6.5 ms
-	// first hipLaunchKernel in aten::add_, 39% of the self time).
-	if c := s.ev.Table("capture"); c != nil {
+	// first hipLaunchKernel in aten::add_, 39% of the self time). A
+	// counter capture's calls are no first use: Capture quality lists none
+	// (cupti_profiler's 1333 ms cudaFree is the replay's, its sixth).
+	if c := s.ev.Table("capture"); c != nil && !counterCapture(s.ev) {
 		n, ns, what := countWhere(c, "kind", "first_use")
 		if n > 0 && 10*ns >= sums[top] {
 			text += " These self times include " + fmtMs(ns) + " in " + plural(n, "first-use runtime call", "first-use runtime calls") + " (e.g. " + name(what) + ") that Capture quality leaves out as one-time costs."
@@ -871,6 +878,10 @@ func launchEvidence(s *areaSlice) (string, *evidence.Gap) {
 	of := " of the " + fmtInt(withGPU) + " calls whose GPU work is in the trace"
 	if t.Col("with_gpu") < 0 {
 		of = ""
+	} else if withGPU == 0 {
+		// Nothing to time a launch against (cupti_profiler: a counter
+		// capture records no kernel).
+		return text + "; no call's GPU work is in the trace, so no launch is timed against its work.", nil
 	}
 	return text + "; " + fmtInt(short) + of + " launched GPU work shorter than the launch call; " + fmtInt(late) + " started over 100 µs after their call returned.", nil
 }
