@@ -197,14 +197,22 @@ _heldsteps AS (
 -- The profiler's overhead events (CUPTI: Lazy Function Loading, a
 -- kernel's module loaded on its first launch; Activity Buffer Request, the
 -- profiler's own buffers), each with the innermost CPU operator around it,
--- which paid for it (the event's own interval where none is).
+-- which paid for it (the event's own interval where none is). The
+-- operators are listed in every time bucket they overlap (the width 1 ms,
+-- or the longest operator's 1024th) and an event looks among those of the
+-- bucket of its start: on the rank alone, each event was compared with
+-- every operator (×250 vLLM: 500 events by 5.6 M operators, 9.3 s).
+_ovw AS (
+  SELECT greatest(1000000, coalesce(max(dur_ns), 0) // 1024) AS w FROM evidence_base_events WHERE kind = 'cpu_op'
+),
 _ovh AS (
   SELECT v.trace, v.rank, v.name, v.ts_ns, v.end_ns,
     arg_min(c.name, c.dur_ns) AS op, arg_min(c.ts_ns, c.dur_ns) AS op_ts, arg_min(c.end_ns, c.dur_ns) AS op_end
-  FROM evidence_base_events v
-  LEFT JOIN evidence_base_events c ON c.trace = v.trace AND c.rank = v.rank AND c.kind = 'cpu_op'
-    AND c.ts_ns <= v.ts_ns AND c.end_ns >= v.end_ns
-  WHERE v.kind = 'overhead' AND v.dur_ns > 0
+  FROM (SELECT v.*, v.ts_ns // _ovw.w AS b FROM evidence_base_events v, _ovw WHERE v.kind = 'overhead' AND v.dur_ns > 0) v
+  LEFT JOIN (
+    SELECT c.trace, c.rank, c.name, c.ts_ns, c.end_ns, c.dur_ns, unnest(range(c.ts_ns // _ovw.w, c.end_ns // _ovw.w + 1)) AS b
+    FROM evidence_base_events c, _ovw WHERE c.kind = 'cpu_op'
+  ) c ON c.trace = v.trace AND c.rank = v.rank AND c.b = v.b AND c.ts_ns <= v.ts_ns AND c.end_ns >= v.end_ns
   GROUP BY v.trace, v.rank, v.name, v.ts_ns, v.end_ns
 ),
 _ops AS (
