@@ -306,11 +306,17 @@ type pyCalls struct {
 // host stacks the frames then fill in (hostAt).
 func (b *builder) device() {
 	b.per = map[rankKey]*rankData{}
+	// Each rank's operations counted first, so that its lists are made
+	// at their size (×250 vLLM: 3.5 M operations on one rank).
+	n := map[rankKey]int{}
+	for i := range b.ops {
+		n[b.ops[i].key()]++
+	}
 	for i := range b.ops {
 		o := &b.ops[i]
 		d := b.per[o.key()]
 		if d == nil {
-			d = &rankData{threads: map[int32]int{}}
+			d = &rankData{threads: map[int32]int{}, ops: make([]int32, 0, n[o.key()])}
 			b.per[o.key()] = d
 		}
 		d.ops = append(d.ops, int32(i))
@@ -333,7 +339,8 @@ func (b *builder) device() {
 		if d == nil {
 			continue
 		}
-		var busy, comm, other []ival
+		busy := make([]ival, 0, len(d.ops))
+		var comm, other []ival
 		for _, i := range d.ops {
 			o := &b.ops[i]
 			iv := ival{o.a, o.b}
@@ -767,6 +774,7 @@ func (b *builder) launchedKernels(d *rankData) (calls, queued []ival) {
 			first = math.MinInt64
 		}
 	}
+	calls = make([]ival, 0, len(d.ops))
 	for _, i := range d.ops {
 		o := &b.ops[i]
 		if o.host != hostLaunch {
