@@ -263,16 +263,18 @@ _rg AS (
   FROM _st
 ),
 -- The spans listed in every time bucket they overlap, the width a quarter
--- of the steps' mean span: each event joins the few spans of its own
--- bucket. (Merging every event's host time with the step starts took a
--- window over the distinct host times and a join of each event to them:
--- ×250 vLLM, 8.4 M host times, 9 s of the 20 s this table took.)
+-- of the rank's mean step span (per rank: traces loaded together may lie
+-- days apart): each event joins the few spans of its own bucket. (Merging
+-- every event's host time with the step starts took a window over the
+-- distinct host times and a join of each event to them: ×250 vLLM, 8.4 M
+-- host times, 9 s of the 20 s this table took.)
 _bw AS (
-  SELECT greatest(1, (max(r1) - min(r0)) // nullif(4 * count(*), 0)) AS w FROM _rg WHERE r1 > r0
+  SELECT trace_id, rank, greatest(1, (max(r1) - min(r0)) // (4 * count(*))) AS w
+  FROM _rg WHERE r1 > r0 GROUP BY trace_id, rank
 ),
 _rb AS (
-  SELECT g.*, unnest(range(g.r0 // _bw.w, (g.r1 - 1) // _bw.w + 1)) AS b
-  FROM _rg g, _bw
+  SELECT g.*, unnest(range(g.r0 // w.w, (g.r1 - 1) // w.w + 1)) AS b
+  FROM _rg g JOIN _bw w ON w.trace_id = g.trace_id AND w.rank = g.rank
   WHERE g.r1 > g.r0
 ),
 _cls AS (
@@ -331,7 +333,8 @@ SELECT
   -- Class of a GPU event, tb_kernel_class(kind, name) (views.sql): COMP, COMM, MEM or SYNC; NULL for host events. Computed here once per kernel name, so that no preset matches kernel names row by row. TEXT
   CASE WHEN x.kind = 'kernel' THEN coalesce(c.class, 'COMP') ELSE tb_kernel_class(x.kind, NULL) END AS class
 FROM _x x
-LEFT JOIN _rb s ON s.trace_id = x.trace_id AND s.rank = x.rank AND s.b = x.host_ts // (SELECT w FROM _bw)
+LEFT JOIN _bw w ON w.trace_id = x.trace_id AND w.rank = x.rank
+LEFT JOIN _rb s ON s.trace_id = x.trace_id AND s.rank = x.rank AND s.b = x.host_ts // w.w
   AND x.host_ts >= s.r0 AND x.host_ts < s.r1
 LEFT JOIN _cls c ON c.name_id = x.name_id,
 tb_dict d;
