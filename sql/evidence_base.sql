@@ -256,10 +256,11 @@ _st AS (
 -- Where each step is the one a host time falls in: from its start to the
 -- next step's start or its own end, whichever comes first (after its end,
 -- and before the rank's first step, a time is in no step). These spans do
--- not overlap, so a host time is in one at most.
+-- not overlap, so a host time is in one at most. A step without an end
+-- holds no time.
 _rg AS (
   SELECT trace_id, rank, step, phase, ts_ns AS r0,
-    least(end_ns, coalesce(lead(ts_ns) OVER (PARTITION BY trace_id, rank ORDER BY ts_ns), end_ns)) AS r1
+    CASE WHEN end_ns IS NOT NULL THEN least(end_ns, coalesce(lead(ts_ns) OVER (PARTITION BY trace_id, rank ORDER BY ts_ns), end_ns)) END AS r1
   FROM _st
 ),
 -- The spans listed in every time bucket they overlap, the width a quarter
