@@ -296,3 +296,50 @@ func TestWorkloadAiterTorchGEMM(t *testing.T) {
 		t.Errorf("%d calls, %d ns of GPU work; want 144, 419869417", w.AITERTorchGEMMs, w.AITERTorchGEMMGPUNs)
 	}
 }
+
+// TestWorkloadIdleInsideRanges: the GPU idle time inside the DataLoader's
+// calls and the outermost compiled regions, each range clipped to the
+// rank's GPU span less the busy segments' parts inside it. The regions
+// nest on one thread (one starts with the outer one, one ends with it)
+// and sit alone on another.
+func TestWorkloadIdleInsideRanges(t *testing.T) {
+	const region = "Torch-Compiled Region: 0/0"
+	k := newJT(jH100, 0, 1)
+	// Busy segments [100, 200), [300, 400), [600, 700), [1000, 1100) us.
+	for _, at := range []float64{100, 300, 600, 1000} {
+		k.kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", at-50, at, 100)
+	}
+	next := "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+	k.op("user_annotation", next, 0, 120)   // clipped to [100, 120): busy throughout
+	k.op("user_annotation", next, 150, 500) // [150, 650): 200 busy, 300 idle
+	k.op("cpu_op", region, 250, 650)        // outermost: [250, 900), 200 busy
+	k.op("cpu_op", region, 250, 550)        // starts with it, ends before: nested
+	k.op("cpu_op", region, 300, 200)        // inside it: nested
+	k.op("cpu_op", region, 400, 500)        // ends with it: nested
+	k.ext++
+	k.ev("cpu_op", region, 100, 101, 310, 140, map[string]any{"External id": k.ext}) // alone on its thread: [310, 450), 90 busy
+	db := openDB(t)
+	ctx := context.Background()
+	if _, err := db.Load(ctx, []string{k.write(t, t.TempDir(), "ranges.json")}, trace.LoadOptions{Name: "t"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pipeline.CollectEvidence(ctx, db, []string{"workload"}, evidence.Filter{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Query(ctx, `SELECT feature || ' ' || count || ' ' || total_ns || ' ' || covered_ns FROM evidence_workload
+		WHERE feature IN ('dataloader_gpu_idle', 'compiled_gpu_idle') ORDER BY feature`, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, r := range got.Rows {
+		rows = append(rows, r[0].(string))
+	}
+	want := []string{
+		"compiled_gpu_idle 2 500000 790000",   // (650 - 200) + (140 - 90) us idle, of 650 + 140
+		"dataloader_gpu_idle 2 300000 520000", // 0 + 300 us idle, of 20 + 500
+	}
+	if !reflect.DeepEqual(rows, want) {
+		t.Errorf("idle inside the ranges: %q, want %q", rows, want)
+	}
+}

@@ -423,7 +423,10 @@ SELECT
   -- Start of the next segment (NULL for the last). TIMESTAMP_NS
   lead(seg_ts) OVER (PARTITION BY trace, rank ORDER BY seg_ts) AS next_ts,
   -- Start of the launching call of the work that starts the next segment (evidence_base_events.launch_ts; NULL when the trace has none): before this segment's end, it was queued when the GPU went idle. TIMESTAMP_NS
-  lead(seg_host) OVER (PARTITION BY trace, rank ORDER BY seg_ts) AS next_host_ts
+  lead(seg_host) OVER (PARTITION BY trace, rank ORDER BY seg_ts) AS next_host_ts,
+  -- The rank's GPU busy time before this segment, in ns (its earlier segments' lengths; 0 for the first): the busy time up to a moment t is busy_before of the last segment that starts at or before t, plus that segment's part before t (an ASOF join, instead of a range join against every segment). BIGINT
+  CAST(coalesce(sum(seg_end - seg_ts) OVER (PARTITION BY trace, rank ORDER BY seg_ts
+    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS BIGINT) AS busy_before
 FROM _gs;
 
 -- Host waits on work the trace does not show: the runtime calls that can

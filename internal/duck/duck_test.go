@@ -767,3 +767,21 @@ func TestQueryEachStreamError(t *testing.T) {
 		t.Errorf("the failed query counted as streamed")
 	}
 }
+
+// TestASOFJoinMerges: an ASOF join whose left side DuckDB estimates at a
+// few rows still merges its sorted sides (planSettings) instead of a
+// nested loop over every row of the right side.
+func TestASOFJoinMerges(t *testing.T) {
+	db, err := Open("", Options{CacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	plan := csv(query(t, db, `EXPLAIN
+		WITH l AS (SELECT range AS t FROM range(10) WHERE t % 7 = 3),
+		r AS (SELECT range AS t, range * 2 AS v FROM range(100000))
+		SELECT l.t, r.v FROM l ASOF LEFT JOIN r ON r.t <= l.t`))
+	if !strings.Contains(plan, "ASOF_JOIN") || strings.Contains(plan, "NESTED_LOOP") {
+		t.Errorf("a small left side's ASOF join is not merged:\n%s", plan)
+	}
+}
