@@ -1824,9 +1824,13 @@ func TestJudgementCounterCaptureNoCauses(t *testing.T) {
 	if e := section(j.md, "## Evidence", "### Preset tables"); strings.Contains(e, "first-use runtime call") || strings.Contains(e, "of no wall time") || strings.Contains(e, "of the 0 calls") {
 		t.Errorf("ops row of a counter capture:\n%s", e)
 	}
-	// Its warm-up ranges are named without the replay's 6970 ms.
+	// Its warm-up ranges are named without the replay's 6970 ms, and its
+	// benchmark harness's clear_cache ranges without their 469 ms.
 	if c := j.capture(); !strings.Contains(c, "their durations are the counter replay's") || strings.Contains(c, "6970 ms") {
 		t.Errorf("warm-up line of a counter capture:\n%s", c)
+	}
+	if c := j.capture(); !strings.Contains(c, "2 \\[param\\|clear_cache\\] ranges (trace t") || strings.Contains(c, "469 ms") {
+		t.Errorf("harness line of a counter capture:\n%s", c)
 	}
 }
 
@@ -2378,5 +2382,25 @@ func TestJudgementUploadBeforeCompute(t *testing.T) {
 				t.Errorf("no pageable finding for the loop's copies: %v", summary(j.fs))
 			}
 		})
+	}
+}
+
+// A benchmark harness between the measured runs: PARAM's clear_cache
+// range holds 20 ms of GPU idle between two busy loops (a third of the
+// GPU span: the host-wait rule's finding without it). It is listed as a
+// capture artifact and its idle is left out of what the rules judge, so
+// the host-wait rule does not read the harness as the model's host work.
+func TestJudgementBenchmarkHarness(t *testing.T) {
+	k := newJT(jV100, 0, 1)
+	const gemm = "volta_sgemm_128x64_nn"
+	k.steps(1, 30, 0, 1_000, func(_ int, at float64) { k.busyStep(at, gemm) })
+	k.op("user_annotation", "[param|clear_cache]", 30_000, 20_000)
+	k.op("cpu_op", "aten::mul", 30_010, 19_900)
+	k.steps(31, 30, 50_000, 1_000, func(_ int, at float64) { k.busyStep(at, gemm) })
+	j := judge(t, k.write(t, t.TempDir(), "harness.json"))
+
+	j.artifact(t, "A benchmark harness's work between the measured runs", "1 \\[param\\|clear_cache\\] range, 20.0 ms", "20.0 ms of GPU idle time lies inside", "not the measured model's work")
+	if fs := j.of("host_bound_idle"); len(fs) != 0 {
+		t.Errorf("the harness's idle is read as the host's: %s", fs[0].Observation)
 	}
 }

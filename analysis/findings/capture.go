@@ -270,7 +270,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 		if pw, ok := rows["pre_window"]; ok {
 			rg.preWindowN, rg.preWindowNs = pw.count, pw.total
 		}
-		for _, kind := range []string{"first_use", "first_copy", "upload", "first_op", "loader_start", "profiler_overhead", "warmup", "warmup_step", "held", "pre_window"} {
+		for _, kind := range []string{"first_use", "first_copy", "upload", "first_op", "loader_start", "profiler_overhead", "warmup", "warmup_step", "harness", "held", "pre_window"} {
 			x, ok := rows[kind]
 			if !ok || (kind == "held" && (x.idle < HeldMinIdleNs || float64(x.idle) < HeldMinShare*float64(rr.idle))) {
 				continue // work that waited in a busy queue is not an artifact
@@ -283,6 +283,9 @@ func Assess(ev *evidence.Evidence) *Gate {
 				// cupti_profiler: its warm-up forward "took" 6970 ms of
 				// kernel replays; the ranges are named, their time is not.
 				a.Detail = fmt.Sprintf("%d ranges whose name says warm-up, e.g. %s (%s); their durations are the counter replay's, not the workload's.", x.count, x.name, where)
+			}
+			if kind == "harness" && counter {
+				a.Detail = fmt.Sprintf("%d %s %s (%s): PARAM's operator benchmark clearing the cache before a measured run, not the measured model's work; their durations are the counter replay's.", x.count, x.name, noun(x.count, "range", "ranges"), where)
 			}
 			if kind == "held" && x.first < HeldAtStartNs && sglangOverlap(ev, ri, rr.trace, rr.rank) {
 				// sglang_qwen3_prefilldecode_mi300x: the 493 ms before the
@@ -464,6 +467,9 @@ func artifactOf(trace string, rank int, where string, count, total, max, idle in
 	case "warmup_step":
 		a.Title = "A first step far longer than the others of its phase (warm-up or a one-off)"
 		a.Detail = fmt.Sprintf("%s took %s, at least twice the median of the later steps of its phase (%s)%s.", name, ms(max), where, idleText)
+	case "harness":
+		a.Title = "A benchmark harness's work between the measured runs"
+		a.Detail = fmt.Sprintf("%d %s %s, %s in all, the longest %s (%s)%s: PARAM's operator benchmark clearing the cache before a measured run (a multiply of a CPU tensor the size of the L2 cache, then torch.cuda.empty_cache()), not the measured model's work. The empty_cache also returns the caching allocator's free blocks to the device, so the measured run after it allocates through cudaMalloc again, a cost a training loop's warm allocator does not pay.", count, name, noun(count, "range", "ranges"), ms(total), ms(max), where, idleText)
 	case "held":
 		a.Title = "GPU idle with launched work waiting (a dependency, or work the trace does not show)"
 		a.Detail = fmt.Sprintf("%d GPU idle %s went on at least 1 ms after the work that ended them was launched; the longest such wait, %s, ended with %s (%s)%s: the device had the work and did not run it, held by a dependency (an event on another stream, a peer) or by work the trace does not show (queued before the window, another process), not by the host.", count, noun(count, "interval", "intervals"), ms(max), name, where, idleText)
