@@ -128,25 +128,3 @@ func TestPassMatchesSQL(t *testing.T) {
 		})
 	}
 }
-
-// A slice with more input rows than a pass holds is left to the SQL.
-func TestPassBound(t *testing.T) {
-	db := openPassDB(t)
-	if _, err := db.Load(context.Background(), []string{filepath.Join(testutil.Testdata(t), "hta", "critical_path_alexnet")}, trace.LoadOptions{Name: "t"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := BuildEvidenceBase(ctx, db, evidence.Filter{}); err != nil {
-		t.Fatal(err)
-	}
-	p, _ := sql.Lookup("ops")
-	defer func(n int64) { passMaxRows = n }(passMaxRows)
-	passMaxRows = 0
-	if _, ok, err := runPass(ctx, db, p, Params(evidence.Filter{})); ok || err != nil {
-		t.Errorf("over the bound: pass ran %v, %v", ok, err)
-	}
-	passMaxRows = 1 << 40
-	if _, ok, err := runPass(ctx, db, p, Params(evidence.Filter{})); !ok || err != nil {
-		t.Errorf("under the bound: pass ran %v, %v", ok, err)
-	}
-}

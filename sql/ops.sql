@@ -39,9 +39,9 @@
 -- file; to run this file by hand, run sql/evidence_base.sql first.
 --
 -- analysis/pass computes the same rows in Go from the rows of _calls (the
--- query up to its PASS line), where a slice's operators fit its bound:
--- the rest of this file is the definition it follows, and a test holds the
--- two equal on every shared trace.
+-- query up to its PASS line), in _o's id order: the rest of this file is
+-- the definition it follows, and a test holds the two equal on every
+-- shared trace.
 WITH
 _gpu AS (
   SELECT trace, rank, correlation, count(*) AS n, sum(dur_ns) AS d
@@ -64,7 +64,7 @@ _calls AS NOT MATERIALIZED (
   LEFT JOIN _l l ON l.trace = k.trace AND l.rank = k.rank AND l.external_id = k.external_id
   WHERE k.kind IN ('cpu_op', 'annotation')
 ),
--- PASS: _calls
+-- PASS: _calls ORDER BY trace, rank, pid, tid, ts_ns, end_ns DESC, name
 _o AS (
   SELECT k.trace, k.rank, k.step, k.phase, k.name, k.kind, k.ts_ns, k.end_ns, k.dur_ns,
     k.launches, k.gpu_events, k.gpu_ns,

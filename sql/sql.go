@@ -384,7 +384,8 @@ func columnDoc(name, d string) ColumnDoc {
 
 // PassInput is the query whose rows a Go pass reads in place of the
 // preset's SQL (analysis/pass): the preset's query up to its `-- PASS:
-// cte` line, ending in `SELECT * FROM cte`. false when the preset has no
+// cte [ORDER BY ...]` line, ending in `SELECT * FROM cte [ORDER BY ...]`
+// (the order the pass reads its rows in). false when the preset has no
 // PASS line.
 func (p Preset) PassInput() (string, bool) {
 	lines := strings.Split(p.SQL, "\n")

@@ -2,6 +2,7 @@ package pass
 
 import (
 	"cmp"
+	"container/heap"
 	"fmt"
 	"slices"
 
@@ -33,29 +34,50 @@ type opsThread struct {
 
 // opCall is one input row, its texts as indexes into the pass's tables.
 type opCall struct {
-	th, name, phase            int32
+	name, phase                int32
 	annotation                 bool
 	ts, end, dur, step         int64
 	launches, gpuEvents, gpuNs int64
-	depth                      int64 // the sweep's depth on its thread
 	child                      int64 // the time of the calls it directly encloses
 	outer                      bool  // not nested in an earlier call of its name
+}
+
+// openEnd is the end of a call the sweep holds open; zero marks a
+// zero-length call, whose end comes after the starts at its time.
+type openEnd struct {
+	end  int64
+	zero bool
 }
 
 // ops is the ops area's pass (sql/ops.sql): each call's self time is its
 // duration less that of the calls it directly encloses on its thread, by
 // the preset's sweep and ASOF join, then the calls are summed by trace,
 // rank, step, phase, name and annotation.
+//
+// The calls come in the preset's id order (the PASS line's ORDER BY:
+// thread, start, the longer first, name), so the pass holds one thread's
+// open calls at a time, not the slice's calls: the sweep's open ends, and
+// per depth the last call there, which takes the time of the calls one
+// level down until a later call at its depth replaces it (the preset's
+// ASOF join: a call's parent is the last earlier call one level up).
 type ops struct {
-	threads  []opsThread
-	threadAt map[opsThread]int32
-	texts    []nstr // names and phases
-	textAt   map[nstr]int32
-	calls    []opCall
+	threads []opsThread // in order; the current one last
+	first   int32       // the first thread of the current trace and rank
+	texts   []nstr      // names and phases
+	textAt  map[nstr]int32
+
+	open    openHeap
+	last    []opCall // per depth, the last call there; dur < 0: none
+	maxEnd  map[int32]int64
+	prev    opCall // the previous call on the thread, for the order check
+	hasPrev bool
+
+	sumAt map[opsKey]int
+	sums  []opsSum
 }
 
-func newOps(rows int) *ops {
-	return &ops{threadAt: map[opsThread]int32{}, textAt: map[nstr]int32{}, calls: make([]opCall, 0, rows)}
+func newOps() *ops {
+	return &ops{textAt: map[nstr]int32{}, maxEnd: map[int32]int64{}, sumAt: map[opsKey]int{}}
 }
 
 // text interns a text cell.
@@ -80,104 +102,63 @@ func (o *ops) Add(row table.Cells) error {
 		ints[i] = v
 	}
 	th := opsThread{trace: str(row, 0), rank: ints[0], pid: str(row, 2), tid: str(row, 3)}
-	t, ok := o.threadAt[th]
-	if !ok {
-		t = int32(len(o.threads))
+	if n := len(o.threads); n == 0 || o.threads[n-1] != th {
+		if n > 0 && cmpThread(o.threads[n-1], th) >= 0 {
+			return fmt.Errorf("pass ops: the calls are not in thread order")
+		}
+		o.endThread()
+		if n == 0 || cmpNstr(o.threads[n-1].trace, th.trace) != 0 || o.threads[n-1].rank != th.rank {
+			o.first = int32(n)
+		}
 		o.threads = append(o.threads, th)
-		o.threadAt[th] = t
 	}
 	kind, _ := row.Str(4)
-	o.calls = append(o.calls, opCall{th: t, name: o.text(row, 5), phase: o.text(row, 10), annotation: kind == "annotation",
-		ts: ints[1], end: ints[2], dur: ints[3], step: ints[4], launches: ints[5], gpuEvents: ints[6], gpuNs: ints[7]})
+	c := opCall{name: o.text(row, 5), phase: o.text(row, 10), annotation: kind == "annotation",
+		ts: ints[1], end: ints[2], dur: ints[3], step: ints[4], launches: ints[5], gpuEvents: ints[6], gpuNs: ints[7]}
+	if o.hasPrev && cmp.Or(cmp.Compare(o.prev.ts, c.ts), cmp.Compare(c.end, o.prev.end), cmpNstr(o.texts[o.prev.name], o.texts[c.name])) > 0 {
+		return fmt.Errorf("pass ops: the calls of a thread are not in start order")
+	}
+	o.prev, o.hasPrev = c, true
+	o.call(c)
 	return nil
 }
 
-// cmpThread orders threads as the preset's ORDER BY trace, rank, pid, tid.
-func cmpThread(a, b opsThread) int {
-	return cmp.Or(cmpNstr(a.trace, b.trace), cmp.Compare(a.rank, b.rank), cmpNstr(a.pid, b.pid), cmpNstr(a.tid, b.tid))
+// call runs the sweep for the next call of the thread. The sweep's points
+// in time order, at equal times ends first, then starts, then the ends of
+// zero-length calls: a call's depth is the calls open at its start.
+func (o *ops) call(c opCall) {
+	for len(o.open) > 0 && (o.open[0].end < c.ts || (o.open[0].end == c.ts && !o.open[0].zero)) {
+		heap.Pop(&o.open)
+	}
+	depth := len(o.open)
+	heap.Push(&o.open, openEnd{c.end, c.end == c.ts})
+	if depth > 0 && depth <= len(o.last) && o.last[depth-1].dur >= 0 {
+		o.last[depth-1].child += c.dur
+	}
+	e, seen := o.maxEnd[c.name]
+	c.outer = !seen || e < c.end
+	if !seen || c.end > e {
+		o.maxEnd[c.name] = c.end
+	}
+	for len(o.last) <= depth {
+		o.last = append(o.last, opCall{dur: -1})
+	}
+	o.add(o.last[depth])
+	o.last[depth] = c
 }
 
-func (o *ops) Table() *table.Table {
-	// Number the threads in order, then put the calls in the preset's id
-	// order: thread, start, the longer first, name.
-	order := make([]int32, len(o.threads))
-	for i := range order {
-		order[i] = int32(i)
+// endThread sums the calls the thread still holds and starts the next.
+func (o *ops) endThread() {
+	for _, c := range o.last {
+		o.add(c)
 	}
-	slices.SortFunc(order, func(a, b int32) int { return cmpThread(o.threads[a], o.threads[b]) })
-	rankOf := make([]int32, len(order))
-	for r, t := range order {
-		rankOf[t] = int32(r)
-	}
-	for i := range o.calls {
-		o.calls[i].th = rankOf[o.calls[i].th]
-	}
-	slices.SortFunc(o.calls, func(a, b opCall) int {
-		return cmp.Or(cmp.Compare(a.th, b.th), cmp.Compare(a.ts, b.ts), cmp.Compare(b.end, a.end),
-			cmpNstr(o.texts[a.name], o.texts[b.name]))
-	})
-	for lo := 0; lo < len(o.calls); {
-		hi := lo + 1
-		for hi < len(o.calls) && o.calls[hi].th == o.calls[lo].th {
-			hi++
-		}
-		nest(o.calls[lo:hi])
-		lo = hi
-	}
-	return o.sum(order)
-}
-
-// nest sets depth, child and outer on one thread's calls, in id order.
-func nest(calls []opCall) {
-	// The sweep: +1 at each start, -1 at each end, in time order; at equal
-	// times ends first (typ 0), then starts (1), then the ends of
-	// zero-length calls (2); then by id.
-	type point struct {
-		t   int64
-		typ int8
-		id  int32
-	}
-	pts := make([]point, 0, 2*len(calls))
-	for i, c := range calls {
-		pts = append(pts, point{c.ts, 1, int32(i)})
-		typ := int8(0)
-		if c.end == c.ts {
-			typ = 2
-		}
-		pts = append(pts, point{c.end, typ, int32(i)})
-	}
-	slices.SortFunc(pts, func(a, b point) int {
-		return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.typ, b.typ), cmp.Compare(a.id, b.id))
-	})
-	var sum int64
-	for _, p := range pts {
-		if p.typ == 1 {
-			sum++
-			calls[p.id].depth = sum - 1
-		} else {
-			sum--
-		}
-	}
-	// The parent: the last earlier call (by id) one level up.
-	last := map[int64]int32{}
-	maxEnd := map[int32]int64{}
-	for i := range calls {
-		c := &calls[i]
-		if p, ok := last[c.depth-1]; ok {
-			calls[p].child += c.dur
-		}
-		last[c.depth] = int32(i)
-		e, seen := maxEnd[c.name]
-		c.outer = !seen || e < c.end
-		if !seen || c.end > e {
-			maxEnd[c.name] = c.end
-		}
-	}
+	o.open, o.last, o.hasPrev = o.open[:0], o.last[:0], false
+	clear(o.maxEnd)
 }
 
 // opsKey is the preset's GROUP BY.
 type opsKey struct {
-	th          int32 // its trace and rank
+	th          int32 // its trace and rank: the first thread of the pair
 	step        int64
 	phase, name int32
 	annotation  bool
@@ -188,52 +169,68 @@ type opsSum struct {
 	count, incl, self, max, launches, gpuEvents, gpuNs int64
 }
 
-// sum groups the nested calls and orders the groups as the preset does:
-// trace, rank, step, phase, self time (the largest first), name.
-func (o *ops) sum(order []int32) *table.Table {
-	// Threads of one trace and rank group together: key them by the first
-	// thread of that pair in order.
-	first := make([]int32, len(order))
-	for th := 1; th < len(order); th++ {
-		a, b := o.threads[order[th-1]], o.threads[order[th]]
-		first[th] = int32(th)
-		if cmpNstr(a.trace, b.trace) == 0 && a.rank == b.rank {
-			first[th] = first[th-1]
-		}
+// add sums a call whose children are all counted (none where dur < 0).
+func (o *ops) add(c opCall) {
+	if c.dur < 0 {
+		return
 	}
-	at := map[opsKey]int{}
-	var sums []opsSum
-	for _, c := range o.calls {
-		k := opsKey{th: first[c.th], step: c.step, phase: c.phase, name: c.name, annotation: c.annotation}
-		i, ok := at[k]
-		if !ok {
-			i = len(sums)
-			sums = append(sums, opsSum{key: k})
-			at[k] = i
-		}
-		s := &sums[i]
-		s.count++
-		if c.outer {
-			s.incl += c.dur
-		}
-		s.self += max(0, c.dur-c.child)
-		s.max = max(s.max, c.dur)
-		s.launches += c.launches
-		s.gpuEvents += c.gpuEvents
-		s.gpuNs += c.gpuNs
+	k := opsKey{th: o.first, step: c.step, phase: c.phase, name: c.name, annotation: c.annotation}
+	i, ok := o.sumAt[k]
+	if !ok {
+		i = len(o.sums)
+		o.sums = append(o.sums, opsSum{key: k})
+		o.sumAt[k] = i
 	}
-	slices.SortFunc(sums, func(a, b opsSum) int {
+	s := &o.sums[i]
+	s.count++
+	if c.outer {
+		s.incl += c.dur
+	}
+	s.self += max(0, c.dur-c.child)
+	s.max = max(s.max, c.dur)
+	s.launches += c.launches
+	s.gpuEvents += c.gpuEvents
+	s.gpuNs += c.gpuNs
+}
+
+// cmpThread orders threads as the preset's ORDER BY trace, rank, pid, tid.
+func cmpThread(a, b opsThread) int {
+	return cmp.Or(cmpNstr(a.trace, b.trace), cmp.Compare(a.rank, b.rank), cmpNstr(a.pid, b.pid), cmpNstr(a.tid, b.tid))
+}
+
+// Table orders the groups as the preset does: trace, rank, step, phase,
+// self time (the largest first), name.
+func (o *ops) Table() *table.Table {
+	o.endThread()
+	slices.SortFunc(o.sums, func(a, b opsSum) int {
 		return cmp.Or(cmp.Compare(a.key.th, b.key.th), cmp.Compare(a.key.step, b.key.step),
 			cmpNstr(o.texts[a.key.phase], o.texts[b.key.phase]), cmp.Compare(b.self, a.self),
 			cmpNstr(o.texts[a.key.name], o.texts[b.key.name]), cmpBool(a.key.annotation, b.key.annotation))
 	})
-	t := &table.Table{Name: "ops", Columns: slices.Clone(opsColumns), Rows: make([][]any, len(sums)), Total: int64(len(sums))}
-	for i, s := range sums {
-		th := o.threads[order[s.key.th]]
+	t := &table.Table{Name: "ops", Columns: slices.Clone(opsColumns), Rows: make([][]any, len(o.sums)), Total: int64(len(o.sums))}
+	for i, s := range o.sums {
+		th := o.threads[s.key.th]
 		t.Rows[i] = []any{th.trace.val(), th.rank, s.key.step, o.texts[s.key.phase].val(), o.texts[s.key.name].val(),
 			s.count, s.incl, s.self, s.max, s.launches, s.gpuEvents, s.gpuNs, s.key.annotation}
 	}
 	return t
+}
+
+// openHeap is the sweep's open calls, the earliest end first and, at
+// equal ends, a zero-length call's last.
+type openHeap []openEnd
+
+func (h openHeap) Len() int { return len(h) }
+func (h openHeap) Less(i, j int) bool {
+	return h[i].end < h[j].end || (h[i].end == h[j].end && !h[i].zero && h[j].zero)
+}
+func (h openHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *openHeap) Push(x any)   { *h = append(*h, x.(openEnd)) }
+func (h *openHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 func cmpBool(a, b bool) int {

@@ -24,10 +24,10 @@ func TestOps(t *testing.T) {
 		name: "nesting",
 		rows: []table.Row{
 			call("2", "cpu_op", "A", 0, 100, 0, 0),
-			call("2", "cpu_op", "C", 40, 90, 1, 7),
 			call("2", "cpu_op", "B", 10, 40, 2, 5),
-			call("2", "cpu_op", "E", 60, 60, 0, 0),
+			call("2", "cpu_op", "C", 40, 90, 1, 7),
 			call("2", "cpu_op", "D", 50, 60, 0, 0),
+			call("2", "cpu_op", "E", 60, 60, 0, 0),
 		},
 		want: [][]any{
 			{"C", int64(1), int64(50), int64(40), int64(50), int64(1), int64(1), int64(7), false},
@@ -35,6 +35,22 @@ func TestOps(t *testing.T) {
 			{"A", int64(1), int64(100), int64(20), int64(100), int64(0), int64(0), int64(0), false},
 			{"D", int64(1), int64(10), int64(10), int64(10), int64(0), int64(0), int64(0), false},
 			{"E", int64(1), int64(0), int64(0), int64(0), int64(0), int64(0), int64(0), false},
+		},
+	}, {
+		// Calls that overlap without nesting: B starts inside A and ends
+		// after it, one level below A; C starts after A ended, inside B, at
+		// B's depth, so its parent is the last call one level up, A, which
+		// takes C's time though it has ended (the preset's ASOF join).
+		name: "overlap",
+		rows: []table.Row{
+			call("2", "cpu_op", "A", 0, 50, 0, 0),
+			call("2", "cpu_op", "B", 10, 100, 0, 0),
+			call("2", "cpu_op", "C", 60, 70, 0, 0),
+		},
+		want: [][]any{
+			{"B", int64(1), int64(90), int64(90), int64(90), int64(0), int64(0), int64(0), false},
+			{"C", int64(1), int64(10), int64(10), int64(10), int64(0), int64(0), int64(0), false},
+			{"A", int64(1), int64(50), int64(0), int64(50), int64(0), int64(0), int64(0), false},
 		},
 	}, {
 		// A call nested in one of its own name counts once in incl_ns; two
@@ -58,7 +74,7 @@ func TestOps(t *testing.T) {
 			if !ok {
 				t.Fatal("no ops pass")
 			}
-			p := a.New(len(tc.rows))
+			p := a.New()
 			for _, r := range tc.rows {
 				if err := p.Add(r); err != nil {
 					t.Fatal(err)
@@ -85,8 +101,31 @@ func TestOps(t *testing.T) {
 func TestOpsNull(t *testing.T) {
 	r := call("2", "cpu_op", "A", 0, 10, 0, 0)
 	r[6] = nil
-	if err := newOps(1).Add(r); err == nil {
+	if err := newOps().Add(r); err == nil {
 		t.Error("a NULL ts_ns was taken")
+	}
+}
+
+// The pass reads the calls in the preset's id order: a call that starts
+// before the previous one of its thread, or a thread that comes back, is
+// an error (the caller runs the SQL).
+func TestOpsOrder(t *testing.T) {
+	for name, rows := range map[string][]table.Row{
+		"start":  {call("2", "cpu_op", "A", 10, 20, 0, 0), call("2", "cpu_op", "B", 0, 5, 0, 0)},
+		"longer": {call("2", "cpu_op", "A", 0, 5, 0, 0), call("2", "cpu_op", "B", 0, 20, 0, 0)},
+		"name":   {call("2", "cpu_op", "B", 0, 5, 0, 0), call("2", "cpu_op", "A", 0, 5, 0, 0)},
+		"thread": {call("2", "cpu_op", "A", 0, 5, 0, 0), call("3", "cpu_op", "A", 0, 5, 0, 0), call("2", "cpu_op", "A", 10, 15, 0, 0)},
+	} {
+		p := newOps()
+		var err error
+		for _, r := range rows {
+			if err = p.Add(r); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			t.Errorf("%s: calls out of order were taken", name)
+		}
 	}
 }
 

@@ -35,17 +35,13 @@ type Pass interface {
 type Area struct {
 	// Input names the columns of the input rows, in order (the PASS CTE's).
 	Input []string
-	// Count is a query that counts the input rows at less cost than the
-	// input query: a caller that holds only so many rows reads it first.
-	Count string
-	// New starts a pass over about rows input rows (Count's).
-	New func(rows int) Pass
+	// New starts a pass.
+	New func() Pass
 }
 
 // areas holds the areas with a pass, by name.
 var areas = map[string]Area{
-	"ops": {Input: opsInput, New: func(rows int) Pass { return newOps(rows) },
-		Count: "SELECT count(*) FROM evidence_base_events WHERE kind IN ('cpu_op', 'annotation')"},
+	"ops": {Input: opsInput, New: func() Pass { return newOps() }},
 }
 
 // For returns the pass of an area, false when it has none.
