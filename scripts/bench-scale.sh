@@ -10,7 +10,10 @@
 #               (default: 5 21; 100 is about 4 GB of JSON, 250 about 10 GB:
 #               they need that much free disk for the trace and minutes)
 # $TRACEBOOK_BIN names a built tracebook to time instead of this tree's
-# (to compare two builds side by side). Run on a quiet machine: the
+# (to compare two builds side by side). $TRAINING_SCALES adds rows for
+# copies of the resnet_2080ti training trace (30 steps a copy: 100 is
+# 2.5 GB of JSON and 3,000 steps), whose shape differs from vLLM's: few
+# python frames, an operator tree per step. Run on a quiet machine: the
 # figures are single runs.
 set -eu
 cd "$(dirname "$0")/.."
@@ -63,10 +66,18 @@ while read -r name dir; do
 	case $name in '#'* | '') continue ;; esac
 	if [ -e "$traces/$dir" ]; then row "$name" "$traces/$dir"; else echo "| $name | absent | | | | |"; fi
 done <scripts/bench-traces.txt
-if [ -f "$vllm" ]; then
-	for n in $scales; do
-		"$bin" synth "$vllm" -n "$n" -o "$tmp/x$n.json.gz" >/dev/null 2>&1
-		row "vllm_h100 ×$n" "$tmp/x$n.json.gz"
+# copies NAME SOURCE SCALE...: a row for each SCALE copies of SOURCE.
+copies() {
+	name=$1 src=$2
+	shift 2
+	[ -f "$src" ] || return 0
+	for n in "$@"; do
+		"$bin" synth "$src" -n "$n" -o "$tmp/x$n.json.gz" >/dev/null 2>&1
+		row "$name ×$n" "$tmp/x$n.json.gz"
 		rm -f "$tmp/x$n.json.gz"
 	done
-fi
+}
+# shellcheck disable=SC2086 # the scales are words
+copies vllm_h100 "$vllm" $scales
+# shellcheck disable=SC2086
+copies resnet_2080ti "$traces/param/resnet_2080ti/resnet_kineto.json.gz" ${TRAINING_SCALES:-}
