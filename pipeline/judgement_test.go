@@ -2386,7 +2386,7 @@ func TestJudgementUploadBeforeCompute(t *testing.T) {
 }
 
 // A benchmark harness between the measured runs: PARAM's clear_cache
-// range holds 20 ms of GPU idle between two busy loops (a third of the
+// range holds 20 ms of GPU idle between two busy loops (a quarter of the
 // GPU span: the host-wait rule's finding without it). It is listed as a
 // capture artifact and its idle is left out of what the rules judge, so
 // the host-wait rule does not read the harness as the model's host work.
