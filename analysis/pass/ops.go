@@ -40,6 +40,7 @@ type opCall struct {
 	launches, gpuEvents, gpuNs int64
 	child                      int64 // the time of the calls it directly encloses
 	outer                      bool  // not nested in an earlier call of its name
+	live                       bool  // a call; false in an empty depth of ops.last
 }
 
 // openEnd is the end of a call the sweep holds open; zero marks a
@@ -67,7 +68,7 @@ type ops struct {
 	textAt  map[nstr]int32
 
 	open    openHeap
-	last    []opCall // per depth, the last call there; dur < 0: none
+	last    []opCall // per depth, the last call there (live)
 	maxEnd  map[int32]int64
 	prev    opCall // the previous call on the thread, for the order check
 	hasPrev bool
@@ -114,7 +115,7 @@ func (o *ops) Add(row table.Cells) error {
 	}
 	kind, _ := row.Str(4)
 	c := opCall{name: o.text(row, 5), phase: o.text(row, 10), annotation: kind == "annotation",
-		ts: ints[1], end: ints[2], dur: ints[3], step: ints[4], launches: ints[5], gpuEvents: ints[6], gpuNs: ints[7]}
+		ts: ints[1], end: ints[2], dur: ints[3], step: ints[4], launches: ints[5], gpuEvents: ints[6], gpuNs: ints[7], live: true}
 	if o.hasPrev && cmp.Or(cmp.Compare(o.prev.ts, c.ts), cmp.Compare(c.end, o.prev.end), cmpNstr(o.texts[o.prev.name], o.texts[c.name])) > 0 {
 		return fmt.Errorf("pass ops: the calls of a thread are not in start order")
 	}
@@ -132,7 +133,7 @@ func (o *ops) call(c opCall) {
 	}
 	depth := len(o.open)
 	heap.Push(&o.open, openEnd{c.end, c.end == c.ts})
-	if depth > 0 && depth <= len(o.last) && o.last[depth-1].dur >= 0 {
+	if depth > 0 && depth <= len(o.last) && o.last[depth-1].live {
 		o.last[depth-1].child += c.dur
 	}
 	e, seen := o.maxEnd[c.name]
@@ -141,7 +142,7 @@ func (o *ops) call(c opCall) {
 		o.maxEnd[c.name] = c.end
 	}
 	for len(o.last) <= depth {
-		o.last = append(o.last, opCall{dur: -1})
+		o.last = append(o.last, opCall{})
 	}
 	o.add(o.last[depth])
 	o.last[depth] = c
@@ -169,9 +170,10 @@ type opsSum struct {
 	count, incl, self, max, launches, gpuEvents, gpuNs int64
 }
 
-// add sums a call whose children are all counted (none where dur < 0).
+// add sums a call whose children are all counted (nothing for an empty
+// depth's zero opCall).
 func (o *ops) add(c opCall) {
-	if c.dur < 0 {
+	if !c.live {
 		return
 	}
 	k := opsKey{th: o.first, step: c.step, phase: c.phase, name: c.name, annotation: c.annotation}
