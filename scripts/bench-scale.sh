@@ -66,14 +66,15 @@ while read -r name dir; do
 	case $name in '#'* | '') continue ;; esac
 	if [ -e "$traces/$dir" ]; then row "$name" "$traces/$dir"; else echo "| $name | absent | | | | |"; fi
 done <scripts/bench-traces.txt
-# copies NAME SOURCE SCALE...: a row for each SCALE copies of SOURCE.
+# copies NAME SOURCE SCALE...: a row for each SCALE copies of SOURCE (its
+# own variables: row sets name).
 copies() {
-	name=$1 src=$2
+	copy_of=$1 copy_src=$2
 	shift 2
-	[ -f "$src" ] || return 0
+	[ -f "$copy_src" ] || return 0
 	for n in "$@"; do
-		"$bin" synth "$src" -n "$n" -o "$tmp/x$n.json.gz" >/dev/null 2>&1
-		row "$name ×$n" "$tmp/x$n.json.gz"
+		"$bin" synth "$copy_src" -n "$n" -o "$tmp/x$n.json.gz" >/dev/null 2>&1
+		row "$copy_of ×$n" "$tmp/x$n.json.gz"
 		rm -f "$tmp/x$n.json.gz"
 	done
 }
