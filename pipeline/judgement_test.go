@@ -983,14 +983,14 @@ func TestJudgementRecurringSlowCalls(t *testing.T) {
 // (nccl_data_a100: the 821st cudaStreamGetPriority, 2.4 ms in the loop), is
 // a hiccup of the loop, and a graph launch's time is its graph's
 // (sglang_qwen3_decode_mi300x: its one hipGraphLaunch): no first-use
-// artifact. The same call among the first of its name is one.
+// artifact. The same call among the first 20 of its name is one.
 func TestJudgementLateSlowCallIsNoFirstUse(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		slowAt   int // the step whose cudaStreamGetPriority takes 2.4 ms
 		graph    bool
 		firstUse bool
-	}{{"late", 30, false, false}, {"early", 1, false, true}, {"one graph launch", 0, true, false}} {
+	}{{"late", 30, false, false}, {"early", 1, false, true}, {"20th", 20, false, true}, {"21st", 21, false, false}, {"one graph launch", 0, true, false}} {
 		k := newJT(jH100, 0, 1)
 		const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
 		k.steps(1, 40, 0, 10_000, func(step int, at float64) {

@@ -178,8 +178,13 @@ _rt AS (
   FROM evidence_base_events
   WHERE kind IN ('runtime', 'driver') AND ts_ns IS NOT NULL
 ),
+-- t20: the start of the name's 20th call (its last where it has fewer),
+-- the calls that can be a first use counted: a call among the first 20
+-- starts at or before it.
 _rtm AS (
-  SELECT trace, rank, name, median(dur_ns) AS med, count(*) AS n FROM _rt GROUP BY trace, rank, name
+  SELECT trace, rank, name, median(dur_ns) AS med, count(*) AS n,
+    list_last(min(ts_ns, 20) FILTER (WHERE api NOT IN ('sync', 'memcpy', 'memset', 'graph_launch'))) AS t20
+  FROM _rt GROUP BY trace, rank, name
 ),
 _launch AS (
   SELECT trace, rank, correlation, min(ts_ns) AS ls, min(end_ns) AS le
@@ -278,14 +283,13 @@ _slow AS (
   SELECT trace, rank, name, ts_ns, end_ns,
     count(*) OVER (PARTITION BY trace, rank, name) AS n_slow
   FROM (
-    SELECT r.*, m.n, m.med, row_number() OVER (PARTITION BY r.trace, r.rank, r.name ORDER BY r.ts_ns) AS k,
-      f.first_of_kernel
+    SELECT r.*, m.t20, f.first_of_kernel
     FROM _rt r JOIN _rtm m ON m.trace = r.trace AND m.rank = r.rank AND m.name = r.name
     LEFT JOIN _kfirst f ON f.trace = r.trace AND f.rank = r.rank AND f.correlation = r.correlation
     WHERE r.api NOT IN ('sync', 'memcpy', 'memset', 'graph_launch')
+      AND r.dur_ns >= 1000000 AND (m.n = 1 OR r.dur_ns >= 20 * m.med)
   )
-  WHERE dur_ns >= 1000000 AND (n = 1 OR dur_ns >= 20 * med)
-    AND CASE WHEN api = 'launch' THEN coalesce(first_of_kernel, true) ELSE k <= 20 END
+  WHERE CASE WHEN api = 'launch' THEN coalesce(first_of_kernel, true) ELSE ts_ns <= t20 END
 ),
 _edge AS (
   SELECT trace, rank, name, ts_ns, end_ns, correlation FROM evidence_base_edge
