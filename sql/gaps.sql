@@ -71,6 +71,6 @@ _b AS (
 )
 SELECT trace, rank, step, phase, stream, category,
   CAST(sum(n) AS BIGINT) AS count, CAST(sum(s) AS BIGINT) AS idle_ns, max(mx) AS max_ns, arg_max(mx_at, mx) AS max_at_ns,
-  string_agg(b || ':' || n, ' ' ORDER BY b) AS hist
+  tb_hist(list({'b': b, 'n': n})) AS hist
 FROM _b GROUP BY ALL
 ORDER BY trace, rank, step, phase, stream, category

@@ -59,7 +59,7 @@ _b AS (
 SELECT trace, rank, step, phase, stream, name, class,
   CAST(sum(n) AS BIGINT) AS count, CAST(sum(total) AS BIGINT) AS total_ns,
   min(mn) AS min_ns, max(mx) AS max_ns,
-  string_agg(bucket || ':' || n, ' ' ORDER BY bucket) AS hist,
+  tb_hist(list({'b': bucket, 'n': n})) AS hist,
   CAST(sum(pre) AS BIGINT) AS pre_window_ns
 FROM _b
 GROUP BY trace, rank, step, phase, stream, name, class

@@ -77,8 +77,8 @@ _h AS (
 ),
 _hs AS (
   SELECT trace, rank, step, phase, stream, call,
-    string_agg(b || ':' || n, ' ' ORDER BY b) FILTER (WHERE which = 'cpu') AS cpu_hist,
-    string_agg(b || ':' || n, ' ' ORDER BY b) FILTER (WHERE which = 'delay') AS delay_hist
+    tb_hist(list({'b': b, 'n': n}) FILTER (WHERE which = 'cpu')) AS cpu_hist,
+    tb_hist(list({'b': b, 'n': n}) FILTER (WHERE which = 'delay')) AS delay_hist
   FROM _h GROUP BY ALL
 ),
 _a AS (

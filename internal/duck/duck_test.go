@@ -785,3 +785,18 @@ func TestASOFJoinMerges(t *testing.T) {
 		t.Errorf("a small left side's ASOF join is not merged:\n%s", plan)
 	}
 }
+
+// TestHistMacro: tb_hist (sql/views.sql) writes a histogram's buckets in
+// numeric order, negative ones first, whatever order the list holds.
+func TestHistMacro(t *testing.T) {
+	db, err := Open("", Options{CacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	got := strings.TrimSpace(csv(query(t, db, `SELECT tb_hist([{'b': 12, 'n': 1}, {'b': -1, 'n': 2}, {'b': 3, 'n': 10}]),
+		tb_hist(NULL::STRUCT(b INTEGER, n BIGINT)[]) IS NULL`)))
+	if want := "-1:2 3:10 12:1,true"; got != want {
+		t.Errorf("tb_hist = %q, want %q", got, want)
+	}
+}
