@@ -958,6 +958,20 @@ func TestEagerFirstStep(t *testing.T) {
 	}
 	testutil.Contains(t, "tokens", eagerFirstStep(b, ev), "it wrote 1,049 tokens to the KV cache", "most likely a prefill above the graphs' capture sizes",
 		"which wrote 1 token each: one sequence decoding, a batch of 1")
+	// The eager step's share of the host-wait idle in the rank's steps
+	// (vllm_mi300x_tp4_rank0: 28.8 of 269.6 ms), which no graph mode
+	// reaches; the idle outside every step (step -1) is not counted.
+	if strings.Contains(eagerFirstStep(b, ev), "host-wait") {
+		t.Error("a host-wait share without a ranks table")
+	}
+	rk := &table.Table{Columns: []table.Column{tc("trace"), tc("rank"), tc("step"), tc("host_wait_ns")}, Rows: [][]any{
+		{"t", int64(0), int64(-1), int64(50_000_000)}, {"t", int64(0), int64(0), int64(28_000_000)}}}
+	for i := int64(1); i <= 9; i++ {
+		rk.Rows = append(rk.Rows, []any{"t", int64(0), i, int64(8_000_000)})
+	}
+	b.Tables["ranks"] = rk
+	testutil.Contains(t, "host wait", eagerFirstStep(b, ev), "It holds 28.000 ms of the 100.000 ms of host-wait GPU idle in the rank's steps (28.0%)",
+		"a batch above the capture sizes runs eagerly in every mode")
 }
 
 // Where aiter's tuned GEMM ran a tenth of the kernel time or more through
