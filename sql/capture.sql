@@ -213,14 +213,14 @@ _heldsteps AS (
 -- bucket of its start: on the rank alone, each event was compared with
 -- every operator (×250 vLLM: 500 events by 5.6 M operators, 9.3 s).
 _ovw AS (
-  SELECT greatest(1000000, coalesce(max(dur_ns), 0) // 1024) AS w FROM evidence_base_events WHERE kind = 'cpu_op'
+  SELECT tb_bucket_ns(max(dur_ns)) AS w FROM evidence_base_events WHERE kind = 'cpu_op'
 ),
 _ovh AS (
   SELECT v.trace, v.rank, v.name, v.ts_ns, v.end_ns,
     arg_min(c.name, c.dur_ns) AS op, arg_min(c.ts_ns, c.dur_ns) AS op_ts, arg_min(c.end_ns, c.dur_ns) AS op_end
   FROM (SELECT v.*, v.ts_ns // _ovw.w AS b FROM evidence_base_events v, _ovw WHERE v.kind = 'overhead' AND v.dur_ns > 0) v
   LEFT JOIN (
-    SELECT c.trace, c.rank, c.name, c.ts_ns, c.end_ns, c.dur_ns, unnest(range(c.ts_ns // _ovw.w, c.end_ns // _ovw.w + 1)) AS b
+    SELECT c.trace, c.rank, c.name, c.ts_ns, c.end_ns, c.dur_ns, unnest(tb_buckets(c.ts_ns, c.end_ns, _ovw.w)) AS b
     FROM evidence_base_events c, _ovw WHERE c.kind = 'cpu_op'
   ) c ON c.trace = v.trace AND c.rank = v.rank AND c.b = v.b AND c.ts_ns <= v.ts_ns AND c.end_ns >= v.end_ns
   GROUP BY v.trace, v.rank, v.name, v.ts_ns, v.end_ns
@@ -395,10 +395,10 @@ _ivs AS (
 -- their span touches, and a pair that overlaps counts in the bucket where
 -- its overlap starts, which both touch.
 _ivb AS (
-  SELECT trace, rank, kind, s, e, unnest(range(s // 16777216, e // 16777216 + 1)) AS b FROM _iv
+  SELECT trace, rank, kind, s, e, unnest(tb_buckets(s, e, 16777216)) AS b FROM _iv
 ),
 _idleb AS (
-  SELECT trace, rank, s, e, unnest(range(s // 16777216, e // 16777216 + 1)) AS b FROM _idle
+  SELECT trace, rank, s, e, unnest(tb_buckets(s, e, 16777216)) AS b FROM _idle
 ),
 _ov AS (
   SELECT a.trace, a.rank, a.kind, sum(least(a.e, i.e) - greatest(a.s, i.s)) AS idle_ns

@@ -147,13 +147,12 @@ _op AS (
 -- On thread and time alone the join compared every launch with every
 -- operator of its thread (×250 vLLM: 40,250 launches by 405,000
 -- operators, 28 s of this preset's 33 s; 1.5 s by bucket). The width is
--- 1 ms, or the longest operator's 1024th, so that none is listed in more
--- than 1025 buckets.
+-- tb_bucket_ns's (sql/views.sql).
 _bw AS (
-  SELECT greatest(1000000, coalesce(max(end_ns - ts_ns), 0) // 1024) AS w FROM _op WHERE oname IS NOT NULL
+  SELECT tb_bucket_ns(max(end_ns - ts_ns)) AS w FROM _op WHERE oname IS NOT NULL
 ),
 _ob AS (
-  SELECT o.*, unnest(range(o.ts_ns // _bw.w, o.end_ns // _bw.w + 1)) AS b
+  SELECT o.*, unnest(tb_buckets(o.ts_ns, o.end_ns, _bw.w)) AS b
   FROM _op o, _bw
   WHERE o.oname IS NOT NULL
 ),

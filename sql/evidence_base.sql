@@ -274,7 +274,7 @@ _bw AS (
   FROM _rg WHERE r1 > r0 GROUP BY trace_id, rank
 ),
 _rb AS (
-  SELECT g.*, unnest(range(g.r0 // w.w, (g.r1 - 1) // w.w + 1)) AS b
+  SELECT g.*, unnest(tb_buckets(g.r0, g.r1 - 1, w.w)) AS b
   FROM _rg g JOIN _bw w ON w.trace_id = g.trace_id AND w.rank = g.rank
   WHERE g.r1 > g.r0
 ),

@@ -100,7 +100,7 @@ _s AS (
 -- 0.35 s → 0.12 s for this join).
 _cb AS (
   SELECT trace, rank, pid, tid, name, ts_ns, end_ns,
-    unnest(range(ts_ns // 16777216, end_ns // 16777216 + 1)) AS b
+    unnest(tb_buckets(ts_ns, end_ns, 16777216)) AS b
   FROM evidence_base_events
   WHERE kind = 'cpu_op'
 ),

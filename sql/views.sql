@@ -34,6 +34,19 @@ CREATE OR REPLACE MACRO tb_gpu_work(kind) AS
 -- KernelWaitMaxNs (analysis/crossview), which a test keeps equal to it.
 CREATE OR REPLACE MACRO tb_kernel_wait_ns() AS 30000;
 
+-- Time buckets, for a join on a rank or thread plus a time condition (an
+-- interval around a point, two intervals that overlap): an interval
+-- [s, e] is listed in each bucket of width w it touches (unnest of
+-- tb_buckets), a point or the start of an overlap joins its own bucket
+-- (t // w), and the time test picks from those: the join grows with the
+-- trace, not with its square.
+CREATE OR REPLACE MACRO tb_buckets(s, e, w) AS range(s // w, e // w + 1);
+
+-- The bucket width for intervals a point is looked up in (tb_buckets),
+-- given the longest of them: 1 ms, or the longest interval's 1024th, so
+-- that none is listed in more than 1025 buckets.
+CREATE OR REPLACE MACRO tb_bucket_ns(longest) AS greatest(1000000, coalesce(longest, 0) // 1024);
+
 -- A log-bucket histogram as text, "b:n b:n ..." in bucket order, from a
 -- list of {b, n} structs (an aggregate's list({'b': b, 'n': n})). The list
 -- is sorted after the aggregate: string_agg(... ORDER BY b) holds its
