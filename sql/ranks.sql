@@ -128,12 +128,22 @@ _blk AS (
 _inside AS (
   SELECT trace, rank, unnest(range((lo + 999999) // 1000000, (hi - 1000000) // 1000000)) AS k FROM _blk
 ),
+-- The events shorter than 1 ms that remain are merged per 1 ms bucket of
+-- their start into one interval, from the bucket's first start to its
+-- latest end: every start lies inside the bucket, so no silence of 1 ms or
+-- more lies between them, and a silence's bounds (the latest end before it,
+-- the first start after it) are those the events give. A trace without
+-- long frames (a training loop without ProfilerStep ranges) then sorts a
+-- row per busy millisecond, not every host event (resnet_2080ti ×100: 3.4
+-- s of CPU before). Events that end before they start are kept as they
+-- are.
 _hk AS (
-  SELECT trace, rank, ts_ns, end_ns FROM _he WHERE end_ns - ts_ns >= 1000000
+  SELECT trace, rank, ts_ns, end_ns FROM _he WHERE end_ns - ts_ns >= 1000000 OR end_ns < ts_ns
   UNION ALL
-  SELECT h.trace, h.rank, h.ts_ns, h.end_ns FROM _he h
+  SELECT h.trace, h.rank, min(h.ts_ns), max(h.end_ns) FROM _he h
   ANTI JOIN _inside i ON i.trace = h.trace AND i.rank = h.rank AND i.k = h.ts_ns // 1000000
-  WHERE h.end_ns - h.ts_ns < 1000000
+  WHERE h.end_ns - h.ts_ns < 1000000 AND h.end_ns >= h.ts_ns
+  GROUP BY h.trace, h.rank, h.ts_ns // 1000000
 ),
 _sil AS (
   SELECT trace, rank, pe AS s0, ts_ns AS s1 FROM (
