@@ -139,9 +139,13 @@ func collectBeside(ctx context.Context, eng Engine, areas []string, f evidence.F
 		limits = largeSliceLimits(ops)
 		close(cvDone)
 		if err = collect(); err == nil {
+			// The cross-views do not read the evidence: its long tables
+			// wait encoded while they hold their GPU operations.
+			unpark := b.Park(parkRows)
 			gc := debug.SetGCPercent(crossViewGCPercent)
 			views(waitLeftOut, limits)
 			debug.SetGCPercent(gc)
+			err = unpark()
 			debug.FreeOSMemory()
 		}
 	} else {
@@ -200,6 +204,11 @@ func oneStatementPerCore(ctx context.Context, eng Engine, fn func() error) error
 // which its cross-views are built while the evidence runs; past it they
 // are built first, alone (CollectReport). A variable for the tests.
 var leanCrossViewFrames = 500_000
+
+// parkRows is the most rows of an evidence table that stays decoded
+// while a large slice's cross-views are built (evidence.Bundle.Park). A
+// variable for the tests.
+var parkRows = 10_000
 
 // crossViewGCPercent is the Go collector's GOGC while a large slice's
 // cross-views stream: their GPU operations and trees are most of the Go

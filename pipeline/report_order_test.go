@@ -26,13 +26,15 @@ import (
 // A report whose slice is too large to build its cross-views while the
 // evidence runs builds them first, under a lower DuckDB memory limit, and
 // collects the same source: the cross-view of the filter and one per rank
-// (8 ranks of dlrm_8rank), the same evidence.
+// (8 ranks of dlrm_8rank), the same evidence, which waited encoded while
+// the cross-views were built (evidence.Bundle.Park).
 func TestCollectReportLargeSliceSameSource(t *testing.T) {
 	db, ctx := dlrmFile(t)
 	collect := func(lean int) []byte {
 		t.Helper()
-		defer func(old int) { leanCrossViewFrames = old }(leanCrossViewFrames)
+		defer func(old, park int) { leanCrossViewFrames, parkRows = old, park }(leanCrossViewFrames, parkRows)
 		leanCrossViewFrames = lean
+		parkRows = 0 // the large slice's evidence waits encoded, every table of it
 		src, err := CollectReport(ctx, db, evidence.Filter{}, nil)
 		if err != nil {
 			t.Fatalf("CollectReport (lean %d): %v", lean, err)
