@@ -284,14 +284,23 @@ type graphLaunch struct {
 // opIn is a GPU operation in the slice: its clipped interval and its host
 // frame (Op.HostTsNs ...). A large trace has millions: it is kept small.
 type opIn struct {
-	op   *Op
 	a, b int64 // clipped interval
+	i    int32 // index in Input.Ops
 	host int8  // hostNone, hostLaunch (its launching call) or hostOper (its operator by External id)
 }
 
-func (o *opIn) key() rankKey   { return rankKey{o.op.Trace, o.op.Rank} }
-func (o *opIn) hostTs() int64  { return o.op.HostTsNs }
-func (o *opIn) hostEnd() int64 { return o.op.HostTsNs + o.op.HostDurNs }
+// op returns o's operation.
+func (b *builder) op(o *opIn) *Op { return &b.in.Ops[o.i] }
+
+// opKey returns the rank of an operation.
+func (b *builder) opKey(o *Op) rankKey { return rankKey{b.in.OpTrace(o), o.Rank} }
+
+// hostTs and hostEnd are the start and end of o's host frame.
+func (b *builder) hostTs(o *opIn) int64 { return b.op(o).HostTsNs }
+func (b *builder) hostEnd(o *opIn) int64 {
+	op := b.op(o)
+	return op.HostTsNs + op.HostDurNs
+}
 
 // hungOps finds the operations that hang from a host frame: pairs of the
 // frame's ID and the operation's index in builder.ops, sorted, and a bit
@@ -498,9 +507,9 @@ func (b *builder) sliceRanks() {
 	launcher := map[int32]bool{}    // the launching threads
 	for i := range b.in.Ops {
 		o := &b.in.Ops[i]
-		if b.inSlice(o.Trace, o.Rank) && o.HostThread >= 0 && (o.Launch != 0 || o.Operator != 0) &&
+		if b.inSlice(b.in.OpTrace(o), o.Rank) && o.HostThread >= 0 && (o.Launch != 0 || o.Operator != 0) &&
 			b.inSlice(b.in.Threads[o.HostThread].Trace, b.in.Threads[o.HostThread].Rank) {
-			launching[rankKey{o.Trace, o.Rank}] = true
+			launching[b.opKey(o)] = true
 			launcher[o.HostThread] = true
 		}
 	}
@@ -526,8 +535,7 @@ func (b *builder) sliceRanks() {
 	}
 	for i := range b.in.Ops {
 		o := &b.in.Ops[i]
-		if b.inSlice(o.Trace, o.Rank) {
-			k := rankKey{o.Trace, o.Rank}
+		if k := b.opKey(o); b.inSlice(k.trace, k.rank) {
 			grow(ext, k, o.TsNs, o.End())
 			grow(act, k, o.TsNs, o.End())
 		}
@@ -608,7 +616,7 @@ func (b *builder) origin(trace string, fallback int64) int64 {
 		}
 	}
 	for i := range b.in.Ops {
-		if o := &b.in.Ops[i]; o.Trace == trace && o.TsNs < first {
+		if o := &b.in.Ops[i]; b.in.OpTrace(o) == trace && o.TsNs < first {
 			first = o.TsNs
 		}
 	}
@@ -635,7 +643,8 @@ func (b *builder) selectOps() {
 	b.ops = make([]opIn, 0, len(b.in.Ops))
 	for i := range b.in.Ops {
 		o := &b.in.Ops[i]
-		if !b.inSlice(o.Trace, o.Rank) {
+		k := b.opKey(o)
+		if !b.inSlice(k.trace, k.rank) {
 			continue
 		}
 		if b.s.HasStream && o.Stream != b.s.Stream {
@@ -645,9 +654,8 @@ func (b *builder) selectOps() {
 			b.otherStreams[o.Stream] = true
 			continue
 		}
-		k := rankKey{o.Trace, o.Rank}
 		rs := b.ranks[k]
-		in := opIn{op: o}
+		in := opIn{i: int32(i)}
 		switch {
 		case o.HostThread < 0 || !b.inSlice(b.in.Threads[o.HostThread].Trace, b.in.Threads[o.HostThread].Rank):
 			// No host frame, or one outside the slice's ranks.
@@ -660,7 +668,7 @@ func (b *builder) selectOps() {
 		if rs.steps != nil {
 			anchor := o.TsNs
 			if in.host != hostNone {
-				anchor = in.hostTs()
+				anchor = b.hostTs(&in)
 			}
 			si := containing(rs.steps, anchor)
 			if si < 0 {
@@ -847,15 +855,16 @@ func (b *builder) hang(th *threadState, k int, f *Frame) (launched int) {
 		if th.drainOf != f.ID {
 			th.drain, th.drainOf = 0, f.ID
 		}
-		th.drain = max(th.drain, o.op.TsNs+o.op.DurNs)
+		op := b.op(o)
+		th.drain = max(th.drain, op.End())
 		viaGraph := false
 		if e.graph >= 0 {
 			viaGraph = true
 			g := &b.graphs[e.graph]
 			g.ops++
-			g.sig = fnvAdd(g.sig, o.op.Name)
-			if g.id == 0 && o.op.GraphID != 0 {
-				g.id = o.op.GraphID
+			g.sig = fnvAdd(g.sig, b.in.OpName(op))
+			if g.id == 0 && op.GraphID != 0 {
+				g.id = op.GraphID
 			}
 		}
 		b.leaf(b.nodeAt(th, k, b.gpu), o, viaGraph)
@@ -871,7 +880,7 @@ func (b *builder) queueFull(th *threadState, ts, end int64, launched int) (depth
 		return 0, false
 	}
 	if th.d.queue == nil {
-		th.d.queue = newLaunchQueue(b.in.Ops, th.key)
+		th.d.queue = newLaunchQueue(b.in, th.key)
 	}
 	depth = int64(th.d.queue.depth(ts))
 	return depth, depth >= QueueFullDepth
@@ -882,11 +891,11 @@ func (b *builder) queueFull(th *threadState, ts, end int64, launched int) (depth
 // operation started, each list sorted.
 type launchQueue struct{ called, started []int64 }
 
-func newLaunchQueue(ops []Op, k rankKey) *launchQueue {
+func newLaunchQueue(in *Input, k rankKey) *launchQueue {
 	type launch struct{ id, called, started int64 }
 	var ls []launch
-	for i := range ops {
-		if o := &ops[i]; o.Launch != 0 && o.Trace == k.trace && o.Rank == k.rank {
+	for i := range in.Ops {
+		if o := &in.Ops[i]; o.Launch != 0 && o.Rank == k.rank && in.OpTrace(o) == k.trace {
 			ls = append(ls, launch{o.Launch, o.HostTsNs, o.TsNs})
 		}
 	}
@@ -914,7 +923,8 @@ func (q *launchQueue) depth(t int64) int {
 
 // leaf adds an operation under p as a `→ kernel` leaf.
 func (b *builder) leaf(p *bnode, o *opIn, viaGraph bool) {
-	leaf := p.child(o.op.Kind.String(), o.op.Name)
+	op := b.op(o)
+	leaf := p.child(op.Kind.String(), b.in.OpName(op))
 	leaf.n.SelfNs += o.b - o.a
 	leaf.n.Count++
 	if viaGraph {
@@ -1228,7 +1238,7 @@ func (b *builder) evidenceGaps(res *Result) []string {
 			byOp.add(w)
 		default:
 			noLaunch.add(w)
-			switch o.op.Link {
+			switch b.op(&o).Link {
 			case LinkBeforeCapture:
 				early.add(w)
 			case LinkAmbiguous:

@@ -59,7 +59,7 @@ func (f *fixture) op(launch int64, kind, name string, ts, dur int64) {
 	if !ok {
 		panic("fixture: no GPU operation kind " + kind)
 	}
-	f.in.Ops = append(f.in.Ops, Op{ID: id, Launch: launch, Trace: "t", Stream: 7, Kind: k, Name: name, TsNs: ts, DurNs: dur, Class: class})
+	f.in.Ops = append(f.in.Ops, Op{ID: id, Launch: launch, TraceID: f.in.TextID("t"), Stream: 7, Kind: k, NameID: f.in.TextID(name), TsNs: ts, DurNs: dur, Class: class})
 }
 
 // blocking marks frame id as blocking the host, as the preset rates scalar

@@ -310,18 +310,19 @@ func (b *builder) device() {
 	// at their size (×250 vLLM: 3.5 M operations on one rank).
 	n := map[rankKey]int{}
 	for i := range b.ops {
-		n[b.ops[i].key()]++
+		n[b.opKey(b.op(&b.ops[i]))]++
 	}
 	for i := range b.ops {
 		o := &b.ops[i]
-		d := b.per[o.key()]
+		k := b.opKey(b.op(o))
+		d := b.per[k]
 		if d == nil {
-			d = &rankData{threads: map[int32]int{}, ops: make([]int32, 0, n[o.key()])}
-			b.per[o.key()] = d
+			d = &rankData{threads: map[int32]int{}, ops: make([]int32, 0, n[k])}
+			b.per[k] = d
 		}
 		d.ops = append(d.ops, int32(i))
 		if o.host != hostNone {
-			d.threads[o.op.HostThread]++
+			d.threads[b.op(o).HostThread]++
 		}
 		b.m.GPUTimeNs += o.b - o.a
 	}
@@ -348,7 +349,7 @@ func (b *builder) device() {
 			// Exposed communication is communication no computation
 			// overlaps, as the ranks and overlap areas count it (comm_ns
 			// less its union with compute): a copy beside it hides none.
-			switch o.op.Class {
+			switch b.op(o).Class {
 			case ClassComm:
 				comm = append(comm, iv)
 			case ClassComp:
@@ -447,7 +448,7 @@ func (b *builder) endingThread(d *rankData, end int64) int32 {
 	k := sort.Search(len(ops), func(i int) bool { return b.ops[ops[i]].a >= end })
 	for ; k < len(ops) && b.ops[ops[k]].a == end; k++ {
 		if o := &b.ops[ops[k]]; o.host != hostNone {
-			return o.op.HostThread
+			return b.op(o).HostThread
 		}
 	}
 	return -1
@@ -780,15 +781,15 @@ func (b *builder) launchedKernels(d *rankData) (calls, queued []ival) {
 		if o.host != hostLaunch {
 			continue
 		}
-		calls = append(calls, ival{o.hostTs(), o.hostEnd()})
-		if o.a > o.hostEnd() && o.hostEnd() >= first {
-			queued = append(queued, ival{o.hostEnd(), o.a})
+		calls = append(calls, ival{b.hostTs(o), b.hostEnd(o)})
+		if o.a > b.hostEnd(o) && b.hostEnd(o) >= first {
+			queued = append(queued, ival{b.hostEnd(o), o.a})
 		}
-		if o.op.Kind != OpKernel {
+		if b.op(o).Kind != OpKernel {
 			continue
 		}
 		m.LaunchedKernelNs += o.b - o.a
-		m.SyncLaunchNs += max(0, min(o.b, o.hostEnd())-max(o.a, o.hostTs()))
+		m.SyncLaunchNs += max(0, min(o.b, b.hostEnd(o))-max(o.a, b.hostTs(o)))
 	}
 	return mergeIvals(calls), mergeIvals(queued)
 }
@@ -895,12 +896,12 @@ func (b *builder) gapCause(g ival, d *rankData) (cause string, confirmed, launch
 		o := &b.ops[ops[k]]
 		switch o.host {
 		case hostLaunch:
-			if !haveLaunch || o.hostTs() < launchTs {
-				launchTs, launchEnd, haveLaunch = o.hostTs(), o.hostEnd(), true
+			if !haveLaunch || b.hostTs(o) < launchTs {
+				launchTs, launchEnd, haveLaunch = b.hostTs(o), b.hostEnd(o), true
 			}
 		case hostOper:
-			if o.hostTs() >= g.a && (!haveOper || o.hostTs() < operTs) {
-				operTs, haveOper = o.hostTs(), true
+			if b.hostTs(o) >= g.a && (!haveOper || b.hostTs(o) < operTs) {
+				operTs, haveOper = b.hostTs(o), true
 			}
 		}
 	}

@@ -221,8 +221,9 @@ func TestCrossViewRatesAsEvidence(t *testing.T) {
 		evClass[r[0].(string)] = r[1].(string)
 	}
 	opClass := map[string]string{}
-	for _, o := range in.Ops {
-		opClass[o.Kind.String()+"|"+o.Name] = o.Class.String()
+	for i := range in.Ops {
+		o := &in.Ops[i]
+		opClass[o.Kind.String()+"|"+in.OpName(o)] = o.Class.String()
 	}
 	for _, tc := range kernelCases {
 		if tc.kind == "cpu_op" || tc.kind == "runtime" {
@@ -318,9 +319,10 @@ func TestCrossViewRatesAsEvidence(t *testing.T) {
 // launched reports whether frame f launched a GPU copy named copyName
 // ("" = none).
 func launched(in *crossview.Input, f crossview.Frame, copyName string) bool {
-	for _, o := range in.Ops {
+	for i := range in.Ops {
+		o := &in.Ops[i]
 		if o.Launch == f.ID {
-			return o.Name == copyName
+			return in.OpName(o) == copyName
 		}
 	}
 	return copyName == ""
@@ -351,9 +353,10 @@ func TestCrossViewRatesAsEvidenceOnSharedTraces(t *testing.T) {
 				want[r[0].(string)+"|"+r[1].(string)] = r[2].(string)
 			}
 			comm := 0
-			for _, o := range in.Ops {
-				if w := want[o.Kind.String()+"|"+o.Name]; o.Class.String() != w {
-					t.Fatalf("%s %q: cross-view class %q, evidence %q", o.Kind, o.Name, o.Class, w)
+			for i := range in.Ops {
+				o := &in.Ops[i]
+				if w := want[o.Kind.String()+"|"+in.OpName(o)]; o.Class.String() != w {
+					t.Fatalf("%s %q: cross-view class %q, evidence %q", o.Kind, in.OpName(o), o.Class, w)
 				}
 				if o.Class == crossview.ClassComm {
 					comm++

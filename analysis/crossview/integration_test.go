@@ -423,7 +423,7 @@ func TestPresetLinks(t *testing.T) {
 	}
 	var got []string
 	for _, o := range in.Ops {
-		got = append(got, fmt.Sprintf("%d %s %s launch=%s operator=%s", o.Rank, o.Name, o.Link, names[o.Launch], names[o.Operator]))
+		got = append(got, fmt.Sprintf("%d %s %s launch=%s operator=%s", o.Rank, in.OpName(&o), o.Link, names[o.Launch], names[o.Operator]))
 	}
 	sort.Strings(got)
 	want := []string{

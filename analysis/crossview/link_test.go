@@ -492,13 +492,16 @@ func TestFromTableLinkColumns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Op{ID: 2, Trace: "job", Kind: OpKernel, Name: "k", TsNs: 10, DurNs: 5, Class: ClassComp}
+		want := Op{ID: 2, Kind: OpKernel, TsNs: 10, DurNs: 5, Class: ClassComp}
 		wantStacks := []string{"", ""}
 		if withLinks {
 			want.Operator, want.Link = 3, LinkExternalID
 			wantStacks[1] = stack
 		}
-		if len(in.Ops) != 1 || in.Ops[0] != want {
+		if len(in.Ops) == 1 {
+			want.TraceID, want.NameID = in.TextID("job"), in.TextID("k")
+		}
+		if len(in.Ops) != 1 || in.Ops[0] != want || in.OpTrace(&in.Ops[0]) != "job" || in.OpName(&in.Ops[0]) != "k" {
 			t.Errorf("links %v: ops = %+v, want %+v", withLinks, in.Ops, want)
 		}
 		if len(in.Frames) != 2 || in.CallStackOf(&in.Frames[0]) != wantStacks[0] || in.CallStackOf(&in.Frames[1]) != wantStacks[1] {

@@ -253,7 +253,7 @@ func (r *RowReader) Add(row table.Cells) error {
 				r.rows-1, text(r.cEvKind), text(r.cLink), text(r.cClass), opKinds, opLinks[1:], opClasses[1:])
 		}
 		op := Op{
-			ID: num(r.cID), Launch: num(r.cParent), Trace: r.str(text(r.cTrace)), Rank: int(num(r.cRank)),
+			ID: num(r.cID), Launch: num(r.cParent), TraceID: in.TextID(text(r.cTrace)), Rank: int(num(r.cRank)),
 			Stream: num(r.cStream), Kind: kind,
 			TsNs: num(r.cTs), DurNs: num(r.cDur), GraphID: num(r.cGraph),
 			Operator: num(r.cOper), Link: link, Class: class,
@@ -261,7 +261,7 @@ func (r *RowReader) Add(row table.Cells) error {
 		if r.byID {
 			r.opNames = append(r.opNames, int32(num(r.cNameID)))
 		} else {
-			op.Name = r.str(text(r.cName))
+			op.NameID = in.TextID(text(r.cName))
 		}
 		if r.hosts {
 			// HostThread holds the thread_id (-1: none) until resolveIDs.
@@ -369,7 +369,7 @@ func (r *RowReader) resolveIDs() error {
 		if err != nil {
 			return err
 		}
-		op.Name = name
+		op.NameID = in.TextID(name)
 		if r.hosts && op.HostThread >= 0 {
 			if op.HostThread, err = r.threadOf(int64(op.HostThread), "op", op.ID); err != nil {
 				return err

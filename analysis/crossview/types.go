@@ -115,6 +115,16 @@ func intern[T comparable](list *[]T, ids *map[T]int32, v T) int32 {
 	return id
 }
 
+// TextID returns the index in Texts of s (an operation's trace or name),
+// adding it when new.
+func (in *Input) TextID(s string) int32 { return intern(&in.Texts, &in.textIDs, s) }
+
+// OpTrace returns the name of an operation's trace.
+func (in *Input) OpTrace(o *Op) string { return in.Texts[o.TraceID] }
+
+// OpName returns an operation's name.
+func (in *Input) OpName(o *Op) string { return in.Texts[o.NameID] }
+
 // ThreadOf returns a frame's thread.
 func (in *Input) ThreadOf(f *Frame) *Thread { return &in.Threads[f.Thread] }
 
@@ -126,10 +136,12 @@ func (in *Input) CallStackOf(f *Frame) string {
 	return in.Stacks[f.CallStack]
 }
 
-// Op is one GPU operation: a kernel, a GPU memcpy or a GPU memset. Its
-// words (kind, link, class) are a byte each, after the numbers: a large
-// trace's cross-view holds millions of operations (×250 vLLM: 3.5 M), and
-// three strings were a third of each.
+// Op is one GPU operation: a kernel, a GPU memcpy or a GPU memset. It
+// holds no pointer, and its trace and name are indexes in Input.Texts: a
+// large trace's cross-view holds millions of operations (×250 vLLM: 3.5 M;
+// a 10 GB training trace 3.85 M), which the garbage collector then never
+// scans; with the two strings each was 128 bytes, now 96. Its words (kind,
+// link, class) are a byte each, after the numbers.
 type Op struct {
 	ID     int64
 	Launch int64 // ID of the runtime/driver Frame with the same correlation; 0 = none
@@ -137,10 +149,8 @@ type Op struct {
 	// External id the operation carries, when exactly one operator of its
 	// file and rank has it; 0 = none.
 	Operator int64
-	Trace    string
 	Rank     int
 	Stream   int64
-	Name     string
 	TsNs     int64
 	DurNs    int64
 	GraphID  int64 // "graph id" when the trace records it, else 0
@@ -150,7 +160,10 @@ type Op struct {
 	// The cross-check needs its time before the frames stream in.
 	HostTsNs, HostDurNs int64
 	HostThread          int32
-	Kind                OpKind
+	// TraceID and NameID index Input.Texts (Input.TextID): the trace's
+	// name and the operation's.
+	TraceID, NameID int32
+	Kind            OpKind
 	// Link says how the operation was linked to the host, or why it was
 	// not; LinkUnknown when the rows do not say.
 	Link OpLink
@@ -273,8 +286,12 @@ type Input struct {
 	threadIDs map[Thread]int32
 	stackIDs  map[string]int32
 	Ops       []Op
-	Steps     []Step
-	Origins   map[string]int64 // trace name -> first timestamp, ns
+	// Texts are the operations' traces and names (Op.TraceID, Op.NameID),
+	// each once; textIDs indexes them (TextID).
+	Texts   []string
+	textIDs map[string]int32
+	Steps   []Step
+	Origins map[string]int64 // trace name -> first timestamp, ns
 	// Spans are the first start and the last end of each thread's frames,
 	// by thread index, and Hosts says that every Op carries its host frame
 	// (Op.HostTsNs ...): with both, the frames can stream in after the rest
