@@ -135,14 +135,13 @@ _inside AS (
 -- the first start after it) are those the events give. A trace without
 -- long frames (a training loop without ProfilerStep ranges) then sorts a
 -- row per busy millisecond, not every host event (resnet_2080ti ×100: 3.4
--- s of CPU before). Events that end before they start are kept as they
--- are.
+-- s of CPU before).
 _hk AS (
-  SELECT trace, rank, ts_ns, end_ns FROM _he WHERE end_ns - ts_ns >= 1000000 OR end_ns < ts_ns
+  SELECT trace, rank, ts_ns, end_ns FROM _he WHERE end_ns - ts_ns >= 1000000
   UNION ALL
   SELECT h.trace, h.rank, min(h.ts_ns), max(h.end_ns) FROM _he h
   ANTI JOIN _inside i ON i.trace = h.trace AND i.rank = h.rank AND i.k = h.ts_ns // 1000000
-  WHERE h.end_ns - h.ts_ns < 1000000 AND h.end_ns >= h.ts_ns
+  WHERE h.end_ns - h.ts_ns < 1000000
   GROUP BY h.trace, h.rank, h.ts_ns // 1000000
 ),
 _sil AS (
