@@ -202,7 +202,7 @@ func oneStatementPerCore(ctx context.Context, eng Engine, fn func() error) error
 
 // leanCrossViewFrames is the most host frames in a report's slice for
 // which its cross-views are built while the evidence runs; past it they
-// are built first, alone (CollectReport). A variable for the tests.
+// are built after it, alone (CollectReport). A variable for the tests.
 var leanCrossViewFrames = 500_000
 
 // parkRows is the most rows of an evidence table that stays decoded

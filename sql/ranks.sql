@@ -76,15 +76,13 @@ _g AS (
 -- The launching threads and their recorded host events, merged over the
 -- rank: the silences of 1 ms or more between them. The python frames are
 -- read from tb_events by ids (trace_id, tid_id: the launching threads'
--- strings looked up once each), and only the frames and host events that
--- can bound a silence are sorted: a silence depends only on the union of
--- the events' intervals, and an event shorter than 1 ms that starts in a
--- 1 ms bucket lying, with 1 ms to spare after it, inside the merged union of
--- the events of 1 ms or more adds nothing to it. Python stacks nest under a
--- few long frames, so that leaves the long frames and the events near the
--- edges of their union (×21 vLLM trace: 12,500 of 2.9 M rows; sorting them
--- all, and looking up two strings a frame, took 0.75 s and 580 MB against
--- 0.25 s and 115 MB, and ran the report's ranks out of its 128 MB).
+-- strings looked up once each), and the short events are merged per 1 ms
+-- bucket before the sweep sorts them (_hk): sorting every frame, and
+-- looking up two strings a frame, took 0.75 s and 580 MB on the ×21 vLLM
+-- trace and ran the report's ranks out of its 128 MB. Merging the short
+-- events per bucket replaced leaving out those inside the union of the
+-- long ones (resnet_2080ti ×100 has no long frame: the preset 0.66× the
+-- wall; ×21 vLLM 0.88×; ×250 0.76× under 256 MB; the same rows).
 _lt AS (
   SELECT DISTINCT h.trace, h.rank, h.tid
   FROM evidence_base_events h JOIN _g g ON g.trace = h.trace AND g.rank = h.rank AND g.correlation = h.correlation
@@ -109,40 +107,19 @@ _he AS NOT MATERIALIZED (
   JOIN _lti t ON t.trace_id = e.trace_id AND t.rank = e.rank AND t.tid_id = e.tid_id AND e.ts_ns BETWEEN t.t0 AND t.t1
   WHERE e.kind = 'python' AND e.end_ns IS NOT NULL
 ),
--- The merged union of the events of 1 ms or more (closed intervals: blocks
--- that touch are one), and the 1 ms buckets k whose events shorter than
--- 1 ms lie inside one of its blocks: [k ms, (k + 2) ms] within it.
-_long AS (
-  SELECT trace, rank, ts_ns, end_ns,
-    max(end_ns) OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS pe
-  FROM _he WHERE end_ns - ts_ns >= 1000000
-),
-_blk AS (
-  SELECT trace, rank, min(ts_ns) AS lo, max(end_ns) AS hi FROM (
-    SELECT trace, rank, ts_ns, end_ns,
-      sum(CASE WHEN pe IS NULL OR ts_ns > pe THEN 1 ELSE 0 END)
-        OVER (PARTITION BY trace, rank ORDER BY ts_ns, end_ns ROWS UNBOUNDED PRECEDING) AS b
-    FROM _long)
-  GROUP BY trace, rank, b
-),
-_inside AS (
-  SELECT trace, rank, unnest(range((lo + 999999) // 1000000, (hi - 1000000) // 1000000)) AS k FROM _blk
-),
--- The events shorter than 1 ms that remain are merged per 1 ms bucket of
--- their start into one interval, from the bucket's first start to its
--- latest end: every start lies inside the bucket, so no silence of 1 ms or
--- more lies between them, and a silence's bounds (the latest end before it,
--- the first start after it) are those the events give. A trace without
--- long frames (a training loop without ProfilerStep ranges) then sorts a
--- row per busy millisecond, not every host event (resnet_2080ti ×100: 3.4
--- s of CPU before).
+-- The events of 1 ms or more as they are, and the shorter ones merged per
+-- 1 ms bucket of their start into one interval, from the bucket's first
+-- start to its latest end: every start lies inside the bucket, so no
+-- silence of 1 ms or more lies between them, and a silence's bounds (the
+-- latest end before it, the first start after it) are those the events
+-- give. The sweep then sorts the long events and a row per busy
+-- millisecond, not every host event.
 _hk AS (
   SELECT trace, rank, ts_ns, end_ns FROM _he WHERE end_ns - ts_ns >= 1000000
   UNION ALL
-  SELECT h.trace, h.rank, min(h.ts_ns), max(h.end_ns) FROM _he h
-  ANTI JOIN _inside i ON i.trace = h.trace AND i.rank = h.rank AND i.k = h.ts_ns // 1000000
-  WHERE h.end_ns - h.ts_ns < 1000000
-  GROUP BY h.trace, h.rank, h.ts_ns // 1000000
+  SELECT trace, rank, min(ts_ns), max(end_ns) FROM _he
+  WHERE end_ns - ts_ns < 1000000
+  GROUP BY trace, rank, ts_ns // 1000000
 ),
 _sil AS (
   SELECT trace, rank, pe AS s0, ts_ns AS s1 FROM (
