@@ -439,12 +439,17 @@ func (c *ctx) fullGraphs(trace string, rank int) (clause, snippet string) {
 		kernels = fmt.Sprintf("%d kernels", lo)
 	}
 	clause = fmt.Sprintf("The graphs are piecewise (%d graph launches of %s each, the attention launched between the pieces: vLLM's PIECEWISE mode), so the forward's Python runs every step around them. "+
-		"FULL graphs replay a decode step's whole forward as one graph, without that Python: cudagraph_mode FULL_AND_PIECEWISE (vLLM's default from v0.11.0) or FULL_DECODE_ONLY, where the attention backend supports full graphs, for decode batches within the capture sizes", n, kernels)
+		FullGraphsReplay+", without that Python: cudagraph_mode FULL_AND_PIECEWISE (vLLM's default from v0.11.0) or FULL_DECODE_ONLY, where the attention backend supports full graphs, for decode batches within the capture sizes", n, kernels)
 	if at := c.rankInfo(trace, rank).BaseTimeNs; at > 0 && time.Unix(0, at).Before(fullGraphsDefault) {
 		clause += " (this trace was captured on " + time.Unix(0, at).UTC().Format("2006-01-02") + ", before that default: upgrade vLLM)"
 	}
 	return clause + ". ", `vllm serve MODEL --compilation-config '{"cudagraph_mode": "FULL_AND_PIECEWISE"}'  # the default from vLLM v0.11.0`
 }
+
+// FullGraphsReplay begins the host fix's clause on vLLM's FULL graphs
+// (fullGraphs): the report bounds what that fix reaches by the steps that
+// replay graphs.
+const FullGraphsReplay = "FULL graphs replay a decode step's whole forward as one graph"
 
 // forwardFix is the fix for host gaps inside a serving engine's model
 // forward (frameSide "forward"): the engine's overlap of scheduling with

@@ -998,26 +998,40 @@ func stepPhase(ev *evidence.Evidence, trace string, rank int) string {
 	return ""
 }
 
-// eagerFirstStep is Key Findings' line on a vLLM slice of one rank whose
-// steps carry no phase (steps from python execute_model frames) and whose
-// first step with GPU work replays no CUDA graph while at least two later
-// ones do, with at least twice their median GPU busy time: that step most
-// likely ran a batch above the graphs' capture sizes, such as a prefill
-// (vllm_h100_tp4_rank0: step 0, 83.9 ms of GPU work and no graph, against
-// 16.5 ms and 81 graph launches for each of steps 1-9), and the kernel
-// shares mix it with the others. "" otherwise.
-func eagerFirstStep(b *evidence.Bundle, ev *evidence.Evidence) string {
+// eagerStep is a vLLM slice of one rank whose steps carry no phase (steps
+// from python execute_model frames) and whose first step with GPU work
+// replays no CUDA graph while at least two later ones do, with at least
+// twice their median GPU busy time: that step most likely ran a batch
+// above the graphs' capture sizes, such as a prefill (vllm_h100_tp4_rank0:
+// step 0, 83.9 ms of GPU work and no graph, against 16.5 ms and 81 graph
+// launches for each of steps 1-9).
+type eagerStep struct {
+	trace string
+	rank  int
+	step  int64
+	busy  int64 // the eager step's GPU busy time
+	med   int64 // the median of the graph-replaying steps'
+	later int   // how many later steps replay graphs
+	most  int64 // the graph launches a step, most often
+	// kv is the tokens the eager step wrote to the KV cache (-1 unknown),
+	// kvLo and kvHi the fewest and most of the graph-replaying steps'.
+	kv, kvLo, kvHi int64
+}
+
+// findEagerStep returns the slice's eager first step (eagerStep), ok false
+// where there is none.
+func findEagerStep(b *evidence.Bundle, ev *evidence.Evidence) (e eagerStep, ok bool) {
 	trace, rank, ok := oneRank(ev)
 	st, gr := b.Table("steps"), b.Table("graphs")
 	if !ok || st == nil || gr == nil {
-		return ""
+		return e, false
 	}
 	vllm := false
 	for _, ri := range evidence.Ranks(b.Traces) {
 		vllm = vllm || (ri.Trace == trace && ri.Rank == rank && ri.Producer == "vllm")
 	}
 	if !vllm {
-		return ""
+		return e, false
 	}
 	launches := map[int64]int64{}
 	for r := range gr.Rows {
@@ -1032,7 +1046,7 @@ func eagerFirstStep(b *evidence.Bundle, ev *evidence.Evidence) string {
 			continue
 		}
 		if p := evidence.Str(st, r, "phase"); p != "" && p != "unknown" {
-			return "" // the steps say their phase
+			return e, false // the steps say their phase
 		}
 		if busy := evidence.Int(st, r, "gpu_busy_ns"); busy > 0 {
 			kv := int64(-1)
@@ -1044,7 +1058,7 @@ func eagerFirstStep(b *evidence.Bundle, ev *evidence.Evidence) string {
 	}
 	sort.Slice(steps, func(i, j int) bool { return steps[i].start < steps[j].start })
 	if len(steps) < 3 || launches[steps[0].n] > 0 {
-		return ""
+		return e, false
 	}
 	var busy []int64
 	perStep := map[int64]int{}
@@ -1057,11 +1071,11 @@ func eagerFirstStep(b *evidence.Bundle, ev *evidence.Evidence) string {
 		}
 	}
 	if len(busy) < 2 {
-		return ""
+		return e, false
 	}
 	med := medianInt(busy)
 	if steps[0].busy < 2*med {
-		return ""
+		return e, false
 	}
 	var most, mostN int64
 	for l, n := range perStep {
@@ -1069,7 +1083,19 @@ func eagerFirstStep(b *evidence.Bundle, ev *evidence.Evidence) string {
 			most, mostN = l, int64(n)
 		}
 	}
-	if kv, lo, hi := steps[0].kv, slices.Min(kvs), slices.Max(kvs); kv > 0 && lo > 0 && kv > 2*hi {
+	return eagerStep{trace: trace, rank: rank, step: steps[0].n, busy: steps[0].busy, med: med, later: len(busy), most: most,
+		kv: steps[0].kv, kvLo: slices.Min(kvs), kvHi: slices.Max(kvs)}, true
+}
+
+// eagerFirstStep is Key Findings' line on the slice's eager first step
+// (findEagerStep): the kernel shares mix it with the graph-replaying steps.
+// "" where there is none.
+func eagerFirstStep(b *evidence.Bundle, ev *evidence.Evidence) string {
+	e, ok := findEagerStep(b, ev)
+	if !ok {
+		return ""
+	}
+	if kv, lo, hi := e.kv, e.kvLo, e.kvHi; kv > 0 && lo > 0 && kv > 2*hi {
 		// vllm_h100_tp4_rank0: 1,049 tokens, then 1 a step: one request's
 		// prefill and its decode steps.
 		later := table.Int(lo) + " to " + table.Int(hi) + " tokens each"
@@ -1080,34 +1106,67 @@ func eagerFirstStep(b *evidence.Bundle, ev *evidence.Evidence) string {
 			}
 		}
 		return fmt.Sprintf("Step %d ran eagerly, replaying no CUDA graph: it wrote %s tokens to the KV cache (vLLM's reshape_and_cache kernels, one block per token), most likely a prefill above the graphs' capture sizes, with %s of GPU work, against a median of %s for the %d later steps that replay graphs (%s graph launches a step, most often), which wrote %s. The kernel shares above mix it with those steps.",
-			steps[0].n, table.Int(kv), fmtMs(steps[0].busy), fmtMs(med), len(busy), table.Int(most), later) + eagerHostWait(b, trace, rank, steps[0].n)
+			e.step, table.Int(kv), fmtMs(e.busy), fmtMs(e.med), e.later, table.Int(e.most), later) + eagerHostWait(b, e)
 	}
 	return fmt.Sprintf("Step %d ran eagerly, replaying no CUDA graph, with %s of GPU work, against a median of %s for the %d later steps that replay graphs (%s graph launches a step, most often): most likely a batch above the graphs' capture sizes, such as a prefill (a hypothesis: vLLM's execute_model frames carry no token counts). The kernel shares above mix it with those steps.",
-		steps[0].n, fmtMs(steps[0].busy), fmtMs(med), len(busy), table.Int(most)) + eagerHostWait(b, trace, rank, steps[0].n)
+		e.step, fmtMs(e.busy), fmtMs(e.med), e.later, table.Int(e.most)) + eagerHostWait(b, e)
 }
 
-// eagerHostWait is eagerFirstStep's sentence on the eager step's share of
-// the rank's host-wait GPU idle (the ranks area's host_wait_ns, per step),
-// which no CUDA graph mode reaches: a batch above the capture sizes runs
-// eagerly whatever the cudagraph_mode (vllm_mi300x_tp4_rank0: step 0 holds
-// 28.1 ms of 270 ms, the rest the graph-replaying decode steps'). "" when
-// the step holds none.
-func eagerHostWait(b *evidence.Bundle, trace string, rank int, step int64) string {
+// eagerHostWaitNs is the eager step's host-wait GPU idle and that of every
+// step of its rank (the ranks area's host_wait_ns, per step; the idle
+// outside every step not counted).
+func eagerHostWaitNs(b *evidence.Bundle, e eagerStep) (own, all int64) {
 	t := b.Table("ranks")
 	if t == nil || t.Col("host_wait_ns") < 0 {
-		return ""
+		return 0, 0
 	}
-	var own, all int64
 	for r := range t.Rows {
-		if evidence.Str(t, r, "trace") != trace || int(evidence.Int(t, r, "rank")) != rank || evidence.Int(t, r, "step") < 0 {
+		if evidence.Str(t, r, "trace") != e.trace || int(evidence.Int(t, r, "rank")) != e.rank || evidence.Int(t, r, "step") < 0 {
 			continue
 		}
 		hw := evidence.Int(t, r, "host_wait_ns")
 		all += hw
-		if evidence.Int(t, r, "step") == step {
+		if evidence.Int(t, r, "step") == e.step {
 			own += hw
 		}
 	}
+	return own, all
+}
+
+// eagerStepReach bounds a host-bound finding whose fix offers vLLM's FULL
+// graphs (findings.FullGraphsReplay) by the slice's eager first step
+// (findEagerStep): its share of the rank's host-wait GPU idle in steps
+// (eagerHostWaitNs) is taken off the finding's share, as no graph mode
+// reaches a batch above the capture sizes (vllm_mi300x_tp4_rank0: step 0
+// holds 28.8 ms of the 269.6 ms, so the fix reaches about 42% of the span,
+// not 47%). Expected Impact states the bound (Finding.FixReach).
+func eagerStepReach(found []evidence.Finding, b *evidence.Bundle, ev *evidence.Evidence) {
+	e, ok := findEagerStep(b, ev)
+	if !ok {
+		return
+	}
+	own, all := eagerHostWaitNs(b, e)
+	if own <= 0 || all <= 0 {
+		return
+	}
+	for i := range found {
+		f := &found[i]
+		if f.Rule != "host_bound_idle" || f.FixReach > 0 || f.Impact <= 0 || f.Trace != e.trace || f.Rank != e.rank || !strings.Contains(f.Fix, findings.FullGraphsReplay) {
+			continue
+		}
+		f.FixReach = f.Impact * float64(all-own) / float64(all)
+		f.FixReachOf = fmt.Sprintf("the host waits of the steps that replay graphs, which FULL graphs reach: step %d ran eagerly, most likely a batch above the capture sizes, and no CUDA graph mode reaches its %s of the %s in the rank's steps; async scheduling hides host work only up to a step's GPU time",
+			e.step, fmtMs(own), fmtMs(all))
+	}
+}
+
+// eagerHostWait is eagerFirstStep's sentence on the eager step's share of
+// the rank's host-wait GPU idle (eagerHostWaitNs), which no CUDA graph mode
+// reaches: a batch above the capture sizes runs eagerly whatever the
+// cudagraph_mode (vllm_mi300x_tp4_rank0: step 0 holds 28.1 ms of 270 ms,
+// the rest the graph-replaying decode steps'). "" when the step holds none.
+func eagerHostWait(b *evidence.Bundle, e eagerStep) string {
+	own, all := eagerHostWaitNs(b, e)
 	if own <= 0 || all <= 0 {
 		return ""
 	}

@@ -80,6 +80,7 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	cv = unread(cv, gate)
 	found = capCallStacks(found, cv)
 	found = nameHostFrames(found, cv, v.Filter, ev, gate, thresholdsFor(b, v))
+	eagerStepReach(found, b, ev)
 	d := build(b, ev, found, gate, v)
 	d.Charts = Charts(ev, b, v.Filter)
 	if why, _ := gate.Void(); why != "" && len(d.Charts) > 0 {

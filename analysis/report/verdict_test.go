@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -972,6 +973,21 @@ func TestEagerFirstStep(t *testing.T) {
 	b.Tables["ranks"] = rk
 	testutil.Contains(t, "host wait", eagerFirstStep(b, ev), "It holds 28.000 ms of the 100.000 ms of host-wait GPU idle in the rank's steps (28.0%)",
 		"a batch above the capture sizes runs eagerly in every mode")
+	// A host-bound finding whose fix offers FULL graphs reaches the
+	// graph-replaying steps' part of its share only: 72 of the 100 ms.
+	found := []evidence.Finding{
+		{Rule: "host_bound_idle", Trace: "t", Rank: 0, Impact: 0.5, Fix: findings.FullGraphsReplay + ", without that Python"},
+		{Rule: "host_bound_idle", Trace: "t", Rank: 0, Impact: 0.5, Fix: "Turn CUDA graphs on"},
+		{Rule: "host_bound_idle", Trace: "u", Rank: 0, Impact: 0.5, Fix: findings.FullGraphsReplay},
+	}
+	eagerStepReach(found, b, ev)
+	if got := found[0].FixReach; math.Abs(got-0.36) > 1e-9 {
+		t.Errorf("FULL graphs' reach %v, want 0.36", got)
+	}
+	testutil.Contains(t, "reach", found[0].FixReachOf, "step 0 ran eagerly", "28.000 ms of the 100.000 ms")
+	if found[1].FixReach != 0 || found[2].FixReach != 0 {
+		t.Errorf("reach set on another fix or trace: %v, %v", found[1].FixReach, found[2].FixReach)
+	}
 }
 
 // Where aiter's tuned GEMM ran a tenth of the kernel time or more through
