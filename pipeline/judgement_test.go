@@ -476,7 +476,8 @@ func TestJudgementEdgeSync(t *testing.T) {
 // The capture area, the sync rule and the sync area leave out both, and
 // neither counts the device sync's idle as held time
 // (negative_queue_length_a100: the edge sync's 93.6 ms added to the held
-// waits' 444 ms in the area's row only).
+// waits' 444 ms in the area's row only). A cudaStreamWaitEvent there blocks
+// no host and is no edge sync.
 func TestJudgementEdgeSyncsOfAnOperator(t *testing.T) {
 	const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
 	k := newJT(jH100, 0, 1)
@@ -489,6 +490,7 @@ func TestJudgementEdgeSyncsOfAnOperator(t *testing.T) {
 	e := 60 * 5_000.0
 	k.op("cpu_op", "aten::to", e+15, 10)
 	k.call("cudaStreamSynchronize", e+20, 2)
+	k.call("cudaStreamWaitEvent", e+30, 1) // a stream waits, not the host: no edge sync (train_h800_ep64)
 	k.kernel(gemm, e+100, e+200, 1_000)
 	k.kernel(gemm, e+110, e+3_200, 500)
 	k.call("cudaDeviceSynchronize", e+150, 3_600)

@@ -107,7 +107,7 @@
 --     timestamps are synthetic.
 --   clock_skew: GPU work that starts before its launching call started;
 --     interval from the work's start to the call's start.
---   edge_sync: synchronising calls after the rank's last GPU work started
+--   edge_sync: blocking synchronising calls after the rank's last GPU work started
 --     (the profiler's stop synchronisation, a harness sync), before the
 --     rank's first launching call (it can only wait for work launched
 --     before the window: a harness's sync after warm-up) or, on a rank

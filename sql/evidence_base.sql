@@ -567,7 +567,9 @@ FROM _w
 GROUP BY trace, rank, correlation, ts_ns;
 
 -- The rank's synchronising calls at the window's edge: sync calls (api
--- sync) that start after the rank's last GPU work started (the profiler's
+-- sync) that block the host (tb_sync_call: a *StreamWaitEvent makes a
+-- stream wait, not the host, and is no sync of the window's edge;
+-- train_h800_ep64 counted one beside its cudaDeviceSynchronize) that start after the rank's last GPU work started (the profiler's
 -- stop synchronisation, a harness sync), before the rank's first launching
 -- call (it can only wait for work launched before the window: a harness's
 -- sync after warm-up) or, on a rank with steps, outside every step. One
@@ -578,7 +580,7 @@ GROUP BY trace, rank, correlation, ts_ns;
 CREATE TABLE evidence_base_edge AS
 WITH
 _rt AS (
-  SELECT trace, rank, api, name, ts_ns, end_ns, correlation, step FROM evidence_base_events
+  SELECT trace, rank, kind, api, name, ts_ns, end_ns, correlation, step FROM evidence_base_events
   WHERE kind IN ('runtime', 'driver') AND ts_ns IS NOT NULL
 ),
 _glast AS (
@@ -609,4 +611,5 @@ FROM _rt r
 LEFT JOIN _glast g ON g.trace = r.trace AND g.rank = r.rank
 LEFT JOIN _has_steps h ON h.trace = r.trace AND h.rank = r.rank
 LEFT JOIN _first_launch f ON f.trace = r.trace AND f.rank = r.rank
-WHERE r.api = 'sync' AND (r.ts_ns >= g.glast OR r.ts_ns < f.fl OR (h.trace IS NOT NULL AND r.step < 0));
+WHERE r.api = 'sync' AND tb_sync_call(r.kind, r.api, r.name, false) = 'blocking'
+  AND (r.ts_ns >= g.glast OR r.ts_ns < f.fl OR (h.trace IS NOT NULL AND r.step < 0));
