@@ -842,7 +842,7 @@ func nextFromKernels(ev *evidence.Evidence, perStream *table.Table, profiler str
 		return s, ""
 	}
 	w, wNs := heaviest(work)
-	s := "The GPU side: the kernel " + name(findings.KernelName(w)) + " holds " + fmtPct(shareOf(wNs, total)) + of + ". Profile it with " + profiler +
+	s := gpuSideLever + "the kernel " + name(findings.KernelName(w)) + " holds " + fmtPct(shareOf(wNs, total)) + of + ". Profile it with " + profiler +
 		" to see whether it is memory- or compute-bound; that gate proves or refutes a kernel-level lever."
 	if cNs > wNs {
 		s += " The communication kernel " + name(findings.KernelName(c)) + " holds more (" + fmtPct(shareOf(cNs, total)) +
@@ -853,6 +853,11 @@ func nextFromKernels(ev *evidence.Evidence, perStream *table.Table, profiler str
 	}
 	return s, w
 }
+
+// gpuSideLever begins the next lever that nextFromKernels names on the
+// GPU side; reconcile adds the host side after it where launches are
+// serialised (serialHostLever).
+const gpuSideLever = "The GPU side: "
 
 // copyStream says, as a parenthesis for the next lever's copy sentence,
 // where the copies named m ran against the compute, from kernel rows that

@@ -145,6 +145,7 @@ func reconcile(d *Doc, cv *crossview.Result, label, capped string, crit []eviden
 		} else {
 			d.Summary = append(d.Summary, "The CPU cross-check reads the GPU idle: "+s+".")
 		}
+		d.NextLever += serialHostLever(d.NextLever, cv.Check.Metrics)
 	}
 	if cv.Check.Verdict == crossview.VerdictInconclusive {
 		return
@@ -220,6 +221,29 @@ func reconcile(d *Doc, cv *crossview.Result, label, capped string, crit []eviden
 		return
 	}
 	d.Summary = append(d.Summary, "The CPU cross-check names another constraint for this slice: "+verdict+"; see the cross-check for its numbers.")
+}
+
+// SerialHostShare is the share of the GPU span that the GPU idle outside
+// every launch call (crossview.Metrics.IdleNoLaunchNs) must reach, where
+// launches are serialised, for the next lever to name the host side beside
+// a kernel (our choice: a tenth of the span, a lever of its own).
+const SerialHostShare = 0.10
+
+// serialHostLever is the host side of a kernel lever (gpuSideLever) where
+// the launch calls return only once their kernel has run
+// (crossview.Metrics.SerialLaunch): the device idles while the host works
+// between the calls, and that idle is a lever beside the kernel's
+// (mtia_single_rank: 4,578 ms, 34.3% of the span, beside an fc kernel of
+// 5,752 ms). "" where the lever is another, or that idle is under
+// SerialHostShare of the span.
+func serialHostLever(lever string, m crossview.Metrics) string {
+	span := m.SpanNs()
+	if !strings.HasPrefix(lever, gpuSideLever) || span <= 0 || float64(m.IdleNoLaunchNs) < SerialHostShare*float64(span) {
+		return ""
+	}
+	return " The host side: as the launch calls return only once their kernel has run (a hypothesis, see the Executive Summary), the device idled " +
+		fmtMs(m.IdleNoLaunchNs) + " while no launch call was open, " + fmtPct(float64(m.IdleNoLaunchNs)/float64(span)) + " of the " + fmtMs(span) +
+		" GPU span: the host's own work between launches, a lever beside the kernel's. Fewer launches (larger or fused operators) or less host work between them shorten it; the CPU operator hotspots say where that host time goes."
 }
 
 // busyShare is what a gpu-bound reading rests on, for the summary: ": the

@@ -1086,3 +1086,26 @@ func TestDecodeGEMMNote(t *testing.T) {
 		}
 	}
 }
+
+// Where launches are serialised, a kernel lever gains its host side: the
+// GPU idle outside every launch call, as a share of the span
+// (mtia_single_rank: 4,578 ms of 13,331 ms), from SerialHostShare of it.
+func TestSerialHostLever(t *testing.T) {
+	kernel := gpuSideLever + "the kernel fc holds 74.4% of the kernels' summed time."
+	m := crossview.Metrics{WallNs: 10_000_000_000, IdleNoLaunchNs: 3_000_000_000}
+	testutil.Contains(t, "host side", serialHostLever(kernel, m), "The host side:", "the device idled 3,000.000 ms while no launch call was open, 30.0% of the 10,000.000 ms GPU span")
+	tests := []struct {
+		name  string
+		lever string
+		m     crossview.Metrics
+	}{
+		{"another lever", "Apply the fix of issue 1", m},
+		{"under the share", kernel, crossview.Metrics{WallNs: 10_000_000_000, IdleNoLaunchNs: 900_000_000}},
+		{"no span", kernel, crossview.Metrics{IdleNoLaunchNs: 900_000_000}},
+	}
+	for _, tt := range tests {
+		if got := serialHostLever(tt.lever, tt.m); got != "" {
+			t.Errorf("%s: %q, want none", tt.name, got)
+		}
+	}
+}
