@@ -83,8 +83,10 @@ func TestModuleSize(t *testing.T) {
 	// follow-up lever, the compiled-backward all-reduce, the eager first
 	// vLLM step) to 1.674 MB; the second audit's texts (piecewise graphs'
 	// FULL lever, aiter's torch fallback, the zero-shot runs' reach, the
-	// kernel lever beside a host-bound reading) to 1.679 MB.
-	const limit = 1_690_000
+	// kernel lever beside a host-bound reading) to 1.679 MB; the eager
+	// step's bound on the FULL-graphs fix and the serialised launches' host
+	// lever to 1.691 MB.
+	const limit = 1_700_000
 	if len(mod) > limit {
 		t.Errorf("viewer module is %d bytes gzip, want at most %d (keep heavy packages out of wasm/viewer)", len(mod), limit)
 	}

@@ -20,7 +20,7 @@ const Style = `body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif
 [data-viewer-state=static] .tb-controls,[data-viewer-state=failed] .tb-controls{opacity:.45;pointer-events:none}
 .tb-controls label{display:flex;flex-direction:column;font-size:12px;color:#444}
 .tb-controls input{width:7em}.tb-knobs{flex-basis:100%}.tb-knobs label{display:inline-flex;margin:4px 10px 4px 0}
-.tb-tree{font:12px/1.5 ui-monospace,SFMono-Regular,Menlo,monospace}
+.tb-tree{font:12px/1.5 ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}
 .tb-tree ul{list-style:none;margin:0;padding-left:1.4em;border-left:1px dotted #bbb}
 .tb-tree summary{cursor:pointer}.tb-kernel{color:#6a3fb0}.tb-sync{color:#b00000;font-weight:bold}
 .tb-share{color:#666}
