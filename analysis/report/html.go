@@ -31,7 +31,7 @@ table.tb-table{border-collapse:collapse;margin:8px 0 16px;font-size:12px}
 .tb-summary th[scope=row]{white-space:nowrap}.tb-summary td{min-width:14em}.tb-summary tr.tb-gap td{color:#8a5a00}
 .tb-presets>summary{cursor:pointer;font-weight:bold;margin:8px 0}
 .tb-table th button{font:inherit;font-weight:bold;background:none;border:0;padding:0;cursor:pointer}
-.tb-table code,.tb-report code{font-size:12px;word-break:break-all}.tb-table code{word-break:normal}
+.tb-table code,.tb-report code{font-size:12px;overflow-wrap:anywhere}.tb-table code{overflow-wrap:normal}
 .tb-issue{border-left:4px solid #d33;padding:2px 12px;margin:10px 0}
 .tb-fix{margin-top:10px}.tb-tag{font-size:11px;color:#555}
 pre.tb-snippet{background:#f4f4f4;padding:6px 8px;white-space:pre-wrap}pre.tb-snippet code{word-break:normal;overflow-wrap:anywhere}
