@@ -569,7 +569,8 @@ GROUP BY trace, rank, correlation, ts_ns;
 -- The rank's synchronising calls at the window's edge: sync calls (api
 -- sync) that block the host (tb_sync_call: a *StreamWaitEvent makes a
 -- stream wait, not the host, and is no sync of the window's edge;
--- train_h800_ep64 counted one beside its cudaDeviceSynchronize) that start after the rank's last GPU work started (the profiler's
+-- train_h800_ep64 counted one beside its cudaDeviceSynchronize) and start
+-- after the rank's last GPU work started (the profiler's
 -- stop synchronisation, a harness sync), before the rank's first launching
 -- call (it can only wait for work launched before the window: a harness's
 -- sync after warm-up) or, on a rank with steps, outside every step. One
