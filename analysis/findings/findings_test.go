@@ -176,6 +176,15 @@ func TestTensorCoreScope(t *testing.T) {
 	k := map[string]*table.Table{"kernels": kernelsTable("volta_sgemm_128x64_nn", 50_000_000)}
 	if fs := eval(bundle("profiler_step", "cuda", "Tesla V100-SXM2-32GB", 90_000_000, 0, k), nil); rules(fs) != "fp32_no_tensor_cores:critical:confirmed" {
 		t.Errorf("sgemm on V100: %s", rules(fs))
+	} else if strings.Contains(fs[0].Observation, "It stays a follow-up") {
+		t.Errorf("a critical finding says it stays a follow-up: %s", fs[0].Observation)
+	}
+	// The same share with the GPU busy 40% of its span: a follow-up, which
+	// says why (resnet_2080ti: 48.0%, under a critical 6.4% issue).
+	if fs := eval(bundle("profiler_step", "cuda", "Tesla V100-SXM2-32GB", 40_000_000, 60_000_000, map[string]*table.Table{"kernels": kernelsTable("volta_sgemm_128x64_nn", 35_000_000)}), nil); rules(fs) != "fp32_no_tensor_cores:minor:confirmed" {
+		t.Errorf("sgemm on a V100 busy 40%%: %s", rules(fs))
+	} else {
+		testutil.Contains(t, "busy gate", fs[0].Observation, "It stays a follow-up: a kernel lever is critical only with the GPU busy at least 50.0% of the span the rules judge (here 40.0%)")
 	}
 	if fs := eval(bundle("profiler_step", "cuda", "", 90_000_000, 0, k), nil); len(fs) != 0 {
 		t.Errorf("tensor-core verdict from a blank device name: %s", rules(fs))
