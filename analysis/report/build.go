@@ -1168,7 +1168,7 @@ func eagerStepReach(found []evidence.Finding, b *evidence.Bundle, ev *evidence.E
 // eagerHostWait is eagerFirstStep's sentence on the eager step's share of
 // the rank's host-wait GPU idle (eagerHostWaitNs), which no CUDA graph mode
 // reaches: a batch above the capture sizes runs eagerly whatever the
-// cudagraph_mode (vllm_mi300x_tp4_rank0: step 0 holds 28.1 ms of 270 ms,
+// cudagraph_mode (vllm_mi300x_tp4_rank0: step 0 holds 28.8 ms of 269.6 ms,
 // the rest the graph-replaying decode steps'). "" when the step holds none.
 func eagerHostWait(b *evidence.Bundle, e eagerStep) string {
 	own, all := eagerHostWaitNs(b, e)
