@@ -79,19 +79,25 @@ func (c *ctx) busySpan(l lever) string {
 	return s
 }
 
-// busyHeld is the observation's sentence on a kernel lever whose own share
-// would make it critical while the GPU's busy share keeps it a follow-up
-// (gpu_busy_critical), so that the report's order reads as the rules'
+// kernelCritical says whether a kernel lever (precision, fusion,
+// alignment) is critical: its own share reaches the rule's critical
+// threshold (shareCritical) and the GPU is busy at least gpu_busy_critical
+// of the span, the kernels then being most of the time. Where the share
+// alone would make it critical, f's observation says why it stays a
+// follow-up, so that the report's order reads as the rules'
 // (resnet_2080ti: fp32 SIMT kernels 27.9% of the judged span, a follow-up
 // under a critical 6.4% pageable-copy issue, with the GPU busy 48.0%).
-// "" where the busy share reaches the threshold.
-func (c *ctx) busyHeld(l lever) string {
+func (c *ctx) kernelCritical(f *evidence.Finding, l lever, shareCritical bool) bool {
 	th := c.th["gpu_busy_critical"]
-	if l.busyShare() >= th {
-		return ""
+	if !shareCritical {
+		return false
 	}
-	return fmt.Sprintf(" It stays a follow-up: a kernel lever is critical only with the GPU busy at least %s of the span the rules judge (here %s); with the GPU idle for the rest, faster kernels shorten only the part of the step the GPU sets.",
+	if l.busyShare() >= th {
+		return true
+	}
+	f.Observation += fmt.Sprintf(" It stays a follow-up: a kernel lever is critical only with the GPU busy at least %s of the span the rules judge (here %s); with the GPU idle for the rest, faster kernels shorten only the part of the step the GPU sets.",
 		pct(th), pct(l.busyShare()))
+	return false
 }
 
 // leverOf gathers the device, workload and GPU times of (trace, rank).
@@ -611,10 +617,7 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 			ImpactOf:    c.shareOf("the GPU span the rules judge", b.trace, b.rank),
 			Scope:       evidence.Scope{Platforms: []string{"cuda"}, Capture: []string{"device name in deviceProperties"}},
 		}
-		critical := b.score >= c.th["fp32_simt_critical"] && l.busyShare() >= c.th["gpu_busy_critical"]
-		if b.score >= c.th["fp32_simt_critical"] {
-			f.Observation += c.busyHeld(l)
-		}
+		critical := c.kernelCritical(&f, l, b.score >= c.th["fp32_simt_critical"])
 		switch {
 		case !l.caps.Known:
 			f.Title = "fp32 " + what + " run without tensor cores; the device's tensor-core types are unknown"
@@ -867,10 +870,9 @@ func elementwiseDominated(c *ctx) []evidence.Finding {
 		if a.triton > 0 {
 			f.Observation += fmt.Sprintf(" Inductor's fused kernels (triton_poi/red/per) took another %s.", ms(a.triton))
 		}
-		if l.busyShare() >= c.th["gpu_busy_critical"] {
+		if c.kernelCritical(&f, l, true) {
 			f.Severity = "critical"
 		}
-		f.Observation += c.busyHeld(l)
 		switch {
 		case l.serving:
 			continue // vLLM and SGLang compile their model themselves: no torch.compile fix here
@@ -1036,10 +1038,9 @@ func eagerAttention(c *ctx) []evidence.Finding {
 			Refute:   "The softmax is not an attention's (a classifier's or a router's beside unrelated matmuls), or its rows are short, so the score matrix is small and a fused kernel saves little.",
 			Snippet:  "out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # not softmax(q @ k.transpose(-2, -1) * scale) @ v",
 		}
-		if l.busyShare() >= c.th["gpu_busy_critical"] {
+		if c.kernelCritical(&f, l, true) {
 			f.Severity = "critical"
 		}
-		f.Observation += c.busyHeld(l)
 		sdpa := "call torch.nn.functional.scaled_dot_product_attention, which runs a FlashAttention or memory-efficient kernel where the device and dtype allow and never stores the score matrix. A Hugging Face model whose class supports it takes attn_implementation=\"sdpa\" in from_pretrained (a class without that support raises an error: then replace its attention's matmul-softmax-matmul with that call)."
 		if why, old := l.oldTorch(2, 0); old {
 			f.Fix = "Upgrade to PyTorch >= 2.0 (" + why + "), then " + sdpa
@@ -1152,11 +1153,8 @@ func misalignedGEMM(c *ctx) []evidence.Finding {
 			// QK^T and PV batched matmuls over a 5,185-token sequence.
 			f.Fix = fmt.Sprintf("These are most likely the batched matmuls of the unfused attention (aten::bmm and baddbmm ran %s of GPU work beside eager softmax kernels): fusing the attention (see the unfused-attention issue) replaces them with one kernel per layer that never stores the score matrix, whatever the sequence length. Elsewhere, ", ms(a.bmmNs)) + lowerFirst(f.Fix)
 		}
-		if b.score >= c.th["align1_gemm_critical"] && l.busyShare() >= c.th["gpu_busy_critical"] {
+		if c.kernelCritical(&f, l, b.score >= c.th["align1_gemm_critical"]) {
 			f.Severity = "critical"
-		}
-		if b.score >= c.th["align1_gemm_critical"] {
-			f.Observation += c.busyHeld(l)
 		}
 		out = append(out, f)
 	}
