@@ -1926,9 +1926,11 @@ func TestJudgementEagerAttention(t *testing.T) {
 // Held work (launched, the device idle, not run) in step after step is the
 // loop's own stall, which the summary leads with (negative_queue_length_a100:
 // ~64 ms in each of its 5 steps); a hold in one step stays a capture
-// artifact.
+// artifact. A hold that ends at a CUDA graph replay's node says so, and how
+// to see what the replay ran there (negative_queue_length_a100: 616 of its
+// 664 ms).
 func TestJudgementRecurringHold(t *testing.T) {
-	build := func(heldSteps int) string {
+	build := func(heldSteps int, graph bool) string {
 		k := newJT(jA100, 0, 1)
 		k.steps(1, 6, 0, 12000, func(step int, at float64) {
 			k.op("cpu_op", "aten::mm", at+5, 40)
@@ -1937,26 +1939,38 @@ func TestJudgementRecurringHold(t *testing.T) {
 			if step <= heldSteps {
 				start = at + 7000 // launched at +30 µs, run 7 ms later with the GPU idle
 			}
-			k.kernel("ampere_bf16_s16816gemm_bf16_128x256_ldg8_f2f_tn", at+30, start, 2000)
+			if graph {
+				k.gpu("kernel", "ampere_bf16_s16816gemm_bf16_128x256_ldg8_f2f_tn", k.call("cudaGraphLaunch", at+30, 5), 7, start, 2000, nil)
+			} else {
+				k.kernel("ampere_bf16_s16816gemm_bf16_128x256_ldg8_f2f_tn", at+30, start, 2000)
+			}
 			for i := 0; i < 10; i++ {
 				k.kernel("ampere_bf16_s16816gemm_bf16_64x64_ldg8_f2f_tn", at+40+float64(i)*5, start+2010+float64(i)*200, 190)
 			}
 		})
 		return k.write(t, t.TempDir(), "held.json")
 	}
-	j := judge(t, build(6))
+	j := judge(t, build(6, false))
 	if s := j.summary(); !strings.Contains(s, "the held part recurs: 6 of the 6 steps of rank 0 of t hold 1 ms or more of it") {
 		t.Errorf("recurring hold, summary:\n%s", s)
 	}
 	if s := j.summaryFirst(); strings.Contains(s, "recurs") {
 		t.Errorf("a hold under half the GPU span opens the summary:\n%s", s)
 	}
-	if c := j.capture(); !strings.Contains(c, "step after step") {
+	if c := j.capture(); !strings.Contains(c, "step after step") || strings.Contains(c, "graph replay") {
 		t.Errorf("recurring hold, capture quality:\n%s", c)
 	}
-	j = judge(t, build(1))
+	j = judge(t, build(1, false))
 	if s := j.summary() + j.capture(); strings.Contains(s, "recurs") || !strings.Contains(s, "GPU idle with launched work waiting") {
 		t.Errorf("one-off hold:\n%s", s)
+	}
+	j = judge(t, build(6, true))
+	if s := j.summary(); !strings.Contains(s, "(100.0% of it ends at nodes of graph replays launched long before: the replays ran nodes the trace does not record") {
+		t.Errorf("recurring hold at graph replays, summary:\n%s", s)
+	}
+	if c := j.capture(); !strings.Contains(c, "of it (100.0%, 6 of the 6 intervals) ends at a node of a CUDA graph replay") ||
+		!strings.Contains(c, "--cuda-graph-trace=node") {
+		t.Errorf("recurring hold at graph replays, capture quality:\n%s", c)
 	}
 }
 

@@ -88,6 +88,11 @@ type Artifact struct {
 	// PrevBatch: held work at the capture's start under SGLang's overlap
 	// scheduler, most likely the previous batch the trace does not show.
 	PrevBatch bool
+	// GraphIdleNs: of held work's idle, the part that ends at a node of a
+	// CUDA/HIP graph replay (the capture area's held_graph), set where it
+	// is half or more: the replays ran or waited on what the trace does
+	// not record.
+	GraphIdleNs int64
 }
 
 // RecurMinSteps is the fewest steps held work must stall, and 4 in 5 of the
@@ -297,10 +302,26 @@ func Assess(ev *evidence.Evidence) *Gate {
 				a.PrevBatch = true
 				prevBatch = x.idle
 			}
+			platform := evidence.PlatformOf(ev.Traces, rr.trace, rr.rank)
+			// Held work that ends at graph replays' nodes, half of the held
+			// idle or more (negative_queue_length_a100: 616 of 664 ms, each
+			// step's replays of the compiled backward starting up to 64 ms
+			// after the work before them ended).
+			hg, hasGraph := rows["held_graph"]
+			inGraph := kind == "held" && hasGraph && hg.idle > 0 && 2*hg.idle >= x.idle
+			if inGraph {
+				a.GraphIdleNs = hg.idle
+				a.Detail += fmt.Sprintf(" %s of it (%s, %d of the %d intervals) ends at a node of a %s replay, whose launch call returned long before: the replay ran nodes the trace does not record there, or waited on a dependency before or inside the graph; the trace shows neither.",
+					ms(hg.idle), pct(float64(hg.idle)/float64(x.idle)), hg.count, x.count, graphNoun(platform))
+			}
 			if kind == "held" && x.steps >= RecurMinSteps && 5*x.steps >= 4*rr.steps {
 				a.Recurs, a.Steps, a.OfAll = true, x.steps, rr.steps
 				a.Title = "GPU idle with launched work waiting, step after step (a dependency, or work the trace does not show)"
-				a.Detail += fmt.Sprintf(" It recurs: %d of the rank's %d steps hold 1 ms or more of it at once, so it is the loop's own stall, not a one-off of the capture, and the trace does not show what the device waited for: %s, and profile every rank and process that shares the GPU.", x.steps, rr.steps, syncEventsAdvice(evidence.PlatformOf(ev.Traces, rr.trace, rr.rank)))
+				graphs := ""
+				if inGraph {
+					graphs = "; to see what the replays run there, " + graphsOffAdvice(ev, rr.trace, rr.rank, platform)
+				}
+				a.Detail += fmt.Sprintf(" It recurs: %d of the rank's %d steps hold 1 ms or more of it at once, so it is the loop's own stall, not a one-off of the capture, and the trace does not show what the device waited for: %s%s, and profile every rank and process that shares the GPU.", x.steps, rr.steps, syncEventsAdvice(platform), graphs)
 			}
 			add(a)
 		}
@@ -765,6 +786,31 @@ func syncEventsAdvice(platform string) string {
 		return "the profiler records no device-side sync events on MTIA: read the host's wait calls around the stall"
 	}
 	return "capture with CUDA sync events (torch.profiler._ExperimentalConfig(enable_cuda_sync_events=True)), which record a stream's wait on another"
+}
+
+// graphNoun names a platform's graphs: HIP graph on ROCm, else CUDA graph.
+func graphNoun(platform string) string {
+	if platform == "rocm" {
+		return "HIP graph"
+	}
+	return "CUDA graph"
+}
+
+// graphsOffAdvice says how to see what a rank's graph replays run between
+// the nodes a trace records: a run with the graphs off, where each kernel
+// is launched and recorded on its own (torch.compile's through Inductor's
+// triton.cudagraphs where the rank runs compiled code), or Nsight Systems
+// recording each node of a replay (--cuda-graph-trace=node, as vLLM's
+// profiling guide has it; ANCHORS.md §7.4), on CUDA.
+func graphsOffAdvice(ev *evidence.Evidence, trace string, rank int, platform string) string {
+	off := "profile one run with the graphs off, where every kernel is launched and recorded on its own"
+	if ReadWorkload(ev, trace, rank).Compiled {
+		off = "profile one run with torch.compile's CUDA graphs off (torch._inductor.config.triton.cudagraphs = False), where every kernel is launched and recorded on its own"
+	}
+	if platform == "rocm" {
+		return off
+	}
+	return off + ", or with Nsight Systems' --cuda-graph-trace=node, which records each node of a replay"
 }
 
 // maxStepBusy is the GPU busy time of a rank's busiest step (the steps

@@ -151,9 +151,15 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 			// right after the bottleneck the rules name, and before it when
 			// the idle left out is half the GPU span or more, more than
 			// anything the rules judge can be.
+			what := "a dependency on another stream or a peer, or work the trace did not record"
+			if a.GraphIdleNs > 0 {
+				// negative_queue_length_a100: 616 of the 664 ms end at nodes
+				// of the compiled backward's CUDA graph replays.
+				what = fmtPct(float64(a.GraphIdleNs)/float64(a.IdleNs)) + " of it ends at nodes of graph replays launched long before: the replays ran nodes the trace does not record, or waited on a dependency before or inside the graph"
+			}
 			line := idle + ", and the held part recurs: " + strconv.FormatInt(a.Steps, 10) + " of the " + strconv.FormatInt(a.OfAll, 10) +
 				" steps of rank " + strconv.Itoa(a.Rank) + " of " + a.Trace + " hold 1 ms or more of it at once, with the work already launched." +
-				" That is the loop's own stall, not a capture artifact, and the trace does not show what the device waited for (a dependency on another stream or a peer, or work the trace did not record); the rules cannot judge its cause and leave it out: " + judged
+				" That is the loop's own stall, not a capture artifact, and the trace does not show what held the device (" + what + "); the rules cannot judge its cause and leave it out: " + judged
 			at := min(1, len(d.Summary))
 			if 2*ex >= span {
 				// negative_queue_length_a100: 54% of the span held, step
