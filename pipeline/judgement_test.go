@@ -1940,7 +1940,11 @@ func TestJudgementRecurringHold(t *testing.T) {
 				start = at + 7000 // launched at +30 µs, run 7 ms later with the GPU idle
 			}
 			if graph {
-				k.gpu("kernel", "ampere_bf16_s16816gemm_bf16_128x256_ldg8_f2f_tn", k.call("cudaGraphLaunch", at+30, 5), 7, start, 2000, nil)
+				// The replay's two recorded nodes, 4.5 ms from the first's
+				// start to the second's end, with 2.2 ms of GPU work.
+				c := k.call("cudaGraphLaunch", at+30, 5)
+				k.gpu("kernel", "ampere_bf16_s16816gemm_bf16_128x256_ldg8_f2f_tn", c, 7, start, 2000, nil)
+				k.gpu("kernel", "triton_poi_fused_add_0", c, 7, start+4300, 200, nil)
 			} else {
 				k.kernel("ampere_bf16_s16816gemm_bf16_128x256_ldg8_f2f_tn", at+30, start, 2000)
 			}
@@ -1968,7 +1972,8 @@ func TestJudgementRecurringHold(t *testing.T) {
 	if s := j.summary(); !strings.Contains(s, "(100.0% of it ends at nodes of graph replays launched long before: the replays ran nodes the trace does not record") {
 		t.Errorf("recurring hold at graph replays, summary:\n%s", s)
 	}
-	if c := j.capture(); !strings.Contains(c, "of it (100.0%, 6 of the 6 intervals) ends at a node of a CUDA graph replay") ||
+	if c := j.capture(); !strings.Contains(c, "of it (100.0%, 12 of the 12 intervals) ends at a node of a CUDA graph replay") ||
+		!strings.Contains(c, "Inside the replays, the nodes the trace records ran 13.2 ms of GPU work over 27.0 ms") ||
 		!strings.Contains(c, "--cuda-graph-trace=node") {
 		t.Errorf("recurring hold at graph replays, capture quality:\n%s", c)
 	}

@@ -22,6 +22,7 @@
 -- min_per_launch: Fewest GPU events recorded for one launch. COUNT
 -- max_per_launch: Most GPU events recorded for one launch. COUNT
 -- gpu_ns: Sum of those GPU events' durations. DURATION_NS
+-- span_ns: Sum over the launches of the span of each one's GPU events, first start to last end (NULL on the -2 row, whose events have no launch): far above gpu_ns, the replays' recorded nodes leave gaps between them, where the replay ran nodes the trace does not record or waited, on other streams or a dependency (negative_queue_length_a100: 105 ms of recorded work over 399 ms of spans). DURATION_NS
 -- KEYED: e.kind IN ('runtime', 'driver') OR tb_gpu_work(e.kind)
 --
 -- No parameters: the filter (trace, rank, window: evidence_base's PARAMS)
@@ -40,12 +41,12 @@ _keyed AS NOT MATERIALIZED (
   WHERE kind IN ('runtime', 'driver') OR tb_gpu_work(kind)
 ),
 _gpu AS (
-  SELECT trace, rank, correlation, count(*) AS n, sum(dur_ns) AS d, max(graph_id) AS gid
+  SELECT trace, rank, correlation, count(*) AS n, sum(dur_ns) AS d, max(graph_id) AS gid, max(end_ns) - min(ts_ns) AS sp
   FROM _keyed WHERE tb_gpu_work(kind) AND correlation IS NOT NULL
-  GROUP BY ALL
+  GROUP BY trace, rank, correlation
 ),
 _gl AS (
-  SELECT k.trace, k.rank, k.step, k.phase, coalesce(g.gid, -1) AS graph, coalesce(g.n, 0) AS n, coalesce(g.d, 0) AS d
+  SELECT k.trace, k.rank, k.step, k.phase, coalesce(g.gid, -1) AS graph, coalesce(g.n, 0) AS n, coalesce(g.d, 0) AS d, coalesce(g.sp, 0) AS sp
   FROM _keyed k LEFT JOIN _gpu g ON g.trace = k.trace AND g.rank = k.rank AND g.correlation = k.correlation
   WHERE k.kind IN ('runtime', 'driver') AND (k.api = 'graph_launch' OR k.name IN ('cudaGraphLaunch', 'hipGraphLaunch'))
 ),
@@ -54,13 +55,14 @@ _rt AS (
 ),
 _orph AS (
   SELECT k.trace, k.rank, k.step, k.phase, -2 AS graph, 0 AS launches, 0 AS empty_launches, count(*) AS kernels,
-    0 AS min_per_launch, 0 AS max_per_launch, CAST(sum(k.dur_ns) AS BIGINT) AS gpu_ns
+    0 AS min_per_launch, 0 AS max_per_launch, CAST(sum(k.dur_ns) AS BIGINT) AS gpu_ns, CAST(NULL AS BIGINT) AS span_ns
   FROM _keyed k LEFT JOIN _rt r ON r.trace = k.trace AND r.rank = k.rank AND r.correlation = k.correlation
   WHERE tb_gpu_work(k.kind) AND r.correlation IS NULL
   GROUP BY ALL
 )
 SELECT trace, rank, step, phase, graph, count(*) AS launches, count(*) FILTER (WHERE n = 0) AS empty_launches,
-  CAST(sum(n) AS BIGINT) AS kernels, min(n) AS min_per_launch, max(n) AS max_per_launch, CAST(sum(d) AS BIGINT) AS gpu_ns
+  CAST(sum(n) AS BIGINT) AS kernels, min(n) AS min_per_launch, max(n) AS max_per_launch, CAST(sum(d) AS BIGINT) AS gpu_ns,
+  CAST(sum(sp) AS BIGINT) AS span_ns
 FROM _gl GROUP BY ALL
 UNION ALL
 SELECT * FROM _orph

@@ -222,6 +222,7 @@ var presetHeaders = []presetHeader{
 			"min_per_launch", "COUNT",
 			"max_per_launch", "COUNT",
 			"gpu_ns", "DURATION_NS",
+			"span_ns", "DURATION_NS",
 		}},
 	{area: "memory",
 		rules: []string{"total_mem", "max"},

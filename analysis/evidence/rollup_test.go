@@ -37,7 +37,7 @@ func TestMergeSpec(t *testing.T) {
 			"hta_delay_ns=sum short=sum short_cpu_ns=sum runtime_outliers=sum delay_outliers=sum min_cpu_ns=min max_cpu_ns=max min_delay_ns=min max_delay_ns=max cpu_hist=hist delay_hist=hist",
 		"overlap": "trace=key rank=key step=slice phase=slice comm_ns=sum compute_ns=sum overlap_ns=sum comm_overlap_pct=derived comm_kernels=sum",
 		"graphs": "trace=key rank=key step=slice phase=slice graph=key launches=sum empty_launches=sum kernels=sum min_per_launch=min " +
-			"max_per_launch=max gpu_ns=sum",
+			"max_per_launch=max gpu_ns=sum span_ns=sum",
 		"memory": "trace=key rank=key step=slice phase=slice device=key allocs=sum frees=sum alloc_bytes=sum freed_bytes=sum peak_allocated=max " +
 			"peak_reserved=max total_mem=max free_calls=sum free_ns=sum",
 		"capture":  "trace=key rank=key kind=key name=key count=sum total_ns=sum max_ns=max idle_ns=sum span_ns=sum first_ns=min last_ns=max steps=sum",
