@@ -33,6 +33,7 @@ table.tb-table{border-collapse:collapse;margin:8px 0 16px;font-size:12px}
 .tb-table th button{font:inherit;font-weight:bold;background:none;border:0;padding:0;cursor:pointer}
 .tb-table code,.tb-report code{font-size:12px;overflow-wrap:anywhere}.tb-table code{overflow-wrap:normal}
 .tb-issue{border-left:4px solid #d33;padding:2px 12px;margin:10px 0}
+.tb-lead{font-size:15px;border-left:4px solid #4a6fa5;background:#f3f6fb;padding:8px 12px;margin:10px 0}
 .tb-fix{margin-top:10px}.tb-tag{font-size:11px;color:#555}
 pre.tb-snippet{background:#f4f4f4;padding:6px 8px;white-space:pre-wrap}pre.tb-snippet code{word-break:normal;overflow-wrap:anywhere}
 .tb-chart{margin:8px 0 18px}.tb-chart svg{display:block;max-width:100%;height:auto}
@@ -80,7 +81,13 @@ func printHTML(w io.Writer, d *Doc) error {
 	htmlControls(p, &d.Controls)
 
 	p(`<h2 id="tb-summary">Executive Summary</h2>`, "\n")
-	for _, s := range d.Summary {
+	for i, s := range d.Summary {
+		if i == 0 {
+			// The verdict's sentence first, set apart: what a reader
+			// opens the report for.
+			p(`<p class="tb-lead">`, esc(s), "</p>\n")
+			continue
+		}
 		p("<p>", esc(s), "</p>\n")
 	}
 	htmlCharts(p, d.Charts, d.ChartsNote)

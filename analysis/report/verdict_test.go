@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"math"
 	"regexp"
 	"strings"
@@ -1107,5 +1108,26 @@ func TestSerialHostLever(t *testing.T) {
 		if got := serialHostLever(tt.lever, tt.m); got != "" {
 			t.Errorf("%s: %q, want none", tt.name, got)
 		}
+	}
+}
+
+// The Executive Summary's first sentence, the verdict, is set apart in the
+// HTML (tb-lead); the sentences after it are plain paragraphs, and the
+// Markdown is unchanged.
+func TestSummaryLead(t *testing.T) {
+	d := &Doc{Title: "T", Summary: []string{"Most likely bottleneck: <x>.", "2 capture artifact(s) found."}}
+	var h, m bytes.Buffer
+	if err := Print(&h, d, HTMLFragment); err != nil {
+		t.Fatal(err)
+	}
+	if err := Print(&m, d, Markdown); err != nil {
+		t.Fatal(err)
+	}
+	if html := h.String(); !strings.Contains(html, `<p class="tb-lead">Most likely bottleneck: &lt;x&gt;.</p>`) ||
+		!strings.Contains(html, "<p>2 capture artifact(s) found.</p>") || strings.Count(html, "tb-lead") != 1 {
+		t.Errorf("summary HTML:\n%s", html)
+	}
+	if strings.Contains(m.String(), "tb-lead") {
+		t.Errorf("summary Markdown carries the HTML class:\n%s", m.String())
 	}
 }
