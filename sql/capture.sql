@@ -181,7 +181,7 @@ _cr AS MATERIALIZED (
     AND ($4::BIGINT <= 0 OR e.ts_ns - t.t0 < $4::BIGINT)
 ),
 _rt AS (
-  SELECT trace, rank, tid, api, name, ts_ns, dur_ns, end_ns, correlation, step
+  SELECT trace, rank, tid, kind, api, name, ts_ns, dur_ns, end_ns, correlation, step
   FROM evidence_base_events
   WHERE kind IN ('runtime', 'driver') AND ts_ns IS NOT NULL
 ),
@@ -195,7 +195,7 @@ _rtm AS (
 ),
 _launch AS (
   SELECT trace, rank, correlation, min(ts_ns) AS ls, min(end_ns) AS le,
-    bool_or(api = 'graph_launch' OR name IN ('cudaGraphLaunch', 'hipGraphLaunch')) AS graph
+    bool_or(tb_graph_launch(kind, api, name)) AS graph
   FROM _rt WHERE correlation IS NOT NULL
   GROUP BY trace, rank, correlation
 ),

@@ -48,7 +48,7 @@ _gpu AS (
 _gl AS (
   SELECT k.trace, k.rank, k.step, k.phase, coalesce(g.gid, -1) AS graph, coalesce(g.n, 0) AS n, coalesce(g.d, 0) AS d, coalesce(g.sp, 0) AS sp
   FROM _keyed k LEFT JOIN _gpu g ON g.trace = k.trace AND g.rank = k.rank AND g.correlation = k.correlation
-  WHERE k.kind IN ('runtime', 'driver') AND (k.api = 'graph_launch' OR k.name IN ('cudaGraphLaunch', 'hipGraphLaunch'))
+  WHERE tb_graph_launch(k.kind, k.api, k.name)
 ),
 _rt AS (
   SELECT DISTINCT trace, rank, correlation FROM evidence_base_events WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL

@@ -81,7 +81,7 @@ _ea AS (
     count(*) FILTER (WHERE e.kind = 'cpu_op' AND e.external_id IS NOT NULL) AS op_ids,
     max(e.external_id) FILTER (WHERE e.kind = 'cpu_op') - min(e.external_id) FILTER (WHERE e.kind = 'cpu_op') + 1 AS op_id_span,
     count(*) FILTER (WHERE e.kind IN ('runtime', 'driver')) AS runtime_calls,
-    count(*) FILTER (WHERE e.kind IN ('runtime', 'driver') AND (e.api = 'graph_launch' OR e.name IN ('cudaGraphLaunch', 'hipGraphLaunch'))) AS graph_launches
+    count(*) FILTER (WHERE tb_graph_launch(e.kind, e.api, e.name)) AS graph_launches
   FROM evidence_base_events e
   WHERE e.kind NOT IN ('flow', 'counter')
   GROUP BY e.trace, e.rank

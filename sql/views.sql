@@ -169,6 +169,14 @@ CREATE OR REPLACE MACRO tb_sync_call(kind, api, name, copy_waits) AS
     WHEN api = 'memcpy' AND (NOT contains(name, 'Async') OR coalesce(copy_waits, false)) THEN 'blocking'
   END;
 
+-- tb_graph_launch(kind, api, name): whether a host call launches a CUDA or
+-- HIP graph replay (cudaGraphLaunch, hipGraphLaunch: the importer's api
+-- graph_launch, or the name where a store predates it), whose GPU work
+-- carries the call's correlation: the graphs, overview and capture presets'
+-- one test.
+CREATE OR REPLACE MACRO tb_graph_launch(kind, api, name) AS
+  kind IN ('runtime', 'driver') AND (api = 'graph_launch' OR name IN ('cudaGraphLaunch', 'hipGraphLaunch'));
+
 -- tb_scalar_read(name): whether a host operator reads a device value back
 -- to the host (aten::item, aten::_local_scalar_dense, aten::is_nonzero):
 -- the host waits for the device inside it, whatever runtime call does the
