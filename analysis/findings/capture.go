@@ -275,6 +275,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 		if pw, ok := rows["pre_window"]; ok {
 			rg.preWindowN, rg.preWindowNs = pw.count, pw.total
 		}
+		platform := evidence.PlatformOf(ev.Traces, rr.trace, rr.rank)
 		for _, kind := range []string{"first_use", "first_copy", "upload", "first_op", "loader_start", "profiler_overhead", "warmup", "warmup_step", "harness", "held", "pre_window"} {
 			x, ok := rows[kind]
 			if !ok || (kind == "held" && (x.idle < HeldMinIdleNs || float64(x.idle) < HeldMinShare*float64(rr.idle))) {
@@ -302,7 +303,6 @@ func Assess(ev *evidence.Evidence) *Gate {
 				a.PrevBatch = true
 				prevBatch = x.idle
 			}
-			platform := evidence.PlatformOf(ev.Traces, rr.trace, rr.rank)
 			// Held work that ends at graph replays' nodes, half of the held
 			// idle or more (negative_queue_length_a100: 616 of 664 ms, each
 			// step's replays of the compiled backward starting up to 64 ms
