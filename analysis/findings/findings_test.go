@@ -808,6 +808,7 @@ func TestHostWaitUntraced(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		untraced  int64
+		wait      int64  // host_wait_ns; 55 ms where 0
 		want      string // rules(fs)
 		title     string
 		impact    float64
@@ -820,12 +821,20 @@ func TestHostWaitUntraced(t *testing.T) {
 		{name: "mostly untraced", untraced: 50_000_000, want: "host_bound_idle:minor:hypothesis", title: "The GPU idles while the host records nothing: work outside the profiler's view", impact: 0.50,
 			say:  []string{"(50.0 ms) were gaps", "the host was idle too", "host waits with recorded host work are 5.0 ms", "None from this capture", "record_function", "with_stack=True"},
 			deny: []string{"torch.compile", "were host waits"}},
+		// Every idle nanosecond a host wait: the share is the idle's own,
+		// said once (b200_eager).
+		{name: "all of the idle", wait: 60_000_000, want: "host_bound_idle:critical:confirmed", title: "The GPU waits for the CPU to launch work", impact: 0.60,
+			say: []string{"The GPU was idle 60.0 ms, 60.0% of its span (100 ms), all of it host waits: intervals after which"}, deny: []string{"were host waits", "left out"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := bundle("profiler_step", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000)})
 			rk := b.Tables["ranks"]
 			rk.Columns = append(rk.Columns, cols("host_wait_ns host_wait_untraced_ns")...)
-			rk.Rows[0] = append(rk.Rows[0], int64(55_000_000), c.untraced)
+			wait := c.wait
+			if wait == 0 {
+				wait = 55_000_000
+			}
+			rk.Rows[0] = append(rk.Rows[0], wait, c.untraced)
 			fs := eval(b, nil)
 			if rules(fs) != c.want {
 				t.Fatalf("got %s, want %s", rules(fs), c.want)

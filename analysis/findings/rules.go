@@ -723,11 +723,17 @@ func hostBound(c *ctx) []evidence.Finding {
 			continue
 		}
 		hw := a.hw - a.untraced
+		// Where every idle nanosecond is a host wait, the share would
+		// repeat the idle's own figures: say so instead (b200_eager).
+		waits := fmt.Sprintf("; %s%s of that span (%s) were host waits,", atMost, pct(b.score), ms(hw))
+		if union && hw == idle {
+			waits = ", all of it host waits:"
+		}
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "confirmed",
 			Severity: severity(b.score, c.th["host_wait_critical"]),
 			Title:    "The GPU waits for the CPU to launch work",
-			Observation: fmt.Sprintf("The GPU was idle %s, %s of %s; %s%s of that span (%s) were host waits, intervals after which the next kernel's launch call started only once the GPU was already idle (%s)%s.",
-				ms(idle), pct(float64(idle)/float64(span)), slice, atMost, pct(b.score), ms(hw), c.where(b.trace, b.rank), others(b.n)) + untracedLeftOut(a.untraced),
+			Observation: fmt.Sprintf("The GPU was idle %s, %s of %s%s intervals after which the next kernel's launch call started only once the GPU was already idle (%s)%s.",
+				ms(idle), pct(float64(idle)/float64(span)), slice, waits, c.where(b.trace, b.rank), others(b.n)) + untracedLeftOut(a.untraced),
 			Mechanism: "HTA's host-wait test on the union of the rank's GPU work: the launching runtime call of the work that ends each GPU idle gap started after the gap began.",
 			Evidence:  []evidence.Ref{ref("ranks", "rank", itoa(b.rank)), ref("gaps", "rank", itoa(b.rank), "category", "host_wait"), ref("capture", "rank", itoa(b.rank))},
 			Impact:    b.score,

@@ -685,7 +685,10 @@ func stepEvidence(s *areaSlice) (string, *evidence.Gap) {
 		if bs := busies[p]; worked && len(bs) == len(ws) && 2*medianInt(bs) < medianInt(ws) {
 			med += ", median GPU busy " + fmtMs(medianInt(bs))
 		}
-		parts = append(parts, fmtInt(int64(len(ws)))+" "+label+" ("+med+", "+share(sum, total, "step time")+")")
+		// The phase's share of the step time comes before the medians:
+		// after "median GPU busy 11.596 ms" it read as the GPU's share
+		// (b200_eager: "11.596 ms, 100.0% of the 87.413 ms step time").
+		parts = append(parts, fmtInt(int64(len(ws)))+" "+label+", "+share(sum, total, "step time")+" ("+med+")")
 	}
 	text := plural(int64(len(t.Rows)), "step", "steps") + " (" + s.where + "): " + strings.Join(parts, "; ") + "."
 	if empty > 0 {

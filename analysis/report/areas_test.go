@@ -222,10 +222,10 @@ func TestStepsRowPhaseIsThePresets(t *testing.T) {
 		features []string
 		want     string
 	}{
-		{"inference", "inference", []string{"cpu_ops"}, "2 inference (median"},
-		{"training", "train", []string{"cpu_ops", "backward"}, "2 train (median"},
-		{"no operators", "train", nil, "2 train (median"},
-		{"the preset's word stands", "train", []string{"cpu_ops"}, "2 train (median"},
+		{"inference", "inference", []string{"cpu_ops"}, "2 inference, 100.0% of the"},
+		{"training", "train", []string{"cpu_ops", "backward"}, "2 train, 100.0% of the"},
+		{"no operators", "train", nil, "2 train, 100.0% of the"},
+		{"the preset's word stands", "train", []string{"cpu_ops"}, "2 train, 100.0% of the"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ev := areaEvidence()
@@ -282,8 +282,27 @@ func TestStepsRowEmptyStep(t *testing.T) {
 		Rows: [][]any{{"job", int64(0), "train", int64(9_000_000), int64(16)}, {"job", int64(0), "train", int64(50_000), int64(0)}}}
 	ev.Gaps = nil
 	got := evidenceOf(ev, "Prefill/decode and steps")
-	if !strings.Contains(got, "1 train (median wall 9.000 ms") || !strings.Contains(got, "1 step without GPU work left out of the medians") {
+	if !strings.Contains(got, "1 train, 99.4% of the 9.050 ms step time (median wall 9.000 ms") || !strings.Contains(got, "1 step without GPU work left out of the medians") {
 		t.Errorf("steps row %q", got)
+	}
+}
+
+// A phase's share of the step time stands before its medians, never after
+// the median GPU busy time, where it read as the GPU's share (b200_eager:
+// "median GPU busy 11.596 ms, 100.0% of the 87.413 ms step time").
+func TestStepsRowShareOfPhase(t *testing.T) {
+	ev := areaEvidence()
+	ev.Tables["steps"] = &table.Table{Name: "steps", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+		col("phase", "VARCHAR", "TEXT"), col("wall_ns", "BIGINT", "DURATION_NS"), col("gpu_busy_ns", "BIGINT", "DURATION_NS"), col("gpu_events", "BIGINT", "COUNT")},
+		Rows: [][]any{{"job", int64(0), "prefill", int64(80_000_000), int64(10_000_000), int64(100)},
+			{"job", int64(0), "decode", int64(20_000_000), int64(4_000_000), int64(50)}}}
+	ev.Gaps = nil
+	got := evidenceOf(ev, "Prefill/decode and steps")
+	for _, want := range []string{"1 decode, 20.0% of the 100.000 ms step time (median wall 20.000 ms, median GPU busy 4.000 ms)",
+		"1 prefill, 80.0% of the 100.000 ms step time (median wall 80.000 ms, median GPU busy 10.000 ms)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("steps row %q, want %q", got, want)
+		}
 	}
 }
 
