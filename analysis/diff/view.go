@@ -72,8 +72,15 @@ func EncodeInput(in *Input) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// DecodeInput reads what EncodeInput wrote.
-func DecodeInput(data []byte) (*Input, error) {
+// DecodeInput reads what EncodeInput wrote. Other bytes give an error,
+// never a panic or an allocation their lengths claim but do not hold (a
+// diff's page may have been edited; FuzzDecodeInput).
+func DecodeInput(data []byte) (in *Input, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			in, err = nil, fmt.Errorf("diff: decoding the input: malformed input (%v)", p)
+		}
+	}()
 	// An array of 8 whose first element is the marker.
 	if magic, _ := msgpack.Marshal(inputMagic); len(data) < 1+len(magic) || data[0] != 0x98 || !bytes.HasPrefix(data[1:], magic) {
 		return nil, fmt.Errorf("diff: decoding the input: not a diff input (no %q marker)", inputMagic)
@@ -88,6 +95,9 @@ func DecodeInput(data []byte) (*Input, error) {
 		TestName       string
 		TestBundle     []byte
 		TestCrossViews []*crossview.Result
+	}
+	if err := evidence.CheckMsgpack(data); err != nil {
+		return nil, fmt.Errorf("diff: decoding the input: %w", err)
 	}
 	if err := msgpack.Unmarshal(data, &parts); err != nil {
 		return nil, fmt.Errorf("diff: decoding the input: %w", err)

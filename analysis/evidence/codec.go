@@ -26,10 +26,23 @@ func Encode(b *Bundle) ([]byte, error) {
 }
 
 // Decode reads a bundle written by Encode. Table cells come back as the
-// types table.Table documents (nil, bool, int64, float64, string).
-func Decode(data []byte) (*Bundle, error) {
+// types table.Table documents (nil, bool, int64, float64, string). Bytes
+// that are no bundle give an error: a bundle comes from outside the
+// process (a report's page, a notebook's output), and the msgpack library
+// panics on some malformed input (a struct field given twice, the second
+// time over cells of another type: FuzzDecode), which Decode returns as
+// an error instead.
+func Decode(data []byte) (b *Bundle, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			b, err = nil, fmt.Errorf("evidence: decoding the bundle: malformed input (%v)", p)
+		}
+	}()
 	b, fast := decodeFast(data)
 	if !fast {
+		if err := CheckMsgpack(data); err != nil {
+			return nil, fmt.Errorf("evidence: decoding the bundle: %w", err)
+		}
 		b = &Bundle{}
 		dec := msgpack.NewDecoder(bytes.NewReader(data))
 		dec.UseLooseInterfaceDecoding(true)
@@ -56,6 +69,23 @@ func Decode(data []byte) (*Bundle, error) {
 		b.Thresholds = Thresholds{}
 	}
 	return b, nil
+}
+
+// CheckMsgpack says whether data is one whole msgpack value, nested at most
+// maxNesting deep, in which every length is backed by the bytes that follow it,
+// which is what the msgpack library may be given: it sizes what it
+// allocates by the lengths it reads, and a few bytes claiming a billion
+// findings made it allocate gigabytes (FuzzDecode). decodeFast checks the
+// parts it hands to the library the same way.
+func CheckMsgpack(data []byte) error {
+	r := &mpReader{b: data}
+	if !r.skip(0) {
+		return fmt.Errorf("malformed msgpack at byte %d of %d", r.i, len(data))
+	}
+	if r.i != len(data) {
+		return fmt.Errorf("%d bytes after the msgpack value", len(data)-r.i)
+	}
+	return nil
 }
 
 // normalizeTable turns the integer and float types msgpack decodes into the

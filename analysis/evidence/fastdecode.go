@@ -117,10 +117,13 @@ func (r *mpReader) uint(n int) (uint64, bool) {
 }
 
 // length reads the length that follows a code of the str, bin, array or
-// map families (fix forms excluded).
+// map families (fix forms excluded). A length past the bytes that remain
+// is refused: a byte of a str or bin, an element of an array or a map
+// takes at least one, so what is read after a length never holds more
+// than the input does.
 func (r *mpReader) length(size int) (int, bool) {
 	n, ok := r.uint(size)
-	if !ok || n > uint64(len(r.b)) {
+	if !ok || n > uint64(len(r.b)-r.i) {
 		return 0, false
 	}
 	return int(n), true
@@ -418,8 +421,16 @@ func (r *mpReader) rows() ([][]any, bool) {
 			continue // a nil row stays nil
 		}
 		if len(cells)+m > cap(cells) {
-			// Room for this row and, guessing from it, the rest.
-			cells = make([]any, 0, m*(n-i))
+			// Room for this row and, guessing from it, the rest, but
+			// never for more cells than bytes remain (a cell takes one
+			// at least): the guess from a row's and the table's claimed
+			// lengths once made 10 kB of input allocate 1 GB
+			// (FuzzDecode).
+			room := len(r.b) - r.i
+			if n-i <= room/m {
+				room = m * (n - i)
+			}
+			cells = make([]any, 0, max(room, m))
 		}
 		at := len(cells)
 		for j := 0; j < m; j++ {
@@ -434,9 +445,15 @@ func (r *mpReader) rows() ([][]any, bool) {
 	return rows, true
 }
 
+// maxNesting is how deep skip follows arrays and maps into each other: far
+// more than a report's source holds (a call tree nests two levels for
+// each of its frames, and --depth 0 keeps every frame of a stack as deep
+// as Python's recursion limit), and a bound on skip's own recursion.
+const maxNesting = 10_000
+
 // skip moves past the next value.
 func (r *mpReader) skip(depth int) bool {
-	if depth > 100 {
+	if depth > maxNesting {
 		return false
 	}
 	c, ok := r.u8()

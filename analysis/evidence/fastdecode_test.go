@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -158,5 +159,60 @@ func TestDecodedRowsAreCapped(t *testing.T) {
 	_ = append(rows[0], "appended")
 	if !reflect.DeepEqual(rows[1], []any{int64(2), "y"}) {
 		t.Errorf("appending to row 0 changed row 1: %v", rows[1])
+	}
+}
+
+// TestDecodeAllocatesWithinInput: the lengths a bundle claims do not size
+// what decodeFast allocates past the bytes it holds. A table claiming 8,000
+// rows whose first row holds 8,000 cells, in 8 kB, made it reserve room for
+// 64 M cells (1 GB) before reading on (FuzzDecode); now it reserves at most
+// a cell per byte left, and the bytes that are missing make it an error.
+func TestDecodeAllocatesWithinInput(t *testing.T) {
+	const n = 8000
+	data := []byte{0x81, 0xa6, 't', 'a', 'b', 'l', 'e', 's', 0x81, 0xa1, 't', 0x81, 0xa4, 'r', 'o', 'w', 's',
+		0xdc, n >> 8, n & 0xff, // the rows
+		0xdc, n >> 8, n & 0xff} // the first row's cells
+	data = append(data, bytes.Repeat([]byte{0xc0}, n)...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := Decode(data); err == nil {
+		t.Fatal("a bundle missing 7,999 rows decoded")
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("decoding %d bytes allocated %d MB", len(data), got>>20)
+	}
+}
+
+// TestCheckMsgpack: what reaches the msgpack library is one whole value
+// whose lengths the bytes back. Four bytes claiming a billion findings made
+// the library allocate gigabytes (FuzzDecode: the fuzzer's process killed
+// for memory); a deep call tree is accepted.
+func TestCheckMsgpack(t *testing.T) {
+	golden, err := os.ReadFile(filepath.Join("testdata", "bundle.msgpack.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deep := bytes.Repeat([]byte{0x91}, 3000) // a call tree 1,500 frames deep nests about 3,000 levels
+	deep = append(deep, 0xc0)
+	for _, c := range []struct {
+		name string
+		data []byte
+		ok   bool
+	}{
+		{"golden bundle", golden, true},
+		{"deep nesting", deep, true},
+		{"a billion findings claimed", []byte{0x81, 0xa8, 'f', 'i', 'n', 'd', 'i', 'n', 'g', 's', 0xdd, 0x3b, 0x9a, 0xca, 0x00}, false},
+		{"a string past the end", []byte{0xdb, 0x7f, 0xff, 0xff, 0xff, 'x'}, false},
+		{"bytes after the value", append(append([]byte{}, golden...), 0xc0), false},
+		{"nested past the bound", append(bytes.Repeat([]byte{0x91}, maxNesting+2), 0xc0), false},
+		{"empty", nil, false},
+	} {
+		if err := CheckMsgpack(c.data); (err == nil) != c.ok {
+			t.Errorf("%s: CheckMsgpack = %v, want ok %v", c.name, err, c.ok)
+		}
+	}
+	if _, err := Decode([]byte{0x81, 0xa8, 'f', 'i', 'n', 'd', 'i', 'n', 'g', 's', 0xdd, 0x3b, 0x9a, 0xca, 0x00}); err == nil {
+		t.Error("a bundle claiming a billion findings in 15 bytes decoded")
 	}
 }

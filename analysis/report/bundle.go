@@ -231,7 +231,20 @@ func EncodeSource(src *Source) ([]byte, error) {
 }
 
 // DecodeSource reads what EncodeSource wrote, or a bare bundle encoding.
-func DecodeSource(data []byte) (*Source, error) {
+// Bytes that are neither give an error, never a panic: a source comes from
+// a report's page or a notebook's output, and the msgpack library panics on
+// some malformed input (FuzzDecodeSource).
+func DecodeSource(data []byte) (src *Source, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			src, err = nil, fmt.Errorf("report: decoding the source: malformed input (%v)", p)
+		}
+	}()
+	// The library sizes what it allocates by the lengths it reads: only
+	// lengths the bytes back reach it.
+	if err := evidence.CheckMsgpack(data); err != nil {
+		return nil, fmt.Errorf("report: decoding the source: %w", err)
+	}
 	if src, ok, err := decodeEnvelope(data); ok {
 		return src, err
 	}
