@@ -688,7 +688,12 @@ func stepEvidence(s *areaSlice) (string, *evidence.Gap) {
 		// The phase's share of the step time comes before the medians:
 		// after "median GPU busy 11.596 ms" it read as the GPU's share
 		// (b200_eager: "11.596 ms, 100.0% of the 87.413 ms step time").
-		parts = append(parts, fmtInt(int64(len(ws)))+" "+label+", "+share(sum, total, "step time")+" ("+med+")")
+		// One phase is all of the step time: its total, not "100.0%".
+		of := share(sum, total, "step time")
+		if len(phases) == 1 {
+			of = fmtMs(sum) + " in all"
+		}
+		parts = append(parts, fmtInt(int64(len(ws)))+" "+label+", "+of+" ("+med+")")
 	}
 	text := plural(int64(len(t.Rows)), "step", "steps") + " (" + s.where + "): " + strings.Join(parts, "; ") + "."
 	if empty > 0 {
