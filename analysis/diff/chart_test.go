@@ -2,11 +2,8 @@ package diff
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/base64"
-	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/chart"
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/internal/testutil"
 )
 
 // goldenInputs decodes the encoded inputs of the diff goldens (real
@@ -27,19 +25,7 @@ func goldenInputs(t *testing.T) map[string]*Input {
 	}
 	out := map[string]*Input{}
 	for _, f := range files {
-		gz, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		zr, err := gzip.NewReader(bytes.NewReader(gz))
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(zr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, err := DecodeInput(data)
+		in, err := DecodeInput(testutil.ReadGzip(t, f))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,13 +1,12 @@
 package evidence
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 
-	"github.com/vmihailenco/msgpack/v5"
+	"github.com/tracebook/tracebook/internal/testutil"
 )
 
 // FuzzDecode: a bundle comes from outside the process (a report's page, a
@@ -27,35 +26,10 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0x80})                                                                   // an empty map
 	f.Add([]byte{0x81, 0xa6, 't', 'a', 'b', 'l', 'e', 's', 0xdf, 0x7f, 0xff, 0xff, 0xff}) // a map header claiming 2^31 entries
 	f.Fuzz(func(t *testing.T, data []byte) {
-		b, err := Decode(data)
-		if err != nil {
-			return
-		}
-		enc, err := Encode(b)
-		if err != nil {
-			t.Fatalf("a decoded bundle does not encode: %v", err)
-		}
-		again, err := Decode(enc)
-		if err != nil {
-			t.Fatalf("a re-encoded bundle does not decode: %v", err)
-		}
-		enc2, err := Encode(again)
-		if err != nil || !bytes.Equal(enc, enc2) {
-			t.Fatalf("the round trip changed the bundle (err %v)", err)
-		}
+		testutil.RoundTrip(t, data, Decode, Encode)
 		if fast, ok := decodeFast(data); ok {
-			dec := msgpack.NewDecoder(bytes.NewReader(data))
-			dec.UseLooseInterfaceDecoding(true)
-			var slow Bundle
-			if err := dec.Decode(&slow); err != nil {
-				t.Fatalf("decodeFast accepted what the reflective decoding refuses: %v", err)
-			}
-			normalizeTable(slow.Traces)
-			for _, tb := range slow.Tables {
-				normalizeTable(tb)
-			}
-			if !reflect.DeepEqual(fast, &slow) {
-				t.Fatalf("decodeFast differs from the reflective decoding:\n fast %#v\n slow %#v", fast, &slow)
+			if slow := decodeReflect(t, data); !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("decodeFast differs from the reflective decoding:\n fast %#v\n slow %#v", fast, slow)
 			}
 		}
 	})

@@ -1,10 +1,11 @@
 package report
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tracebook/tracebook/internal/testutil"
 )
 
 // FuzzDecodeSource: a report's source (EncodeSource) reaches DecodeSource
@@ -25,21 +26,6 @@ func FuzzDecodeSource(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		src, err := DecodeSource(data)
-		if err != nil {
-			return
-		}
-		enc, err := EncodeSource(src)
-		if err != nil {
-			t.Fatalf("a decoded source does not encode: %v", err)
-		}
-		again, err := DecodeSource(enc)
-		if err != nil {
-			t.Fatalf("a re-encoded source does not decode: %v", err)
-		}
-		enc2, err := EncodeSource(again)
-		if err != nil || !bytes.Equal(enc, enc2) {
-			t.Fatalf("the round trip changed the source (err %v)", err)
-		}
+		testutil.RoundTrip(t, data, DecodeSource, EncodeSource)
 	})
 }

@@ -2,10 +2,8 @@ package trace
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -59,15 +57,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			continue
 		}
-		zr, err := gzip.NewReader(bytes.NewReader(gz))
-		if err != nil {
-			f.Fatal(err)
-		}
-		data, err := io.ReadAll(zr)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
+		f.Add(testutil.Gunzip(f, gz))
 		if len(gz) < 4000 {
 			f.Add(gz)
 		}

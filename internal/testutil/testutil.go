@@ -5,8 +5,10 @@ package testutil
 
 import (
 	"bytes"
+	"compress/gzip"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -160,4 +162,51 @@ func UnixDay(t testing.TB, day string) int64 {
 		t.Fatal(err)
 	}
 	return d.UnixNano()
+}
+
+// RoundTrip is what a fuzz target of a decoder checks on one input: decode
+// either refuses data or returns a value that encode writes and decode
+// reads back to the same encoding. A decoder that panics fails the caller
+// as it is.
+func RoundTrip[T any](t testing.TB, data []byte, decode func([]byte) (T, error), encode func(T) ([]byte, error)) {
+	t.Helper()
+	v, err := decode(data)
+	if err != nil {
+		return
+	}
+	enc, err := encode(v)
+	if err != nil {
+		t.Fatalf("a decoded value does not encode: %v", err)
+	}
+	again, err := decode(enc)
+	if err != nil {
+		t.Fatalf("a re-encoded value does not decode: %v", err)
+	}
+	if enc2, err := encode(again); err != nil || !bytes.Equal(enc, enc2) {
+		t.Fatalf("the round trip changed the value (err %v)", err)
+	}
+}
+
+// ReadGzip returns the uncompressed contents of the gzip file at path.
+func ReadGzip(t testing.TB, path string) []byte {
+	t.Helper()
+	gz, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Gunzip(t, gz)
+}
+
+// Gunzip returns gz uncompressed.
+func Gunzip(t testing.TB, gz []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -80,19 +80,7 @@ func TestDiffParityRealTraces(t *testing.T) {
 	}
 	v := newViewer(t)
 	for _, f := range files {
-		gz, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		zr, err := gzip.NewReader(bytes.NewReader(gz))
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := io.ReadAll(zr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkDiffParity(t, v, filepath.Base(f), data)
+		checkDiffParity(t, v, filepath.Base(f), testutil.ReadGzip(t, f))
 	}
 }
 
