@@ -2,9 +2,7 @@ package trace
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,20 +20,10 @@ var benchTraces = []string{
 
 func readGunzipped(b *testing.B, path string) []byte {
 	b.Helper()
-	f, err := os.Open(path)
-	if err != nil {
+	if _, err := os.Stat(path); err != nil {
 		b.Skipf("%s: %v", path, err)
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return data
+	return testutil.ReadGzip(b, path)
 }
 
 // BenchmarkParse measures the parser alone: the JSON is already

@@ -2,11 +2,9 @@ package host_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -126,18 +124,7 @@ func TestCheckDiff(t *testing.T) {
 // natively and in the module under wazero (the input decoded once, as the
 // page does: every later render reuses it).
 func BenchmarkRenderDiff(b *testing.B) {
-	gz, err := os.ReadFile(filepath.Join(testutil.RepoRoot(b), "analysis", "diff", "testdata", "golden", "dlrm_8rank_self.input.msgpack.gz"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		b.Fatal(err)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		b.Fatal(err)
-	}
+	data := testutil.ReadGzip(b, filepath.Join(testutil.RepoRoot(b), "analysis", "diff", "testdata", "golden", "dlrm_8rank_self.input.msgpack.gz"))
 	view := report.View{Filter: evidence.Filter{Rank: 3, HasRank: true}}
 	vj, _ := json.Marshal(view)
 	b.Run("native", func(b *testing.B) {
