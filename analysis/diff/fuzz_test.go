@@ -13,13 +13,7 @@ import (
 // encoding. Seeded with the golden diffs' inputs. Run: go test
 // ./analysis/diff -fuzz FuzzDecodeInput.
 func FuzzDecodeInput(f *testing.F) {
-	seeds, err := filepath.Glob(filepath.Join("testdata", "golden", "*.input.msgpack.gz"))
-	if err != nil || len(seeds) == 0 {
-		f.Fatalf("no golden inputs to seed from (%v)", err)
-	}
-	for _, p := range seeds {
-		f.Add(testutil.ReadGzip(f, p))
-	}
+	testutil.AddSeeds(f, filepath.Join("testdata", "golden", "*.input.msgpack.gz"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		testutil.RoundTrip(t, data, DecodeInput, EncodeInput)
 	})

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -14,17 +13,7 @@ import (
 // again and decodes to the same encoding. Seeded with the sources of the
 // golden reports. Run: go test ./analysis/report -fuzz FuzzDecodeSource.
 func FuzzDecodeSource(f *testing.F) {
-	seeds, err := filepath.Glob(filepath.Join("testdata", "golden", "*.source.msgpack"))
-	if err != nil || len(seeds) == 0 {
-		f.Fatalf("no golden sources to seed from (%v)", err)
-	}
-	for _, p := range seeds {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	testutil.AddSeeds(f, filepath.Join("testdata", "golden", "*.source.msgpack"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		testutil.RoundTrip(t, data, DecodeSource, EncodeSource)
 	})

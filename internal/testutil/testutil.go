@@ -210,3 +210,24 @@ func Gunzip(t testing.TB, gz []byte) []byte {
 	}
 	return data
 }
+
+// AddSeeds adds every file that pattern (filepath.Glob) names to f's seed
+// corpus, uncompressed where its name ends in .gz; none is an error.
+func AddSeeds(f *testing.F, pattern string) {
+	f.Helper()
+	paths, err := filepath.Glob(pattern)
+	if err != nil || len(paths) == 0 {
+		f.Fatalf("no seeds match %s (%v)", pattern, err)
+	}
+	for _, p := range paths {
+		if strings.HasSuffix(p, ".gz") {
+			f.Add(ReadGzip(f, p))
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+}
