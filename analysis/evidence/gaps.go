@@ -66,6 +66,15 @@ func PlatformOf(traces *table.Table, trace string, rank int) string {
 	return ""
 }
 
+// GraphNoun names a platform's graphs, as the report and its fixes say
+// them: "HIP graph" on ROCm, else "CUDA graph".
+func GraphNoun(platform string) string {
+	if platform == "rocm" {
+		return "HIP graph"
+	}
+	return "CUDA graph"
+}
+
 // Ranks reads the traces table: one RankInfo per (trace, rank), sorted.
 // Several files of one rank merge: flags are ORed, names, the compute
 // capability and the SM count taken from the first file that has them.

@@ -312,7 +312,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 			if inGraph {
 				a.GraphIdleNs = hg.idle
 				a.Detail += fmt.Sprintf(" %s of it (%s, %d of the %d intervals) ends at a node of a %s replay, whose launch call returned long before: the replay ran nodes the trace does not record there, or waited on a dependency before or inside the graph; the trace shows neither.",
-					ms(hg.idle), pct(float64(hg.idle)/float64(x.idle)), hg.count, x.count, graphNoun(platform))
+					ms(hg.idle), pct(float64(hg.idle)/float64(x.idle)), hg.count, x.count, evidence.GraphNoun(platform))
 				if gpu, span := replaySpans(ev, rr.trace, rr.rank); span > 0 {
 					a.Detail += fmt.Sprintf(" Inside the replays, the nodes the trace records ran %s of GPU work over %s, from each replay's first recorded node to its last (the graphs area's gpu_ns and span_ns).", ms(gpu), ms(span))
 				}
@@ -808,14 +808,6 @@ func replaySpans(ev *evidence.Evidence, trace string, rank int) (gpu, span int64
 		}
 	}
 	return gpu, span
-}
-
-// graphNoun names a platform's graphs: HIP graph on ROCm, else CUDA graph.
-func graphNoun(platform string) string {
-	if platform == "rocm" {
-		return "HIP graph"
-	}
-	return "CUDA graph"
 }
 
 // graphsOffAdvice says how to see what a rank's graph replays run between

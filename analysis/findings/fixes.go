@@ -623,9 +623,9 @@ func (c *ctx) hostLever(trace string, rank int, at HostFrame) (fix, snippet stri
 		}
 		snippet = l.compileSnippet("", "")
 	case w.Compiled && !ri.HasGraphs:
-		graphs := "CUDA graphs"
+		graphs := evidence.GraphNoun(ri.Platform) + "s"
 		if ri.Platform == "rocm" {
-			graphs = "HIP graphs (CUDA graphs on ROCm)"
+			graphs += " (CUDA graphs on ROCm)"
 		}
 		if n := c.compiledRegions(trace, rank); n == 1 {
 			// One region: Dynamo captured the model whole, and there is

@@ -583,11 +583,7 @@ func traceMetas(b *evidence.Bundle, f evidence.Filter) []TraceMeta {
 		add(boolean(col(r, "has_sync_events")), "cuda_sync events")
 		add(t.Col("has_sync_events") >= 0 && !boolean(col(r, "has_sync_events")), "no cuda_sync events")
 		add(boolean(col(r, "has_python_stacks")), "python stacks (with_stack)")
-		graphs := "CUDA graphs"
-		if str(col(r, "platform")) == "rocm" {
-			graphs = "HIP graphs"
-		}
-		add(boolean(col(r, "has_graphs")), graphs)
+		add(boolean(col(r, "has_graphs")), evidence.GraphNoun(str(col(r, "platform")))+"s")
 		add(recordsShapes(b, name, int(i64(col(r, "rank")))), "operator shapes (record_shapes)")
 		add(boolean(col(r, "has_steps")), "step annotations")
 		if pl := str(col(r, "platform")); pl != "" && pl != "unknown" {
