@@ -1272,7 +1272,7 @@ func TestJudgementGraphCapture(t *testing.T) {
 	}
 	j := judge(t, k.write(t, t.TempDir(), "vllm_capture.json"))
 
-	j.artifact(t, "CUDA/HIP graph capture")
+	j.artifact(t, "CUDA graph capture")
 	j.inconclusive(t, "graph capture")
 	j.noCritical(t)
 	if strings.Contains(j.issues(), "--async-scheduling") {
@@ -1289,10 +1289,10 @@ func TestJudgementGraphCapture(t *testing.T) {
 	// "launches issued after the device went idle 100.0%"), in its own
 	// words and in the key findings.
 	if strings.Contains(j.md, "Cross-view verdict: host/launch-bound (") ||
-		!strings.Contains(j.md, "Cross-view verdict: none: the window holds a CUDA/HIP graph capture") {
+		!strings.Contains(j.md, "Cross-view verdict: none: the window holds a CUDA graph capture") {
 		t.Errorf("the key findings give the capture window's cross-check as the workload's verdict:\n%s", j.md)
 	}
-	if c := j.crossCheck(); !strings.HasPrefix(c, "Verdict: inconclusive. No host/device reading: the window holds a CUDA/HIP graph capture") ||
+	if c := j.crossCheck(); !strings.HasPrefix(c, "Verdict: inconclusive. No host/device reading: the window holds a CUDA graph capture") ||
 		!strings.Contains(c, "Rule no-steady-state") {
 		t.Errorf("the CPU cross-check reads a graph-capture window:\n%s", c)
 	}

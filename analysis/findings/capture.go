@@ -247,6 +247,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 			rg.limits = append(rg.limits, limit{minor: true, unread: gpuEvents == 1,
 				why: fmt.Sprintf("only %s over %s: too little to judge steady state", events, ms(span))})
 		}
+		platform := evidence.PlatformOf(ev.Traces, rr.trace, rr.rank)
 		captureWindow := false // the window is a graph capture, not the loop
 		var prevBatch int64    // GPU idle held by SGLang's previous batch at the capture's start
 		if gc, ok := rows["graph_capture"]; ok {
@@ -254,16 +255,20 @@ func Assess(ev *evidence.Evidence) *Gate {
 			if span > 0 {
 				share = float64(gc.spanPart) / float64(span)
 			}
-			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "graph_capture", Title: "CUDA/HIP graph capture: start-up, not steady state",
+			graph := evidence.GraphNoun(platform)
+			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "graph_capture", Title: graph + " capture: start-up, not steady state",
 				Detail: fmt.Sprintf("%d capture calls and annotations (e.g. %s) span %s, %s of the GPU span (%s); captured work is recorded, not executed, and serving engines capture at start-up.", gc.count, gc.name, ms(gc.last-gc.first), pct(share), where)})
-			loop := "profile the loop once start-up is done"
+			loop, loopNoun := "profile the loop once start-up is done", "loop"
+			if ri.Producer == "vllm" || ri.Producer == "sglang" {
+				loopNoun = "serving loop"
+			}
 			if ri.Producer == "vllm" {
 				// ANCHORS.md §7.1: the server's profiler endpoints.
 				loop = "profile the loop once the engine is up (vLLM, started with its profiler configured, --profiler-config or VLLM_TORCH_PROFILER_DIR before v0.13: /start_profile and /stop_profile around requests, or vllm bench serve --profile)"
 			}
-			l := limit{minor: true, unread: true, why: "the window holds a CUDA/HIP graph capture (start-up), not the serving loop: " + loop}
+			l := limit{minor: true, unread: true, why: "the window holds a " + graph + " capture (start-up), not the " + loopNoun + ": " + loop}
 			if share < CaptureSpanCap {
-				l = limit{rules: idleRules(), why: "part of the window is a CUDA/HIP graph capture (start-up)"}
+				l = limit{rules: idleRules(), why: "part of the window is a " + graph + " capture (start-up)"}
 			} else {
 				captureWindow = true
 			}
@@ -275,7 +280,6 @@ func Assess(ev *evidence.Evidence) *Gate {
 		if pw, ok := rows["pre_window"]; ok {
 			rg.preWindowN, rg.preWindowNs = pw.count, pw.total
 		}
-		platform := evidence.PlatformOf(ev.Traces, rr.trace, rr.rank)
 		for _, kind := range []string{"first_use", "first_copy", "upload", "first_op", "loader_start", "profiler_overhead", "warmup", "warmup_step", "harness", "held", "pre_window"} {
 			x, ok := rows[kind]
 			if !ok || (kind == "held" && (x.idle < HeldMinIdleNs || float64(x.idle) < HeldMinShare*float64(rr.idle))) {

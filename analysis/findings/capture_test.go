@@ -60,7 +60,7 @@ func TestGate(t *testing.T) {
 			want: "host_bound_idle:minor:hypothesis", caveat: "start-up or held intervals"},
 		{name: "graph capture over the whole span", events: 1000,
 			capture: captureTable(capRow("graph_capture", "capture_32_FULL", 4, 99e6, 98e6, 59e6, 99e6)),
-			want:    "host_bound_idle:minor:hypothesis", caveat: "graph capture"},
+			want:    "host_bound_idle:minor:hypothesis", caveat: "a CUDA graph capture (start-up), not the loop: "},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -203,7 +203,7 @@ var Rules = []Rule{
 			return SyncBlocking(e) && !s.leftToPageable(pageableCopy(e.SrcKind, e.DstKind), 1, e.CopyBytes)
 		},
 			Named:  MarkText{Prefix: "host blocked: ", What: "the host waits in this call until the GPU work queued before it is done"},
-			During: &MarkText{Prefix: "GPU idle after ", What: "the GPU drained while the host was blocked and stayed idle until the next launch"}},
+			During: &MarkText{Prefix: "GPU idle after ", What: "the GPU drained while the host was blocked, drawn up to the call's duration: the rest of the gap is the host's own work after it"}},
 		Anchor: "sync", Idle: true, Constraint: crossview.VerdictSync},
 	{ID: "pageable_copies", Doc: "host copies through pageable memory (staged, effectively synchronous)",
 		Thresholds: []string{"pageable_min_bytes", "pageable_critical"}, eval: pageable,

@@ -477,6 +477,34 @@ func TestMarksFollowRuleRows(t *testing.T) {
 // A gap that opens inside a blocking call but ends at work queued before it
 // (not host_wait) is not the call's: the sync area does not count it, and
 // the finding track does not flag it (trace_diff_test_v100).
+// A gap longer than the sync call that opened it is flagged as the
+// call's only up to the call's duration, as the sync area counts it: the
+// rest is the host's own work after the call.
+func TestSyncGapFlaggedUpToCall(t *testing.T) {
+	const t0 = int64(1_700_000_000_000_000)
+	in := syncWindow()
+	ts, dur := in.Rows.Col("ts_ns"), in.Rows.Col("dur_ns")
+	for _, row := range in.Rows.Rows {
+		if row[0] == "gap" {
+			row[ts], row[dur] = t0+6_000_000, int64(9_000_000) // from 0.33 ms before the call's end
+		}
+	}
+	data, _ := Build(in, Options{})
+	evs, _ := parseBack(t, data)
+	found := false
+	for _, e := range evs {
+		if e.Cat == "tracebook" && e.Name == "GPU idle after cudaStreamSynchronize" {
+			found = true
+			if e.TsNs != t0+6_000_000 || e.DurNs != 5_000_000 {
+				t.Errorf("flagged gap %d+%d, want %d+%d: the gap up to the call's 5 ms", e.TsNs, e.DurNs, t0+6_000_000, 5_000_000)
+			}
+		}
+	}
+	if !found {
+		t.Error("the gap the call opened is not flagged")
+	}
+}
+
 func TestSyncWindowQueuedGapNotFlagged(t *testing.T) {
 	in := syncWindow()
 	kind := in.Rows.Col("kind")
