@@ -999,7 +999,7 @@ func stepless(name string) string {
 
 func serving(rs []evidence.RankInfo) bool {
 	for _, r := range rs {
-		if r.Producer == "vllm" || r.Producer == "sglang" {
+		if r.Serving() {
 			return true
 		}
 	}

@@ -54,6 +54,11 @@ func (ri RankInfo) Props() device.Props {
 	return device.Props{Name: ri.GPUModel, CCMajor: ri.CCMajor, CCMinor: ri.CCMinor, NumSMs: ri.GPUNumSMs, TotalMem: ri.GPUTotalMem, Platform: ri.Platform}
 }
 
+// Serving says whether the rank's producer is a serving engine (vLLM or
+// SGLang): a loop of requests, whose capture, fixes and shares the rules
+// word for a server rather than a training or inference script.
+func (ri RankInfo) Serving() bool { return ri.Producer == "vllm" || ri.Producer == "sglang" }
+
 // PlatformOf is the platform of a trace's rank in the traces table (the
 // first rank of the trace for rank -1, of any trace for trace ""); "" where
 // the table does not say.

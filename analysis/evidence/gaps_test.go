@@ -309,3 +309,11 @@ func TestGapRankDefaultedInAJob(t *testing.T) {
 		t.Errorf("a rank of a job: rank-defaulted gap %q", why["job"])
 	}
 }
+
+func TestRankInfoServing(t *testing.T) {
+	for producer, want := range map[string]bool{"vllm": true, "sglang": true, evidence.ProducerProfilerStep: false, "": false, "vllm_bench": false} {
+		if got := (evidence.RankInfo{Producer: producer}).Serving(); got != want {
+			t.Errorf("producer %q: Serving() = %v, want %v", producer, got, want)
+		}
+	}
+}

@@ -259,7 +259,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "graph_capture", Title: graph + " capture: start-up, not steady state",
 				Detail: fmt.Sprintf("%d capture calls and annotations (e.g. %s) span %s, %s of the GPU span (%s); captured work is recorded, not executed, and serving engines capture at start-up.", gc.count, gc.name, ms(gc.last-gc.first), pct(share), where)})
 			loop, loopNoun := "profile the loop once start-up is done", "loop"
-			if ri.Producer == "vllm" || ri.Producer == "sglang" {
+			if ri.Serving() {
 				loopNoun = "serving loop"
 			}
 			if ri.Producer == "vllm" {

@@ -645,7 +645,7 @@ func arrivalStraggler(c *ctx, tr string, rs []*collRank) (evidence.Finding, bool
 		Refute:      "The late rank changes from step to step (a one-off), or the ranks run on hosts whose clocks are not aligned (the start differences are then clock offsets, not arrivals).",
 	}
 	f.Fix, f.Snippet = lateFix(ri, w, top.rank, top.lateColl(), true)
-	if own, med, ok := c.computeVsMedian(tr, top.rank); ok && ri.Producer != "vllm" && ri.Producer != "sglang" && 2*(own-int64(med)) < top.lag {
+	if own, med, ok := c.computeVsMedian(tr, top.rank); ok && !ri.Serving() && 2*(own-int64(med)) < top.lag {
 		// dlrm_8rank: rank 7 arrives last with its computation 0.4% under
 		// the median rank's; it began step 10 about 7.5 ms after rank 1.
 		// Its computation beyond the median explains under half of its
@@ -748,7 +748,7 @@ func lateFix(ri evidence.RankInfo, w Workload, rank int, coll string, late bool)
 
 func lateFixText(ri evidence.RankInfo, w Workload, rank int, coll string) (fix, snippet string) {
 	switch {
-	case ri.Producer == "vllm" || ri.Producer == "sglang":
+	case ri.Serving():
 		snippet = "nvidia-smi -q -d CLOCK,PERFORMANCE"
 		if ri.Platform == "rocm" {
 			snippet = "rocm-smi --showclocks --showperflevel"
@@ -829,7 +829,7 @@ func commExposed(c *ctx) []evidence.Finding {
 		bound := c.commBound(rr)
 		// Serving engines' tensor-parallel all-reduces overlap nothing:
 		// their fix stays overlapFix's.
-		boundFix := bound != "" && ri.Producer != "vllm" && ri.Producer != "sglang"
+		boundFix := bound != "" && !ri.Serving()
 		if boundFix {
 			f.Verify = "Re-profile: ranks.comm_ns should fall (fewer bytes, or a faster transport), and with it the communication that runs alone."
 		}

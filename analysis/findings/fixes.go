@@ -645,7 +645,7 @@ func (c *ctx) hostLever(trace string, rank int, at HostFrame) (fix, snippet stri
 		}
 	case why != "":
 		parts = append(parts, "batch more work per launch (larger batches, fewer small operations); torch.compile is not an option here: "+why)
-		if ri.Platform == "cuda" && !ri.HasGraphs && ri.Producer != "vllm" && ri.Producer != "sglang" {
+		if ri.Platform == "cuda" && !ri.HasGraphs && !ri.Serving() {
 			// CUDA graphs by hand predate torch.compile (PyTorch 1.10):
 			// a 2022 loop can replay its launches as one
 			// (trace_diff_control_a100, captured 2022-08-22).

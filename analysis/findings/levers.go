@@ -106,7 +106,7 @@ func (c *ctx) leverOf(rr rankRow) lever {
 	l := lever{ri: ri, rr: rr, w: c.workload(rr.trace, rr.rank)}
 	_, l.judged = c.steady(rr.trace, rr.rank)
 	l.caps = c.caps(rr.trace, rr.rank)
-	l.serving = ri.Producer == "vllm" || ri.Producer == "sglang"
+	l.serving = ri.Serving()
 	if !l.caps.Known {
 		if major, minor, k, ok := device.MinCCFromKernels(c.kernelNames(rr.trace, rr.rank)); ok {
 			l.minCC, l.minCCKernel = major*10+minor, k
@@ -1436,7 +1436,7 @@ func memoryPeak(c *ctx) []evidence.Finding {
 		if a.peak <= 0 || a.total <= 0 {
 			return nil, 0, false // no [memory] events: the capture gap is recorded elsewhere
 		}
-		if ri.Producer == "vllm" || ri.Producer == "sglang" {
+		if ri.Serving() {
 			return nil, 0, false // the engines reserve a set share of memory for the KV cache by design
 		}
 		share := float64(a.peak) / float64(a.total)

@@ -873,7 +873,7 @@ func launchBound(c *ctx) []evidence.Finding {
 		// the host work between its kernels too, so there the launch calls
 		// do not bound it.
 		explained := min(waits, idle)
-		serving := ri.Producer == "vllm" || ri.Producer == "sglang"
+		serving := ri.Serving()
 		if !serving {
 			explained = min(explained, a.cpu)
 			// The refutation holds where the launch calls account for a
@@ -1075,7 +1075,7 @@ func dataloader(c *ctx) []evidence.Finding {
 	}
 	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		ri := c.rankInfo(rr.trace, rr.rank)
-		if ri.Producer == "vllm" || ri.Producer == "sglang" {
+		if ri.Serving() {
 			return 0, 0, false
 		}
 		d, share := c.dataloaderShare(rr.trace, rr.rank)

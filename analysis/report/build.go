@@ -1272,7 +1272,7 @@ func decodeGEMMNote(ev *evidence.Evidence, kernel string) string {
 	var caps device.Caps
 	for i, ri := range evidence.Ranks(ev.Traces) {
 		c := device.Identify(ri.Props())
-		if ri.Producer != "vllm" && ri.Producer != "sglang" || c.PeakTFLOPs <= 0 || c.MemTBs <= 0 || (i > 0 && (c.PeakTFLOPs != caps.PeakTFLOPs || c.MemTBs != caps.MemTBs)) {
+		if !ri.Serving() || c.PeakTFLOPs <= 0 || c.MemTBs <= 0 || (i > 0 && (c.PeakTFLOPs != caps.PeakTFLOPs || c.MemTBs != caps.MemTBs)) {
 			return ""
 		}
 		caps = c
