@@ -67,7 +67,7 @@ func runCrossview(args []string, stdout, stderr io.Writer) error {
 	if len(paths) == 0 && a.load.db == "" {
 		return fmt.Errorf("no trace given, and no --db FILE: usage: tracebook %s", commands["crossview"].usage)
 	}
-	ctx, db, err := openTraces(context.Background(), a.load, paths, stderr)
+	ctx, db, err := openTraces(context.Background(), a.load, paths, forAnalysis, stderr)
 	if err != nil {
 		return err
 	}

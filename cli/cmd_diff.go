@@ -133,7 +133,7 @@ func checkDiffPage(path string, stdout io.Writer) error {
 // slices, the cross-views of each rank and phase too, so that the page's
 // rank and phase filters compare trees.
 func collectDiff(ctx context.Context, base, test string, f evidence.Filter, baseCtx, testCtx map[string]string, withSlices bool, lf loadFlags, stderr io.Writer) (*diff.Input, error) {
-	ctx, db, err := openTraces(ctx, lf, []string{base, test}, stderr)
+	ctx, db, err := openTraces(ctx, lf, []string{base, test}, forAnalysis, stderr)
 	if err != nil {
 		return nil, err
 	}

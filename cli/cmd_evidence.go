@@ -38,7 +38,7 @@ func runEvidence(args []string, stdout, stderr io.Writer) error {
 	}
 	area, paths := pos[0], pos[1:]
 
-	ctx, db, err := openTraces(context.Background(), lf, paths, stderr)
+	ctx, db, err := openTraces(context.Background(), lf, paths, forAnalysis, stderr)
 	if err != nil {
 		return err
 	}

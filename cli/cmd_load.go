@@ -105,7 +105,7 @@ func runLoad(args []string, stdout, stderr io.Writer) error {
 	if len(paths) == 0 {
 		return fmt.Errorf("no trace given (usage: tracebook %s)", commands["load"].usage)
 	}
-	ctx, db, err := openTraces(context.Background(), f, paths, stderr)
+	ctx, db, err := openTraces(context.Background(), f, paths, forSQL, stderr)
 	if err != nil {
 		return err
 	}
@@ -160,13 +160,18 @@ type traceDB struct {
 // the events too, but holds them all, and whatever queries hold). The
 // context it returns is ctx cancelled by Ctrl-C until Close, so that a
 // long load, or the work after it, stops instead of killing the process.
-// Every command that loads traces goes through here and traceDB.load.
-func openTraces(ctx context.Context, f loadFlags, paths []string, stderr io.Writer) (context.Context, *traceDB, error) {
+// use says what runs on it: the user's SQL (query, load) or tracebook's
+// analysis; an analysis of traces held in memory runs on one DuckDB
+// thread (analysisThreads). Every command that loads traces goes through
+// here and traceDB.load.
+func openTraces(ctx context.Context, f loadFlags, paths []string, use dbUse, stderr io.Writer) (context.Context, *traceDB, error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	opts := duck.Options{CacheDir: f.cache, Scratch: f.db == "" && jsonBytes(paths) > spillJSONBytes}
 	if f.db != "" || opts.Scratch {
 		opts.MemoryLimit = fileMemoryLimit
 		debug.SetMemoryLimit(goMemoryLimit)
+	} else if use == forAnalysis {
+		opts.Threads = analysisThreads
 	}
 	db, err := duck.Open(f.db, opts)
 	if err != nil {
@@ -175,6 +180,33 @@ func openTraces(ctx context.Context, f loadFlags, paths []string, stderr io.Writ
 	}
 	return ctx, &traceDB{DB: db, quiet: f.quiet, stderr: stderr, stop: stop}, nil
 }
+
+// dbUse says what a command runs on the database openTraces opens.
+type dbUse int
+
+const (
+	forSQL      dbUse = iota // the user's SQL: query, load
+	forAnalysis              // tracebook's analysis: report, crossview, evidence, diff
+)
+
+// analysisThreads is DuckDB's thread count for an analysis of traces held
+// in memory. Its statements already run one per core, each on one thread
+// (duck.DB.OneThread, around the load and the report's presets), and a
+// database that starts at one thread never changes its count: each change
+// costs DuckDB a relaunch of its threads at the next statement's end, in
+// which it purges its allocator (jemalloc's arenas, glibc's malloc_trim),
+// so that the statements after it page their memory in afresh instead of
+// reusing what the load freed (a report changed it four times). Measured
+// against the thread count of the machine (2 here), alternating pairs,
+// medians: the 48 MB vLLM report 0.89× the wall and 0.87× the CPU at 1.08×
+// the peak (7 pairs; 0.79× the page faults); dlrm_8rank 0.88× and 0.90× at
+// 1.10× (7 pairs); mtia 0.91× and 0.91× at 1.04×, xdit 0.92× and 0.88× at
+// 1.07× (5 pairs each); `crossview` on the vLLM trace 0.90× and 0.86×,
+// `evidence all` 1.01× and 0.81× at 0.94× (5 pairs each); reports
+// byte-identical. A database file (a large trace) keeps every thread: its
+// large statements gain from them (5 copies of the vLLM trace on one
+// thread: 0.74-0.85× the CPU, the wall within 1.1× either way).
+const analysisThreads = 1
 
 // spillJSONBytes is the size of JSON past which a command without --db
 // loads its traces into a temporary database file instead of memory.

@@ -43,7 +43,7 @@ func runQuery(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("no trace and no --db: nothing to query (%v)", usage)
 	}
 
-	ctx, db, err := openTraces(context.Background(), f, paths, stderr)
+	ctx, db, err := openTraces(context.Background(), f, paths, forSQL, stderr)
 	if err != nil {
 		return err
 	}

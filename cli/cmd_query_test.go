@@ -2,10 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/internal/testutil"
 )
 
@@ -76,5 +80,37 @@ func TestQueryErrors(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want non-zero and %q", tc.args, code, stderr.String(), tc.want)
 		}
+	}
+}
+
+// TestAnalysisThreads: an analysis of traces held in memory opens DuckDB
+// at analysisThreads and keeps it there through the load (no change of
+// the count, which would purge DuckDB's allocator); the user's SQL, and
+// an analysis of a database file, keep DuckDB's default.
+func TestAnalysisThreads(t *testing.T) {
+	tiny := filepath.Join("..", "internal", "duck", "testdata", "tiny.json")
+	threads := func(f loadFlags, use dbUse) string {
+		t.Helper()
+		ctx, db, err := openTraces(context.Background(), f, []string{tiny}, use, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.load(ctx, []string{tiny}, trace.LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		tb, err := db.Query(ctx, "SELECT current_setting('threads')::VARCHAR", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(tb.Rows[0][0])
+	}
+	def := threads(loadFlags{cache: "-"}, forSQL)
+	if got := threads(loadFlags{cache: "-"}, forAnalysis); got != fmt.Sprint(analysisThreads) {
+		t.Errorf("analysis in memory: %s threads, want %d", got, analysisThreads)
+	}
+	file := loadFlags{cache: "-", db: filepath.Join(t.TempDir(), "t.duckdb")}
+	if got := threads(file, forAnalysis); got != def {
+		t.Errorf("analysis of a database file: %s threads, want the default %s", got, def)
 	}
 }

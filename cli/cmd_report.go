@@ -189,7 +189,7 @@ func reportPage(src *report.Source, view report.View) (*wasm.ReportPage, error) 
 // and cross-views through the notebook's code, and the Perfetto files of
 // its findings. The page comes back as collectLoaded drew it, or nil.
 func collectReport(ctx context.Context, paths []string, f evidence.Filter, lf loadFlags, stderr io.Writer) (*report.Source, *wasm.ReportPage, error) {
-	ctx, db, err := openTraces(ctx, lf, paths, stderr)
+	ctx, db, err := openTraces(ctx, lf, paths, forAnalysis, stderr)
 	if err != nil {
 		return nil, nil, err
 	}

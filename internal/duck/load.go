@@ -464,7 +464,11 @@ func limitBytes(limit string) (int64, bool) {
 // (measured: a third more CPU per load). A caller that runs statements side
 // by side, one per core, uses it too: a report of a small slice
 // (pipeline.CollectReport). threads is a database-wide setting: queries
-// that run meanwhile run single-threaded until fn ends.
+// that run meanwhile run single-threaded until fn ends. Each change of it
+// costs more than a SET: at the end of the next statement DuckDB relaunches
+// its threads and purges its allocator, which the statements after it pay
+// for in fresh pages; a database opened at one thread (Options.Threads,
+// as the command-line analysis of an in-memory trace does) never changes.
 func (d *DB) OneThread(ctx context.Context, fn func() error) error {
 	if d.threads <= 1 {
 		return fn()
