@@ -91,7 +91,7 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	if len(src.Windows) > 0 {
 		crit, minor := shown(found)
 		attachWindows(d, b, ev, thresholdsFor(b, v), src.Windows, crit, minor)
-		addTimelines(d)
+		addTimelines(d, gate)
 	}
 	d.GPUTree = gpuTree(cv)
 	if cv != nil && !exact && d.GPUTree != nil {

@@ -527,7 +527,7 @@ func TestTimelineChart(t *testing.T) {
 	w := &Window{N: 1, File: "finding-1-sync_bound_loop.json", Rule: "sync_bound_loop", Trace: "t", Rank: 0, Step: 4, FirstStep: 3, LastStep: 5,
 		StartNs: 10_000_000, EndNs: 22_000_000, FocusStartNs: 12_000_000, FocusEndNs: 18_000_000, Placed: true, Timeline: tl}
 	d := &Doc{Title: "T", Summary: []string{"S"}, Critical: []Issue{{ID: "sync_bound_loop", Title: "Host syncs", Window: w}}}
-	addTimelines(d)
+	addTimelines(d, nil)
 	c := d.Critical[0].Timeline
 	if c == nil {
 		t.Fatal("no timeline chart")
@@ -591,9 +591,21 @@ func TestTimelineChart(t *testing.T) {
 		t.Errorf("Markdown: the timeline image does not follow the issue's window line (%d, %d)", i, j)
 	}
 
+	// Idle left out of the finding's figure is named when it is at least
+	// 1% of what the first lane draws (5 ms here), not below.
+	for _, c := range []struct {
+		ex   int64
+		want bool
+	}{{0, false}, {49_000, false}, {50_000, true}, {9_052_000, true}} {
+		got := strings.Contains(timelineChart(1, &d.Critical[0], c.ex).Alt, "the finding's figure leaves out the GPU idle inside start-up and held intervals, "+fmtMs(c.ex)+" on this rank")
+		if got != c.want {
+			t.Errorf("%d ns of idle left out: named %v, want %v", c.ex, got, c.want)
+		}
+	}
+
 	// Without a timeline, no chart.
 	w.Timeline = nil
-	addTimelines(d)
+	addTimelines(d, nil)
 	if d.Critical[0].Timeline != nil {
 		t.Error("a timeline chart without a timeline")
 	}
@@ -646,7 +658,7 @@ func TestTimelineSizeBound(t *testing.T) {
 			Spans: spans(SpanHostOp, SpanLaunch, SpanSync, SpanCompute, SpanComm, SpanMem)})
 	}
 	w := &Window{N: 1, Rule: "r", Trace: "t", Step: 5, FirstStep: 4, LastStep: 6, StartNs: 0, EndNs: ns, FocusStartNs: ns / 3, FocusEndNs: 2 * ns / 3, Placed: true, Timeline: tl}
-	c := timelineChart(1, &Issue{Title: "x", Window: w})
+	c := timelineChart(1, &Issue{Title: "x", Window: w}, 0)
 	if c == nil {
 		t.Fatal("no chart")
 	}
