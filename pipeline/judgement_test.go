@@ -2433,3 +2433,28 @@ func TestJudgementBenchmarkHarness(t *testing.T) {
 		t.Errorf("the harness's idle is read as the host's: %s", fs[0].Observation)
 	}
 }
+
+// The Key Findings say how much of the communication kernels' time ran
+// beside computation where communication is a tenth of the kernel time or
+// more: train_h800_ep64's DeepEP kernels are 46.5% of it, no rule flags
+// them, and 96.3% of their time overlapped computation; dlrm_8rank's
+// NCCL kernels overlapped little, summed over its 8 ranks. A sampled
+// trace (sampled_2of128) says nothing of the workload's time; a trace
+// without communication (triton_example) has no such line.
+func TestJudgementCommOverlap(t *testing.T) {
+	shared := testutil.SharedTraces(t)
+	for _, c := range []struct {
+		dir, want string
+	}{
+		{"deepseek/train_h800_ep64", "Communication kernels ran beside computation for 96.3% of their 113.440 ms (rank 0, streams merged): 4.190 ms exposed."},
+		{"param/dlrm_8rank", "Communication kernels ran beside computation for 3.4% of their 48.542 ms (8 ranks summed, streams merged within each): 46.890 ms exposed."},
+		{"hta/sampled_2of128", ""},
+		{"hta/triton_example", ""},
+	} {
+		j := judge(t, filepath.Join(shared, filepath.FromSlash(c.dir)))
+		got := regexp.MustCompile(`(?m)^Communication kernels .*$`).FindString(j.md)
+		if got != c.want {
+			t.Errorf("%s: %q, want %q", c.dir, got, c.want)
+		}
+	}
+}
