@@ -198,9 +198,9 @@ const (
 // so that the statements after it page their memory in afresh instead of
 // reusing what the load freed (a report changed it four times). Measured
 // against the thread count of the machine (2 here), alternating pairs,
-// medians: the 48 MB vLLM report 0.89× the wall and 0.87× the CPU at 1.08×
-// the peak (7 pairs; 0.79× the page faults); dlrm_8rank 0.88× and 0.90× at
-// 1.10× (7 pairs); mtia 0.91× and 0.91× at 1.04×, xdit 0.92× and 0.88× at
+// medians: the 48 MB vLLM report 0.88× the wall and 0.86× the CPU at 1.03×
+// the peak (7 pairs; 0.79× the page faults); dlrm_8rank 0.90× and 0.88× at
+// 1.04× (7 pairs); mtia 0.91× and 0.91× at 1.04×, xdit 0.92× and 0.88× at
 // 1.07× (5 pairs each); `crossview` on the vLLM trace 0.90× and 0.86×,
 // `evidence all` 1.01× and 0.81× at 0.94× (5 pairs each); reports
 // byte-identical. A database file (a large trace) keeps every thread: its
