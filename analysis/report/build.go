@@ -995,7 +995,9 @@ const commOverlapMinShare = 0.10
 // commOverlapMinShare of the summed kernel time: the families' line
 // counts the kernels' time, which alone says nothing of what they cost
 // the step (train_h800_ep64: communication 46.5% of the kernel time, no
-// rule flagging it, 96.3% of it beside computation). "" otherwise.
+// rule flagging it, 96.3% of it beside computation). A collective
+// kernel's time counts its wait for the other ranks, which the line says
+// rather than split (the collectives area does). "" otherwise.
 func commOverlap(ev *evidence.Evidence) string {
 	sums, total := familySums(ev)
 	if total < leverMinNs || shareOf(sums[findings.FamilyComm], total) < commOverlapMinShare {
@@ -1021,14 +1023,14 @@ func commOverlap(ev *evidence.Evidence) string {
 		where = strconv.Itoa(len(ranks)) + " ranks summed, streams merged within each"
 	}
 	if overlap <= 0 {
-		return "Communication kernels never ran beside computation: all " + fmtMs(comm) + " of them exposed (" + where + ")."
+		return "Communication kernels never ran beside computation: all " + fmtMs(comm) + " of them exposed (" + where + "), waiting for other ranks included."
 	}
 	share := fmtPct(shareOf(overlap, comm))
 	if shareOf(overlap, comm) < 0.001 {
 		share = "under 0.1%"
 	}
 	return "Communication kernels ran beside computation for " + share + " of their " + fmtMs(comm) +
-		" (" + where + "): " + fmtMs(comm-overlap) + " exposed."
+		" (" + where + "): " + fmtMs(comm-overlap) + " exposed, waiting for other ranks included."
 }
 
 // stepPhase names the phase of a rank's steps for the one-step line: " (a
