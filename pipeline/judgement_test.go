@@ -2438,7 +2438,8 @@ func TestJudgementBenchmarkHarness(t *testing.T) {
 // beside computation where communication is a tenth of the kernel time or
 // more: train_h800_ep64's DeepEP kernels are 46.5% of it, no rule flags
 // them, and 96.3% of their time overlapped computation; dlrm_8rank's
-// NCCL kernels overlapped little, summed over its 8 ranks. A sampled
+// NCCL kernels overlapped little, summed over its 8 ranks;
+// vllm_mi300x_tp4_rank0's tensor-parallel all-reduces never did. A sampled
 // trace (sampled_2of128) says nothing of the workload's time; a trace
 // without communication (triton_example) has no such line.
 func TestJudgementCommOverlap(t *testing.T) {
@@ -2448,6 +2449,7 @@ func TestJudgementCommOverlap(t *testing.T) {
 	}{
 		{"deepseek/train_h800_ep64", "Communication kernels ran beside computation for 96.3% of their 113.440 ms (rank 0, streams merged): 4.190 ms exposed, waiting for other ranks included."},
 		{"param/dlrm_8rank", "Communication kernels ran beside computation for 3.4% of their 48.542 ms (8 ranks summed, streams merged within each): 46.890 ms exposed, waiting for other ranks included."},
+		{"tracemap/vllm_mi300x_tp4_rank0", "Communication kernels never ran beside computation: all 76.012 ms of them exposed (rank 0, streams merged), waiting for other ranks included."},
 		{"hta/sampled_2of128", ""},
 		{"hta/triton_example", ""},
 	} {
@@ -2455,6 +2457,10 @@ func TestJudgementCommOverlap(t *testing.T) {
 		got := regexp.MustCompile(`(?m)^Communication kernels .*$`).FindString(j.md)
 		if got != c.want {
 			t.Errorf("%s: %q, want %q", c.dir, got, c.want)
+		}
+		// The communication finding says the same, not "only 0.0%".
+		if strings.Contains(c.want, "never ran") && !strings.Contains(j.md, "and none of it overlapped computation") {
+			t.Errorf("%s: the communication finding does not say none of it overlapped:\n%s", c.dir, j.issues())
 		}
 	}
 }

@@ -805,8 +805,17 @@ func commExposed(c *ctx) []evidence.Finding {
 		most += " (" + pct(domShare) + ")"
 		overlap := rr.comm + rr.compute - rr.commComp
 		_, span := c.steady(b.trace, b.rank)
-		obs := fmt.Sprintf("Communication kernels took %s, %s of GPU busy time, and only %s of it overlapped computation; %s ran alone, %s of %s (%s)%s.",
-			ms(rr.comm), pct(float64(rr.comm)/float64(rr.busy)), pct(float64(overlap)/float64(rr.comm)), ms(rr.comm-overlap), pct(b.score), c.judgedSpan(b.trace, b.rank, span), c.where(b.trace, b.rank), others(b.n))
+		// vllm_mi300x_tp4_rank0's all-reduces never ran beside
+		// computation: "only 0.0%" read as a rounding of something.
+		overlapped := "only " + pct(float64(overlap)/float64(rr.comm)) + " of it"
+		switch {
+		case overlap <= 0:
+			overlapped = "none of it"
+		case float64(overlap) < 0.001*float64(rr.comm):
+			overlapped = "under 0.1% of it"
+		}
+		obs := fmt.Sprintf("Communication kernels took %s, %s of GPU busy time, and %s overlapped computation; %s ran alone, %s of %s (%s)%s.",
+			ms(rr.comm), pct(float64(rr.comm)/float64(rr.busy)), overlapped, ms(rr.comm-overlap), pct(b.score), c.judgedSpan(b.trace, b.rank, span), c.where(b.trace, b.rank), others(b.n))
 		switch dom {
 		case "":
 		case "unknown":
