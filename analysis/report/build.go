@@ -205,7 +205,8 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		}
 		d.KeyFindings = append(d.KeyFindings, "Dominant pattern: "+strings.Join(titles, "; ")+".")
 	}
-	if fam := kernelFamilies(ev); fam != "" {
+	sums, total := familySums(ev)
+	if fam := kernelFamilies(sums, total); fam != "" {
 		if void, _ := gate.Void(); void != "" {
 			// A sample's kernels are no measure of the workload's time
 			// (sampled_2of128: about one event in 73 kept).
@@ -213,7 +214,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		}
 		d.KeyFindings = append(d.KeyFindings, fam)
 		if void, _ := gate.Void(); void == "" {
-			if c := commOverlap(ev); c != "" {
+			if c := commOverlap(ev, sums, total); c != "" {
 				d.KeyFindings = append(d.KeyFindings, c)
 			}
 		}
@@ -943,10 +944,9 @@ func copyStream(t *table.Table, f evidence.Filter, m string) string {
 }
 
 // kernelFamilies says where the slice's kernel time goes, family by family
-// (findings.KernelFamily), the largest first, each of at least 1% (the
+// (sums and total: familySums), the largest first, each of at least 1% (the
 // rest as other); "" under leverMinNs of kernel time.
-func kernelFamilies(ev *evidence.Evidence) string {
-	sums, total := familySums(ev)
+func kernelFamilies(sums map[string]int64, total int64) string {
 	if total < leverMinNs {
 		return ""
 	}
@@ -997,9 +997,9 @@ const commOverlapMinShare = 0.10
 // the step (train_h800_ep64: communication 46.5% of the kernel time, no
 // rule flagging it, 96.3% of it beside computation). A collective
 // kernel's time counts its wait for the other ranks, which the line says
-// rather than split (the collectives area does). "" otherwise.
-func commOverlap(ev *evidence.Evidence) string {
-	sums, total := familySums(ev)
+// rather than split (the collectives area does). sums and total are the
+// kernel time by family (familySums). "" otherwise.
+func commOverlap(ev *evidence.Evidence, sums map[string]int64, total int64) string {
 	if total < leverMinNs || shareOf(sums[findings.FamilyComm], total) < commOverlapMinShare {
 		return ""
 	}

@@ -511,18 +511,18 @@ func TestKernelFamiliesLine(t *testing.T) {
 	kernels := func(rows ...[]any) *evidence.Evidence {
 		return &evidence.Evidence{Tables: evidence.Tables{"kernels": &table.Table{Columns: testutil.Columns("name class total_ns"), Rows: rows}}}
 	}
-	got := kernelFamilies(kernels(
+	got := kernelFamilies(familySums(kernels(
 		[]any{"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", "COMP", int64(6e6)},
 		[]any{"ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "COMM", int64(3e6)},
 		[]any{"void flash::flash_fwd_kernel<T>(P)", "COMP", int64(0.95e6)},
 		[]any{"void vllm::rotary_embedding_kernel<c10::BFloat16, true>(long const*)", "COMP", int64(0.04e6)},
 		[]any{"Memset (Device)", "MEM", int64(0.01e6)},
-	))
+	)))
 	want := "GEMMs and convolutions 60.0%, communication 30.0%, attention 9.5%, other 0.5% of the 10.000 ms summed kernel time"
 	if !strings.Contains(got, want) {
 		t.Errorf("got %q, want %q in it", got, want)
 	}
-	if got := kernelFamilies(kernels([]any{"gemm", "COMP", int64(0.5e6)})); got != "" {
+	if got := kernelFamilies(familySums(kernels([]any{"gemm", "COMP", int64(0.5e6)}))); got != "" {
 		t.Errorf("under a millisecond: %q", got)
 	}
 }
