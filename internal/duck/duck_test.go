@@ -800,3 +800,50 @@ func TestHistMacro(t *testing.T) {
 		t.Errorf("tb_hist = %q, want %q", got, want)
 	}
 }
+
+// TestLoadFilesInOneStatement: the files of a job that all stream from the
+// parser are stored by one statement (loadStreamed), each row with its own
+// file's id and rank, in file order, as each file loaded on its own gives
+// them; progress counts the events over the files, never going back.
+func TestLoadFilesInOneStatement(t *testing.T) {
+	good, err := os.ReadFile(tiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var paths []string
+	for _, r := range []int{3, 5, 9} { // ranks that are not the files' ids
+		p := filepath.Join(dir, fmt.Sprintf("rank-%d.json", r))
+		if err := os.WriteFile(p, good, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	db := openTest(t, "-")
+	var events []int64
+	if _, err := db.Load(context.Background(), []string{dir}, trace.LoadOptions{Name: "job"}, func(p trace.Progress) { events = append(events, p.Events) }); err != nil {
+		t.Fatal(err)
+	}
+	got := csv(query(t, db, `SELECT file_id, rank, count(*), max(rowid) - min(rowid) + 1 FROM tb_events GROUP BY ALL ORDER BY min(rowid)`))
+	// Each file alone, through the single file's statement.
+	var want strings.Builder
+	for i, p := range paths {
+		one := openTest(t, "-")
+		load(t, one, trace.LoadOptions{}, p)
+		row := query(t, one, `SELECT rank, count(*) FROM tb_events GROUP BY ALL`).Rows
+		if len(row) != 1 {
+			t.Fatalf("%s alone: %v", p, row)
+		}
+		fmt.Fprintf(&want, "%d,%v,%v,%v\n", i, row[0][0], row[0][1], row[0][1])
+	}
+	if got != want.String() {
+		t.Errorf("the job's files (file, rank, rows, rowid span):\n%s\nwant (each file alone):\n%s", got, want.String())
+	}
+	if !slices.IsSorted(events) || len(events) == 0 {
+		t.Errorf("progress events = %v, want them growing", events)
+	}
+	total := query(t, db, `SELECT count(*) FROM tb_events`).Rows[0][0].(int64)
+	if last := events[len(events)-1]; last != total {
+		t.Errorf("progress ends at %d events, the job stored %d", last, total)
+	}
+}

@@ -27,7 +27,10 @@ import (
 //     database exactly as it was.
 //   - Events stream from the parser into DuckDB while the file is read: the
 //     parser runs on its own goroutine, DuckDB pulls batches of 2048 events
-//     through the tracebook_scan table function.
+//     through the tracebook_scan table function. The files of a job that all
+//     stream from the parser (none in the parse cache, no slice) are stored
+//     by one statement that reads their streams in file order, each file
+//     parsed while DuckDB stores the one before (loadStreamed).
 //   - A merged file holding several ranks gets its rank per pid from the
 //     process names ([TP00-DP00-PP00-EP00]); those are known only once the
 //     file is read, so its events are stored with the file's rank and fixed
@@ -150,7 +153,17 @@ func (d *DB) load(ctx context.Context, paths []string, opts trace.LoadOptions, p
 	// entries are stored one file at a time: those keep their own.
 	if len(j.Files) > 1 && hits == 0 && !sliced {
 		l.streamSet = true
-		err = d.loadMemory(ctx, func() error { return d.OneThread(ctx, files) })
+		err = d.loadMemory(ctx, func() error {
+			return d.OneThread(ctx, func() error {
+				fs, err := l.loadStreamed()
+				for _, f := range fs {
+					res.JSONBytes += f.jsonBytes
+				}
+				res.Cached = false
+				l.files = append(l.files, fs...)
+				return err
+			})
+		})
 	} else {
 		err = files()
 	}
@@ -278,22 +291,10 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 			l.progress(trace.Progress{File: ref.Path, FileIndex: i, Files: len(l.job.Files), BytesRead: f.info.JSONBytes, BytesTotal: f.info.FileBytes, DiskRead: f.info.FileBytes, Events: l.events, Done: true})
 		}
 	} else {
-		var info *trace.FileInfo
-		base := l.events
-		s := startStream(l.ctx, l.strs, streamBatches(l.d.path != ""), func(emit func(*trace.Event) error) error {
-			var perr error
-			info, perr = parseFile(ref.Path, l.opts, emit, func(p trace.Progress) {
-				if l.progress != nil {
-					p.FileIndex, p.Files = i, len(l.job.Files)
-					p.Events += base
-					l.progress(p)
-				}
-			})
-			return perr
-		})
+		fs := l.startFile(i, ref, provisional, nil)
 		insert := func() error {
 			_, err := l.tx.ExecContext(l.ctx, fmt.Sprintf(`INSERT INTO %s (%s) SELECT ?, ?, ?, %s FROM %s(%d)`,
-				l.target, leanColumns, scanSelect, scanFunction, s.id), l.traceID, i, provisional)
+				l.target, leanColumns, scanSelect, scanFunction, fs.s.id), l.traceID, i, provisional)
 			return err
 		}
 		var qerr error
@@ -302,40 +303,148 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 		} else {
 			qerr = l.d.loadMemory(l.ctx, func() error { return l.d.OneThread(l.ctx, insert) })
 		}
-		perr := s.close() // after it, the parser's goroutine has handed out its last id
-		switch {
-		case perr != nil:
-			return nil, perr // the importer's error names the file and the offset
-		case qerr != nil:
-			if cerr := l.ctx.Err(); cerr != nil {
-				return nil, fmt.Errorf("trace %s: %w", ref.Path, cerr)
-			}
-			return nil, fmt.Errorf("trace %s: storing events: %w", ref.Path, qerr)
-		case info == nil:
-			return nil, fmt.Errorf("trace %s: the importer returned no file info", ref.Path)
-		}
-		f.info, f.pids = info, s.pids
-		f.jsonBytes = info.JSONBytes
-		l.events += info.Events - info.Skipped
-		if key != "" {
-			// A cache that cannot be written costs the next load a parse,
-			// nothing else. A whole load's entries are written after its
-			// commit, off the load's time; a slice's now, from the staging
-			// table that holds the whole file.
-			w := cacheWrite{key: key, noPython: l.opts.NoPython, fileID: i, info: info, pids: s.pids}
-			if l.target == "tb_events" {
-				l.pendingCache = append(l.pendingCache, w)
-			} else {
-				_ = l.d.OneThread(l.ctx, func() error {
-					if err := l.strs.flush(l.ctx, l.tx); err != nil {
-						return err
-					}
-					return l.d.cacheStore(l.ctx, l.tx, l.target, l.name, w)
-				})
-			}
+		perr := fs.s.close() // after it, the parser's goroutine has handed out its last id
+		if err := l.endFile(f, fs, perr, qerr, key); err != nil {
+			return nil, err
 		}
 	}
+	if err := l.fileRank(f, provisional); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
 
+// fileStream is one file on its way from the parser into DuckDB.
+type fileStream struct {
+	s    *stream
+	info *trace.FileInfo // the parser's, once s is done
+}
+
+// startFile starts parsing file i of the job (ref) into a stream of its
+// events, stored with rank provisional until its own is known (fileRank),
+// once after is closed (nil: at once). The events counted for progress
+// include those of the files parsed before it.
+func (l *loader) startFile(i int, ref fileRef, provisional int, after <-chan struct{}) *fileStream {
+	fs := &fileStream{}
+	fs.s = startStream(l.ctx, l.strs, streamBatches(l.d.path != ""), int32(i), int32(provisional), after, func(emit func(*trace.Event) error) error {
+		base := l.events
+		info, err := parseFile(ref.Path, l.opts, emit, func(p trace.Progress) {
+			if l.progress != nil {
+				p.FileIndex, p.Files = i, len(l.job.Files)
+				p.Events += base
+				l.progress(p)
+			}
+		})
+		fs.info = info
+		if err == nil && info != nil {
+			l.events += info.Events - info.Skipped
+		}
+		return err
+	})
+	return fs
+}
+
+// endFile keeps in f what the parser found in a file, once its stream is
+// closed with the parser's error perr and the statement that read it has
+// returned qerr; key is its parse cache key ("": none). The parser's error
+// comes first: it names the file and the offset.
+func (l *loader) endFile(f *loadedFile, fs *fileStream, perr, qerr error, key string) error {
+	ref := f.ref
+	switch {
+	case perr != nil:
+		return perr
+	case qerr != nil:
+		if cerr := l.ctx.Err(); cerr != nil {
+			return fmt.Errorf("trace %s: %w", ref.Path, cerr)
+		}
+		return fmt.Errorf("trace %s: storing events: %w", ref.Path, qerr)
+	case fs.info == nil:
+		return fmt.Errorf("trace %s: the importer returned no file info", ref.Path)
+	}
+	f.info, f.pids = fs.info, fs.s.pids
+	f.jsonBytes = fs.info.JSONBytes
+	if key != "" {
+		// A cache that cannot be written costs the next load a parse,
+		// nothing else. A whole load's entries are written after its
+		// commit, off the load's time; a slice's now, from the staging
+		// table that holds the whole file.
+		w := cacheWrite{key: key, noPython: l.opts.NoPython, fileID: f.index, info: fs.info, pids: fs.s.pids}
+		if l.target == "tb_events" {
+			l.pendingCache = append(l.pendingCache, w)
+		} else {
+			_ = l.d.OneThread(l.ctx, func() error {
+				if err := l.strs.flush(l.ctx, l.tx); err != nil {
+					return err
+				}
+				return l.d.cacheStore(l.ctx, l.tx, l.target, l.name, w)
+			})
+		}
+	}
+	return nil
+}
+
+// loadStreamed stores every file of the job, none of them in the parse
+// cache, with one statement: the files are parsed one after the other
+// (so that their strings take the ids one at a time would give them),
+// each while DuckDB stores the one before, and tracebook_scan reads their
+// streams in file order. A statement costs DuckDB about 10 ms to plan and
+// start whatever it stores, which a job of many small rank files paid
+// once per file (dlrm_8rank: 8 files of 3,300 events). It returns the
+// files stored, in order, with the first error.
+func (l *loader) loadStreamed() ([]*loadedFile, error) {
+	files := make([]*loadedFile, len(l.job.Files))
+	streams := make([]*fileStream, len(l.job.Files))
+	ss := make([]*stream, len(l.job.Files))
+	var after <-chan struct{}
+	for i, ref := range l.job.Files {
+		provisional := max(ref.Rank, 0)
+		files[i] = &loadedFile{index: i, ref: ref}
+		streams[i] = l.startFile(i, ref, provisional, after)
+		ss[i], after = streams[i].s, streams[i].s.done
+	}
+	id, drop := chainStreams(ss)
+	// Each row's file and provisional rank are its stream's (a single
+	// file's INSERT gives them as parameters: DuckDB then reads neither
+	// column of the scan).
+	_, qerr := l.tx.ExecContext(l.ctx, fmt.Sprintf(`INSERT INTO %s (%s) SELECT ?, scan_file, scan_rank, %s FROM %s(%d)`,
+		l.target, leanColumns, scanSelect, scanFunction, id), l.traceID)
+	drop()
+	// Every stream is closed, in order, whatever failed; a parser's error
+	// (the file that failed, and where) comes before the statement's.
+	var perr error
+	for _, fs := range streams {
+		if err := fs.s.close(); perr == nil {
+			perr = err
+		}
+	}
+	switch {
+	case perr != nil:
+		return nil, perr
+	case qerr != nil:
+		if cerr := l.ctx.Err(); cerr != nil {
+			return nil, fmt.Errorf("trace %s: %w", l.job.Name, cerr)
+		}
+		return nil, fmt.Errorf("trace %s (%d files): storing events: %w", l.job.Name, len(files), qerr)
+	}
+	for i, fs := range streams {
+		if err := l.endFile(files[i], fs, nil, nil, l.probes[i].key); err != nil {
+			return nil, err
+		}
+	}
+	for i, f := range files {
+		if err := l.fileRank(f, max(l.job.Files[i].Rank, 0)); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// fileRank resolves the rank of a stored file, whose events were stored
+// with rank provisional, and stores it with them: one rank for the file,
+// or each pid's where the file merges several ranks.
+func (l *loader) fileRank(f *loadedFile, provisional int) error {
+	ref := f.ref
+	i := f.index
 	// Ranks.
 	f.rank, f.rankSource = resolveRank(ref, f.info)
 	if l.opts.HasRank {
@@ -343,7 +452,7 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 	}
 	if f.rank != provisional {
 		if _, err := l.tx.ExecContext(l.ctx, fmt.Sprintf(`UPDATE %s SET rank = ? WHERE trace_id = ? AND file_id = ?`, l.target), f.rank, l.traceID, i); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if len(f.info.PidCoords) > 0 && !l.opts.HasRank {
@@ -361,11 +470,11 @@ func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 			WHERE %[1]s.trace_id = ? AND %[1]s.file_id = ? AND %[1]s.pid_id = m.pid_id`, l.target, strings.Join(vals, ", "))
 		if len(vals) > 0 {
 			if _, err := l.tx.ExecContext(l.ctx, q, args...); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return f, nil
+	return nil
 }
 
 // WithMemoryLimit runs fn with DuckDB's memory_limit at limit, on a

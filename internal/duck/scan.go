@@ -52,6 +52,7 @@ var scanColumns = []struct {
 	{"graph_id", duckdb.TYPE_BIGINT}, {"flow_id", duckdb.TYPE_BIGINT},
 	{"mem_bw", duckdb.TYPE_DOUBLE}, {"grid", duckdb.TYPE_INTEGER}, {"block", duckdb.TYPE_INTEGER},
 	{"args", duckdb.TYPE_VARCHAR}, {"idx", duckdb.TYPE_BIGINT},
+	{"scan_file", duckdb.TYPE_INTEGER}, {"scan_rank", duckdb.TYPE_INTEGER},
 }
 
 // The typed integer args, in scan column order from column 10, with their bits.
@@ -197,12 +198,15 @@ func wordCode[T ~string](codes map[T]uint8, w, fallback T) uint8 {
 // fill writes the batch into a DuckDB chunk: straight into its vectors
 // where the driver's chunk shows them (fillVectors), else a value at a
 // time through the driver (fillValues).
-func (b *batch) fill(chunk duckdb.DataChunk) error {
+//
+// The last two columns, scan_file and scan_rank, are those of the stream's
+// file (file and rank), the same in every row.
+func (b *batch) fill(chunk duckdb.DataChunk, file, rank int32) error {
 	if mc, cols := chunkOf(&chunk); fillDirect && mc != nil && mc.Ptr != nil {
-		b.fillVectors(*mc, cols)
+		b.fillVectors(*mc, cols, file, rank)
 		return chunk.SetSize(b.n)
 	}
-	return b.fillValues(chunk)
+	return b.fillValues(chunk, file, rank)
 }
 
 // fillDirect lets fill write into the vectors (a variable for the test
@@ -236,7 +240,7 @@ func chunkOf(chunk *duckdb.DataChunk) (*mapping.DataChunk, []int) {
 // ×21 vLLM trace: 1.1 s of the 6.2 s load, on the DuckDB thread that
 // stores the rows). ph and args are texts: those of at most 12 bytes sit
 // in the vector itself (stringInline), longer ones go through DuckDB.
-func (b *batch) fillVectors(chunk mapping.DataChunk, cols []int) {
+func (b *batch) fillVectors(chunk mapping.DataChunk, cols []int, file, rank int32) {
 	n := b.n
 	// vec is scan column c's vector; nil Ptr when DuckDB reads none.
 	vec := func(c int) mapping.Vector {
@@ -284,6 +288,19 @@ func (b *batch) fillVectors(chunk mapping.DataChunk, cols []int) {
 		}
 	}
 	copyInto(vec(26), b.idx[:n])
+	fillWith(vec(27), file, n)
+	fillWith(vec(28), rank, n)
+}
+
+// fillWith writes x into the first n rows of a flat vector of its type
+// (none when v is nil).
+func fillWith[T any](v mapping.Vector, x T, n int) {
+	if v.Ptr != nil {
+		col := unsafe.Slice((*T)(mapping.VectorGetData(v)), n)
+		for i := range col {
+			col[i] = x
+		}
+	}
 }
 
 // copyInto copies col into the first rows of a flat vector of its type
@@ -310,7 +327,7 @@ func stringInline(data unsafe.Pointer, i int, s string) bool {
 }
 
 // fillValues writes the batch into a DuckDB chunk a value at a time.
-func (b *batch) fillValues(chunk duckdb.DataChunk) error {
+func (b *batch) fillValues(chunk duckdb.DataChunk, file, rank int32) error {
 	var err error
 	keep := func(e error) {
 		if e != nil && err == nil {
@@ -354,6 +371,10 @@ func (b *batch) fillValues(chunk duckdb.DataChunk) error {
 		start = b.argsEnd[i]
 	}
 	keep(setColumn(chunk, 26, b.idx[:n]))
+	for i := 0; i < n; i++ {
+		keep(duckdb.SetChunkValue(chunk, 27, i, file))
+		keep(duckdb.SetChunkValue(chunk, 28, i, rank))
+	}
 	keep(chunk.SetSize(n))
 	return err
 }
@@ -372,6 +393,8 @@ func setColumn[T any](chunk duckdb.DataChunk, c int, col []T) error {
 // stream is one file's events on their way from the importer to DuckDB.
 type stream struct {
 	id      int64
+	file    int32 // the file's id in its trace (tb_events.file_id)
+	rank    int32 // the rank its events are stored with
 	batches chan *batch
 	free    chan *batch
 	done    chan struct{} // closed when the producer has returned
@@ -421,7 +444,7 @@ func (p *pidStat) merge(q *pidStat) {
 
 var (
 	streamsMu sync.Mutex
-	streams   = map[int64]*stream{}
+	streams   = map[int64][]*stream{} // what tracebook_scan(id) reads, in order
 	streamID  atomic.Int64
 )
 
@@ -444,12 +467,15 @@ func streamBatches(file bool) int {
 }
 
 // startStream runs produce on its own goroutine, up to depth batches ahead
-// of DuckDB (streamBatches); produce calls emit for every event. The
+// of DuckDB (streamBatches), once after is closed (nil: at once); produce
+// calls emit for every event of file, whose rows are stored with rank. The
 // stream is registered for tracebook_scan(s.id) until close.
-func startStream(ctx context.Context, strs *dict, depth int, produce func(emit func(*trace.Event) error) error) *stream {
+func startStream(ctx context.Context, strs *dict, depth int, file, rank int32, after <-chan struct{}, produce func(emit func(*trace.Event) error) error) *stream {
 	size := duckdb.GetDataChunkCapacity()
 	s := &stream{
 		id:      streamID.Add(1),
+		file:    file,
+		rank:    rank,
 		batches: make(chan *batch, depth),
 		free:    make(chan *batch, depth),
 		done:    make(chan struct{}),
@@ -457,12 +483,23 @@ func startStream(ctx context.Context, strs *dict, depth int, produce func(emit f
 		pids:    map[string]*pidStat{},
 	}
 	streamsMu.Lock()
-	streams[s.id] = s
+	streams[s.id] = []*stream{s}
 	streamsMu.Unlock()
 
 	go func() {
 		defer close(s.done)
 		defer close(s.batches)
+		if after != nil {
+			select {
+			case <-after:
+			case <-s.stop:
+				s.err = errStopped
+				return
+			case <-ctx.Done():
+				s.err = ctx.Err()
+				return
+			}
+		}
 		var cur *batch
 		var idx int64
 		var lastPid string
@@ -533,6 +570,21 @@ func startStream(ctx context.Context, strs *dict, depth int, produce func(emit f
 
 var errStopped = errors.New("stopped")
 
+// chainStreams registers streams for one tracebook_scan(id), which reads
+// them one after the other, and returns id and a function that
+// unregisters it (each stream's close unregisters the stream itself).
+func chainStreams(ss []*stream) (id int64, drop func()) {
+	id = streamID.Add(1)
+	streamsMu.Lock()
+	streams[id] = ss
+	streamsMu.Unlock()
+	return id, func() {
+		streamsMu.Lock()
+		delete(streams, id)
+		streamsMu.Unlock()
+	}
+}
+
 // close stops the producer, waits for it and unregisters the stream. It
 // returns the producer's error.
 func (s *stream) close() error {
@@ -550,9 +602,11 @@ func (s *stream) close() error {
 	return s.err
 }
 
-// scanSource is the DuckDB side of a stream.
+// scanSource is the DuckDB side of a stream, or of streams read one after
+// the other (chainStreams).
 type scanSource struct {
-	s     *stream
+	ss    []*stream
+	cur   int // ss[cur] is being read
 	ctx   context.Context
 	infos []duckdb.ColumnInfo
 }
@@ -600,24 +654,34 @@ func (src *scanSource) Cardinality() *duckdb.CardinalityInfo { return nil }
 func (src *scanSource) Init() {}
 
 func (src *scanSource) FillChunk(chunk duckdb.DataChunk) error {
-	var b *batch
-	var ok bool
-	select {
-	case b, ok = <-src.s.batches:
-	case <-src.ctx.Done():
-		return src.ctx.Err()
-	}
-	if !ok {
-		<-src.s.done
-		if src.s.err != nil && !errors.Is(src.s.err, errStopped) {
-			return src.s.err
+	for src.cur < len(src.ss) {
+		s := src.ss[src.cur]
+		var b *batch
+		var ok bool
+		select {
+		case b, ok = <-s.batches:
+		case <-src.ctx.Done():
+			return src.ctx.Err()
 		}
-		return chunk.SetSize(0)
+		if !ok {
+			<-s.done
+			if s.err != nil && !errors.Is(s.err, errStopped) {
+				return s.err
+			}
+			// Its batches go with it: the next stream of a chain has
+			// its own, and the loader keeps the streams until the end.
+			for len(s.free) > 0 {
+				<-s.free
+			}
+			src.cur++
+			continue
+		}
+		err := b.fill(chunk, s.file, s.rank)
+		s.rows.Add(int64(b.n))
+		s.free <- b
+		return err
 	}
-	err := b.fill(chunk)
-	src.s.rows.Add(int64(b.n))
-	src.s.free <- b
-	return err
+	return chunk.SetSize(0)
 }
 
 // registerScan registers tracebook_scan(id) with the database of conn.
@@ -635,15 +699,15 @@ func registerScan(conn *sql.Conn) error {
 		BindArgumentsContext: func(ctx context.Context, _ map[string]any, args ...any) (duckdb.ChunkTableSource, error) {
 			id, _ := args[0].(int64)
 			streamsMu.Lock()
-			s := streams[id]
+			ss := streams[id]
 			streamsMu.Unlock()
-			if s == nil {
+			if ss == nil {
 				return nil, fmt.Errorf("%s(%d): no such event stream", scanFunction, id)
 			}
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			return &scanSource{s: s, ctx: ctx, infos: infos}, nil
+			return &scanSource{ss: ss, ctx: ctx, infos: infos}, nil
 		},
 	})
 }
