@@ -264,10 +264,7 @@ type loadedFile struct {
 
 func (l *loader) loadFile(i int, ref fileRef) (*loadedFile, error) {
 	f := &loadedFile{index: i, ref: ref}
-	provisional := max(ref.Rank, 0)
-	if l.opts.HasRank {
-		provisional = l.opts.Rank
-	}
+	provisional := l.provisionalRank(ref)
 
 	key, cacheHit := l.probes[i].key, l.probes[i].hit
 	if cacheHit != nil {
@@ -397,9 +394,8 @@ func (l *loader) loadStreamed() ([]*loadedFile, error) {
 	ss := make([]*stream, len(l.job.Files))
 	var after <-chan struct{}
 	for i, ref := range l.job.Files {
-		provisional := max(ref.Rank, 0)
 		files[i] = &loadedFile{index: i, ref: ref}
-		streams[i] = l.startFile(i, ref, provisional, after)
+		streams[i] = l.startFile(i, ref, l.provisionalRank(ref), after)
 		ss[i], after = streams[i].s, streams[i].s.done
 	}
 	id, drop := chainStreams(ss)
@@ -431,12 +427,21 @@ func (l *loader) loadStreamed() ([]*loadedFile, error) {
 			return nil, err
 		}
 	}
-	for i, f := range files {
-		if err := l.fileRank(f, max(l.job.Files[i].Rank, 0)); err != nil {
+	for _, f := range files {
+		if err := l.fileRank(f, l.provisionalRank(f.ref)); err != nil {
 			return nil, err
 		}
 	}
 	return files, nil
+}
+
+// provisionalRank is the rank a file's events are stored with before the
+// file is read: the override, else the rank its path gives (0 when none).
+func (l *loader) provisionalRank(ref fileRef) int {
+	if l.opts.HasRank {
+		return l.opts.Rank
+	}
+	return max(ref.Rank, 0)
 }
 
 // fileRank resolves the rank of a stored file, whose events were stored
@@ -445,7 +450,6 @@ func (l *loader) loadStreamed() ([]*loadedFile, error) {
 func (l *loader) fileRank(f *loadedFile, provisional int) error {
 	ref := f.ref
 	i := f.index
-	// Ranks.
 	f.rank, f.rankSource = resolveRank(ref, f.info)
 	if l.opts.HasRank {
 		f.rank, f.rankSource = l.opts.Rank, "override"

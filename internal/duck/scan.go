@@ -36,7 +36,9 @@ const scanFunction = "tracebook_scan"
 
 // The scan's columns, in order. The strings but ph travel as their ids in
 // tb_strings (dict), -1 for an empty cat, grid or block (stored as NULL);
-// kind and api as ENUMs of the database's tb_kind and tb_api.
+// kind and api as ENUMs of the database's tb_kind and tb_api; scan_file
+// and scan_rank are the file id and provisional rank of the stream a row
+// came from (a chain of streams stores several files at once).
 var scanColumns = []struct {
 	name string
 	typ  duckdb.Type
