@@ -819,7 +819,22 @@ func TestLoadFilesInOneStatement(t *testing.T) {
 		}
 		paths = append(paths, p)
 	}
+	for _, file := range []bool{false, true} {
+		t.Run(fmt.Sprintf("file=%v", file), func(t *testing.T) { testLoadFilesInOneStatement(t, dir, paths, file) })
+	}
+}
+
+// testLoadFilesInOneStatement loads the job of paths (dir) into memory or
+// into a database file (whose streams do not overlap their parses).
+func testLoadFilesInOneStatement(t *testing.T, dir string, paths []string, file bool) {
 	db := openTest(t, "-")
+	if file {
+		var err error
+		if db, err = Open(filepath.Join(t.TempDir(), "job.duckdb"), Options{CacheDir: "-", TempDirectory: t.TempDir()}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+	}
 	var events []int64
 	if _, err := db.Load(context.Background(), []string{dir}, trace.LoadOptions{Name: "job"}, func(p trace.Progress) { events = append(events, p.Events) }); err != nil {
 		t.Fatal(err)

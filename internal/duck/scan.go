@@ -394,17 +394,18 @@ func setColumn[T any](chunk duckdb.DataChunk, c int, col []T) error {
 
 // stream is one file's events on their way from the importer to DuckDB.
 type stream struct {
-	id      int64
-	file    int32 // the file's id in its trace (tb_events.file_id)
-	rank    int32 // the rank its events are stored with
-	batches chan *batch
-	free    chan *batch
-	done    chan struct{} // closed when the producer has returned
-	stop    chan struct{} // closed by the consumer to stop the producer early
-	once    sync.Once
-	err     error // the producer's error, valid after done
-	rows    atomic.Int64
-	pids    map[string]*pidStat // events per pid, valid after done
+	id       int64
+	file     int32 // the file's id in its trace (tb_events.file_id)
+	rank     int32 // the rank its events are stored with
+	batches  chan *batch
+	free     chan *batch
+	done     chan struct{} // closed when the producer has returned
+	consumed chan struct{} // closed when DuckDB has read the last batch
+	stop     chan struct{} // closed by the consumer to stop the producer early
+	once     sync.Once
+	err      error // the producer's error, valid after done
+	rows     atomic.Int64
+	pids     map[string]*pidStat // events per pid, valid after done
 }
 
 // pidStat counts the events of one pid: what a traces row needs, without
@@ -475,14 +476,15 @@ func streamBatches(file bool) int {
 func startStream(ctx context.Context, strs *dict, depth int, file, rank int32, after <-chan struct{}, produce func(emit func(*trace.Event) error) error) *stream {
 	size := duckdb.GetDataChunkCapacity()
 	s := &stream{
-		id:      streamID.Add(1),
-		file:    file,
-		rank:    rank,
-		batches: make(chan *batch, depth),
-		free:    make(chan *batch, depth),
-		done:    make(chan struct{}),
-		stop:    make(chan struct{}),
-		pids:    map[string]*pidStat{},
+		id:       streamID.Add(1),
+		file:     file,
+		rank:     rank,
+		batches:  make(chan *batch, depth),
+		free:     make(chan *batch, depth),
+		done:     make(chan struct{}),
+		consumed: make(chan struct{}),
+		stop:     make(chan struct{}),
+		pids:     map[string]*pidStat{},
 	}
 	streamsMu.Lock()
 	streams[s.id] = []*stream{s}
@@ -675,6 +677,7 @@ func (src *scanSource) FillChunk(chunk duckdb.DataChunk) error {
 			for len(s.free) > 0 {
 				<-s.free
 			}
+			close(s.consumed)
 			src.cur++
 			continue
 		}
