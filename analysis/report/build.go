@@ -207,16 +207,15 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 	}
 	sums, total := familySums(ev)
 	if fam := kernelFamilies(sums, total); fam != "" {
-		if void, _ := gate.Void(); void != "" {
+		void, _ := gate.Void()
+		if void != "" {
 			// A sample's kernels are no measure of the workload's time
 			// (sampled_2of128: about one event in 73 kept).
 			fam = "As the trace holds them, not as the workload ran (see Capture quality): " + strings.ToLower(fam[:1]) + fam[1:]
 		}
 		d.KeyFindings = append(d.KeyFindings, fam)
-		if void, _ := gate.Void(); void == "" {
-			if c := commOverlap(ev, sums, total); c != "" {
-				d.KeyFindings = append(d.KeyFindings, c)
-			}
+		if c := commOverlap(ev, sums, total); c != "" && void == "" {
+			d.KeyFindings = append(d.KeyFindings, c)
 		}
 	}
 	if g := gemmRoofline(ev, d.Traces); g != "" {
