@@ -107,6 +107,35 @@ func TestDecodeBlob(t *testing.T) {
 	}
 }
 
+// TestBlobOf: the module's text built beside it is used where it is the
+// module's (its length, its last group: the gzip trailer), and the module
+// is encoded again where the text is another build's or missing.
+func TestBlobOf(t *testing.T) {
+	gz := make([]byte, 1001)
+	rand.New(rand.NewSource(1)).Read(gz)
+	want := ModuleText(gz)
+	other := bytes.Clone(gz)
+	other[len(other)-1]++ // another module: its CRC-32 and size differ
+	middle := []byte(want)
+	middle[len(middle)/2] = '0' // same length and trailer: taken as it is
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"built beside it", want, want},
+		{"missing", "", want},
+		{"another build", ModuleText(other), want},
+		{"shorter", want[:len(want)-5], want},
+		{"trusted on length and trailer", string(middle), string(middle)},
+	} {
+		if got := blobOf(gz, tc.text); got != tc.want {
+			t.Errorf("%s: blobOf gave %d characters, not the ones wanted", tc.name, len(got))
+		}
+	}
+	if got := blobOf(nil, ""); got != "" {
+		t.Errorf("no module: blobOf = %q, want empty", got)
+	}
+}
+
 func base85Seeds() [][]byte {
 	seeds := [][]byte{{}}
 	for n := 1; n <= 9; n++ {

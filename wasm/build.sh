@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the offline report's viewer module: wasm/viewer as a GOOS=wasip1
 # reactor (-buildmode=c-shared), gzip-compressed (by zopfli when installed)
-# to wasm/viewer.wasm.gz,
-# which `go build -tags viewer` embeds (wasm/module_viewer.go).
+# to wasm/viewer.wasm.gz, and that as a page carries it (base85) to
+# wasm/viewer.wasm.gz.b85: `go build -tags viewer` embeds both
+# (wasm/module_viewer.go).
 #
 #   wasm/build.sh           # from anywhere; prints the module's sizes
 set -euo pipefail
@@ -23,4 +24,8 @@ else
 	gzip -9 -n -c "$out" >"$out.gz.tmp"
 fi
 mv "$out.gz.tmp" "$out.gz"
+# The module as a report page carries it (base85), embedded beside it, so
+# that no report encodes it again (wasm/module_viewer.go).
+go run ./wasm/internal/moduletext "$out.gz" "$out.gz.b85.tmp"
+mv "$out.gz.b85.tmp" "$out.gz.b85"
 echo "wasm/build.sh: $out $(wc -c <"$out") bytes, $out.gz $(wc -c <"$out.gz") bytes" >&2

@@ -6,3 +6,6 @@ package wasm
 // say so. Build the module with wasm/build.sh, then go build -tags viewer
 // (./install.sh does both).
 var module []byte
+
+// moduleText is empty with it (module_viewer.go).
+var moduleText string

@@ -134,6 +134,11 @@ func (rp *ReportPage) Write(w io.Writer, files []report.PerfettoFile) error {
 	if err != nil {
 		return err
 	}
+	if b, ok := w.(*bytes.Buffer); ok {
+		// Once, for the whole page: grown by doubling, a buffer cleared
+		// and copied 4 MB more for a 2 MB report.
+		b.Grow(len(rp.head) + len(tail) + len(rp.foot))
+	}
 	for _, s := range []string{rp.head, tail, rp.foot} {
 		if _, err := io.WriteString(w, s); err != nil {
 			return err
@@ -163,10 +168,26 @@ type page struct {
 	tail   string // elements before the loader: a report's Perfetto files and their saver
 }
 
-// embeddedBlob is the embedded module (Module) as a page carries it,
-// encoded once: every page embeds it, and a report draws its page twice
-// (the Perfetto files' budget counts one).
-var embeddedBlob = sync.OnceValue(func() string { return encodeBlob(Module()) })
+// ModuleText is a gzip-compressed module as a page carries it (#tb-module:
+// gzip + base85). wasm/build.sh writes the embedded module's beside it
+// (wasm/internal/moduletext), which a build with the viewer tag embeds too.
+func ModuleText(gz []byte) string { return encodeBlob(gz) }
+
+// embeddedBlob is the embedded module (Module) as a page carries it: the
+// text built beside it (moduleText), else encoded here, once per process.
+var embeddedBlob = sync.OnceValue(func() string { return blobOf(Module(), moduleText) })
+
+// blobOf is ModuleText(gz), read from text where text is that: of its
+// length, and ending with the encoding of gz's last group (the gzip
+// trailer: the CRC-32 and size of the wasm). A text left from another
+// build of the module is not, and gz is encoded again.
+func blobOf(gz []byte, text string) string {
+	if len(gz) > 0 && len(text) == base85EncodedLen(len(gz)) &&
+		strings.HasSuffix(text, base85Encode(gz[(len(gz)-1)/4*4:])) {
+		return text
+	}
+	return ModuleText(gz)
+}
 
 // writePage writes one self-contained page: the static fragment between
 // the markers, the view (#tb-view, JSON), the data (#tb-bundle, gzip +
@@ -208,6 +229,9 @@ func pageParts(p page) (head, foot string, err error) {
 	}
 
 	var b strings.Builder
+	// The module and the bundle are most of the head: grown once for them,
+	// the builder copies neither again (the vLLM report's head is 2.5 MB).
+	b.Grow(len(p.static) + base85EncodedLen(len(gz)) + base85EncodedLen(len(mod)) + 64<<10)
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n")
 	b.WriteString(`<meta http-equiv="Content-Security-Policy" content="` + cspFor(p.style) + `">` + "\n")
 	b.WriteString(`<meta name="viewport" content="width=device-width, initial-scale=1">` + "\n")
