@@ -28,7 +28,10 @@ python=${PYTHON:-/usr/bin/python3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 bin=${TRACEBOOK_BIN:-$tmp/tracebook}
-[ -n "${TRACEBOOK_BIN:-}" ] || go build -tags viewer -o "$bin" .
+if [ -z "${TRACEBOOK_BIN:-}" ]; then
+	[ -f wasm/viewer.wasm.gz.b85 ] || wasm/build.sh
+	go build -tags viewer -o "$bin" .
+fi
 
 cat >"$tmp/hta_all.py" <<'EOF'
 import sys
