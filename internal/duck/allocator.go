@@ -5,15 +5,30 @@ package duck
 /*
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 
-// The configuration DuckDB's jemalloc reads before main runs, after the
-// one DuckDB writes into duckdb_je_malloc_conf when it starts (which it
-// overrides) and before $DUCKDB_JE_MALLOC_CONF (which overrides it). The
+// The configuration DuckDB's jemalloc reads when it starts, the last of
+// its sources: after the one DuckDB writes into duckdb_je_malloc_conf
+// and after $DUCKDB_JE_MALLOC_CONF, whose options it would override. The
 // bundled jemalloc declares this symbol weak, so this definition replaces
-// its empty default at link time. Keep it equal to AllocatorConf (the
-// test reads both).
-const char *duckdb_je_malloc_conf_2_conf_harder = "narenas:1,dirty_decay_ms:100,muzzy_decay_ms:0";
+// its empty default at link time. It starts as AllocatorConf (the test
+// reads both); tb_allocator_env appends $DUCKDB_JE_MALLOC_CONF to it, so
+// that an option the variable names wins, as the last one named does.
+static char tb_allocator_conf[4096] = "narenas:1,dirty_decay_ms:100,muzzy_decay_ms:0";
+const char *duckdb_je_malloc_conf_2_conf_harder = tb_allocator_conf;
+
+// tb_allocator_env runs before the program's C++ static initialisers
+// (constructor priority 101), so before DuckDB's first allocation starts
+// jemalloc. A variable too long to fit is left out whole.
+__attribute__((constructor(101))) static void tb_allocator_env(void) {
+	const char *env = getenv("DUCKDB_JE_MALLOC_CONF");
+	size_t n = strlen(tb_allocator_conf);
+	if (env != NULL && env[0] != '\0' && n + 1 + strlen(env) < sizeof tb_allocator_conf) {
+		tb_allocator_conf[n] = ',';
+		strcpy(tb_allocator_conf + n + 1, env);
+	}
+}
 
 int duckdb_je_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
 
@@ -50,7 +65,10 @@ import "unsafe"
 
 // AllocatorEnv is the environment variable DuckDB's jemalloc reads its
 // configuration from (Linux builds; the other platforms use the system
-// allocator). An option it names overrides AllocatorConf's.
+// allocator). An option it names overrides AllocatorConf's: jemalloc
+// reads the compiled-in configuration after the variable, so the variable
+// is appended to it (tb_allocator_env above); read alone, it changed
+// nothing that AllocatorConf names.
 const AllocatorEnv = "DUCKDB_JE_MALLOC_CONF"
 
 // AllocatorConf is the configuration tracebook's processes run DuckDB's
@@ -66,9 +84,12 @@ const AllocatorEnv = "DUCKDB_JE_MALLOC_CONF"
 // wall) for little more. DuckDB sets a configuration of its own (in this build, on 2 cores:
 // "oversize_threshold:268435456,dirty_decay_ms:1000,muzzy_decay_ms:1000,
 // narenas:2,max_background_threads:1"), against which this one gives the
-// 48 MB vLLM report 0.99× the peak at 0.98× the wall, dlrm_8rank 1.00×
-// at 1.01× (7 alternating pairs each) and the ×21 copy 1.01× at 0.96×
-// (3 pairs).
+// 48 MB vLLM report 0.83× the peak (200.7 against 241.8 MiB) at 1.04× the
+// wall, dlrm_8rank 0.81× (155.3 against 191.7 MiB) at 1.03× (7
+// alternating pairs each, DuckDB's set through AllocatorEnv). An earlier
+// comparison found the same peaks, but had set DuckDB's through
+// AllocatorEnv before the variable could override this configuration:
+// both sides ran this one.
 //
 // It used to be set by re-executing the program with AllocatorEnv set,
 // since jemalloc reads its configuration before main; the compiled-in

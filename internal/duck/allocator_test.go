@@ -4,6 +4,8 @@ package duck
 
 import (
 	"os"
+	"os/exec"
+	"strconv"
 	"testing"
 )
 
@@ -15,7 +17,7 @@ func TestAllocatorConfigured(t *testing.T) {
 		t.Fatalf("compiled-in configuration %q, want AllocatorConf %q", got, AllocatorConf)
 	}
 	if os.Getenv(AllocatorEnv) != "" {
-		t.Skipf("$%s is set: jemalloc runs with the user's options", AllocatorEnv)
+		t.Skipf("$%s is set: jemalloc runs with the user's options over these", AllocatorEnv)
 	}
 	for _, c := range []struct {
 		opt  string
@@ -41,5 +43,26 @@ func TestAllocatorBackgroundThread(t *testing.T) {
 	defer db.Close()
 	if !allocatorBackground() {
 		t.Fatal("jemalloc's background_thread is off after Open, want on (allocator_background_threads)")
+	}
+}
+
+// TestAllocatorEnvOverrides checks that $DUCKDB_JE_MALLOC_CONF overrides
+// the option it names and leaves the others compiled in: jemalloc reads it
+// in a process that starts with it set, this test binary run again.
+func TestAllocatorEnvOverrides(t *testing.T) {
+	if v := os.Getenv("TB_ALLOCATOR_CHILD"); v != "" {
+		want, _ := strconv.ParseInt(v, 10, 64)
+		if got := allocatorOpt("opt.narenas"); got != want {
+			t.Errorf("opt.narenas = %d under $%s=%q, want %d", got, AllocatorEnv, os.Getenv(AllocatorEnv), want)
+		}
+		if got := allocatorOpt("opt.dirty_decay_ms"); got != 100 {
+			t.Errorf("opt.dirty_decay_ms = %d, want the compiled-in 100 (the variable does not name it)", got)
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestAllocatorEnvOverrides$", "-test.count=1")
+	cmd.Env = append(os.Environ(), AllocatorEnv+"=narenas:3", "TB_ALLOCATOR_CHILD=3")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the test binary under $%s=narenas:3: %v\n%s", AllocatorEnv, err, out)
 	}
 }
