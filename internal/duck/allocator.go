@@ -20,17 +20,17 @@ const char *duckdb_je_malloc_conf_2_conf_harder = tb_allocator_conf;
 
 // tb_allocator_env runs before the program's C++ static initialisers
 // (constructor priority 101), so before DuckDB's first allocation starts
-// jemalloc. It then takes the variable out of the C environment, which
-// only jemalloc reads, so that jemalloc reads its options once (an invalid
-// one is reported once); Go's environment, and its children's, keep it. A
-// variable too long to fit is left out whole, and left to jemalloc.
+// jemalloc. The variable stays in the environment (unsetting it here
+// takes it from Go's too, which reads the same array after this runs, and
+// from the program's children), so jemalloc reads its options twice: an
+// invalid one is reported twice. A variable too long to fit is left out
+// whole.
 __attribute__((constructor(101))) static void tb_allocator_env(void) {
 	const char *env = getenv("DUCKDB_JE_MALLOC_CONF");
 	size_t n = strlen(tb_allocator_conf);
 	if (env != NULL && env[0] != '\0' && n + 1 + strlen(env) < sizeof tb_allocator_conf) {
 		tb_allocator_conf[n] = ',';
 		strcpy(tb_allocator_conf + n + 1, env);
-		unsetenv("DUCKDB_JE_MALLOC_CONF");
 	}
 }
 

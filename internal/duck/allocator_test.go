@@ -13,11 +13,11 @@ import (
 // the compiled-in configuration: the weak symbol was replaced at link
 // time and read before the first allocation.
 func TestAllocatorConfigured(t *testing.T) {
-	if got := compiledAllocatorConf(); got != AllocatorConf {
-		t.Fatalf("compiled-in configuration %q, want AllocatorConf %q", got, AllocatorConf)
-	}
 	if os.Getenv(AllocatorEnv) != "" {
 		t.Skipf("$%s is set: jemalloc runs with the user's options over these", AllocatorEnv)
+	}
+	if got := compiledAllocatorConf(); got != AllocatorConf {
+		t.Fatalf("compiled-in configuration %q, want AllocatorConf %q", got, AllocatorConf)
 	}
 	for _, c := range []struct {
 		opt  string
@@ -57,6 +57,12 @@ func TestAllocatorEnvOverrides(t *testing.T) {
 		}
 		if got := allocatorOpt("opt.dirty_decay_ms"); got != 100 {
 			t.Errorf("opt.dirty_decay_ms = %d, want the compiled-in 100 (the variable does not name it)", got)
+		}
+		if got := compiledAllocatorConf(); got != AllocatorConf+",narenas:"+v {
+			t.Errorf("compiled-in configuration %q, want AllocatorConf with the variable appended", got)
+		}
+		if os.Getenv(AllocatorEnv) == "" {
+			t.Errorf("$%s is gone from Go's environment: the program's children would lose it", AllocatorEnv)
 		}
 		return
 	}
