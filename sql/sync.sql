@@ -99,13 +99,13 @@ _s AS (
 -- its start, which every operator that encloses it touches (×21 vLLM:
 -- 0.35 s → 0.12 s for this join).
 _cb AS (
-  SELECT trace, rank, pid, tid, name, ts_ns, end_ns,
+  SELECT trace, rank, pid, tid, name, ts_ns, end_ns, idx,
     unnest(tb_buckets(ts_ns, end_ns, 16777216)) AS b
   FROM evidence_base_events
   WHERE kind = 'cpu_op'
 ),
 _enc AS (
-  SELECT s.trace, s.rank, s.pid, s.tid, s.ts_ns, s.end_ns, c.name, c.ts_ns AS c_ts,
+  SELECT s.trace, s.rank, s.pid, s.tid, s.ts_ns, s.end_ns, c.name, c.ts_ns AS c_ts, c.end_ns AS c_end, c.idx AS c_idx,
     CASE WHEN tb_scalar_read(c.name) THEN 1
          WHEN c.name IN ('aten::nonzero', 'aten::nonzero_static', 'aten::masked_select', 'aten::unique', 'aten::_unique',
                          'aten::_unique2', 'aten::unique_consecutive', 'aten::unique_dim', 'aten::repeat_interleave') THEN 2
@@ -115,9 +115,14 @@ _enc AS (
     AND c.b = s.ts_ns // 16777216
   WHERE s.blocking AND c.ts_ns <= s.ts_ns AND c.end_ns >= s.end_ns
 ),
+-- Outermost and innermost in the thread's start order (start ascending,
+-- end descending, file order: the order the cross-view walks), so that
+-- operators that start and end at the same time, as aten::to and the
+-- aten::_to_copy it calls do on a microsecond clock, name the same one
+-- whatever the plan (the outer, written first).
 _op AS (
   SELECT trace, rank, pid, tid, ts_ns, end_ns,
-    arg_min(name, [prio, CASE WHEN prio < 9 THEN c_ts ELSE -c_ts END]) AS op,
+    arg_min(name, CASE WHEN prio < 9 THEN [prio, c_ts, -c_end, c_idx] ELSE [prio, -c_ts, c_end, -c_idx] END) AS op,
     min(prio) AS prio
   FROM _enc GROUP BY ALL
 ),
