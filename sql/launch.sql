@@ -53,7 +53,10 @@ _keyed AS NOT MATERIALIZED (
   WHERE kind IN ('runtime', 'driver')
 ),
 _gpu AS (
-  SELECT trace, rank, correlation, min(ts_ns) AS g_ts, sum(dur_ns) AS g_dur, any_value(stream) AS stream
+  SELECT trace, rank, correlation, min(ts_ns) AS g_ts, sum(dur_ns) AS g_dur,
+    -- The first operation's stream (a graph launch's kernels share its
+    -- correlation and may run on several), in file order on a tie.
+    arg_min(stream, [ts_ns, file_id, idx]) AS stream
   FROM evidence_base_events WHERE tb_gpu_work(kind) AND correlation IS NOT NULL
   GROUP BY ALL
 ),

@@ -79,7 +79,8 @@ _keyed AS NOT MATERIALIZED (
   WHERE kind IN ('runtime', 'driver')
 ),
 _cp AS (
-  SELECT trace, rank, correlation, any_value(name) AS copy_name, any_value(stream) AS stream, sum(coalesce(bytes, 0)) AS bytes
+  SELECT trace, rank, correlation, arg_min(name, [ts_ns, file_id, idx]) AS copy_name, arg_min(stream, [ts_ns, file_id, idx]) AS stream,
+    sum(coalesce(bytes, 0)) AS bytes
   FROM evidence_base_events WHERE kind = 'gpu_memcpy' AND correlation IS NOT NULL GROUP BY ALL
 ),
 _s AS (
