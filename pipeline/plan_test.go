@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/report"
 	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/analysis/trace"
 	"github.com/tracebook/tracebook/internal/duck"
@@ -15,9 +17,10 @@ import (
 	"github.com/tracebook/tracebook/pipeline"
 )
 
-// TestEvidenceIndependentOfPlan collects every area twice, the second time
-// with DuckDB's choice of a hash join's build side turned off, and holds
-// every evidence table equal: an aggregate that picks one row among ties
+// TestEvidenceIndependentOfPlan collects every area and the report twice,
+// the second time with DuckDB's choice of a hash join's build side turned
+// off, and holds every evidence table, the findings and the report's
+// Markdown (the cross-view and the findings' windows with them) equal: an aggregate that picks one row among ties
 // (arg_min, any_value) returns whichever row reaches it first, which the
 // plan decides. The sync area named the operator that issued a copy that
 // way: aten::to and the aten::_to_copy it calls start and end on the same
@@ -40,10 +43,14 @@ func TestEvidenceIndependentOfPlan(t *testing.T) {
 				t.Fatal(err)
 			}
 			want, wantFindings := evidenceTables(t, db)
+			wantMD := reportMarkdown(t, db)
 			if err := db.Exec(ctx, "SET GLOBAL disabled_optimizers = 'build_side_probe_side'"); err != nil {
 				t.Fatal(err)
 			}
 			got, gotFindings := evidenceTables(t, db)
+			if md := reportMarkdown(t, db); md != wantMD {
+				t.Errorf("the report differs under the other plan:\n%s", testutil.Diff(wantMD, md))
+			}
 			if !reflect.DeepEqual(gotFindings, wantFindings) {
 				t.Errorf("the findings differ under the other plan:\n %v\nunder the default:\n %v", gotFindings, wantFindings)
 			}
@@ -79,4 +86,18 @@ func evidenceTables(t *testing.T, db *duck.DB) (map[string]*table.Table, []evide
 		}
 	}
 	return tables, b.Findings
+}
+
+// reportMarkdown collects the report and returns its Markdown.
+func reportMarkdown(t *testing.T, db *duck.DB) string {
+	t.Helper()
+	src, err := pipeline.CollectReport(context.Background(), db, evidence.Filter{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := report.GenerateView(&md, src, report.View{Filter: src.Bundle.Filter}, report.Markdown); err != nil {
+		t.Fatal(err)
+	}
+	return md.String()
 }
