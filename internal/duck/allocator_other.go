@@ -6,5 +6,6 @@ package duck
 // allocator, which these settings do not tune.
 var allocatorSettings = map[string]string{}
 
-// setHugePages: the huge-page advice is Linux's (hugepages.go).
-func setHugePages(inFile bool) {}
+// tuneAllocator: the huge-page advice and jemalloc's decay are Linux's
+// (hugepages.go).
+func tuneAllocator(inFile bool) {}

@@ -132,7 +132,7 @@ func Open(path string, opts Options) (*DB, error) {
 	for k, v := range planSettings {
 		q.Set(k, v)
 	}
-	setHugePages(path != "")
+	tuneAllocator(path != "")
 	dsn := path + "?" + q.Encode()
 	var initConn func(driver.ExecerContext) error
 	if path == "" {

@@ -14,7 +14,7 @@ import (
 // allocator does, with the advice on and off, and reads the mapping's
 // flags from /proc/self/smaps: "hg" is MADV_HUGEPAGE's.
 func TestHugePagesAdvice(t *testing.T) {
-	t.Cleanup(func() { setHugePages(false) })
+	t.Cleanup(func() { tuneAllocator(false) })
 	for _, tc := range []struct {
 		env    string
 		inFile bool
@@ -24,7 +24,7 @@ func TestHugePagesAdvice(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("env=%q,file=%v", tc.env, tc.inFile), func(t *testing.T) {
 			t.Setenv(HugePagesEnv, tc.env)
-			setHugePages(tc.inFile)
+			tuneAllocator(tc.inFile)
 			addr, unmap := testMapping(4 << 20)
 			if addr == 0 {
 				t.Fatal("mmap failed")
@@ -38,6 +38,23 @@ func TestHugePagesAdvice(t *testing.T) {
 				t.Errorf("VmFlags %q: huge-page advice %v, want %v", flags, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestFileDecay: a database in a file keeps freed pages fileDecayMs, one
+// in memory as AllocatorConf says.
+func TestFileDecay(t *testing.T) {
+	t.Setenv(AllocatorEnv, "")
+	t.Cleanup(func() { tuneAllocator(false) })
+	for _, inFile := range []bool{true, false, true} {
+		tuneAllocator(inFile)
+		want := allocatorOpt("opt.dirty_decay_ms")
+		if inFile {
+			want = fileDecayMs
+		}
+		if got := arenaDecay(); got != want {
+			t.Errorf("in a file %v: arena decay %d ms, want %d", inFile, got, want)
+		}
 	}
 }
 
