@@ -23,6 +23,8 @@
 //   - dataset.go: the store as a Parquet dataset, one folder per trace and rank.
 //   - importer.go: the seam to analysis/trace.
 //   - allocator.go: the configuration of DuckDB's jemalloc, compiled in.
+//   - hugepages.go: DuckDB's memory for a database in a file: huge-page
+//     advice on its mappings (mmap wrapped at link time) and a longer decay.
 package duck
 
 import (
