@@ -122,9 +122,9 @@ _kept AS (
 ),
 -- The GPU copies the kept host calls launched (same correlation on the
 -- rank, in the window or not), which decide whether an Async copy call
--- blocks and whether it copies pageable memory.
+-- blocks and whether it copies pageable memory: a correlation's first.
 _copies AS (
-  SELECT e.correlation, any_value(d.strings[e.name_id + 1]) AS copy_name, any_value(e.bytes) AS copy_bytes
+  SELECT e.correlation, arg_min(d.strings[e.name_id + 1], [e.ts_ns, e.idx]) AS copy_name, arg_min(e.bytes, [e.ts_ns, e.idx]) AS copy_bytes
   FROM _e e, tb_dict d
   WHERE e.kind = 'gpu_memcpy'
     AND e.correlation IN (SELECT correlation FROM _kept WHERE kind IN ('runtime', 'driver') AND correlation IS NOT NULL)
@@ -161,15 +161,15 @@ _gaps AS (
   LIMIT $5::BIGINT
 ),
 _procs AS (
-  SELECT pid, any_value(process_name) FILTER (WHERE process_name IS NOT NULL) AS name,
-    any_value(labels) FILTER (WHERE labels IS NOT NULL) AS label,
+  SELECT pid, arg_min(process_name, file_id) FILTER (WHERE process_name IS NOT NULL) AS name,
+    arg_min(labels, file_id) FILTER (WHERE labels IS NOT NULL) AS label,
     min(sort_index) FILTER (WHERE tid IS NULL) AS sort_index
   FROM threads
   WHERE trace = $1::VARCHAR AND rank = $2::INTEGER AND tid IS NULL AND pid IN (SELECT pid FROM _kept)
   GROUP BY pid
 ),
 _threads AS (
-  SELECT pid, tid, any_value(thread_name) FILTER (WHERE thread_name IS NOT NULL) AS name, min(sort_index) AS sort_index
+  SELECT pid, tid, arg_min(thread_name, file_id) FILTER (WHERE thread_name IS NOT NULL) AS name, min(sort_index) AS sort_index
   FROM threads
   WHERE trace = $1::VARCHAR AND rank = $2::INTEGER AND tid IS NOT NULL
     AND (pid, tid) IN (SELECT (pid, tid) FROM _kept)

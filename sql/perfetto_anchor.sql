@@ -88,7 +88,7 @@ _mem AS (
     AND coalesce(TRY_CAST(json_extract_string(args, '$."Device Type"') AS INTEGER), 1) <> 0
 ),
 _copy AS (
-  SELECT correlation, any_value(name) AS copy_name FROM _ev
+  SELECT correlation, arg_min(name, ts_ns) AS copy_name FROM _ev
   WHERE kind = 'gpu_memcpy' AND correlation IS NOT NULL
   GROUP BY correlation
 ),
