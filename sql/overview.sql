@@ -38,7 +38,7 @@
 -- runtime_calls: Runtime and driver calls. COUNT
 -- graph_launches: cudaGraphLaunch/hipGraphLaunch calls. COUNT
 -- steps: Steps found. COUNT
--- step_source: Annotation family of the steps ('' when none). TEXT
+-- step_source: Annotation family of the steps (of the first step, by number; '' when none). TEXT
 -- KEYED: false
 --
 -- PARAMS: the four of evidence_base: $1 trace (TEXT, '' = every trace), $2
@@ -102,7 +102,7 @@ _py AS (
   FROM _py0 p, tb_dict d
 ),
 _sc AS (
-  SELECT trace, rank, count(*) AS steps, any_value(source) AS step_source FROM _steps GROUP BY ALL
+  SELECT trace, rank, count(*) AS steps, arg_min(source, step) AS step_source FROM _steps GROUP BY ALL
 )
 SELECT r.trace, r.rank, r.files, r.rank_source, r.world_size, r.producer, r.platform, r.gpu_model, r.gpu_total_mem,
   r.format, r.has_graphs, r.has_sync_events, r.has_python_stacks,
