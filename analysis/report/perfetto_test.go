@@ -1,9 +1,11 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
 	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/internal/testutil"
@@ -113,5 +115,37 @@ func TestSyncWindowWithoutGaps(t *testing.T) {
 		if !strings.HasPrefix(w.Basis, c.want) {
 			t.Errorf("gap %d: basis %q, want %q", c.gap, w.Basis, c.want)
 		}
+	}
+}
+
+// TestGapInspectsLeaveOutQueuedGaps: the guide points at the three largest
+// GPU gaps that are not the device's own time between queued kernels
+// (crossview.KernelWaitMaxNs), however many shorter ones the cross-check
+// lists.
+func TestGapInspectsLeaveOutQueuedGaps(t *testing.T) {
+	us := int64(1_000)
+	for _, tc := range []struct {
+		name string
+		durs []int64 // the cross-check's top gaps, longest first
+		want []int64 // the gaps the guide points at
+	}{
+		{"back to back", []int64{12 * us, 10 * us, 3 * us}, nil},
+		{"one real gap", []int64{408 * us, 16 * us, 14 * us}, []int64{408 * us}},
+		{"the threshold", []int64{crossview.KernelWaitMaxNs, crossview.KernelWaitMaxNs - 1}, []int64{crossview.KernelWaitMaxNs}},
+		{"at most three", []int64{5000 * us, 4000 * us, 3000 * us, 2000 * us}, []int64{5000 * us, 4000 * us, 3000 * us}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var gaps []crossview.Gap
+			for i, d := range tc.durs {
+				gaps = append(gaps, crossview.Gap{Trace: "t", Cause: "device", StartNs: int64(i) * 1_000_000, DurNs: d})
+			}
+			var got []int64
+			for _, in := range gapInspects(&crossview.Result{Check: crossview.Check{TopGaps: gaps}}) {
+				got = append(got, in.EndNs-in.StartNs)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("guide points at gaps of %v ns, want %v", got, tc.want)
+			}
+		})
 	}
 }
