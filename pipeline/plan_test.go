@@ -20,9 +20,9 @@ import (
 // TestEvidenceIndependentOfPlan collects every area and the report twice,
 // the second time with DuckDB's choice of a hash join's build side turned
 // off, and holds every evidence table, the findings and the report's
-// Markdown (the cross-view and the findings' windows with them) equal: an aggregate that picks one row among ties
-// (arg_min, any_value) returns whichever row reaches it first, which the
-// plan decides. The sync area named the operator that issued a copy that
+// Markdown (the cross-view and the findings' windows with them) equal: an
+// aggregate that picks one row among ties (arg_min, any_value) returns
+// whichever row reaches it first, which the plan decides. The sync area named the operator that issued a copy that
 // way: aten::to and the aten::_to_copy it calls start and end on the same
 // microsecond in dlrm_8rank, and the rows moved between the two.
 func TestEvidenceIndependentOfPlan(t *testing.T) {
@@ -42,13 +42,12 @@ func TestEvidenceIndependentOfPlan(t *testing.T) {
 			if _, err := db.Load(ctx, []string{dir}, trace.LoadOptions{Name: "t"}, nil); err != nil {
 				t.Fatal(err)
 			}
-			want, wantFindings := evidenceTables(t, db)
-			wantMD := reportMarkdown(t, db)
+			want, wantFindings, wantMD := collectAll(t, db)
 			if err := db.Exec(ctx, "SET GLOBAL disabled_optimizers = 'build_side_probe_side'"); err != nil {
 				t.Fatal(err)
 			}
-			got, gotFindings := evidenceTables(t, db)
-			if md := reportMarkdown(t, db); md != wantMD {
+			got, gotFindings, md := collectAll(t, db)
+			if md != wantMD {
 				t.Errorf("the report differs under the other plan:\n%s", testutil.Diff(wantMD, md))
 			}
 			if !reflect.DeepEqual(gotFindings, wantFindings) {
@@ -71,33 +70,23 @@ func TestEvidenceIndependentOfPlan(t *testing.T) {
 	}
 }
 
-// evidenceTables collects every area and returns each area's table and
-// the findings.
-func evidenceTables(t *testing.T, db *duck.DB) (map[string]*table.Table, []evidence.Finding) {
-	t.Helper()
-	b, err := pipeline.CollectEvidence(context.Background(), db, []string{"all"}, evidence.Filter{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables := map[string]*table.Table{}
-	for _, area := range evidence.Areas {
-		if tables[area] = b.Table(area); tables[area] == nil {
-			t.Fatalf("no %s table", area)
-		}
-	}
-	return tables, b.Findings
-}
-
-// reportMarkdown collects the report and returns its Markdown.
-func reportMarkdown(t *testing.T, db *duck.DB) string {
+// collectAll collects the report and returns each area's table, the
+// findings and the report's Markdown.
+func collectAll(t *testing.T, db *duck.DB) (map[string]*table.Table, []evidence.Finding, string) {
 	t.Helper()
 	src, err := pipeline.CollectReport(context.Background(), db, evidence.Filter{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	tables := map[string]*table.Table{}
+	for _, area := range evidence.Areas {
+		if tables[area] = src.Bundle.Table(area); tables[area] == nil {
+			t.Fatalf("no %s table", area)
+		}
+	}
 	var md bytes.Buffer
 	if err := report.GenerateView(&md, src, report.View{Filter: src.Bundle.Filter}, report.Markdown); err != nil {
 		t.Fatal(err)
 	}
-	return md.String()
+	return tables, src.Bundle.Findings, md.String()
 }
