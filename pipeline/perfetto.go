@@ -248,6 +248,8 @@ func AddTimelines(ctx context.Context, eng Engine, src *report.Source) {
 		return
 	}
 	shown := report.ShownFindings(src.Bundle)
+	var ins []perfetto.Input
+	var at []int // the window of each input
 	for i := range src.Windows {
 		w := &src.Windows[i]
 		t := src.WindowRows[w.Key()]
@@ -258,7 +260,13 @@ func AddTimelines(ctx context.Context, eng Engine, src *report.Source) {
 		if w.N >= 1 && w.N <= len(shown) {
 			in.Finding = shown[w.N-1]
 		}
-		w.Timeline = perfetto.Timeline(in)
+		ins = append(ins, in)
+		at = append(at, i)
+	}
+	// Findings whose windows are the same share the window's rows, read
+	// once for all their timelines.
+	for k, tl := range perfetto.Timelines(ins) {
+		src.Windows[at[k]].Timeline = tl
 	}
 }
 

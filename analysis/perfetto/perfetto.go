@@ -364,25 +364,24 @@ func (m *ids) id(seen map[string]int64, key, k, text string) int64 {
 // processes and threads, its events (the MaxEvents longest, in time order)
 // and the ac2g arrows between them.
 func Build(in Input, opt Options) ([]byte, Stats) {
-	head, body, st := prepare(in).build(opt)
+	p := prepare(in.Rows)
+	body, st, pid := p.body(opt)
+	head, st := p.head(in, p.marks(in.Window), st, pid, opt)
 	return append(head, body...), st
 }
 
-// prepared is an input read once: its rows, its flagged intervals and its
-// events longest first, for building it under several caps.
+// prepared is a window's rows read once: its events longest first, for
+// building its body under several caps, and its GPU idle gaps, for the
+// flagged intervals of each finding that shares the window.
 type prepared struct {
-	in                   Input
-	events, procs, thrds []event
-	org                  origin
-	ms                   []mark
-	byDur                []*event // longest first
+	events, gaps, procs, thrds []event
+	org                        origin
+	byDur                      []*event // longest first
 }
 
-func prepare(in Input) *prepared {
-	p := &prepared{in: in}
-	var gaps []event
-	p.events, gaps, p.procs, p.thrds, p.org = readRows(in.Rows)
-	p.ms = marks(in.Window, p.events, gaps)
+func prepare(rows *table.Table) *prepared {
+	p := &prepared{}
+	p.events, p.gaps, p.procs, p.thrds, p.org = readRows(rows)
 	p.byDur = make([]*event, len(p.events))
 	for i := range p.events {
 		p.byDur[i] = &p.events[i]
@@ -391,16 +390,24 @@ func prepare(in Input) *prepared {
 	return p
 }
 
-// build writes a file in two parts: the head (the header and the finding's
+// marks are the flagged intervals of the finding whose window w is.
+func (p *prepared) marks(w report.Window) []mark { return marks(w, p.events, p.gaps) }
+
+// A file is written in two parts: the head (the header and the finding's
 // track) and the body (the trace's names, events and flows, each element
 // after a comma). Findings whose windows are the same have the same body:
-// the single-file report stores it once (report.PerfettoFile.Split).
-func (p *prepared) build(opt Options) (head, body []byte, st Stats) {
+// it is built once, and the single-file report stores it once
+// (report.PerfettoFile.Split).
+
+// body writes the body under opt's cap and returns it with the stats of
+// what it kept (Marks and the byte counts are the head's to complete) and
+// the pid the finding's track takes (one past the window's highest).
+func (p *prepared) body(opt Options) (body []byte, st Stats, trackPid int64) {
 	maxEvents := opt.MaxEvents
 	if maxEvents <= 0 {
 		maxEvents = DefaultMaxEvents
 	}
-	st = Stats{InWindow: p.org.total, Returned: len(p.events), Python: p.org.python, PythonKept: p.org.pythonKept, Marks: len(p.ms)}
+	st = Stats{InWindow: p.org.total, Returned: len(p.events), Python: p.org.python, PythonKept: p.org.pythonKept}
 	if st.InWindow < len(p.events) {
 		st.InWindow = len(p.events)
 	}
@@ -425,14 +432,25 @@ func (p *prepared) build(opt Options) (head, body []byte, st Stats) {
 		st.flowBytes = b.b.Len() - before
 	}
 	b.raw("\n]}\n")
+	st.bytes = b.b.Len()
+	return b.b.Bytes(), st, maxPid + 1
+}
 
+// head writes the head of in's file, whose finding flags ms, before a body
+// that body returned with st and trackPid under opt, and completes st.
+func (p *prepared) head(in Input, ms []mark, st Stats, trackPid int64, opt Options) ([]byte, Stats) {
+	maxEvents := opt.MaxEvents
+	if maxEvents <= 0 {
+		maxEvents = DefaultMaxEvents
+	}
+	st.Marks = len(ms)
 	note := exportNote(st, maxEvents, opt.Why)
 	h := &writer{first: true}
-	h.b.Grow(256 * (len(p.ms) + 16))
-	h.header(p.in.Window, st, note)
-	h.finding(p.in, p.org.t0, maxPid+1, p.ms, note)
-	st.bytes = h.b.Len() + b.b.Len()
-	return h.b.Bytes(), b.b.Bytes(), st
+	h.b.Grow(256 * (len(ms) + 16))
+	h.header(in.Window, st, note)
+	h.finding(in, p.org.t0, trackPid, ms, note)
+	st.bytes += h.b.Len()
+	return h.b.Bytes(), st
 }
 
 // inTimeOrder keeps the first n of the events (longest first) and puts
@@ -741,24 +759,18 @@ func evidenceText(refs []evidence.Ref) string {
 // events (longest first) until it fits, and its files say so. The files
 // come back in the inputs' order.
 func Files(ins []Input, budget int) []report.PerfettoFile {
-	type part struct {
-		prep       *prepared
-		head, body []byte
-		gz         [2][]byte // head and body compressed, as the budget measured them
-		st         Stats
-	}
-	// Each input is prepared, and each window first built, on a goroutine
-	// of its own: they share nothing but the rows they read.
-	parts := make([]part, len(ins))
-	var wg sync.WaitGroup
-	for i, in := range ins {
-		wg.Go(func() { parts[i].prep = prepare(in) })
-	}
-	wg.Wait()
-	// Group the inputs by window.
+	// The inputs of one window (findings whose windows are the same) share
+	// its rows: they are read once and the body built once for them all;
+	// each finding writes its own head.
 	type group struct {
 		members []int
-		gz      int
+		prep    *prepared
+		ms      [][]mark // each member's flagged intervals
+		heads   [][]byte
+		sts     []Stats
+		body    []byte
+		gz      [][2][]byte // each head and (the first member) the body compressed, as the budget measured them
+		size    int
 	}
 	var groups []*group
 	byKey := map[string]*group{}
@@ -774,36 +786,45 @@ func Files(ins []Input, budget int) []report.PerfettoFile {
 		g.members = append(g.members, i)
 	}
 	buildGroup := func(g *group, opt Options) {
-		g.gz = 0
+		body, st, pid := g.prep.body(opt)
+		g.body, g.size = body, 0
+		g.heads, g.sts, g.gz = make([][]byte, len(g.members)), make([]Stats, len(g.members)), make([][2][]byte, len(g.members))
 		for j, i := range g.members {
-			p := &parts[i]
-			p.head, p.body, p.st = p.prep.build(opt)
-			p.gz = [2][]byte{}
+			g.heads[j], g.sts[j] = g.prep.head(ins[i], g.ms[j], st, pid, opt)
 			if budget > 0 {
-				p.gz[0] = gzipBytes(p.head)
-				g.gz += len(p.gz[0])
+				g.gz[j][0] = gzipBytes(g.heads[j])
+				g.size += len(g.gz[j][0])
 				if j == 0 {
-					p.gz[1] = gzipBytes(p.body)
-					g.gz += len(p.gz[1])
+					g.gz[j][1] = gzipBytes(g.body)
+					g.size += len(g.gz[j][1])
 				}
 			}
 		}
 	}
+	// Each window is read and first built on a goroutine of its own: they
+	// share nothing but the rows they read.
+	var wg sync.WaitGroup
 	for _, g := range groups {
-		wg.Go(func() { buildGroup(g, Options{}) })
+		wg.Go(func() {
+			g.prep = prepare(ins[g.members[0]].Rows)
+			for _, i := range g.members {
+				g.ms = append(g.ms, g.prep.marks(ins[i].Window))
+			}
+			buildGroup(g, Options{})
+		})
 	}
 	wg.Wait()
 	if budget > 0 {
 		order := append([]*group(nil), groups...)
-		sort.SliceStable(order, func(a, b int) bool { return order[a].gz < order[b].gz })
+		sort.SliceStable(order, func(a, b int) bool { return order[a].size < order[b].size })
 		left := budget
 		for k, g := range order {
 			share := left / (len(order) - k)
 			opt := Options{Why: "to fit the report's size budget of " + strconv.Itoa(share>>10) + " kB gzip for this window"}
-			for tries := 0; g.gz > share && tries < 12; tries++ {
-				st := parts[g.members[0]].st
+			for tries := 0; g.size > share && tries < 12; tries++ {
+				st := g.sts[0]
 				// Without the flows the file would take about this much.
-				gz := float64(g.gz)
+				gz := float64(g.size)
 				if st.bytes > 0 {
 					gz *= float64(st.bytes-st.flowBytes) / float64(st.bytes)
 				}
@@ -820,13 +841,15 @@ func Files(ins []Input, budget int) []report.PerfettoFile {
 				}
 				buildGroup(g, opt)
 			}
-			left -= g.gz
+			left -= g.size
 		}
 	}
 	out := make([]report.PerfettoFile, len(ins))
-	for i, in := range ins {
-		p := parts[i]
-		out[i] = report.PerfettoFile{Name: in.Window.File, JSON: append(p.head, p.body...), Split: len(p.head), Gz: p.gz}
+	for _, g := range groups {
+		for j, i := range g.members {
+			head := g.heads[j]
+			out[i] = report.PerfettoFile{Name: ins[i].Window.File, JSON: append(head[:len(head):len(head)], g.body...), Split: len(head), Gz: g.gz[j]}
+		}
 	}
 	return out
 }

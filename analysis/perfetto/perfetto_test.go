@@ -391,6 +391,28 @@ func TestFilesShareWindow(t *testing.T) {
 	}
 }
 
+// TestFilesShareWindowAsBuild: findings on one window share its rows and
+// body in Files, and each file is still byte for byte what Build writes
+// for its finding alone (its own head: number, rule, flagged intervals).
+func TestFilesShareWindowAsBuild(t *testing.T) {
+	a := syncWindow()
+	b := a
+	b.Window.N, b.Window.Rule, b.Window.File = 2, "host_bound_idle", report.FileName(2, "host_bound_idle")
+	b.Finding.Rule, b.Finding.Title = "host_bound_idle", "The GPU waits for the CPU"
+	c := a
+	c.Window.N, c.Window.StartNs = 3, a.Window.StartNs+1 // another window of the same rows
+	files := Files([]Input{a, b, c}, 0)
+	for i, in := range []Input{a, b, c} {
+		want, _ := Build(in, Options{})
+		if !bytes.Equal(files[i].JSON, want) {
+			t.Errorf("file %d (%s) differs from its finding's file built alone", i, in.Window.Rule)
+		}
+	}
+	if bytes.Equal(files[0].JSON[:files[0].Split], files[1].JSON[:files[1].Split]) {
+		t.Error("the two findings of one window have the same head")
+	}
+}
+
 func TestPageBudget(t *testing.T) {
 	tests := []struct{ page, want int }{
 		{100_000, ReportBudget},                             // a small report: the whole budget

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/report"
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // Timeline reduces one finding's window to what the report's timeline
@@ -17,12 +18,36 @@ import (
 // saved file's track holds), drawn the same way. nil when the window holds
 // no event.
 func Timeline(in Input) *report.Timeline {
-	w := in.Window
-	length := w.EndNs - w.StartNs
-	if length <= 0 {
+	if in.Window.EndNs <= in.Window.StartNs {
 		return nil
 	}
-	events, gaps, _, threads, org := readRows(in.Rows)
+	return timeline(in, prepare(in.Rows))
+}
+
+// Timelines is Timeline for each input, the rows of inputs that share
+// them (findings whose windows are the same) read once.
+func Timelines(ins []Input) []*report.Timeline {
+	out := make([]*report.Timeline, len(ins))
+	read := map[*table.Table]*prepared{}
+	for i, in := range ins {
+		if in.Window.EndNs <= in.Window.StartNs {
+			continue
+		}
+		p := read[in.Rows]
+		if p == nil {
+			p = prepare(in.Rows)
+			read[in.Rows] = p
+		}
+		out[i] = timeline(in, p)
+	}
+	return out
+}
+
+// timeline is Timeline with the window's rows read (p).
+func timeline(in Input, p *prepared) *report.Timeline {
+	w := in.Window
+	length := w.EndNs - w.StartNs
+	events, gaps, threads, org := p.events, p.gaps, p.thrds, p.org
 	if len(events) == 0 {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package perfetto
 
 import (
+	"reflect"
 	"strconv"
 	"testing"
 
@@ -70,6 +71,30 @@ func TestTimelineSyncWindow(t *testing.T) {
 				t.Errorf("lane %s: span %+v outside the window", l.Name, s)
 			}
 		}
+	}
+}
+
+// TestTimelinesAsTimeline: Timelines reads the rows that findings share
+// once, and draws each finding's timeline as Timeline does alone; its
+// flagged intervals are its own.
+func TestTimelinesAsTimeline(t *testing.T) {
+	a := syncWindow()
+	b := a
+	b.Window.N, b.Window.Rule = 2, "host_bound_idle"
+	b.Finding.Rule = "host_bound_idle"
+	empty := a
+	empty.Window.EndNs = empty.Window.StartNs
+	got := Timelines([]Input{a, b, empty})
+	for i, in := range []Input{a, b, empty} {
+		if want := Timeline(in); !reflect.DeepEqual(got[i], want) {
+			t.Errorf("timeline %d (%s): %+v, want %+v", i, in.Window.Rule, got[i], want)
+		}
+	}
+	if got[0] == nil || got[2] != nil {
+		t.Fatalf("timelines %v: want the sync window's and none for the empty window", got)
+	}
+	if reflect.DeepEqual(got[0].Marks, got[1].Marks) {
+		t.Error("two findings' timelines flag the same intervals")
 	}
 }
 
