@@ -370,23 +370,19 @@ func Build(in Input, opt Options) ([]byte, Stats) {
 	return append(head, body...), st
 }
 
-// prepared is a window's rows read once: its events longest first, for
-// building its body under several caps, and its GPU idle gaps, for the
-// flagged intervals of each finding that shares the window.
+// prepared is a window's rows read once: its events (longest first once
+// a body is built, for building it under several caps) and its GPU idle
+// gaps, for the flagged intervals and the timeline of each finding that
+// shares the window.
 type prepared struct {
 	events, gaps, procs, thrds []event
 	org                        origin
-	byDur                      []*event // longest first
+	byDur                      []*event // longest first; nil until body sorts them
 }
 
 func prepare(rows *table.Table) *prepared {
 	p := &prepared{}
 	p.events, p.gaps, p.procs, p.thrds, p.org = readRows(rows)
-	p.byDur = make([]*event, len(p.events))
-	for i := range p.events {
-		p.byDur[i] = &p.events[i]
-	}
-	sort.SliceStable(p.byDur, func(i, j int) bool { return p.byDur[i].dur > p.byDur[j].dur })
 	return p
 }
 
@@ -410,6 +406,13 @@ func (p *prepared) body(opt Options) (body []byte, st Stats, trackPid int64) {
 	st = Stats{InWindow: p.org.total, Returned: len(p.events), Python: p.org.python, PythonKept: p.org.pythonKept}
 	if st.InWindow < len(p.events) {
 		st.InWindow = len(p.events)
+	}
+	if p.byDur == nil {
+		p.byDur = make([]*event, len(p.events))
+		for i := range p.events {
+			p.byDur[i] = &p.events[i]
+		}
+		sort.SliceStable(p.byDur, func(i, j int) bool { return p.byDur[i].dur > p.byDur[j].dur })
 	}
 	kept := inTimeOrder(p.byDur, maxEvents)
 	st.Kept = len(kept)
