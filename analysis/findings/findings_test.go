@@ -1058,13 +1058,16 @@ func TestHostFixForeachOptimizer(t *testing.T) {
 		idle    int64
 		foreach bool
 		want    string // "" = no optimizer clause
-		day     string // the capture's date, "" = none in the trace
+		day     string // the capture's date, "" = none in the trace; "vX.Y.Z": the PyTorch version it states instead
 	}{
 		{"at the share", "Optimizer.step#Adagrad.step", 3_000_000, false, named, ""},
 		{"under the share", "Optimizer.step#Adagrad.step", 2_999_999, false, "", ""},
 		{"foreach operators ran", "Optimizer.step#Adagrad.step", 12_000_000, true, "", ""},
 		{"not a torch.optim class", "Optimizer.step#FusedAdam.step", 12_000_000, false, "", ""},
-		{"SGD", "Optimizer.step#SGD.step", 12_000_000, false, "SGD(..., foreach=True), the default on CUDA from PyTorch 2.0 when foreach is not set.", ""},
+		{"SGD", "Optimizer.step#SGD.step", 12_000_000, false, "SGD(..., foreach=True) (an argument from PyTorch 1.12), the default on CUDA from PyTorch 2.0 when foreach is not set.", ""},
+		// A stated PyTorch before 1.12 has no foreach argument to set.
+		{"states PyTorch 1.10", "Optimizer.step#SGD.step", 12_000_000, false, "foreach is not set (the trace states PyTorch 1.10.2+cu113, which has no foreach argument: it needs an upgrade to 1.12 or later first)", "v1.10.2+cu113"},
+		{"states PyTorch 1.13", "Optimizer.step#SGD.step", 12_000_000, false, "foreach is not set.", "v1.13.1"},
 		// The capture's date says which PyTorch could have run it.
 		{"captured before 2.0", "Optimizer.step#SGD.step", 12_000_000, false, "foreach is not set (this trace was captured on 2022-11-02, before PyTorch 2.0 was released (2023-03-15): set it explicitly)", "2022-11-02"},
 		{"captured after 2.0 (dlrm_8rank)", "Optimizer.step#Adagrad.step", 12_000_000, false, "(this trace was captured on 2023-09-07, after PyTorch 2.0 was released: where its PyTorch is 2.0 or later, the default was turned off, by foreach=False in the code", "2023-09-07"},
@@ -1078,10 +1081,14 @@ func TestHostFixForeachOptimizer(t *testing.T) {
 			if c.foreach {
 				rows = append(rows, []any{"t", int64(0), "foreach_ops", "aten::_foreach_add_", int64(4), int64(400_000), nil})
 			}
+			if v, ok := strings.CutPrefix(c.day, "v"); ok {
+				// A version the trace states, not a date.
+				rows = append(rows, []any{"t", int64(0), "torch_version", v, int64(1), int64(0), nil})
+			}
 			work := workloadTable(rows)
 			b := bundle("profiler_step", "cuda", "NVIDIA A100-SXM4-40GB", 40_000_000, 60_000_000,
 				map[string]*table.Table{"gaps": gapsTable(55_000_000), "workload": work})
-			if c.day != "" {
+			if c.day != "" && !strings.HasPrefix(c.day, "v") {
 				at, err := time.Parse("2006-01-02", c.day)
 				if err != nil {
 					t.Fatal(err)

@@ -780,7 +780,11 @@ var foreachOptimizers = map[string]bool{"SGD": true, "Adam": true, "AdamW": true
 // or more each, and the foreach one updates them all in a few. PyTorch
 // 2.0 and later pick foreach by default on CUDA when the argument is not
 // set (pytorch/pytorch#95241), so such a trace runs an older PyTorch, a
-// device or tensor type outside that default, or foreach=False.
+// device or tensor type outside that default, or foreach=False. The
+// argument itself is PyTorch 1.12's (foreachSince): 1.11's optimizers
+// have none (its torch/optim/adam.py, as PyTorch's 1.11 documentation
+// shows the source), and pytorch/pytorch#70295 and the pull requests
+// stacked on it added it to the optimizers in January 2022.
 func (c *ctx) optimizerAside(trace string, rank int, w Workload) string {
 	idle, _ := c.steady(trace, rank)
 	cls := strings.TrimSuffix(strings.TrimPrefix(w.OptimizerStep, "Optimizer.step#"), ".step")
@@ -788,16 +792,24 @@ func (c *ctx) optimizerAside(trace string, rank int, w Workload) string {
 		float64(w.OptimizerIdleNs) < OptimizerIdleShare*float64(idle) {
 		return ""
 	}
-	return fmt.Sprintf("the optimizer's step (%s) holds %s of the GPU idle (%s of %s) and updates the parameters one at a time, a kernel or more each (the rank runs no multi-tensor _foreach_ or _fused_ operator); its foreach implementation updates them all in a few launches: %s(..., foreach=True), the default on CUDA from PyTorch 2.0 when foreach is not set%s",
+	return fmt.Sprintf("the optimizer's step (%s) holds %s of the GPU idle (%s of %s) and updates the parameters one at a time, a kernel or more each (the rank runs no multi-tensor _foreach_ or _fused_ operator); its foreach implementation updates them all in a few launches: %s(..., foreach=True) (an argument from PyTorch 1.12), the default on CUDA from PyTorch 2.0 when foreach is not set%s",
 		w.OptimizerStep, ms(w.OptimizerIdleNs), pct(float64(w.OptimizerIdleNs)/float64(idle)), ms(idle), cls, c.foreachEra(trace, rank, w))
 }
 
-// foreachEra says what the capture's date tells of why the loop ran
-// (optimizerAside): a trace captured before PyTorch 2.0 was released runs
+// foreachSince is the first PyTorch whose torch.optim optimizers take the
+// foreach argument (optimizerAside).
+var foreachSince = [2]int{1, 12}
+
+// foreachEra says what the trace tells of why the loop ran
+// (optimizerAside): a PyTorch it states older than foreachSince has no
+// argument to set; a trace captured before PyTorch 2.0 was released runs
 // an older PyTorch, which needs the argument set; one captured later, if
 // its PyTorch is 2.0 or later, had the default turned off. "" where the
-// trace states its PyTorch version or gives no date.
+// trace states a later PyTorch or gives no date.
 func (c *ctx) foreachEra(trace string, rank int, w Workload) string {
+	if torchVersionBefore(w.TorchVersion, foreachSince[0], foreachSince[1]) {
+		return fmt.Sprintf(" (the trace states PyTorch %s, which has no foreach argument: it needs an upgrade to %d.%d or later first)", w.TorchVersion, foreachSince[0], foreachSince[1])
+	}
 	at := c.rankInfo(trace, rank).BaseTimeNs
 	if at <= 0 || w.TorchVersion != "" {
 		return ""

@@ -139,7 +139,13 @@ var torchReleased = map[[2]int]time.Time{
 // torchBefore: the trace states a PyTorch version older than major.minor
 // (false when it states none).
 func (l lever) torchBefore(major, minor int) bool {
-	v := l.w.TorchVersion
+	return torchVersionBefore(l.w.TorchVersion, major, minor)
+}
+
+// torchVersionBefore: v, a PyTorch version as a trace states it ("1.13.1",
+// "2.1.0+cu121"), is older than major.minor (false when v is empty or not
+// a version).
+func torchVersionBefore(v string, major, minor int) bool {
 	if v == "" {
 		return false
 	}
