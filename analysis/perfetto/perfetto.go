@@ -87,6 +87,14 @@ type Options struct {
 	Why string
 }
 
+// maxEvents is the cap o sets: MaxEvents, else DefaultMaxEvents.
+func (o Options) maxEvents() int {
+	if o.MaxEvents > 0 {
+		return o.MaxEvents
+	}
+	return DefaultMaxEvents
+}
+
 // Stats say what a file holds.
 type Stats struct {
 	InWindow   int // events of the window (sql/perfetto.sql's total)
@@ -399,10 +407,7 @@ func (p *prepared) marks(w report.Window) []mark { return marks(w, p.events, p.g
 // what it kept (Marks and the byte counts are the head's to complete) and
 // the pid the finding's track takes (one past the window's highest).
 func (p *prepared) body(opt Options) (body []byte, st Stats, trackPid int64) {
-	maxEvents := opt.MaxEvents
-	if maxEvents <= 0 {
-		maxEvents = DefaultMaxEvents
-	}
+	maxEvents := opt.maxEvents()
 	st = Stats{InWindow: p.org.total, Returned: len(p.events), Python: p.org.python, PythonKept: p.org.pythonKept}
 	if st.InWindow < len(p.events) {
 		st.InWindow = len(p.events)
@@ -442,10 +447,7 @@ func (p *prepared) body(opt Options) (body []byte, st Stats, trackPid int64) {
 // head writes the head of in's file, whose finding flags ms, before a body
 // that body returned with st and trackPid under opt, and completes st.
 func (p *prepared) head(in Input, ms []mark, st Stats, trackPid int64, opt Options) ([]byte, Stats) {
-	maxEvents := opt.MaxEvents
-	if maxEvents <= 0 {
-		maxEvents = DefaultMaxEvents
-	}
+	maxEvents := opt.maxEvents()
 	st.Marks = len(ms)
 	note := exportNote(st, maxEvents, opt.Why)
 	h := &writer{first: true}
