@@ -779,9 +779,10 @@ func TestJudgementLoaderStart(t *testing.T) {
 	if !strings.Contains(f.Fix, "a larger prefetch_factor only absorbs uneven batches") || strings.Contains(f.Snippet, "prefetch_factor") {
 		t.Errorf("the DataLoader fix offers prefetching for a steady shortfall: %q | %q", f.Fix, f.Snippet)
 	}
-	// Its base covers every call, the warm-up step's too, and says so.
+	// Its base covers every call, the warm-up step's and the start-up
+	// batch's too, and says so.
 	if f.Status != "confirmed" || !strings.Contains(f.Mechanism, "The GPU was idle ") ||
-		!strings.Contains(f.Mechanism, "the loop spent in enumerate(DataLoader) inside the rank's GPU span, the warm-up step included (") {
+		!strings.Contains(f.Mechanism, "the loop spent in enumerate(DataLoader) inside the rank's GPU span, the warm-up step and its first batch's 500 ms of worker start-up included (") {
 		t.Errorf("the DataLoader finding is %s: %q", f.Status, f.Mechanism)
 	}
 }
@@ -819,7 +820,7 @@ func TestJudgementProfilerOverhead(t *testing.T) {
 	k.steps(1, 60, 3_000, 1_000, func(_ int, at float64) { k.busyStep(at, gemm) })
 	j := judge(t, k.write(t, t.TempDir(), "lazyload.json"))
 
-	j.artifact(t, "Profiler overhead", "aten::addmm around a Lazy Function Loading event, took 2.5 ms")
+	j.artifact(t, "First-call and profiler costs", "aten::addmm around a Lazy Function Loading event, took 2.5 ms")
 	if !strings.Contains(j.summary(), "in which the GPU ran none of the trace's work (idle, or running work it did not record), which the rules leave out") {
 		t.Errorf("the summary does not leave the lazy loading's idle out:\n%s", j.summary())
 	}
@@ -1794,7 +1795,7 @@ func TestJudgementCompiledDDPBackward(t *testing.T) {
 	// Its hold in each of its 5 steps is 53.9% of the GPU span, more than
 	// anything the rules judge: the summary opens with it.
 	if s := j.summaryFirst(); !strings.HasPrefix(s, "53.9% of the GPU span") || !strings.Contains(s, "the held part recurs: 5 of the 5 steps") ||
-		!strings.Contains(s, "That stall outweighs anything they judge: the bottleneck named next is the largest of the rest, not the loop's.") {
+		!strings.Contains(s, "That hold outweighs anything they judge: the bottleneck named next is the largest of the rest, not the loop's.") {
 		t.Errorf("summary opens with:\n%s", s)
 	}
 }
@@ -2079,7 +2080,10 @@ func TestJudgementDataLoaderSteadyState(t *testing.T) {
 		t.Errorf("fp32 finding: %s (%s)", f.Observation, f.ImpactOf)
 	}
 	f := j.one(t, "dataloader_share")
-	if !strings.HasPrefix(f.Observation, "enumerate(DataLoader) took 6266 ms, 64.9% of the time of the 29 steps after the warm-up step 0 (") ||
+	// Its steps are the spans between optimizer steps (no ProfilerStep#),
+	// which the base says, and half of them wait on the loader.
+	if !strings.HasPrefix(f.Observation, "enumerate(DataLoader) took 6266 ms, 64.9% of the time of the 29 steps after the warm-up step 0; the steps are inferred: each ends at an optimizer step, and step 0 holds all before the first, start-up included (") ||
+		!strings.Contains(f.Observation, "The wait is uneven: in 14 of the 29 steps the DataLoader took a quarter of the step or more (the longest 748 ms), in 15 under a tenth") ||
 		!strings.Contains(f.Observation, "Step 0, the warm-up step (4765 ms), is left out of both (see Capture quality), its first batch's 1939 ms of worker start-up with it.") ||
 		strings.Contains(f.Observation, "less the") || strings.Contains(f.Observation, "The first batch's") {
 		t.Errorf("DataLoader finding: %s", f.Observation)
@@ -2184,18 +2188,17 @@ func TestJudgementForeachOptimizer(t *testing.T) {
 // aligned Hopper kernels: no such finding.
 func TestJudgementMisalignedGEMM(t *testing.T) {
 	j := judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "h100_owlv2"))
-	f := j.one(t, "misaligned_gemm")
-	if !strings.Contains(f.Observation, "took 230 ms in 360 launches") ||
-		!strings.Contains(f.Observation, "230 ms of them are sm75-family (cutlass_75_) kernels on this Hopper GPU") {
-		t.Errorf("observation: %s", f.Observation)
+	// Its align1 kernels are its eager attention's QK^T and PV (all 360
+	// launches are aten::bmm's): the attention issue names them, and the
+	// fused attention is their fix, so they are no issue of their own.
+	for _, f := range j.src.Bundle.Findings {
+		if f.Rule == "misaligned_gemm" {
+			t.Errorf("h100_owlv2: a misaligned_gemm issue beside the attention's: %s", f.Observation)
+		}
 	}
-	// They are its eager attention's QK^T and PV: fusing it is the fix.
-	// The recorded shapes name the sequence length, 5,185, which padding
-	// would change the softmax of: no padding is offered for it.
-	if !strings.HasPrefix(f.Fix, "These are most likely the batched matmuls of the unfused attention (aten::bmm and baddbmm ran 230 ms of GPU work") ||
-		!strings.Contains(f.Fix, "the heaviest aten::bmm [16, 5185, 64] by [16, 64, 5185] in bf16, whose N of 5,185 is the unfused attention's sequence length: padded keys would have to be masked out of the softmax") ||
-		strings.Contains(f.Fix, "5,192 padded") {
-		t.Errorf("fix: %s", f.Fix)
+	if f := j.one(t, "eager_attention"); !strings.Contains(f.Observation, "They are also most of the 230 ms that CUTLASS GEMM kernels built for 1-element alignment (align1) took in 360 launches") ||
+		!strings.Contains(f.Observation, "aten::bmm [16, 5185, 64] by [16, 64, 5185] in bf16") {
+		t.Errorf("eager_attention observation: %s", f.Observation)
 	}
 	// negative_queue_length_a100's align1 TF32 GEMMs are no attention's;
 	// its eager calls' shapes name K 2,798, but no launch carries an

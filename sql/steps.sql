@@ -38,6 +38,7 @@
 -- kernel_ns: Sum of their durations. DURATION_NS
 -- host_gap_ns: Host time between the previous step's end and this step's start (0 for the first). DURATION_NS
 -- kv_tokens: Tokens the step wrote to vLLM's KV cache: the grid of its vllm::reshape_and_cache kernels, one block per token (in a CUDA-graph replay, the graph's captured size, padding included); NULL where the step ran none. COUNT
+-- loader_ns: Time of the step's enumerate(DataLoader)# and enumerate(DataPipe)# ranges, the loop waiting for its next batch (resnet_2080ti: 73-90% of 14 of its 29 steps, under 6% of the other 15); NULL where the step has none. DURATION_NS
 --
 -- PARAMS: none of its own: it reads the tables evidence_base_steps and
 --   evidence_base_events that sql/evidence_base.sql built for the filter
@@ -59,6 +60,15 @@ _kv AS (
   WHERE e.kind = 'kernel' AND e.name_id IN (SELECT id FROM tb_strings WHERE contains(s, 'vllm::reshape_and_cache')) AND b.step >= 0
   GROUP BY ALL
 ),
+-- The DataLoader's batches, by step: the ranges the ops area reads as
+-- enumerate(DataLoader)# (findings' isDataLoader), which do not nest.
+_dl AS (
+  SELECT trace, rank, step, sum(dur_ns) AS loader_ns
+  FROM evidence_base_events
+  WHERE kind = 'annotation' AND step >= 0
+    AND (starts_with(name, 'enumerate(DataLoader)#') OR starts_with(name, 'enumerate(DataPipe)#'))
+  GROUP BY ALL
+),
 _gb AS (
   SELECT trace, rank, step, count(*) AS gpu_events,
     sum(greatest(0, end_ns - greatest(ts_ns, coalesce(pm, ts_ns)))) AS busy,
@@ -73,8 +83,10 @@ SELECT s.trace, s.rank, s.step, s.phase, s.source, s.hypothesis, s.name,
   CAST(coalesce(g.busy, 0) AS BIGINT) AS gpu_busy_ns,
   CAST(coalesce(g.kern, 0) AS BIGINT) AS kernel_ns,
   greatest(0, s.ts_ns - coalesce(lag(s.end_ns) OVER (PARTITION BY s.trace, s.rank ORDER BY s.ts_ns), s.ts_ns)) AS host_gap_ns,
-  kv.kv_tokens
+  kv.kv_tokens,
+  CAST(dl.loader_ns AS BIGINT) AS loader_ns
 FROM evidence_base_steps s JOIN _t0 t ON t.trace = s.trace
 LEFT JOIN _gb g ON g.trace = s.trace AND g.rank = s.rank AND g.step = s.step
 LEFT JOIN _kv kv ON kv.trace = s.trace AND kv.rank = s.rank AND kv.step = s.step
+LEFT JOIN _dl dl ON dl.trace = s.trace AND dl.rank = s.rank AND dl.step = s.step
 ORDER BY trace, rank, step

@@ -98,10 +98,11 @@
 --     zeroing every gradient launches a kernel per parameter, with the GPU
 --     idle when the host is behind (resnet50_num_workers_4: 38 ms of its
 --     187 ms of GPU idle).
--- - optimizer_gpu_idle: the same for the optimizer's Optimizer.step#...
---     ranges: its for-loop implementation launches a few kernels per
---     parameter (dlrm_8rank's Adagrad: 64 launches for 16 dense parameters,
---     0.57 ms of rank 7's 8.3 ms of GPU idle).
+-- - optimizer_gpu_idle: the same for the optimizer's outermost
+--     Optimizer.step#... ranges (one nested in another counts once): its
+--     for-loop implementation launches a few kernels per parameter
+--     (dlrm_8rank's Adagrad: 64 launches for 16 dense parameters, 0.57 ms
+--     of rank 7's 8.3 ms of GPU idle).
 -- - foreach_ops: multi-tensor operators, aten::_foreach_* and
 --     aten::_fused_*: an optimizer's foreach or fused implementation (or
 --     other code) updates a list of tensors in a few launches.
@@ -439,21 +440,25 @@ _gmx AS (
   FROM (SELECT *, name || ' ' || CAST(a AS VARCHAR) || ' by ' || CAST(b AS VARCHAR) || ' ' || ta || ' ' || mis AS shape
         FROM _gmj WHERE mis IS NOT NULL)
 ),
--- The outermost Torch-Compiled Region ranges: none of their thread starts
--- before them (or with them, longer) and ends at or after their end. A
--- running max of the ends in (start, longer first) order finds them; a
--- region's equals (same start and end) are left out of its max.
-_cro AS (
+-- The outermost Torch-Compiled Region ranges and the outermost
+-- Optimizer.step# ranges, each kind apart: none of their thread's ranges
+-- of the kind starts before them (or with them, longer) and ends at or
+-- after their end (mtia_single_rank's Adam.step inside TorchRec's
+-- CombinedOptimizer.step, itself inside another: counted once, not three
+-- times). A running max of the ends in (start, longer first) order finds
+-- them; a range's equals (same start and end) are left out of its max.
+_outer AS (
   SELECT trace, rank, pid, tid, name, ts_ns, end_ns
   FROM (
-    SELECT *, max(end_ns) OVER (PARTITION BY trace, rank, pid, tid ORDER BY ts_ns, end_ns DESC
+    SELECT *, max(end_ns) OVER (PARTITION BY trace, rank, pid, tid, starts_with(name, 'Optimizer.step#') ORDER BY ts_ns, end_ns DESC
       ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW EXCLUDE GROUP) AS pm
-    FROM _host WHERE kind <> 'kernel' AND starts_with(name, 'Torch-Compiled Region')
+    FROM _host WHERE kind <> 'kernel' AND (starts_with(name, 'Torch-Compiled Region') OR starts_with(name, 'Optimizer.step#'))
   )
   WHERE pm IS NULL OR pm < end_ns
 ),
 -- The DataLoader's calls and the optimizer's zero_grad ranges clipped to
--- the rank's GPU span, and the outermost compiled regions likewise.
+-- the rank's GPU span, and the outermost compiled regions and optimizer
+-- steps likewise.
 _dl AS (
   SELECT h.trace, h.rank, h.name, greatest(h.ts_ns, s.first_ns) AS ts_ns, least(h.end_ns, s.last_ns) AS end_ns,
     CASE WHEN starts_with(h.name, 'enumerate(DataLoader)#') THEN 'dataloader_gpu_idle'
@@ -461,10 +466,9 @@ _dl AS (
       WHEN starts_with(h.name, 'Optimizer.step#') THEN 'optimizer_gpu_idle' ELSE 'compiled_gpu_idle' END AS feature
   FROM (
     SELECT trace, rank, name, ts_ns, end_ns FROM _host
-    WHERE kind <> 'kernel' AND (starts_with(name, 'enumerate(DataLoader)#') OR starts_with(name, 'Optimizer.zero_grad#')
-      OR starts_with(name, 'Optimizer.step#'))
+    WHERE kind <> 'kernel' AND (starts_with(name, 'enumerate(DataLoader)#') OR starts_with(name, 'Optimizer.zero_grad#'))
     UNION ALL
-    SELECT trace, rank, name, ts_ns, end_ns FROM _cro
+    SELECT trace, rank, name, ts_ns, end_ns FROM _outer
   ) h
   JOIN (SELECT trace, rank, min(seg_ts) AS first_ns, max(seg_end) AS last_ns FROM evidence_base_busy GROUP BY ALL) s
     ON s.trace = h.trace AND s.rank = h.rank

@@ -85,8 +85,11 @@ func TestModuleSize(t *testing.T) {
 	// FULL lever, aiter's torch fallback, the zero-shot runs' reach, the
 	// kernel lever beside a host-bound reading) to 1.679 MB; the eager
 	// step's bound on the FULL-graphs fix and the serialised launches' host
-	// lever to 1.691 MB.
-	const limit = 1_700_000
+	// lever to 1.691 MB; the third audit's texts (the fp32 lever's split by
+	// launching operator and its graph replays, align1 folded into the
+	// attention issue, the uneven DataLoader, the optimizer's idle) to
+	// 1.710 MB.
+	const limit = 1_720_000
 	if len(mod) > limit {
 		t.Errorf("viewer module is %d bytes gzip, want at most %d (keep heavy packages out of wasm/viewer)", len(mod), limit)
 	}

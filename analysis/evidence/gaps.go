@@ -410,7 +410,7 @@ func DetectGaps(b *Bundle) {
 
 // legacyProfiler is why a trace the legacy autograd profiler wrote (format
 // legacy) lacks kernels, stacks or memory events.
-const legacyProfiler = "the legacy autograd profiler wrote this trace (torch.autograd.profiler.profile with use_kineto=False, or a PyTorch built without Kineto), and this one holds operators only: on a CUDA build its use_cuda option adds each operator's CUDA time as a device range, but no option of it records kernels as the GPU ran them, python stacks or memory events; profile with torch.profiler on a PyTorch build that has Kineto"
+const legacyProfiler = "the legacy autograd profiler wrote this trace (torch.autograd.profiler.profile with use_kineto=False, or a PyTorch built without Kineto), and this one holds operators only: on a CUDA build its use_cuda option adds each operator's CUDA time as a device range, but it records no kernel as the GPU ran it, and the stacks, shapes and memory its with_stack, record_shapes and profile_memory options record reach key_averages() in the process, not its export_chrome_trace JSON; profile with torch.profiler on a PyTorch build that has Kineto"
 
 // legacyTrace says whether every rank of a trace was written by the
 // legacy autograd profiler.

@@ -156,6 +156,7 @@ var presetHeaders = []presetHeader{
 			"kernel_ns", "DURATION_NS",
 			"host_gap_ns", "DURATION_NS",
 			"kv_tokens", "COUNT",
+			"loader_ns", "DURATION_NS",
 		}},
 	{area: "gaps",
 		rules: []string{"max_at_ns", "argmax(max_ns)", "stream", "key"},

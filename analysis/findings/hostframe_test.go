@@ -327,19 +327,24 @@ func TestNameHostFrameVLLMPiecewise(t *testing.T) {
 			Rows: [][]any{{"t", int64(0), int64(-1), launches, int64(0), launches * hi, lo, hi, int64(40_000_000)}}}
 	}
 	for _, c := range []struct {
+		day              string
 		launches, lo, hi int64
 		want, not        []string
 		snippet          string
 	}{
-		{729, 6, 13, []string{"The graphs are piecewise (729 graph launches of 6 to 13 kernels each", "cudagraph_mode FULL_AND_PIECEWISE (vLLM's default from v0.11.0) or FULL_DECODE_ONLY",
-			"(this trace was captured on 2025-05-14, before that default: upgrade vLLM)", "it hides what stays of them up to a step's GPU time",
-			"FULL graphs skip that Python either way", "such as the compiled code's entry before its graph runs"}, []string{"profile again without them first", "; shorten that"}, `"cudagraph_mode": "FULL_AND_PIECEWISE"`},
-		{1, 421, 421, []string{"profile again without them first", "it hides these gaps up to a step's GPU time"}, []string{"piecewise", "FULL_AND_PIECEWISE"}, "with_stack=False"},
+		// Captured before the default and the setting: the upgrade is the
+		// fix, and the snippet checks the version (a flag would do nothing).
+		{"2025-05-14", 729, 6, 13, []string{"The graphs are piecewise (729 graph launches of 6 to 13 kernels each", "cudagraph_mode FULL_AND_PIECEWISE (vLLM's default from v0.11.0) or FULL_DECODE_ONLY",
+			"(this trace was captured on 2025-05-14, before that default, and most likely before the cudagraph_mode setting itself: upgrade vLLM, and no flag is needed)", "it hides what stays of them up to a step's GPU time",
+			"FULL graphs skip that Python either way", "such as the compiled code's entry before its graph runs"}, []string{"profile again without them first", "; shorten that"}, `vllm.__version__`},
+		// Captured after it, yet piecewise: the setting is what to pass.
+		{"2025-11-03", 729, 6, 13, []string{"The graphs are piecewise (729 graph launches of 6 to 13 kernels each"}, []string{"before that default"}, `"cudagraph_mode": "FULL_AND_PIECEWISE"`},
+		{"2025-05-14", 1, 421, 421, []string{"profile again without them first", "it hides these gaps up to a step's GPU time"}, []string{"piecewise", "FULL_AND_PIECEWISE"}, "with_stack=False"},
 	} {
 		b := bundle("vllm", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000), "graphs": graphs(c.launches, c.lo, c.hi)})
 		b.Traces.Rows[0][6], b.Traces.Rows[0][8] = true, true
 		b.Traces.Columns = append(b.Traces.Columns, table.Column{Name: "base_time_ns"})
-		b.Traces.Rows[0] = append(b.Traces.Rows[0], testutil.UnixDay(t, "2025-05-14"))
+		b.Traces.Rows[0] = append(b.Traces.Rows[0], testutil.UnixDay(t, c.day))
 		ev := evidence.Rollup(b, evidence.Filter{})
 		fs, gate := findings.Judge(ev, nil)
 		f := find(fs, "host_bound_idle")

@@ -585,6 +585,13 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 		a := b.acc.(*acc)
 		l := a.l
 		simt := a.gemm + a.conv
+		// The kernel name says GEMM; the operator that launched it may say
+		// convolution (cuDNN's and im2col's convolutions run sgemm kernels):
+		// the part of the GEMM-named time the matmul operators did not
+		// launch, and the convolution operators did, is the convolutions'.
+		ops := c.simtOps(b.trace, b.rank)
+		moved := ops.convOwned(a.gemm, a.conv)
+		a.gemm, a.conv = a.gemm-moved, a.conv+moved
 		sort.SliceStable(a.top, func(i, j int) bool {
 			return evidence.Int(k, a.top[i], "total_ns") > evidence.Int(k, a.top[j], "total_ns")
 		})
@@ -612,6 +619,14 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 		}
 		obs := fmt.Sprintf("fp32 %s on the SIMT path took %s%s, %s of GPU busy time; %s, so they are %s of that span (%s, %s)%s. Largest: %s.",
 			kernels, ms(simt), split, pct(b.score), c.busySpan(l), pct(float64(simt)/float64(l.span())), dev, c.where(b.trace, b.rank), others(b.n), strings.Join(names, "; "))
+		if moved > 0 {
+			obs += fmt.Sprintf(" %s of the GEMM-named kernels belong to convolutions: the operators that launched them are convolutions (%s), which cuDNN (or an im2col fallback) runs as sgemm kernels; the matmul operators launched %s of GPU work in all.",
+				ms(moved), ops.convNames(), ms(ops.matmul))
+		}
+		graphs := ops.inGraphs(simt)
+		if graphs != "" {
+			obs += " " + ops.graphSentence(graphs, simt, l.rr.busy)
+		}
 		if a.tc > 0 {
 			obs += fmt.Sprintf(" Another %s of GEMMs and convolutions already ran on tensor cores.", ms(a.tc))
 		}
@@ -624,6 +639,10 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 			Scope:       evidence.Scope{Platforms: []string{"cuda"}, Capture: []string{"device name in deviceProperties"}},
 		}
 		critical := c.kernelCritical(&f, l, b.score >= c.th["fp32_simt_critical"])
+		// recapture is what a CUDA graph needs besides the fix: the
+		// precision in effect where it is captured, and the autocast that
+		// captures it (cache_enabled=False, as make_graphed_callables asks).
+		recapture, captureCast := "autocast", ""
 		switch {
 		case !l.caps.Known:
 			f.Title = "fp32 " + what + " run without tensor cores; the device's tensor-core types are unknown"
@@ -638,6 +657,7 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 				f.Severity = "critical"
 			}
 			autocast, scaler := l.ampAPI()
+			captureCast = noCache(autocast)
 			switch {
 			case l.training && a.tc > 0:
 				f.Fix = "Autocast already covers part of the model: widen the float16 autocast region to these layers (look for explicit .float() casts or ops outside it), keeping the GradScaler."
@@ -657,6 +677,7 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 		default:
 			// CC >= 8.0: TF32 for fp32 math, or bfloat16.
 			f.Title = "fp32 " + what + " bypass the tensor cores: TF32 or bfloat16 would use them"
+			recapture, captureCast = "the TF32 setting or bfloat16 autocast", `torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False)`
 			if critical {
 				f.Severity = "critical"
 			}
@@ -674,9 +695,192 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 			f.Verify = "Re-profile: the GEMM and convolution kernel names should carry tf32, bf16 or nvjet/xmma tensor-core markers and their time fall."
 			f.Refute = "The kernels stay sgemm/scudnn with TF32 allowed (shapes or alignments cuBLAS/cuDNN cannot tile on tensor cores), or the model needs full fp32 precision."
 		}
+		if graphs != "" {
+			f.Fix += " " + graphFix(graphs, recapture)
+			if captureCast != "" {
+				f.Snippet += "\nwith " + captureCast + ": model = torch.cuda.make_graphed_callables(model, (x,))  # capture the graph again under autocast"
+			}
+		}
 		out = append(out, f)
 	}
 	return out
+}
+
+// simtOps is what the rank's operators and graph replays say of where its
+// fp32 SIMT kernels came from: the ops area's gpu_ns (the GPU time each
+// operator launched itself, so nesting counts nothing twice) of the
+// matmul and convolution operators, and the graphs area's replays. Both
+// are summed over the rank's rows, as the kernel totals are.
+type simtOps struct {
+	linked       bool  // some operator launched GPU time: the trace links launches to operators
+	matmul, conv int64 // GPU time the matmul and the convolution operators launched
+	convs        map[string]int64
+	launches     int64 // graph launches (graph >= -1), and their kernels' time
+	graphNs      int64
+}
+
+// matmulOps are the operators that launch cuBLAS GEMMs. aten::linear and
+// aten::matmul launch through aten::mm/addmm/bmm, the innermost operator,
+// and count only where a trace records no inner one.
+var matmulOps = []string{"aten::mm", "aten::addmm", "aten::addmm_", "aten::_addmm_activation", "aten::bmm", "aten::baddbmm", "aten::baddbmm_",
+	"aten::addbmm", "aten::addbmm_", "aten::mv", "aten::addmv", "aten::addmv_", "aten::dot", "aten::matmul", "aten::linear", "aten::einsum", "aten::_scaled_mm"}
+
+// isConvOp: an aten convolution operator (aten::cudnn_convolution,
+// aten::convolution_backward, aten::cudnn_convolution_backward_input,
+// aten::miopen_convolution, aten::conv2d, aten::slow_conv2d_forward,
+// aten::_conv_depthwise2d, ...), not aten::_convert_*.
+func isConvOp(name string) bool {
+	op, ok := strings.CutPrefix(name, "aten::")
+	if !ok {
+		return false
+	}
+	if strings.Contains(op, "convolution") {
+		return true
+	}
+	for _, t := range strings.Split(op, "_") {
+		if t == "conv" || (len(t) > 4 && strings.HasPrefix(t, "conv") && t[4] >= '0' && t[4] <= '9') {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *ctx) simtOps(trace string, rank int) simtOps {
+	var s simtOps
+	o := c.ev.Table("ops")
+	for _, r := range c.rankRows(o, trace, rank) {
+		d := evidence.Int(o, r, "gpu_ns")
+		if d <= 0 {
+			continue
+		}
+		s.linked = true
+		switch n := evidence.Str(o, r, "name"); {
+		case slices.Contains(matmulOps, n):
+			s.matmul += d
+		case isConvOp(n):
+			s.conv += d
+			if s.convs == nil {
+				s.convs = map[string]int64{}
+			}
+			s.convs[n] += d
+		}
+	}
+	g := c.ev.Table("graphs")
+	for _, r := range c.rankRows(g, trace, rank) {
+		if evidence.Int(g, r, "graph") >= -1 {
+			s.launches += evidence.Int(g, r, "launches")
+			s.graphNs += evidence.Int(g, r, "gpu_ns")
+		}
+	}
+	return s
+}
+
+// convOwned is the part of the GEMM-named SIMT time (gemm) that the
+// convolution operators launched: what the matmul operators did not
+// launch, up to what the convolution operators launched beyond the
+// convolution-named SIMT time (conv). 0 where the trace links no launch
+// to an operator: the split is then the names'.
+func (s simtOps) convOwned(gemm, conv int64) int64 {
+	if !s.linked || gemm <= s.matmul {
+		return 0
+	}
+	return max(0, min(gemm-s.matmul, s.conv-conv))
+}
+
+// convNames: the convolution operators, most GPU time first, with it.
+func (s simtOps) convNames() string {
+	names := make([]string, 0, len(s.convs))
+	for n := range s.convs {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if s.convs[names[i]] != s.convs[names[j]] {
+			return s.convs[names[i]] > s.convs[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	var out []string
+	for i, n := range names {
+		if i == 3 {
+			out = append(out, fmt.Sprintf("and %d more", len(names)-3))
+			break
+		}
+		out = append(out, fmt.Sprintf("%s %s", n, ms(s.convs[n])))
+	}
+	return strings.Join(out, ", ")
+}
+
+// How the rank's graph replays bear on its fp32 SIMT time (inGraphs).
+const (
+	graphsLikely  = "likely"  // launches linked, the rest fits in the replays
+	graphsPart    = "part"    // launches linked, the rest exceeds the replays
+	graphsUnknown = "unknown" // no launch linked to an operator
+)
+
+// inGraphs says whether the rank replayed CUDA graphs that may hold its
+// fp32 SIMT time (simt): where the trace links launches to operators, a
+// tenth or more of it was launched by no eager matmul or convolution
+// operator ("likely" where the replays' kernels cover it, "part" where
+// not); without linkage the replays' kernels are a tenth of it or more
+// ("unknown": the trace cannot say). "" otherwise.
+func (s simtOps) inGraphs(simt int64) string {
+	if s.launches <= 0 || s.graphNs <= 0 || simt <= 0 {
+		return ""
+	}
+	if !s.linked {
+		if s.graphNs*10 < simt {
+			return ""
+		}
+		return graphsUnknown
+	}
+	rest := s.rest(simt)
+	switch {
+	case rest*10 < simt:
+		return ""
+	case s.graphNs >= rest:
+		return graphsLikely
+	}
+	return graphsPart
+}
+
+// rest is the fp32 SIMT time the eager matmul and convolution operators
+// did not launch (at most all of it).
+func (s simtOps) rest(simt int64) int64 { return max(0, simt-min(simt, s.matmul+s.conv)) }
+
+// graphSentence is the observation's sentence on the graph replays (kind:
+// inGraphs'), of busy ns of GPU busy time.
+func (s simtOps) graphSentence(kind string, simt, busy int64) string {
+	replays := fmt.Sprintf("the rank replayed CUDA graphs (%d launches, whose kernels ran %s, %s of GPU busy time)", s.launches, ms(s.graphNs), pct(float64(s.graphNs)/float64(max(busy, 1))))
+	switch kind {
+	case graphsLikely:
+		return fmt.Sprintf("%s of this fp32 time was launched by no eager matmul or convolution operator, and %s: most likely it ran inside them.", ms(s.rest(simt)), replays)
+	case graphsPart:
+		return fmt.Sprintf("%s of this fp32 time was launched by no eager matmul or convolution operator, and %s: up to %s of it can have run inside them.", ms(s.rest(simt)), replays, ms(s.graphNs))
+	}
+	return fmt.Sprintf("%s%s, and the trace links no launch to its operator, so it cannot say how much of this fp32 time ran inside them.", strings.ToUpper(replays[:1]), replays[1:])
+}
+
+// graphFix is the fix's sentence for kernels inside CUDA graphs: a graph
+// replays the kernels it captured, so the precision change (what) must be
+// in effect where it is captured, and the graph captured again.
+func graphFix(kind, what string) string {
+	lead := "Where these kernels run inside the CUDA graphs (the trace cannot say which do)"
+	if kind == graphsLikely {
+		lead = "These kernels most likely run inside the CUDA graphs"
+	} else if kind == graphsPart {
+		lead = "Where these kernels run inside the CUDA graphs"
+	}
+	return lead + ": a graph replays the kernels it captured, so one captured in fp32 stays fp32 whatever is in effect at replay; " + what +
+		" must be active where the graph is captured (torch.cuda.graph, or torch.cuda.make_graphed_callables, which needs autocast's cache_enabled=False), and the graph captured again."
+}
+
+// noCache is an autocast call (ampAPI's) with its weight-cast cache off,
+// as capturing a CUDA graph under autocast needs.
+func noCache(autocast string) string {
+	if strings.HasSuffix(autocast, "()") {
+		return strings.TrimSuffix(autocast, ")") + "cache_enabled=False)"
+	}
+	return strings.TrimSuffix(autocast, ")") + ", cache_enabled=False)"
 }
 
 func familyOr(c device.Caps, def string) string {
@@ -984,22 +1188,18 @@ func bmmNote(bmm, soft int64, l lever) string {
 		ms(bmm), pct(float64(bmm+soft)/float64(l.rr.busy)), ms(bmm+soft))
 }
 
-// eagerAttention: eager softmax kernels take a large share of GPU busy time
-// on a rank that runs no fused attention kernel and whose operators run
-// batched matmuls beside the softmax: an attention computed as matmul,
-// softmax, matmul, which writes and reads the whole score matrix (h100_owlv2:
-// cunn_SoftMaxForward is 46% of kernel time, more than its GEMMs).
-func eagerAttention(c *ctx) []evidence.Finding {
-	k := c.ev.Table("kernels")
-	if k == nil {
-		return nil
-	}
-	type acc struct {
-		l            lever
-		soft         kernelTotal
-		bmm, softmax int64
-		bmmNs        int64 // the batched matmuls' GPU time
-	}
+// attnAcc is what eagerAttention gathers on a rank.
+type attnAcc struct {
+	l            lever
+	soft         kernelTotal
+	bmm, softmax int64
+	bmmNs        int64 // the batched matmuls' GPU time
+}
+
+// attentionPicks are the ranks eagerAttention reports, one a trace: the
+// worst rank of each whose eager softmax passes its test, less the
+// serving engines' (misalignedGEMM reads them too).
+func (c *ctx) attentionPicks(k *table.Table) []ranked {
 	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		if rr.busy <= 0 {
 			return nil, 0, false
@@ -1007,7 +1207,7 @@ func eagerAttention(c *ctx) []evidence.Finding {
 		if c.kernelSum(k, rr, func(class, name string) bool { return class == "COMP" && fusedAttention(name) }).top >= 0 {
 			return nil, 0, false // the model already runs a fused attention: the softmax is another's
 		}
-		a := &acc{}
+		a := &attnAcc{}
 		a.soft = c.kernelSum(k, rr, eagerSoftmax)
 		share := float64(a.soft.ns) / float64(rr.busy)
 		if share < c.th["attention_softmax_share"] {
@@ -1024,18 +1224,91 @@ func eagerAttention(c *ctx) []evidence.Finding {
 		a.l = c.leverOf(rr)
 		return a, share, true
 	})
-	var out []evidence.Finding
+	out := picks[:0]
 	for _, b := range picks {
-		a := b.acc.(*acc)
-		l := a.l
-		if l.serving {
-			continue // vLLM and SGLang choose their attention backends themselves
+		if !b.acc.(*attnAcc).l.serving { // vLLM and SGLang choose their attention backends themselves
+			out = append(out, b)
 		}
+	}
+	return out
+}
+
+// attentionAlign1 says whether the rank's align1 GEMM kernels
+// (misalignedGEMM's, at align1_gemm_share of GPU busy time or more) are
+// mostly its unfused attention's batched matmuls (h100_owlv2: all 360
+// align1 launches are aten::bmm's QK^T and PV over 5,185 tokens). The ops
+// area does not say which kernels an operator launched, only their GPU
+// time, so it bounds them: the align1 kernels can have run outside
+// aten::bmm/baddbmm only in what the rank's other GEMM and convolution
+// operators launched, in its graph replays, and in GPU work linked to no
+// operator (outside); the rest, more than half of the align1 time, is the
+// batched matmuls'. It returns the align1 total and outside.
+func (c *ctx) attentionAlign1(k *table.Table, rr rankRow) (align kernelTotal, outside int64, ok bool) {
+	align = c.kernelSum(k, rr, func(class, name string) bool { return class == "COMP" && IsAlign1GEMM(name) })
+	if rr.busy <= 0 || float64(align.ns)/float64(rr.busy) < c.th["align1_gemm_share"] {
+		return align, 0, false
+	}
+	o := c.ev.Table("ops")
+	var linked, bmm int64
+	for _, r := range c.rankRows(o, rr.trace, rr.rank) {
+		d := evidence.Int(o, r, "gpu_ns")
+		linked += d
+		switch n := evidence.Str(o, r, "name"); {
+		case n == "aten::bmm" || n == "aten::baddbmm":
+			bmm += d
+		case slices.Contains(matmulOps, n) || isConvOp(n):
+			outside += d
+		}
+	}
+	if linked <= 0 || bmm <= 0 {
+		return align, 0, false // no launch linked to an operator: no bound
+	}
+	outside += max(0, c.kernelSum(k, rr, func(string, string) bool { return true }).ns-linked)
+	g := c.ev.Table("graphs")
+	for _, r := range c.rankRows(g, rr.trace, rr.rank) {
+		if evidence.Int(g, r, "graph") >= -1 {
+			outside += evidence.Int(g, r, "gpu_ns")
+		}
+	}
+	in := align.ns - outside
+	return align, outside, 2*in > align.ns && bmm >= in
+}
+
+// align1Note is the unfused-attention finding's sentence on the align1
+// GEMM kernels its batched matmuls ran (attentionAlign1), which
+// misalignedGEMM then leaves to it ("" where they are not mostly its).
+func (c *ctx) align1Note(k *table.Table, l lever) string {
+	align, outside, ok := c.attentionAlign1(k, l.rr)
+	if !ok {
+		return ""
+	}
+	shape := ""
+	if sh, dtype, dim, size, _, ok := c.workload(l.rr.trace, l.rr.rank).MisalignedShape(); ok && (strings.HasPrefix(sh, "aten::bmm ") || strings.HasPrefix(sh, "aten::baddbmm ")) {
+		shape = fmt.Sprintf(" (the recorded %s in %s: its %s of %s is not a multiple of 16 bytes, which rules out cuBLAS's wider kernels)", sh, dtype, dim, table.Int(size))
+	}
+	return fmt.Sprintf(" They are also most of the %s that CUTLASS GEMM kernels built for 1-element alignment (align1) took in %d launches, %s of GPU busy time: the rank's other GEMM and convolution operators, graph replays and GPU work linked to no operator account for at most %s of it%s; the fused attention replaces them, so they are no separate issue.",
+		ms(align.ns), align.count, pct(float64(align.ns)/float64(l.rr.busy)), ms(outside), shape)
+}
+
+// eagerAttention: eager softmax kernels take a large share of GPU busy time
+// on a rank that runs no fused attention kernel and whose operators run
+// batched matmuls beside the softmax: an attention computed as matmul,
+// softmax, matmul, which writes and reads the whole score matrix (h100_owlv2:
+// cunn_SoftMaxForward is 46% of kernel time, more than its GEMMs).
+func eagerAttention(c *ctx) []evidence.Finding {
+	k := c.ev.Table("kernels")
+	if k == nil {
+		return nil
+	}
+	var out []evidence.Finding
+	for _, b := range c.attentionPicks(k) {
+		a := b.acc.(*attnAcc)
+		l := a.l
 		f := evidence.Finding{Trace: b.trace, Rank: b.rank, Status: "hypothesis", Severity: "minor",
 			Title: "An unfused attention: eager softmax kernels take a large share of GPU time",
 			Observation: fmt.Sprintf("PyTorch's eager softmax kernels took %s in %d launches, %s of GPU busy time; %s (%s)%s. No fused attention kernel (FlashAttention, fmha, memory-efficient) ran, and the operators ran %d batched matmuls (aten::bmm, baddbmm) beside %d softmaxes (aten::_softmax): attention computed as matmul, softmax, matmul, which writes and reads the whole score matrix. Largest: %s (%s).",
 				ms(a.soft.ns), a.soft.count, pct(b.score), c.busySpan(l), c.where(b.trace, b.rank), others(b.n), a.bmm, a.softmax,
-				shortName(evidence.Str(k, a.soft.top, "name")), ms(evidence.Int(k, a.soft.top, "total_ns"))) + bmmNote(a.bmmNs, a.soft.ns, l) + a.soft.preNote("softmax time"),
+				shortName(evidence.Str(k, a.soft.top, "name")), ms(evidence.Int(k, a.soft.top, "total_ns"))) + bmmNote(a.bmmNs, a.soft.ns, l) + c.align1Note(k, l) + a.soft.preNote("softmax time"),
 			Evidence: []evidence.Ref{ref("kernels", "rank", itoa(b.rank), "name", "*cunn_SoftMax*|*softmax_warp_*"), ref("ranks", "rank", itoa(b.rank))},
 			Impact:   float64(a.soft.ns) / float64(l.span()),
 			ImpactOf: c.shareOf("the GPU span the rules judge", b.trace, b.rank),
@@ -1043,6 +1316,9 @@ func eagerAttention(c *ctx) []evidence.Finding {
 			Verify:   "Re-profile: the softmax and batched-matmul kernels give way to one fused attention kernel per layer (flash, fmha or efficient_attention in its name), and GPU busy time falls.",
 			Refute:   "The softmax is not an attention's (a classifier's or a router's beside unrelated matmuls), or its rows are short, so the score matrix is small and a fused kernel saves little.",
 			Snippet:  "out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # not softmax(q @ k.transpose(-2, -1) * scale) @ v",
+		}
+		if strings.Contains(f.Observation, "CUTLASS GEMM kernels built for 1-element alignment") {
+			f.Evidence = append(f.Evidence, ref("kernels", "rank", itoa(b.rank), "name", "*cutlass*gemm*_align1*"))
 		}
 		if c.kernelCritical(&f, l, true) {
 			f.Severity = "critical"
@@ -1102,9 +1378,20 @@ func misalignedGEMM(c *ctx) []evidence.Finding {
 		sm75, sm80 int64 // of it, sm75- and sm80-family kernels (cutlass_75_, cutlass_80_)
 		bmmNs      int64 // the GPU time of aten::bmm and baddbmm beside an eager softmax
 	}
+	// The rank whose unfused-attention finding holds its align1 kernels
+	// (attentionAlign1) has them said there, not again here.
+	attention := map[string]int{}
+	for _, b := range c.attentionPicks(k) {
+		attention[b.trace] = b.rank
+	}
 	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		if rr.busy <= 0 {
 			return nil, 0, false
+		}
+		if r, ok := attention[rr.trace]; ok && r == rr.rank {
+			if _, _, in := c.attentionAlign1(k, rr); in {
+				return nil, 0, false
+			}
 		}
 		a := &acc{align: c.kernelSum(k, rr, func(class, name string) bool { return class == "COMP" && IsAlign1GEMM(name) })}
 		share := float64(a.align.ns) / float64(rr.busy)

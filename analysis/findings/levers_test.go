@@ -18,6 +18,8 @@ type rig struct {
 	kernels                         [][]any // kernelRow rows
 	features                        []string
 	memory                          *table.Table
+	ops                             [][]any // opRow rows
+	graphRows                       [][]any // graphRow rows
 }
 
 func (g rig) bundle() *evidence.Bundle {
@@ -47,7 +49,29 @@ func (g rig) bundle() *evidence.Bundle {
 	if g.memory != nil {
 		b.Tables["memory"] = g.memory
 	}
+	if g.ops != nil {
+		b.Tables["ops"] = &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns annotation"), Rows: g.ops}
+	}
+	if g.graphRows != nil {
+		b.Tables["graphs"] = &table.Table{Columns: cols("trace rank step phase graph launches empty_launches kernels min_per_launch max_per_launch gpu_ns span_ns"), Rows: g.graphRows}
+	}
 	return b
+}
+
+// opRow is one operator of the ops area in step: n calls that launched
+// gpu ns of GPU work themselves (one launch a call; 0 gpu: none linked).
+func opRow(step int64, name string, n, gpu int64) []any {
+	launches := n
+	if gpu == 0 {
+		launches = 0
+	}
+	return []any{"t", int64(0), step, "", name, n, n * 1000, n * 1000, int64(1000), launches, launches, gpu, false}
+}
+
+// graphRow is one graph of the graphs area: launches replays whose
+// kernels ran gpu ns (graph -2: kernels without a launching CPU event).
+func graphRow(graph, launches, gpu int64) []any {
+	return []any{"t", int64(0), int64(1), "", graph, launches, int64(0), 100 * launches, int64(100), int64(100), gpu, gpu}
 }
 
 // kernelRow is one kernel name: n instances of dur ns each, plus the
@@ -693,6 +717,223 @@ func TestMisalignedGEMMShapes(t *testing.T) {
 			}
 			if !strings.Contains(f.Fix, c.want) || strings.Contains(f.Fix, record) != (c.want == record) {
 				t.Errorf("fix %q, want %q", f.Fix, c.want)
+			}
+		})
+	}
+}
+
+// The fp32 finding splits its SIMT time by the operators that launched
+// the kernels where the trace links launches to operators (the ops area's
+// gpu_ns): cuDNN runs convolutions as sgemm kernels (ns_resolution_v100:
+// 117 ms of volta_sgemm launched by aten::convolution_backward and
+// aten::cudnn_convolution, 0.385 ms by aten::mm/addmm), and a rank that
+// replays CUDA graphs may run them there (trace_diff_test_v100: 177 ms of
+// its 200 ms of volta_sgemm inside 12 cudaGraphLaunch replays), where the
+// fix must say the graph is captured again under autocast.
+func TestFP32NoTensorCoresByLaunchingOperator(t *testing.T) {
+	v100, a100 := "Tesla V100-SXM2-32GB", "NVIDIA A100-SXM4-80GB"
+	sgemm := func(ns int64) []any { return kernelRow("volta_sgemm_64x64_nt", 100, ns/100, nil) }
+	dgrad := func(ns int64) []any {
+		return kernelRow("void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int)", 100, ns/100, nil)
+	}
+	tests := []struct {
+		name    string
+		gpu     string
+		kernels [][]any
+		ops     [][]any
+		graphs  [][]any
+		title   string   // "" = not checked
+		obs     []string // in the observation
+		fix     []string // in Fix+Snippet
+		absent  []string // in neither the title, the observation nor the fix
+	}{
+		{"sgemm launched by convolutions (ns_resolution_v100): moved to the convolutions", v100,
+			[][]any{sgemm(40_000_000), dgrad(20_000_000)},
+			[][]any{opRow(1, "aten::convolution_backward", 10, 25_000_000), opRow(2, "aten::convolution_backward", 10, 20_000_000),
+				opRow(1, "aten::cudnn_convolution", 10, 15_000_000), opRow(1, "aten::mm", 2, 300_000), opRow(1, "aten::addmm", 1, 200_000),
+				opRow(1, "aten::add_", 50, 2_000_000)},
+			nil,
+			"fp32 GEMMs and convolutions bypass the tensor cores: on Volta (V100) they need float16 (AMP)",
+			[]string{"took 60.0 ms (0.500 ms in GEMMs, 59.5 ms in convolutions)",
+				"39.5 ms of the GEMM-named kernels belong to convolutions: the operators that launched them are convolutions (aten::convolution_backward 45.0 ms, aten::cudnn_convolution 15.0 ms)",
+				"the matmul operators launched 0.500 ms"},
+			[]string{"GradScaler"}, []string{"40.0 ms in GEMMs", "graph"}},
+		{"every sgemm launched by a convolution: the finding speaks of convolutions only", v100,
+			[][]any{sgemm(60_000_000)},
+			[][]any{opRow(1, "aten::cudnn_convolution", 10, 30_000_000), opRow(1, "aten::cudnn_convolution_backward_input", 10, 31_000_000)},
+			nil,
+			"fp32 convolutions bypass the tensor cores: on Volta (V100) they need float16 (AMP)",
+			[]string{"fp32 convolution kernels on the SIMT path took 60.0 ms, 60.0% of GPU busy time", "60.0 ms of the GEMM-named kernels belong to convolutions"},
+			nil, []string{"in GEMMs", "graph"}},
+		{"A100: sgemm of convolutions takes cuDNN's TF32 fix, not the matmul one", a100,
+			[][]any{kernelRow("ampere_sgemm_128x64_nn", 100, 500_000, nil), kernelRow("cudnn_ampere_scudnn_128x64_relu_xregs_large_nn_v1", 100, 100_000, nil)},
+			[][]any{opRow(1, "aten::cudnn_convolution", 10, 60_000_000)},
+			nil,
+			"fp32 convolutions bypass the tensor cores: TF32 or bfloat16 would use them",
+			[]string{"50.0 ms of the GEMM-named kernels belong to convolutions"},
+			[]string{"torch.backends.cudnn.allow_tf32 = True"}, []string{"set_float32_matmul_precision"}},
+		{"no launch linked to an operator: the names' split", v100,
+			simtKernels(),
+			[][]any{opRow(1, "aten::cudnn_convolution", 10, 0), opRow(1, "aten::mm", 10, 0)},
+			nil,
+			"fp32 GEMMs and convolutions bypass the tensor cores: on Volta (V100) they need float16 (AMP)",
+			[]string{"took 60.0 ms (20.0 ms in GEMMs, 40.0 ms in convolutions)"},
+			nil, []string{"belong to convolutions", "graph"}},
+		{"convolutions launched less than their own SIMT kernels (resnet_2080ti's mislinked launches): nothing moves", v100,
+			simtKernels(),
+			[][]any{opRow(1, "aten::result_type", 10, 50_000_000), opRow(1, "aten::cudnn_convolution", 10, 30_000_000)},
+			nil,
+			"fp32 GEMMs and convolutions bypass the tensor cores: on Volta (V100) they need float16 (AMP)",
+			[]string{"took 60.0 ms (20.0 ms in GEMMs, 40.0 ms in convolutions)"},
+			nil, []string{"belong to convolutions"}},
+		{"matmul operators launched the sgemm: GEMMs stay GEMMs", v100,
+			[][]any{sgemm(60_000_000)},
+			[][]any{opRow(1, "aten::mm", 100, 40_000_000), opRow(2, "aten::addmm", 100, 20_000_000), opRow(1, "aten::cudnn_convolution", 10, 5_000_000)},
+			[][]any{graphRow(-1, 12, 30_000_000)},
+			"fp32 GEMMs bypass the tensor cores: on Volta (V100) they need float16 (AMP)",
+			[]string{"fp32 GEMM kernels on the SIMT path took 60.0 ms, 60.0% of GPU busy time"},
+			nil, []string{"convolution", "graph"}},
+		{"graph replays, no launch linked (trace_diff_test_v100): the trace cannot say, the fix recaptures", v100,
+			[][]any{sgemm(60_000_000)},
+			[][]any{opRow(1, "aten::mm", 100, 0), opRow(1, "aten::addmm", 100, 0)},
+			[][]any{graphRow(-2, 0, 5_000_000), graphRow(-1, 12, 80_000_000)},
+			"fp32 GEMMs bypass the tensor cores: on Volta (V100) they need float16 (AMP)",
+			[]string{"The rank replayed CUDA graphs (12 launches, whose kernels ran 80.0 ms, 80.0% of GPU busy time), and the trace links no launch to its operator, so it cannot say how much of this fp32 time ran inside them."},
+			[]string{"Train with automatic mixed precision in float16", "(the trace cannot say which do)", "one captured in fp32 stays fp32", "autocast must be active where the graph is captured",
+				"make_graphed_callables", "captured again", "with torch.cuda.amp.autocast(cache_enabled=False): model = torch.cuda.make_graphed_callables(model, (x,))"},
+			[]string{"most likely", "convolution"}},
+		{"graph replays and eager matmuls that launched a tenth: most likely inside the graphs", v100,
+			[][]any{sgemm(60_000_000)},
+			[][]any{opRow(1, "aten::mm", 100, 6_000_000), opRow(1, "aten::add_", 100, 3_000_000)},
+			[][]any{graphRow(3, 10, 50_000_000), graphRow(4, 2, 20_000_000)},
+			"fp32 GEMMs bypass the tensor cores: on Volta (V100) they need float16 (AMP)",
+			[]string{"54.0 ms of this fp32 time was launched by no eager matmul or convolution operator, and the rank replayed CUDA graphs (12 launches, whose kernels ran 70.0 ms, 70.0% of GPU busy time): most likely it ran inside them."},
+			[]string{"These kernels most likely run inside the CUDA graphs", "cache_enabled=False"},
+			[]string{"cannot say"}},
+		{"graph replays smaller than the rest: up to their time", v100,
+			[][]any{sgemm(60_000_000)},
+			[][]any{opRow(1, "aten::add_", 100, 3_000_000)},
+			[][]any{graphRow(-1, 4, 20_000_000)},
+			"",
+			[]string{"60.0 ms of this fp32 time was launched by no eager matmul or convolution operator", "up to 20.0 ms of it can have run inside them"},
+			[]string{"Where these kernels run inside the CUDA graphs:"},
+			[]string{"most likely"}},
+		{"only kernels without a launching CPU event (graph -2): no graph sentence", v100,
+			[][]any{sgemm(60_000_000)},
+			[][]any{opRow(1, "aten::mm", 100, 0)},
+			[][]any{graphRow(-2, 0, 30_000_000)},
+			"", nil, nil, []string{"graph"}},
+		{"A100 graphs: TF32 or bfloat16 in effect at capture", a100,
+			[][]any{kernelRow("ampere_sgemm_128x64_nn", 100, 600_000, nil)},
+			nil,
+			[][]any{graphRow(-1, 12, 80_000_000)},
+			"fp32 GEMMs bypass the tensor cores: TF32 or bfloat16 would use them",
+			[]string{"cannot say"},
+			[]string{"the TF32 setting or bfloat16 autocast must be active where the graph is captured", `with torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False)`},
+			[]string{"float16)"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := rig{producer: "profiler_step", gpu: tc.gpu, busy: 100_000_000, idle: 5_000_000, kernels: tc.kernels,
+				features: []string{"cpu_ops", "backward"}, ops: tc.ops, graphRows: tc.graphs}
+			fs := only(g, "fp32_no_tensor_cores", nil)
+			if len(fs) != 1 {
+				t.Fatalf("findings = %q, want one fp32_no_tensor_cores", rules(fs))
+			}
+			f := fs[0]
+			if tc.title != "" && f.Title != tc.title {
+				t.Errorf("title = %q, want %q", f.Title, tc.title)
+			}
+			for _, w := range tc.obs {
+				if !strings.Contains(f.Observation, w) {
+					t.Errorf("observation lacks %q:\n%s", w, f.Observation)
+				}
+			}
+			for _, w := range tc.fix {
+				if !strings.Contains(f.Fix+"\n"+f.Snippet, w) {
+					t.Errorf("fix lacks %q:\n%s\n%s", w, f.Fix, f.Snippet)
+				}
+			}
+			if w := hasAny(f.Title+"\n"+f.Observation+"\n"+f.Fix+"\n"+f.Snippet, tc.absent...); w != "" {
+				t.Errorf("finding mentions %q:\n%s\n%s\n%s\n%s", w, f.Title, f.Observation, f.Fix, f.Snippet)
+			}
+		})
+	}
+}
+
+// Where a rank's align1 GEMM kernels are mostly its unfused attention's
+// batched matmuls (h100_owlv2: all 360 align1 launches are aten::bmm's, 230
+// ms, which the attention finding already counts), the attention finding
+// says so in one sentence and no misaligned_gemm finding repeats them. The
+// ops area bounds the part outside aten::bmm/baddbmm: the other GEMM and
+// convolution operators' GPU time, graph replays, and GPU work linked to
+// no operator; where that is half the align1 time or more, or nothing is
+// linked, the misaligned finding stays.
+func TestAlign1FoldedIntoAttention(t *testing.T) {
+	const (
+		softmax = "void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, c10::BFloat16, float, c10::BFloat16, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(c10::BFloat16*, c10::BFloat16 const*, int)"
+		align1  = "void cutlass::Kernel2<cutlass_75_tensorop_bf16_s1688gemm_bf16_256x128_tn_align1>(Params)"
+		hopper  = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1"
+		add     = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int)"
+		note    = "They are also most of the 30.0 ms that CUTLASS GEMM kernels built for 1-element alignment (align1) took in 100 launches, 30.0% of GPU busy time"
+	)
+	// 90 ms of kernels: softmax 40, align1 30, Hopper GEMM 10, add 10.
+	kernels := func(alignNs int64) [][]any {
+		return [][]any{kernelRow(softmax, 100, 400_000, nil), kernelRow(align1, 100, alignNs/100, nil),
+			kernelRow(hopper, 100, 100_000, nil), kernelRow(add, 100, 100_000, nil)}
+	}
+	// The operators launched all 90 ms: aten::bmm the align1 30 ms,
+	// aten::addmm the Hopper GEMM's 10 ms (mm: what else they launched).
+	ops := func(bmm, addmm, add int64) [][]any {
+		return [][]any{opRow(1, "aten::_softmax", 10, 40_000_000), opRow(1, "aten::bmm", 10, bmm), opRow(2, "aten::baddbmm", 10, 0),
+			opRow(1, "aten::addmm", 10, addmm), opRow(1, "aten::add", 10, add)}
+	}
+	tests := []struct {
+		name     string
+		alignNs  int64
+		ops      [][]any
+		graphs   [][]any
+		features []string
+		want     string // rules() of eager_attention and misaligned_gemm
+		say      []string
+	}{
+		{"all align1 time inside the batched matmuls (h100_owlv2): folded", 30_000_000, ops(30_000_000, 10_000_000, 10_000_000), nil, nil,
+			"eager_attention:critical:hypothesis", []string{note, "account for at most 10.0 ms of it; the fused attention replaces them, so they are no separate issue."}},
+		{"the recorded misaligned shape is the attention's bmm", 30_000_000, ops(30_000_000, 10_000_000, 10_000_000), nil,
+			[]string{"gemm_misaligned=aten::bmm [16, 5185, 64] by [16, 64, 5185] c10::BFloat16 N=5185"},
+			"eager_attention:critical:hypothesis", []string{note, "(the recorded aten::bmm [16, 5185, 64] by [16, 64, 5185] in bf16: its N of 5,185 is not a multiple of 16 bytes"}},
+		{"other GEMMs launched half the align1 time: kept", 30_000_000, ops(15_000_000, 15_000_000, 20_000_000), nil, nil,
+			"eager_attention:critical:hypothesis misaligned_gemm:critical:hypothesis", nil},
+		{"no launch linked to an operator: kept", 30_000_000, ops(0, 0, 0), nil, nil,
+			"eager_attention:critical:hypothesis misaligned_gemm:critical:hypothesis", nil},
+		{"GPU work linked to no operator could hold it: kept", 30_000_000, ops(30_000_000, 10_000_000, 0)[:2], nil, nil,
+			"eager_attention:critical:hypothesis misaligned_gemm:critical:hypothesis", nil},
+		{"graph replays could hold it: kept", 30_000_000, ops(30_000_000, 10_000_000, 10_000_000), [][]any{graphRow(-1, 5, 20_000_000)}, nil,
+			"eager_attention:critical:hypothesis misaligned_gemm:critical:hypothesis", nil},
+		{"align1 under its share: no finding, no sentence", 9_000_000, ops(9_000_000, 10_000_000, 10_000_000), nil, nil,
+			"eager_attention:critical:hypothesis", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := rig{producer: "profiler_step", gpu: "NVIDIA H100 80GB HBM3", busy: 100_000_000, idle: 5_000_000, kernels: kernels(tc.alignNs),
+				features: append([]string{"cpu_ops"}, tc.features...), ops: tc.ops, graphRows: tc.graphs}
+			var fs []evidence.Finding
+			for _, f := range findings.Evaluate(evidence.Rollup(g.bundle(), evidence.Filter{}), nil) {
+				if f.Rule == "eager_attention" || f.Rule == "misaligned_gemm" {
+					fs = append(fs, f)
+				}
+			}
+			if got := rules(fs); got != tc.want {
+				t.Fatalf("findings = %q, want %q", got, tc.want)
+			}
+			obs := fs[0].Observation
+			for _, w := range tc.say {
+				if !strings.Contains(obs, w) {
+					t.Errorf("attention observation lacks %q:\n%s", w, obs)
+				}
+			}
+			if folded := strings.Contains(obs, "align1"); folded != (tc.say != nil) {
+				t.Errorf("attention observation names align1: %v, want %v:\n%s", folded, tc.say != nil, obs)
 			}
 		})
 	}

@@ -303,7 +303,7 @@ func syncEvidence(s *areaSlice) (string, *evidence.Gap) {
 		}
 		text += ", " + fmtMs(evidence.Int(t, top, "blocked_ns")) + " in " + plural(evidence.Int(t, top, "count"), "call", "calls") + "."
 		if edge > 0 {
-			text += " " + plural(edge, "sync", "syncs") + " at the capture's edges blocked " + fmtMs(edgeNs) + " (not the loop's waits: the profiler's stop synchronisation draining what the window queued, a harness sync, or a wait for work launched before the window or for the step before; see Capture quality)."
+			text += " " + plural(edge, "sync", "syncs") + " at the capture's edges blocked " + fmtMs(edgeNs) + " (left out of the loop's waits: the profiler's stop synchronisation draining what the window queued, a harness sync, the loop's own sync at a step's end, or a wait for work launched before the window or for the step before; see Capture quality)."
 		}
 		if held > 0 && edge > 0 {
 			text += " Of the other calls' time, " + fmtMs(held) + " passed while the GPU ran none of the trace's work: a wait for work the trace does not show (see Capture quality)."

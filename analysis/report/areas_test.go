@@ -622,3 +622,30 @@ func TestRankEvidenceOneProcess(t *testing.T) {
 	}
 	t.Error("no Rank imbalance row")
 }
+
+// Trace Metadata's span is the overview area's, Kineto's Record Window End
+// marker left out (vllm_graph_capture_full_mi300x: 59 ms of work, the
+// marker at 119 ms), over the ranks the filter keeps; without an overview
+// row it is the traces table's.
+func TestTraceMetaSpanIsOverviews(t *testing.T) {
+	b := evidence.NewBundle()
+	b.Traces = &table.Table{Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"), col("path", "VARCHAR", "TEXT"),
+		col("first_ts_ns", "BIGINT", "TIMESTAMP_NS"), col("last_end_ns", "BIGINT", "TIMESTAMP_NS")},
+		Rows: [][]any{{"a", int64(0), "a0.json", int64(0), int64(119_000_000)}, {"a", int64(1), "a1.json", int64(0), int64(119_000_000)}, {"b", int64(0), "b.json", int64(0), int64(50_000_000)}}}
+	b.Tables["overview"] = &table.Table{Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+		col("first_ns", "BIGINT", "TIMESTAMP_NS"), col("span_ns", "BIGINT", "DURATION_NS")},
+		Rows: [][]any{{"a", int64(0), int64(1_000_000), int64(59_000_000)}, {"a", int64(1), int64(2_000_000), int64(70_000_000)}}}
+	for _, c := range []struct {
+		f    evidence.Filter
+		want map[string]int64
+	}{
+		{evidence.Filter{}, map[string]int64{"a": 71_000_000, "b": 50_000_000}},
+		{evidence.Filter{Rank: 0, HasRank: true}, map[string]int64{"a": 59_000_000, "b": 50_000_000}},
+	} {
+		for _, m := range traceMetas(b, c.f) {
+			if m.SpanNs != c.want[m.Name] {
+				t.Errorf("filter %+v, trace %s: span %d, want %d", c.f, m.Name, m.SpanNs, c.want[m.Name])
+			}
+		}
+	}
+}

@@ -159,14 +159,14 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 			}
 			line := idle + ", and the held part recurs: " + strconv.FormatInt(a.Steps, 10) + " of the " + strconv.FormatInt(a.OfAll, 10) +
 				" steps of rank " + strconv.Itoa(a.Rank) + " of " + a.Trace + " hold 1 ms or more of it at once, with the work already launched." +
-				" That is the loop's own stall, not a capture artifact, and the trace does not show what held the device (" + what + "); the rules cannot judge its cause and leave it out: " + judged
+				" So it belongs to the loop, not to the capture, but the trace does not show what held the device, a stall or work it did not record (" + what + "); the rules cannot judge its cause and leave it out: " + judged
 			at := min(1, len(d.Summary))
 			if 2*ex >= span {
 				// negative_queue_length_a100: 54% of the span held, step
 				// after step, against exposed communication of 15% of it.
 				at = 0
 				if len(d.Critical) > 0 {
-					line += " That stall outweighs anything they judge: the bottleneck named next is the largest of the rest, not the loop's."
+					line += " That hold outweighs anything they judge: the bottleneck named next is the largest of the rest, not the loop's."
 				}
 			}
 			d.Summary = slices.Insert(d.Summary, at, line)
@@ -625,9 +625,40 @@ func traceMetas(b *evidence.Bundle, f evidence.Filter) []TraceMeta {
 		if sp := spans[name]; sp.last > sp.first {
 			m.SpanNs = sp.last - sp.first
 		}
+		if ns, ok := overviewSpan(b, name, f); ok {
+			m.SpanNs = ns
+		}
 		out = append(out, *m)
 	}
 	return out
+}
+
+// overviewSpan is a trace's span as the overview area defines it (its
+// ranks' first start to their last end, Kineto's Record Window End marker
+// left out: vllm_graph_capture_full_mi300x's 59 ms, where the traces
+// table's last end, the marker's, gives 119 ms); ok is false where the
+// bundle has no overview row of the trace.
+func overviewSpan(b *evidence.Bundle, trace string, f evidence.Filter) (ns int64, ok bool) {
+	t := b.Tables["overview"]
+	if t == nil || t.Col("first_ns") < 0 || t.Col("span_ns") < 0 {
+		return 0, false
+	}
+	var lo, hi int64
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") != trace || (f.HasRank && int(evidence.Int(t, r, "rank")) != f.Rank) {
+			continue
+		}
+		first := evidence.Int(t, r, "first_ns")
+		end := first + evidence.Int(t, r, "span_ns")
+		if !ok || first < lo {
+			lo = first
+		}
+		if !ok || end > hi {
+			hi = end
+		}
+		ok = true
+	}
+	return hi - lo, ok && hi > lo
 }
 
 func uniqInts(xs []int) []int {
@@ -643,9 +674,9 @@ func uniqInts(xs []int) []int {
 // featureColumns are columns that only some rows fill, NULL on every
 // other: the workload area's that one feature fills (gemm_shapes), the
 // sync area's dist_ns, which only ranks with TorchRec's input-dist ranges
-// fill, and the steps area's kv_tokens, only vLLM's. A table that shows no
-// such row leaves them out.
-var featureColumns = map[string]bool{"gemm_flops": true, "gemm_bytes": true, "dist_ns": true, "kv_tokens": true}
+// fill, the steps area's kv_tokens, only vLLM's, and its loader_ns, only
+// a DataLoader's. A table that shows no such row leaves them out.
+var featureColumns = map[string]bool{"gemm_flops": true, "gemm_bytes": true, "dist_ns": true, "kv_tokens": true, "loader_ns": true}
 
 // reportTable copies an evidence table without its histogram columns, nor
 // its feature columns where no row fills them.
@@ -1047,10 +1078,11 @@ func stepPhase(ev *evidence.Evidence, trace string, rank int) string {
 			case "mixed":
 				return " (a mixed step: prefill and decode in one batch)"
 			case "train":
-				// train_h800_ep64: DeepSeek's profile of one forward and
-				// backward chunk pair, with no optimizer step.
+				// train_h800_ep64: DeepSeek's profile of one ProfilerStep
+				// around the 1F1B section of a DualPipe schedule, with no
+				// optimizer step: part of an iteration, not a whole one.
 				if w := findings.ReadWorkload(ev, trace, rank); w.Known && w.Examples["optimizer"] == "" {
-					return " (a train step: forward and backward, no optimizer step)"
+					return " (training work: forward and backward but no optimizer step, so it may be a section of an iteration, such as a pipeline schedule's, not a whole one)"
 				}
 				return " (a train step)"
 			case "inference", "idle":
@@ -1261,7 +1293,7 @@ func fp4Note(b *evidence.Bundle, kernel string) string {
 	if family == "" {
 		return ""
 	}
-	return " Its name says FP4 weights, for which " + family + " has no matrix instructions: the kernel dequantises them in its loop, so its math runs at the bf16 rate while its weights move as 4 bits."
+	return " Its name says FP4 weights, for which " + family + " has no matrix instructions: most likely the kernel dequantises them in its loop (read from the name, not measured), so its matrix math runs at a 16-bit rate while its weights move as 4 bits."
 }
 
 // aiterNote is the next lever's sentence where aiter's tuned GEMM ran at
@@ -1760,7 +1792,31 @@ func idleUncaused(ev *evidence.Evidence, gate *findings.Gate, found []evidence.F
 	hw := min(evidence.Int(t, best, "host_wait_ns"), idle)
 	return idleUncausedPrefix + fmtMs(idle) + ", " + fmtPct(share) + " of the " + fmtMs(span) + " span the rules judge (rank " + strconv.Itoa(rk) +
 		" of " + name(tr) + "), and no rule names the cause: host waits (launch calls that started after the GPU went idle) are " +
-		fmtPct(shareOf(hw, idle)) + " of it; the rest waited on other streams, on dependencies or on work whose launching call the trace does not show. The CPU cross-check and the Idle gaps row split it further."
+		fmtPct(shareOf(hw, idle)) + " of it; the rest waited on other streams, on dependencies or on work whose launching call the trace does not show. The CPU cross-check and the Idle gaps row split it further." +
+		optimizerIdle(ev, tr, rk, idle)
+}
+
+// OptimizerIdleShare is the share of a rank's unexplained GPU idle that
+// its optimizer steps must hold for idleUncaused to name them (our
+// choice: a quarter, the largest block a reader should look at first).
+const OptimizerIdleShare = 0.25
+
+// optimizerIdle is idleUncaused's sentence on the GPU idle inside the
+// rank's outermost optimizer steps (the workload area's
+// optimizer_gpu_idle), where it holds OptimizerIdleShare of idle or more
+// (mtia_single_rank: 3,490 ms of its 5,629 ms, inside a 4,363 ms step).
+func optimizerIdle(ev *evidence.Evidence, trace string, rank int, idle int64) string {
+	w := findings.ReadWorkload(ev, trace, rank)
+	if idle <= 0 || w.OptimizerIdleNs <= 0 || float64(w.OptimizerIdleNs) < OptimizerIdleShare*float64(idle) {
+		return ""
+	}
+	in := min(w.OptimizerIdleNs, idle)
+	line := " The largest block of it the trace names is the optimizer's step: " + fmtMs(in) + " (" + fmtPct(shareOf(in, idle)) + ") lies inside " + w.OptimizerStep +
+		" (" + fmtMs(w.OptimizerSpanNs) + " of it inside the GPU span), where the host updates the parameters while the GPU waits"
+	if w.Foreach {
+		return line + "; the rank already runs multi-tensor (foreach or fused) operators, so the CPU operator hotspots say what else the step runs."
+	}
+	return line + ": most likely one parameter at a time (a hypothesis; the CPU operator hotspots say what it runs), which a multi-tensor (foreach) or fused optimizer does in a few launches where the platform has one."
 }
 
 // recurringHold is the held artifact that recurs step after step with the
