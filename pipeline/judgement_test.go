@@ -954,13 +954,16 @@ func TestOpsInclusiveCountsNestedSameNameOnce(t *testing.T) {
 // calls, each the first launch of its kernel (a module loaded then), are
 // one. Three slow launches of a kernel already launched are the loop's
 // (negative_queue_length_a100: slow launches of the same kernels in every
-// step).
+// step), and so are three first launches whose kernel runs through most
+// of the call: a runtime whose launch returns once its kernel has run
+// (mtia_single_rank: a 212 ms call around its 211 ms kernel).
 func TestJudgementRecurringSlowCalls(t *testing.T) {
 	for _, c := range []struct {
 		slow     int
 		newKern  bool
+		inside   bool // the kernel runs inside its launch call
 		firstUse bool
-	}{{40, false, false}, {3, true, true}, {3, false, false}} {
+	}{{40, false, false, false}, {3, true, false, true}, {3, false, false, false}, {3, true, true, false}} {
 		k := newJT(jH100, 0, 1)
 		const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
 		k.steps(1, 40, 0, 10_000, func(step int, at float64) {
@@ -972,12 +975,16 @@ func TestJudgementRecurringSlowCalls(t *testing.T) {
 				if c.newKern {
 					name = fmt.Sprintf("void at::native::reduce_kernel<%d>", step)
 				}
-				k.slowKernel(name, at+100, 2_000, at+9_000, 500)
+				ts, dur := at+9_000, 500.0
+				if c.inside {
+					ts, dur = at+150, 1_900
+				}
+				k.slowKernel(name, at+100, 2_000, ts, dur)
 			}
 		})
 		j := judge(t, k.write(t, t.TempDir(), "slowcalls.json"))
 		if got := strings.Contains(j.capture(), "First-use runtime calls"); got != c.firstUse {
-			t.Errorf("%d slow launches (new kernels %v): a first-use artifact %v, want %v:\n%s", c.slow, c.newKern, got, c.firstUse, j.capture())
+			t.Errorf("%d slow launches (new kernels %v, inside %v): a first-use artifact %v, want %v:\n%s", c.slow, c.newKern, c.inside, got, c.firstUse, j.capture())
 		}
 	}
 }
