@@ -1751,7 +1751,7 @@ func TestJudgementUnmatchedBandwidthBound(t *testing.T) {
 	j := judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "mi300x_resnet_act_checkpoint"))
 	f := j.one(t, "comm_not_overlapped")
 	if !strings.Contains(f.Observation, "all_reduce moved 70.1 MB in 47.1 ms of kernel time, 2.6 GB/s of bus bandwidth over that whole time") ||
-		!strings.Contains(f.Observation, "the job is on one node (its world size, 8, fits on the 8 GPUs its process sees)") ||
+		!strings.Contains(f.Observation, "the job is most likely on one node (its world size, 8, fits on the 8 GPUs its process sees; an inference: the trace does not name the hosts)") ||
 		strings.Contains(f.Observation, "spanning hosts") || strings.Contains(f.Observation, "broadcast moved") ||
 		!strings.Contains(f.Observation, "Communication (71.5 ms) outlasts computation (25.7 ms)") {
 		t.Errorf("comm finding: %s", f.Observation)

@@ -324,7 +324,7 @@ func (cr *collRank) unmatchedBandwidth(hl hostLayout) string {
 	}
 	s := " The args size these collectives: " + strings.Join(parts, "; ") + ". That is far below what GPUs in one node exchange (tens of GB/s and more)"
 	if hl.oneNode() {
-		return s + fmt.Sprintf(", and the job is on one node (its world size, %d, fits on the %d GPUs its process sees), so no network between hosts slows it: either most of this time is waiting for the other ranks to arrive, or the collective library moves the data over a slower path than the GPUs' links (two hypotheses: the trace does not split wait from transfer here; a benchmark of the link tells them apart).", hl.world, hl.gpus)
+		return s + fmt.Sprintf(", and the job is most likely on one node (its world size, %d, fits on the %d GPUs its process sees; an inference: the trace does not name the hosts), so no network between hosts slows it: either most of this time is waiting for the other ranks to arrive, or the collective library moves the data over a slower path than the GPUs' links (two hypotheses: the trace does not split wait from transfer here; a benchmark of the link tells them apart).", hl.world, hl.gpus)
 	}
 	return s + ", so most of this time is probably waiting for the other ranks to arrive, not transfer (a hypothesis: a group spanning hosts on a slow network would transfer this slowly too)."
 }

@@ -159,7 +159,7 @@ func printHTML(w io.Writer, d *Doc) error {
 		p("<li>Nothing further surfaced.</li>\n")
 	}
 	for _, is := range d.FollowUps {
-		p(`<li data-tb-issue="`, esc(is.ID), `">`, esc(is.Observation), " — <strong>Fix:</strong> ", esc(is.Fix))
+		p(`<li data-tb-issue="`, esc(is.ID), `">`, esc(is.Observation), ` <span class="tb-tag">`, statusText(is.Confirmed), "</span> — <strong>Fix:</strong> ", esc(is.Fix))
 		if is.Window != nil {
 			p(` <br><span class="tb-tag">`)
 			htmlWindow(p, is.Window)

@@ -95,7 +95,7 @@ func printMarkdown(w io.Writer, d *Doc) error {
 		p("- Nothing further surfaced.\n")
 	}
 	for _, is := range d.FollowUps {
-		p("- ", mdText(is.Observation), " -- **Fix:** ", mdText(is.Fix))
+		p("- ", mdText(is.Observation), " ", statusText(is.Confirmed), " -- **Fix:** ", mdText(is.Fix))
 		if is.Window != nil {
 			p(" -- ", mdWindow(is.Window))
 		}

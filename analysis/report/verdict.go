@@ -256,6 +256,11 @@ func busyShare(cv *crossview.Result) string {
 	}
 	m := cv.Check.Metrics
 	s := ": the GPU was busy " + share(m.BusyNs, m.SpanNs(), "GPU span the cross-check judges")
+	if m.Comm() >= ExposedCommInBusy {
+		// trace_diff_control_a100: 87.9 ms of NCCL kernels ran alone, 18.9%
+		// of its span, and one rank of eight is loaded.
+		s += " (" + fmtMs(m.CommExposedNs) + " of it communication kernels running alone, which may be waiting for other ranks rather than moving data)"
+	}
 	queued := ", with work the host had launched waiting behind it for " + fmtPct(m.Queued()) + " of that span (the host ahead of it)"
 	if cv.Check.Rule == "host-ahead" {
 		// Busy under the saturated mark: the queue behind it is what
@@ -270,6 +275,12 @@ func busyShare(cv *crossview.Result) string {
 	}
 	return s + ", with its launching threads blocked on it for " + fmtPct(m.Blocked()) + " of that span (the host ahead of it)"
 }
+
+// ExposedCommInBusy is the share of the GPU span that communication
+// running alone must reach for busyShare to say that a gpu-bound reading's
+// busy time holds it (our choice: a tenth, where the wait it may hide
+// could move the reading).
+const ExposedCommInBusy = 0.10
 
 // demote moves the claim titled title from Confirmed evidence to the
 // Hypotheses, and says hypothesis where the Evidence table's

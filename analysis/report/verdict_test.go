@@ -542,6 +542,10 @@ func TestReconcileNoCriticalIssue(t *testing.T) {
 	// trace_diff_control_a100: busy under the saturated mark, the host
 	// ahead of it most of the span.
 	ahead := crossview.Metrics{GPUTimeNs: 1, WallNs: 500_000_000, BusyNs: 418_000_000, IdleNs: 82_000_000, QueuedWhileBusyNs: 396_500_000}
+	// Its busy time holds 87.9 ms of NCCL kernels running alone, which one
+	// rank cannot split into waiting and transfer: the line says so.
+	aheadComm := ahead
+	aheadComm.CommExposedNs = 94_500_000
 	for _, c := range []struct {
 		label, capped string
 		m             crossview.Metrics
@@ -549,6 +553,7 @@ func TestReconcileNoCriticalIssue(t *testing.T) {
 		rule          string
 	}{
 		{crossview.Hypothesis, "", ahead, "The CPU cross-check reads this slice as gpu-bound (hypothesis): the GPU was busy 83.6% of the 500.000 ms GPU span the cross-check judges, with work the host had launched waiting behind it for 79.3% of that span (the host ahead of it) and idle 16.4% of it, and no rule's finding crosses its critical threshold", "host-ahead"},
+		{crossview.Hypothesis, "", aheadComm, "the GPU was busy 83.6% of the 500.000 ms GPU span the cross-check judges (94.500 ms of it communication kernels running alone, which may be waiting for other ranks rather than moving data), with work the host had launched", "host-ahead"},
 		{crossview.Hypothesis, "", m, "The CPU cross-check reads this slice as gpu-bound (hypothesis): the GPU was busy 99.7% of the 500.000 ms GPU span the cross-check judges, and no rule's finding crosses its critical threshold", ""},
 		{crossview.Confirmed, "", queued, "The CPU cross-check reads this slice as gpu-bound (confirmed): the GPU was busy 99.7% of the 500.000 ms GPU span the cross-check judges, with work the host had launched waiting behind it for 99.4% of that span (the host ahead of it), but no rule's finding crosses its critical threshold", ""},
 		{crossview.Confirmed, "", blocked, "The CPU cross-check reads this slice as gpu-bound (confirmed): the GPU was busy 99.7% of the 500.000 ms GPU span the cross-check judges, with its launching threads blocked on it for 10.0% of that span (the host ahead of it), but no rule's finding", ""},
@@ -1173,4 +1178,19 @@ func TestIdleUncausedOptimizer(t *testing.T) {
 			t.Errorf("%s: %q", c.name, got)
 		}
 	}
+}
+
+// A follow-up says whether it is confirmed or a hypothesis, as an issue
+// does (dlrm_8rank's DataLoader follow-up, a hypothesis, said neither).
+func TestFollowUpStatus(t *testing.T) {
+	d := &Doc{FollowUps: []Issue{{Observation: "Loader took 1.3 ms.", Fix: "Use workers."}, {Observation: "Syncs opened gaps.", Fix: "Defer them.", Confirmed: true}}}
+	var md, html strings.Builder
+	if err := printMarkdown(&md, d); err != nil {
+		t.Fatal(err)
+	}
+	if err := printHTML(&html, d); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Contains(t, "markdown", md.String(), "- Loader took 1.3 ms. (hypothesis) -- **Fix:** Use workers.", "- Syncs opened gaps. (confirmed) -- **Fix:** Defer them.")
+	testutil.Contains(t, "html", html.String(), `Loader took 1.3 ms. <span class="tb-tag">(hypothesis)</span> — <strong>Fix:</strong> Use workers.`)
 }
