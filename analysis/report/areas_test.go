@@ -649,3 +649,25 @@ func TestTraceMetaSpanIsOverviews(t *testing.T) {
 		}
 	}
 }
+
+// One call that holds half the launches' host time or more (resnet_2080ti:
+// a 726 ms first launch in 946 ms over 9,628 calls) is named, and the mean
+// is the other calls'; a call under that share leaves the plain mean.
+func TestLaunchRowLongestCallApart(t *testing.T) {
+	for _, c := range []struct {
+		longest int64
+		want    string
+	}{
+		{726_000_000, "9,628 kernel launches took 946.000 ms of host time (rank 0), 726.000 ms of it in the longest call alone: the others' mean is 0.023 ms"},
+		{400_000_000, "9,628 kernel launches took 946.000 ms of host time (mean 0.098 ms, rank 0)"},
+	} {
+		ev := areaEvidence()
+		ev.Tables["launch"] = &table.Table{Name: "launch", Columns: []table.Column{col("trace", "VARCHAR", "TEXT"), col("rank", "BIGINT", "INT"),
+			col("call", "VARCHAR", "TEXT"), col("launches", "BIGINT", "COUNT"), col("cpu_ns", "BIGINT", "DURATION_NS"), col("max_cpu_ns", "BIGINT", "DURATION_NS"),
+			col("short", "BIGINT", "COUNT"), col("delay_outliers", "BIGINT", "COUNT"), col("with_gpu", "BIGINT", "COUNT")},
+			Rows: [][]any{{"job", int64(0), "cudaLaunchKernel", int64(9628), int64(946_000_000), c.longest, int64(10), int64(2), int64(9628)}}}
+		if got := evidenceOf(ev, "Kernel launches"); !strings.HasPrefix(got, c.want) {
+			t.Errorf("longest %d: launch row %q, want %q", c.longest, got, c.want)
+		}
+	}
+}
