@@ -2474,3 +2474,26 @@ func TestJudgementCommOverlap(t *testing.T) {
 		}
 	}
 }
+
+// A warm-up label written twice, one range inside the other (PARAM's
+// critical_path_alexnet: 12,757 and 12,744 ms), is one warm-up; two
+// apart are two.
+func TestJudgementNestedWarmupCountsOnce(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		second float64 // start of the second warm-up range (µs)
+		want   string
+	}{{"nested", 10, "1 range whose name says warm-up"}, {"apart", 3_500, "2 ranges whose name says warm-up"}} {
+		k := newJT(jH100, 0, 1)
+		const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+		k.op("user_annotation", "warmup|forward", 0, 3_000)
+		k.op("user_annotation", "warmup|forward", c.second, 900)
+		k.steps(1, 40, 5_000, 10_000, func(step int, at float64) {
+			for i := 0; i < 3; i++ {
+				k.kernel(gemm, at+10+float64(i)*20, at+100+float64(i)*3000, 2900)
+			}
+		})
+		j := judge(t, k.write(t, t.TempDir(), "warmup.json"))
+		j.artifact(t, "Warm-up iterations inside the window", c.want)
+	}
+}

@@ -58,7 +58,8 @@ func TestWorkloadRealTraces(t *testing.T) {
 		ddp, allreduceBwd, torchrec bool
 		workers, torchMajor         int
 		era, torchVersion           string
-		slowViews                   bool // Workload.SlowViews
+		pythonVersion               string // a process name's, python3.8
+		slowViews                   bool   // Workload.SlowViews
 		features                    []string
 		gemm                        findings.GEMMWork
 		convBatch                   int64
@@ -80,8 +81,8 @@ func TestWorkloadRealTraces(t *testing.T) {
 			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_single", "ddp", "optimizer", "optimizer_gpu_idle", "record_shapes", "torchrec", "torchrec_pipeline", "view_ops"}},
 			[2]string{"ddp", "DistributedDataParallel.forward"}},
 		{"hta/triton_example", false, []int{0}, want{
-			phase: "inference (no backward operator)", compiled: true, inductor: true, workers: -1, torchMajor: 2,
-			features: []string{"compiled", "cpu_ops", "inductor_kernels", "record_shapes"}}, [2]string{}},
+			phase: "inference (no backward operator)", compiled: true, inductor: true, workers: -1, torchMajor: 2, pythonVersion: "3.10",
+			features: []string{"compiled", "cpu_ops", "inductor_kernels", "python_version", "record_shapes"}}, [2]string{}},
 		{"hta/inference_rank1_oldcats", false, []int{1}, want{
 			// Runtime calls and kernels only: no operator, so no phase.
 			phase: "unknown", workers: -1, era: "2021",
@@ -104,8 +105,8 @@ func TestWorkloadRealTraces(t *testing.T) {
 			phase: "inference (no backward operator)", compiled: true, inductor: true, workers: -1, torchMajor: 2,
 			features: []string{"compiled", "cpu_ops", "dynamo_frames", "inductor_kernels", "view_ops"}}, [2]string{}},
 		{"hta/nccl_data_a100", true, []int{0}, want{
-			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, workers: -1, slowViews: true,
-			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "ddp", "foreach_ops", "optimizer", "optimizer_gpu_idle", "view_ops"}}, [2]string{}},
+			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, workers: -1, slowViews: true, pythonVersion: "3.10",
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "ddp", "foreach_ops", "optimizer", "optimizer_gpu_idle", "python_version", "view_ops"}}, [2]string{}},
 		{"hta/negative_queue_length_a100", true, []int{0}, want{
 			// AOTAutograd's CompiledFunction (PyTorch 2.0-era Inductor kernels
 			// named triton__0d1d...) under DDP, with TorchRec's pipeline.
@@ -116,11 +117,11 @@ func TestWorkloadRealTraces(t *testing.T) {
 		{"hta/df_index_resolver_v100", true, []int{1}, want{
 			// AOTAutograd's CompiledFunction with eager kernels only, captured
 			// in November 2022: functorch's aot_function, not torch.compile.
-			phase: "training (backward operators present)", allreduceBwd: true, workers: -1,
-			features: []string{"allreduce_in_backward", "aot_autograd", "backward", "cpu_ops", "optimizer", "optimizer_gpu_idle", "view_ops"}}, [2]string{"aot_autograd", "CompiledFunction"}},
+			phase: "training (backward operators present)", allreduceBwd: true, workers: -1, pythonVersion: "3.8",
+			features: []string{"allreduce_in_backward", "aot_autograd", "backward", "cpu_ops", "optimizer", "optimizer_gpu_idle", "python_version", "view_ops"}}, [2]string{"aot_autograd", "CompiledFunction"}},
 		{"hta/trace_diff_control_a100", true, []int{3}, want{
-			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, torchrec: true, workers: 1,
-			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_workers", "ddp", "gemm_misaligned", "optimizer", "optimizer_gpu_idle", "record_shapes", "torchrec", "torchrec_pipeline"}}, [2]string{}},
+			phase: "training (backward operators present)", ddp: true, allreduceBwd: true, torchrec: true, workers: 1, pythonVersion: "3.8",
+			features: []string{"allreduce_in_backward", "backward", "cpu_ops", "dataloader_workers", "ddp", "gemm_misaligned", "optimizer", "optimizer_gpu_idle", "python_version", "record_shapes", "torchrec", "torchrec_pipeline"}}, [2]string{}},
 		{"tracelens/mi300x_resnet_act_checkpoint", true, []int{0}, want{
 			// Dynamo frames from activation checkpointing's
 			// torch._disable_dynamo: PyTorch 2, not compiled.
@@ -160,7 +161,7 @@ func TestWorkloadRealTraces(t *testing.T) {
 				w := findings.ReadWorkload(ev, "t", rank)
 				got := want{phase: w.Phase(), compiled: w.Compiled, inductor: w.InductorKernels, ddp: w.DDP,
 					allreduceBwd: w.BackwardAllReduce, torchrec: w.TorchRec, workers: w.DataLoaderWorkers,
-					torchMajor: w.TorchMajor, era: w.Era, torchVersion: w.TorchVersion, features: features(w), gemm: w.GEMM,
+					torchMajor: w.TorchMajor, era: w.Era, torchVersion: w.TorchVersion, pythonVersion: w.PythonVersion, features: features(w), gemm: w.GEMM,
 					convBatch: w.ConvBatch}
 				_, got.slowViews = w.SlowViews()
 				exp := tc.want

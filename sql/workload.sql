@@ -122,6 +122,11 @@
 --     (kineto up to 2021: about PyTorch 1.8-1.10).
 -- - torch_version: the version a metadata key "torch_version" states (as
 --     example; count is the files that state it, total_ns 0).
+-- - python_version: the Python version a process name states, where the
+--     profiler named the process after its executable ("python3.8":
+--     df_index_resolver_v100), as example ("3.8"; count 1, total_ns 0);
+--     the highest where names differ. None where the names say no version
+--     ("python3", "python").
 -- - record_shapes: CPU operators that carry "Input Dims" (captured with
 --     record_shapes=True, which adds host time to every operator), among
 --     the first 200,000 events of each file: the profiler records shapes for
@@ -285,6 +290,18 @@ _tv AS (
     CAST(NULL AS BIGINT) AS ts_ns, CAST(0 AS BIGINT) AS dur_ns
   FROM traces
   WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR) AND ($2::INTEGER < 0 OR rank = $2::INTEGER)
+),
+_pyv AS (
+  SELECT trace, rank, 'python_version' AS feature,
+    max_by(v, string_split(v, '.')[2]::INTEGER) AS name,
+    CAST(NULL AS BIGINT) AS ts_ns, CAST(0 AS BIGINT) AS dur_ns
+  FROM (
+    SELECT DISTINCT trace, rank, regexp_extract(process_name, '^python(3\.\d+)$', 1) AS v
+    FROM threads
+    WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR) AND ($2::INTEGER < 0 OR rank = $2::INTEGER)
+  )
+  WHERE v <> ''
+  GROUP BY trace, rank
 ),
 -- One row per rank: whether its operators carry their input shapes.
 _rs0 AS (
@@ -503,6 +520,8 @@ _all AS MATERIALIZED (
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _rf WHERE feature IS NOT NULL
   UNION ALL
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _arb
+  UNION ALL
+  SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _pyv
   UNION ALL
   SELECT trace, rank, feature, name, ts_ns, dur_ns FROM _tv WHERE name <> ''
   UNION ALL

@@ -292,7 +292,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 			if kind == "warmup" && counter {
 				// cupti_profiler: its warm-up forward "took" 6970 ms of
 				// kernel replays; the ranges are named, their time is not.
-				a.Detail = fmt.Sprintf("%d ranges whose name says warm-up, e.g. %s (%s); their durations are the counter replay's, not the workload's.", x.count, x.name, where)
+				a.Detail = fmt.Sprintf("%d %s whose name says warm-up, e.g. %s (%s); their durations are the counter replay's, not the workload's.", x.count, noun(x.count, "range", "ranges"), x.name, where)
 			}
 			if kind == "harness" && counter {
 				a.Detail = fmt.Sprintf("%d %s %s (%s): PARAM's operator benchmark clearing the cache before a measured run, not the measured model's work; their durations are the counter replay's.", x.count, x.name, noun(x.count, "range", "ranges"), where)
@@ -494,7 +494,7 @@ func artifactOf(trace string, rank int, where string, count, total, max, idle in
 		a.Detail = fmt.Sprintf("%d %s of lazy kernel loading or of the profiler's buffers (Lazy Function Loading: a kernel's module loaded on its first launch; Activity Buffer Request or Buffer Flush: the profiler's own buffers), inside operators that took %s in all, left out whole with their other first-call work; the longest operator, %s, took %s (%s)%s. One-time or the profiler's own costs, not the loop's.", count, noun(count, "event", "events"), ms(total), longest, ms(max), where, idleText)
 	case "warmup":
 		a.Title = "Warm-up iterations inside the window"
-		a.Detail = fmt.Sprintf("%d ranges whose name says warm-up, the longest %s (%s, %s)%s.", count, name, ms(max), where, idleText)
+		a.Detail = fmt.Sprintf("%d %s whose name says warm-up, the longest %s (%s, %s)%s.", count, noun(count, "range", "ranges"), name, ms(max), where, idleText)
 	case "warmup_step":
 		a.Title = "A first step far longer than the others of its phase (warm-up or a one-off)"
 		a.Detail = fmt.Sprintf("%s took %s, at least twice the median of the later steps of its phase (%s)%s.", name, ms(max), where, idleText)

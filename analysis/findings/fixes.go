@@ -135,8 +135,29 @@ func wheelCommand(c device.Caps, w Workload) string {
 	if w.TorchRec {
 		pkgs, also = "torch fbgemm-gpu torchrec", "; TorchRec's fbgemm-gpu and torchrec move with it"
 	}
+	if pythonBefore(w.PythonVersion, 3, 9) {
+		// df_index_resolver_v100's process is python3.8: PyTorch 2.5 and
+		// later publish no cp38 wheel (pytorch/pytorch#138979), and the
+		// cu126 builds begin later still.
+		also += "; it needs Python 3.9 or later, and this trace's process is python" + w.PythonVersion + " (PyTorch 2.5 and later publish no Python 3.8 wheels): a newer Python comes first"
+	}
 	return fmt.Sprintf("pip install -U %s --index-url https://download.pytorch.org/whl/%s  # %s: PyTorch %s's %s wheels dropped it%s",
 		pkgs, legacyWheel.build, arch, legacyWheel.release, legacyWheel.dropped, also)
+}
+
+// pythonBefore says whether a Python version ("3.8") is before major.minor;
+// false for "" or one it cannot read.
+func pythonBefore(v string, major, minor int) bool {
+	a, b, ok := strings.Cut(v, ".")
+	if !ok {
+		return false
+	}
+	ma, err1 := strconv.Atoi(a)
+	mi, err2 := strconv.Atoi(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma < major || (ma == major && mi < minor)
 }
 
 // compileAdvice says whether torch.compile can be prescribed on the rank

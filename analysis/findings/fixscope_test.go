@@ -56,6 +56,10 @@ func TestCompileFixByGPUGeneration(t *testing.T) {
 		{"V100 running TorchRec: its fbgemm-gpu and torchrec move with torch", "Tesla V100-SXM2-32GB", 7, 0, []string{"torchrec=KJT"},
 			append(append([]string{`dense_arch = torch.compile(dense_arch, backend="inductor"`, "with TorchRec, compile the dense modules (DLRM's dense_arch and over_arch), not the whole DistributedModelParallel"}, volta[1:]...),
 				"pip install -U torch fbgemm-gpu torchrec --index-url https://download.pytorch.org/whl/cu126"), []string{"pip install -U torch --index-url", "model = torch.compile"}},
+		// df_index_resolver_v100: a python3.8 process gets no cu126 wheel.
+		{"V100 on Python 3.8: a newer Python first", "Tesla V100-SXM2-32GB", 7, 0, []string{"python_version=3.8"},
+			append(append([]string{}, wheels...), "it needs Python 3.9 or later, and this trace's process is python3.8 (PyTorch 2.5 and later publish no Python 3.8 wheels): a newer Python comes first"), nil},
+		{"V100 on Python 3.10: the wheel alone", "Tesla V100-SXM2-32GB", 7, 0, []string{"python_version=3.10"}, wheels, []string{"Python 3.9 or later"}},
 		{"V100 on PyTorch 2.5: no wheel to change", "Tesla V100-SXM2-32GB", 7, 0, []string{"torch_version=2.5.1+cu121"},
 			volta, []string{"cu126", "pip install"}},
 		{"T4 (Turing): Inductor, no matmul gain; its wheels are current", "Tesla T4", 7, 5, nil,

@@ -37,6 +37,7 @@ import (
 //	compiled_gpu_idle         CompiledIdleNs
 //	legacy_categories         Era "2021"
 //	torch_version             TorchVersion, TorchMajor
+//	python_version            PythonVersion
 //	view_ops                  ViewOps, ViewOpsNs
 //	gemm_shapes               GEMM
 //	gemm_misaligned           Misaligned
@@ -164,6 +165,9 @@ type Workload struct {
 	// TorchVersion is the PyTorch version the trace's metadata states
 	// ("2.6.0+cu124"), "" when it states none.
 	TorchVersion string
+	// PythonVersion is the Python version a process name states ("3.8"
+	// of python3.8), "" when none does.
+	PythonVersion string
 	// Examples maps each feature the trace shows (the area's feature
 	// names) to the first event name that shows it, for the report to
 	// quote; nil when none shows.
@@ -297,6 +301,8 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 				FLOPs: evidence.Int(t, r, "gemm_flops"), Bytes: evidence.Int(t, r, "gemm_bytes")})
 		case "legacy_categories":
 			w.Era = "2021"
+		case "python_version":
+			w.PythonVersion = name
 		case "torch_version":
 			w.TorchVersion = name
 			if m := torchMajor(name); m > 0 {

@@ -113,13 +113,13 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 			d.Summary = append(d.Summary, moreIssuesLine(len(d.Critical)-1, len(d.FollowUps)))
 		}
 		if f := crit[0]; f.Rank >= 0 && len(stepsOf(ev, f.Trace, f.Rank)) == 1 {
-			d.Summary = append(d.Summary, "The capture holds one step of rank "+strconv.Itoa(f.Rank)+stepPhase(ev, f.Trace, f.Rank)+": the verdict rests on that step alone; capture several to see whether it recurs."+coldStep(ev, f.Trace, f.Rank))
+			d.Summary = append(d.Summary, oneStepLine(ev, f.Trace, f.Rank, "the verdict", "recurs"))
 		}
 	} else {
 		d.Summary = append(d.Summary, noCriticalLine(d.FollowUps, gate.Inconclusive() != "", noGPUWork(ev)))
 		if trace, rank, ok := oneRank(ev); ok && len(stepsOf(ev, trace, rank)) == 1 {
 			// vllm_decode_full_mi300x: one decode step, read as the loop.
-			d.Summary = append(d.Summary, "The capture holds one step of rank "+strconv.Itoa(rank)+stepPhase(ev, trace, rank)+": what this report reads rests on that step alone; capture several to see whether it holds for the others."+coldStep(ev, trace, rank))
+			d.Summary = append(d.Summary, oneStepLine(ev, trace, rank, "what this report reads", "holds for the others"))
 		}
 	}
 	if len(d.Critical) == 0 && gate.Inconclusive() == "" {
@@ -1874,6 +1874,32 @@ func noGPUWork(ev *evidence.Evidence) bool {
 // capture area's longest profiler-overhead event on the rank is a Lazy
 // Function Loading (a kernel's module loaded on its first launch: b200_eager,
 // 9 of them inside its one prefill step); "" otherwise.
+// oneStepLine is the summary's line on a rank whose capture holds one
+// step: what (the verdict, or what the report reads) rests on it, and
+// capturing several shows whether it (then) holds. A step that covers
+// under half of the rank's wall time leaves most of the window outside
+// it (cpu_only: ProfilerStep#551, 210 of 1,290 ms, beside gloo
+// all-reduces to the window's end): the line says so, as the rules read
+// the whole window. The step's extent is its host time or its GPU busy
+// time, the longer: a decode step's GPU work runs after its host range
+// (vllm_decode_full_mi300x: 2.4 ms of host, 10.7 ms of GPU work).
+func oneStepLine(ev *evidence.Evidence, trace string, rank int, what, then string) string {
+	line := "The capture holds one step of rank " + strconv.Itoa(rank) + stepPhase(ev, trace, rank)
+	var extent int64
+	if t := ev.Table("steps"); t != nil {
+		for r := range t.Rows {
+			if evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank && evidence.Int(t, r, "step") >= 0 {
+				extent = max(evidence.Int(t, r, "wall_ns"), evidence.Int(t, r, "gpu_busy_ns"))
+			}
+		}
+	}
+	if wall := findings.WallNs(ev, trace, rank, 0); wall > 0 && extent > 0 && 2*extent < wall {
+		return line + ", which covers " + fmtMs(extent) + " of the rank's " + fmtMs(wall) + " (" + fmtPct(shareOf(extent, wall)) +
+			"): most of the window lies outside it, and " + what + " rests on the whole window; capture several steps to see whether it " + then + "." + coldStep(ev, trace, rank)
+	}
+	return line + ": " + what + " rests on that step alone; capture several to see whether it " + then + "." + coldStep(ev, trace, rank)
+}
+
 func coldStep(ev *evidence.Evidence, trace string, rank int) string {
 	t := ev.Table("capture")
 	if t == nil {

@@ -1194,3 +1194,26 @@ func TestFollowUpStatus(t *testing.T) {
 	testutil.Contains(t, "markdown", md.String(), "- Loader took 1.3 ms. (hypothesis) -- **Fix:** Use workers.", "- Syncs opened gaps. (confirmed) -- **Fix:** Defer them.")
 	testutil.Contains(t, "html", html.String(), `Loader took 1.3 ms. <span class="tb-tag">(hypothesis)</span> — <strong>Fix:</strong> Use workers.`)
 }
+
+// A one-step capture whose step covers under half of the rank's wall time
+// says most of the window lies outside it (cpu_only: 210 of 1,290 ms);
+// one that covers most of it rests on the step, as before.
+func TestOneStepLineCoverage(t *testing.T) {
+	tc := func(n string) table.Column { return table.Column{Name: n} }
+	for _, c := range []struct {
+		wall int64
+		want string
+	}{
+		{210_000_000, "The capture holds one step of rank 0, which covers 210.000 ms of the rank's 1,290.000 ms (16.3%): most of the window lies outside it, and the verdict rests on the whole window; capture several steps to see whether it recurs."},
+		{1_200_000_000, "The capture holds one step of rank 0: the verdict rests on that step alone; capture several to see whether it recurs."},
+	} {
+		b := evidence.NewBundle()
+		b.Tables["steps"] = &table.Table{Name: "steps", Columns: []table.Column{tc("trace"), tc("rank"), tc("step"), tc("start_ns"), tc("wall_ns")},
+			Rows: [][]any{{"job", int64(0), int64(551), int64(4_000_000), c.wall}}}
+		b.Tables["overview"] = &table.Table{Name: "overview", Columns: []table.Column{tc("trace"), tc("rank"), tc("first_ns"), tc("span_ns")},
+			Rows: [][]any{{"job", int64(0), int64(0), int64(1_290_000_000)}}}
+		if got := oneStepLine(evidence.Rollup(b, evidence.Filter{}), "job", 0, "the verdict", "recurs"); got != c.want {
+			t.Errorf("step of %d ns: %q, want %q", c.wall, got, c.want)
+		}
+	}
+}
