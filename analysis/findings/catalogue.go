@@ -89,6 +89,14 @@ type StepMeasure struct {
 	Else *StepMeasure
 }
 
+// Format writes one value of the measure: ms, or bytes where Bytes.
+func (m *StepMeasure) Format(v int64) string {
+	if m.Bytes {
+		return table.Int(v) + " bytes"
+	}
+	return ms(v)
+}
+
 // Measure returns the per-step values of (trace, rank) and the measure
 // they are: m's, or, where m's are zero in every step, m.Else's.
 func (m *StepMeasure) Measure(b *evidence.Bundle, trace string, rank int, s Subject) (*StepMeasure, map[int]int64) {

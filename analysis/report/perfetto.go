@@ -1,6 +1,8 @@
 package report
 
 import (
+	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +51,10 @@ type Window struct {
 	FocusEndNs   int64 `msgpack:"focus_end_ns" json:"focus_end_ns"`
 	// Basis says, with the number, why this window.
 	Basis string `msgpack:"basis" json:"basis"`
+	// Spread says how the finding's step measure falls across the rank's
+	// steps (stepSpread): every step's, or mostly one step's. "" for a
+	// rank with fewer than three steps, or a rule without a step measure.
+	Spread string `msgpack:"spread,omitempty" json:"spread,omitempty"`
 	// Anchor is the kind of instance (a row of sql/perfetto_anchor.sql) a
 	// rank without steps centres the window on; "" for step windows.
 	Anchor string `msgpack:"anchor,omitempty" json:"anchor,omitempty"`
@@ -254,6 +260,7 @@ func planWindow(b *evidence.Bundle, ev *evidence.Evidence, th evidence.Threshold
 				}
 			}
 		}
+		w.Spread = stepSpread(steps, vals, step)
 		if best >= 0 {
 			v := fmtMs(vals[steps[best].step])
 			if step.Bytes {
@@ -297,6 +304,64 @@ func planWindow(b *evidence.Bundle, ev *evidence.Evidence, th evidence.Threshold
 	}
 	w.Placed = true
 	return w
+}
+
+// stepSpread says how a finding's per-step measure falls across the
+// rank's steps, the question a reader asks first of any finding: is it
+// the loop's, paid every step, or one step's, a start-up or a one-off of
+// the capture? With three steps or more: one step holding half of the
+// steps' sum or more is "mostly one step's"; otherwise the steps that
+// hold any, with their range and median, and "every step" where all of
+// them do but steps without GPU work. "" with fewer than three steps
+// (the one-step caveat speaks for those) or nothing in any step.
+// vllm_mi300x_tp4_rank0's host waits: each of the 10 steps with GPU work
+// holds 22-30 ms, one stall a step at the compiled forward's entry.
+func stepSpread(steps []stepRow, vals map[int]int64, m *findings.StepMeasure) string {
+	if len(steps) < 3 {
+		return ""
+	}
+	var held []int64
+	var sum, top int64
+	topStep := -1
+	for _, s := range steps {
+		v := vals[s.step]
+		if v <= 0 {
+			continue
+		}
+		held = append(held, v)
+		sum += v
+		if v > top {
+			top, topStep = v, s.step
+		}
+	}
+	if sum <= 0 {
+		return ""
+	}
+	of := fmt.Sprintf("the rank's %d steps", len(steps))
+	if 2*top >= sum && len(held) > 1 {
+		var next int64
+		for _, v := range held {
+			if v != top && v > next {
+				next = v
+			}
+		}
+		return fmt.Sprintf("Across %s, the %s is mostly one step's: step %d holds %s of the steps' %s (%s), the next most %s",
+			of, m.What, topStep, m.Format(top), m.Format(sum), fmtPct(float64(top)/float64(sum)), m.Format(next))
+	}
+	if len(held) == 1 {
+		return fmt.Sprintf("Across %s, the %s is one step's: only step %d holds any (%s)", of, m.What, topStep, m.Format(top))
+	}
+	sorted := slices.Clone(held)
+	slices.Sort(sorted)
+	lo, hi, med := sorted[0], sorted[len(sorted)-1], sorted[len(sorted)/2]
+	if len(sorted)%2 == 0 {
+		med = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
+	}
+	which := fmt.Sprintf("%d of %s hold", len(held), of)
+	if len(held) == len(steps) {
+		which = fmt.Sprintf("each of %s holds", of)
+	}
+	return fmt.Sprintf("Across steps, %s some %s: %s to %s a step (median %s)", which, m.What, m.Format(lo), m.Format(hi), m.Format(med))
 }
 
 // slowestRank is the rank of trace whose longest step is the longest; 0
@@ -454,6 +519,9 @@ func attachWindows(d *Doc, b *evidence.Bundle, ev *evidence.Evidence, th evidenc
 // JavaScript the line still says where to look). A window without a file
 // names the command that writes one instead.
 func htmlWindow(p func(...string), w *Window) {
+	if w.Spread != "" {
+		p(`<span class="tb-spread">`, esc(w.Spread), ".</span> ")
+	}
 	switch {
 	case !w.Placed:
 		p(`<span class="tb-perfetto">Open in Perfetto: this report holds no window for this finding; <code>`, esc(w.command()),
@@ -469,6 +537,14 @@ func htmlWindow(p func(...string), w *Window) {
 
 // mdWindow is an issue's Perfetto line in Markdown.
 func mdWindow(w *Window) string {
+	if w.Spread != "" {
+		return mdText(w.Spread) + ". " + mdPerfetto(w)
+	}
+	return mdPerfetto(w)
+}
+
+// mdPerfetto is the Perfetto line itself.
+func mdPerfetto(w *Window) string {
 	switch {
 	case !w.Placed:
 		return "Open in Perfetto: this report holds no window for this finding; " + mdCode(w.command()) + " places one around rank " +

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tracebook/tracebook/analysis/crossview"
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/findings"
 	"github.com/tracebook/tracebook/analysis/table"
 	"github.com/tracebook/tracebook/internal/testutil"
 )
@@ -147,5 +148,45 @@ func TestGapInspectsLeaveOutQueuedGaps(t *testing.T) {
 				t.Errorf("guide points at gaps of %v ns, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestStepSpread: a finding's step measure reads as every step's, some
+// steps', or mostly one step's, and says nothing with fewer than three
+// steps.
+func TestStepSpread(t *testing.T) {
+	m := &findings.StepMeasure{What: "host-wait GPU idle"}
+	steps := func(n int) []stepRow {
+		var out []stepRow
+		for i := range n {
+			out = append(out, stepRow{step: i, start: int64(i) * 50_000_000, wallNs: 45_000_000})
+		}
+		return out
+	}
+	cases := []struct {
+		name  string
+		steps int
+		vals  map[int]int64
+		want  string
+	}{
+		{"every step", 4, map[int]int64{0: 23_000_000, 1: 27_000_000, 2: 29_700_000, 3: 25_000_000},
+			"Across steps, each of the rank's 4 steps holds some host-wait GPU idle: 23.0 ms to 29.7 ms a step (median 26.0 ms)"},
+		{"some steps", 11, map[int]int64{0: 28_800_000, 1: 27_000_000, 2: 29_700_000, 3: 23_100_000},
+			"Across steps, 4 of the rank's 11 steps hold some host-wait GPU idle: 23.1 ms to 29.7 ms a step (median 27.9 ms)"},
+		{"one step", 5, map[int]int64{0: 42_400_000, 1: 9_000_000, 2: 8_000_000},
+			"Across the rank's 5 steps, the host-wait GPU idle is mostly one step's: step 0 holds 42.4 ms of the steps' 59.4 ms (71.4%), the next most 9.0 ms"},
+		{"only one step", 3, map[int]int64{2: 5_000_000},
+			"Across the rank's 3 steps, the host-wait GPU idle is one step's: only step 2 holds any (5.0 ms)"},
+		{"two steps say nothing", 2, map[int]int64{0: 1, 1: 1}, ""},
+		{"nothing in any step", 3, map[int]int64{}, ""},
+	}
+	for _, c := range cases {
+		if got := stepSpread(steps(c.steps), c.vals, m); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
+		}
+	}
+	bytes := &findings.StepMeasure{What: "pageable copy bytes", Bytes: true}
+	if got := stepSpread(steps(3), map[int]int64{0: 1000, 1: 1000, 2: 1000}, bytes); !strings.Contains(got, "1,000 bytes to 1,000 bytes") {
+		t.Errorf("bytes: %q", got)
 	}
 }
