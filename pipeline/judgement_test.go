@@ -989,6 +989,37 @@ func TestJudgementRecurringSlowCalls(t *testing.T) {
 	}
 }
 
+// TestJudgementFirstOpHeldByItsKernel: an operator's slow first call is a
+// first use (Capture quality's first_op) unless a launch call inside it
+// stayed open while its own kernel ran through half of it: then it is
+// kernel time, on a runtime whose launch returns once the kernel has run
+// (mtia_single_rank: the first aten::cat, 13.9 ms around its 13.0 ms
+// kernel).
+func TestJudgementFirstOpHeldByItsKernel(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		k := newJT(jH100, 0, 1)
+		const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"
+		k.steps(1, 8, 0, 20_000, func(step int, at float64) {
+			opDur := 50.0
+			if step == 1 {
+				opDur = 12_000
+			}
+			k.op("cpu_op", "aten::cat", at+10, opDur)
+			switch {
+			case step == 1 && held:
+				// the launch call holds the whole operator and its kernel runs inside it
+				k.slowKernel(gemm, at+20, opDur-20, at+40, opDur-60)
+			default:
+				k.kernel(gemm, at+20, at+opDur+10, 3_000)
+			}
+		})
+		j := judge(t, k.write(t, t.TempDir(), "firstop.json"))
+		if got := strings.Contains(j.capture(), "First calls far slower"); got == held {
+			t.Errorf("held by its kernel %v: a first_op artifact %v:\n%s", held, got, j.capture())
+		}
+	}
+}
+
 // A slow call that is not a launch, late among many of its name
 // (nccl_data_a100: the 821st cudaStreamGetPriority, 2.4 ms in the loop), is
 // a hiccup of the loop, and a graph launch's time is its graph's
@@ -1654,6 +1685,14 @@ func TestJudgementOversizeVLLMStep(t *testing.T) {
 	if !strings.Contains(f.Title, "uncompiled") || !strings.Contains(f.Observation, "one step has more tokens (888)") ||
 		!strings.Contains(f.Fix, "--enforce-eager") {
 		t.Errorf("launch_bound: %s | %s | %s", f.Title, f.Observation, f.Fix)
+	}
+	// The host-bound fix drops --enforce-eager too, and says that graphs
+	// would not replay this step: compiled, its forward still launches
+	// each fused kernel from the host, so part of the waits stays.
+	if f := j.one(t, "host_bound_idle"); !strings.Contains(f.Fix, "--enforce-eager") ||
+		!strings.Contains(f.Fix, "one step has more tokens (888) than the largest default capture size (512), so graphs would not replay it") ||
+		!strings.Contains(f.Fix, "part of these host waits stays") {
+		t.Errorf("host_bound_idle fix: %s", f.Fix)
 	}
 	for _, f := range j.fs {
 		if m := containsFold(f.Fix+" "+f.Snippet, "cudagraph_mode", "turn CUDA graphs on", "max_cudagraph_capture_size"); m != "" {

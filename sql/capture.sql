@@ -44,7 +44,8 @@
 --     and copy rules leave the whole call out of their blocked time.
 --   first_op: the first call of a CPU operator on its thread when it takes at
 --     least 10 ms and 20x the median of the later calls (cuDNN autotune,
---     compile warm-up), unless a sync or copy call takes half of it.
+--     compile warm-up), unless a sync or copy call takes half of it, or a
+--     launch call held open while its own kernel ran through half of it.
 --   loader_start: the first batch of a multi-process DataLoader iterator
 --     (enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__) on
 --     its thread when it takes at least 100 ms and 5x the median of the
@@ -307,6 +308,16 @@ _slow AS (
       AND coalesce(2 * (least(k_end, end_ns) - greatest(k_ts, ts_ns)) < dur_ns, true)
     ELSE ts_ns <= t20 END
 ),
+-- Launch calls of 1 ms or more held open while their own kernel ran
+-- through half of them or more: kernel time, on a runtime whose launch
+-- returns once its kernel has run (mtia_single_rank: the first aten::cat,
+-- 13.9 ms around its 13.0 ms kernel).
+_held_launch AS (
+  SELECT r.trace, r.rank, r.tid, r.ts_ns, r.end_ns, r.dur_ns
+  FROM _rt r JOIN _kfirst f ON f.trace = r.trace AND f.rank = r.rank AND f.correlation = r.correlation
+  WHERE r.api = 'launch' AND r.dur_ns >= 1000000
+    AND 2 * (least(f.k_end, r.end_ns) - greatest(f.k_ts, r.ts_ns)) >= r.dur_ns
+),
 _edge AS (
   SELECT trace, rank, name, ts_ns, end_ns, correlation FROM evidence_base_edge
 ),
@@ -320,11 +331,16 @@ _art AS (
     JOIN _opm m ON m.trace = o.trace AND m.rank = o.rank AND m.tid IS NOT DISTINCT FROM o.tid AND m.name = o.name
     WHERE o.k = 1 AND m.n >= 2 AND o.dur_ns >= 20 * m.med
   ) o
-  -- a first call that mostly waited in a sync or a copy is a wait, not a
-  -- first use (an anti join: as a correlated NOT EXISTS, DuckDB grouped
-  -- the operators by all their columns first)
-  ANTI JOIN _rt r ON r.trace = o.trace AND r.rank = o.rank AND r.tid IS NOT DISTINCT FROM o.tid
-    AND r.api IN ('sync', 'memcpy') AND r.ts_ns >= o.ts_ns AND r.end_ns <= o.end_ns AND 2 * r.dur_ns >= o.dur_ns
+  -- a first call that mostly waited in a sync or a copy, or in a launch
+  -- call held open while its own kernel ran (_held_launch), is a wait,
+  -- not a first use (an anti join: as a correlated NOT EXISTS, DuckDB
+  -- grouped the operators by all their columns first)
+  ANTI JOIN (
+    SELECT trace, rank, tid, ts_ns, end_ns, dur_ns FROM _rt WHERE api IN ('sync', 'memcpy')
+    UNION ALL
+    SELECT trace, rank, tid, ts_ns, end_ns, dur_ns FROM _held_launch
+  ) r ON r.trace = o.trace AND r.rank = o.rank AND r.tid IS NOT DISTINCT FROM o.tid
+    AND r.ts_ns >= o.ts_ns AND r.end_ns <= o.end_ns AND 2 * r.dur_ns >= o.dur_ns
   UNION ALL
   SELECT l.trace, l.rank, 'loader_start', l.name, l.ts_ns, l.end_ns
   FROM _loader l JOIN _loaderm m ON m.trace = l.trace AND m.rank = l.rank AND m.tid IS NOT DISTINCT FROM l.tid AND m.name = l.name

@@ -1191,3 +1191,35 @@ func TestDataLoaderUnevenSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestDataLoaderSaysWhyUnconfirmed: a DataLoader finding that stays a
+// hypothesis says why: none of the loading inside the GPU span (dlrm_8rank:
+// the loads come before the window's first GPU operation), or the GPU
+// busy through most of it.
+func TestDataLoaderSaysWhyUnconfirmed(t *testing.T) {
+	ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
+		Rows: [][]any{{"t", int64(0), int64(1), "", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", int64(4), int64(12_000_000), int64(12_000_000), int64(4_000_000), int64(0), int64(0), int64(0)}}}
+	for _, c := range []struct {
+		name       string
+		idle, span int64 // dataloader_gpu_idle; span 0: no row
+		status     string
+		sentence   string
+	}{
+		{"outside the span", 0, 0, "hypothesis", "Not confirmed: none of the DataLoader's 12.0 ms lies inside the rank's GPU span"},
+		{"GPU busy", 2_000_000, 10_000_000, "hypothesis", "Not confirmed: the GPU was idle 2.0 ms of the 10.0 ms of DataLoader calls inside the rank's GPU span (20.0%, under 50.0%)"},
+		{"GPU idle", 8_000_000, 10_000_000, "confirmed", ""},
+	} {
+		rows := [][]any{{"t", int64(0), "dataloader_single", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", int64(4), int64(12_000_000), nil}}
+		if c.span > 0 {
+			rows = append(rows, []any{"t", int64(0), "dataloader_gpu_idle", "", int64(4), c.idle, c.span})
+		}
+		fs := eval(bundle("profiler_step", "cuda", "H100", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000), "ops": ops, "workload": workloadTable(rows)}), nil)
+		dl := find(fs, "dataloader_share")
+		if dl == nil {
+			t.Fatalf("%s: no dataloader_share: %s", c.name, rules(fs))
+		}
+		if dl.Status != c.status || (c.sentence != "" && !strings.Contains(dl.Observation, c.sentence)) || (c.sentence == "" && strings.Contains(dl.Observation, "Not confirmed")) {
+			t.Errorf("%s: %s: %s", c.name, dl.Status, dl.Observation)
+		}
+	}
+}

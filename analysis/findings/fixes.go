@@ -552,7 +552,7 @@ func (c *ctx) hostLever(trace string, rank int, at HostFrame) (fix, snippet stri
 	case "vllm":
 		if _, _, ok := c.stepsOverCapture(trace, rank); ok && !ri.HasGraphs {
 			if _, _, eager := c.vllmUncompiled(trace, rank); eager {
-				return uncompiledFix()
+				return uncompiledFix(c.overCaptureSteps(trace, rank))
 			}
 			return c.oversizeStepsFix(trace, rank)
 		}
@@ -1048,10 +1048,27 @@ func (c *ctx) vllmUncompiled(trace string, rank int) (compiled, steps int64, ok 
 }
 
 // uncompiledFix is the fix for a vLLM rank that ran its model uncompiled
-// (vllmUncompiled).
-func uncompiledFix() (fix, snippet string) {
-	return "Drop --enforce-eager (or -O0): vLLM then compiles the model (fused kernels, fewer launches, in steps of any size) and replays CUDA graphs for steps up to its capture sizes.",
+// (vllmUncompiled) in steps larger than its CUDA graphs
+// (stepsOverCapture): compiling fuses their kernels, but graphs would not
+// replay them, so the compiled forward still launches each fused kernel
+// from the host and part of the host waits stays (b200_eager: one
+// 888-token prefill step). steps says which steps, as the launch-bound
+// observation does ("The rank's one step has more tokens (888)").
+func uncompiledFix(steps string) (fix, snippet string) {
+	return "Drop --enforce-eager (or -O0): vLLM then compiles the model (fused kernels, fewer launches, in steps of any size) and replays CUDA graphs for steps up to its capture sizes. " +
+			steps + " than the largest default capture size (" + strconv.Itoa(vllmMaxCaptureSize) + "), so graphs would not replay it: compiled, the forward still launches each fused kernel from the host (Inductor's wrapper code), and part of these host waits stays; the steps that graphs replay, such as decode batches within the capture sizes, lose them.",
 		"vllm serve MODEL  # without --enforce-eager"
+}
+
+// overCaptureSteps names the rank's steps larger than vLLM's largest
+// default capture size (stepsOverCapture), for a sentence that goes on
+// "than ...".
+func (c *ctx) overCaptureSteps(trace string, rank int) string {
+	n, smallest, _ := c.stepsOverCapture(trace, rank)
+	if n == 1 {
+		return fmt.Sprintf("The rank's one step has more tokens (%d)", smallest)
+	}
+	return fmt.Sprintf("Each of the rank's %d steps has more tokens (the smallest %d)", n, smallest)
 }
 
 // oversizeStepsFix is the fix for a vLLM rank launch-bound in steps that
