@@ -1134,6 +1134,9 @@ func (b *builder) gpuTree() Tree {
 			nd.Graph = &GraphReplay{}
 		}
 		nd.Graph.Replays++
+		if g.id != 0 {
+			nd.Graph.Keyed++
+		}
 		nd.Graph.Recorded += g.ops
 		nd.Graph.Expected += most[keyOf(g)]
 		b.m.GraphRecorded += g.ops

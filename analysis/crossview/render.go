@@ -123,9 +123,12 @@ func nodeFacts(n *Node, view string, total int64) string {
 			fmt.Fprintf(&sb, ", opened %s ms of GPU idle", ms(n.GapNs))
 		}
 	}
-	if g := n.Graph; g != nil {
+	if g := n.Graph; g != nil && g.Known() {
 		fmt.Fprintf(&sb, " [graph: %d replays, %d of %d kernels recorded (%.1f%%), no per-kernel CPU attribution]",
 			g.Replays, g.Recorded, g.Expected, 100*g.Coverage())
+	} else if g != nil {
+		fmt.Fprintf(&sb, " [graph: %d replays, %d kernels recorded, no graph ids: whether every node was recorded is unknown; no per-kernel CPU attribution]",
+			g.Replays, g.Recorded)
 	}
 	if n.NoCPUAttribution {
 		sb.WriteString(" (graph replay)")

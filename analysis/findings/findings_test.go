@@ -1223,3 +1223,34 @@ func TestDataLoaderSaysWhyUnconfirmed(t *testing.T) {
 		}
 	}
 }
+
+// TestDataLoaderPrefetchedLead: where the first steps after the warm-up
+// barely wait and the later ones wait a quarter or more (resnet_2080ti:
+// steps 1 to 8 on batches loaded ahead during the start-up), the finding
+// gives the later steps' share as the steady state; a loader on the
+// loop's own thread has nothing loaded ahead and says nothing of it.
+func TestDataLoaderPrefetchedLead(t *testing.T) {
+	loader := []int64{100_000, 200_000, 100_000, 12_000_000, 11_000_000, 100_000, 13_000_000}
+	for _, c := range []struct {
+		iter, feature string
+		want          bool
+	}{{"_MultiProcessingDataLoaderIter", "dataloader_workers", true}, {"_SingleProcessDataLoaderIter", "dataloader_single", false}} {
+		ops := &table.Table{Columns: cols("trace rank step phase name count incl_ns self_ns max_ns launches gpu_events gpu_ns"),
+			Rows: [][]any{{"t", int64(0), int64(1), "", "enumerate(DataLoader)#" + c.iter + ".__next__", int64(7), int64(36_500_000), int64(36_500_000), int64(13_000_000), int64(0), int64(0), int64(0)}}}
+		steps := &table.Table{Columns: cols("trace rank step phase wall_ns loader_ns")}
+		for i, d := range loader {
+			steps.Rows = append(steps.Rows, []any{"t", int64(0), int64(i), "train", int64(15_000_000), d})
+		}
+		work := workloadTable([][]any{{"t", int64(0), c.feature, "enumerate(DataLoader)#" + c.iter + ".__next__", int64(7), int64(36_500_000), nil}})
+		fs := eval(bundle("profiler_step", "cuda", "H100", 40_000_000, 60_000_000, map[string]*table.Table{"gaps": gapsTable(55_000_000), "ops": ops, "steps": steps, "workload": work}), nil)
+		dl := find(fs, "dataloader_share")
+		if dl == nil {
+			t.Fatalf("%s: no dataloader_share: %s", c.iter, rules(fs))
+		}
+		got := strings.Contains(dl.Observation, "In the first 3 steps (steps 0 to 2) it took under a tenth of each") &&
+			strings.Contains(dl.Observation, "from step 3 on, the DataLoader took 60.2% of the 4 steps' 60.0 ms, the steady state")
+		if got != c.want {
+			t.Errorf("%s: lead sentence %v, want %v: %s", c.iter, got, c.want, dl.Observation)
+		}
+	}
+}

@@ -671,3 +671,32 @@ func TestLaunchRowLongestCallApart(t *testing.T) {
 		}
 	}
 }
+
+// A critical finding that the report lists among the follow-ups (its fix
+// word for word an issue's above: b200_eager's eager launches) is named
+// as listed there, not as critical.
+func TestInterpretationDemotedCritical(t *testing.T) {
+	found := []evidence.Finding{
+		{Rule: "host_bound_idle", Title: "A", Severity: "critical", Status: "hypothesis", Impact: 0.85, Fix: "Drop --enforce-eager.", Evidence: []evidence.Ref{{Preset: "gaps"}}},
+		{Rule: "launch_bound", Title: "B", Severity: "critical", Status: "hypothesis", Impact: 0.80, Fix: "Drop --enforce-eager.", Evidence: []evidence.Ref{{Preset: "gaps"}}},
+	}
+	cites := func(r evidence.Ref) bool { return r.Preset == "gaps" }
+	if got := interpretation(cites, found, shownOf(found)); !strings.HasPrefix(got, "A (critical, hypothesis); B (listed to consider, hypothesis); see the issues above.") {
+		t.Errorf("interpretation %q", got)
+	}
+}
+
+// The sync row's longest call is summed over the slice's ranks, as its
+// totals are, and names the rank holding the most of it (dlrm_8rank:
+// aten::to's cudaStreamSynchronize, 20.3 ms over 8 ranks, 6.6 ms rank 1's).
+func TestSyncRowLongestSumsRanks(t *testing.T) {
+	ev := areaEvidence()
+	ev.Tables["sync"].Rows = [][]any{
+		{"job", int64(0), "cudaStreamSynchronize", "aten::to", true, int64(10), int64(1_000_000), int64(0), int64(0)},
+		{"job", int64(1), "cudaStreamSynchronize", "aten::to", true, int64(10), int64(6_622_000), int64(0), int64(0)},
+		{"job", int64(1), "cudaDeviceSynchronize", "", true, int64(1), int64(7_000_000), int64(0), int64(0)},
+	}
+	if got := evidenceOf(ev, "Synchronization waits"); !strings.Contains(got, "Longest: cudaStreamSynchronize from aten::to, 7.622 ms in 20 calls on 2 ranks (rank 1 the most, 6.622 ms).") {
+		t.Errorf("sync row %q", got)
+	}
+}

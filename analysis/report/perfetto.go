@@ -239,10 +239,14 @@ func planWindow(b *evidence.Bundle, ev *evidence.Evidence, th evidence.Threshold
 	// intervals) is the worst only when every step does: the window should
 	// show the loop, not its start-up (resnet_2080ti: the 4.8 s first
 	// iteration, workers starting and cuDNN autotuning).
+	// The warm-up step the charts and the steady-state shares leave out
+	// (trace_diff_control_a100: step 1009, the capture's first) is no
+	// worst step either, unless every step is.
+	warm := warmupStep(b, w.Trace, w.Rank)
 	clean := make([]bool, len(steps))
 	anyClean := false
 	for i, s := range steps {
-		clean[i] = !excludedOverlaps(b, w.Trace, w.Rank, s.start, s.start+s.wallNs)
+		clean[i] = !excludedOverlaps(b, w.Trace, w.Rank, s.start, s.start+s.wallNs) && s.step != warm
 		anyClean = anyClean || clean[i]
 	}
 	eligible := func(i int) bool { return clean[i] || !anyClean }
@@ -260,7 +264,7 @@ func planWindow(b *evidence.Bundle, ev *evidence.Evidence, th evidence.Threshold
 				}
 			}
 		}
-		w.Spread = stepSpread(steps, vals, step)
+		w.Spread = stepSpread(steps, warm, vals, step)
 		if best >= 0 {
 			v := fmtMs(vals[steps[best].step])
 			if step.Bytes {
@@ -307,24 +311,32 @@ func planWindow(b *evidence.Bundle, ev *evidence.Evidence, th evidence.Threshold
 }
 
 // stepSpread says how a finding's per-step measure falls across the
-// rank's steps, the question a reader asks first of any finding: is it
+// rank's steps (its warm-up step left out, as the steady-state shares
+// leave it), the question a reader asks first of any finding: is it
 // the loop's, paid every step, or one step's, a start-up or a one-off of
 // the capture? With three steps or more: one step holding half of the
 // steps' sum or more is "mostly one step's"; otherwise the steps that
 // hold any, with their range and median, and "every step" where all of
-// them do but steps without GPU work. "" with fewer than three steps
-// (the one-step caveat speaks for those) or nothing in any step.
+// them do, and a step at 1.75 times their median or more as an outlier
+// (our choice: well past a step-to-step spread of a few percent, and
+// below the 2x of one late peer). "" with fewer than three steps (the
+// one-step caveat speaks for those) or nothing in any step.
 // vllm_mi300x_tp4_rank0's host waits: each of the 10 steps with GPU work
 // holds 22-30 ms, one stall a step at the compiled forward's entry.
-func stepSpread(steps []stepRow, vals map[int]int64, m *findings.StepMeasure) string {
+func stepSpread(all []stepRow, warm int, vals map[int]int64, m *findings.StepMeasure) string {
+	steps := all
+	if warm >= 0 {
+		steps = slices.DeleteFunc(slices.Clone(all), func(s stepRow) bool { return s.step == warm })
+	}
 	if len(steps) < 3 {
 		return ""
 	}
-	var held []int64
+	var held, order []int64 // order: every step's value, in step order
 	var sum, top int64
 	topStep := -1
 	for _, s := range steps {
 		v := vals[s.step]
+		order = append(order, v)
 		if v <= 0 {
 			continue
 		}
@@ -338,6 +350,9 @@ func stepSpread(steps []stepRow, vals map[int]int64, m *findings.StepMeasure) st
 		return ""
 	}
 	of := fmt.Sprintf("the rank's %d steps", len(steps))
+	if len(steps) < len(all) {
+		of = fmt.Sprintf("the rank's %d steps after its warm-up step %d", len(steps), warm)
+	}
 	if 2*top >= sum && len(held) > 1 {
 		var next int64
 		for _, v := range held {
@@ -361,7 +376,69 @@ func stepSpread(steps []stepRow, vals map[int]int64, m *findings.StepMeasure) st
 	if len(held) == len(steps) {
 		which = fmt.Sprintf("each of %s holds", of)
 	}
-	return fmt.Sprintf("Across steps, %s some %s: %s to %s a step (median %s)", which, m.What, m.Format(lo), m.Format(hi), m.Format(med))
+	out := fmt.Sprintf("Across steps, %s some %s: %s to %s a step (median %s)", which, m.What, m.Format(lo), m.Format(hi), m.Format(med))
+	if len(sorted) >= 4 && med > 0 && 4*hi >= 7*med {
+		// One step far above the others (df_index_resolver_v100: the last
+		// step's 119 ms of exposed communication against 59.6 ms in each of
+		// the others, a late peer): the total mixes it with the loop's.
+		out += fmt.Sprintf("; step %d holds %s, %.1fx the median: an outlier that the total mixes with the other steps'", topStep, m.Format(hi), float64(hi)/float64(med))
+	} else if first, last, ok := rising(order); ok {
+		out += fmt.Sprintf("; it rises from step to step (the first third of the steps %s a step on average, the last third %s): not a steady state, and the total is of this window's steps", m.Format(first), m.Format(last))
+	}
+	return out
+}
+
+// rising tells whether per-step values grow across the steps: five steps
+// or more, their pairs in step order mostly increasing (Kendall's tau of
+// 0.6 or more) and the last third's mean at least 1.3 times the first
+// third's, which it returns with it. Our thresholds: a step-to-step
+// spread of a few percent passes neither (trace_diff_control_a100's
+// exposed communication, 12.0 to 18.8 ms over five steps, passes both).
+func rising(v []int64) (first, last int64, ok bool) {
+	n := len(v)
+	if n < 5 {
+		return 0, 0, false
+	}
+	conc, disc := 0, 0
+	for i := range v {
+		for j := i + 1; j < n; j++ {
+			switch {
+			case v[j] > v[i]:
+				conc++
+			case v[j] < v[i]:
+				disc++
+			}
+		}
+	}
+	third := n / 3
+	for i := range third {
+		first += v[i]
+		last += v[n-1-i]
+	}
+	first, last = first/int64(third), last/int64(third)
+	pairs := n * (n - 1) / 2
+	return first, last, 5*(conc-disc) >= 3*pairs && 10*last >= 13*first && first > 0
+}
+
+// warmupStep is the rank's warm-up step, the one the capture area names
+// (kind warmup_step, "step N": evidence.Steady leaves it out of the
+// steady-state shares); -1 when there is none.
+func warmupStep(b *evidence.Bundle, trace string, rank int) int {
+	t := b.Table("capture")
+	if t == nil {
+		return -1
+	}
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") != trace || int(evidence.Int(t, r, "rank")) != rank || evidence.Str(t, r, "kind") != "warmup_step" {
+			continue
+		}
+		if n, ok := strings.CutPrefix(evidence.Str(t, r, "name"), "step "); ok {
+			if step, err := strconv.Atoi(n); err == nil {
+				return step
+			}
+		}
+	}
+	return -1
 }
 
 // slowestRank is the rank of trace whose longest step is the longest; 0

@@ -175,18 +175,28 @@ func TestStepSpread(t *testing.T) {
 			"Across steps, 4 of the rank's 11 steps hold some host-wait GPU idle: 23.1 ms to 29.7 ms a step (median 27.9 ms)"},
 		{"one step", 5, map[int]int64{0: 42_400_000, 1: 9_000_000, 2: 8_000_000},
 			"Across the rank's 5 steps, the host-wait GPU idle is mostly one step's: step 0 holds 42.4 ms of the steps' 59.4 ms (71.4%), the next most 9.0 ms"},
+		{"an outlier", 5, map[int]int64{0: 59_600_000, 1: 59_500_000, 2: 59_700_000, 3: 59_600_000, 4: 119_000_000},
+			"Across steps, each of the rank's 5 steps holds some host-wait GPU idle: 59.5 ms to 119 ms a step (median 59.6 ms); step 4 holds 119 ms, 2.0x the median: an outlier that the total mixes with the other steps'"},
+		{"rising", 6, map[int]int64{0: 9_600_000, 1: 12_000_000, 2: 14_200_000, 3: 14_500_000, 4: 18_800_000, 5: 17_400_000},
+			"Across steps, each of the rank's 6 steps holds some host-wait GPU idle: 9.6 ms to 18.8 ms a step (median 14.3 ms); it rises from step to step (the first third of the steps 10.8 ms a step on average, the last third 18.1 ms): not a steady state, and the total is of this window's steps"},
+		{"steady with noise", 6, map[int]int64{0: 10_000_000, 1: 10_300_000, 2: 10_100_000, 3: 10_400_000, 4: 10_200_000, 5: 10_500_000},
+			"Across steps, each of the rank's 6 steps holds some host-wait GPU idle: 10.0 ms to 10.5 ms a step (median 10.2 ms)"},
 		{"only one step", 3, map[int]int64{2: 5_000_000},
 			"Across the rank's 3 steps, the host-wait GPU idle is one step's: only step 2 holds any (5.0 ms)"},
 		{"two steps say nothing", 2, map[int]int64{0: 1, 1: 1}, ""},
 		{"nothing in any step", 3, map[int]int64{}, ""},
 	}
 	for _, c := range cases {
-		if got := stepSpread(steps(c.steps), c.vals, m); got != c.want {
+		if got := stepSpread(steps(c.steps), -1, c.vals, m); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
 		}
 	}
+	// The warm-up step is left out, and the sentence says so.
+	if got := stepSpread(steps(5), 0, map[int]int64{0: 90_000_000, 1: 10_000_000, 2: 11_000_000, 3: 12_000_000, 4: 10_000_000}, m); got != "Across steps, each of the rank's 4 steps after its warm-up step 0 holds some host-wait GPU idle: 10.0 ms to 12.0 ms a step (median 10.5 ms)" {
+		t.Errorf("warm-up left out: %q", got)
+	}
 	bytes := &findings.StepMeasure{What: "pageable copy bytes", Bytes: true}
-	if got := stepSpread(steps(3), map[int]int64{0: 1000, 1: 1000, 2: 1000}, bytes); !strings.Contains(got, "1,000 bytes to 1,000 bytes") {
+	if got := stepSpread(steps(3), -1, map[int]int64{0: 1000, 1: 1000, 2: 1000}, bytes); !strings.Contains(got, "1,000 bytes to 1,000 bytes") {
 		t.Errorf("bytes: %q", got)
 	}
 }

@@ -59,8 +59,10 @@ func convertNode(n *crossview.Node, id string, total int64) Node {
 	if n.Kind == "other" {
 		out.Folded = int(n.Count)
 	}
-	if n.Graph != nil {
+	if n.Graph.Known() {
 		out.Name += " [graph: " + fmtInt(n.Graph.Replays) + " replays, " + fmtPct(n.Graph.Coverage()) + " of kernels recorded]"
+	} else if n.Graph != nil {
+		out.Name += " [graph: " + plural(n.Graph.Replays, "replay", "replays") + "; no graph ids, so whether every node was recorded is unknown]"
 	}
 	// A frame with one GPU-op child and nothing else reads as "frame → kernel".
 	if len(n.Children) == 1 && isGPUOp(n.Children[0]) && out.Kernel == "" {
