@@ -2,10 +2,11 @@ package evidence
 
 import (
 	"fmt"
-	"github.com/tracebook/tracebook/analysis/device"
 	"sort"
+	"strings"
 	"time"
 
+	"github.com/tracebook/tracebook/analysis/device"
 	"github.com/tracebook/tracebook/analysis/table"
 )
 
@@ -217,11 +218,21 @@ func DetectGaps(b *Bundle) {
 		// torch.profiler on a Kineto build records kernels as they ran,
 		// stacks and memory.
 		legacy := func(ri RankInfo) bool { return ri.Format == "legacy" }
-		// The legacy profiler's trace of a run on the CPU looks the same
-		// (torch1.13.1_legacy_smallnet: aten::mkldnn_convolution): say both.
+		// The legacy profiler's trace of a run on the CPU looks the same:
+		// say both, unless the operators name the CPU's own kernels
+		// (torch1.13.1_legacy_smallnet: aten::mkldnn_convolution, oneDNN's
+		// convolution, which a CUDA tensor never reaches).
+		cpuOp := func(ri RankInfo) string { return CPUBackendOp(b.Table("ops"), ri.Trace, ri.Rank) }
 		add(GapNoGPUEvents, "GPU time, idle time and every kernel-level number",
 			"the trace holds no GPU activity: a run on the CPU has none, and its operators are the whole story (CPU operator hotspots); for a GPU run: "+legacyProfiler,
-			func(ri RankInfo) bool { return noGPU(ri) && legacy(ri) })
+			func(ri RankInfo) bool { return noGPU(ri) && legacy(ri) && cpuOp(ri) == "" })
+		for _, ri := range rs {
+			if op := cpuOp(ri); noGPU(ri) && legacy(ri) && op != "" {
+				add(GapNoGPUEvents, "GPU time, idle time and every kernel-level number",
+					"a run on the CPU: its operators include "+op+", oneDNN's CPU kernel, which a tensor on a GPU never reaches, so there is no device to capture, and the operators are the whole story (CPU operator hotspots)",
+					func(x RankInfo) bool { return x.Rank == ri.Rank && noGPU(x) && legacy(x) })
+			}
+		}
 		add(GapNoGPUEvents, "GPU time, idle time and every kernel-level number",
 			"the trace holds no kernels (a CPU-only capture, or activities=[ProfilerActivity.CPU])",
 			func(ri RankInfo) bool { return noGPU(ri) && !counters(ri) && !legacy(ri) })
@@ -411,6 +422,31 @@ func DetectGaps(b *Bundle) {
 // legacyProfiler is why a trace the legacy autograd profiler wrote (format
 // legacy) lacks kernels, stacks or memory events.
 const legacyProfiler = "the legacy autograd profiler wrote this trace (torch.autograd.profiler.profile with use_kineto=False, or a PyTorch built without Kineto), and this one holds operators only: on a CUDA build its use_cuda option adds each operator's CUDA time as a device range, but it records no kernel as the GPU ran it, and the stacks, shapes and memory its with_stack, record_shapes and profile_memory options record reach key_averages() in the process, not its export_chrome_trace JSON; profile with torch.profiler on a PyTorch build that has Kineto"
+
+// CPUBackendOp names an operator of the rank in an ops table that runs
+// only on the CPU: oneDNN's (aten::mkldnn_*, the CPU path of
+// convolutions and linear layers), "" where it has none. A trace without
+// GPU activity that has one is a run on the CPU, not a GPU run whose
+// device the profiler did not record.
+func CPUBackendOp(ops *table.Table, trace string, rank int) string {
+	if ops == nil {
+		return ""
+	}
+	best := ""
+	for r := range ops.Rows {
+		if Str(ops, r, "trace") != trace || int(Int(ops, r, "rank")) != rank {
+			continue
+		}
+		if n := Str(ops, r, "name"); IsCPUBackendOp(n) && (best == "" || n < best) {
+			best = n
+		}
+	}
+	return best
+}
+
+// IsCPUBackendOp: oneDNN's CPU kernels (aten::mkldnn_*), which a tensor on
+// a GPU never reaches.
+func IsCPUBackendOp(name string) bool { return strings.HasPrefix(name, "aten::mkldnn_") }
 
 // legacyTrace says whether every rank of a trace was written by the
 // legacy autograd profiler.

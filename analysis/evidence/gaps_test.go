@@ -168,6 +168,36 @@ func TestGapLegacyProfiler(t *testing.T) {
 	}
 }
 
+// A legacy trace without GPU activity whose operators include oneDNN's CPU
+// kernels is a run on the CPU: its gap says so and gives no GPU run's
+// advice; one without them says both (torch1.13.1_legacy_smallnet).
+func TestGapLegacyCPURun(t *testing.T) {
+	for _, op := range []string{"aten::mkldnn_convolution", "aten::conv2d"} {
+		b := &evidence.Bundle{
+			Traces: &table.Table{Name: "traces", Columns: cols("trace", "rank", "format"), Rows: [][]any{{"old", int64(0), "legacy"}}},
+			Tables: evidence.Tables{
+				"overview": &table.Table{Columns: cols("trace", "rank", "kernels"), Rows: [][]any{{"old", int64(0), int64(0)}}},
+				"ops":      &table.Table{Columns: cols("trace", "rank", "name"), Rows: [][]any{{"old", int64(0), op}}},
+			},
+		}
+		evidence.DetectGaps(b)
+		cpu := evidence.IsCPUBackendOp(op)
+		n := 0
+		for _, g := range b.Gaps {
+			if g.Kind != evidence.GapNoGPUEvents {
+				continue
+			}
+			n++
+			if strings.Contains(g.Why, "a run on the CPU: its operators include "+op) != cpu || strings.Contains(g.Why, "for a GPU run") == cpu {
+				t.Errorf("%s: %q", op, g.Why)
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: %d no-GPU gaps, want 1: %+v", op, n, b.Gaps)
+		}
+	}
+}
+
 // An MTIA trace is not told to set CUPTI's enable_cuda_sync_events
 // (mtia_single_rank).
 func TestGapSyncEventsMTIA(t *testing.T) {

@@ -371,13 +371,13 @@ func Assess(ev *evidence.Evidence) *Gate {
 				// sglang_qwen3_prefilldecode_mi300x: a 493 ms blocking copy
 				// in ForwardBatch.init_new, inside the first step, that
 				// waits on the stream for the previous batch's forward.
-				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event. SGLang's overlap scheduler is on (the trace runs its overlap_utils frames): the GPU runs the previous batch while the host prepares the next one, so a blocking call at the capture's start most likely waited for the previous batch's GPU work, launched before the capture began (a hypothesis: another process on the GPU reads the same). Leave the first step out of steady-state reads: with a batch always in flight, starting the capture between steps does not avoid this.",
+				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event. SGLang's overlap scheduler is on (the trace runs its overlap_utils frames): the GPU runs the previous batch while the host prepares the next one, so a blocking call at the capture's start most likely waited for the previous batch's GPU work, launched before the capture began or before the slice the trace was cut to (a hypothesis: another process on the GPU reads the same). Leave the first step out of steady-state reads: with a batch always in flight, starting the capture between steps does not avoid this.",
 					ms(hw.first))
 				if step > 0 && hw.max > HeldStepsMax*step {
 					// sglang_qwen3_decode_mi300x: a 463 ms wait before the
 					// first decode step (9.8 ms busy) after a 32k-token
 					// prefill, which the decode step cannot bound.
-					a.Detail += fmt.Sprintf(" The longest waited %s, %d times the GPU busy time of the rank's longest step (%s): the batch before the window was a larger one, a prefill or a bigger decode batch (a step's name gives its requests and cached tokens), whose length the steps in the window do not bound.",
+					a.Detail += fmt.Sprintf(" The longest waited %s, %d times the GPU busy time of the rank's longest step (%s): what it waited for ran before the window began (or before the slice it was cut to), most likely a larger batch than those in the window, such as a prefill (a hypothesis: a step's name gives its requests and cached tokens, and the trace holds no step before the wait), whose length the steps in the window do not bound.",
 						ms(hw.max), hw.max/step, ms(step))
 				}
 			} else if hw.first < HeldAtStartNs && step > 0 && hw.max > HeldStepsMax*step {

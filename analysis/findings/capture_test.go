@@ -217,7 +217,7 @@ func TestHeldWaitAtCaptureStart(t *testing.T) {
 		// previous batch's, and no capture start avoids it; past the
 		// steps' GPU work, a larger batch's.
 		overlap := strings.Contains(detail, "waited for the previous batch's GPU work") && strings.Contains(detail, "starting the capture between steps does not avoid this")
-		larger := strings.Contains(detail, "The longest waited 493 ms, 50 times the GPU busy time of the rank's longest step (9.8 ms): the batch before the window was a larger one")
+		larger := strings.Contains(detail, "The longest waited 493 ms, 50 times the GPU busy time of the rank's longest step (9.8 ms): what it waited for ran before the window began")
 		if overlap != c.overlap || larger != (c.overlap && c.longer) || (c.overlap && strings.Contains(detail, "the rest of a step it clipped")) ||
 			(c.overlap && strings.Contains(detail, "Start the capture between steps")) {
 			t.Errorf("first at %d ns, overlap scheduler %v: %q", c.first, c.overlap, detail)

@@ -1192,6 +1192,14 @@ func overlapFix(ri evidence.RankInfo, w Workload, coll string, transfer bool, ar
 		return "Check what issues the " + coll + ": under FSDP, its prefetch settings (backward_prefetch, forward_prefetch; FSDP2 set_modules_to_*_prefetch) decide the overlap; elsewhere, start the calls with async_op=True and wait only where the result is needed.", ""
 	case "all_reduce":
 		switch {
+		case w.Known && w.DDP && w.Compiled && w.BackwardGraphs >= 2:
+			// The DDP optimizer already split the compiled backward
+			// (negative_queue_length_a100: 7 CompiledFunctionBackward graphs
+			// a step, the first bucket's all-reduce launched after the
+			// first): what stays exposed is the last bucket, after the
+			// backward's last kernel, or a wait for the peers.
+			return fmt.Sprintf("DDP overlaps each gradient bucket's all-reduce with the rest of the backward pass, and this compiled backward is already split for it: it runs %d compiled graphs a step (Dynamo's DDP optimizer splits it at the bucket boundaries), so DDP gets the gradients between them. What stays exposed is the last bucket, reduced after the backward's last kernel, which no overlap hides, and any wait for a late rank: see in the Perfetto view whether the exposed all-reduces follow the backward's last kernel, and load every rank's trace to tell the wait from the transfer; a smaller bucket_cap_mb leaves less to send after the backward.", w.BackwardGraphs),
+				"DDP(model, bucket_cap_mb=10, gradient_as_bucket_view=True)  # a smaller last bucket"
 		case w.Known && w.DDP && w.Compiled:
 			// A compiled backward hands DDP its gradients at its graphs'
 			// boundaries (negative_queue_length_a100: CompiledFunctionBackward

@@ -130,10 +130,19 @@ func wheelCommand(c device.Caps, w Workload) string {
 	}
 	// TorchRec's fbgemm-gpu and torchrec wheels are built against one
 	// torch release and come from the same index: upgraded alone, torch
-	// breaks them.
-	pkgs, also := "torch", ""
+	// breaks them. fbgemm-gpu's wheels list compute capability 7.0 up to
+	// its 1.2 release (PyTorch 2.7) and 7.5 as their lowest from 1.4
+	// (PyTorch 2.9; the release compatibility table at
+	// pytorch.org/FBGEMM/general/Releases.html):
+	// on a V100 the three are pinned to that release, whose cu126 wheels
+	// hold sm_70 (dlrm_8rank).
+	pkgs, also, flag := "torch", "", "-U "
 	if w.TorchRec {
 		pkgs, also = "torch fbgemm-gpu torchrec", "; TorchRec's fbgemm-gpu and torchrec move with it"
+		if cc, _ := nvidiaCC(c); cc >= 70 && cc < 75 {
+			pkgs, flag = `"torch==2.7.*" "fbgemm-gpu==1.2.*" "torchrec==1.2.*"`, ""
+			also = "; fbgemm-gpu's wheels list compute capability 7.0 up to 1.2 (PyTorch 2.7) and start at 7.5 from 1.4 (PyTorch 2.9), so TorchRec's three packages are pinned to that release"
+		}
 	}
 	if pythonBefore(w.PythonVersion, 3, 9) {
 		// df_index_resolver_v100's process is python3.8: PyTorch 2.5 and
@@ -141,8 +150,8 @@ func wheelCommand(c device.Caps, w Workload) string {
 		// cu126 builds begin later still.
 		also += "; it needs Python 3.9 or later, and this trace's process is python" + w.PythonVersion + " (PyTorch 2.5 and later publish no Python 3.8 wheels): a newer Python comes first"
 	}
-	return fmt.Sprintf("pip install -U %s --index-url https://download.pytorch.org/whl/%s  # %s: PyTorch %s's %s wheels dropped it%s",
-		pkgs, legacyWheel.build, arch, legacyWheel.release, legacyWheel.dropped, also)
+	return fmt.Sprintf("pip install %s%s --index-url https://download.pytorch.org/whl/%s  # %s: PyTorch %s's %s wheels dropped it%s",
+		flag, pkgs, legacyWheel.build, arch, legacyWheel.release, legacyWheel.dropped, also)
 }
 
 // pythonBefore says whether a Python version ("3.8") is before major.minor;
@@ -505,7 +514,7 @@ func (c *ctx) forwardFix(trace string, rank int, at HostFrame, hides string) (fi
 		case vllmCompiledEntry(at.Stack):
 			then += ", such as the compiled code's entry before its graph runs (vLLM's torch.compile decorator, vllm/compilation/decorators.py, " +
 				"runs it without Dynamo's guard checks: what is left there is gathering the graph's inputs, and C-level work the tracer does not break down, " +
-				"such as garbage collection or a wait for the GIL)"
+				"such as garbage collection or a wait for the GIL; sampling the process's native stacks there, with py-spy record --native or perf, tells which)"
 		case c.workload(trace, rank).Compiled:
 			then += ", such as torch.compile's guard checks before the compiled graph runs"
 		}

@@ -52,10 +52,12 @@ func TestCompileFixByGPUGeneration(t *testing.T) {
 		{"V100, no PyTorch version: Inductor, no matmul gain, cu126 wheels", "Tesla V100-SXM2-32GB", -1, -1, nil,
 			append(append([]string{"Volta (V100), compute capability 7.0 (sm_70), expect"}, volta...), wheels...), nil},
 		{"V100 with its CC", "Tesla V100-SXM2-16GB", 7, 0, nil, append(append([]string{}, volta...), wheels...), nil},
-		// dlrm_8rank: the dense modules are compiled, not the sharded model.
-		{"V100 running TorchRec: its fbgemm-gpu and torchrec move with torch", "Tesla V100-SXM2-32GB", 7, 0, []string{"torchrec=KJT"},
+		// dlrm_8rank: the dense modules are compiled, not the sharded model;
+		// fbgemm-gpu's wheels hold sm_70 up to 1.2 (PyTorch 2.7), so the
+		// three packages are pinned there, not upgraded to the newest.
+		{"V100 running TorchRec: its fbgemm-gpu and torchrec move with torch, pinned to the last release with sm_70", "Tesla V100-SXM2-32GB", 7, 0, []string{"torchrec=KJT"},
 			append(append([]string{`dense_arch = torch.compile(dense_arch, backend="inductor"`, "with TorchRec, compile the dense modules (DLRM's dense_arch and over_arch), not the whole DistributedModelParallel"}, volta[1:]...),
-				"pip install -U torch fbgemm-gpu torchrec --index-url https://download.pytorch.org/whl/cu126"), []string{"pip install -U torch --index-url", "model = torch.compile"}},
+				`pip install "torch==2.7.*" "fbgemm-gpu==1.2.*" "torchrec==1.2.*" --index-url https://download.pytorch.org/whl/cu126`), []string{"pip install -U", "model = torch.compile"}},
 		// df_index_resolver_v100: a python3.8 process gets no cu126 wheel.
 		{"V100 on Python 3.8: a newer Python first", "Tesla V100-SXM2-32GB", 7, 0, []string{"python_version=3.8"},
 			append(append([]string{}, wheels...), "it needs Python 3.9 or later, and this trace's process is python3.8 (PyTorch 2.5 and later publish no Python 3.8 wheels): a newer Python comes first"), nil},

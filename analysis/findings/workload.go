@@ -64,6 +64,13 @@ type Workload struct {
 	// or a compile backend without Dynamo's frames): not counted as
 	// torch.compile.
 	AOTAutograd bool
+	// BackwardGraphs is how many compiled backward graphs the rank runs a
+	// step (AOTAutograd's CompiledFunctionBackward calls in the ops area
+	// over the steps in the ranks area; every call where the rank has no
+	// steps). Two or more: Dynamo's DDP optimizer split the graph, so DDP
+	// gets the gradients between them (negative_queue_length_a100: 7 a
+	// step). 0 where the ops area shows none.
+	BackwardGraphs int64
 	// TorchRecPipeline: TorchRec's sparse_data_dist ranges, so its train
 	// pipeline already runs the input dist under the previous batch.
 	TorchRecPipeline bool
@@ -321,6 +328,7 @@ func readWorkload(ev *evidence.Evidence, trace string, rank int) Workload {
 			w.AOTAutograd = true
 		}
 	}
+	w.BackwardGraphs = backwardGraphs(ev, trace, rank)
 	switch {
 	case single && !workers:
 		w.DataLoaderWorkers = 0
@@ -435,4 +443,28 @@ func (w Workload) MisalignedShape() (shape, dtype, dim string, size, padded int6
 		return "", "", "", 0, 0, false
 	}
 	return strings.Join(ex[:len(ex)-2], " "), dtype, d, n, (n + elems - 1) / elems * elems, true
+}
+
+// backwardGraphs is Workload.BackwardGraphs: CompiledFunctionBackward
+// calls of the rank in the ops area, a step.
+func backwardGraphs(ev *evidence.Evidence, trace string, rank int) int64 {
+	var calls, steps int64
+	if t := ev.Table("ops"); t != nil {
+		for r := range t.Rows {
+			if evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank && evidence.Str(t, r, "name") == "CompiledFunctionBackward" {
+				calls += evidence.Int(t, r, "count")
+			}
+		}
+	}
+	if t := ev.Table("ranks"); t != nil && t.Col("steps") >= 0 {
+		for r := range t.Rows {
+			if evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank {
+				steps += evidence.Int(t, r, "steps")
+			}
+		}
+	}
+	if steps > 0 {
+		return calls / steps
+	}
+	return calls
 }

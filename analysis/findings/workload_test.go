@@ -3,6 +3,7 @@ package findings
 import (
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
@@ -154,5 +155,26 @@ func TestGEMMWorkRoofline(t *testing.T) {
 				t.Errorf("Roofline = %g, %g, %g, %v; want %g, %g, %g, %v", bound, compute, memory, ok, c.bound, c.compute, c.memory, c.ok)
 			}
 		})
+	}
+}
+
+// TestCompiledDDPFixBySplit: a compiled DDP backward of one graph a step
+// hands the gradients over only after it (check the DDP optimizer); one
+// already split into several graphs leaves the last bucket and the
+// peers' wait (negative_queue_length_a100: 7 graphs a step).
+func TestCompiledDDPFixBySplit(t *testing.T) {
+	for _, c := range []struct {
+		graphs   int64
+		want     string
+		unwanted string
+	}{
+		{1, "optimize_ddp", "already split"},
+		{7, "already split for it: it runs 7 compiled graphs a step", "optimize_ddp"},
+	} {
+		w := Workload{Known: true, DDP: true, Compiled: true, BackwardGraphs: c.graphs}
+		fix, _ := overlapFix(evidence.RankInfo{}, w, "all_reduce", false, allReduces{})
+		if !strings.Contains(fix, c.want) || strings.Contains(fix, c.unwanted) {
+			t.Errorf("%d graphs a step: %s", c.graphs, fix)
+		}
 	}
 }

@@ -837,6 +837,11 @@ func nextFromKernels(ev *evidence.Evidence, perStream *table.Table, profiler str
 					if strings.HasPrefix(n, "gloo:") {
 						return head + ", a collective gloo runs on the CPU: its time includes waiting for the other ranks of the job, which only their traces, loaded together, tell from the transfer.", ""
 					}
+					if slices.ContainsFunc(names, evidence.IsCPUBackendOp) {
+						// oneDNN's kernels: a run on the CPU, with no device to capture
+						// (torch1.13.1_legacy_smallnet).
+						return head + "; profile it: the run is on the CPU (its operators include oneDNN's aten::mkldnn_ kernels), so no device activity is missing.", ""
+					}
 					return head + "; profile it, or capture with the GPU activity to see the device.", ""
 				}
 			}
