@@ -2537,3 +2537,29 @@ func TestJudgementNestedWarmupCountsOnce(t *testing.T) {
 		j.artifact(t, "Warm-up iterations inside the window", c.want)
 	}
 }
+
+// trace_diff_test_v100's scalar reads under TorchRec's input dist opened no
+// GPU gap, the GPU busy through them: the fix says the host was ahead and
+// the wait costs the step nothing until the host is the limit, and does
+// not call them a build of its own reading one value at a time.
+func TestJudgementScalarReadsBehindBusyGPU(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "trace_diff_test_v100"))
+	f := j.one(t, "sync_bound_loop")
+	if !strings.Contains(f.Fix, "They opened no GPU gap: the GPU kept running while the host waited") ||
+		!strings.Contains(f.Fix, "the first of a step waits for the queue") || strings.Contains(f.Fix, "a build of its own") {
+		t.Errorf("sync fix: %s", f.Fix)
+	}
+}
+
+// triton_example's only step annotation, a ProfilerStep#1 of another
+// process, ends 13.3 s after the file's Record Window End marker: Capture
+// quality names it, and the report reads no step from it.
+func TestJudgementStepPastTheWindow(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "triton_example"))
+	if c := j.capture(); !strings.Contains(c, "1 annotation or operator ends after the trace's Record Window End marker") || !strings.Contains(c, "ProfilerStep#1") {
+		t.Errorf("capture quality:\n%s", c)
+	}
+	if s := j.summary(); strings.Contains(s, "one step") {
+		t.Errorf("summary reads a step:\n%s", s)
+	}
+}

@@ -114,6 +114,12 @@
 --     Captured work is not executed.
 --   counter_range: cuda_profiler_range events: a CUPTI counter capture whose
 --     timestamps are synthetic.
+--   past_window: host annotations and operators that end after their
+--     file's Record Window End marker, which Kineto writes once the
+--     profiler has stopped, after all it recorded: not the window's
+--     (triton_example: a ProfilerStep#1 of another process, ending
+--     13.3 s past it, in a file merged from two). The steps leave them out
+--     (evidence_base_steps); the interval is the event's own.
 --   clock_skew: GPU work that starts before its launching call started;
 --     interval from the work's start to the call's start.
 --   edge_sync: blocking synchronising calls after the rank's last GPU work started
@@ -321,6 +327,11 @@ _held_launch AS (
 _edge AS (
   SELECT trace, rank, name, ts_ns, end_ns, correlation FROM evidence_base_edge
 ),
+_rwe AS (
+  SELECT trace, file_id, rank, min(ts_ns) AS rwe FROM evidence_base_events
+  WHERE kind = 'instant' AND name = 'Record Window End'
+  GROUP BY ALL
+),
 _art AS (
   SELECT trace, rank, 'first_use' AS kind, name, ts_ns, end_ns
   FROM _slow WHERE n_slow <= 20
@@ -390,6 +401,10 @@ _art AS (
   UNION ALL
   SELECT d.strings[c.trace_id + 1], c.rank, 'counter_range', d.strings[c.name_id + 1], c.ts_ns, c.end_ns
   FROM _cr c, tb_dict d
+  UNION ALL
+  SELECT e.trace, e.rank, 'past_window', e.name, e.ts_ns, e.end_ns
+  FROM evidence_base_events e JOIN _rwe w ON w.trace = e.trace AND w.file_id = e.file_id AND w.rank = e.rank
+  WHERE e.kind IN ('annotation', 'cpu_op') AND e.end_ns > w.rwe
   UNION ALL
   SELECT trace, rank, 'clock_skew', name, ts_ns, ls
   FROM _linked WHERE ts_ns < ls

@@ -50,13 +50,26 @@ _names AS (
   -- hundred distinct names however long the trace), for a host annotation
   -- or operator and for a python frame (tb_step_family's two cases).
 ),
+-- Kineto's Record Window End marker of each file: written once the
+-- profiler has stopped, after everything it recorded. A step annotation
+-- that ends after it is not the window's (triton_example: a ProfilerStep#1
+-- of another process, ending 13.3 s past the marker, in a file merged from
+-- two): no step.
+_rwe AS (
+  SELECT e.trace_id, e.file_id, e.rank, min(e.ts_ns) AS rwe
+  FROM tb_events e JOIN tb_strings s ON s.id = e.name_id
+  WHERE e.kind = 'instant' AND s.s = 'Record Window End'
+  GROUP BY ALL
+),
 _ann0 AS (
   SELECT e.trace_id, e.rank, e.ts_ns, e.end_ns, e.name_id,
     CASE WHEN e.kind = 'python' THEN n.py_prio ELSE n.host_prio END AS prio
   FROM tb_events e
   JOIN _names n ON n.name_id = e.name_id
   JOIN _t0 ON _t0.trace_id = e.trace_id
+  LEFT JOIN _rwe w ON w.trace_id = e.trace_id AND w.file_id = e.file_id AND w.rank = e.rank
   WHERE e.kind IN ('annotation', 'cpu_op', 'python') AND e.dur_ns > 0
+    AND (w.rwe IS NULL OR e.end_ns <= w.rwe)
     AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
     AND ($3::BIGINT <= 0 OR e.ts_ns - _t0.t0 >= $3::BIGINT)
     AND ($4::BIGINT <= 0 OR e.ts_ns - _t0.t0 < $4::BIGINT)

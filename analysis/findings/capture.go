@@ -355,6 +355,11 @@ func Assess(ev *evidence.Evidence) *Gate {
 						pct(float64(rg.excludedIdle)/float64(span)), ms(rg.excludedIdle), ms(span), what, ExcludedMinSteps, advice)})
 			}
 		}
+		if pw, ok := rows["past_window"]; ok {
+			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "past_window", Title: "Annotations that end after the profiler stopped: not this window's",
+				Detail: fmt.Sprintf("%d %s after the trace's Record Window End marker, which the profiler writes once it has stopped, after everything it recorded; the longest, %s, lasts %s (%s): not events of this window (a file merged from two traces, or an exporter's error). The steps leave them out; the trace's time span still runs to their end.",
+					pw.count, noun(pw.count, "annotation or operator ends", "annotations or operators end"), pw.name, ms(pw.max), where)})
+		}
 		if sk, ok := rows["clock_skew"]; ok {
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "clock_skew", Title: "GPU work stamped before its launch call: host and device clocks are offset",
 				Detail: fmt.Sprintf("%d GPU operations start before their launching call started, by up to %s (%s); launch-order tests (host wait, launched after idle) are unreliable at that scale.", sk.count, ms(sk.max), where)})

@@ -454,8 +454,15 @@ func (c *ctx) torchrecSizes(trace string, rank int, op string) (fix, snippet str
 			return fix + "Here the input dist bucketizes the features for row-wise sharding (fbgemm::block_bucketize_sparse_features), and TorchRec builds the bucketized KeyedJaggedTensor without length_per_key: the lengths it reads are computed on the GPU whatever the data loader supplies, so the read stays. Such a read waits for the work queued ahead of it on its stream: where it blocks long, the lever is what that stream waits for (its order behind other streams' work or a collective), and removing one read would move the wait to the next.", ""
 		case op == "aten::item":
 			// trace_diff_test_v100: 8-byte scalars under
-			// all2all_..._data:init, a build of its own.
-			return fix + "These are scalar reads (aten::item), which open-source TorchRec's input dist does not make (it reads lengths and splits with .tolist()), so this is a build of its own, whose code the trace does not show: most likely (a hypothesis) it reads its sizes one value at a time, each a wait for the GPU's queue; reading them as one tensor (one .tolist()) would leave one wait where there are several.", ""
+			// all2all_..._data:init, most of their time one read a step
+			// (19-42 ms) that waits for the queue of a GPU busy 96% of the
+			// step; the later reads find it drained. Which code makes them
+			// the trace does not show (fbgemm's operators make some).
+			fix += "These are scalar reads (aten::item), where open-source TorchRec's input dist reads its lengths and splits with .tolist(): which code makes them the trace does not show (some of fbgemm's operators read sizes too). Each read waits for the work queued ahead of it on its stream, so the first of a step waits for the queue and the later ones find it drained: batching them into one .tolist() removes little."
+			if gaps := c.syncGaps(trace, rank, op); gaps == 0 {
+				fix += " They opened no GPU gap: the GPU kept running while the host waited, so the host was ahead of it, and the wait costs the step nothing until the host's own work is the limit; removing the reads would move the wait to the next one."
+			}
+			return fix, ""
 		}
 		fix += "What is left to remove is a read of the lengths, where the input dist makes one: " + hostLengths
 		return fix, "kjt = KeyedJaggedTensor(keys=keys, values=values, lengths=lengths, length_per_key=length_per_key, offset_per_key=offset_per_key)  # in the data loader: length_per_key summed on the host"
@@ -483,6 +490,20 @@ func (c *ctx) syncInDist(trace string, rank int, op string) (dist, blocked, held
 		held += evidence.Int(t, r, "held_ns")
 	}
 	return dist, blocked, held, true
+}
+
+// syncGaps is the GPU gaps the rank's blocking calls that op issued
+// opened (edge calls left out): the sync area's gaps.
+func (c *ctx) syncGaps(trace string, rank int, op string) int64 {
+	var n int64
+	if t := c.ev.Table("sync"); t != nil {
+		for _, r := range c.rankRows(t, trace, rank) {
+			if evidence.Bool(t, r, "blocking") && !evidence.Bool(t, r, "edge") && evidence.Str(t, r, "op") == op {
+				n += evidence.Int(t, r, "gaps")
+			}
+		}
+	}
+	return n
 }
 
 // pageable: copies whose Kineto name says Pageable (the platform names the
