@@ -889,7 +889,7 @@ func idleEvidence(s *areaSlice) (string, *evidence.Gap) {
 	// idle that Capture quality leaves out (start-up, work held by what the
 	// trace does not show) reads as host_wait there (sglang_qwen3_decode:
 	// 463 ms held by a cross-stream dependency, 99.9% "host_wait").
-	if out := excludedIdle(s.ev); out > 0 {
+	if out := excludedIdle(s.ev); out > 0 && !findings.Sampled(s.ev) {
 		if 10*out >= s.spans.idle {
 			text += " " + fmtMs(out) + " of the idle lies in what Capture quality leaves out (start-up, work held by what the trace does not show), which the per-stream split counts by the launch that ends it."
 		}

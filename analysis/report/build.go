@@ -122,6 +122,9 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 			d.Summary = append(d.Summary, oneStepLine(ev, trace, rank, "what this report reads", "holds for the others"))
 		}
 	}
+	if line := oneRequestLine(b, ev); line != "" {
+		d.Summary = append(d.Summary, line)
+	}
 	if len(d.Critical) == 0 && gate.Inconclusive() == "" {
 		if line := idleUncaused(ev, gate, found, thresholdsFor(b, v)["host_wait_minor"]); line != "" {
 			d.Summary = append(d.Summary, line)
@@ -1189,6 +1192,21 @@ func findEagerStep(b *evidence.Bundle, ev *evidence.Evidence) (e eagerStep, ok b
 		kv: steps[0].kv, kvLo: slices.Min(kvs), kvHi: slices.Max(kvs)}, true
 }
 
+// oneRequestLine is the summary's line on a serving window that holds one
+// sequence: an eager prefill (findEagerStep) followed by decode steps
+// that each wrote one token to the KV cache (vllm_h100_tp4_rank0 and
+// vllm_mi300x_tp4_rank0: 1,049 tokens, then 1 a step). Every verdict of
+// the report is then batch-1 serving's, whatever load the server was
+// under. "" otherwise.
+func oneRequestLine(b *evidence.Bundle, ev *evidence.Evidence) string {
+	e, ok := findEagerStep(b, ev)
+	if !ok || e.kv <= 0 || e.kvLo != 1 || e.kvHi != 1 {
+		return ""
+	}
+	return fmt.Sprintf("The window holds one sequence: a prefill of %s tokens, then %d decode steps of 1 token each (a batch of 1, from the KV-cache writes of vLLM's reshape_and_cache kernels). What this report reads is that sequence served alone, whatever load the server was under: capture under the load to judge serving at its batch sizes.",
+		table.Int(e.kv), e.later)
+}
+
 // eagerFirstStep is Key Findings' line on the slice's eager first step
 // (findEagerStep): the kernel shares mix it with the graph-replaying steps.
 // "" where there is none.
@@ -1709,7 +1727,7 @@ func reaches(f evidence.Finding) bool {
 // a fix is named, or none.
 func followUpImpact(minor []evidence.Finding) string {
 	if len(minor) == 0 {
-		return "No critical issue and no follow-up: no rule names a lever in this slice."
+		return "No critical issue and no follow-up: no rule names a lever in this slice, so no gain is estimated here (the Next lever below says where to look next)."
 	}
 	best, found := largestFollowUp(minor)
 	if !found {

@@ -102,7 +102,9 @@ func idleNotes(alt []string, ev *evidence.Evidence, excluded bool) []string {
 	if findings.Sampled(ev) {
 		alt = append([]string{sampledNote}, alt...)
 	}
-	if out := excludedIdle(ev); excluded && out > 0 {
+	// A sampled trace's held idle is gaps the sampling made, which Capture
+	// quality does not list: no such sentence.
+	if out := excludedIdle(ev); excluded && out > 0 && !findings.Sampled(ev) {
 		alt = append(alt, "Of the idle ("+sliceWords(ev)+"), "+fmtMs(out)+" lies in what Capture quality leaves out (start-up, work held by what the trace does not show), which the rules do not judge.")
 	}
 	return alt

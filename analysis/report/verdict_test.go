@@ -965,6 +965,14 @@ func TestEagerFirstStep(t *testing.T) {
 	}
 	testutil.Contains(t, "tokens", eagerFirstStep(b, ev), "it wrote 1,049 tokens to the KV cache", "most likely a prefill above the graphs' capture sizes",
 		"which wrote 1 token each: one sequence decoding, a batch of 1")
+	// The summary says the window is one sequence served alone.
+	testutil.Contains(t, "one request", oneRequestLine(b, ev), "The window holds one sequence: a prefill of 1,049 tokens, then 9 decode steps of 1 token each",
+		"capture under the load")
+	st.Rows[3][len(st.Rows[3])-1] = int64(4) // a decode step of 4 sequences
+	if line := oneRequestLine(b, ev); line != "" {
+		t.Errorf("a batch of 4 in one step read as one sequence: %q", line)
+	}
+	st.Rows[3][len(st.Rows[3])-1] = int64(1)
 	// The eager step's share of the host-wait idle in the rank's steps
 	// (vllm_mi300x_tp4_rank0: 28.8 of 269.6 ms), which no graph mode
 	// reaches; the idle outside every step (step -1) is not counted.
