@@ -88,8 +88,12 @@ func TestModuleSize(t *testing.T) {
 	// lever to 1.691 MB; the third audit's texts (the fp32 lever's split by
 	// launching operator and its graph replays, align1 folded into the
 	// attention issue, the uneven DataLoader, the optimizer's idle) to
-	// 1.710 MB.
-	const limit = 1_720_000
+	// 1.710 MB; the fourth audit's (each issue's spread across steps, its
+	// outlier and trend, the steady state after prefetched batches, graph
+	// replays of unknown completeness, the split compiled DDP backward,
+	// the window past Record Window End, one sequence served alone) to
+	// 1.724 MB.
+	const limit = 1_730_000
 	if len(mod) > limit {
 		t.Errorf("viewer module is %d bytes gzip, want at most %d (keep heavy packages out of wasm/viewer)", len(mod), limit)
 	}

@@ -2,7 +2,6 @@ package findings
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -1291,7 +1290,7 @@ func (c *ctx) loaderLead(trace string, rank int) loaderRun {
 		}
 		rows = append(rows, row{step, wall, evidence.Int(st, r, "loader_ns")})
 	}
-	slices.SortFunc(rows, func(a, b row) int { return a.step - b.step })
+	sort.Slice(rows, func(i, j int) bool { return rows[i].step < rows[j].step })
 	n := 0
 	for n < len(rows) && 10*rows[n].loader < rows[n].wall {
 		n++

@@ -177,6 +177,8 @@ func TestStepSpread(t *testing.T) {
 			"Across the rank's 5 steps, the host-wait GPU idle is mostly one step's: step 0 holds 42.4 ms of the steps' 59.4 ms (71.4%), the next most 9.0 ms"},
 		{"an outlier", 5, map[int]int64{0: 59_600_000, 1: 59_500_000, 2: 59_700_000, 3: 59_600_000, 4: 119_000_000},
 			"Across steps, each of the rank's 5 steps holds some host-wait GPU idle: 59.5 ms to 119 ms a step (median 59.6 ms); step 4 holds 119 ms, 2.0x the median: an outlier that the total mixes with the other steps'"},
+		{"two kinds of step, no outlier", 6, map[int]int64{0: 1_000_000, 1: 1_100_000, 2: 1_000_000, 3: 9_000_000, 4: 8_000_000, 5: 1_200_000},
+			"Across steps, each of the rank's 6 steps holds some host-wait GPU idle: 1.0 ms to 9.0 ms a step (median 1.1 ms)"},
 		{"rising", 6, map[int]int64{0: 9_600_000, 1: 12_000_000, 2: 14_200_000, 3: 14_500_000, 4: 18_800_000, 5: 17_400_000},
 			"Across steps, each of the rank's 6 steps holds some host-wait GPU idle: 9.6 ms to 18.8 ms a step (median 14.3 ms); it rises from step to step (the first third of the steps 10.8 ms a step on average, the last third 18.1 ms): not a steady state, and the total is of this window's steps"},
 		{"steady with noise", 6, map[int]int64{0: 10_000_000, 1: 10_300_000, 2: 10_100_000, 3: 10_400_000, 4: 10_200_000, 5: 10_500_000},
