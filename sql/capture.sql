@@ -116,9 +116,10 @@
 --     timestamps are synthetic.
 --   past_window: host annotations and operators that end after their
 --     file's Record Window End marker, which Kineto writes once the
---     profiler has stopped, after all it recorded: not the window's
---     (triton_example: a ProfilerStep#1 of another process, ending
---     13.3 s past it, in a file merged from two). The steps leave them out
+--     profiler has stopped, after all it recorded: an end stamped late, of
+--     a range still open at the stop or by an exporter's error
+--     (triton_example: ProfilerStep#1, which holds all the window's work,
+--     ends 13.3 s past it). The steps end such a step at the marker
 --     (evidence_base_steps); the interval is the event's own.
 --   clock_skew: GPU work that starts before its launching call started;
 --     interval from the work's start to the call's start.

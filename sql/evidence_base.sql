@@ -52,9 +52,9 @@ _names AS (
 ),
 -- Kineto's Record Window End marker of each file: written once the
 -- profiler has stopped, after everything it recorded. A step annotation
--- that ends after it is not the window's (triton_example: a ProfilerStep#1
--- of another process, ending 13.3 s past the marker, in a file merged from
--- two): no step.
+-- that ends after it ends at the marker (triton_example: ProfilerStep#1
+-- holds all of the window's work from 353.8 ms on, and its end is stamped
+-- 13.3 s past the marker); one that starts after it is no step.
 _rwe AS (
   SELECT e.trace_id, e.file_id, e.rank, min(e.ts_ns) AS rwe
   FROM tb_events e JOIN tb_strings s ON s.id = e.name_id
@@ -62,14 +62,14 @@ _rwe AS (
   GROUP BY ALL
 ),
 _ann0 AS (
-  SELECT e.trace_id, e.rank, e.ts_ns, e.end_ns, e.name_id,
+  SELECT e.trace_id, e.rank, e.ts_ns, least(e.end_ns, coalesce(w.rwe, e.end_ns)) AS end_ns, e.name_id,
     CASE WHEN e.kind = 'python' THEN n.py_prio ELSE n.host_prio END AS prio
   FROM tb_events e
   JOIN _names n ON n.name_id = e.name_id
   JOIN _t0 ON _t0.trace_id = e.trace_id
   LEFT JOIN _rwe w ON w.trace_id = e.trace_id AND w.file_id = e.file_id AND w.rank = e.rank
   WHERE e.kind IN ('annotation', 'cpu_op', 'python') AND e.dur_ns > 0
-    AND (w.rwe IS NULL OR e.end_ns <= w.rwe)
+    AND (w.rwe IS NULL OR e.ts_ns < w.rwe)
     AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
     AND ($3::BIGINT <= 0 OR e.ts_ns - _t0.t0 >= $3::BIGINT)
     AND ($4::BIGINT <= 0 OR e.ts_ns - _t0.t0 < $4::BIGINT)
