@@ -2564,3 +2564,18 @@ func TestJudgementStepPastTheWindow(t *testing.T) {
 		t.Errorf("steps row:\n%s", section(j.md, "| Prefill/decode and steps", "\n"))
 	}
 }
+
+// resnet50_num_workers_4's launches run ahead of its GPU: half of its
+// cudaLaunchKernel calls waited 2.6 ms or more for their kernel, so its
+// launch-bound follow-up says the idle sits where the host falls behind.
+// b200_eager's eager launches do not queue: no such sentence.
+func TestJudgementLaunchesQueuedAhead(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "kineto", "resnet50_num_workers_4"))
+	if f := j.one(t, "launch_bound"); !strings.Contains(f.Observation, "Half of the cudaLaunchKernel calls waited 2.6 ms or more before their kernel started") {
+		t.Errorf("launch_bound: %s", f.Observation)
+	}
+	j = judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "b200_eager"))
+	if f := j.one(t, "launch_bound"); strings.Contains(f.Observation, "before their kernel started") {
+		t.Errorf("b200_eager launch_bound: %s", f.Observation)
+	}
+}

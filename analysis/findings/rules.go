@@ -954,6 +954,11 @@ func launchBound(c *ctx) []evidence.Finding {
 			Verify:   "Re-profile: launch.short and ranks.idle_ns should fall; kernels should appear under graph launches.",
 			Refute:   "The idle intervals are not host or kernel waits (HTA 'other': cross-stream waits), kernels are long compared with their launches, or the launch calls take a small part of the idle (the GPU then waits on the host work between them, which the host-bound finding names).",
 		}
+		if call, p50 := c.launchQueue(b.trace, b.rank); p50 >= LaunchQueuedNs {
+			// resnet50_num_workers_4: half of its 8,868 kernel launches
+			// waited 2.6 ms or more for their kernel to start.
+			f.Observation += fmt.Sprintf(" Half of the %s calls waited %s or more before their kernel started (the launch area's median delay): through most of the window the host is ahead of the GPU with work queued, so the idle sits in the stretches where it falls behind, not at every launch; the Perfetto view shows where.", call, ms(p50))
+		}
 		if d, share := c.dataloaderShare(b.trace, b.rank); !serving && share >= c.th["dataloader_critical"] {
 			// The idle is mostly the GPU waiting for batches
 			// (resnet50_num_workers_0: 287 of its 393 ms idle lie inside
@@ -1252,6 +1257,33 @@ func (c *ctx) loaderStalls(trace string, rank int) (held, quick, of int, longest
 		}
 	}
 	return held, quick, of, longest
+}
+
+// LaunchQueuedNs is the median launch delay (a call's start to its
+// kernel's start) at or above which a rank's launches run ahead of the
+// GPU: its kernels wait in the queue a millisecond or more, many times a
+// launch call's few microseconds. Our choice.
+const LaunchQueuedNs = 1_000_000
+
+// launchQueue is the rank's kernel launch call with the most launches
+// and its median delay (the launch area's p50_delay_ns); 0 where the
+// area has no such column.
+func (c *ctx) launchQueue(trace string, rank int) (call string, p50 int64) {
+	l := c.ev.Table("launch")
+	if l == nil || l.Col("p50_delay_ns") < 0 {
+		return "", 0
+	}
+	var most int64
+	for _, r := range c.rankRows(l, trace, rank) {
+		name := evidence.Str(l, r, "call")
+		if lc := strings.ToLower(name); strings.Contains(lc, "graphlaunch") || strings.Contains(lc, "memcpy") || strings.Contains(lc, "memset") {
+			continue
+		}
+		if n := evidence.Int(l, r, "launches"); n > most {
+			most, call, p50 = n, name, evidence.Int(l, r, "p50_delay_ns")
+		}
+	}
+	return call, p50
 }
 
 // loaderRun is the rank's run of quick steps right after the warm-up
