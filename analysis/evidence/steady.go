@@ -42,9 +42,8 @@ func steadyStates(b *Bundle, f Filter, ev *Evidence) []Steady {
 		if Str(ct, r, "kind") != "warmup_step" || Int(ct, r, "count") != 1 {
 			continue
 		}
-		n, ok := strings.CutPrefix(Str(ct, r, "name"), "step ")
-		step, err := strconv.Atoi(n)
-		if !ok || err != nil {
+		step, ok := WarmupStepOf(Str(ct, r, "name"))
+		if !ok {
 			continue
 		}
 		s := Steady{Trace: Str(ct, r, "trace"), Rank: int(Int(ct, r, "rank")), Step: step,
@@ -72,6 +71,14 @@ func steadyStates(b *Bundle, f Filter, ev *Evidence) []Steady {
 		out = append(out, s)
 	}
 	return out
+}
+
+// WarmupStepOf reads the step number of a warmup_step row of the capture
+// area from its name ("step N").
+func WarmupStepOf(name string) (int, bool) {
+	n, ok := strings.CutPrefix(name, "step ")
+	step, err := strconv.Atoi(n)
+	return step, ok && err == nil
 }
 
 // withoutStep is t without the rows of one step of one rank, and how many

@@ -1234,29 +1234,47 @@ func loaderUnconfirmed(w Workload, d int64) string {
 // of the step or more, with the longest such time; quick, those under a
 // tenth; of, the steps counted. All zero where the area has no loader_ns.
 func (c *ctx) loaderStalls(trace string, rank int) (held, quick, of int, longest int64) {
+	for _, s := range c.loaderSteps(trace, rank) {
+		of++
+		switch {
+		case 4*s.loader >= s.wall:
+			held++
+			longest = max(longest, s.loader)
+		case 10*s.loader < s.wall:
+			quick++
+		}
+	}
+	return held, quick, of, longest
+}
+
+// loaderStep is one step's wall time and its time in enumerate(DataLoader).
+type loaderStep struct {
+	step         int
+	wall, loader int64
+}
+
+// loaderSteps are the rank's steps in step order, from the steps area's
+// wall_ns and loader_ns, the warm-up step left out (evidence.Steady); none
+// where the area has no loader_ns.
+func (c *ctx) loaderSteps(trace string, rank int) []loaderStep {
 	st := c.ev.Table("steps")
 	if st == nil || st.Col("loader_ns") < 0 || st.Col("wall_ns") < 0 {
-		return 0, 0, 0, 0
+		return nil
 	}
 	warm := -1
 	if s := c.ev.SteadyOf(trace, rank); s != nil {
 		warm = s.Step
 	}
+	var out []loaderStep
 	for _, r := range c.rankRows(st, trace, rank) {
-		step, wall := evidence.Int(st, r, "step"), evidence.Int(st, r, "wall_ns")
-		if step < 0 || int(step) == warm || wall <= 0 {
+		step, wall := int(evidence.Int(st, r, "step")), evidence.Int(st, r, "wall_ns")
+		if step < 0 || step == warm || wall <= 0 {
 			continue
 		}
-		of++
-		switch d := evidence.Int(st, r, "loader_ns"); {
-		case 4*d >= wall:
-			held++
-			longest = max(longest, d)
-		case 10*d < wall:
-			quick++
-		}
+		out = append(out, loaderStep{step, wall, evidence.Int(st, r, "loader_ns")})
 	}
-	return held, quick, of, longest
+	sort.Slice(out, func(i, j int) bool { return out[i].step < out[j].step })
+	return out
 }
 
 // LaunchQueuedNs is the median launch delay (a call's start to its
@@ -1302,27 +1320,7 @@ type loaderRun struct {
 // the loader, then 74% of steps 9 to 29). steps 0 when there is no such
 // run, or when the later steps are quick too.
 func (c *ctx) loaderLead(trace string, rank int) loaderRun {
-	st := c.ev.Table("steps")
-	if st == nil || st.Col("loader_ns") < 0 || st.Col("wall_ns") < 0 {
-		return loaderRun{}
-	}
-	warm := -1
-	if s := c.ev.SteadyOf(trace, rank); s != nil {
-		warm = s.Step
-	}
-	type row struct {
-		step         int
-		wall, loader int64
-	}
-	var rows []row
-	for _, r := range c.rankRows(st, trace, rank) {
-		step, wall := int(evidence.Int(st, r, "step")), evidence.Int(st, r, "wall_ns")
-		if step < 0 || step == warm || wall <= 0 {
-			continue
-		}
-		rows = append(rows, row{step, wall, evidence.Int(st, r, "loader_ns")})
-	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].step < rows[j].step })
+	rows := c.loaderSteps(trace, rank)
 	n := 0
 	for n < len(rows) && 10*rows[n].loader < rows[n].wall {
 		n++

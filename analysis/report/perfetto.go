@@ -320,10 +320,11 @@ func planWindow(b *evidence.Bundle, ev *evidence.Evidence, th evidence.Threshold
 // step's or more as an outlier (our choice: well past a step-to-step
 // spread of a few percent, and below the 2x of one late peer; a top step
 // close to the next is the top of a second kind of step, not an outlier:
-// resnet_2080ti's DataLoader waits and pageable copies, in two groups). "" with fewer than three steps (the
-// one-step caveat speaks for those) or nothing in any step.
-// vllm_mi300x_tp4_rank0's host waits: each of the 10 steps with GPU work
-// holds 22-30 ms, one stall a step at the compiled forward's entry.
+// resnet_2080ti's DataLoader waits and pageable copies, in two groups),
+// or a measure that rises across the steps (rising). "" with fewer than
+// three steps (the one-step caveat speaks for those) or nothing in any
+// step. vllm_mi300x_tp4_rank0's host waits: each of the 10 steps with GPU
+// work holds 23-30 ms, one stall a step at the compiled forward's entry.
 func stepSpread(all []stepRow, warm int, vals map[int]int64, m *findings.StepMeasure) string {
 	var steps []stepRow
 	for _, s := range all {
@@ -435,10 +436,8 @@ func warmupStep(b *evidence.Bundle, trace string, rank int) int {
 		if evidence.Str(t, r, "trace") != trace || int(evidence.Int(t, r, "rank")) != rank || evidence.Str(t, r, "kind") != "warmup_step" {
 			continue
 		}
-		if n, ok := strings.CutPrefix(evidence.Str(t, r, "name"), "step "); ok {
-			if step, err := strconv.Atoi(n); err == nil {
-				return step
-			}
+		if step, ok := evidence.WarmupStepOf(evidence.Str(t, r, "name")); ok {
+			return step
 		}
 	}
 	return -1
