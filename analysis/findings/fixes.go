@@ -559,9 +559,9 @@ func (c *ctx) hostLever(trace string, rank int, at HostFrame) (fix, snippet stri
 	}
 	switch ri.Producer {
 	case "vllm":
-		if _, _, ok := c.stepsOverCapture(trace, rank); ok && !ri.HasGraphs {
+		if steps, ok := c.overCaptureSteps(trace, rank); ok && !ri.HasGraphs {
 			if _, _, eager := c.vllmUncompiled(trace, rank); eager {
-				return uncompiledFix(c.overCaptureSteps(trace, rank))
+				return uncompiledFix(steps)
 			}
 			return c.oversizeStepsFix(trace, rank)
 		}
@@ -1071,13 +1071,13 @@ func uncompiledFix(steps string) (fix, snippet string) {
 
 // overCaptureSteps names the rank's steps larger than vLLM's largest
 // default capture size (stepsOverCapture), for a sentence that goes on
-// "than ...".
-func (c *ctx) overCaptureSteps(trace string, rank int) string {
-	n, smallest, _ := c.stepsOverCapture(trace, rank)
+// "than ..."; over is false where no step is.
+func (c *ctx) overCaptureSteps(trace string, rank int) (steps string, over bool) {
+	n, smallest, over := c.stepsOverCapture(trace, rank)
 	if n == 1 {
-		return fmt.Sprintf("The rank's one step has more tokens (%d)", smallest)
+		return fmt.Sprintf("The rank's one step has more tokens (%d)", smallest), over
 	}
-	return fmt.Sprintf("Each of the rank's %d steps has more tokens (the smallest %d)", n, smallest)
+	return fmt.Sprintf("Each of the rank's %d steps has more tokens (the smallest %d)", n, smallest), over
 }
 
 // oversizeStepsFix is the fix for a vLLM rank launch-bound in steps that

@@ -982,8 +982,7 @@ func launchBound(c *ctx) []evidence.Finding {
 		switch ri.Producer {
 		case "vllm":
 			compiled, stepNs, eager := c.vllmUncompiled(b.trace, b.rank)
-			_, _, over := c.stepsOverCapture(b.trace, b.rank)
-			steps := c.overCaptureSteps(b.trace, b.rank)
+			steps, over := c.overCaptureSteps(b.trace, b.rank)
 			if a.graphs == 0 && over && eager {
 				// Too large for graphs, and uncompiled: the model ran
 				// eagerly, which is what --enforce-eager does.
