@@ -2579,3 +2579,24 @@ func TestJudgementLaunchesQueuedAhead(t *testing.T) {
 		t.Errorf("b200_eager launch_bound: %s", f.Observation)
 	}
 }
+
+// A file cut from a longer trace says so (its Ev Idx numbers leave
+// events out), and its late first GPU work is put down to the cut:
+// vllm_decode_full_mi300x starts at event 1,414,018; cpu_only holds 15
+// of 7,479. A complete trace (dlrm_8rank's ranks: 0 to 1,672) is no excerpt.
+func TestJudgementExcerpt(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "vllm_decode_full_mi300x"))
+	c := j.capture()
+	if !strings.Contains(c, "holds 101 of the numbers up to its highest") || !strings.Contains(c, "the 1,414,018 before its first event are missing") ||
+		!strings.Contains(c, "The file is an excerpt whose first 1,414,018 events were cut away") {
+		t.Errorf("vllm_decode_full_mi300x capture quality:\n%s", c)
+	}
+	j = judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "cpu_only"))
+	if c := j.capture(); !strings.Contains(c, "holds 15 of the numbers up to its highest") || !strings.Contains(c, "7,464 of them are missing") {
+		t.Errorf("cpu_only capture quality:\n%s", c)
+	}
+	j = judge(t, filepath.Join(testutil.SharedTraces(t), "param", "dlrm_8rank"))
+	if strings.Contains(j.md, "An excerpt of a longer trace") {
+		t.Errorf("dlrm_8rank read as an excerpt:\n%s", j.capture())
+	}
+}

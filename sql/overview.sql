@@ -35,6 +35,9 @@
 -- op_ids: CPU operators that carry an External id. COUNT
 -- op_id_span: The range of those ids, the largest less the smallest plus one (0 without any): the profiler numbers every operator it records, so a range many times op_ids says most were dropped (a sampled or filtered trace). COUNT
 -- python_events: python_function events. COUNT
+-- indexed: Events other than python frames that carry an Ev Idx, in the rank's whole files whatever the window: PyTorch numbers every event it hands the profiler's trace from 0 (passEventsToKineto; python frames have numbers of their own), and each of the 24 complete shared traces that carry it holds every number from 0 to its highest. COUNT
+-- index_missing: Ev Idx numbers from 0 to each file's highest that no event of the file carries, summed over the rank's files: events the profiler recorded that the file does not hold (an excerpt cut from a longer trace, or a filtered one). COUNT
+-- index_before: Of index_missing, those below each file's lowest: events recorded before the first one the file holds (a trace cut at its start: vllm_decode_full_mi300x's first event is number 1,414,018). COUNT
 -- runtime_calls: Runtime and driver calls. COUNT
 -- graph_launches: cudaGraphLaunch/hipGraphLaunch calls. COUNT
 -- steps: Steps found. COUNT
@@ -101,6 +104,21 @@ _py AS (
   SELECT d.strings[p.trace_id + 1] AS trace, p.rank, p.python_events, p.first_ts, p.last_end
   FROM _py0 p, tb_dict d
 ),
+-- Ev Idx per file of the rank, over the whole file (a window cuts the
+-- numbering, not the file).
+_idx0 AS (
+  SELECT e.trace_id, e.file_id, e.rank, count(DISTINCT e.ev_idx) AS n, min(e.ev_idx) AS lo, max(e.ev_idx) AS hi
+  FROM tb_events e JOIN tb_trace_t0($1::VARCHAR) t ON t.trace_id = e.trace_id
+  WHERE e.ev_idx IS NOT NULL AND e.kind <> 'python'
+    AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
+  GROUP BY e.trace_id, e.file_id, e.rank
+),
+_idx AS (
+  SELECT d.strings[i.trace_id + 1] AS trace, i.rank, sum(i.n) AS indexed,
+    sum(i.hi + 1 - i.n) AS index_missing, sum(i.lo) AS index_before
+  FROM _idx0 i, tb_dict d
+  GROUP BY d.strings[i.trace_id + 1], i.rank
+),
 _sc AS (
   SELECT trace, rank, count(*) AS steps, arg_min(source, step) AS step_source FROM _steps GROUP BY ALL
 )
@@ -112,10 +130,13 @@ SELECT r.trace, r.rank, r.files, r.rank_source, r.world_size, r.producer, r.plat
   coalesce(a.gpu_events, 0) AS gpu_events, coalesce(a.kernels, 0) AS kernels, coalesce(a.devices, 0) AS devices,
   coalesce(a.streams, 0) AS streams, coalesce(a.cpu_ops, 0) AS cpu_ops,
   coalesce(a.op_ids, 0) AS op_ids, coalesce(a.op_id_span, 0) AS op_id_span, coalesce(p.python_events, 0) AS python_events,
+  coalesce(x.indexed, 0)::BIGINT AS indexed, coalesce(x.index_missing, 0)::BIGINT AS index_missing,
+  coalesce(x.index_before, 0)::BIGINT AS index_before,
   coalesce(a.runtime_calls, 0) AS runtime_calls, coalesce(a.graph_launches, 0) AS graph_launches,
   coalesce(s.steps, 0) AS steps, coalesce(s.step_source, '') AS step_source
 FROM _tr r JOIN _t0 t ON t.trace = r.trace
 LEFT JOIN _ea a ON a.trace = r.trace AND a.rank = r.rank
 LEFT JOIN _py p ON p.trace = r.trace AND p.rank = r.rank
 LEFT JOIN _sc s ON s.trace = r.trace AND s.rank = r.rank
+LEFT JOIN _idx x ON x.trace = r.trace AND x.rank = r.rank
 ORDER BY trace, rank

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tracebook/tracebook/analysis/evidence"
+	"github.com/tracebook/tracebook/analysis/table"
 )
 
 // The capture-quality gate runs before any rule. It reads the capture area
@@ -39,6 +40,14 @@ const (
 	// (sampled_2of128) over 74.
 	SampledIDsPerOp = 10
 	SampledMinOps   = 200
+	// ExcerptMinMissing, ExcerptMissingShare: a rank whose files lack at
+	// least this many of the Ev Idx numbers up to their highest, and at
+	// least this share of the numbers they hold, is an excerpt of a longer
+	// trace (the overview area's index_missing). The 24 complete shared
+	// traces that carry Ev Idx lack none; the excerpts lack from 5,272
+	// (vllm_prefilldecode_piecewise_mi300x, 643 held) to 1,414,018.
+	ExcerptMinMissing   = 100
+	ExcerptMissingShare = 0.1
 	// ExcludedIdleCap: when start-up and held intervals hold at least this
 	// share of a rank's GPU idle time, what remains is a short slice and its
 	// verdicts are hypotheses.
@@ -234,6 +243,20 @@ func Assess(ev *evidence.Evidence) *Gate {
 				delete(rows, kind)
 			}
 		}
+		var excerptBefore int64 // events cut away before the file's first (an excerpt)
+		if held, missing, before, ok := excerptRank(ev, rr.trace, rr.rank); ok && !sampledOnRank(ev, rr.trace, rr.rank) {
+			excerptBefore = before
+			lacks := fmt.Sprintf("%s of them are missing", table.Int(missing))
+			switch {
+			case before == missing:
+				lacks = fmt.Sprintf("the %s before its first event are missing", table.Int(before))
+			case before > 0:
+				lacks = fmt.Sprintf("%s are missing, %s of them before its first event", table.Int(missing), table.Int(before))
+			}
+			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "excerpt", Title: "An excerpt of a longer trace: events the profiler recorded are missing",
+				Detail: fmt.Sprintf("PyTorch numbers every event it hands the profiler's trace from 0 (Ev Idx; python frames apart), and the rank's file holds %s of the numbers up to its highest (%s): %s, so the file was cut from a longer trace or filtered. Every total and share in this report covers the excerpt only; a call or kernel read as the first is the first the excerpt holds, and work at its start may wait on work the cut removed.",
+					table.Int(held), where, lacks)})
+		}
 		gpuEvents := rr.evs
 		if span > 0 && ((gpuEvents > 0 && gpuEvents < MinGPUEvents) || span < MinGPUSpanNs) {
 			events := fmt.Sprintf("%d GPU events", gpuEvents)
@@ -376,14 +399,20 @@ func Assess(ev *evidence.Evidence) *Gate {
 				// sglang_qwen3_prefilldecode_mi300x: a 493 ms blocking copy
 				// in ForwardBatch.init_new, inside the first step, that
 				// waits on the stream for the previous batch's forward.
-				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event. SGLang's overlap scheduler is on (the trace runs its overlap_utils frames): the GPU runs the previous batch while the host prepares the next one, so a blocking call at the capture's start most likely waited for the previous batch's GPU work, launched before the capture began or before the slice the trace was cut to (a hypothesis: another process on the GPU reads the same). Leave the first step out of steady-state reads: with a batch always in flight, starting the capture between steps does not avoid this.",
-					ms(hw.first))
+				// The file's own numbering says whether it was cut.
+				before, startOf := "the capture began or before the slice the trace was cut to", "the window began (or before the slice it was cut to)"
+				if excerptBefore > 0 {
+					before = fmt.Sprintf("the slice the trace was cut to (its first %s events are not in the file)", table.Int(excerptBefore))
+					startOf = "the slice the trace was cut to"
+				}
+				a.Detail += fmt.Sprintf(" The first began %s after the trace's first event. SGLang's overlap scheduler is on (the trace runs its overlap_utils frames): the GPU runs the previous batch while the host prepares the next one, so a blocking call at the capture's start most likely waited for the previous batch's GPU work, launched before %s (a hypothesis: another process on the GPU reads the same). Leave the first step out of steady-state reads: with a batch always in flight, starting the capture between steps does not avoid this.",
+					ms(hw.first), before)
 				if step > 0 && hw.max > HeldStepsMax*step {
 					// sglang_qwen3_decode_mi300x: a 463 ms wait before the
 					// first decode step (9.8 ms busy) after a 32k-token
 					// prefill, which the decode step cannot bound.
-					a.Detail += fmt.Sprintf(" The longest waited %s, %d times the GPU busy time of the rank's longest step (%s): what it waited for ran before the window began (or before the slice it was cut to), most likely a larger batch than those in the window, such as a prefill (a hypothesis: a step's name gives its requests and cached tokens, and the trace holds no step before the wait), whose length the steps in the window do not bound.",
-						ms(hw.max), hw.max/step, ms(step))
+					a.Detail += fmt.Sprintf(" The longest waited %s, %d times the GPU busy time of the rank's longest step (%s): what it waited for ran before %s, most likely a larger batch than those in the window, such as a prefill (a hypothesis: a step's name gives its requests and cached tokens, and the trace holds no step before the wait), whose length the steps in the window do not bound.",
+						ms(hw.max), hw.max/step, ms(step), startOf)
 				}
 			} else if hw.first < HeldAtStartNs && step > 0 && hw.max > HeldStepsMax*step {
 				// A wait at the start far longer than any step's GPU work,
@@ -407,8 +436,14 @@ func Assess(ev *evidence.Evidence) *Gate {
 				Detail: fmt.Sprintf("%d sync %s (%s) after the last GPU work started, before the first launch or outside every step (%s): what they waited for is not the window's own work: a sync after the last GPU work started drains what the window queued (the profiler's stop synchronisation, a harness sync, or the loop's own sync at the end of its step), a sync before the first launch waits for work launched before the window, and a sync outside every step for the step before. The sync rule leaves them out; a sync the loop makes every step is counted at its other calls where the capture holds more steps.", es.count, noun(es.count, "call", "calls"), which, where)})
 		}
 		if ls, ok := rows["late_start"]; ok {
-			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "late_start", Title: "The first GPU work started long after its launch (work the trace does not show, or offset clocks)",
-				Detail: fmt.Sprintf("The rank's first GPU work, %s, started %s after its launching call returned, with no GPU work of the trace before it (%s): the device was busy with work the trace does not show (a step before the window, another process) or its clock is offset from the host's. The GPU span begins there, so no rule judges that time, and the host's work before it cannot be read against the device.", ls.name, ms(ls.total), where)})
+			a := Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "late_start", Title: "The first GPU work started long after its launch (work the trace does not show, or offset clocks)",
+				Detail: fmt.Sprintf("The rank's first GPU work, %s, started %s after its launching call returned, with no GPU work of the trace before it (%s): the device was busy with work the trace does not show (a step before the window, another process) or its clock is offset from the host's. The GPU span begins there, so no rule judges that time, and the host's work before it cannot be read against the device.", ls.name, ms(ls.total), where)}
+			if excerptBefore > 0 {
+				// vllm_decode_full_mi300x: cut from a trace whose first
+				// 1,414,018 events are not in the file.
+				a.Detail += fmt.Sprintf(" The file is an excerpt whose first %s events were cut away (see the excerpt above): the device most likely ran the work they launched.", table.Int(excerptBefore))
+			}
+			add(a)
 		}
 		if ri.HasPythonStacks {
 			rg.limits = append(rg.limits, limit{rules: map[string]bool{"host_bound_idle": true, "launch_bound": true},
@@ -759,6 +794,21 @@ func (g *Gate) Excluded() (idle, span int64, ranks int) {
 func sampledRank(ev *evidence.Evidence, trace string, rank int) (n, ids int64, sampled bool) {
 	n, ids = overviewInt(ev, trace, rank, "op_ids"), overviewInt(ev, trace, rank, "op_id_span")
 	return n, ids, n >= SampledMinOps && ids >= SampledIDsPerOp*n
+}
+
+func sampledOnRank(ev *evidence.Evidence, trace string, rank int) bool {
+	_, _, s := sampledRank(ev, trace, rank)
+	return s
+}
+
+// excerptRank: the rank's files hold held of the Ev Idx numbers up to their
+// highest and lack missing of them, before of those below their lowest;
+// ok when that makes the rank an excerpt (ExcerptMinMissing,
+// ExcerptMissingShare).
+func excerptRank(ev *evidence.Evidence, trace string, rank int) (held, missing, before int64, ok bool) {
+	held, missing = overviewInt(ev, trace, rank, "indexed"), overviewInt(ev, trace, rank, "index_missing")
+	before = overviewInt(ev, trace, rank, "index_before")
+	return held, missing, before, held > 0 && missing >= ExcerptMinMissing && float64(missing) >= ExcerptMissingShare*float64(held)
 }
 
 // Sampled reports whether a rank of ev's overview holds a sample of its

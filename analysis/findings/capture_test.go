@@ -273,3 +273,48 @@ func TestPageableShareOfJudgedSpan(t *testing.T) {
 		})
 	}
 }
+
+// A file whose Ev Idx numbers (PyTorch numbers every event from 0) leave
+// many out is an excerpt of a longer trace: Capture quality says so, and
+// a late first GPU work is put down to the events cut from its start
+// (vllm_decode_full_mi300x: 101 held, its first 1,414,018 cut away;
+// cpu_only: 15 held of 7,479; a complete trace lacks none).
+func TestGateExcerpt(t *testing.T) {
+	for _, c := range []struct {
+		name                    string
+		ops, ids                int64 // op_ids, op_id_span
+		held, missing, before   int64
+		want, notWant, lateWant string
+	}{
+		{name: "complete", ops: 22395, ids: 22395, held: 22395},
+		{name: "a few dropped", ops: 50000, ids: 50000, held: 50000, missing: 90},
+		{name: "holes", ops: 4, ids: 4, held: 15, missing: 7464,
+			want: "holds 15 of the numbers up to its highest", notWant: "before its first event", lateWant: "its launching call returned"},
+		{name: "cut at its start", ops: 100, ids: 100, held: 101, missing: 1_414_018, before: 1_414_018,
+			want: "the 1,414,018 before its first event are missing", lateWant: "first 1,414,018 events were cut away"},
+		{name: "both", ops: 100, ids: 100, held: 643, missing: 6000, before: 5272,
+			want: "6,000 are missing, 5,272 of them before its first event", lateWant: "first 5,272 events were cut away"},
+		// A sampled trace says so on its own (sampled_2of128).
+		{name: "sampled", ops: 2302, ids: 169_484, held: 2367, missing: 251_606, before: 43_201},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ov := &table.Table{Columns: cols("trace rank op_ids op_id_span indexed index_missing index_before"),
+				Rows: [][]any{{"t", int64(0), c.ops, c.ids, c.held, c.missing, c.before}}}
+			tabs := map[string]*table.Table{"gaps": gapsTable(55_000_000), "overview": ov,
+				"capture": captureTable(capRow("late_start", "Memcpy DtoD (Device -> Device)", 1, 7_800_000, 7_800_000, 0, 0))}
+			b := withEvents(bundle("vllm", "rocm", "AMD Instinct MI300X", 40_000_000, 60_000_000, tabs), 1000)
+			g := findings.Assess(evidence.Rollup(b, evidence.Filter{}))
+			got := artifactDetail(g, "excerpt")
+			if (got != "") != (c.want != "") || !strings.Contains(got, c.want) || (c.notWant != "" && strings.Contains(got, c.notWant)) {
+				t.Errorf("excerpt detail %q, want one with %q", got, c.want)
+			}
+			late := artifactDetail(g, "late_start")
+			if c.name == "sampled" {
+				return // the sampled trace's late start is not read
+			}
+			if strings.Contains(late, "were cut away") != strings.Contains(c.lateWant, "were cut away") || !strings.Contains(late, c.lateWant) {
+				t.Errorf("late start %q, want one with %q", late, c.lateWant)
+			}
+		})
+	}
+}
