@@ -2567,16 +2567,23 @@ func TestJudgementStepPastTheWindow(t *testing.T) {
 
 // resnet50_num_workers_4's launches run ahead of its GPU: half of its
 // cudaLaunchKernel calls waited 2.6 ms or more for their kernel, so its
-// launch-bound follow-up says the idle sits where the host falls behind.
-// b200_eager's eager launches do not queue: no such sentence.
+// launch-bound follow-up says the idle sits where the host falls behind,
+// and its fix starts there. b200_eager's eager launches do not queue: no
+// such sentence.
 func TestJudgementLaunchesQueuedAhead(t *testing.T) {
 	j := judge(t, filepath.Join(testutil.SharedTraces(t), "kineto", "resnet50_num_workers_4"))
 	if f := j.one(t, "launch_bound"); !strings.Contains(f.Observation, "Half of the cudaLaunchKernel calls waited 2.6 ms or more before their kernel started") {
 		t.Errorf("launch_bound: %s", f.Observation)
 	}
+	// Its fix leads with where the host falls behind (the optimizer's
+	// zero_grad), the graph after it.
+	if f := j.one(t, "launch_bound"); !strings.HasPrefix(f.Fix, "Half of the cudaLaunchKernel calls waited 2.6 ms or more for their kernel, so the queue hides most launch cost") ||
+		strings.Index(f.Fix, "zero_grad(set_to_none=True)") > strings.Index(f.Fix, "as a CUDA graph") {
+		t.Errorf("launch_bound fix: %s", f.Fix)
+	}
 	j = judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "b200_eager"))
-	if f := j.one(t, "launch_bound"); strings.Contains(f.Observation, "before their kernel started") {
-		t.Errorf("b200_eager launch_bound: %s", f.Observation)
+	if f := j.one(t, "launch_bound"); strings.Contains(f.Observation, "before their kernel started") || strings.Contains(f.Fix, "the queue hides") {
+		t.Errorf("b200_eager launch_bound: %s\n%s", f.Observation, f.Fix)
 	}
 }
 

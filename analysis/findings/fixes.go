@@ -732,10 +732,30 @@ func (c *ctx) hostLever(trace string, rank int, at HostFrame) (fix, snippet stri
 func (c *ctx) launchFix(trace string, rank int, graphs bool) (fix, snippet string) {
 	fix, snippet = c.graphRoute(trace, rank, graphs)
 	w := c.workload(trace, rank)
-	if z := c.zeroGradAside(trace, rank, w); z != "" {
+	z, o := c.zeroGradAside(trace, rank, w), c.optimizerAside(trace, rank, w)
+	if call, p50 := c.launchQueue(trace, rank); p50 >= LaunchQueuedNs {
+		// resnet50_num_workers_4: half of its launches waited 2.6 ms for
+		// their kernel, so a graph saves launch time the queue already
+		// hides; the optimizer's ranges, where the host falls behind, come
+		// first.
+		lead := fmt.Sprintf("Half of the %s calls waited %s or more for their kernel, so the queue hides most launch cost, and a graph or larger kernels gain only in the stretches where the host falls behind (the Perfetto view shows them).", call, ms(p50))
+		named := ""
+		for _, a := range []string{z, o} {
+			if a != "" {
+				named += " " + upperFirst(a) + "."
+			}
+		}
+		if named != "" {
+			lead += " Start with those the trace names." + named + " For the others: "
+		} else {
+			lead += " Find what the host does there first; then "
+		}
+		return c.checkHostFirst(trace, rank) + lead + lowerFirst(fix) + c.syncsBreakGraphs(trace, rank, true), snippet
+	}
+	if z != "" {
 		fix += " " + upperFirst(z) + "."
 	}
-	if o := c.optimizerAside(trace, rank, w); o != "" {
+	if o != "" {
 		fix += " " + upperFirst(o) + "."
 	}
 	return c.checkHostFirst(trace, rank) + fix + c.syncsBreakGraphs(trace, rank, true), snippet
