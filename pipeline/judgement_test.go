@@ -2182,6 +2182,24 @@ func TestJudgementRecordShapes(t *testing.T) {
 	}
 }
 
+// df_index_resolver_v100 was captured with profile_memory=True (28,010
+// allocator events): its host-bound finding says recording them adds host
+// time, and the capture settings name it. amd_mi250_minitoy records none.
+func TestJudgementProfileMemory(t *testing.T) {
+	const note = "The allocator's events were recorded (profile_memory=True: 28,010 allocations and frees)"
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "df_index_resolver_v100"))
+	if f := j.one(t, "host_bound_idle"); !strings.Contains(f.Observation, note) {
+		t.Errorf("host-bound finding: %s", f.Observation)
+	}
+	if !strings.Contains(j.md, "allocator events (profile_memory)") {
+		t.Errorf("capture settings:\n%s", section(j.md, "## Trace Metadata", "**Capture quality**"))
+	}
+	a := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "amd_mi250_minitoy"))
+	if strings.Contains(a.md, "The allocator's events were recorded") || strings.Contains(a.md, "allocator events (profile_memory)") {
+		t.Errorf("allocator events named for a trace without them")
+	}
+}
+
 // nccl_data_a100's view operators take 24.6 µs on average (0.3-5 µs on the
 // other captures of current hosts): its host-bound finding names the slow
 // host and its fix checks the host before the code. dlrm_8rank's take
@@ -2605,5 +2623,32 @@ func TestJudgementExcerpt(t *testing.T) {
 	j = judge(t, filepath.Join(testutil.SharedTraces(t), "param", "dlrm_8rank"))
 	if strings.Contains(j.md, "An excerpt of a longer trace") {
 		t.Errorf("dlrm_8rank read as an excerpt:\n%s", j.capture())
+	}
+}
+
+// resnet_2080ti's launch calls carry their own correlation id as External
+// id, and some of those equal an operator's id by chance: the ops area
+// links none of them (its gpu_ns was coincidence), and the fp32 finding
+// says its GEMM/convolution split is the kernels' names. vllm_h100_tp4_rank0
+// writes operator ids: its operators keep their GPU time.
+func TestJudgementCopiedExternalIDs(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "param", "resnet_2080ti"))
+	ops := j.src.Bundle.Tables["ops"]
+	for r := range ops.Rows {
+		if evidence.Int(ops, r, "gpu_ns") != 0 || evidence.Int(ops, r, "launches") != 0 {
+			t.Fatalf("resnet_2080ti: %s linked to %d launches", evidence.Str(ops, r, "name"), evidence.Int(ops, r, "launches"))
+		}
+	}
+	if f := j.one(t, "fp32_no_tensor_cores"); !strings.Contains(f.Observation, "The split is the kernels' names': cuDNN runs convolutions as sgemm kernels too") {
+		t.Errorf("fp32 finding: %s", f.Observation)
+	}
+	v := judge(t, filepath.Join(testutil.SharedTraces(t), "tracemap", "vllm_h100_tp4_rank0"))
+	var linked int64
+	vo := v.src.Bundle.Tables["ops"]
+	for r := range vo.Rows {
+		linked += evidence.Int(vo, r, "gpu_ns")
+	}
+	if linked == 0 {
+		t.Errorf("vllm_h100_tp4_rank0: no operator linked to GPU time")
 	}
 }

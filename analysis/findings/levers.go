@@ -619,6 +619,11 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 		}
 		obs := fmt.Sprintf("fp32 %s on the SIMT path took %s%s, %s of GPU busy time; %s, so they are %s of that span (%s, %s)%s. Largest: %s.",
 			kernels, ms(simt), split, pct(b.score), c.busySpan(l), pct(float64(simt)/float64(l.span())), dev, c.where(b.trace, b.rank), others(b.n), strings.Join(names, "; "))
+		if !ops.linked && a.gemm > 0 && a.conv > 0 {
+			// resnet_2080ti: its launch calls carry their own correlation
+			// id as External id, so the ops area links none.
+			obs += " The split is the kernels' names': cuDNN runs convolutions as sgemm kernels too, and the trace links no launch to its operator (its launch calls carry their own correlation id as External id, or none), so it cannot tell which operator launched the GEMM-named kernels; the GPU call tree, which links each launch to the operator around it, shows whose they are."
+		}
 		if moved > 0 {
 			obs += fmt.Sprintf(" %s of the GEMM-named kernels belong to convolutions: the operators that launched them are convolutions (%s), which cuDNN (or an im2col fallback) runs as sgemm kernels; the matmul operators launched %s of GPU work in all.",
 				ms(moved), ops.convNames(), ms(ops.matmul))
@@ -712,7 +717,12 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 // matmul and convolution operators, and the graphs area's replays. Both
 // are summed over the rank's rows, as the kernel totals are.
 type simtOps struct {
-	linked       bool  // some operator launched GPU time: the trace links launches to operators
+	// linked: some operator launched GPU time: the trace links launches
+	// to operators. resnet_2080ti's launch calls carry their own
+	// correlation id as External id, which the ops area links to no
+	// operator: which operator launched a kernel is then not known, and
+	// the split is the names'.
+	linked       bool
 	matmul, conv int64 // GPU time the matmul and the convolution operators launched
 	convs        map[string]int64
 	launches     int64 // graph launches (graph >= -1), and their kernels' time

@@ -292,7 +292,8 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		d.NextLever += aiterNote(ev, d.Traces)
 		d.NextLever += decodeGEMMNote(ev, kernel)
 		if kernel != "" {
-			d.NextLeverCmd = kernelProfileCmd(d.Traces, kernel)
+			_, world := rankCount(ev)
+			d.NextLeverCmd = kernelProfileCmd(d.Traces, kernel, world)
 		}
 	}
 
@@ -593,6 +594,7 @@ func traceMetas(b *evidence.Bundle, f evidence.Filter) []TraceMeta {
 		add(boolean(col(r, "has_python_stacks")), "python stacks (with_stack)")
 		add(boolean(col(r, "has_graphs")), evidence.GraphNoun(str(col(r, "platform")))+"s")
 		add(recordsShapes(b, name, int(i64(col(r, "rank")))), "operator shapes (record_shapes)")
+		add(boolean(col(r, "profile_memory")) || allocatorEvents(b, name, int(i64(col(r, "rank")))), "allocator events (profile_memory)")
 		add(boolean(col(r, "has_steps")), "step annotations")
 		if pl := str(col(r, "platform")); pl != "" && pl != "unknown" {
 			add(true, "platform "+pl)
@@ -1521,8 +1523,12 @@ func gemmRoofline(ev *evidence.Evidence, traces []TraceMeta) string {
 // found by a regular expression over the demangled name (ncu's
 // --kernel-name-base demangled) that holds the part findings.KernelName
 // keeps, or the op an at::native kernel runs; the serving engines'
-// workload as their one-batch benchmark, a training script otherwise.
-func kernelProfileCmd(traces []TraceMeta, name string) string {
+// workload as their one-batch benchmark, a training script otherwise. A
+// serving job of world ranks (its distributed info; 0 or 1: one) splits
+// the model as the job did: the benchmark runs with that tensor-parallel
+// size, as a model sharded over 4 GPUs does not fit in one
+// (vllm_h100_tp4_rank0).
+func kernelProfileCmd(traces []TraceMeta, name string, world int) string {
 	if kernelProfiler(traces) != "Nsight Compute (ncu)" {
 		return ""
 	}
@@ -1538,9 +1544,20 @@ func kernelProfileCmd(traces []TraceMeta, name string) string {
 		switch t.Producer {
 		case "vllm":
 			run = "vllm bench latency --model MODEL" // the engine in one process run, not a server
+			if world > 1 {
+				run += " --tensor-parallel-size " + strconv.Itoa(world)
+			}
 		case "sglang":
 			run = "python -m sglang.bench_one_batch --model-path MODEL"
+			if world > 1 {
+				run += " --tp-size " + strconv.Itoa(world)
+			}
 		}
+	}
+	if world > 1 && run != "python YOUR_SCRIPT.py" {
+		run += "  # the trace's world size: split it as the job did, if part of it was pipeline-parallel"
+		return "ncu --kernel-name-base demangled --kernel-name 'regex:" + rx.QuoteMeta(token) +
+			"' --launch-count 3 --set full -o kernel " + run + "; then: ncu-ui kernel.ncu-rep"
 	}
 	return "ncu --kernel-name-base demangled --kernel-name 'regex:" + rx.QuoteMeta(token) +
 		"' --launch-count 3 --set full -o kernel " + run + "  # then: ncu-ui kernel.ncu-rep"
@@ -1971,6 +1988,23 @@ func oneRank(ev *evidence.Evidence) (trace string, rank int, ok bool) {
 
 // recordsShapes tells whether the workload area saw the rank's operators
 // carry their input shapes (its record_shapes feature).
+// allocatorEvents says whether the profiler recorded the rank's
+// allocations and frees (profile_memory=True), whatever the trace's header
+// says: the 2021-format resnet50 captures hold thousands of [memory]
+// events and no profile_memory field.
+func allocatorEvents(b *evidence.Bundle, trace string, rank int) bool {
+	t := b.Tables["memory"]
+	if t == nil {
+		return false
+	}
+	for r := range t.Rows {
+		if evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank && evidence.Int(t, r, "allocs")+evidence.Int(t, r, "frees") > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func recordsShapes(b *evidence.Bundle, trace string, rank int) bool {
 	t := b.Tables["workload"]
 	if t == nil {
