@@ -2652,3 +2652,19 @@ func TestJudgementCopiedExternalIDs(t *testing.T) {
 		t.Errorf("vllm_h100_tp4_rank0: no operator linked to GPU time")
 	}
 }
+
+// dlrm_8rank's ranks 1 and 3 hold step 9's optimizer kernels, launched
+// before the window: the rank imbalance row gives the compute range
+// without them, where rank 1 is no longer the top.
+func TestJudgementPreWindowCompute(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "param", "dlrm_8rank"))
+	row := section(j.md, "| Rank imbalance", "\n")
+	if !strings.Contains(row, "Of the compute time, 0.203 ms on rank 1 and 0.176 ms on rank 3 are kernels launched before the window") ||
+		!strings.Contains(row, "without them, compute runs from 1.034 ms (rank 0) to 1.126 ms (rank 4)") {
+		t.Errorf("rank imbalance row: %s", row)
+	}
+	v := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "nccl_data_a100"))
+	if strings.Contains(section(v.md, "| Rank imbalance", "\n"), "launched before the window") {
+		t.Errorf("nccl_data_a100: %s", section(v.md, "| Rank imbalance", "\n"))
+	}
+}
