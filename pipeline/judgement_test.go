@@ -2668,3 +2668,15 @@ func TestJudgementPreWindowCompute(t *testing.T) {
 		t.Errorf("nccl_data_a100: %s", section(v.md, "| Rank imbalance", "\n"))
 	}
 }
+
+// dlrm_8rank's DataLoader runs before each rank's first GPU work: none of
+// the GPU idle the host-bound fix is for lies in it, so the fix does not
+// send the reader to the DataLoader.
+func TestJudgementLoaderOutsideTheGPUSpan(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "param", "dlrm_8rank"))
+	for _, f := range j.src.Bundle.Findings {
+		if f.Rule == "host_bound_idle" && strings.Contains(f.Fix, "DataLoader") {
+			t.Errorf("rank %d host-bound fix names the DataLoader: %s", f.Rank, f.Fix)
+		}
+	}
+}

@@ -708,6 +708,10 @@ func (c *ctx) hostLever(trace string, rank int, at HostFrame) (fix, snippet stri
 	}
 	onThread := w.Training && w.DataLoaderWorkers == 0
 	switch {
+	case w.LoaderSpanNs <= 0 && w.LoaderIdleNs <= 0:
+		// No DataLoader call lies inside the GPU span (dlrm_8rank's 1.2 ms
+		// runs before the rank's first GPU work): none of the idle this
+		// fix is for is the loader's, so it names none.
 	case share >= c.th["dataloader_share"]:
 		// The DataLoader issue carries the loader's fix (dlrm_8rank's had
 		// said "see the DataLoader issue; and load batches in DataLoader
