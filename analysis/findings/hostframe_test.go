@@ -239,20 +239,28 @@ func TestNameHostFrameChunkPipeline(t *testing.T) {
 // is told so once. Where the DataLoader issue is raised, the host fix
 // points to it and does not repeat its fix (dlrm_8rank had read "see the
 // DataLoader issue; and load batches in DataLoader worker processes");
-// where the loader's share is small, the host fix says it.
+// where the loader's share is small, the host fix says it; where no
+// loader call lies inside the GPU span (no dataloader_gpu_idle row:
+// dlrm_8rank's loads before its first GPU work), none of the idle is the
+// loader's and the fix names none.
 func TestHostFixDataLoaderOnce(t *testing.T) {
 	for _, c := range []struct {
 		loaderNs  int64
+		inSpan    bool
 		want, not string
 	}{
-		{9_000_000, "on the training thread (num_workers=0): see the DataLoader issue", "and load batches"},
-		{500_000, "and load batches in DataLoader worker processes, not on the training thread", "see the DataLoader issue"},
+		{9_000_000, true, "on the training thread (num_workers=0): see the DataLoader issue", "and load batches"},
+		{500_000, true, "and load batches in DataLoader worker processes, not on the training thread", "see the DataLoader issue"},
+		{9_000_000, false, "", "DataLoader"},
 	} {
 		ops := loaderOps(c.loaderNs)
-		wl := &table.Table{Columns: cols("trace rank feature example count total_ns"), Rows: [][]any{
-			{"t", int64(0), "backward", "NllLossBackward", int64(1), int64(1000)},
-			{"t", int64(0), "dataloader_single", iter, int64(1), c.loaderNs},
+		wl := &table.Table{Columns: cols("trace rank feature example count total_ns covered_ns"), Rows: [][]any{
+			{"t", int64(0), "backward", "NllLossBackward", int64(1), int64(1000), nil},
+			{"t", int64(0), "dataloader_single", iter, int64(1), c.loaderNs, nil},
 		}}
+		if c.inSpan {
+			wl.Rows = append(wl.Rows, []any{"t", int64(0), "dataloader_gpu_idle", iter, int64(1), c.loaderNs / 2, c.loaderNs})
+		}
 		b := bundle("profiler_step", "cuda", "NVIDIA H100 80GB HBM3", 40_000_000, 60_000_000,
 			map[string]*table.Table{"gaps": gapsTable(55_000_000), "ops": ops, "workload": wl})
 		f := find(eval(b, nil), "host_bound_idle")
