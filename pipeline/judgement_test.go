@@ -2381,6 +2381,11 @@ func TestJudgementSampledGapsHaveNoCause(t *testing.T) {
 	if !strings.Contains(j.crossCheck(), "The events as the trace holds them, not a reading of the workload: GPU busy") {
 		t.Errorf("the cross-check's figures read as the workload's:\n%s", j.crossCheck())
 	}
+	// Its filter kept launch and copy calls only: the sync row's time is
+	// the kept calls', not the host's.
+	if row := section(j.md, "| Synchronization waits", "\n"); !strings.Contains(row, "so these are the calls it kept: the host's sync time is unknown, not this") {
+		t.Errorf("sync row: %s", row)
+	}
 }
 
 // resnet50_num_workers_0 loads its batches on the training thread: 287 of

@@ -365,6 +365,11 @@ func syncEvidence(s *areaSlice) (string, *evidence.Gap) {
 			text += " " + fmtMs(firstUse) + " of the blocked time was first copy calls blocking before any GPU work began: a one-time cost at the window's start (see Capture quality)."
 		}
 	}
+	if s.void != "" {
+		// sampled_2of128 kept launch and copy calls only: none of the
+		// job's stream or event syncs is left to count.
+		text += " Read with care: " + s.void + ", so these are the calls it kept: the host's sync time is unknown, not this."
+	}
 	return text, s.gapOf(evidence.GapNoSyncEvents)
 }
 
