@@ -179,9 +179,10 @@ func collectEvidence(ctx context.Context, eng Engine, areas []string, f evidence
 // GPU idle the copies' calls opened, from the sync area; the sync rule's
 // fix reads the workload area (TorchRec's input dist needs its reads), and
 // so do the host-bound and launch-bound findings (whether the operators
-// carry their shapes, which adds host time); the host-bound finding follows
+// carry their shapes, which adds host time, and the memory area, whether
+// the profiler recorded every allocation); the host-bound finding follows
 // a DataLoader issue whose time the ops area holds.
-var areaNeeds = map[string][]string{"launch": {"gaps", "capture", "ops", "workload"}, "gaps": {"workload", "ops"}, "memcpy": {"sync"}, "sync": {"workload"}}
+var areaNeeds = map[string][]string{"launch": {"gaps", "capture", "ops", "workload", "memory"}, "gaps": {"workload", "ops", "memory"}, "memcpy": {"sync"}, "sync": {"workload"}}
 
 // presetCost ranks the presets by what they took at ×21 of the vLLM H100
 // trace (ms, one sitting): the longest start first, so that the last to

@@ -92,8 +92,12 @@ func TestModuleSize(t *testing.T) {
 	// outlier and trend, the steady state after prefetched batches, graph
 	// replays of unknown completeness, the split compiled DDP backward,
 	// the window past Record Window End, one sequence served alone) to
-	// 1.724 MB.
-	const limit = 1_730_000
+	// 1.724 MB; the fifth audit's (the excerpt of a longer trace, the
+	// launch fix where launches queue ahead, the allocator events' host
+	// cost, the fp32 time graph replays ran, the names' split, the
+	// compute launched before the window, a sample's sync row) to 1.732
+	// MB.
+	const limit = 1_740_000
 	if len(mod) > limit {
 		t.Errorf("viewer module is %d bytes gzip, want at most %d (keep heavy packages out of wasm/viewer)", len(mod), limit)
 	}

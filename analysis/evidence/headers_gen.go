@@ -80,6 +80,7 @@ var presetHeaders = []presetHeader{
 			"max_ns", "DURATION_NS",
 			"hist", "HIST",
 			"pre_window_ns", "DURATION_NS",
+			"graph_ns", "DURATION_NS",
 		}},
 	{area: "ops",
 		units: []string{

@@ -24,7 +24,7 @@ var mergeNames = map[evidence.Merge]string{
 // how the rollup and the single-file report merge a column shows here.
 func TestMergeSpec(t *testing.T) {
 	want := map[string]string{
-		"kernels": "trace=key rank=key step=slice phase=slice stream=slice name=key class=key count=sum total_ns=sum min_ns=min max_ns=max hist=hist pre_window_ns=sum",
+		"kernels": "trace=key rank=key step=slice phase=slice stream=slice name=key class=key count=sum total_ns=sum min_ns=min max_ns=max hist=hist pre_window_ns=sum graph_ns=sum",
 		"sync": "trace=key rank=key step=slice phase=slice stream=slice call=key op=key trigger=key direction=key pageable=key blocking=key edge=key " +
 			"count=sum blocked_ns=sum max_blocked_ns=max gaps=sum gpu_gap_ns=sum max_gap_ns=max bytes=sum held_ns=sum one_time_ns=sum dist_ns=sum",
 		"ops": "trace=key rank=key step=slice phase=slice name=key count=sum incl_ns=sum self_ns=sum max_ns=max launches=sum gpu_events=sum gpu_ns=sum annotation=key",

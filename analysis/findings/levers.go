@@ -541,15 +541,19 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 	type acc struct {
 		l              lever
 		gemm, conv, tc int64
-		tf32Conv       bool  // a convolution already runs in TF32: cuDNN has TF32 on
-		top            []int // rows, largest first
+		// replay: of gemm+conv, what graph replays ran (the kernels
+		// area's graph_ns); replayKnown: the area has that column.
+		replay      int64
+		replayKnown bool
+		tf32Conv    bool  // a convolution already runs in TF32: cuDNN has TF32 on
+		top         []int // rows, largest first
 	}
 	picks := worstRanks(c, func(rr rankRow) (any, float64, bool) {
 		ri := c.rankInfo(rr.trace, rr.rank)
 		if ri.GPUModel == "" || ri.Platform != "cuda" || rr.busy <= 0 {
 			return nil, 0, false // no verdict from a blank device name; the names read here are NVIDIA's
 		}
-		a := &acc{}
+		a := &acc{replayKnown: k.Col("graph_ns") >= 0}
 		for _, r := range c.rankRows(k, rr.trace, rr.rank) {
 			if evidence.Str(k, r, "class") != "COMP" {
 				continue
@@ -559,9 +563,11 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 			switch m.simt {
 			case "GEMM":
 				a.gemm += d
+				a.replay += evidence.Int(k, r, "graph_ns")
 				a.top = append(a.top, r)
 			case "convolution":
 				a.conv += d
+				a.replay += evidence.Int(k, r, "graph_ns")
 				a.top = append(a.top, r)
 			default:
 				if m.tc {
@@ -629,8 +635,14 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 				ms(moved), ops.convNames(), ms(ops.matmul))
 		}
 		graphs := ops.inGraphs(simt)
+		if a.replayKnown {
+			graphs = ops.replayed(a.replay, simt)
+		}
 		if graphs != "" {
 			obs += " " + ops.graphSentence(graphs, simt, l.rr.busy)
+		}
+		if graphs == graphsMostly || graphs == graphsSome {
+			obs += " " + ops.replaySentence(a.replay, simt)
 		}
 		if a.tc > 0 {
 			obs += fmt.Sprintf(" Another %s of GEMMs and convolutions already ran on tensor cores.", ms(a.tc))
@@ -825,7 +837,29 @@ const (
 	graphsLikely  = "likely"  // launches linked, the rest fits in the replays
 	graphsPart    = "part"    // launches linked, the rest exceeds the replays
 	graphsUnknown = "unknown" // no launch linked to an operator
+	graphsMostly  = "mostly"  // the replays ran half of it or more (measured: graph_ns)
+	graphsSome    = "some"    // the replays ran a tenth of it or more, under half
 )
+
+// replayed says how much of the rank's fp32 SIMT time (simt) the graph
+// replays ran, measured (replay: the kernels area's graph_ns, the kernels
+// that carry a graph launch's correlation): graphsMostly, graphsSome, or
+// "" under a tenth or without replays.
+func (s simtOps) replayed(replay, simt int64) string {
+	switch {
+	case s.launches <= 0 || simt <= 0 || replay*10 < simt:
+		return ""
+	case 2*replay >= simt:
+		return graphsMostly
+	}
+	return graphsSome
+}
+
+// replaySentence says how much of the fp32 SIMT time (simt) the replays
+// ran (replay), and how the trace tells.
+func (s simtOps) replaySentence(replay, simt int64) string {
+	return fmt.Sprintf("%s of this fp32 time (%s) ran inside them: those kernels carry a graph launch's correlation id, as a replay's kernels do.", ms(replay), pct(float64(replay)/float64(simt)))
+}
 
 // inGraphs says whether the rank replayed CUDA graphs that may hold its
 // fp32 SIMT time (simt): where the trace links launches to operators, a
@@ -862,6 +896,8 @@ func (s simtOps) rest(simt int64) int64 { return max(0, simt-min(simt, s.matmul+
 func (s simtOps) graphSentence(kind string, simt, busy int64) string {
 	replays := fmt.Sprintf("the rank replayed CUDA graphs (%d launches, whose kernels ran %s, %s of GPU busy time)", s.launches, ms(s.graphNs), pct(float64(s.graphNs)/float64(max(busy, 1))))
 	switch kind {
+	case graphsMostly, graphsSome:
+		return upperFirst(replays) + "."
 	case graphsLikely:
 		return fmt.Sprintf("%s of this fp32 time was launched by no eager matmul or convolution operator, and %s: most likely it ran inside them.", ms(s.rest(simt)), replays)
 	case graphsPart:
@@ -875,9 +911,12 @@ func (s simtOps) graphSentence(kind string, simt, busy int64) string {
 // in effect where it is captured, and the graph captured again.
 func graphFix(kind, what string) string {
 	lead := "Where these kernels run inside the CUDA graphs (the trace cannot say which do)"
-	if kind == graphsLikely {
+	switch kind {
+	case graphsMostly:
+		lead = "Most of these kernels run inside the CUDA graphs"
+	case graphsLikely:
 		lead = "These kernels most likely run inside the CUDA graphs"
-	} else if kind == graphsPart {
+	case graphsPart, graphsSome:
 		lead = "Where these kernels run inside the CUDA graphs"
 	}
 	return lead + ": a graph replays the kernels it captured, so one captured in fp32 stays fp32 whatever is in effect at replay; " + what +

@@ -938,3 +938,41 @@ func TestAlign1FoldedIntoAttention(t *testing.T) {
 		})
 	}
 }
+
+// Where the kernels area says how much of each kernel's time graph
+// replays ran (graph_ns: the kernels that carry a graph launch's
+// correlation), the fp32 finding gives that figure instead of guessing
+// from the operators (trace_diff_test_v100: 177.8 of 199.7 ms), and the
+// fix says most of the kernels run inside the graphs; under a tenth, it
+// says nothing of them.
+func TestFP32ReplayedMeasured(t *testing.T) {
+	for _, c := range []struct {
+		replay         int64
+		obs, fix, none string
+	}{
+		{54_000_000, "54.0 ms of this fp32 time (90.0%) ran inside them: those kernels carry a graph launch's correlation id", "Most of these kernels run inside the CUDA graphs", "cannot say"},
+		{12_000_000, "12.0 ms of this fp32 time (20.0%) ran inside them", "Where these kernels run inside the CUDA graphs:", "Most of these"},
+		{3_000_000, "", "", "inside them"},
+	} {
+		g := rig{producer: "profiler_step", gpu: "Tesla V100-SXM2-32GB", busy: 100_000_000, idle: 5_000_000,
+			kernels:  [][]any{kernelRow("volta_sgemm_64x64_nt", 100, 600_000, nil)},
+			features: []string{"cpu_ops", "backward"}, ops: [][]any{opRow(1, "aten::mm", 100, 0)},
+			graphRows: [][]any{graphRow(-1, 12, 80_000_000)}}
+		b := g.bundle()
+		k := b.Tables["kernels"]
+		k.Columns = append(k.Columns, table.Column{Name: "graph_ns"})
+		k.Rows[0] = append(k.Rows[0], c.replay)
+		var f *evidence.Finding
+		for _, x := range findings.Evaluate(evidence.Rollup(b, evidence.Filter{}), nil) {
+			if x.Rule == "fp32_no_tensor_cores" {
+				f = &x
+			}
+		}
+		if f == nil {
+			t.Fatalf("replay %d: no fp32 finding", c.replay)
+		}
+		if !strings.Contains(f.Observation, c.obs) || !strings.Contains(f.Fix, c.fix) || strings.Contains(f.Observation+f.Fix, c.none) {
+			t.Errorf("replay %d ns:\n%s\n%s\nwant %q, %q, not %q", c.replay, f.Observation, f.Fix, c.obs, c.fix, c.none)
+		}
+	}
+}
