@@ -1064,6 +1064,14 @@ func TestReconcileKernelLeverBesideHostBound(t *testing.T) {
 			t.Errorf("%s beside %s: %q", c.rule, c.verdict, d.Impact)
 		}
 	}
+	// The kernel-side issue second, after one that shares the host-bound
+	// reading (resnet50_num_workers_0: the DataLoader issue, then fp32).
+	cv := &crossview.Result{Check: crossview.Check{Verdict: crossview.VerdictHost, Label: crossview.Hypothesis, Metrics: crossview.Metrics{GPUTimeNs: 1}}}
+	d := &Doc{Impact: "What each critical issue accounts for: issue 1 up to 39.6%; issue 2 up to 39.6%."}
+	reconcile(d, cv, crossview.Hypothesis, "", []evidence.Finding{{Rule: "dataloader_share", Status: "confirmed", Severity: "critical"}, {Rule: "fp32_no_tensor_cores", Status: "confirmed", Severity: "critical"}})
+	if !strings.Contains(d.Impact, "Issue 2's fix makes kernels faster, but the CPU cross-check reads this slice as host/launch-bound (hypothesis)") {
+		t.Errorf("issue 2 beside a host-bound reading: %q", d.Impact)
+	}
 }
 
 // A serving engine's GEMM whose GPU work is mostly graph replays (decode
