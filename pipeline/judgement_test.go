@@ -2586,6 +2586,10 @@ func TestJudgementStepPastTheWindow(t *testing.T) {
 	if strings.Contains(j.md, "13,336.316 ms in all") || !strings.Contains(j.md, "1 step (rank 0): 1 inference, 1.8") {
 		t.Errorf("steps row:\n%s", section(j.md, "| Prefill/decode and steps", "\n"))
 	}
+	// The trace's span ends at the marker too (355.658 ms, not 13,690).
+	if !strings.Contains(j.md, "- Time span: 355.658 ms") || !strings.Contains(j.summary(), "which covers 1.837 ms of the rank's 355.658 ms (0.5%)") {
+		t.Errorf("time span:\n%s", section(j.md, "## Trace Metadata", "**Capture quality**"))
+	}
 }
 
 // resnet50_num_workers_4's launches run ahead of its GPU: half of its

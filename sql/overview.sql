@@ -26,7 +26,7 @@
 -- has_python_stacks: python_function events captured. BOOL
 -- events: Events in the filter. COUNT
 -- first_ns: First event start, from the trace's first event. TIMESTAMP_NS
--- span_ns: Last end minus first start; the end leaves out Kineto's Record Window End marker, which it writes when it has processed the profiler's stop, after the recorded work (h100_qwen15_05b_chat: 14 ms after the last event; vllm_graph_capture_full_mi300x: 60 ms). DURATION_NS
+-- span_ns: Last end minus first start; the end leaves out Kineto's Record Window End marker, which it writes when it has processed the profiler's stop, after the recorded work (h100_qwen15_05b_chat: 14 ms after the last event; vllm_graph_capture_full_mi300x: 60 ms), and a host annotation's or operator's end stamped after it is the marker's (triton_example: ProfilerStep#1 ends 13.3 s past it, a span of 355.7 ms, not 13,690 ms; GPU work the window queued can end after it, and keeps its end). DURATION_NS
 -- gpu_events: GPU operations (tb_gpu_work, views.sql): kernels, copies and memsets; device-side sync records (has_sync_events) are not counted. COUNT
 -- kernels: Kernels. COUNT
 -- devices: Distinct GPU devices. COUNT
@@ -73,9 +73,18 @@ _tr AS (
   WHERE ($1::VARCHAR = '' OR trace = $1::VARCHAR) AND ($2::INTEGER < 0 OR rank = $2::INTEGER)
   GROUP BY ALL
 ),
+-- Kineto's Record Window End marker of each file (evidence_base.sql's
+-- _rwe): no host annotation or operator it recorded ends after it
+-- (capture.sql's past_window).
+_rwe AS (
+  SELECT trace, file_id, rank, min(ts_ns) AS rwe FROM evidence_base_events
+  WHERE kind = 'instant' AND name = 'Record Window End'
+  GROUP BY ALL
+),
 _ea AS (
   SELECT e.trace, e.rank, count(*) AS events, min(e.ts_ns) AS first_ts,
-    max(e.end_ns) FILTER (WHERE NOT (e.kind = 'instant' AND e.name = 'Record Window End')) AS last_end,
+    max(CASE WHEN e.kind IN ('annotation', 'cpu_op') THEN least(e.end_ns, coalesce(w.rwe, e.end_ns)) ELSE e.end_ns END)
+      FILTER (WHERE NOT (e.kind = 'instant' AND e.name = 'Record Window End')) AS last_end,
     count(*) FILTER (WHERE tb_gpu_work(e.kind)) AS gpu_events,
     count(*) FILTER (WHERE e.kind = 'kernel') AS kernels,
     count(DISTINCT e.device) FILTER (WHERE tb_gpu_work(e.kind)) AS devices,
@@ -86,6 +95,7 @@ _ea AS (
     count(*) FILTER (WHERE e.kind IN ('runtime', 'driver')) AS runtime_calls,
     count(*) FILTER (WHERE tb_graph_launch(e.kind, e.api, e.name)) AS graph_launches
   FROM evidence_base_events e
+  LEFT JOIN _rwe w ON w.trace = e.trace AND w.file_id = e.file_id AND w.rank = e.rank
   WHERE e.kind NOT IN ('flow', 'counter')
   GROUP BY e.trace, e.rank
 ),

@@ -380,7 +380,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 		}
 		if pw, ok := rows["past_window"]; ok {
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "past_window", Title: "Annotations that end after the profiler stopped: their end is not a reading",
-				Detail: fmt.Sprintf("%d %s after the trace's Record Window End marker, which the profiler writes once it has stopped, after everything it recorded; the longest, %s, lasts %s (%s): an end stamped late, of a range still open when the profiler stopped or by an exporter's error. A step among them ends at the marker; the trace's time span still runs to their end.",
+				Detail: fmt.Sprintf("%d %s after the trace's Record Window End marker, which the profiler writes once it has stopped, after everything it recorded; the longest, %s, lasts %s (%s): an end stamped late, of a range still open when the profiler stopped or by an exporter's error. A step among them, and the trace's time span, end at the marker.",
 					pw.count, noun(pw.count, "annotation or operator ends", "annotations or operators end"), pw.name, ms(pw.max), where)})
 		}
 		if sk, ok := rows["clock_skew"]; ok {
