@@ -2689,3 +2689,35 @@ func TestJudgementLoaderOutsideTheGPUSpan(t *testing.T) {
 		}
 	}
 }
+
+// critical_path_alexnet's copies, 83.8% of its kernel time, are its
+// weights uploaded once before any computation: the kernel-families line
+// says so. vllm_h100_tp4_rank0's largest family is its GEMMs: no such
+// sentence.
+func TestJudgementUploadShare(t *testing.T) {
+	const note = "The copies are the upload before any computation (see Capture quality): every copy of rank 0 ended before its first kernel, a one-time cost, not the loop's."
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "critical_path_alexnet"))
+	if !strings.Contains(j.md, "copies and memsets 83.8%") || !strings.Contains(j.md, note) {
+		t.Errorf("key findings:\n%s", section(j.md, "**Key Findings**", "---"))
+	}
+	v := judge(t, filepath.Join(testutil.SharedTraces(t), "tracemap", "vllm_h100_tp4_rank0"))
+	if strings.Contains(v.md, "The copies are the upload") {
+		t.Errorf("vllm_h100_tp4_rank0 reads an upload")
+	}
+}
+
+// cupti_profiler records counter ranges and no GPU activity: the sync row
+// says the GPU idle its calls opened cannot be shown (not 0 ms), that the
+// host's calls time the profiler's replays, and no call tree of 0 ms is
+// drawn.
+func TestJudgementCounterCaptureNoGPUTime(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "cupti_profiler"))
+	row := section(j.md, "| Synchronization waits", "\n")
+	if !strings.Contains(row, "the trace holds no GPU work, so the GPU idle they opened cannot be shown") || strings.Contains(row, "0.000 ms of GPU idle") ||
+		!strings.Contains(row, "the host's calls time the profiler's replays of their kernels") || strings.Contains(row, "the calls it kept") {
+		t.Errorf("sync row: %s", row)
+	}
+	if !strings.Contains(j.md, "**Observed Call Tree -- GPU profile**: not available (the slice holds no GPU operation") || strings.Contains(j.md, "GPU time  [100.0%, 0.000 ms]") {
+		t.Errorf("call tree:\n%s", section(j.md, "**Observed Call Tree", "**CPU cross-check**"))
+	}
+}

@@ -337,7 +337,13 @@ func syncEvidence(s *areaSlice) (string, *evidence.Gap) {
 		if s.spans.wall > 0 {
 			of += "; " + share(blocked, s.spans.wall, "wall time")
 		}
-		text = "The host blocked " + fmtMs(blocked) + " in " + plural(n, "blocking call", "blocking calls") + " (" + of + "); they opened " + plural(gaps, "GPU gap", "GPU gaps") + ", " + fmtMs(gapNs) + " of GPU idle time. Longest: " +
+		opened := "; they opened " + plural(gaps, "GPU gap", "GPU gaps") + ", " + fmtMs(gapNs) + " of GPU idle time"
+		if s.gapOf(evidence.GapNoGPUEvents) != nil {
+			// cupti_profiler: counter ranges, no GPU activity: no gap can
+			// be measured, which is not none.
+			opened = "; the trace holds no GPU work, so the GPU idle they opened cannot be shown"
+		}
+		text = "The host blocked " + fmtMs(blocked) + " in " + plural(n, "blocking call", "blocking calls") + " (" + of + ")" + opened + ". Longest: " +
 			name(top.call)
 		if top.op != "" {
 			text += " from " + name(top.op)
@@ -365,10 +371,15 @@ func syncEvidence(s *areaSlice) (string, *evidence.Gap) {
 			text += " " + fmtMs(firstUse) + " of the blocked time was first copy calls blocking before any GPU work began: a one-time cost at the window's start (see Capture quality)."
 		}
 	}
-	if s.void != "" {
+	switch {
+	case s.void != "" && findings.Sampled(s.ev):
 		// sampled_2of128 kept launch and copy calls only: none of the
 		// job's stream or event syncs is left to count.
 		text += " Read with care: " + s.void + ", so these are the calls it kept: the host's sync time is unknown, not this."
+	case s.void != "":
+		// cupti_profiler: the range profiler replays each kernel inside
+		// its launching call.
+		text += " Read with care: " + s.void + ", and the host's calls time the profiler's replays of their kernels: no reading of the host's waits either."
 	}
 	return text, s.gapOf(evidence.GapNoSyncEvents)
 }

@@ -101,6 +101,9 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	d.CPUCheck = cpuCheck(cv, label, capped)
 	if d.GPUTree == nil {
 		d.NoTree = "this bundle carries no cross-view"
+		if cv != nil && cv.GPU.TotalNs <= 0 {
+			d.NoTree = "the slice holds no GPU operation, so there is no GPU time to attribute to the host"
+		}
 		for _, g := range b.Gaps {
 			if g.Kind == "no_crossview" && g.Why != "" {
 				// The cross-view failed: say why where the tree and the

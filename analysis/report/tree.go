@@ -11,7 +11,9 @@ import (
 // frames down to the runtime call, and each GPU operation as a `→ kernel`
 // leaf; sync frames carry ⚠️. Shares are of the view's GPU time.
 func gpuTree(r *crossview.Result) *Tree {
-	if r == nil || len(r.GPU.Roots) == 0 {
+	if r == nil || len(r.GPU.Roots) == 0 || r.GPU.TotalNs <= 0 {
+		// cupti_profiler's roots are host syncs over no GPU time: a tree
+		// of 0 ms at 100% says nothing (bundle.go says why there is none).
 		return nil
 	}
 	total := r.GPU.TotalNs
