@@ -2721,3 +2721,17 @@ func TestJudgementCounterCaptureNoGPUTime(t *testing.T) {
 		t.Errorf("call tree:\n%s", section(j.md, "**Observed Call Tree", "**CPU cross-check**"))
 	}
 }
+
+// critical_path_alexnet: PARAM's harness empties the caching allocator
+// before each measured run, so the inconclusive capture's advice is runs
+// with the cache kept warm, not more of the same runs.
+func TestJudgementHarnessAdvice(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "critical_path_alexnet"))
+	const advice = "the harness empties the caching allocator before each measured run (see Capture quality), so more of its runs repeat that start-up: profile runs with the cache kept warm (no empty_cache between them)"
+	if !strings.Contains(j.summary(), advice) {
+		t.Errorf("summary:\n%s", j.summary())
+	}
+	if lever := section(j.md, "## Next lever", "\n## "); !strings.Contains(lever, advice) || strings.Contains(lever, "Profile steady-state steps after warm-up") {
+		t.Errorf("next lever:\n%s", lever)
+	}
+}

@@ -367,6 +367,13 @@ func Assess(ev *evidence.Evidence) *Gate {
 				if captureWindow {
 					advice = "" // the graph capture's limit says what to profile instead
 				}
+				if _, ok := rows["harness"]; ok && !captureWindow {
+					// critical_path_alexnet: PARAM's harness empties the
+					// cache before each measured run, whose allocations
+					// go through cudaMalloc again: more of its runs
+					// repeat that, not the loop.
+					advice = "; the harness empties the caching allocator before each measured run (see Capture quality), so more of its runs repeat that start-up: profile runs with the cache kept warm (no empty_cache between them)"
+				}
 				what := "is idle inside start-up or held intervals"
 				if 10*prevBatch >= 9*rg.excludedIdle {
 					// sglang_qwen3_decode_mi300x: 463 ms held by the batch

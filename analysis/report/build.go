@@ -281,7 +281,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		// the loop).
 		why := gate.Inconclusive()
 		d.NextLever = "No lever can be named from this capture: " + why + "."
-		if !strings.Contains(why, "profile more steps") && !strings.Contains(why, "profile the loop") {
+		if !strings.Contains(why, "profile more steps") && !strings.Contains(why, "profile the loop") && !strings.Contains(why, "profile runs with the cache kept warm") {
 			d.NextLever += " Profile steady-state steps after warm-up and re-run the report."
 		}
 	case lever != "":
