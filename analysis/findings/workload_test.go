@@ -169,7 +169,7 @@ func TestCompiledDDPFixBySplit(t *testing.T) {
 		unwanted string
 	}{
 		{1, "optimize_ddp", "already split"},
-		{7, "already split for it: it runs 7 compiled graphs a step", "optimize_ddp"},
+		{7, "already split: it runs 7 compiled graphs a step (by graph breaks, or by Dynamo", "optimize_ddp"},
 	} {
 		w := Workload{Known: true, DDP: true, Compiled: true, BackwardGraphs: c.graphs}
 		fix, _ := overlapFix(evidence.RankInfo{}, w, "all_reduce", false, allReduces{})
