@@ -527,7 +527,7 @@ func (c *ctx) forwardFix(trace string, rank int, at HostFrame, hides string) (fi
 			fix += capFirst(strings.TrimSuffix(then, "; shorten that.")) + "."
 		}
 		if ri.HasPythonStacks {
-			fix += " Python stacks were captured, and the Python tracer inflates this kind of host time: the gaps are shorter without them, and FULL graphs skip that Python either way."
+			fix += " Python stacks were captured, and the Python tracer inflates this kind of host time: the gaps are shorter without them, and FULL graphs skip that Python either way, in the decode steps they replay; a step they do not replay (a prefill or a mixed batch past the capture sizes) keeps it."
 		}
 		return fix, fullSnippet
 	}

@@ -344,7 +344,7 @@ func TestNameHostFrameVLLMPiecewise(t *testing.T) {
 		// fix, and the snippet checks the version (a flag would do nothing).
 		{"2025-05-14", 729, 6, 13, []string{"The graphs are piecewise (729 graph launches of 6 to 13 kernels each", "cudagraph_mode FULL_AND_PIECEWISE (vLLM's default from v0.11.0) or FULL_DECODE_ONLY",
 			"(this trace was captured on 2025-05-14, before that default, and most likely before the cudagraph_mode setting itself: upgrade vLLM, and no flag is needed)", "it hides what stays of them up to a step's GPU time",
-			"FULL graphs skip that Python either way", "such as the compiled code's entry before its graph runs"}, []string{"profile again without them first", "; shorten that"}, `vllm.__version__`},
+			"FULL graphs skip that Python either way, in the decode steps they replay; a step they do not replay (a prefill or a mixed batch past the capture sizes) keeps it", "such as the compiled code's entry before its graph runs"}, []string{"profile again without them first", "; shorten that"}, `vllm.__version__`},
 		// Captured after it, yet piecewise: the setting is what to pass.
 		{"2025-11-03", 729, 6, 13, []string{"The graphs are piecewise (729 graph launches of 6 to 13 kernels each"}, []string{"before that default"}, `"cudagraph_mode": "FULL_AND_PIECEWISE"`},
 		{"2025-05-14", 1, 421, 421, []string{"profile again without them first", "it hides these gaps up to a step's GPU time"}, []string{"piecewise", "FULL_AND_PIECEWISE"}, "with_stack=False"},
