@@ -18,9 +18,9 @@
 -- equal an operator's id by chance (resnet_2080ti: all 25,928 runtime
 -- calls, 2,543 of its 9,628 kernel launches matching an operator's id;
 -- dlrm_8rank, df_index_resolver_v100 and 7 more shared traces write ids
--- so): its operators' launches, gpu_events and gpu_ns are 0, and the
--- cross-view, which links a launch to the operator around it, says which
--- launched what.
+-- so): its operators' launches, gpu_events and gpu_ns are NULL (unknown,
+-- not none), and the cross-view, which links a launch to the operator
+-- around it, says which launched what.
 --
 -- Columns:
 -- trace: Trace name. TEXT
@@ -32,7 +32,7 @@
 -- incl_ns: Sum of inclusive durations of the calls not nested in a call of the same name on their thread (aten::copy_ inside aten::copy_ counts once), so a name's inclusive time never exceeds its thread's time. DURATION_NS
 -- self_ns: Sum of self durations. DURATION_NS
 -- max_ns: Longest call. DURATION_NS
--- launches: Runtime/driver calls linked to the operator (0 on a rank whose calls carry their correlation id as External id: see above). COUNT
+-- launches: Runtime/driver calls linked to the operator (NULL, unknown, on a rank whose calls carry their correlation id as External id: see above; so are gpu_events and gpu_ns). COUNT
 -- gpu_events: GPU events those calls produced. COUNT
 -- gpu_ns: Sum of those GPU events' durations. DURATION_NS
 -- annotation: true for user annotations (record_function ranges, ProfilerStep#N, enumerate(DataLoader)#...), whose self time is their thread outside every operator (waiting, or Python the profiler does not see); false for cpu_op events. BOOL
@@ -76,10 +76,12 @@ _l AS (
 -- the GPU work those produced.
 _calls AS NOT MATERIALIZED (
   SELECT k.trace, k.rank, k.pid, k.tid, k.kind, k.name, k.ts_ns, k.end_ns, k.dur_ns, k.step, k.phase,
-    coalesce(l.launches, 0) AS launches, CAST(coalesce(l.n, 0) AS BIGINT) AS gpu_events,
-    CAST(coalesce(l.d, 0) AS BIGINT) AS gpu_ns
+    CASE WHEN cp.rank IS NULL THEN coalesce(l.launches, 0) END AS launches,
+    CASE WHEN cp.rank IS NULL THEN CAST(coalesce(l.n, 0) AS BIGINT) END AS gpu_events,
+    CASE WHEN cp.rank IS NULL THEN CAST(coalesce(l.d, 0) AS BIGINT) END AS gpu_ns
   FROM evidence_base_events k
   LEFT JOIN _l l ON l.trace = k.trace AND l.rank = k.rank AND l.external_id = k.external_id
+  LEFT JOIN _copied cp ON cp.trace = k.trace AND cp.file_id = k.file_id AND cp.rank = k.rank
   WHERE k.kind IN ('cpu_op', 'annotation')
 ),
 -- PASS: _calls ORDER BY trace, rank, pid, tid, ts_ns, end_ns DESC, name

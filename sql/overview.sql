@@ -35,9 +35,9 @@
 -- op_ids: CPU operators that carry an External id. COUNT
 -- op_id_span: The range of those ids, the largest less the smallest plus one (0 without any): the profiler numbers every operator it records, so a range many times op_ids says most were dropped (a sampled or filtered trace). COUNT
 -- python_events: python_function events. COUNT
--- indexed: Events other than python frames that carry an Ev Idx, in the rank's whole files whatever the window: PyTorch numbers every event it hands the profiler's trace from 0 (passEventsToKineto; python frames have numbers of their own), and each of the 24 complete shared traces that carry it holds every number from 0 to its highest. COUNT
--- index_missing: Ev Idx numbers from 0 to each file's highest that no event of the file carries, summed over the rank's files: events the profiler recorded that the file does not hold (an excerpt cut from a longer trace, or a filtered one). COUNT
--- index_before: Of index_missing, those below each file's lowest: events recorded before the first one the file holds (a trace cut at its start: vllm_decode_full_mi300x's first event is number 1,414,018). COUNT
+-- indexed: Events other than python frames that carry an Ev Idx, in the rank's whole files whatever the window, of the processes with two or more: PyTorch numbers every event it hands the profiler's trace from 0 (passEventsToKineto; python frames have numbers of their own), and each of the 24 complete shared traces that carry it holds every number from 0 to its highest. COUNT
+-- index_missing: Ev Idx numbers from 0 to each process's highest that no event of it carries, summed over the rank's files and processes: events the profiler recorded that the file does not hold (an excerpt cut from a longer trace, or a filtered one). COUNT
+-- index_before: Of index_missing, those below each process's lowest: events recorded before the first one the file holds (a trace cut at its start: vllm_decode_full_mi300x's first event is number 1,414,018). COUNT
 -- runtime_calls: Runtime and driver calls. COUNT
 -- graph_launches: cudaGraphLaunch/hipGraphLaunch calls. COUNT
 -- steps: Steps found. COUNT
@@ -114,14 +114,18 @@ _py AS (
   SELECT d.strings[p.trace_id + 1] AS trace, p.rank, p.python_events, p.first_ts, p.last_end
   FROM _py0 p, tb_dict d
 ),
--- Ev Idx per file of the rank, over the whole file (a window cuts the
--- numbering, not the file).
+-- Ev Idx per process of each file of the rank, over the whole file (a
+-- window cuts the numbering, not the file). The numbering is one
+-- profiler's, so one process's; a process with a single numbered event
+-- tells nothing of its numbering (triton_example: a ProfilerStep#1 of
+-- another pid, Ev Idx 36777, beside its own process's 0 to 2).
 _idx0 AS (
-  SELECT e.trace_id, e.file_id, e.rank, count(DISTINCT e.ev_idx) AS n, min(e.ev_idx) AS lo, max(e.ev_idx) AS hi
+  SELECT e.trace_id, e.file_id, e.rank, e.pid_id, count(DISTINCT e.ev_idx) AS n, min(e.ev_idx) AS lo, max(e.ev_idx) AS hi
   FROM tb_events e JOIN tb_trace_t0($1::VARCHAR) t ON t.trace_id = e.trace_id
   WHERE e.ev_idx IS NOT NULL AND e.kind <> 'python'
     AND ($2::INTEGER < 0 OR e.rank = $2::INTEGER)
-  GROUP BY e.trace_id, e.file_id, e.rank
+  GROUP BY e.trace_id, e.file_id, e.rank, e.pid_id
+  HAVING count(DISTINCT e.ev_idx) >= 2
 ),
 _idx AS (
   SELECT d.strings[i.trace_id + 1] AS trace, i.rank, sum(i.n) AS indexed,

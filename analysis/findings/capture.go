@@ -246,16 +246,23 @@ func Assess(ev *evidence.Evidence) *Gate {
 		var excerptBefore int64 // events cut away before the file's first (an excerpt)
 		if held, missing, before, ok := excerptRank(ev, rr.trace, rr.rank); ok && !sampledOnRank(ev, rr.trace, rr.rank) {
 			excerptBefore = before
-			lacks := fmt.Sprintf("%s of them are missing", table.Int(missing))
+			numbers := fmt.Sprintf("PyTorch numbers every event it hands the profiler's trace from 0 (Ev Idx; python frames apart), and the rank's file holds %s of the numbers up to its highest (%s)", table.Int(held), where)
+			a := Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "excerpt"}
 			switch {
-			case before == missing:
-				lacks = fmt.Sprintf("the %s before its first event are missing", table.Int(before))
-			case before > 0:
-				lacks = fmt.Sprintf("%s are missing, %s of them before its first event", table.Int(missing), table.Int(before))
+			case before == 0:
+				// cpu_only: numbers 0-5 and 7470-7478 held, the main
+				// thread's operators between them removed.
+				a.Title = "A filtered trace: events the profiler recorded are missing"
+				a.Detail = fmt.Sprintf("%s: %s of them are missing between its events, and its first numbers are there, so the capture's start is: a tool removed events from the file. Every total and share in this report covers the events kept.", numbers, table.Int(missing))
+			default:
+				lacks := fmt.Sprintf("the %s before its first event are missing", table.Int(before))
+				if missing > before {
+					lacks = fmt.Sprintf("%s are missing, %s of them before its first event", table.Int(missing), table.Int(before))
+				}
+				a.Title = "An excerpt of a longer trace: events the profiler recorded are missing"
+				a.Detail = fmt.Sprintf("%s: %s, so the file was cut from a longer trace. Every total and share in this report covers the excerpt only; a call or kernel read as the first is the first the excerpt holds, and work at its start may wait on work the cut removed.", numbers, lacks)
 			}
-			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "excerpt", Title: "An excerpt of a longer trace: events the profiler recorded are missing",
-				Detail: fmt.Sprintf("PyTorch numbers every event it hands the profiler's trace from 0 (Ev Idx; python frames apart), and the rank's file holds %s of the numbers up to its highest (%s): %s, so the file was cut from a longer trace or filtered. Every total and share in this report covers the excerpt only; a call or kernel read as the first is the first the excerpt holds, and work at its start may wait on work the cut removed.",
-					table.Int(held), where, lacks)})
+			add(a)
 		}
 		gpuEvents := rr.evs
 		if span > 0 && ((gpuEvents > 0 && gpuEvents < MinGPUEvents) || span < MinGPUSpanNs) {
@@ -372,7 +379,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 					// cache before each measured run, whose allocations
 					// go through cudaMalloc again: more of its runs
 					// repeat that, not the loop.
-					advice = "; the harness empties the caching allocator before each measured run (see Capture quality), so more of its runs repeat that start-up: profile runs with the cache kept warm (no empty_cache between them)"
+					advice = "; profile runs after warm-up with the cache kept warm (no empty_cache between them): the harness empties the caching allocator before each measured run (see Capture quality), so each of its measured runs allocates through cudaMalloc again"
 				}
 				what := "is idle inside start-up or held intervals"
 				if 10*prevBatch >= 9*rg.excludedIdle {

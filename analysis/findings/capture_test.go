@@ -289,7 +289,7 @@ func TestGateExcerpt(t *testing.T) {
 		{name: "complete", ops: 22395, ids: 22395, held: 22395},
 		{name: "a few dropped", ops: 50000, ids: 50000, held: 50000, missing: 90},
 		{name: "holes", ops: 4, ids: 4, held: 15, missing: 7464,
-			want: "holds 15 of the numbers up to its highest", notWant: "before its first event", lateWant: "its launching call returned"},
+			want: "holds 15 of the numbers up to its highest (trace t, rank 0, whole trace): 7,464 of them are missing between its events, and its first numbers are there", notWant: "cut from a longer trace", lateWant: "its launching call returned"},
 		{name: "cut at its start", ops: 100, ids: 100, held: 101, missing: 1_414_018, before: 1_414_018,
 			want: "the 1,414,018 before its first event are missing", lateWant: "first 1,414,018 events were cut away"},
 		{name: "both", ops: 100, ids: 100, held: 643, missing: 6000, before: 5272,

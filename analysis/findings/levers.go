@@ -628,7 +628,7 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 		if !ops.linked && a.gemm > 0 && a.conv > 0 {
 			// resnet_2080ti: its launch calls carry their own correlation
 			// id as External id, so the ops area links none.
-			obs += " The split is the kernels' names': cuDNN runs convolutions as sgemm kernels too, and the trace links no launch to its operator (its launch calls carry their own correlation id as External id, or none), so it cannot tell which operator launched the GEMM-named kernels; the GPU call tree, which links each launch to the operator around it, shows whose they are."
+			obs += " The split is the kernels' names': cuDNN runs convolutions as sgemm kernels too, and the trace links no launch to its operator by id (its launch calls carry their own correlation id as External id, or none); the GPU call tree, which nests each launch in the operator around it, shows whose the GEMM-named kernels are."
 		}
 		if moved > 0 {
 			obs += fmt.Sprintf(" %s of the GEMM-named kernels belong to convolutions: the operators that launched them are convolutions (%s), which cuDNN (or an im2col fallback) runs as sgemm kernels; the matmul operators launched %s of GPU work in all.",

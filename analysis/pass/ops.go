@@ -38,6 +38,7 @@ type opCall struct {
 	annotation                 bool
 	ts, end, dur, step         int64
 	launches, gpuEvents, gpuNs int64
+	unlinked                   bool  // launches, gpuEvents and gpuNs unknown (NULL)
 	child                      int64 // the time of the calls it directly encloses
 	outer                      bool  // not nested in an earlier call of its name
 	live                       bool  // a call; false in an empty depth of ops.last
@@ -95,9 +96,13 @@ func (o *ops) text(row table.Cells, col int) int32 {
 
 func (o *ops) Add(row table.Cells) error {
 	var ints [8]int64
+	unlinked := false // launches, gpu_events and gpu_ns unknown (sql/ops.sql's _copied)
 	for i, col := range []int{1, 6, 7, 8, 9, 11, 12, 13} {
 		v, ok := row.Int(col)
-		if !ok {
+		switch {
+		case !ok && i >= 5:
+			unlinked = true
+		case !ok:
 			return fmt.Errorf("pass ops: %s is NULL", opsInput[col])
 		}
 		ints[i] = v
@@ -115,7 +120,7 @@ func (o *ops) Add(row table.Cells) error {
 	}
 	kind, _ := row.Str(4)
 	c := opCall{name: o.text(row, 5), phase: o.text(row, 10), annotation: kind == "annotation",
-		ts: ints[1], end: ints[2], dur: ints[3], step: ints[4], launches: ints[5], gpuEvents: ints[6], gpuNs: ints[7], live: true}
+		ts: ints[1], end: ints[2], dur: ints[3], step: ints[4], launches: ints[5], gpuEvents: ints[6], gpuNs: ints[7], unlinked: unlinked, live: true}
 	if o.hasPrev && cmp.Or(cmp.Compare(o.prev.ts, c.ts), cmp.Compare(c.end, o.prev.end), cmpNstr(o.texts[o.prev.name], o.texts[c.name])) > 0 {
 		return fmt.Errorf("pass ops: the calls of a thread are not in start order")
 	}
@@ -168,6 +173,9 @@ type opsKey struct {
 type opsSum struct {
 	key                                                opsKey
 	count, incl, self, max, launches, gpuEvents, gpuNs int64
+	// linked: a call of the group has its launches known; a group of
+	// unlinked calls only sums to NULL, as the SQL's sum of NULLs does.
+	linked bool
 }
 
 // add sums a call whose children are all counted (nothing for an empty
@@ -190,9 +198,12 @@ func (o *ops) add(c opCall) {
 	}
 	s.self += max(0, c.dur-c.child)
 	s.max = max(s.max, c.dur)
-	s.launches += c.launches
-	s.gpuEvents += c.gpuEvents
-	s.gpuNs += c.gpuNs
+	if !c.unlinked {
+		s.linked = true
+		s.launches += c.launches
+		s.gpuEvents += c.gpuEvents
+		s.gpuNs += c.gpuNs
+	}
 }
 
 // cmpThread orders threads as the preset's ORDER BY trace, rank, pid, tid.
@@ -212,8 +223,12 @@ func (o *ops) Table() *table.Table {
 	t := &table.Table{Name: "ops", Columns: slices.Clone(opsColumns), Rows: make([][]any, len(o.sums)), Total: int64(len(o.sums))}
 	for i, s := range o.sums {
 		th := o.threads[s.key.th]
+		var launches, gpuEvents, gpuNs any
+		if s.linked {
+			launches, gpuEvents, gpuNs = s.launches, s.gpuEvents, s.gpuNs
+		}
 		t.Rows[i] = []any{th.trace.val(), th.rank, s.key.step, o.texts[s.key.phase].val(), o.texts[s.key.name].val(),
-			s.count, s.incl, s.self, s.max, s.launches, s.gpuEvents, s.gpuNs, s.key.annotation}
+			s.count, s.incl, s.self, s.max, launches, gpuEvents, gpuNs, s.key.annotation}
 	}
 	return t
 }

@@ -341,7 +341,7 @@ func syncEvidence(s *areaSlice) (string, *evidence.Gap) {
 		if s.gapOf(evidence.GapNoGPUEvents) != nil {
 			// cupti_profiler: counter ranges, no GPU activity: no gap can
 			// be measured, which is not none.
-			opened = "; the trace holds no GPU work, so the GPU idle they opened cannot be shown"
+			opened = "; the trace holds no GPU activity (kernel, copy or memset record), so the GPU idle they opened cannot be shown"
 		}
 		text = "The host blocked " + fmtMs(blocked) + " in " + plural(n, "blocking call", "blocking calls") + " (" + of + ")" + opened + ". Longest: " +
 			name(top.call)
