@@ -102,7 +102,7 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	if d.GPUTree == nil {
 		d.NoTree = "this bundle carries no cross-view"
 		if cv != nil && cv.GPU.TotalNs <= 0 {
-			d.NoTree = "the slice holds no GPU activity (kernel, copy or memset record), so there is no GPU time to attribute to the host"
+			d.NoTree = "the slice holds no GPU activity record, no kernel, copy or memset, so there is no GPU time to attribute to the host"
 		}
 		for _, g := range b.Gaps {
 			if g.Kind == "no_crossview" && g.Why != "" {
