@@ -2164,39 +2164,31 @@ func TestJudgementOneStepNoFinding(t *testing.T) {
 	}
 }
 
-// amd_mi250_minitoy was captured with record_shapes=True: its host-bound
-// finding says part of the host time is the profiler's, and the trace's
-// capture settings name it. vllm_h100_tp4_rank0 records no shapes.
-func TestJudgementRecordShapes(t *testing.T) {
-	const note = "Shapes were recorded (record_shapes=True)"
-	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "amd_mi250_minitoy"))
-	if f := j.one(t, "host_bound_idle"); !strings.Contains(f.Observation, note) {
-		t.Errorf("host-bound finding: %s", f.Observation)
-	}
-	if !strings.Contains(j.md, "- Capture settings: no cuda_sync events; operator shapes (record_shapes);") {
-		t.Errorf("capture settings:\n%s", section(j.md, "## Trace Metadata", "**Capture quality**"))
-	}
-	v := judge(t, filepath.Join(testutil.SharedTraces(t), "tracemap", "vllm_h100_tp4_rank0"))
-	if strings.Contains(v.md, note) || strings.Contains(v.md, "operator shapes (record_shapes)") {
-		t.Errorf("shapes named for a trace without them")
-	}
-}
-
-// df_index_resolver_v100 was captured with profile_memory=True (28,010
-// allocator events): its host-bound finding says recording them adds host
-// time, and the capture settings name it. amd_mi250_minitoy records none.
-func TestJudgementProfileMemory(t *testing.T) {
-	const note = "The allocator's events were recorded (profile_memory=True: 28,010 allocations and frees)"
-	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "df_index_resolver_v100"))
-	if f := j.one(t, "host_bound_idle"); !strings.Contains(f.Observation, note) {
-		t.Errorf("host-bound finding: %s", f.Observation)
-	}
-	if !strings.Contains(j.md, "allocator events (profile_memory)") {
-		t.Errorf("capture settings:\n%s", section(j.md, "## Trace Metadata", "**Capture quality**"))
-	}
-	a := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "amd_mi250_minitoy"))
-	if strings.Contains(a.md, "The allocator's events were recorded") || strings.Contains(a.md, "allocator events (profile_memory)") {
-		t.Errorf("allocator events named for a trace without them")
+// A capture setting that adds host time is named in the host-bound
+// finding and in the capture settings, and not for a trace without it:
+// amd_mi250_minitoy recorded shapes (record_shapes=True), vllm_h100_tp4_rank0
+// none; df_index_resolver_v100 recorded 28,010 allocator events
+// (profile_memory=True), amd_mi250_minitoy none.
+func TestJudgementProfilerCostNotes(t *testing.T) {
+	for _, c := range []struct {
+		with, without []string // trace directories under the shared traces
+		note, setting string
+	}{
+		{[]string{"hta", "amd_mi250_minitoy"}, []string{"tracemap", "vllm_h100_tp4_rank0"},
+			"Shapes were recorded (record_shapes=True)", "- Capture settings: no cuda_sync events; operator shapes (record_shapes);"},
+		{[]string{"hta", "df_index_resolver_v100"}, []string{"hta", "amd_mi250_minitoy"},
+			"The allocator's events were recorded (profile_memory=True: 28,010 allocations and frees)", "allocator events (profile_memory)"},
+	} {
+		j := judge(t, filepath.Join(append([]string{testutil.SharedTraces(t)}, c.with...)...))
+		if f := j.one(t, "host_bound_idle"); !strings.Contains(f.Observation, c.note) {
+			t.Errorf("%s host-bound finding: %s", c.with[1], f.Observation)
+		}
+		if !strings.Contains(j.md, c.setting) {
+			t.Errorf("%s capture settings:\n%s", c.with[1], section(j.md, "## Trace Metadata", "**Capture quality**"))
+		}
+		if o := judge(t, filepath.Join(append([]string{testutil.SharedTraces(t)}, c.without...)...)); strings.Contains(o.md, c.note) || strings.Contains(o.md, c.setting) {
+			t.Errorf("%s: %q named for a trace without it", c.without[1], c.note)
+		}
 	}
 }
 
