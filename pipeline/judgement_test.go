@@ -2742,3 +2742,14 @@ func TestJudgementHarnessAdvice(t *testing.T) {
 		t.Errorf("next lever:\n%s", lever)
 	}
 }
+
+// vllm_h100_tp4_rank0 is one sequence served alone on a model sharded
+// over 4 GPUs: the kernel-profiling command runs vLLM's latency benchmark
+// split as the job was and with that sequence's batch and lengths, not its
+// default batch of 8, which may choose other GEMM kernels.
+func TestJudgementBenchShape(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "tracemap", "vllm_h100_tp4_rank0"))
+	if !strings.Contains(j.md, "vllm bench latency --model MODEL --tensor-parallel-size 4 --batch-size 1 --input-len 1049 --output-len 10  #") {
+		t.Errorf("next lever:\n%s", section(j.md, "## Next lever", "\n## "))
+	}
+}

@@ -294,7 +294,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		d.NextLever += decodeGEMMNote(ev, kernel)
 		if kernel != "" {
 			_, world := rankCount(ev)
-			d.NextLeverCmd = kernelProfileCmd(d.Traces, kernel, world)
+			d.NextLeverCmd = kernelProfileCmd(d.Traces, kernel, world, benchShape(b, ev))
 		}
 	}
 
@@ -1556,7 +1556,7 @@ func gemmRoofline(ev *evidence.Evidence, traces []TraceMeta) string {
 // the model as the job did: the benchmark runs with that tensor-parallel
 // size, as a model sharded over 4 GPUs does not fit in one
 // (vllm_h100_tp4_rank0).
-func kernelProfileCmd(traces []TraceMeta, name string, world int) string {
+func kernelProfileCmd(traces []TraceMeta, name string, world int, shape string) string {
 	if kernelProfiler(traces) != "Nsight Compute (ncu)" {
 		return ""
 	}
@@ -1575,6 +1575,7 @@ func kernelProfileCmd(traces []TraceMeta, name string, world int) string {
 			if world > 1 {
 				run += " --tensor-parallel-size " + strconv.Itoa(world)
 			}
+			run += shape
 		case "sglang":
 			run = "python -m sglang.bench_one_batch --model-path MODEL"
 			if world > 1 {
@@ -1582,13 +1583,31 @@ func kernelProfileCmd(traces []TraceMeta, name string, world int) string {
 			}
 		}
 	}
+	var notes []string
 	if world > 1 && run != "python YOUR_SCRIPT.py" {
-		run += "  # the trace's world size: split it as the job did, if part of it was pipeline-parallel"
-		return "ncu --kernel-name-base demangled --kernel-name 'regex:" + rx.QuoteMeta(token) +
-			"' --launch-count 3 --set full -o kernel " + run + "; then: ncu-ui kernel.ncu-rep"
+		notes = append(notes, "the tensor-parallel size is the trace's world size: split it as the job did, if part of it was pipeline-parallel")
 	}
+	if shape != "" && strings.HasSuffix(run, shape) {
+		notes = append(notes, "the batch and lengths are the window's one sequence")
+	}
+	notes = append(notes, "then: ncu-ui kernel.ncu-rep")
 	return "ncu --kernel-name-base demangled --kernel-name 'regex:" + rx.QuoteMeta(token) +
-		"' --launch-count 3 --set full -o kernel " + run + "  # then: ncu-ui kernel.ncu-rep"
+		"' --launch-count 3 --set full -o kernel " + run + "  # " + strings.Join(notes, "; ")
+}
+
+// benchShape is the batch vLLM's latency benchmark runs for the
+// kernel-profiling command (kernelProfileCmd), where the window is one
+// sequence served alone (findEagerStep: a prefill of N tokens, then
+// decode steps of 1 token each): the benchmark's default batch of 8 and
+// prompt of 32 tokens may choose other GEMM kernels than the named one
+// (vllm_h100_tp4_rank0: --batch-size 1 --input-len 1049 --output-len 10).
+// "" otherwise.
+func benchShape(b *evidence.Bundle, ev *evidence.Evidence) string {
+	e, ok := findEagerStep(b, ev)
+	if !ok || e.kv <= 0 || e.kvLo != 1 || e.kvHi != 1 || e.kv <= 2*e.kvHi {
+		return ""
+	}
+	return " --batch-size 1 --input-len " + strconv.FormatInt(e.kv, 10) + " --output-len " + strconv.Itoa(e.later+1)
 }
 
 // holdsName says whether the kernel name holds token, the part of it

@@ -477,7 +477,7 @@ func TestKernelProfileCmd(t *testing.T) {
 			"void vllm::act_and_mul_kernel<c10::BFloat16, &vllm::silu_kernel<c10::BFloat16>, true>(c10::BFloat16*, c10::BFloat16 const*, int)"},
 		{rocm, "Cijk_Ailk_Bljk_BBS_BH_MT128x128x32", "", ""},
 	} {
-		got := kernelProfileCmd(c.traces, c.name, 0)
+		got := kernelProfileCmd(c.traces, c.name, 0, "")
 		if c.want == "" {
 			if got != "" {
 				t.Errorf("%.40q: %q, want no command", c.name, got)
@@ -500,16 +500,16 @@ func TestKernelProfileCmd(t *testing.T) {
 	}
 	// A vLLM trace's kernel is profiled in vLLM's one-batch benchmark.
 	vllm := []TraceMeta{{Producer: "vllm", Capture: []string{"platform cuda"}}}
-	if got := kernelProfileCmd(vllm, "volta_sgemm_128x64_nn", 0); !strings.Contains(got, "-o kernel vllm bench latency --model MODEL  #") {
+	if got := kernelProfileCmd(vllm, "volta_sgemm_128x64_nn", 0, ""); !strings.Contains(got, "-o kernel vllm bench latency --model MODEL  #") {
 		t.Errorf("vLLM: %q", got)
 	}
 	// A job of 4 ranks runs the benchmark split as the job did
 	// (vllm_h100_tp4_rank0: a model that fits in no single GPU).
-	if got := kernelProfileCmd(vllm, "volta_sgemm_128x64_nn", 4); !strings.Contains(got, "-o kernel vllm bench latency --model MODEL --tensor-parallel-size 4  # the trace's world size") {
+	if got := kernelProfileCmd(vllm, "volta_sgemm_128x64_nn", 4, " --batch-size 1 --input-len 1049 --output-len 10"); !strings.Contains(got, "-o kernel vllm bench latency --model MODEL --tensor-parallel-size 4 --batch-size 1 --input-len 1049 --output-len 10  # the tensor-parallel size is the trace's world size") || !strings.Contains(got, "the batch and lengths are the window's one sequence") {
 		t.Errorf("vLLM, 4 ranks: %q", got)
 	}
 	sgl := []TraceMeta{{Producer: "sglang", Capture: []string{"platform cuda"}}}
-	if got := kernelProfileCmd(sgl, "volta_sgemm_128x64_nn", 8); !strings.Contains(got, "sglang.bench_one_batch --model-path MODEL --tp-size 8") {
+	if got := kernelProfileCmd(sgl, "volta_sgemm_128x64_nn", 8, ""); !strings.Contains(got, "sglang.bench_one_batch --model-path MODEL --tp-size 8") {
 		t.Errorf("SGLang, 8 ranks: %q", got)
 	}
 }
