@@ -17,7 +17,7 @@
 -- as External id links none: those numbers name no operator, and some
 -- equal an operator's id by chance (resnet_2080ti: all 25,928 runtime
 -- calls, 2,543 of its 9,628 kernel launches matching an operator's id;
--- dlrm_8rank, df_index_resolver_v100 and 7 more shared traces write ids
+-- dlrm_8rank, df_index_resolver_v100 and 8 more shared traces write ids
 -- so): its operators' launches, gpu_events and gpu_ns are NULL (unknown,
 -- not none), and the cross-view, which links a launch to the operator
 -- around it, says which launched what.
