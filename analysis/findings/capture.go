@@ -810,6 +810,8 @@ func sampledRank(ev *evidence.Evidence, trace string, rank int) (n, ids int64, s
 	return n, ids, n >= SampledMinOps && ids >= SampledIDsPerOp*n
 }
 
+// sampledOnRank says whether the rank holds a sample of its events
+// (sampledRank): the sampled artifact then says what an excerpt would.
 func sampledOnRank(ev *evidence.Evidence, trace string, rank int) bool {
 	_, _, s := sampledRank(ev, trace, rank)
 	return s
