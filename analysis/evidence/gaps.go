@@ -459,6 +459,22 @@ func legacyTrace(rs []RankInfo) bool {
 	return len(rs) > 0
 }
 
+// AllocatorEvents is the allocations and frees the profiler recorded on a
+// rank (profile_memory=True: the memory area's allocs and frees, summed
+// over its devices and rows), 0 without a memory table.
+func AllocatorEvents(memory *table.Table, trace string, rank int) int64 {
+	if memory == nil {
+		return 0
+	}
+	var n int64
+	for r := range memory.Rows {
+		if Str(memory, r, "trace") == trace && int(Int(memory, r, "rank")) == rank {
+			n += Int(memory, r, "allocs") + Int(memory, r, "frees")
+		}
+	}
+	return n
+}
+
 // memoryProfiled says whether a file of trace tr says in its header that
 // profile_memory was on (the traces table's profile_memory column, read
 // from the header by pipeline's evidence collection).

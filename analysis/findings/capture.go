@@ -288,13 +288,13 @@ func Assess(ev *evidence.Evidence) *Gate {
 			graph := evidence.GraphNoun(platform)
 			add(Artifact{Trace: rr.trace, Rank: rr.rank, Kind: "graph_capture", Title: graph + " capture: start-up, not steady state",
 				Detail: fmt.Sprintf("%d capture calls and annotations (e.g. %s) span %s, %s of the GPU span (%s); captured work is recorded, not executed, and serving engines capture at start-up.", gc.count, gc.name, ms(gc.last-gc.first), pct(share), where)})
-			loop, loopNoun := "profile the loop once start-up is done", "loop"
+			loop, loopNoun := profileTheLoop+" once start-up is done", "loop"
 			if ri.Serving() {
 				loopNoun = "serving loop"
 			}
 			if ri.Producer == "vllm" {
 				// ANCHORS.md §7.1: the server's profiler endpoints.
-				loop = "profile the loop once the engine is up (vLLM, started with its profiler configured, --profiler-config or VLLM_TORCH_PROFILER_DIR before v0.13: /start_profile and /stop_profile around requests, or vllm bench serve --profile)"
+				loop = profileTheLoop + " once the engine is up (vLLM, started with its profiler configured, --profiler-config or VLLM_TORCH_PROFILER_DIR before v0.13: /start_profile and /stop_profile around requests, or vllm bench serve --profile)"
 			}
 			l := limit{minor: true, unread: true, why: "the window holds a " + graph + " capture (start-up), not the " + loopNoun + ": " + loop}
 			if share < CaptureSpanCap {
@@ -370,7 +370,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 						pct(share), ms(rg.excludedIdle), ms(rr.idle), ms(span-rg.excludedIdle))})
 			}
 			if span > 0 && float64(rg.excludedIdle) >= ExcludedSpanCap*float64(span) && rr.steps < ExcludedMinSteps {
-				advice := "; profile more steps after warm-up"
+				advice := "; " + profileMore + " after warm-up"
 				if captureWindow {
 					advice = "" // the graph capture's limit says what to profile instead
 				}
@@ -379,13 +379,13 @@ func Assess(ev *evidence.Evidence) *Gate {
 					// cache before each measured run, whose allocations
 					// go through cudaMalloc again: more of its runs
 					// repeat that, not the loop.
-					advice = "; profile runs after warm-up with the cache kept warm (no empty_cache between them): the harness empties the caching allocator before each measured run (see Capture quality), so each of its measured runs allocates through cudaMalloc again"
+					advice = "; " + profileWarm + " (no empty_cache between them): the harness empties the caching allocator before each measured run (see Capture quality), so each of its measured runs allocates through cudaMalloc again"
 				}
 				what := "is idle inside start-up or held intervals"
 				if 10*prevBatch >= 9*rg.excludedIdle {
 					// sglang_qwen3_decode_mi300x: 463 ms held by the batch
 					// before the window, a 32k-token prefill.
-					what, advice = "is held at the capture's start, most likely by SGLang's previous batch (its overlap scheduler)", "; profile more steps, so that the batch before the window is a small part of it"
+					what, advice = "is held at the capture's start, most likely by SGLang's previous batch (its overlap scheduler)", "; "+profileMore+", so that the batch before the window is a small part of it"
 				}
 				rg.limits = append(rg.limits, limit{minor: true,
 					why: fmt.Sprintf("%s of the GPU span (%s of %s) %s, and the rest holds fewer than %d steps: the window shows little of the loop's own work%s",
@@ -808,6 +808,21 @@ func (g *Gate) Excluded() (idle, span int64, ranks int) {
 func sampledRank(ev *evidence.Evidence, trace string, rank int) (n, ids int64, sampled bool) {
 	n, ids = overviewInt(ev, trace, rank, "op_ids"), overviewInt(ev, trace, rank, "op_id_span")
 	return n, ids, n >= SampledMinOps && ids >= SampledIDsPerOp*n
+}
+
+// What a capture limit tells the reader to profile instead, where it
+// tells one (SaysWhatToProfile).
+const (
+	profileMore    = "profile more steps"
+	profileTheLoop = "profile the loop"
+	profileWarm    = "profile runs after warm-up with the cache kept warm"
+)
+
+// SaysWhatToProfile reports whether a capture limit's reason (Gate.Void,
+// Gate.Inconclusive) already says what to profile instead, so that the
+// Next lever adds no advice of its own.
+func SaysWhatToProfile(why string) bool {
+	return strings.Contains(why, profileMore) || strings.Contains(why, profileTheLoop) || strings.Contains(why, profileWarm)
 }
 
 // sampledOnRank says whether the rank holds a sample of its events

@@ -475,7 +475,7 @@ func (c *ctx) noteHostCost(fs []evidence.Finding) {
 		if w.Shapes {
 			f.Observation += " Shapes were recorded (record_shapes=True): recording each operator's input sizes adds host time to it, so part of the host time between launches is the profiler's; profile once without record_shapes to see how much remains."
 		}
-		if n := c.allocatorEvents(f.Trace, f.Rank); n >= AllocatorEventsNoted {
+		if n := evidence.AllocatorEvents(c.ev.Table("memory"), f.Trace, f.Rank); n >= AllocatorEventsNoted {
 			// df_index_resolver_v100: 28,010 [memory] events.
 			f.Observation += fmt.Sprintf(" The allocator's events were recorded (profile_memory=True: %s allocations and frees): the profiler records each one on the host, in the operator that allocates, so that part of the host time is the profiler's too; profile once without profile_memory to see how much remains.", table.Int(n))
 		}
@@ -488,20 +488,6 @@ func (c *ctx) noteHostCost(fs []evidence.Finding) {
 // choice: a few per step are no cost to speak of; df_index_resolver_v100
 // records 28,010 in 5 steps).
 const AllocatorEventsNoted = 1000
-
-// allocatorEvents is the rank's allocations and frees the profiler
-// recorded (the memory area's allocs and frees, over its devices).
-func (c *ctx) allocatorEvents(trace string, rank int) int64 {
-	t := c.ev.Table("memory")
-	if t == nil {
-		return 0
-	}
-	var n int64
-	for _, r := range c.rankRows(t, trace, rank) {
-		n += evidence.Int(t, r, "allocs") + evidence.Int(t, r, "frees")
-	}
-	return n
-}
 
 // SlowViewOpNs and SlowViewOpCalls: a rank whose aten::view and
 // aten::as_strided calls that recorded no stack, SlowViewOpCalls or more,

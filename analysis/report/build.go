@@ -281,7 +281,7 @@ func build(b *evidence.Bundle, ev *evidence.Evidence, found []evidence.Finding, 
 		// the loop).
 		why := gate.Inconclusive()
 		d.NextLever = "No lever can be named from this capture: " + why + "."
-		if !strings.Contains(why, "profile more steps") && !strings.Contains(why, "profile the loop") && !strings.Contains(why, "profile runs after warm-up with the cache kept warm") {
+		if !findings.SaysWhatToProfile(why) {
 			d.NextLever += " Profile steady-state steps after warm-up and re-run the report."
 		}
 	case lever != "":
@@ -595,7 +595,9 @@ func traceMetas(b *evidence.Bundle, f evidence.Filter) []TraceMeta {
 		add(boolean(col(r, "has_python_stacks")), "python stacks (with_stack)")
 		add(boolean(col(r, "has_graphs")), evidence.GraphNoun(str(col(r, "platform")))+"s")
 		add(recordsShapes(b, name, int(i64(col(r, "rank")))), "operator shapes (record_shapes)")
-		events := allocatorEvents(b, name, int(i64(col(r, "rank"))))
+		// The 2021-format resnet50 captures hold thousands of [memory]
+		// events and no profile_memory field in their header.
+		events := evidence.AllocatorEvents(b.Tables["memory"], name, int(i64(col(r, "rank")))) > 0
 		add(events, "allocator events (profile_memory)")
 		// vllm_decode_full_mi300x: the header says profile_memory, and the
 		// trimmed file holds no [memory] event.
@@ -1153,6 +1155,13 @@ type eagerStep struct {
 	kv, kvLo, kvHi int64
 }
 
+// oneSequence says whether the eager step and the steps after it are one
+// sequence served alone: a prefill (more than twice the later steps'
+// tokens), then decode steps that each wrote 1 token to the KV cache.
+func (e eagerStep) oneSequence() bool {
+	return e.kv > 2*e.kvHi && e.kvLo == 1 && e.kvHi == 1
+}
+
 // findEagerStep returns the slice's eager first step (eagerStep), ok false
 // where there is none.
 func findEagerStep(b *evidence.Bundle, ev *evidence.Evidence) (e eagerStep, ok bool) {
@@ -1230,7 +1239,7 @@ func findEagerStep(b *evidence.Bundle, ev *evidence.Evidence) (e eagerStep, ok b
 // under. "" otherwise.
 func oneRequestLine(b *evidence.Bundle, ev *evidence.Evidence) string {
 	e, ok := findEagerStep(b, ev)
-	if !ok || e.kv <= 0 || e.kvLo != 1 || e.kvHi != 1 {
+	if !ok || !e.oneSequence() {
 		return ""
 	}
 	return fmt.Sprintf("The window holds one sequence: a prefill of %s tokens, then %d decode steps of 1 token each (a batch of 1, from the KV-cache writes of vLLM's reshape_and_cache kernels). What this report reads is that sequence served alone, whatever load the server was under: capture under the load to judge serving at its batch sizes.",
@@ -1251,7 +1260,7 @@ func eagerFirstStep(b *evidence.Bundle, ev *evidence.Evidence) string {
 		later := table.Int(lo) + " to " + table.Int(hi) + " tokens each"
 		if lo == hi {
 			later = plural(lo, "token", "tokens") + " each"
-			if lo == 1 {
+			if e.oneSequence() {
 				later += ": one sequence decoding, a batch of 1"
 			}
 		}
@@ -1604,7 +1613,7 @@ func kernelProfileCmd(traces []TraceMeta, name string, world int, shape string) 
 // "" otherwise.
 func benchShape(b *evidence.Bundle, ev *evidence.Evidence) string {
 	e, ok := findEagerStep(b, ev)
-	if !ok || e.kv <= 0 || e.kvLo != 1 || e.kvHi != 1 || e.kv <= 2*e.kvHi {
+	if !ok || !e.oneSequence() {
 		return ""
 	}
 	return " --batch-size 1 --input-len " + strconv.FormatInt(e.kv, 10) + " --output-len " + strconv.Itoa(e.later+1)
@@ -2035,23 +2044,6 @@ func oneRank(ev *evidence.Evidence) (trace string, rank int, ok bool) {
 
 // recordsShapes tells whether the workload area saw the rank's operators
 // carry their input shapes (its record_shapes feature).
-// allocatorEvents says whether the profiler recorded the rank's
-// allocations and frees (profile_memory=True), whatever the trace's header
-// says: the 2021-format resnet50 captures hold thousands of [memory]
-// events and no profile_memory field.
-func allocatorEvents(b *evidence.Bundle, trace string, rank int) bool {
-	t := b.Tables["memory"]
-	if t == nil {
-		return false
-	}
-	for r := range t.Rows {
-		if evidence.Str(t, r, "trace") == trace && int(evidence.Int(t, r, "rank")) == rank && evidence.Int(t, r, "allocs")+evidence.Int(t, r, "frees") > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 func recordsShapes(b *evidence.Bundle, trace string, rank int) bool {
 	t := b.Tables["workload"]
 	if t == nil {
