@@ -2643,19 +2643,27 @@ func TestJudgementExcerpt(t *testing.T) {
 
 // resnet_2080ti's launch calls carry their own correlation id as External
 // id, and some of those equal an operator's id by chance: the ops area
-// links none of them (its gpu_ns was coincidence; now unknown, NULL, not
-// 0), and the fp32 finding
-// says its GEMM/convolution split is the kernels' names. vllm_h100_tp4_rank0
-// writes operator ids: its operators keep their GPU time.
+// links each call to the operator around it instead, so that every
+// kernel, copy and memset of the trace is some operator's (none by the
+// chance ids), and the fp32 finding moves the GEMM-named kernels that the
+// convolutions launched (959 ms) to the convolutions.
+// vllm_h100_tp4_rank0 writes operator ids: its operators keep their GPU
+// time.
 func TestJudgementCopiedExternalIDs(t *testing.T) {
 	j := judge(t, filepath.Join(testutil.SharedTraces(t), "param", "resnet_2080ti"))
-	ops := j.src.Bundle.Tables["ops"]
+	ops, kernels := j.src.Bundle.Tables["ops"], j.src.Bundle.Tables["kernels"]
+	var opsGPU, gpu int64
 	for r := range ops.Rows {
-		if evidence.Cell(ops, r, "gpu_ns") != nil || evidence.Cell(ops, r, "launches") != nil {
-			t.Fatalf("resnet_2080ti: %s linked to %v launches, want unknown (NULL)", evidence.Str(ops, r, "name"), evidence.Cell(ops, r, "launches"))
-		}
+		opsGPU += evidence.Int(ops, r, "gpu_ns")
 	}
-	if f := j.one(t, "fp32_no_tensor_cores"); !strings.Contains(f.Observation, "The split is the kernels' names': cuDNN runs convolutions as sgemm kernels too") {
+	for r := range kernels.Rows {
+		gpu += evidence.Int(kernels, r, "total_ns")
+	}
+	if gpu == 0 || opsGPU != gpu {
+		t.Errorf("resnet_2080ti: operators linked to %d ns of GPU work, the trace holds %d ns", opsGPU, gpu)
+	}
+	if f := j.one(t, "fp32_no_tensor_cores"); !strings.Contains(f.Observation, "(1.9 ms in GEMMs, 2744 ms in convolutions)") ||
+		!strings.Contains(f.Observation, "959 ms of the GEMM-named kernels belong to convolutions") {
 		t.Errorf("fp32 finding: %s", f.Observation)
 	}
 	v := judge(t, filepath.Join(testutil.SharedTraces(t), "tracemap", "vllm_h100_tp4_rank0"))

@@ -169,7 +169,7 @@ func TestPassInput(t *testing.T) {
 		t.Error("a preset without a PASS line has a pass input")
 	}
 	ops, _ := Lookup("ops")
-	if q, ok := ops.PassInput(); !ok || !strings.HasSuffix(q, "SELECT * FROM _calls ORDER BY trace, rank, pid, tid, ts_ns, end_ns DESC, name") {
+	if q, ok := ops.PassInput(); !ok || !strings.HasSuffix(q, "SELECT * FROM _calls ORDER BY trace, rank, pid, tid, ts_ns, end_ns DESC, file_id, idx") {
 		t.Errorf("ops: PassInput = %q, %v", q, ok)
 	}
 }

@@ -626,9 +626,9 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 		obs := fmt.Sprintf("fp32 %s on the SIMT path took %s%s, %s of GPU busy time; %s, so they are %s of that span (%s, %s)%s. Largest: %s.",
 			kernels, ms(simt), split, pct(b.score), c.busySpan(l), pct(float64(simt)/float64(l.span())), dev, c.where(b.trace, b.rank), others(b.n), strings.Join(names, "; "))
 		if !ops.linked && a.gemm > 0 && a.conv > 0 {
-			// resnet_2080ti: its launch calls carry their own correlation
-			// id as External id, so the ops area links none.
-			obs += " The split is the kernels' names': cuDNN runs convolutions as sgemm kernels too, and the trace links no launch to its operator by id (its launch calls carry their own correlation id as External id, or none); the GPU call tree, which nests each launch in the operator around it, shows whose the GEMM-named kernels are."
+			// No launch linked to an operator, by External id or by nesting
+			// (the ops area's launches).
+			obs += " The split is the kernels' names': cuDNN runs convolutions as sgemm kernels too, and the trace links no launch to an operator, by External id or by an operator around it."
 		}
 		if moved > 0 {
 			obs += fmt.Sprintf(" %s of the GEMM-named kernels belong to convolutions: the operators that launched them are convolutions (%s), which cuDNN (or an im2col fallback) runs as sgemm kernels; the matmul operators launched %s of GPU work in all.",

@@ -11,8 +11,10 @@ import (
 
 // opsInput is the ops preset's _calls: one operator call (a cpu_op or a
 // user annotation of evidence_base_events) with the launches its External
-// id links and the GPU work those produced.
-var opsInput = []string{"trace", "rank", "pid", "tid", "kind", "name", "ts_ns", "end_ns", "dur_ns",
+// id links and the GPU work those produced, or, on a rank whose calls do
+// not link by id, one launching call (runtime or driver) with its GPU work,
+// which goes to the innermost operator open on its thread.
+var opsInput = []string{"trace", "rank", "pid", "tid", "file_id", "idx", "kind", "name", "ts_ns", "end_ns", "dur_ns",
 	"step", "phase", "launches", "gpu_events", "gpu_ns"}
 
 // opsColumns are the ops preset's columns and their DuckDB types.
@@ -38,7 +40,6 @@ type opCall struct {
 	annotation                 bool
 	ts, end, dur, step         int64
 	launches, gpuEvents, gpuNs int64
-	unlinked                   bool  // launches, gpuEvents and gpuNs unknown (NULL)
 	child                      int64 // the time of the calls it directly encloses
 	outer                      bool  // not nested in an earlier call of its name
 	live                       bool  // a call; false in an empty depth of ops.last
@@ -71,7 +72,7 @@ type ops struct {
 	open    openHeap
 	last    []opCall // per depth, the last call there (live)
 	maxEnd  map[int32]int64
-	prev    opCall // the previous call on the thread, for the order check
+	prev    [4]int64 // the previous call's start, -end, file and index on the thread, for the order check
 	hasPrev bool
 
 	sumAt map[opsKey]int
@@ -95,14 +96,10 @@ func (o *ops) text(row table.Cells, col int) int32 {
 }
 
 func (o *ops) Add(row table.Cells) error {
-	var ints [8]int64
-	unlinked := false // launches, gpu_events and gpu_ns unknown (sql/ops.sql's _copied)
-	for i, col := range []int{1, 6, 7, 8, 9, 11, 12, 13} {
+	var ints [10]int64 // rank, ts_ns, end_ns, dur_ns, step, launches, gpu_events, gpu_ns, file_id, idx
+	for i, col := range []int{1, 8, 9, 10, 11, 13, 14, 15, 4, 5} {
 		v, ok := row.Int(col)
-		switch {
-		case !ok && i >= 5:
-			unlinked = true
-		case !ok:
+		if !ok {
 			return fmt.Errorf("pass ops: %s is NULL", opsInput[col])
 		}
 		ints[i] = v
@@ -118,24 +115,48 @@ func (o *ops) Add(row table.Cells) error {
 		}
 		o.threads = append(o.threads, th)
 	}
-	kind, _ := row.Str(4)
-	c := opCall{name: o.text(row, 5), phase: o.text(row, 10), annotation: kind == "annotation",
-		ts: ints[1], end: ints[2], dur: ints[3], step: ints[4], launches: ints[5], gpuEvents: ints[6], gpuNs: ints[7], unlinked: unlinked, live: true}
-	if o.hasPrev && cmp.Or(cmp.Compare(o.prev.ts, c.ts), cmp.Compare(c.end, o.prev.end), cmpNstr(o.texts[o.prev.name], o.texts[c.name])) > 0 {
+	kind, _ := row.Str(6)
+	c := opCall{name: o.text(row, 7), phase: o.text(row, 12), annotation: kind == "annotation",
+		ts: ints[1], end: ints[2], dur: ints[3], step: ints[4], launches: ints[5], gpuEvents: ints[6], gpuNs: ints[7], live: true}
+	at := [4]int64{c.ts, -c.end, ints[8], ints[9]} // the PASS order in the thread
+	if o.hasPrev && slices.Compare(o.prev[:], at[:]) > 0 {
 		return fmt.Errorf("pass ops: the calls of a thread are not in start order")
 	}
-	o.prev, o.hasPrev = c, true
-	o.call(c)
+	o.prev, o.hasPrev = at, true
+	if kind == "runtime" || kind == "driver" {
+		o.launch(c)
+	} else {
+		o.call(c)
+	}
 	return nil
+}
+
+// launch gives a launching call's GPU work to the innermost call open at
+// its start (the sweep's order: it comes after the starts at its time).
+func (o *ops) launch(c opCall) {
+	o.closeBefore(c.ts)
+	if depth := len(o.open); depth > 0 && depth <= len(o.last) && o.last[depth-1].live {
+		p := &o.last[depth-1]
+		p.launches += c.launches
+		p.gpuEvents += c.gpuEvents
+		p.gpuNs += c.gpuNs
+	}
+}
+
+// closeBefore ends the open calls that end before t, or at t with a
+// length: at equal times ends come first, but a zero-length call's own end
+// follows the starts at its time.
+func (o *ops) closeBefore(t int64) {
+	for len(o.open) > 0 && (o.open[0].end < t || (o.open[0].end == t && !o.open[0].zero)) {
+		heap.Pop(&o.open)
+	}
 }
 
 // call runs the sweep for the next call of the thread. The sweep's points
 // in time order, at equal times ends first, then starts, then the ends of
 // zero-length calls: a call's depth is the calls open at its start.
 func (o *ops) call(c opCall) {
-	for len(o.open) > 0 && (o.open[0].end < c.ts || (o.open[0].end == c.ts && !o.open[0].zero)) {
-		heap.Pop(&o.open)
-	}
+	o.closeBefore(c.ts)
 	depth := len(o.open)
 	heap.Push(&o.open, openEnd{c.end, c.end == c.ts})
 	if depth > 0 && depth <= len(o.last) && o.last[depth-1].live {
@@ -173,9 +194,6 @@ type opsKey struct {
 type opsSum struct {
 	key                                                opsKey
 	count, incl, self, max, launches, gpuEvents, gpuNs int64
-	// linked: a call of the group has its launches known; a group of
-	// unlinked calls only sums to NULL, as the SQL's sum of NULLs does.
-	linked bool
 }
 
 // add sums a call whose children are all counted (nothing for an empty
@@ -198,12 +216,9 @@ func (o *ops) add(c opCall) {
 	}
 	s.self += max(0, c.dur-c.child)
 	s.max = max(s.max, c.dur)
-	if !c.unlinked {
-		s.linked = true
-		s.launches += c.launches
-		s.gpuEvents += c.gpuEvents
-		s.gpuNs += c.gpuNs
-	}
+	s.launches += c.launches
+	s.gpuEvents += c.gpuEvents
+	s.gpuNs += c.gpuNs
 }
 
 // cmpThread orders threads as the preset's ORDER BY trace, rank, pid, tid.
@@ -223,12 +238,8 @@ func (o *ops) Table() *table.Table {
 	t := &table.Table{Name: "ops", Columns: slices.Clone(opsColumns), Rows: make([][]any, len(o.sums)), Total: int64(len(o.sums))}
 	for i, s := range o.sums {
 		th := o.threads[s.key.th]
-		var launches, gpuEvents, gpuNs any
-		if s.linked {
-			launches, gpuEvents, gpuNs = s.launches, s.gpuEvents, s.gpuNs
-		}
 		t.Rows[i] = []any{th.trace.val(), th.rank, s.key.step, o.texts[s.key.phase].val(), o.texts[s.key.name].val(),
-			s.count, s.incl, s.self, s.max, launches, gpuEvents, gpuNs, s.key.annotation}
+			s.count, s.incl, s.self, s.max, s.launches, s.gpuEvents, s.gpuNs, s.key.annotation}
 	}
 	return t
 }
