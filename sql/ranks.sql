@@ -32,6 +32,7 @@
 -- idle_ns: GPU idle time inside the rank's GPU span (gaps closed by this step's events). DURATION_NS
 -- host_wait_ns: The part of idle_ns whose gaps were closed by work whose launching call started after the gap began (work whose launch is not in the trace never counts): HTA's host-wait test on the union of the rank's GPU work (the gaps area applies it per stream, where a stream used once a step idles for most of it). DURATION_NS
 -- host_wait_untraced_ns: The part of host_wait_ns in which no launching thread of the rank recorded anything (no operator, annotation, runtime or driver call, python frame) for 1 ms or more: the host was idle or did work outside the profiler's view (a harness, code outside every operator), so the trace does not show the GPU waiting on launch work there (the host-wait finding's refutation: the host idle too). DURATION_NS
+-- unlaunched_idle_ns: The part of idle_ns whose gaps were closed by work with no launching call in the trace (launched before the window, a device-side transfer its producer records without a launch, a call the trace left out): the host-wait test cannot classify these gaps, so neither host_wait_ns nor the rest of idle_ns says why the GPU waited there (mtia_single_rank: 4,611 of its 5,634 ms of idle end at DMA transfers recorded without a launch). DURATION_NS
 -- compute_ns: Union of COMP kernel intervals (contributions). DURATION_NS
 -- comm_ns: Union of COMM kernel intervals (contributions). DURATION_NS
 -- mem_ns: Union of memcpy/memset intervals (contributions). DURATION_NS
@@ -133,6 +134,7 @@ _c AS (
     greatest(0, end_ns - greatest(ts_ns, coalesce(pm_all, ts_ns))) AS busy,
     CASE WHEN pm_all IS NULL THEN 0 ELSE greatest(0, ts_ns - pm_all) END AS gap,
     CASE WHEN pm_all IS NOT NULL AND launch_ts > pm_all THEN greatest(0, ts_ns - pm_all) ELSE 0 END AS hw,
+    CASE WHEN pm_all IS NOT NULL AND launch_ts IS NULL THEN greatest(0, ts_ns - pm_all) ELSE 0 END AS nl,
     greatest(0, end_ns - greatest(ts_ns, coalesce(pm_cls, ts_ns))) AS cls,
     greatest(0, end_ns - greatest(ts_ns, coalesce(pm_cc, ts_ns))) AS cc,
     file_id, idx, pm_all
@@ -155,6 +157,7 @@ _agg AS (
     sum(c.gap) AS idle_ns,
     sum(c.hw) AS host_wait_ns,
     coalesce(sum(u.un), 0) AS host_wait_untraced_ns,
+    sum(c.nl) AS unlaunched_idle_ns,
     coalesce(sum(c.cls) FILTER (WHERE c.class = 'COMP'), 0) AS compute_ns,
     coalesce(sum(c.cls) FILTER (WHERE c.class = 'COMM'), 0) AS comm_ns,
     coalesce(sum(c.cls) FILTER (WHERE c.class = 'MEM'), 0) AS mem_ns,
@@ -173,6 +176,7 @@ SELECT coalesce(a.trace, s.trace) AS trace, coalesce(a.rank, s.rank) AS rank,
   CAST(coalesce(a.busy_ns, 0) AS BIGINT) AS busy_ns, CAST(coalesce(a.idle_ns, 0) AS BIGINT) AS idle_ns,
   CAST(coalesce(a.host_wait_ns, 0) AS BIGINT) AS host_wait_ns,
   CAST(coalesce(a.host_wait_untraced_ns, 0) AS BIGINT) AS host_wait_untraced_ns,
+  CAST(coalesce(a.unlaunched_idle_ns, 0) AS BIGINT) AS unlaunched_idle_ns,
   CAST(coalesce(a.compute_ns, 0) AS BIGINT) AS compute_ns, CAST(coalesce(a.comm_ns, 0) AS BIGINT) AS comm_ns,
   CAST(coalesce(a.mem_ns, 0) AS BIGINT) AS mem_ns, CAST(coalesce(a.comm_comp_ns, 0) AS BIGINT) AS comm_comp_ns,
   CAST(coalesce(a.kernel_ns, 0) AS BIGINT) AS kernel_ns, CAST(coalesce(s.step_ns, 0) AS BIGINT) AS step_ns

@@ -119,10 +119,14 @@ var Rules = []Rule{
 	{Name: "comm-exposed", Verdict: VerdictComm, Doc: "comm >= 0.20",
 		When: func(m Metrics) bool { return m.Comm() >= CommExposedMin }, Label: fixed(Hypothesis),
 		Share: func(m Metrics) float64 { return m.Comm() }},
-	{Name: "device-saturated", Verdict: VerdictGPU, Doc: "busy >= 0.85; confirmed when blocked >= 0.05 or queued >= 0.75",
+	// The queue confirms the host ran ahead only where the host recorded
+	// time inside the span: a window cut to one replayed step, launched
+	// before the GPU began (vllm_decode_full_mi300x: one graph launch,
+	// queued 97.2%), shows no host pace between steps.
+	{Name: "device-saturated", Verdict: VerdictGPU, Doc: "busy >= 0.85; confirmed when blocked >= 0.05, or queued >= 0.75 with host time in the span",
 		When: func(m Metrics) bool { return m.Busy() >= BusyGPUBound },
 		Label: func(m Metrics) string {
-			if m.Blocked() >= BlockedAhead || m.Queued() >= QueuedAhead {
+			if m.Blocked() >= BlockedAhead || (m.Queued() >= QueuedAhead && m.HostNs() > 0) {
 				return Confirmed
 			}
 			return Hypothesis
@@ -1065,7 +1069,7 @@ func reason(m Metrics, r Rule) string {
 		// The launches all came before the GPU ran them (a graph queued
 		// ahead): nothing of the host overlaps the span.
 		if m.Queued() > 0 {
-			sb.WriteString("; the launching threads recorded no host time inside the GPU span: the GPU ran back to back work launched before it began, queued behind work the trace does not show")
+			sb.WriteString("; the launching threads recorded no host time inside the GPU span: the GPU ran back to back work launched before it began, queued behind work the trace does not show, so the queue does not show the host's pace between steps")
 		} else {
 			sb.WriteString("; the launching threads recorded no host time inside the GPU span: the GPU ran work launched before it began, with idle between, as work queued behind an earlier step or host and device clocks offset would show")
 		}

@@ -184,7 +184,7 @@
 //	no-gpu-work        inconclusive        no GPU operation in the slice                    -
 //	graph-undercount   inconclusive        graph replays recorded < 50% of their kernels    -
 //	comm-exposed       communication-bound comm >= 0.20                                     hypothesis
-//	device-saturated   gpu-bound           busy >= 0.85                                     confirmed when blocked >= 0.05 or queued >= 0.75
+//	device-saturated   gpu-bound           busy >= 0.85                                     confirmed when blocked >= 0.05, or queued >= 0.75 with host time in the span
 //	host-ahead         gpu-bound           busy >= 0.70 and queued >= 0.75                  hypothesis
 //	waiting            waiting-for-work    idle >= 0.15 and wait >= 0.40                    linked
 //	sync-gaps          sync-bound          idle >= 0.15 and sync >= 0.40                    linked

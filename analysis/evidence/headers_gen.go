@@ -112,6 +112,7 @@ var presetHeaders = []presetHeader{
 			"idle_ns", "DURATION_NS",
 			"host_wait_ns", "DURATION_NS",
 			"host_wait_untraced_ns", "DURATION_NS",
+			"unlaunched_idle_ns", "DURATION_NS",
 			"compute_ns", "DURATION_NS",
 			"comm_ns", "DURATION_NS",
 			"mem_ns", "DURATION_NS",

@@ -468,7 +468,7 @@ func (c *ctx) fullGraphs(trace string, rank int) (clause, snippet string) {
 	if lo == hi {
 		kernels = fmt.Sprintf("%d kernels", lo)
 	}
-	clause = fmt.Sprintf("The graphs are piecewise (%d graph launches of %s each, the attention launched between the pieces: vLLM's PIECEWISE mode), so the forward's Python runs every step around them. "+
+	clause = fmt.Sprintf("The graphs are piecewise (%d graph launches of %s each, the attention launched between the pieces: vLLM's PIECEWISE mode), so every step runs the forward in Python to launch them. "+
 		FullGraphsReplay+", without that Python: cudagraph_mode FULL_AND_PIECEWISE (vLLM's default from v0.11.0) or FULL_DECODE_ONLY, where the attention backend supports full graphs, for decode batches within the capture sizes", n, kernels)
 	if at := c.rankInfo(trace, rank).BaseTimeNs; at > 0 && time.Unix(0, at).Before(fullGraphsDefault) {
 		// vllm_mi300x_tp4_rank0 (2025-05-14): its vLLM has no
@@ -527,7 +527,7 @@ func (c *ctx) forwardFix(trace string, rank int, at HostFrame, hides string) (fi
 			fix += capFirst(strings.TrimSuffix(then, "; shorten that.")) + "."
 		}
 		if ri.HasPythonStacks {
-			fix += " Python stacks were captured, and the Python tracer inflates this kind of host time: the gaps are shorter without them, and FULL graphs skip that Python either way, in the decode steps they replay; a step they do not replay (a prefill or a mixed batch past the capture sizes) keeps it."
+			fix += " Python stacks were captured, and the Python tracer adds its cost to each call it records in this host time (how much of the gaps that is, a capture without stacks shows); FULL graphs skip that Python either way, in the decode steps they replay; a step they do not replay (a prefill or a mixed batch past the capture sizes) keeps it."
 		}
 		return fix, fullSnippet
 	}

@@ -571,7 +571,7 @@ func rankEvidence(s *areaSlice) (string, *evidence.Gap) {
 		if n, world := rankCount(s.ev); n == 1 && world == 0 {
 			// No single-rank gap: the process communicates with no other
 			// (evidence.DetectGaps; h100_owlv2, a single-GPU pipeline).
-			return "One process, with no distributed info and no collective or communication kernel: there is no other rank to compare.", nil
+			return "One process, whose trace states no world size (no distributedInfo, or one without it) and which ran no collective or communication kernel: there is no other rank to compare.", nil
 		}
 		return "", &evidence.Gap{What: "rank imbalance", Why: "this slice holds " + s.where + " only; a report over all ranks compares them"}
 	}

@@ -614,7 +614,7 @@ func TestRankEvidenceOneProcess(t *testing.T) {
 	r := evidenceRows(ev, nil, "")
 	for _, row := range r {
 		if row.Area == "Rank imbalance" {
-			if row.Gap || !strings.Contains(row.Evidence, "One process, with no distributed info and no collective or communication kernel") {
+			if row.Gap || !strings.Contains(row.Evidence, "One process, whose trace states no world size (no distributedInfo, or one without it) and which ran no collective or communication kernel") {
 				t.Errorf("one process: %+v", row)
 			}
 			return
