@@ -253,7 +253,7 @@ func Assess(ev *evidence.Evidence) *Gate {
 				// cpu_only: numbers 0-5 and 7470-7478 held, the main
 				// thread's operators between them removed.
 				a.Title = "A filtered trace: events the profiler recorded are missing"
-				a.Detail = fmt.Sprintf("%s: %s of them are missing between its events, and its first numbers are there, so the capture's start is: a tool removed events from the file. Every total and share in this report covers the events kept.", numbers, table.Int(missing))
+				a.Detail = fmt.Sprintf("%s: %s of them are missing between its events, and its first numbers are there, so the file was not cut at the start: a tool removed events from inside it. Every total and share in this report covers the events kept.", numbers, table.Int(missing))
 			default:
 				lacks := fmt.Sprintf("the %s before its first event are missing", table.Int(before))
 				if missing > before {

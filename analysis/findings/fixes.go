@@ -686,16 +686,26 @@ func (c *ctx) hostLever(trace string, rank int, at HostFrame) (fix, snippet stri
 			// (trace_diff_control_a100, captured 2022-08-22).
 			if _, before := c.leverAt(trace, rank).oldTorch(1, 10); !before {
 				static := "or capture the static part of the step as a CUDA graph by hand (torch.cuda.graph with static input buffers, PyTorch 1.10 or later), which replays its launches as one"
-				if w.TorchRec {
+				graphSnippet := "g = torch.cuda.CUDAGraph()  # with torch.cuda.graph(g): out = model(static_in)"
+				switch {
+				case w.TorchRec:
 					// TorchRec's sparse side reads its lengths back and
 					// sizes its all-to-alls per batch: only the dense
-					// modules have static shapes (trace_diff_control_a100).
-					static += "; with TorchRec that part is the dense modules (the dense and over arch), whose shapes stay fixed: the sparse features' input dist and all-to-alls change size with every batch and cannot be replayed"
+					// modules have static shapes (trace_diff_control_a100,
+					// whose host waits lie mostly in their backward).
+					static += "; with TorchRec that part is the dense modules (the dense and over arch), whose shapes stay fixed: the sparse features' input dist and all-to-alls change size with every batch and cannot be replayed. torch.cuda.make_graphed_callables graphs a module's forward and its backward, where most of a training step's launches are; the gradient accumulation into .grad stays eager"
+					graphSnippet = "dense_arch = torch.cuda.make_graphed_callables(dense_arch, (sample_dense_in,))  # forward and backward as graphs"
+				case w.Training:
+					// with_gpu_user_annotation: the forward launches 25 of
+					// the step's 130 kernels; the backward, on the
+					// autograd thread, 50.
+					static += "; in a training step that is the whole step, forward, loss, backward and optimizer step captured together (the whole-network capture of PyTorch's CUDA graphs notes, after a few warm-up steps on a side stream), since a graph of the forward alone leaves the backward's launches eager"
+					graphSnippet = "g = torch.cuda.CUDAGraph()  # with torch.cuda.graph(g): loss = loss_fn(model(static_in), static_y); loss.backward(); opt.step()"
 				}
 				parts = append(parts, static)
 				caveat = c.syncsBreakGraphs(trace, rank, false)
 				if snippet == "" {
-					snippet = "g = torch.cuda.CUDAGraph()  # with torch.cuda.graph(g): out = model(static_in)"
+					snippet = graphSnippet
 				}
 			}
 		}

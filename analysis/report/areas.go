@@ -107,6 +107,11 @@ func evidenceRows(ev *evidence.Evidence, found []evidence.Finding, void string) 
 			row.Evidence += " Missing: " + gap.What + "."
 			row.Interpretation += " Limited: " + gap.Why + "."
 		}
+		if row.Interpretation == noFlag && void != "" {
+			// sampled_2of128: the rules judge none of its time, so their
+			// silence says nothing of the area.
+			row.Interpretation = "Not judged: " + void + ", so no rule reads this slice's time: no flag here is no evidence that the area is not a bottleneck."
+		}
 		if hostTimed[a.area] && !row.Gap && counterCapture(ev) {
 			// The range profiler replays each kernel inside its launch
 			// (cupti_profiler: cudaLaunchKernel 22-146 ms each).
@@ -172,10 +177,13 @@ func interpretation(cites func(evidence.Ref) bool, found, listed []evidence.Find
 		out = append(out, strings.Join(rest, "; ")+": past the issues the report lists (at most "+strconv.Itoa(MaxCritical)+" critical and "+strconv.Itoa(MaxFollowUps)+" to consider); the numbers are in this row.")
 	}
 	if len(out) == 0 {
-		return "No rule flags this area: not a bottleneck at the rules' thresholds in this slice."
+		return noFlag
 	}
 	return strings.Join(out, " ")
 }
+
+// noFlag is an area's interpretation where no finding cites it.
+const noFlag = "No rule flags this area: not a bottleneck at the rules' thresholds in this slice."
 
 // isShown reports whether f is among shown (same rule, trace and rank).
 func isShown(f evidence.Finding, shown []evidence.Finding) bool {
@@ -901,7 +909,7 @@ func streamIdle(t *table.Table, deviceIdle int64) string {
 	if len(streams) > 1 {
 		which = ", the one with the most gaps (" + fmtInt(gaps[main]) + ")"
 	}
-	out := " Per-stream idle (HTA's split, each stream apart) on stream " + strconv.FormatInt(main, 10) + which + ": " +
+	out := " Per-stream idle (HTA's split, each stream apart; its kernel_wait is a gap under 30 µs, the default its code applies to its µs timestamps) on stream " + strconv.FormatInt(main, 10) + which + ": " +
 		fmtMs(idle[main]) + ", " + strings.Join(split, ", ") + "."
 	if len(streams) > 1 {
 		var rest, restGaps int64

@@ -379,7 +379,7 @@ func TestIdleRowSplitsTheMainStream(t *testing.T) {
 		[]any{"job", int64(0), int64(7), "kernel_wait", int64(13_000), int64(13_000_000)},
 		[]any{"job", int64(0), int64(171), "host_wait", int64(9), int64(172_000_000)})
 	got := evidenceOf(ev, "Idle gaps")
-	if !strings.Contains(got, "Per-stream idle (HTA's split, each stream apart) on stream 7, the one with the most gaps (13,100): 28.000 ms, host_wait 53.6%, kernel_wait 46.4%.") ||
+	if !strings.Contains(got, "Per-stream idle (HTA's split, each stream apart; its kernel_wait is a gap under 30 µs, the default its code applies to its µs timestamps) on stream 7, the one with the most gaps (13,100): 28.000 ms, host_wait 53.6%, kernel_wait 46.4%.") ||
 		!strings.Contains(got, "The other stream idles 172.000 ms more in 9 gaps") || strings.Contains(got, "summed over streams") {
 		t.Errorf("idle row %q", got)
 	}

@@ -843,6 +843,14 @@ func nextFromKernels(ev *evidence.Evidence, perStream *table.Table, profiler str
 			names, sums, total := byName(o, "name", "self_ns")
 			isRange := scopeRanges(o)
 			for _, n := range names {
+				if isRange(n) {
+					// A range's self time is its thread outside every
+					// operator, no operator's work (cpu_only's
+					// ProfilerStep#551: 210 ms of the 2,346).
+					total -= sums[n]
+				}
+			}
+			for _, n := range names {
 				if !isRange(n) && total > 0 {
 					head := "The trace holds no GPU work, so the next lever is on the host: the CPU operator with the most self time is " + name(n) + " (" +
 						fmtMs(sums[n]) + ", " + share(sums[n], total, "operators' self time, summed over every host thread (threads that run side by side add up)") + ")"
@@ -1598,6 +1606,12 @@ func kernelProfileCmd(traces []TraceMeta, name string, world int, shape string) 
 	}
 	if shape != "" && strings.HasSuffix(run, shape) {
 		notes = append(notes, "the batch and lengths are the window's one sequence")
+	}
+	if run != "python YOUR_SCRIPT.py" {
+		// The engine's start-up runs the model first (a profiling run at
+		// its largest batch, warm-up iterations): the first matching
+		// launches are those, not the steps the trace measured.
+		notes = append(notes, "the first launches that match are the engine's start-up and warm-up (its profiling run at the largest batch among them): add --launch-skip N to pass over them")
 	}
 	notes = append(notes, "then: ncu-ui kernel.ncu-rep")
 	return "ncu --kernel-name-base demangled --kernel-name 'regex:" + rx.QuoteMeta(token) +

@@ -140,7 +140,7 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	}
 	crit, _ := shown(found)
 	reconcile(d, cv, label, capped, crit)
-	ddpBufferFix(d, b, cv)
+	ddpFix(d, b, cv)
 	d.Gaps = append(d.Gaps, selfCheck(d)...)
 	applyView(d, v)
 	return Print(w, d, f)

@@ -339,45 +339,77 @@ func selfCheck(d *Doc) []string {
 	return out
 }
 
-// ddpBufferFix adds to the host-side issues' fixes what the cross-check's
-// longest GPU gaps show of DDP's buffer broadcast: with
-// broadcast_buffers=True (DDP's default) every forward flattens the
-// module's buffers, broadcasts them from rank 0 and unflattens them
-// (nccl_data_a100: the six longest gaps, 70 ms of 503 ms idle, open in
-// aten::unflatten_dense_tensors under DistributedDataParallel.forward),
-// which torch.compile does not remove. Only where the operators show DDP
-// (the workload area's ddp feature).
-func ddpBufferFix(d *Doc, b *evidence.Bundle, cv *crossview.Result) {
-	if cv == nil || !hasFeature(b, "ddp") {
+// ddpFix adds to the host-side issues' fixes what DDP's own host work
+// shows, where the operators show DDP (the workload area's ddp feature):
+//   - the buffer broadcast, where the cross-check's longest GPU gaps open
+//     in it: with broadcast_buffers=True (DDP's default) every forward
+//     flattens the module's buffers, broadcasts them from rank 0 and
+//     unflattens them (nccl_data_a100: the six longest gaps, 70 ms of
+//     503 ms idle, open in aten::unflatten_dense_tensors under
+//     DistributedDataParallel.forward), which torch.compile does not
+//     remove;
+//   - the copies of each gradient out of its bucket after the bucket's
+//     all-reduce (torch.distributed.ddp.reducer::copy_bucket_to_grad, a
+//     copy launched per gradient: nccl_data_a100, 483 calls), which
+//     gradient_as_bucket_view=True removes, the gradients then being
+//     views of the buckets.
+//
+// The snippet is one DDP line with the arguments that apply.
+func ddpFix(d *Doc, b *evidence.Bundle, cv *crossview.Result) {
+	if !hasFeature(b, "ddp") {
 		return
 	}
 	var n int
 	var ns int64
-	for _, g := range cv.Check.TopGaps {
-		for _, f := range g.Host {
-			if strings.Contains(f, "flatten_dense_tensors") {
-				n++
-				ns += g.DurNs
-				break
+	if cv != nil {
+		for _, g := range cv.Check.TopGaps {
+			for _, f := range g.Host {
+				if strings.Contains(f, "flatten_dense_tensors") {
+					n++
+					ns += g.DurNs
+					break
+				}
 			}
 		}
 	}
-	if n == 0 {
+	var copies, copyNs int64
+	if o := b.Table("ops"); o != nil {
+		for r := range o.Rows {
+			if evidence.Str(o, r, "name") == "torch.distributed.ddp.reducer::copy_bucket_to_grad" {
+				copies += evidence.Int(o, r, "count")
+				copyNs += evidence.Int(o, r, "incl_ns")
+			}
+		}
+	}
+	if n == 0 && copies == 0 {
 		return
 	}
+	var args []string
+	if n > 0 {
+		args = append(args, "broadcast_buffers=False")
+	}
+	if copies > 0 {
+		args = append(args, "gradient_as_bucket_view=True")
+	}
+	snippet := "model = DDP(model, device_ids=[rank], " + strings.Join(args, ", ") + ")"
 	for i := range d.Critical {
 		is := &d.Critical[i]
 		if is.ID != "host_bound_idle" && is.ID != "launch_bound" {
 			continue
 		}
-		is.Fix += fmt.Sprintf(" %d of the cross-check's %d longest GPU gaps (%s) open while DDP broadcasts the module's buffers in the forward (aten::unflatten_dense_tensors): with broadcast_buffers=True, DDP's default, every forward copies rank 0's buffers (BatchNorm running statistics) to every rank, which torch.compile does not remove; pass broadcast_buffers=False where the ranks' buffers need not match each step.",
-			n, len(cv.Check.TopGaps), fmtMs(ns))
-		if slowViews(b) {
-			// nccl_data_a100: the broadcast's gaps are its many small
-			// operators, each inflated as every operator of that host is.
-			is.Fix += " Its gaps are made of small operators, each as slow as every operator on this host (see the slow host above): the broadcast may cost far less once the host is checked."
+		if n > 0 {
+			is.Fix += fmt.Sprintf(" %d of the cross-check's %d longest GPU gaps (%s) open while DDP broadcasts the module's buffers in the forward (aten::unflatten_dense_tensors): with broadcast_buffers=True, DDP's default, every forward copies rank 0's buffers (BatchNorm running statistics) to every rank, which torch.compile does not remove; pass broadcast_buffers=False where the ranks' buffers need not match each step.",
+				n, len(cv.Check.TopGaps), fmtMs(ns))
+			if slowViews(b) {
+				// nccl_data_a100: the broadcast's gaps are its many small
+				// operators, each inflated as every operator of that host is.
+				is.Fix += " Its gaps are made of small operators, each as slow as every operator on this host (see the slow host above): the broadcast may cost far less once the host is checked."
+			}
 		}
-		const snippet = "model = DDP(model, device_ids=[rank], broadcast_buffers=False)"
+		if copies > 0 {
+			is.Fix += fmt.Sprintf(" DDP also copies each gradient out of its bucket after the bucket's all-reduce (%s torch.distributed.ddp.reducer::copy_bucket_to_grad calls, %s of host time in the slice, each launching a copy): gradient_as_bucket_view=True makes the gradients views of the buckets and removes those copies (code that replaces or detaches .grad in place must not then).",
+				fmtInt(copies), fmtMs(copyNs))
+		}
 		switch {
 		case is.Snippet == "":
 			is.Snippet = snippet

@@ -175,10 +175,11 @@ func TestNextLeverFromKernels(t *testing.T) {
 			[]string{"Every kernel is a communication kernel", "Its time may include waiting for the other ranks"}, []string{"Nsight Compute"}},
 		{"a tiny capture", kernels([]any{"FillFunctor", "COMP", int64(8_000)}, []any{"gemm", "COMP", int64(21_000)}),
 			[]string{"0.029 ms of kernel time, too little"}, []string{"FillFunctor", "Nsight Compute"}},
-		// cpu_only: steps and operators, no GPU work (its gloo all-reduces).
+		// cpu_only: steps and operators, no GPU work (its gloo all-reduces);
+		// the step's self time is no operator's, and out of the share.
 		{"no GPU work", &evidence.Evidence{Tables: evidence.Tables{"ops": &table.Table{Columns: testutil.Columns("name self_ns"),
 			Rows: [][]any{{"ProfilerStep#551", int64(9e6)}, {"gloo:all_reduce", int64(6e6)}, {"aten::mm", int64(2e6)}}}}},
-			[]string{"no GPU work, so the next lever is on the host", "gloo:all_reduce (6.000 ms, 35.3%", "a collective gloo runs on the CPU"}, []string{"step annotations", "ProfilerStep"}},
+			[]string{"no GPU work, so the next lever is on the host", "gloo:all_reduce (6.000 ms, 75.0% of the 8.000 ms operators' self time", "a collective gloo runs on the CPU"}, []string{"step annotations", "ProfilerStep"}},
 		// cpu_only as loaded: gloo:all_reduce is a user annotation, and
 		// still the collective, not a scope around operators.
 		{"no GPU work, the gloo range an annotation", &evidence.Evidence{Tables: evidence.Tables{"ops": &table.Table{Columns: testutil.Columns("name annotation self_ns"),
@@ -317,11 +318,46 @@ func TestDDPBufferFix(t *testing.T) {
 		}
 		b.Tables["workload"] = wl
 		d := &Doc{Critical: []Issue{{ID: "host_bound_idle", Fix: "Shorten the CPU work.", Snippet: "model = torch.compile(model)"}, {ID: "pageable_copies", Fix: "Pin."}}}
-		ddpBufferFix(d, b, cv)
+		ddpFix(d, b, cv)
 		named := strings.Contains(d.Critical[0].Fix, "2 of the cross-check's 3 longest GPU gaps (23.300 ms) open while DDP broadcasts") &&
 			strings.HasSuffix(d.Critical[0].Snippet, "broadcast_buffers=False)") && strings.HasPrefix(d.Critical[0].Snippet, "model = torch.compile")
 		if named != ddp || strings.Contains(d.Critical[1].Fix, "broadcast") {
 			t.Errorf("DDP %v: fixes %q / %q, snippet %q", ddp, d.Critical[0].Fix, d.Critical[1].Fix, d.Critical[0].Snippet)
+		}
+	}
+}
+
+// DDP copies each gradient out of its bucket after the bucket's
+// all-reduce (nccl_data_a100: 483 copy_bucket_to_grad calls): the
+// host-side fixes name gradient_as_bucket_view=True, where the operators
+// show DDP and only there, in one DDP line with the buffer broadcast's
+// argument where both apply.
+func TestDDPBucketViewFix(t *testing.T) {
+	for _, tc := range []struct {
+		ddp, broadcast bool
+		snippet        string
+	}{
+		{true, false, "model = DDP(model, device_ids=[rank], gradient_as_bucket_view=True)"},
+		{true, true, "model = DDP(model, device_ids=[rank], broadcast_buffers=False, gradient_as_bucket_view=True)"},
+		{false, false, ""},
+	} {
+		b := evidence.NewBundle()
+		wl := &table.Table{Columns: []table.Column{{Name: "trace"}, {Name: "rank"}, {Name: "feature"}}}
+		if tc.ddp {
+			wl.Rows = [][]any{{"t", int64(0), "ddp"}}
+		}
+		b.Tables["workload"] = wl
+		b.Tables["ops"] = &table.Table{Columns: []table.Column{{Name: "trace"}, {Name: "rank"}, {Name: "name"}, {Name: "count"}, {Name: "incl_ns"}},
+			Rows: [][]any{{"t", int64(0), "torch.distributed.ddp.reducer::copy_bucket_to_grad", int64(483), int64(26_400_000)}}}
+		var cv *crossview.Result
+		if tc.broadcast {
+			cv = &crossview.Result{Check: crossview.Check{TopGaps: []crossview.Gap{{DurNs: 15_700_000, Host: []string{"aten::unflatten_dense_tensors"}}}}}
+		}
+		d := &Doc{Critical: []Issue{{ID: "host_bound_idle", Fix: "Shorten the CPU work."}}}
+		ddpFix(d, b, cv)
+		named := strings.Contains(d.Critical[0].Fix, "(483 torch.distributed.ddp.reducer::copy_bucket_to_grad calls, 26.400 ms of host time in the slice")
+		if named != tc.ddp || d.Critical[0].Snippet != tc.snippet {
+			t.Errorf("DDP %v, broadcast %v: fix %q, snippet %q", tc.ddp, tc.broadcast, d.Critical[0].Fix, d.Critical[0].Snippet)
 		}
 	}
 }
