@@ -2793,3 +2793,13 @@ func TestJudgementQueueBeforeTheSpan(t *testing.T) {
 		t.Errorf("vllm_h100_tp4_rank0 verdict:\n%s", section(v.md, "Verdict:", "\n"))
 	}
 }
+
+// resnet50_num_workers_0 captured its python stacks as the operators'
+// Call stack args (2021's with_stack=True), which cap the cross-check's
+// verdict: the capture settings list them too.
+func TestJudgementCallStackSetting(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "kineto", "resnet50_num_workers_0"))
+	if !strings.Contains(j.md, "python stacks (with_stack), as the Call stack args of 14,994 operators") {
+		t.Errorf("capture settings:\n%s", section(j.md, "## Trace Metadata", "**Capture quality**"))
+	}
+}

@@ -292,7 +292,7 @@ func DetectGaps(b *Bundle) {
 		// An unnamed device whose properties identify the part (GFXIP 9.4,
 		// 304 CUs, 192 GiB: an MI300X) leaves no gap.
 		add(GapNoDeviceName, "device-model verdicts (tensor cores, peak bandwidth)",
-			"deviceProperties do not name the GPU",
+			"deviceProperties do not name the GPU"+kernelArch(b, tr),
 			func(ri RankInfo) bool {
 				return ri.GPUModel == "" && !noGPU(ri) && device.Identify(ri.Props()).Model == ""
 			})
@@ -547,6 +547,42 @@ func inferredSteps(source string) string {
 
 // communicates says whether trace tr shows communication: a row of the
 // collectives area, or communication kernel time in the ranks area.
+// archPrefixes are kernel-name prefixes that say which GPU architecture
+// cuBLAS or CUTLASS built a kernel for, newest first: a GPU runs the
+// kernels of its own architecture and, as a fallback, of older ones.
+var archPrefixes = []struct{ prefix, arch string }{
+	{"sm100", "sm_100 (Blackwell)"}, {"sm90", "sm_90 (Hopper)"}, {"nvjet", "sm_90 (Hopper)"},
+	{"sm80", "sm_80 (Ampere)"}, {"ampere_", "sm_80 (Ampere)"}, {"cutlass_80_", "sm_80 (Ampere)"},
+	{"turing_", "sm_75 (Turing)"}, {"cutlass_75_", "sm_75 (Turing)"}, {"volta_", "sm_70 (Volta)"},
+}
+
+// kernelArch is the no-device-name gap's clause on the newest
+// architecture the trace's kernel names were built for (sampled_2of128:
+// ampere_sgemm and cutlass_80 tensor-op kernels), a floor on the GPU's;
+// "" where no name says one.
+func kernelArch(b *Bundle, tr string) string {
+	t := b.Table("kernels")
+	if t == nil {
+		return ""
+	}
+	best, example := len(archPrefixes), ""
+	for r := range t.Rows {
+		if Str(t, r, "trace") != tr {
+			continue
+		}
+		name := Str(t, r, "name")
+		for i, a := range archPrefixes {
+			if i < best && strings.HasPrefix(name, a.prefix) {
+				best, example = i, name
+			}
+		}
+	}
+	if example == "" {
+		return ""
+	}
+	return "; its kernel names were built for " + archPrefixes[best].arch + " (" + example + "), so the GPU is of that architecture or newer, which runs older kernels too"
+}
+
 func communicates(b *Bundle, tr string) bool {
 	if t := b.Table("collectives"); t != nil {
 		for r := range t.Rows {

@@ -531,6 +531,9 @@ func deviceText(name string, major, minor any, mem int64, sms int, platform stri
 	return name + " (" + c.Family + gib + ")"
 }
 
+// stacksSetting is the capture setting of python stacks.
+const stacksSetting = "python stacks (with_stack)"
+
 // traceMetas reads the traces table: one TraceMeta per trace, its files'
 // ranks, events and span together.
 func traceMetas(b *evidence.Bundle, f evidence.Filter) []TraceMeta {
@@ -592,7 +595,7 @@ func traceMetas(b *evidence.Bundle, f evidence.Filter) []TraceMeta {
 		}
 		add(boolean(col(r, "has_sync_events")), "cuda_sync events")
 		add(t.Col("has_sync_events") >= 0 && !boolean(col(r, "has_sync_events")), "no cuda_sync events")
-		add(boolean(col(r, "has_python_stacks")), "python stacks (with_stack)")
+		add(boolean(col(r, "has_python_stacks")), stacksSetting)
 		add(boolean(col(r, "has_graphs")), evidence.GraphNoun(str(col(r, "platform")))+"s")
 		add(recordsShapes(b, name, int(i64(col(r, "rank")))), "operator shapes (record_shapes)")
 		// The 2021-format resnet50 captures hold thousands of [memory]

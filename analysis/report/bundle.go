@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -82,6 +83,7 @@ func GenerateView(w io.Writer, src *Source, v View, f Format) error {
 	found = nameHostFrames(found, cv, v.Filter, ev, gate, thresholdsFor(b, v))
 	eagerStepReach(found, b, ev)
 	d := build(b, ev, found, gate, v)
+	callStackSetting(d, cv)
 	d.Charts = Charts(ev, b, v.Filter)
 	if why, _ := gate.Void(); why != "" && len(d.Charts) > 0 {
 		// sampled_2of128's charts drew 180 ms of host-wait idle a step
@@ -165,6 +167,22 @@ func capCallStacks(found []evidence.Finding, cv *crossview.Result) []evidence.Fi
 		}
 	}
 	return found
+}
+
+// callStackSetting lists python stacks among the capture settings of a
+// one-trace slice whose operators carry "Call stack" args (capCallStacks:
+// the 2021-format capture of with_stack=True, which the traces table does
+// not see; resnet50_num_workers_0: 14,994 operators), as the cross-check
+// that caps its verdict on them says.
+func callStackSetting(d *Doc, cv *crossview.Result) {
+	if cv == nil || cv.Check.Metrics.CallStackOps == 0 || len(d.Traces) != 1 {
+		return
+	}
+	m := &d.Traces[0]
+	if slices.Contains(m.Capture, stacksSetting) {
+		return
+	}
+	m.Capture = append(m.Capture, fmt.Sprintf("%s, as the Call stack args of %s operators", stacksSetting, fmtInt(cv.Check.Metrics.CallStackOps)))
 }
 
 // unread gives cv no host/device reading where the capture gate finds its
