@@ -540,6 +540,12 @@ func (c *ctx) forwardFix(trace string, rank int, at HostFrame, hides string) (fi
 	return fix + "Python stacks were captured, and the Python tracer inflates this kind of host time: profile again without them first. If the gaps stay, " + then, snippet
 }
 
+// cpuSideNames says where a report's reader finds the host work a fix
+// asks to shorten, where the trace names no frame for it: the report's
+// CPU operator hotspots, and the cross-view's longest GPU gaps with what
+// the launching thread ran in each.
+const cpuSideNames = "the CPU operator hotspots name the costliest operators, and tracebook crossview what the launching thread ran in the longest GPU gaps"
+
 // hostFix is the fix for a host-bound GPU: what keeps the launching thread
 // from feeding the GPU, in the producer's terms; at, when it names a
 // frame, is where the rank's longest late-launch gaps sit, and picks the
@@ -578,7 +584,7 @@ func (c *ctx) hostLever(trace string, rank int, at HostFrame) (fix, snippet stri
 				return graphs + "; the longest sit in " + at.label() + ". If that is the scheduler between steps, " + async +
 					"; if it is the model's Python inside the forward (between graph pieces), async scheduling hides it only up to a step's GPU time: profile that frame without Python stacks and shorten it.", snippet
 			}
-			return graphs + ": the cross-view's CPU side names it. If it is the scheduler between steps, " + async +
+			return graphs + ": " + cpuSideNames + ". If it is the scheduler between steps, " + async +
 				"; if it is the model's Python inside the forward (between graph pieces), async scheduling hides it only up to a step's GPU time: profile that frame without Python stacks and shorten it.", snippet
 		}
 		return "No graph replay in the trace: turn CUDA graphs on (drop --enforce-eager; a compilation_config cudagraph_mode of NONE also turns them off) so decode steps are one launch, and " + async + ".",
@@ -586,7 +592,7 @@ func (c *ctx) hostLever(trace string, rank int, at HostFrame) (fix, snippet stri
 	case "sglang":
 		overlap := "the overlap scheduler is on unless --disable-overlap-schedule was passed"
 		if w.SGLangOverlap {
-			overlap = "the overlap scheduler is on (the trace runs its overlap_utils frames), so the gaps are host work it does not hide: the cross-view's CPU side names it"
+			overlap = "the overlap scheduler is on (the trace runs its overlap_utils frames), so the gaps are host work it does not hide: " + cpuSideNames
 			if at.Name != "" {
 				overlap = "the overlap scheduler is on (the trace runs its overlap_utils frames), so the gaps are host work it does not hide; the longest sit in " + at.label()
 			}
@@ -626,7 +632,7 @@ func (c *ctx) hostLever(trace string, rank int, at HostFrame) (fix, snippet stri
 		}
 		return fix, load
 	}
-	parts := []string{"Shorten the CPU work between launches (the cross-view's CPU side names it)"}
+	parts := []string{"Shorten the CPU work between launches (" + cpuSideNames + ")"}
 	caveat := "" // what the steps' host syncs leave of a CUDA graph by hand
 	switch {
 	case inductorCode(at.Name):

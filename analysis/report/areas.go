@@ -460,7 +460,16 @@ func opEvidence(s *areaSlice) (string, *evidence.Gap) {
 			ranges = append(ranges, name(n)+" "+fmtMs(sums[n]))
 		}
 	}
-	text := "Most self time: " + name(top) + ", " + fmtMs(sums[top]) + ", " + share(sums[top], total, "operators' summed self time") +
+	// The share is of the operators' self time: a range's is no
+	// operator's work (triton_example: ProfilerStep#1's 13,336 ms, stamped
+	// past the window, made every operator 0.0%).
+	opsTotal := total
+	for _, n := range names {
+		if isRange(n) && n != top {
+			opsTotal -= sums[n]
+		}
+	}
+	text := "Most self time: " + name(top) + ", " + fmtMs(sums[top]) + ", " + share(sums[top], opsTotal, "operators' summed self time") +
 		" (" + s.where + ")."
 	if len(ranges) > 0 && top != names[0] {
 		text += " Ahead of it, ranges whose self time is their thread outside every operator (waiting, or uninstrumented Python): " + strings.Join(ranges, ", ") + "."
