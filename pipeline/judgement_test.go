@@ -2803,3 +2803,13 @@ func TestJudgementCallStackSetting(t *testing.T) {
 		t.Errorf("capture settings:\n%s", section(j.md, "## Trace Metadata", "**Capture quality**"))
 	}
 }
+
+// h100_owlv2's aten::to copies both ways, and its 359 ms of stream syncs
+// follow its uploads (a tensor the model builds on the host each
+// forward): the sync fix is the uploads'.
+func TestJudgementSyncAfterUploads(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "h100_owlv2"))
+	if f := j.one(t, "sync_bound_loop"); !strings.Contains(f.Fix, "aten::to copies both ways, and these syncs follow its host-to-device copies from pageable memory (100.0% of their 359 ms blocked)") {
+		t.Errorf("sync fix: %s", f.Fix)
+	}
+}

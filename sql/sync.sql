@@ -61,6 +61,7 @@
 -- held_ns: Blocked time inside idle gaps of 1 ms or more between the rank's GPU work (evidence_base_waits: a wait on work the trace does not show; 1 ms or more per call); 0 for edge calls, whose whole time is the edge's (the capture area's held_wait likewise). DURATION_NS
 -- one_time_ns: Blocked time that is a one-time cost, not the loop's (evidence_base_waits): of first copy calls, their part before the rank's first GPU work; of uploads before any computation (every GPU copy of the rank ends before its first kernel, outside every step), the whole call. DURATION_NS
 -- dist_ns: Blocked time of the calls inside a ## sparse_data_dist ## range of their thread: TorchRec's train pipeline running its input dist, which reads lengths and splits back to the host to size its all-to-alls; NULL on a rank without such ranges. DURATION_NS
+-- upload_blocked_ns: Blocked time of the sync calls (no copy themselves) issued by a copy operator whose last copy before them, on their thread inside that operator, went host to device: PyTorch's copy from pageable memory synchronises after its upload, so these syncs wait for the upload and the work queued ahead of it, not for a read-back (h100_owlv2: 358 of aten::to's 359 ms of cudaStreamSynchronize follow uploads of an 82,944-byte tensor). DURATION_NS
 -- KEYED: e.kind IN ('runtime', 'driver')
 --
 -- No parameters: the filter (trace, rank, window: evidence_base's PARAMS)
@@ -124,8 +125,15 @@ _enc AS (
 _op AS (
   SELECT trace, rank, pid, tid, ts_ns, end_ns,
     arg_min(name, CASE WHEN prio < 9 THEN [prio, c_ts, -c_end, c_idx] ELSE [prio, -c_ts, c_end, -c_idx] END) AS op,
+    arg_min(c_ts, CASE WHEN prio < 9 THEN [prio, c_ts, -c_end, c_idx] ELSE [prio, -c_ts, c_end, -c_idx] END) AS op_ts,
     min(prio) AS prio
   FROM _enc GROUP BY ALL
+),
+-- The copy calls (those with a GPU copy), for the copy each sync call
+-- follows on its thread.
+_cpy AS (
+  SELECT k.trace, k.rank, k.pid, k.tid, k.ts_ns, tb_copy_direction(cp.copy_name) AS dir
+  FROM _keyed k JOIN _cp cp ON cp.trace = k.trace AND cp.rank = k.rank AND cp.correlation = k.correlation
 ),
 _seg AS (
   SELECT trace, rank, seg_ts, seg_end, next_ts, next_host_ts FROM evidence_base_busy
@@ -151,10 +159,20 @@ _gap AS (
            AND g.next_host_ts >= g.seg_end
          THEN least(g.next_ts - g.seg_end, s.dur_ns - s.held_ns - s.one_time_ns) ELSE 0 END AS gap_ns
   FROM _held s ASOF LEFT JOIN _seg g ON g.trace = s.trace AND g.rank = s.rank AND s.end_ns >= g.seg_ts
+),
+-- Each call with its issuing operator, and for a sync call of a copy
+-- operator whether the last copy before it, inside that operator, was an
+-- upload.
+_gu AS (
+  SELECT g.*,
+    coalesce(g.blocking AND g.direction = '' AND g.prio = 3 AND c.dir = 'HtoD' AND c.ts_ns >= g.op_ts, false) AS after_upload
+  FROM (SELECT g.*, o.op, o.prio, o.op_ts FROM _gap g LEFT JOIN _op o ON o.trace = g.trace AND o.rank = g.rank AND o.pid = g.pid
+          AND o.tid = g.tid AND o.ts_ns = g.ts_ns AND o.end_ns = g.end_ns) g
+  ASOF LEFT JOIN _cpy c ON c.trace = g.trace AND c.rank = g.rank AND c.pid = g.pid AND c.tid = g.tid AND c.ts_ns < g.ts_ns
 )
 SELECT g.trace, g.rank, g.step, g.phase, g.stream, g.call,
-  coalesce(o.op, '') AS op,
-  CASE WHEN NOT g.blocking THEN '' ELSE CASE o.prio WHEN 1 THEN 'item' WHEN 2 THEN 'dynamic_shape' WHEN 3 THEN 'copy' WHEN 9 THEN 'operator' ELSE 'explicit' END END AS trigger,
+  coalesce(g.op, '') AS op,
+  CASE WHEN NOT g.blocking THEN '' ELSE CASE g.prio WHEN 1 THEN 'item' WHEN 2 THEN 'dynamic_shape' WHEN 3 THEN 'copy' WHEN 9 THEN 'operator' ELSE 'explicit' END END AS trigger,
   g.direction, g.pageable, g.blocking, g.edge,
   count(*) AS count,
   CAST(sum(g.dur_ns) AS BIGINT) AS blocked_ns,
@@ -167,9 +185,9 @@ SELECT g.trace, g.rank, g.step, g.phase, g.stream, g.call,
   CAST(sum(g.one_time_ns) AS BIGINT) AS one_time_ns,
   CASE WHEN bool_or(sr.trace IS NOT NULL) THEN
     CAST(coalesce(sum(g.dur_ns) FILTER (WHERE g.blocking AND EXISTS (SELECT 1 FROM _sd d WHERE d.trace = g.trace AND d.rank = g.rank
-      AND d.pid = g.pid AND d.tid = g.tid AND d.ts_ns <= g.ts_ns AND d.end_ns >= g.end_ns)), 0) AS BIGINT) END AS dist_ns
-FROM _gap g LEFT JOIN _op o ON o.trace = g.trace AND o.rank = g.rank AND o.pid = g.pid AND o.tid = g.tid
-  AND o.ts_ns = g.ts_ns AND o.end_ns = g.end_ns
+      AND d.pid = g.pid AND d.tid = g.tid AND d.ts_ns <= g.ts_ns AND d.end_ns >= g.end_ns)), 0) AS BIGINT) END AS dist_ns,
+  CAST(coalesce(sum(g.dur_ns) FILTER (WHERE g.after_upload), 0) AS BIGINT) AS upload_blocked_ns
+FROM _gu g
 LEFT JOIN (SELECT DISTINCT trace, rank FROM _sd) sr ON sr.trace = g.trace AND sr.rank = g.rank
 GROUP BY ALL
 ORDER BY trace, rank, step, phase, stream, call, op, trigger, direction, pageable, blocking, edge

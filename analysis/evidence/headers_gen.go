@@ -64,6 +64,7 @@ var presetHeaders = []presetHeader{
 			"held_ns", "DURATION_NS",
 			"one_time_ns", "DURATION_NS",
 			"dist_ns", "DURATION_NS",
+			"upload_blocked_ns", "DURATION_NS",
 		}},
 	{area: "kernels",
 		units: []string{

@@ -26,7 +26,7 @@ func TestMergeSpec(t *testing.T) {
 	want := map[string]string{
 		"kernels": "trace=key rank=key step=slice phase=slice stream=slice name=key class=key count=sum total_ns=sum min_ns=min max_ns=max hist=hist pre_window_ns=sum graph_ns=sum",
 		"sync": "trace=key rank=key step=slice phase=slice stream=slice call=key op=key trigger=key direction=key pageable=key blocking=key edge=key " +
-			"count=sum blocked_ns=sum max_blocked_ns=max gaps=sum gpu_gap_ns=sum max_gap_ns=max bytes=sum held_ns=sum one_time_ns=sum dist_ns=sum",
+			"count=sum blocked_ns=sum max_blocked_ns=max gaps=sum gpu_gap_ns=sum max_gap_ns=max bytes=sum held_ns=sum one_time_ns=sum dist_ns=sum upload_blocked_ns=sum",
 		"ops": "trace=key rank=key step=slice phase=slice name=key count=sum incl_ns=sum self_ns=sum max_ns=max launches=sum gpu_events=sum gpu_ns=sum annotation=key",
 		"ranks": "trace=key rank=key step=steps phase=slice events=sum first_ns=min last_ns=max busy_ns=sum idle_ns=sum host_wait_ns=sum host_wait_untraced_ns=sum unlaunched_idle_ns=sum compute_ns=sum " +
 			"comm_ns=sum mem_ns=sum comm_comp_ns=sum kernel_ns=sum step_ns=sum",

@@ -115,6 +115,46 @@ func TestCompileFixByGPUGeneration(t *testing.T) {
 	}
 }
 
+// aten::to copies both ways, and its syncs follow its uploads (h100_owlv2:
+// 358 of 359 ms after uploads of a tensor the model builds on the host):
+// the fix is the uploads', not the read-backs'; with most of the time
+// after read-backs, both stay named.
+func TestSyncFixAfterUploads(t *testing.T) {
+	c := cols("trace rank step phase stream call op trigger direction pageable blocking count blocked_ns max_blocked_ns gaps gpu_gap_ns max_gap_ns bytes upload_blocked_ns")
+	rows := func(up int64) [][]any {
+		return [][]any{
+			{"t", int64(0), int64(1), "", int64(7), "cudaStreamSynchronize", "aten::to", "copy", "", false, true, int64(79), int64(358_000_000), int64(73_000_000), int64(20), int64(4_000_000), int64(232_000), int64(0), up},
+			{"t", int64(0), int64(1), "", int64(7), "cudaMemcpyAsync", "aten::to", "copy", "DtoH", true, true, int64(55), int64(15_000_000), int64(4_000_000), int64(54), int64(2_800_000), int64(548_000), int64(146_418_600), int64(0)},
+			{"t", int64(0), int64(1), "", int64(7), "cudaMemcpyAsync", "aten::to", "copy", "HtoD", true, true, int64(25), int64(2_300_000), int64(408_000), int64(5), int64(226_000), int64(46_000), int64(30_897_080), int64(0)},
+		}
+	}
+	for _, tc := range []struct {
+		name         string
+		up           int64
+		want, absent []string
+	}{
+		{"after uploads", 357_000_000, []string{"these syncs follow its host-to-device copies from pageable memory (99.7% of their 358 ms blocked)", "Keep the tensor on the GPU", "x.pin_memory()"}, []string{"After a read-back", "defer the copy"}},
+		{"after both", 100_000_000, []string{"copies both ways, and the trace does not tie each sync to one direction", "After a read-back"}, []string{"these syncs follow"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tabs := map[string]*table.Table{"sync": {Columns: c, Rows: rows(tc.up)}, "workload": workloadOf("cpu_ops")}
+			f := find(eval(bundle("profiler_step", "cuda", "NVIDIA H100 80GB HBM3", 50_000_000, 50_000_000, tabs), nil), "sync_bound_loop")
+			if f == nil {
+				t.Fatal("no sync finding")
+			}
+			got := f.Fix + "\n" + f.Snippet
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("fix lacks %q:\n%s", w, got)
+				}
+			}
+			if w := hasAny(got, tc.absent...); w != "" {
+				t.Errorf("fix says %q:\n%s", w, got)
+			}
+		})
+	}
+}
+
 // The sync finding's fix follows what the trace shows of TorchRec. Its
 // input dist reads the sparse features' sizes back to the host to size
 // the all-to-all (.item()/.tolist(), a few bytes copied to the host), so

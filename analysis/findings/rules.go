@@ -295,11 +295,18 @@ func syncBound(c *ctx) []evidence.Finding {
 					// its uploads.
 					f.Fix = "The largest contributor follows host-to-device copies from pageable memory, which " + op + " follows with a sync: keep the tensor on the GPU, or pin it and copy it with non_blocking=True."
 					f.Snippet = "x = x.pin_memory().to(device, non_blocking=True)"
+				} else if up, blocked := evidence.Int(t, r, "upload_blocked_ns"), evidence.Int(t, r, "blocked_ns"); n > 0 && dir == "" && blocked > 0 && float64(up) >= SyncAfterUploads*float64(blocked) {
+					// The operator copies both ways, and its syncs follow its
+					// uploads (h100_owlv2: 358 of 359 ms after aten::to's
+					// uploads of an 82,944-byte tensor inside the model's
+					// box_predictor).
+					f.Fix = fmt.Sprintf("%s copies both ways, and these syncs follow its host-to-device copies from pageable memory (%s of their %s blocked), which PyTorch synchronises after: each waits for the upload and for the GPU work queued ahead of it. Keep the tensor on the GPU (made there, or moved once and reused across steps), or pin it and copy it with non_blocking=True.",
+						op, pct(float64(up)/float64(blocked)), ms(blocked))
+					f.Snippet = "x = x.pin_memory().to(device, non_blocking=True)  # or make x on the GPU once and reuse it"
 				} else if n > 0 && dir == "" {
 					// The operator copies both ways, and the sync rows do not
-					// say which copy each sync follows (h100_owlv2: aten::to
-					// reads results back and uploads inputs the forward
-					// needs, which no later read can wait for). A row with
+					// say which copy each sync follows (h100_owlv2's syncs
+					// followed its uploads: the branch above). A row with
 					// a direction keeps its own fix (xdit_sd35_mi300x: the
 					// one blocking aten::to is the image's read-back).
 					f.Fix = op + " copies both ways, and the trace does not tie each sync to one direction. After a read-back (device to host): copy to a pinned host buffer without blocking and read it after an event, or defer the copy to the end of the step. After an upload (host to device from pageable memory, which " + op + " follows with a sync): keep the tensor on the GPU, or pin it and copy it with non_blocking=True."
@@ -381,6 +388,13 @@ func tinyUploads(t *table.Table, trace string, rank int, op string) bool {
 func uploads(t *table.Table, trace string, rank int, op string) (n, bytes int64) {
 	return copiesOf(t, trace, rank, op, "HtoD")
 }
+
+// SyncAfterUploads is the share of a sync row's blocked time that must
+// follow the issuing copy operator's uploads (the sync area's
+// upload_blocked_ns) for the fix to treat its syncs as the uploads' (our
+// choice: nine tenths, where the read-back advice would be about a tenth
+// of the time at most).
+const SyncAfterUploads = 0.9
 
 // copiesOf counts the copies of direction dir that op issued and their
 // bytes (the sync area's rows of one rank).
