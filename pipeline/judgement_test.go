@@ -2813,3 +2813,13 @@ func TestJudgementSyncAfterUploads(t *testing.T) {
 		t.Errorf("sync fix: %s", f.Fix)
 	}
 }
+
+// sglang_qwen3_decode_mi300x's one step is 465.7 ms of wall, 463 ms of it a
+// copy held waiting for the batch before the capture: the steps row says
+// so beside the wall time.
+func TestJudgementStepWallHeld(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "tracelens", "sglang_qwen3_decode_mi300x"))
+	if row := section(j.md, "| Prefill/decode and steps", "\n"); !strings.Contains(row, "465.717 ms in all") || !strings.Contains(row, "Up to 463.019 ms of that wall time is host calls held waiting") {
+		t.Errorf("steps row: %s", row)
+	}
+}

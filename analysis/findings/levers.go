@@ -713,8 +713,15 @@ func fp32NoTensorCores(c *ctx) []evidence.Finding {
 			f.Refute = "The kernels stay sgemm/scudnn with TF32 allowed (shapes or alignments cuBLAS/cuDNN cannot tile on tensor cores), or the model needs full fp32 precision."
 		}
 		if graphs != "" {
-			f.Fix += " " + graphFix(graphs, recapture)
-			if captureCast != "" {
+			// trace_diff_test_v100: its graph launches run inside
+			// AOTAutograd's CompiledFunction, a compiler's graphs, not
+			// torch.cuda.graph's.
+			compiled := l.w.Compiled || l.w.AOTAutograd
+			f.Fix += " " + graphFix(graphs, recapture, compiled)
+			switch {
+			case captureCast != "" && compiled:
+				f.Snippet += "\nwith " + strings.Replace(captureCast, ", cache_enabled=False", "", 1) + ": out = compiled_model(x)  # from its first call, so that its graphs are traced and captured under autocast"
+			case captureCast != "":
 				f.Snippet += "\nwith " + captureCast + ": model = torch.cuda.make_graphed_callables(model, (x,))  # capture the graph again under autocast"
 			}
 		}
@@ -909,7 +916,7 @@ func (s simtOps) graphSentence(kind string, simt, busy int64) string {
 // graphFix is the fix's sentence for kernels inside CUDA graphs: a graph
 // replays the kernels it captured, so the precision change (what) must be
 // in effect where it is captured, and the graph captured again.
-func graphFix(kind, what string) string {
+func graphFix(kind, what string, compiled bool) string {
 	lead := "Where these kernels run inside the CUDA graphs (the trace cannot say which do)"
 	switch kind {
 	case graphsMostly:
@@ -918,6 +925,12 @@ func graphFix(kind, what string) string {
 		lead = "These kernels most likely run inside the CUDA graphs"
 	case graphsPart, graphsSome:
 		lead = "Where these kernels run inside the CUDA graphs"
+	}
+	if compiled {
+		// The compiler captures its graphs when it traces the model: the
+		// autocast in effect then is the one they replay.
+		return lead + ": a graph replays the kernels it captured, so one captured in fp32 stays fp32 whatever is in effect at replay; the graphs here run inside compiled code (torch.compile's or AOTAutograd's CompiledFunction), which traces and captures them when it compiles: " + what +
+			" must be active around the compiled model's call from its first call on, so that they are traced and captured under it."
 	}
 	return lead + ": a graph replays the kernels it captured, so one captured in fp32 stays fp32 whatever is in effect at replay; " + what +
 		" must be active where the graph is captured (torch.cuda.graph, or torch.cuda.make_graphed_callables, which needs autocast's cache_enabled=False), and the graph captured again."

@@ -861,6 +861,32 @@ func TestFP32NoTensorCoresByLaunchingOperator(t *testing.T) {
 	}
 }
 
+// trace_diff_test_v100's CUDA graphs run inside AOTAutograd's
+// CompiledFunction: the compiler captures them when it traces, so the
+// fix puts autocast around the compiled model's call from its first call,
+// not around torch.cuda.graph or make_graphed_callables.
+func TestFP32GraphsOfCompiledCode(t *testing.T) {
+	for _, compiled := range []bool{true, false} {
+		features := []string{"cpu_ops", "backward"}
+		if compiled {
+			features = append(features, "aot_autograd=CompiledFunction")
+		}
+		g := rig{producer: "profiler_step", gpu: "Tesla V100-SXM2-16GB", busy: 100_000_000, idle: 5_000_000,
+			kernels: [][]any{kernelRow("volta_sgemm_128x64_nn", 100, 600_000, nil)}, features: features,
+			ops: [][]any{opRow(1, "aten::mm", 100, 0)}, graphRows: [][]any{graphRow(-1, 12, 80_000_000)}}
+		fs := only(g, "fp32_no_tensor_cores", nil)
+		if len(fs) != 1 {
+			t.Fatalf("compiled %v: findings = %q", compiled, rules(fs))
+		}
+		got := fs[0].Fix + "\n" + fs[0].Snippet
+		hasCompiled := strings.Contains(got, "the graphs here run inside compiled code") && strings.Contains(got, "out = compiled_model(x)  # from its first call")
+		hasByHand := strings.Contains(got, "make_graphed_callables")
+		if hasCompiled != compiled || hasByHand == compiled {
+			t.Errorf("compiled %v: %s", compiled, got)
+		}
+	}
+}
+
 // Where a rank's align1 GEMM kernels are mostly its unfused attention's
 // batched matmuls (h100_owlv2: all 360 align1 launches are aten::bmm's, 230
 // ms, which the attention finding already counts), the attention finding

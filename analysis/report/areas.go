@@ -843,6 +843,13 @@ func stepEvidence(s *areaSlice) (string, *evidence.Gap) {
 		text += " Step times are " + source + ": " + plural(behind, "step's", "steps'") + " GPU work took longer than the step (" +
 			fmtMs(busy) + " of GPU busy time), running after the host moved on."
 	}
+	// sglang_qwen3_decode_mi300x: 463 ms of its one step's 466 ms wall is
+	// a copy call held waiting for the batch before the capture.
+	if c := s.ev.Table("capture"); c != nil && total > 0 {
+		if _, held, _ := countWhere(c, "kind", "held_wait"); 2*held >= total {
+			text += " Up to " + fmtMs(min(held, total)) + " of that wall time is host calls held waiting on work the trace does not show (see Capture quality), not the steps' own work."
+		}
+	}
 	if inferred {
 		text += " Steps or phases are inferred, not annotated."
 	}
