@@ -2823,3 +2823,17 @@ func TestJudgementStepWallHeld(t *testing.T) {
 		t.Errorf("steps row: %s", row)
 	}
 }
+
+// with_gpu_user_annotation's top CPU hotspot, aten::empty_strided, is one
+// 2.194 ms call of 15 (a first allocation, before the first kernel): the
+// hotspot row says one call dominates. vllm_h100_tp4_rank0's does not.
+func TestJudgementHotspotOneCall(t *testing.T) {
+	j := judge(t, filepath.Join(testutil.SharedTraces(t), "hta", "with_gpu_user_annotation"))
+	if row := section(j.md, "| CPU operator hotspots", "\n"); !strings.Contains(row, "One of its 15 calls took 2.194 ms (inclusive), half its self time or more") {
+		t.Errorf("hotspot row: %s", row)
+	}
+	v := judge(t, filepath.Join(testutil.SharedTraces(t), "tracemap", "vllm_h100_tp4_rank0"))
+	if row := section(v.md, "| CPU operator hotspots", "| "); strings.Contains(row, "(inclusive), half its self time") {
+		t.Errorf("vllm_h100_tp4_rank0 hotspot row: %s", row)
+	}
+}

@@ -482,6 +482,10 @@ func opEvidence(s *areaSlice) (string, *evidence.Gap) {
 		// Named, not "of that": a ranges sentence may stand between
 		// (h100_owlv2: the DataLoader's range, which holds no sync).
 		text += " Of " + name(top) + "'s self time, up to " + fmtMs(min(b, sums[top])) + " is the host blocked in synchronous runtime calls inside it (waiting for the GPU, not CPU work; see the sync area)."
+	} else if calls, longest := opCalls(t, top); calls > 1 && 2*longest >= sums[top] {
+		// with_gpu_user_annotation: one aten::empty_strided of 2.194 ms,
+		// before the first kernel, holds most of its 2.318 ms.
+		text += " One of its " + fmtInt(calls) + " calls took " + fmtMs(longest) + " (inclusive), half its self time or more: that call dominates, most likely a first call's one-time setup (an allocation, autotuning or a compilation; a hypothesis) rather than the loop's per-call cost."
 	}
 	// A first-use runtime call (module loading, context creation) inside an
 	// operator is that operator's self time (amd_mi250_minitoy: a 6.5 ms
@@ -495,6 +499,18 @@ func opEvidence(s *areaSlice) (string, *evidence.Gap) {
 		}
 	}
 	return text, nil
+}
+
+// opCalls is an operator's calls and its longest call (inclusive) in the
+// ops area's rows.
+func opCalls(t *table.Table, op string) (calls, longest int64) {
+	for r := range t.Rows {
+		if evidence.Str(t, r, "name") == op {
+			calls += evidence.Int(t, r, "count")
+			longest = max(longest, evidence.Int(t, r, "max_ns"))
+		}
+	}
+	return calls, longest
 }
 
 // copyOps are the operators a synchronous copy runs inside: the sync area
